@@ -1,0 +1,62 @@
+"""Thin wrappers over the contingency core: memoryviews in, NumPy arrays out, GIL released.
+
+Callers (cclust.ensemble, cclust.metrics) validate; these functions assume C-contiguous arrays
+of the right dtype and raise ValueError (from the C++ core) only on labels out of range.
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t
+
+from cclust._ext.core cimport (
+    contingency_ensemble as _contingency_ensemble,
+    contingency_pair as _contingency_pair,
+    max_threads as _max_threads,
+    openmp_enabled as _openmp_enabled,
+    relabel_dense as _relabel_dense,
+)
+
+
+def openmp_enabled():
+    """Whether the cores were compiled with OpenMP."""
+    return bool(_openmp_enabled())
+
+
+def max_threads():
+    """Threads OpenMP would use by default (1 for a serial build)."""
+    return int(_max_threads())
+
+
+def ensemble_table(const int32_t[:, ::1] ensemble, const int64_t[::1] offsets,
+                   const int32_t[::1] labels, int n_clusters, int n_threads):
+    """(n_clusters, offsets[-1]) int64 table of ``labels`` against every partition."""
+    cdef int64_t n = ensemble.shape[0]
+    cdef int64_t r = ensemble.shape[1]
+    out = np.empty((n_clusters, offsets[r]), dtype=np.int64)
+    cdef int64_t[:, ::1] out_view = out
+    cdef int64_t* out_ptr = &out_view[0, 0] if out.size else NULL
+    cdef const int32_t* ens_ptr = &ensemble[0, 0] if ensemble.size else NULL
+    with nogil:
+        _contingency_ensemble(ens_ptr, n, r, &offsets[0], &labels[0],
+                              n_clusters, out_ptr, n_threads)
+    return out
+
+
+def pair_table(const int64_t[::1] a, const int64_t[::1] b, int64_t ka, int64_t kb,
+               int n_threads):
+    """(ka, kb) int64 table of two labellings of the same objects."""
+    out = np.empty((ka, kb), dtype=np.int64)
+    cdef int64_t[:, ::1] out_view = out
+    cdef int64_t n = a.shape[0]
+    with nogil:
+        _contingency_pair(&a[0], &b[0], n, ka, kb, &out_view[0, 0], n_threads)
+    return out
+
+
+def relabel_dense(const int64_t[::1] labels, int64_t max_value, int n_threads):
+    """Codes 0..k-1 (increasing with the value) of non-negative labels bounded by max_value."""
+    out = np.empty(labels.shape[0], dtype=np.int64)
+    cdef int64_t[::1] out_view = out
+    cdef int64_t k
+    with nogil:
+        k = _relabel_dense(&labels[0], labels.shape[0], max_value, &out_view[0], n_threads)
+    return out, int(k)

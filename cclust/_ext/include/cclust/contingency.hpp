@@ -1,0 +1,35 @@
+// Contingency tables: how many objects fall in each (cluster, cluster) cell.
+//
+// Label matrices are n x r, row-major, int32, with -1 for "missing from this partition".
+// Column j's labels lie in 0..K_j-1 and occupy the columns offsets[j]..offsets[j+1]-1 of the
+// batched table. Every function writes into caller-allocated memory and throws
+// std::invalid_argument (never crashes) on labels out of range.
+#pragma once
+
+#include <cstdint>
+
+namespace cclust {
+
+// Table of `labels` (n, values in 0..n_clusters-1 or -1 = skip) against every column of the
+// ensemble at once: out is n_clusters x offsets[r], row-major, overwritten.
+void contingency_ensemble(const int32_t* ensemble,   // IN  n x r
+                          int64_t n, int64_t r,
+                          const int64_t* offsets,    // IN  r + 1
+                          const int32_t* labels,     // IN  n
+                          int32_t n_clusters,
+                          int64_t* out,              // OUT n_clusters x offsets[r]
+                          int n_threads);
+
+// Table of two labellings: out is ka x kb, row-major, overwritten. Pairs with a -1 are skipped.
+void contingency_pair(const int64_t* a, const int64_t* b,  // IN n each
+                      int64_t n, int64_t ka, int64_t kb,
+                      int64_t* out,                        // OUT ka x kb
+                      int n_threads);
+
+// Map arbitrary non-negative integer labels to 0..k-1 in increasing order of value. `max_value`
+// bounds the values (a lookup table of max_value + 1 entries is used). Returns k.
+int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value,
+                      int64_t* out,  // OUT n
+                      int n_threads);
+
+}  // namespace cclust

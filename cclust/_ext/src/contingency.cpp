@@ -1,0 +1,152 @@
+#include "cclust/contingency.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cclust/parallel.hpp"
+
+namespace cclust {
+
+namespace {
+
+// Sum per-thread integer buffers into out. Integer sums are exact, so the order cannot change
+// the result.
+void reduce_buffers(const std::vector<std::vector<int64_t>>& buffers, int64_t size, int64_t* out) {
+    std::fill(out, out + size, int64_t{0});
+    for (const auto& buf : buffers) {
+        for (int64_t c = 0; c < size; ++c) out[c] += buf[c];
+    }
+}
+
+[[noreturn]] void bad_label(const char* what, int64_t row, int64_t value, int64_t bound) {
+    throw std::invalid_argument(std::string(what) + " label " + std::to_string(value) +
+                                " at row " + std::to_string(row) + " is outside 0.." +
+                                std::to_string(bound - 1) + " (or -1 for missing)");
+}
+
+}  // namespace
+
+void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r, const int64_t* offsets,
+                          const int32_t* labels, int32_t n_clusters, int64_t* out,
+                          int n_threads) {
+    const int64_t width = offsets[r];
+    const int64_t size = static_cast<int64_t>(n_clusters) * width;
+    if (n_threads < 1) n_threads = 1;
+    // One buffer per thread; a table per chunk would be wasteful and integer sums are exact.
+    std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
+    int64_t bad_row = -1;
+    const int64_t chunks = n_chunks(n);
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(n_threads)
+#endif
+    {
+        std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
+        buf.assign(static_cast<size_t>(size), 0);
+        int64_t local_bad = -1;
+#if defined(_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = 0; c < chunks; ++c) {
+            const int64_t stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop; ++x) {
+                const int32_t k = labels[x];
+                if (k < 0) {
+                    if (k != -1 && local_bad < 0) local_bad = x;
+                    continue;
+                }
+                if (k >= n_clusters) {
+                    if (local_bad < 0) local_bad = x;
+                    continue;
+                }
+                int64_t* row = buf.data() + static_cast<int64_t>(k) * width;
+                const int32_t* lab = ensemble + x * r;
+                for (int64_t j = 0; j < r; ++j) {
+                    const int32_t l = lab[j];
+                    if (l >= 0) row[offsets[j] + l] += 1;
+                }
+            }
+        }
+        if (local_bad >= 0) {
+#if defined(_OPENMP)
+#pragma omp critical
+#endif
+            if (bad_row < 0 || local_bad < bad_row) bad_row = local_bad;
+        }
+    }
+    if (bad_row >= 0) bad_label("consensus", bad_row, labels[bad_row], n_clusters);
+    reduce_buffers(buffers, size, out);
+}
+
+void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka, int64_t kb,
+                      int64_t* out, int n_threads) {
+    const int64_t size = ka * kb;
+    if (n_threads < 1) n_threads = 1;
+    // Small problems are faster on one thread than paying for per-thread tables.
+    if (n < 8 * kChunk || size > n) n_threads = 1;
+    std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
+    int64_t bad_row = -1;
+    const int64_t chunks = n_chunks(n);
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(n_threads)
+#endif
+    {
+        std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
+        buf.assign(static_cast<size_t>(size), 0);
+        int64_t local_bad = -1;
+#if defined(_OPENMP)
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = 0; c < chunks; ++c) {
+            const int64_t stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop; ++x) {
+                const int64_t i = a[x], j = b[x];
+                if (i == -1 || j == -1) continue;
+                if (i < 0 || i >= ka || j < 0 || j >= kb) {
+                    if (local_bad < 0) local_bad = x;
+                    continue;
+                }
+                buf[static_cast<size_t>(i * kb + j)] += 1;
+            }
+        }
+        if (local_bad >= 0) {
+#if defined(_OPENMP)
+#pragma omp critical
+#endif
+            if (bad_row < 0 || local_bad < bad_row) bad_row = local_bad;
+        }
+    }
+    if (bad_row >= 0) {
+        const bool first = a[bad_row] < -1 || a[bad_row] >= ka;
+        bad_label(first ? "first" : "second", bad_row, first ? a[bad_row] : b[bad_row],
+                  first ? ka : kb);
+    }
+    reduce_buffers(buffers, size, out);
+}
+
+int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value, int64_t* out,
+                      int n_threads) {
+    if (n_threads < 1) n_threads = 1;
+    std::vector<int64_t> code(static_cast<size_t>(max_value + 1), 0);
+    for (int64_t x = 0; x < n; ++x) {
+        const int64_t v = labels[x];
+        if (v < 0 || v > max_value) {
+            throw std::invalid_argument("label " + std::to_string(v) + " at row " +
+                                        std::to_string(x) + " is outside 0.." +
+                                        std::to_string(max_value));
+        }
+        code[static_cast<size_t>(v)] = 1;
+    }
+    int64_t k = 0;
+    for (auto& c : code) {
+        if (c) c = k++;
+    }
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(n_threads) if (n > 8 * kChunk)
+#endif
+    for (int64_t x = 0; x < n; ++x) out[x] = code[static_cast<size_t>(labels[x])];
+    return k;
+}
+
+}  // namespace cclust

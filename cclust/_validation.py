@@ -1,0 +1,143 @@
+"""Argument checks shared by every public function.
+
+Each check returns a clean value (a new array when conversion is needed, never a write into
+the caller's array) or raises ``ValidationError`` naming the argument, the expectation and the
+value received.
+"""
+import numbers
+import os
+
+import numpy as np
+
+from cclust.errors import ValidationError
+
+
+def check_int(value, name, *, low=None, high=None, allow_none=False):
+    """An int in ``[low, high]`` (bounds inclusive, None = unbounded)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValidationError(f"{name} must be an int, got {value!r} of type {type(value).__name__}.")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ValidationError(f"{name} must be an int in the range [{lo}, {hi}], got {value}.")
+    return value
+
+
+def check_float(value, name, *, low=None, high=None, low_open=False, high_open=False):
+    """A finite float in the given interval (open ends where asked)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValidationError(f"{name} must be a real number, got {value!r}.")
+    value = float(value)
+    bad = not np.isfinite(value)
+    if low is not None:
+        bad |= value <= low if low_open else value < low
+    if high is not None:
+        bad |= value >= high if high_open else value > high
+    if bad:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ValidationError(f"{name} must be a finite number in {left}{lo}, {hi}{right}, got {value!r}.")
+    return value
+
+
+def check_random_state(random_state, name="random_state"):
+    """A ``numpy.random.Generator`` from None, an int, a SeedSequence or a Generator.
+
+    A Generator passed in is used as is (its state advances), as in NumPy's own convention.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        if random_state < 0:
+            raise ValidationError(f"{name} must be a non-negative int, got {random_state}.")
+        return np.random.default_rng(int(random_state))
+    raise ValidationError(
+        f"{name} must be None, a non-negative int, a numpy.random.SeedSequence or a "
+        f"numpy.random.Generator, got {random_state!r}."
+    )
+
+
+def check_n_threads(n_threads, name="n_threads"):
+    """Resolve a thread count: None or -1 means every available core."""
+    if n_threads is None or (isinstance(n_threads, numbers.Integral) and n_threads == -1):
+        env = os.environ.get("CCLUST_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        if env and env.isdigit() and int(env) > 0:
+            return int(env)
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return max(1, os.cpu_count() or 1)
+    return check_int(n_threads, name, low=1)
+
+
+def check_array_2d(X, name="X", *, dtype=np.float64, finite=True):
+    """A C-contiguous 2-D float array with at least one row and column, all finite."""
+    if hasattr(X, "__dask_graph__"):
+        raise ValidationError(f"{name} is a dask array; call .compute() first or use the dask backend.")
+    try:
+        array = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise ValidationError(f"{name} must be a 2-D array of numbers: {exc}") from None
+    if array.ndim != 2:
+        raise ValidationError(f"{name} must be 2-D (n_samples, n_features), got an array of shape {array.shape}.")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValidationError(f"{name} must have at least one row and one column, got shape {array.shape}.")
+    if array.dtype.kind not in "biuf":
+        raise ValidationError(f"{name} must hold numbers, got dtype {array.dtype}.")
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if finite and not np.isfinite(array).all():
+        bad = np.argwhere(~np.isfinite(array))[0]
+        raise ValidationError(
+            f"{name} contains NaN or infinity (first at row {bad[0]}, column {bad[1]}); "
+            "impute or drop those values first."
+        )
+    return array
+
+
+def label_vector(labels, name):
+    """A 1-D labelling of any hashable values as int64 codes 0..K-1, and K.
+
+    Codes follow the sorted order of the values. Non-negative integer labels with a modest
+    maximum take a linear-time path through the compiled core instead of a sort.
+    """
+    array = np.asarray(labels)
+    if array.ndim != 1:
+        raise ValidationError(f"{name} must be 1-D (n_samples,), got an array of shape {array.shape}.")
+    n = array.shape[0]
+    if n == 0:
+        raise ValidationError(f"{name} must not be empty.")
+    if array.dtype.kind in "iub":
+        array = array.astype(np.int64, copy=False)
+        low, high = int(array.min()), int(array.max())
+        if low >= 0 and high <= 4 * n + 1024:
+            from cclust._ext import _contingency
+
+            codes, k = _contingency.relabel_dense(
+                np.ascontiguousarray(array), high, check_n_threads(None))
+            return codes, k
+    elif array.dtype.kind == "f":
+        if not np.isfinite(array).all():
+            raise ValidationError(f"{name} contains NaN or infinity; every object needs a label.")
+        if (array != np.round(array)).any():
+            raise ValidationError(f"{name} holds floats that are not whole numbers; pass integer labels.")
+    try:
+        values, codes = np.unique(array, return_inverse=True)
+    except TypeError as exc:
+        raise ValidationError(f"{name} mixes label types that cannot be compared: {exc}") from None
+    return codes.reshape(-1).astype(np.int64, copy=False), int(values.shape[0])
+
+
+def check_same_length(a, b, name_a, name_b):
+    if a.shape[0] != b.shape[0]:
+        raise ValidationError(
+            f"{name_a} and {name_b} must label the same objects: got {a.shape[0]} and {b.shape[0]} labels."
+        )

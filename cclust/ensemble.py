@@ -1,0 +1,470 @@
+"""The Ensemble: the basic partitions every consensus function takes.
+
+An ensemble of r basic partitions of n objects is stored as an ``(n, r)`` int32 label matrix in
+which column i holds partition pi_i relabelled to ``0..K_i-1`` and ``-1`` marks an object missing
+from pi_i. It carries one weight per partition (normalised to sum to one) and computes derived
+views on demand, caching them: the sparse one-hot matrix, the co-association matrix and
+contingency tables against a labelling. It is immutable: its arrays are read-only and nothing it
+is built from is written to.
+"""
+import numbers
+import os
+
+import numpy as np
+
+from cclust._validation import check_n_threads, label_vector
+from cclust.errors import MemoryBudgetError, ValidationError
+
+#: Default ceiling, in bytes, on any dense O(n^2) structure an ensemble builds (co-association).
+#: Raise it per call (``max_bytes=``) or for the process (``CCLUST_MEMORY_BUDGET``, in bytes).
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3
+
+
+def memory_budget(max_bytes=None):
+    """The memory budget in bytes: ``max_bytes`` if given, else the environment's or default."""
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Real) or max_bytes <= 0:
+            raise ValidationError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}.")
+        return int(max_bytes)
+    env = os.environ.get("CCLUST_MEMORY_BUDGET")
+    if env:
+        try:
+            return int(float(env))
+        except ValueError:
+            raise ValidationError(
+                f"the environment variable CCLUST_MEMORY_BUDGET must be a number of bytes, got {env!r}."
+            ) from None
+    return DEFAULT_MEMORY_BUDGET
+
+
+def format_bytes(n_bytes):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n_bytes < 1024 or unit == "TiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+
+
+def _is_missing_scalar(value):
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _encode_column(column, j, missing):
+    """Relabel one partition to int32 codes 0..K-1 (-1 = missing); returns (codes, K)."""
+    name = f"labels[:, {j}]"
+    if column.dtype.kind == "b":
+        column = column.astype(np.int64)
+    if column.dtype.kind == "f":
+        present = ~np.isnan(column)
+        if missing is not None and not isinstance(missing, str):
+            present &= column != missing
+        if np.isinf(column[present]).any():
+            raise ValidationError(f"{name} contains infinity; labels must be whole numbers or NaN for missing.")
+        values = column[present]
+        if (values != np.round(values)).any():
+            raise ValidationError(
+                f"{name} holds float labels that are not whole numbers (e.g. {values[values != np.round(values)][0]!r}); "
+                "pass integer labels, with NaN or -1 for a missing object."
+            )
+        column = np.where(present, column, 0).astype(np.int64)
+    elif column.dtype.kind in "iu":
+        column = column.astype(np.int64, copy=False)
+        present = np.ones(column.shape[0], dtype=bool) if missing is None else column != missing
+    elif column.dtype.kind in "OUS":
+        present = np.array([not _is_missing_scalar(v) and not (missing is not None and v == missing)
+                            for v in column.tolist()], dtype=bool)
+        values = column[present]
+        try:
+            uniques, codes = np.unique(values, return_inverse=True)
+        except TypeError:
+            # Mixed, incomparable types: number them in order of first appearance.
+            seen = {}
+            codes = np.array([seen.setdefault(v, len(seen)) for v in values.tolist()], dtype=np.int64)
+            uniques = list(seen)
+        out = np.full(column.shape[0], -1, dtype=np.int32)
+        out[present] = codes.reshape(-1)
+        return out, len(uniques)
+    else:
+        raise ValidationError(f"{name} has dtype {column.dtype}; labels must be integers, strings or whole floats.")
+
+    out = np.full(column.shape[0], -1, dtype=np.int32)
+    if present.any():
+        codes, k = label_vector(column[present], name)
+        out[present] = codes
+    else:
+        k = 0
+    return out, k
+
+
+def _columns_from(labels):
+    """Split the accepted input forms into a list of 1-D columns."""
+    if isinstance(labels, Ensemble):
+        return [labels.labels[:, j] for j in range(labels.n_partitions)]
+    if hasattr(labels, "columns") and hasattr(labels, "iloc"):  # a pandas DataFrame
+        return [np.asarray(labels.iloc[:, j]) for j in range(labels.shape[1])]
+    if isinstance(labels, (list, tuple)) and labels and all(np.ndim(c) == 1 for c in labels):
+        columns = [np.asarray(c) for c in labels]
+        lengths = {c.shape[0] for c in columns}
+        if len(lengths) > 1:
+            raise ValidationError(
+                f"labels: the partitions have different lengths {sorted(lengths)}; every partition "
+                "must label the same n objects (use -1 or None for an object missing from one)."
+            )
+        return columns
+    try:
+        array = np.asarray(labels)
+    except ValueError:
+        raise ValidationError(
+            "labels: the partitions have different lengths; every partition must label the same n objects "
+            "(use -1 or None for an object missing from one)."
+        ) from None
+    if array.dtype.kind == "O" and array.ndim == 1 and array.size and np.ndim(array[0]) == 1:
+        raise ValidationError("labels: the partitions have different lengths; every partition must label the same n objects.")
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValidationError(
+            f"labels must be 1-D (one partition) or 2-D (n_samples, n_partitions), got an array of shape {array.shape}."
+        )
+    return [array[:, j] for j in range(array.shape[1])]
+
+
+class Ensemble:
+    """Basic partitions of the same n objects, relabelled and weighted.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples, n_partitions), list of 1-D arrays, or DataFrame
+        Column i is basic partition pi_i. Labels may be any comparable values (ints, strings,
+        whole floats); each partition is relabelled to ``0..K_i-1`` in the sorted order of its
+        values. An object missing from a partition is marked ``-1`` (integer input), ``None``
+        or ``NaN``. A 1-D array is one partition; a list of 1-D arrays is a list of partitions.
+    weights : array-like of shape (n_partitions,), default=None
+        Non-negative partition weights, not all zero; normalised to sum to one. Equal if None.
+    missing : int, str or None, default=-1
+        The value that marks a missing label besides ``None``/``NaN``; ``None`` means that every
+        integer is a real label.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_samples, n_partitions), int32, read-only
+    n_clusters : ndarray of shape (n_partitions,), int64 — K_i of each partition
+    offsets : ndarray of shape (n_partitions + 1,), int64 — partition i's one-hot columns are
+        ``offsets[i]:offsets[i+1]``
+    weights : ndarray of shape (n_partitions,), float64, sums to one
+
+    Examples
+    --------
+    >>> from cclust import Ensemble
+    >>> E = Ensemble([["a", "a", "b", "b"], [0, 0, 0, 1], [5, 5, -1, 7]])
+    >>> E.shape, E.n_clusters.tolist()
+    ((4, 3), [2, 2, 2])
+    >>> E.coassociation().round(2)[0].tolist()
+    [1.0, 1.0, 0.5, 0.0]
+    """
+
+    def __init__(self, labels, weights=None, *, missing=-1):
+        if isinstance(labels, Ensemble) and weights is None:
+            self.__setstate__(labels.__getstate__())
+            return
+        columns = _columns_from(labels)
+        if len(columns) == 0:
+            raise ValidationError("labels must hold at least one partition, got none.")
+        n = columns[0].shape[0]
+        if n == 0:
+            raise ValidationError("labels must label at least one object, got n_samples = 0.")
+        matrix = np.empty((n, len(columns)), dtype=np.int32)
+        n_clusters = np.empty(len(columns), dtype=np.int64)
+        for j, column in enumerate(columns):
+            matrix[:, j], n_clusters[j] = _encode_column(column, j, missing)
+            if n_clusters[j] == 0:
+                raise ValidationError(
+                    f"labels[:, {j}] labels no object (every entry is missing); drop that partition."
+                )
+        self._init(matrix, n_clusters, self._check_weights(weights, len(columns)))
+
+    def _init(self, matrix, n_clusters, weights):
+        matrix.setflags(write=False)
+        n_clusters.setflags(write=False)
+        weights.setflags(write=False)
+        self._labels = matrix
+        self._n_clusters = n_clusters
+        self._weights = weights
+        offsets = np.zeros(len(n_clusters) + 1, dtype=np.int64)
+        np.cumsum(n_clusters, out=offsets[1:])
+        offsets.setflags(write=False)
+        self._offsets = offsets
+        self._cache = {}
+
+    @staticmethod
+    def _check_weights(weights, r):
+        if weights is None:
+            return np.full(r, 1.0 / r)
+        try:
+            w = np.array(weights, dtype=np.float64, copy=True).reshape(-1) if np.ndim(weights) <= 1 else None
+        except (TypeError, ValueError):
+            raise ValidationError(f"weights must be an array of {r} non-negative numbers, got {weights!r}.") from None
+        if w is None or w.shape[0] != r:
+            shape = np.shape(weights)
+            raise ValidationError(f"weights must have one entry per partition ({r}), got shape {shape}.")
+        if not np.isfinite(w).all():
+            raise ValidationError("weights contain NaN or infinity; give finite non-negative weights.")
+        if (w < 0).any():
+            raise ValidationError(f"weights must be non-negative, got {w[w < 0][0]!r} at index {int(np.argmax(w < 0))}.")
+        total = w.sum()
+        if total <= 0:
+            raise ValidationError("weights are all zero; at least one partition needs a positive weight.")
+        return w / total
+
+    # -- plain properties -------------------------------------------------------------------
+    @property
+    def labels(self):
+        return self._labels
+
+    @property
+    def n_samples(self):
+        return self._labels.shape[0]
+
+    @property
+    def n_partitions(self):
+        return self._labels.shape[1]
+
+    @property
+    def shape(self):
+        return self._labels.shape
+
+    @property
+    def n_clusters(self):
+        return self._n_clusters
+
+    @property
+    def offsets(self):
+        return self._offsets
+
+    @property
+    def weights(self):
+        return self._weights
+
+    @property
+    def has_missing(self):
+        if "has_missing" not in self._cache:
+            self._cache["has_missing"] = bool((self._labels < 0).any())
+        return self._cache["has_missing"]
+
+    @property
+    def labelled(self):
+        """Boolean (n_samples, n_partitions): True where the object has a label."""
+        return self._labels >= 0
+
+    def __len__(self):
+        return self.n_samples
+
+    def __repr__(self):
+        k = self._n_clusters
+        missing = f", {int((self._labels < 0).sum())} missing labels" if self.has_missing else ""
+        return (f"Ensemble(n_samples={self.n_samples}, n_partitions={self.n_partitions}, "
+                f"K_i in [{k.min()}, {k.max()}]{missing})")
+
+    def __eq__(self, other):
+        if not isinstance(other, Ensemble):
+            return NotImplemented
+        return (self.shape == other.shape and np.array_equal(self._labels, other._labels)
+                and np.array_equal(self._weights, other._weights))
+
+    __hash__ = None
+
+    def __getstate__(self):
+        return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights}
+
+    def __setstate__(self, state):
+        self._init(np.array(state["labels"], dtype=np.int32), np.array(state["n_clusters"], dtype=np.int64),
+                   np.array(state["weights"], dtype=np.float64))
+
+    # -- derived ensembles -------------------------------------------------------------------
+    def take(self, objects=None, partitions=None):
+        """A new Ensemble on a subset (or reordering) of objects and/or partitions.
+
+        Partitions are relabelled again, so clusters that lose every member disappear; the
+        weights of the kept partitions are renormalised.
+        """
+        labels = self._labels
+        weights = self._weights
+        if partitions is not None:
+            idx = np.asarray(partitions)
+            if idx.dtype.kind == "b":
+                idx = np.flatnonzero(idx)
+            labels = labels[:, idx]
+            weights = weights[idx]
+        if objects is not None:
+            labels = labels[np.asarray(objects)]
+        if labels.ndim != 2:
+            raise ValidationError("partitions must select a list of partitions, not a single index.")
+        return Ensemble(labels, weights=weights)
+
+    def with_weights(self, weights):
+        """The same partitions with other weights."""
+        return Ensemble(self, weights=weights) if weights is not None else self
+
+    # -- views -------------------------------------------------------------------------------
+    def one_hot(self, *, weighted=False, dtype=np.float64):
+        """Sparse one-hot matrix B of shape (n_samples, sum K_i), CSR.
+
+        Row x has a one in column ``offsets[i] + label`` for every partition that labels x
+        (``weights[i]`` instead of one if ``weighted``). Never dense.
+        """
+        key = ("one_hot", bool(weighted), np.dtype(dtype).str)
+        if key not in self._cache:
+            import scipy.sparse as sp
+
+            mask = self._labels >= 0
+            rows = np.broadcast_to(np.arange(self.n_samples)[:, None], self._labels.shape)[mask]
+            cols = (self._labels + self._offsets[:-1][None, :].astype(np.int32))[mask]
+            vals = (np.broadcast_to(self._weights, self._labels.shape)[mask] if weighted
+                    else np.ones(rows.shape[0]))
+            B = sp.csr_matrix((vals.astype(dtype), (rows, cols)),
+                              shape=(self.n_samples, int(self._offsets[-1])))
+            B.sort_indices()
+            self._cache[key] = B
+        return self._cache[key]
+
+    def coassociation(self, *, sparse=False, dtype=np.float64, max_bytes=None):
+        """Weighted co-association matrix A (n_samples, n_samples).
+
+        ``A[x, y]`` is the weighted fraction of the partitions labelling both x and y that put
+        them in the same cluster (with no missing labels: ``sum_i w_i [pi_i(x) == pi_i(y)]``);
+        0 where no partition labels both.
+
+        Parameters
+        ----------
+        sparse : bool, default=False
+            Return a scipy CSR matrix holding only the non-zero pairs (exact, not an
+            approximation; its size is bounded by sum_i sum_k |C_ik|^2).
+        dtype : float32 or float64, default=float64
+        max_bytes : int, default=None
+            Memory budget for the result; defaults to ``cclust.ensemble.memory_budget()``.
+
+        Raises
+        ------
+        MemoryBudgetError
+            If the matrix would exceed the budget; the message gives the bytes needed.
+        """
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValidationError(f"dtype must be float32 or float64, got {dtype}.")
+        n = self.n_samples
+        budget = memory_budget(max_bytes)
+        if sparse:
+            col_sizes = np.bincount(self.one_hot().indices, minlength=int(self._offsets[-1]))
+            bound = min(n * n, int((col_sizes.astype(np.float64) ** 2).sum()))
+            need = bound * (dtype.itemsize + 4) + (n + 1) * 8
+        else:
+            need = n * n * dtype.itemsize
+        if need > budget:
+            alternative = ("a method with a sparse or bipartite route (e.g. hbgf, mcla, kcc)"
+                           if sparse else "coassociation(sparse=True) or a method that never forms it (e.g. kcc, hbgf, mcla)")
+            raise MemoryBudgetError(
+                f"the {'sparse' if sparse else 'dense'} co-association of {n} objects needs about "
+                f"{format_bytes(need)} ({need} bytes), over the memory budget of {format_bytes(budget)}; "
+                f"pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to allow it, or use {alternative}."
+            )
+        key = ("coassociation", bool(sparse), dtype.str)
+        if key in self._cache:
+            return self._cache[key]
+        B = self.one_hot()
+        Bw = self.one_hot(weighted=True)
+        if sparse:
+            import scipy.sparse as sp
+
+            A = (Bw @ B.T).tocoo()
+            data = A.data
+            if self.has_missing:
+                data = data / self._pair_denominators_at(A.row, A.col)
+            A = sp.csr_matrix((data.astype(dtype), (A.row, A.col)), shape=(n, n))
+            A.sort_indices()
+        else:
+            equal = np.allclose(self._weights, self._weights[0], rtol=0, atol=0)
+            if equal:
+                # Counts of shared clusters are integers <= r: exact in float32 GEMM.
+                work = np.float32 if self.n_partitions < 2**24 else np.float64
+                D = B.astype(work).toarray()
+                A = (D @ D.T).astype(np.float64) * self._weights[0]
+            else:
+                A = B.toarray() @ Bw.toarray().T
+            if self.has_missing:
+                den = self._pair_denominators()
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    A = np.where(den > 0, A / np.where(den > 0, den, 1.0), 0.0)
+            A = A.astype(dtype, copy=False)
+        if not sparse:
+            A.setflags(write=False)
+        self._cache[key] = A
+        return A
+
+    def _pair_denominators(self):
+        """Dense sum_i w_i [x and y both labelled in pi_i]."""
+        M = self.labelled.astype(np.float64)
+        return M @ (M * self._weights).T
+
+    def _pair_denominators_at(self, rows, cols):
+        """sum_i w_i [x and y both labelled in pi_i] for the listed pairs only."""
+        M = self.labelled
+        out = np.empty(rows.shape[0])
+        step = max(1, 2**22 // max(1, self.n_partitions))
+        for start in range(0, rows.shape[0], step):
+            r, c = rows[start:start + step], cols[start:start + step]
+            out[start:start + step] = (M[r] & M[c]) @ self._weights
+        return out
+
+    def contingency(self, labels, n_clusters=None, *, n_threads=None):
+        """Contingency table of a labelling against every partition at once.
+
+        Parameters
+        ----------
+        labels : array-like of shape (n_samples,)
+            Integer labels in ``0..n_clusters-1`` (``-1`` skips the object).
+        n_clusters : int, default=None
+            Number of rows; ``labels.max() + 1`` if None.
+
+        Returns
+        -------
+        table : ndarray of shape (n_clusters, sum K_i), int64
+            ``table[k, offsets[i] + l]`` counts objects in cluster k with label l in pi_i;
+            objects missing from pi_i are not counted in its block.
+        """
+        y = np.asarray(labels)
+        if y.ndim != 1 or y.shape[0] != self.n_samples:
+            raise ValidationError(
+                f"labels must have shape ({self.n_samples},) to match the ensemble, got {y.shape}."
+            )
+        if y.dtype.kind not in "iu":
+            if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
+                y = y.astype(np.int64)
+            else:
+                raise ValidationError(f"labels must be integers in 0..n_clusters-1, got dtype {y.dtype}.")
+        if n_clusters is None:
+            n_clusters = int(y.max()) + 1 if y.size else 0
+        if n_clusters < 1 or (y.size and (y.max() >= n_clusters or y.min() < -1)):
+            raise ValidationError(
+                f"labels must lie in 0..{n_clusters - 1} (or -1 to skip an object), got values in "
+                f"[{int(y.min())}, {int(y.max())}]."
+            )
+        from cclust._ext import _contingency
+
+        return _contingency.ensemble_table(
+            self._labels if self._labels.flags.c_contiguous else np.ascontiguousarray(self._labels),
+            self._offsets, np.ascontiguousarray(y, dtype=np.int32), int(n_clusters),
+            check_n_threads(n_threads))
+
+    def contingency_blocks(self, labels, n_clusters=None, *, n_threads=None):
+        """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
+        table = self.contingency(labels, n_clusters, n_threads=n_threads)
+        return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
+
+
+def as_ensemble(ensemble, name="ensemble"):
+    """An Ensemble from an Ensemble (returned as is) or anything Ensemble() accepts."""
+    if isinstance(ensemble, Ensemble):
+        return ensemble
+    try:
+        return Ensemble(ensemble)
+    except ValidationError as exc:
+        raise ValidationError(f"{name}: {exc}") from None

@@ -1,0 +1,42 @@
+"""The exception and warning types cclust raises.
+
+Every error a user can cause by bad input is a ``ValidationError`` (a ``ValueError``) whose
+message names the argument, what was expected and what was received. Registry problems have
+their own types so a caller can tell a typo from a broken plugin.
+"""
+
+
+class CclustError(Exception):
+    """Base class of every exception cclust raises on purpose."""
+
+
+class ValidationError(CclustError, ValueError):
+    """An argument has the wrong shape, dtype, range or content."""
+
+
+class MemoryBudgetError(CclustError, MemoryError):
+    """A dense O(n^2) structure would exceed the memory budget; the message gives the bytes."""
+
+
+class UnknownNameError(CclustError, LookupError):
+    """No method, utility, generator or metric is registered under the name asked for."""
+
+
+class RegistryConflictError(CclustError):
+    """Two distributions claim the same name, or ``register`` would replace a name."""
+
+
+class PluginLoadError(CclustError, ImportError):
+    """A registered entry point could not be imported."""
+
+
+class ContractError(CclustError, TypeError):
+    """A registered object does not satisfy the contract of its kind."""
+
+
+class RegistryWarning(UserWarning):
+    """Something in the registry needs attention but did not stop the lookup."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative method stopped at its iteration limit before converging."""

@@ -1,0 +1,419 @@
+"""The registry: every consensus function, KCC utility, generator and metric, found by name.
+
+Contract
+--------
+* Names are unique across kinds, lower-case, and the literature's own (``kcc``, ``wosp``).
+  ``get(name)`` needs no kind; ``kind=`` filters or asserts.
+* Four kinds, each with an entry-point group a third-party distribution declares in its
+  ``pyproject.toml``::
+
+      consensus  -> cclust.consensus       fn(ensemble, n_clusters, *, random_state=None, **params)
+                                           -> ConsensusResult
+      utility    -> cclust.utilities       a cclust.utilities.Utility
+      generator  -> cclust.generators      fn(X, n_clusters, *, n_partitions, random_state, n_jobs,
+                                              **params) -> Ensemble
+      metric     -> cclust.metrics         fn(labels_a, labels_b_or_ensemble, ...) -> float
+
+* Built-ins are declared in one table of dotted strings (``cclust._builtins``) that is read by
+  the same code as entry points: one door for everyone, with the provider recorded.
+* Nothing is imported until its name is asked for. ``available()`` lists names, kinds,
+  one-line descriptions and providers without importing any of them.
+* A name claimed twice is never silently resolved: a plugin claiming a built-in's name is
+  ignored with a warning; two plugins claiming one name make that name an error until one is
+  uninstalled or ``register(..., replace=True)`` settles it.
+* A target that fails to import fails only when its own name is asked for, with a
+  ``PluginLoadError`` naming the plugin and its distribution; an object that breaks its kind's
+  contract raises ``ContractError`` at load time.
+"""
+import difflib
+import importlib
+import inspect
+import re
+import threading
+import warnings
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from cclust.errors import (
+    ContractError,
+    PluginLoadError,
+    RegistryConflictError,
+    RegistryWarning,
+    UnknownNameError,
+    ValidationError,
+)
+
+#: kind -> entry-point group
+KINDS = MappingProxyType({
+    "consensus": "cclust.consensus",
+    "utility": "cclust.utilities",
+    "generator": "cclust.generators",
+    "metric": "cclust.metrics",
+})
+
+BUILTIN_PROVIDER = "cclust"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_+-]*$")
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a consensus function declares about itself (set with :func:`declare`).
+
+    Attributes
+    ----------
+    requires_X : bool
+        The function needs the original features as ``X=`` (WOSP, WOHB, GKCC).
+    chooses_n_clusters : bool
+        The function can choose the number of clusters itself and accepts ``n_clusters=None``.
+    handles_missing : bool
+        The function accepts ensembles with missing labels (-1).
+    """
+
+    requires_X: bool = False
+    chooses_n_clusters: bool = False
+    handles_missing: bool = True
+
+
+def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True):
+    """Decorator recording a consensus function's :class:`MethodInfo`.
+
+    Examples
+    --------
+    >>> from cclust.registry import declare, method_info
+    >>> @declare(requires_X=True)
+    ... def mine(ensemble, n_clusters, *, X, random_state=None):
+    ...     ...
+    >>> method_info(mine).requires_X
+    True
+    """
+    info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
+                      handles_missing=handles_missing)
+
+    def mark(fn):
+        fn.__cclust_info__ = info
+        return fn
+
+    return mark
+
+
+def method_info(fn):
+    """The :class:`MethodInfo` of a consensus function (defaults if it declares none)."""
+    return getattr(fn, "__cclust_info__", MethodInfo())
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One row of :func:`available`: a registered name, read-only."""
+
+    name: str
+    kind: str
+    description: str
+    provider: str
+    target: str  # "module:attribute", or "<runtime>" for objects given to register()
+
+    def __str__(self):
+        return f"{self.name} ({self.kind}, {self.provider}): {self.description}"
+
+
+class _Slot:
+    """A name's entry: where its target is, and the object once loaded."""
+
+    __slots__ = ("name", "kind", "target", "provider", "description", "obj", "loaded", "entry_point")
+
+    def __init__(self, name, kind, target, provider, description, obj=None, loaded=False, entry_point=None):
+        self.name = name
+        self.kind = kind
+        self.target = target
+        self.provider = provider
+        self.description = description
+        self.obj = obj
+        self.loaded = loaded
+        self.entry_point = entry_point
+
+    def registration(self):
+        return Registration(self.name, self.kind, self.description, self.provider, self.target)
+
+
+def _first_line(text):
+    for line in (text or "").strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _entry_points(group):
+    from importlib.metadata import entry_points
+
+    return entry_points(group=group)
+
+
+# -- contracts ---------------------------------------------------------------------------------
+
+def _parameters(obj, what):
+    try:
+        return inspect.signature(obj).parameters
+    except (TypeError, ValueError) as exc:
+        raise ContractError(f"{what}: cannot read its signature ({exc}).") from None
+
+
+def _check_no_varargs(params, what):
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()):
+        raise ContractError(f"{what} takes *args; name every parameter so it can be checked and documented.")
+
+
+def _positional(params):
+    return [p for p in params.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
+def _check_consensus(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    positional = _positional(params)
+    if len(positional) < 2 or positional[1].name != "n_clusters":
+        raise ContractError(
+            f"{what} must have the signature fn(ensemble, n_clusters, *, random_state=None, **params)."
+        )
+    if "random_state" not in params:
+        raise ContractError(f"{what} must accept a random_state keyword (int, Generator or None).")
+    info = method_info(obj)
+    if info.requires_X and "X" not in params:
+        raise ContractError(f"{what} declares requires_X=True but has no X parameter.")
+
+
+def _check_generator(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    if not _positional(params):
+        raise ContractError(f"{what} must take the data X as its first argument.")
+    missing = [p for p in ("n_partitions", "random_state", "n_jobs") if p not in params]
+    if missing:
+        raise ContractError(f"{what} must accept the keyword(s) {', '.join(missing)}.")
+
+
+def _check_metric(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    if len(_positional(params)) < 2:
+        raise ContractError(f"{what} must take two labellings (or a labelling and an Ensemble) positionally.")
+
+
+def _check_utility(obj, what):
+    from cclust.utilities import Utility
+
+    if not isinstance(obj, Utility):
+        raise ContractError(
+            f"{what} must be a cclust.utilities.Utility (a distance the compiled K-means passes "
+            f"can evaluate), got {type(obj).__name__}."
+        )
+
+
+_CONTRACTS = {"consensus": _check_consensus, "generator": _check_generator,
+              "metric": _check_metric, "utility": _check_utility}
+
+
+def check_contract(kind, obj, what="object"):
+    """Raise ContractError unless ``obj`` satisfies the contract of ``kind``."""
+    if kind not in KINDS:
+        raise ValidationError(f"kind must be one of {sorted(KINDS)}, got {kind!r}.")
+    _CONTRACTS[kind](obj, what)
+
+
+# -- the registry ------------------------------------------------------------------------------
+
+class Registry:
+    """Name -> target table filled from built-ins and entry points, loaded lazily.
+
+    Most code uses the module-level functions bound to the default registry; a separate
+    instance is useful in tests (``Registry(builtins=(...), entry_points=fake)``).
+    """
+
+    def __init__(self, builtins=None, entry_points=None):
+        self._builtins = builtins
+        self._entry_points = entry_points or _entry_points
+        self._slots = None
+        self._conflicts = {}   # name -> list of losing slots (plugin vs built-in)
+        self._ambiguous = {}   # name -> list of slots from several plugins
+        self._lock = threading.RLock()
+
+    # scanning -------------------------------------------------------------------------------
+    def _table(self):
+        if self._slots is None:
+            with self._lock:
+                if self._slots is None:
+                    self._scan()
+        return self._slots
+
+    def _scan(self):
+        builtins = self._builtins
+        if builtins is None:
+            from cclust._builtins import BUILTINS as builtins
+        slots = {}
+        for name, kind, target, description in builtins:
+            slots[name] = _Slot(name, kind, target, BUILTIN_PROVIDER, description)
+        claims = {}
+        for kind, group in KINDS.items():
+            seen = set()
+            for ep in self._entry_points(group):
+                dist = getattr(ep, "dist", None)
+                provider = dist.name if dist is not None else "<unknown distribution>"
+                if provider == BUILTIN_PROVIDER or (ep.name, provider, ep.value) in seen:
+                    continue
+                seen.add((ep.name, provider, ep.value))
+                summary = ""
+                if dist is not None:
+                    summary = dist.metadata.get("Summary") or ""
+                description = f"{summary} [plugin {provider}]" if summary else f"plugin {provider}"
+                claims.setdefault(ep.name, []).append(
+                    _Slot(ep.name, kind, ep.value, provider, description, entry_point=ep))
+        for name, claimants in claims.items():
+            if name in slots:
+                self._conflicts[name] = claimants
+            elif len(claimants) > 1:
+                self._ambiguous[name] = claimants
+            else:
+                slots[name] = claimants[0]
+        self._slots = slots
+
+    def refresh(self):
+        """Forget everything scanned or loaded and read the built-ins and entry points again."""
+        with self._lock:
+            self._slots = None
+            self._conflicts = {}
+            self._ambiguous = {}
+
+    # queries --------------------------------------------------------------------------------
+    def available(self, kind=None):
+        """Read-only mapping name -> :class:`Registration`, importing nothing."""
+        if kind is not None and kind not in KINDS:
+            raise ValidationError(f"kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
+        table = self._table()
+        rows = {name: slot.registration() for name, slot in sorted(table.items())
+                if kind is None or slot.kind == kind}
+        return MappingProxyType(rows)
+
+    def conflicts(self):
+        """Names claimed more than once: name -> providers claiming it (the winner first)."""
+        table = self._table()
+        out = {}
+        for name, losers in self._conflicts.items():
+            out[name] = [table[name].provider] + [s.provider for s in losers]
+        for name, claimants in self._ambiguous.items():
+            out[name] = [s.provider for s in claimants]
+        return MappingProxyType(out)
+
+    def get(self, name, kind=None):
+        """The registered object called ``name``, imported on first use."""
+        table = self._table()
+        if kind is not None and kind not in KINDS:
+            raise ValidationError(f"kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
+        if not isinstance(name, str):
+            raise ValidationError(f"name must be a string, got {type(name).__name__}.")
+        if name in self._ambiguous and name not in table:
+            providers = ", ".join(s.provider for s in self._ambiguous[name])
+            raise RegistryConflictError(
+                f"{name!r} is registered by several plugins ({providers}); uninstall all but one, "
+                f"or choose with cclust.register({name!r}, obj, kind=..., replace=True)."
+            )
+        slot = table.get(name)
+        if slot is None:
+            raise UnknownNameError(self._unknown_message(name, kind))
+        if kind is not None and slot.kind != kind:
+            raise UnknownNameError(
+                f"{name!r} is a {slot.kind}, not a {kind}. "
+                + self._unknown_message(name, kind, listing_only=True)
+            )
+        if name in self._conflicts:
+            providers = ", ".join(s.provider for s in self._conflicts[name])
+            warnings.warn(
+                f"{name!r} is also claimed by plugin(s) {providers}; the built-in is used. Give "
+                "the plugin's function another name.", RegistryWarning, stacklevel=3)
+        if not slot.loaded:
+            with self._lock:
+                if not slot.loaded:
+                    self._load(slot)
+        return slot.obj
+
+    def _load(self, slot):
+        what = f"{slot.kind} {slot.name!r} from {slot.provider} ({slot.target})"
+        try:
+            if slot.entry_point is not None:
+                obj = slot.entry_point.load()
+            else:
+                module, _, attr = slot.target.partition(":")
+                obj = importlib.import_module(module)
+                for part in attr.split("."):
+                    obj = getattr(obj, part)
+        except Exception as exc:  # any failure inside a plugin is reported as that plugin's
+            hint = "reinstall or fix that distribution" if slot.provider != BUILTIN_PROVIDER \
+                else "this is a bug in cclust; please report it"
+            raise PluginLoadError(
+                f"could not load {what}: {type(exc).__name__}: {exc}. Other names still work; {hint}."
+            ) from exc
+        check_contract(slot.kind, obj, what)
+        if slot.provider != BUILTIN_PROVIDER or not slot.description:
+            slot.description = _first_line(getattr(obj, "__doc__", "")) or slot.description
+        slot.obj = obj
+        slot.loaded = True
+
+    def _unknown_message(self, name, kind, listing_only=False):
+        table = self._table()
+        names = sorted(n for n, s in table.items() if kind is None or s.kind == kind)
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5) if isinstance(name, str) else []
+        what = f"{kind} " if kind else ""
+        head = "" if listing_only else f"unknown {what}name {name!r}. "
+        suggestion = f"Did you mean {close[0]!r}? " if close else ""
+        return f"{head}{suggestion}Available {what or ''}names: {', '.join(names) or '(none)'}."
+
+    # changes --------------------------------------------------------------------------------
+    def register(self, name, obj=None, *, kind, description=None, replace=False):
+        """Register ``obj`` under ``name`` at run time; usable as a decorator when obj is None."""
+        if obj is None:
+            return lambda target: self.register(name, target, kind=kind, description=description,
+                                                replace=replace) or target
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValidationError(
+                f"name must be lower-case letters, digits, '-', '_' or '+', starting with a letter "
+                f"or digit, got {name!r}."
+            )
+        if kind not in KINDS:
+            raise ValidationError(f"kind must be one of {sorted(KINDS)}, got {kind!r}.")
+        check_contract(kind, obj, f"{kind} {name!r}")
+        table = self._table()
+        with self._lock:
+            if (name in table or name in self._ambiguous) and not replace:
+                old = table.get(name)
+                who = old.provider if old is not None else "several plugins"
+                raise RegistryConflictError(
+                    f"{name!r} is already registered (by {who}); pass replace=True to replace it "
+                    "or choose another name."
+                )
+            doc = description or _first_line(getattr(obj, "__doc__", "")) or f"runtime {kind}"
+            module = getattr(obj, "__module__", None) or "__main__"
+            self._slots[name] = _Slot(name, kind, "<runtime>", module.split(".")[0], doc, obj, True)
+            self._ambiguous.pop(name, None)
+            self._conflicts.pop(name, None)
+        return obj
+
+    def unregister(self, name):
+        """Remove a name (built-ins come back after :meth:`refresh`)."""
+        table = self._table()
+        with self._lock:
+            if name not in table:
+                raise UnknownNameError(self._unknown_message(name, None))
+            del table[name]
+
+
+_default = Registry()
+get = _default.get
+available = _default.available
+register = _default.register
+unregister = _default.unregister
+conflicts = _default.conflicts
+refresh = _default.refresh

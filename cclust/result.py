@@ -1,0 +1,86 @@
+"""ConsensusResult: what every consensus function returns."""
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+
+from cclust.errors import ValidationError
+
+
+@dataclass(frozen=True, eq=False)
+class ConsensusResult:
+    """The consensus partition and how it was reached.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_samples,), int64, read-only
+        Consensus labels in ``0..n_clusters-1``, every cluster non-empty.
+    n_clusters : int
+        Number of clusters in ``labels``.
+    objective : float
+        The method's own criterion for ``labels`` (e.g. KCC's consensus utility Gamma).
+    objective_name : str
+        What ``objective`` is, and whether larger or smaller is better.
+    n_iter : int
+        Iterations of the method's main loop (0 for one-shot methods).
+    converged : bool
+        Whether the method met its convergence rule (True for one-shot methods).
+    method : str
+        Registry name of the method that produced the result.
+    extras : mapping
+        Method-specific results (e.g. ``object_weights``, ``ensemble``, ``objective_trace``).
+    """
+
+    labels: np.ndarray
+    n_clusters: int
+    objective: float = float("nan")
+    objective_name: str = ""
+    n_iter: int = 0
+    converged: bool = True
+    method: str = ""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        labels = np.array(self.labels, dtype=np.int64, copy=True)
+        if labels.ndim != 1 or labels.size == 0:
+            raise ValidationError(f"labels must be a non-empty 1-D array, got shape {labels.shape}.")
+        k = int(labels.max()) + 1
+        if labels.min() < 0 or np.bincount(labels, minlength=k).min() == 0:
+            raise ValidationError("labels must use every cluster 0..K-1; relabel with ConsensusResult.from_labels().")
+        if int(self.n_clusters) != k:
+            raise ValidationError(f"n_clusters={self.n_clusters} but labels use {k} clusters.")
+        labels.setflags(write=False)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "n_clusters", k)
+        object.__setattr__(self, "objective", float(self.objective))
+        object.__setattr__(self, "n_iter", int(self.n_iter))
+        object.__setattr__(self, "converged", bool(self.converged))
+        object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
+
+    @classmethod
+    def from_labels(cls, labels, **fields):
+        """Build a result from any integer labels, renumbering clusters to 0..K-1.
+
+        Clusters are numbered in order of their first member, so the result does not depend
+        on how the method happened to number them.
+        """
+        labels = np.asarray(labels).reshape(-1)
+        _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+        order = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+        compact = order[inverse.reshape(-1)]
+        return cls(labels=compact, n_clusters=int(first.shape[0]), **fields)
+
+    def __reduce__(self):
+        return (_rebuild, (self.labels, self.n_clusters, self.objective, self.objective_name,
+                           self.n_iter, self.converged, self.method, dict(self.extras)))
+
+    def __repr__(self):
+        name = f" {self.objective_name}" if self.objective_name else ""
+        return (f"ConsensusResult(method={self.method!r}, n_samples={self.labels.shape[0]}, "
+                f"n_clusters={self.n_clusters},{name} objective={self.objective:.6g}, "
+                f"n_iter={self.n_iter}, converged={self.converged})")
+
+
+def _rebuild(*args):
+    return ConsensusResult(*args)

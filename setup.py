@@ -1,0 +1,86 @@
+"""Build the compiled cores. All metadata lives in pyproject.toml.
+
+Environment switches:
+
+* ``CCLUST_CYTHON_CHECKS=1`` turns Cython's bounds/wraparound checks back on (debugging).
+* ``CCLUST_NO_OPENMP=1`` builds the serial fallback even where OpenMP is available.
+* ``CCLUST_SANITIZE=address,undefined`` builds with those sanitizers.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+
+def _compiler_has_openmp():
+    if os.environ.get("CCLUST_NO_OPENMP") == "1" or sys.platform == "win32":
+        return False
+    source = "#include <omp.h>\nint main(){return omp_get_max_threads() > 0 ? 0 : 1;}\n"
+    cxx = os.environ.get("CXX", "c++")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "probe.cpp")
+        with open(path, "w") as handle:
+            handle.write(source)
+        try:
+            done = subprocess.run(
+                [cxx, "-fopenmp", path, "-o", os.path.join(tmp, "probe")],
+                capture_output=True,
+            )
+        except OSError:
+            return False
+        return done.returncode == 0
+
+
+OPENMP = _compiler_has_openmp()
+compile_args = ["-std=c++17", "-O3", "-Wall", "-Wextra", "-Wno-unused-function",
+                "-Wno-unreachable-code", "-Wno-unused-parameter"]
+link_args = []
+if OPENMP:
+    compile_args.append("-fopenmp")
+    link_args.append("-fopenmp")
+sanitize = os.environ.get("CCLUST_SANITIZE")
+if sanitize:
+    compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-g", "-O1"]
+    link_args += [f"-fsanitize={sanitize}"]
+
+EXT = "cclust/_ext"
+# module name -> the C++ sources it needs
+MODULES = {
+    "_contingency": ["contingency.cpp"],
+    "_kmeans": ["kmeans.cpp"],
+}
+
+extensions = [
+    Extension(
+        f"cclust._ext.{name}",
+        sources=[f"{EXT}/{name}.pyx"] + [f"{EXT}/src/{src}" for src in sources],
+        include_dirs=[f"{EXT}/include", numpy.get_include()],
+        language="c++",
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION"),
+                       ("CCLUST_OPENMP", "1" if OPENMP else "0")],
+    )
+    for name, sources in MODULES.items()
+    if os.path.exists(f"{EXT}/{name}.pyx")
+]
+
+checks = os.environ.get("CCLUST_CYTHON_CHECKS") == "1"
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": checks,
+            "wraparound": checks,
+            "initializedcheck": checks,
+            "cdivision": not checks,
+            "embedsignature": True,
+        },
+        compile_time_env={"CCLUST_OPENMP": OPENMP},
+    ),
+)
