@@ -10,6 +10,7 @@ that third-party distributions extend through entry points.
 
 Importing cclust imports no compiled module and no plugin.
 """
+from cclust import consensus  # the package is callable: consensus(method, ensemble, K, ...)
 from cclust.ensemble import Ensemble
 from cclust.registry import available, get, register
 from cclust.result import ConsensusResult
@@ -26,18 +27,6 @@ __all__ = [
     "register",
     "show_config",
 ]
-
-
-def consensus(method, ensemble, n_clusters, **params):
-    """Fuse an ensemble with the consensus function registered as ``method``.
-
-    A thin shortcut for ``cclust.get(method, kind="consensus")(Ensemble(ensemble), n_clusters,
-    **params)``.
-    """
-    from cclust.ensemble import as_ensemble
-
-    fn = get(method, kind="consensus")
-    return fn(as_ensemble(ensemble), n_clusters, **params)
 
 
 def generate(generator, X, n_clusters, **params):

@@ -101,7 +101,9 @@ def _columns_from(labels):
         return [labels.labels[:, j] for j in range(labels.n_partitions)]
     if hasattr(labels, "columns") and hasattr(labels, "iloc"):  # a pandas DataFrame
         return [np.asarray(labels.iloc[:, j]) for j in range(labels.shape[1])]
-    if isinstance(labels, (list, tuple)) and labels and all(np.ndim(c) == 1 for c in labels):
+    if isinstance(labels, (list, tuple)) and len(labels) == 0:
+        raise ValidationError("labels must hold at least one partition, got an empty list.")
+    if isinstance(labels, (list, tuple)) and all(np.ndim(c) == 1 for c in labels):
         columns = [np.asarray(c) for c in labels]
         lengths = {c.shape[0] for c in columns}
         if len(lengths) > 1:
@@ -378,7 +380,8 @@ class Ensemble:
             data = A.data
             if self.has_missing:
                 data = data / self._pair_denominators_at(A.row, A.col)
-            A = sp.csr_matrix((data.astype(dtype), (A.row, A.col)), shape=(n, n))
+            # Sums of weights that total one can exceed it by an ulp: clip so 1 - A >= 0.
+            A = sp.csr_matrix((np.minimum(data, 1.0).astype(dtype), (A.row, A.col)), shape=(n, n))
             A.sort_indices()
         else:
             equal = np.allclose(self._weights, self._weights[0], rtol=0, atol=0)
@@ -393,7 +396,8 @@ class Ensemble:
                 den = self._pair_denominators()
                 with np.errstate(invalid="ignore", divide="ignore"):
                     A = np.where(den > 0, A / np.where(den > 0, den, 1.0), 0.0)
-            A = A.astype(dtype, copy=False)
+            # Sums of weights that total one can exceed it by an ulp: clip so 1 - A >= 0.
+            A = np.minimum(A, 1.0).astype(dtype, copy=False)
         if not sparse:
             A.setflags(write=False)
         self._cache[key] = A

@@ -303,7 +303,8 @@ class Registry:
         table = self._table()
         out = {}
         for name, losers in self._conflicts.items():
-            out[name] = [table[name].provider] + [s.provider for s in losers]
+            winner = table.get(name)
+            out[name] = ([winner.provider] if winner is not None else []) + [s.provider for s in losers]
         for name, claimants in self._ambiguous.items():
             out[name] = [s.provider for s in claimants]
         return MappingProxyType(out)
@@ -333,7 +334,7 @@ class Registry:
             providers = ", ".join(s.provider for s in self._conflicts[name])
             warnings.warn(
                 f"{name!r} is also claimed by plugin(s) {providers}; the built-in is used. Give "
-                "the plugin's function another name.", RegistryWarning, stacklevel=3)
+                "the plugin's function another name.", RegistryWarning, stacklevel=2)
         if not slot.loaded:
             with self._lock:
                 if not slot.loaded:
@@ -408,6 +409,7 @@ class Registry:
             if name not in table:
                 raise UnknownNameError(self._unknown_message(name, None))
             del table[name]
+            self._conflicts.pop(name, None)
 
 
 _default = Registry()

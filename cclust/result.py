@@ -42,7 +42,10 @@ class ConsensusResult:
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        labels = np.array(self.labels, dtype=np.int64, copy=True)
+        labels = np.array(self.labels, copy=True)
+        if labels.dtype.kind not in "iu":
+            raise ValidationError(f"labels must be integers, got dtype {labels.dtype}.")
+        labels = labels.astype(np.int64)
         if labels.ndim != 1 or labels.size == 0:
             raise ValidationError(f"labels must be a non-empty 1-D array, got shape {labels.shape}.")
         k = int(labels.max()) + 1

@@ -17,3 +17,39 @@ cdef extern from "cclust/contingency.hpp" namespace "cclust" nogil:
                           int64_t kb, int64_t* out, int n_threads) except +
     int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value,
                           int64_t* out, int n_threads) except +
+
+
+cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
+    cdef cppclass MixedRows:
+        int64_t n
+        const double* X
+        int64_t d
+        double dense_weight
+        const int32_t* labels
+        int64_t r
+        const int64_t* offsets
+        const double* weights
+        int32_t distance
+        double p
+
+    cdef cppclass LloydResult:
+        int64_t n_iter
+        cbool converged
+        double objective
+        int64_t n_trace
+        int32_t stop
+
+    LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment,
+                      int64_t max_iter, double tol, int n_threads, double* objective_trace,
+                      double* dense_centers, double* cat_centers) except +
+    double assign(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
+                  const double* cat_centers, int32_t* assignment, double* costs,
+                  int n_threads) except +
+    double objective(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
+                     const double* cat_centers, const int32_t* assignment, double* costs,
+                     int n_threads) except +
+    void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
+                   double* dense_centers, double* cat_centers, int n_threads) except +
+    void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
+                  const double* uniforms, int64_t n_trials, int n_threads,
+                  int64_t* seeds) except +

@@ -1,0 +1,109 @@
+"""Private driver over the compiled mixed-rows K-means engine (cclust._ext._kmeans).
+
+A ``MixedSpace`` describes the rows the engine clusters: an optional dense block (real
+features, squared Euclidean, times ``dense_weight``) and optional categorical blocks (basic
+partitions, never expanded to one-hot) with per-partition weights and a KCC distance family.
+KCC, the k-means generators and GKCC all run through the functions here, so seeding, empty
+clusters, convergence and restarts behave the same everywhere. Callers validate; this module
+assumes clean arrays.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+_EMPTY_X = np.empty((0, 0))
+
+
+@dataclass(frozen=True)
+class MixedSpace:
+    X: np.ndarray          # (n, d) float64 C-contiguous; (n, 0) when there is no dense block
+    dense_weight: float
+    labels: np.ndarray     # (n, r) int32 C-contiguous; (n, 0) when there are no partitions
+    offsets: np.ndarray    # (r + 1,) int64
+    weights: np.ndarray    # (r,) float64, the effective per-partition weights
+    family: int = 0        # distance code (cclust.utilities.FAMILIES)
+    p: float = 0.0
+
+    @property
+    def n(self):
+        return self.X.shape[0] if self.X.shape[1] else self.labels.shape[0]
+
+    @classmethod
+    def dense(cls, X):
+        n = X.shape[0]
+        return cls(np.ascontiguousarray(X, dtype=np.float64), 1.0, np.empty((n, 0), dtype=np.int32),
+                   np.zeros(1, dtype=np.int64), np.empty(0), 0, 0.0)
+
+    @classmethod
+    def categorical(cls, ensemble, utility, X=None, dense_weight=0.0):
+        n = ensemble.n_samples
+        X = np.empty((n, 0)) if X is None else np.ascontiguousarray(X, dtype=np.float64)
+        return cls(X, float(dense_weight), np.ascontiguousarray(ensemble.labels, dtype=np.int32),
+                   np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
+                   np.ascontiguousarray(utility.effective_weights(ensemble), dtype=np.float64),
+                   utility.code, utility.exponent)
+
+    def _args(self):
+        return (self.X, self.dense_weight, self.labels, self.offsets, self.weights, self.family, self.p)
+
+
+@dataclass(frozen=True)
+class LloydRun:
+    labels: np.ndarray
+    objective: float
+    trace: np.ndarray
+    n_iter: int
+    converged: bool
+    dense_centers: np.ndarray
+    cat_centers: np.ndarray
+
+
+def _kernel():
+    from cclust._ext import _kmeans
+
+    return _kmeans
+
+
+def seed_objects(space, n_clusters, init, rng, n_threads):
+    """K distinct object indices: uniformly at random, or by greedy k-means++ (D^2 sampling).
+
+    Every random number comes from ``rng`` (NumPy), so the seeds are the same on any machine.
+    """
+    n = space.n
+    if init == "random":
+        return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
+    n_trials = 2 + int(np.log(n_clusters))
+    first = int(rng.integers(n))
+    uniforms = np.ascontiguousarray(rng.random((max(n_clusters - 1, 0), n_trials)))
+    return _kernel().kmeanspp(*space._args(), n_clusters, first, uniforms, n_threads)
+
+
+def labels_from_seeds(space, seeds, n_threads):
+    """Assign every object to the nearest seed object, seeds taken as centroids."""
+    kernel = _kernel()
+    n_clusters = seeds.shape[0]
+    dense_centers = np.ascontiguousarray(space.X[seeds]) if space.X.shape[1] else np.empty((n_clusters, 0))
+    width = int(space.offsets[-1])
+    cat_centers = np.zeros((n_clusters, width))
+    for k, s in enumerate(seeds):
+        row = space.labels[s]
+        keep = row >= 0
+        cat_centers[k, space.offsets[:-1][keep] + row[keep]] = 1.0
+    labels, _, _ = kernel.assign(*space._args(), dense_centers, cat_centers, n_threads)
+    return labels
+
+
+def lloyd(space, initial_labels, n_clusters, *, max_iter, tol, n_threads):
+    """Lloyd passes from ``initial_labels`` until stable (see the engine's rules)."""
+    labels, trace, n_iter, converged, objective, dense_c, cat_c = _kernel().lloyd(
+        *space._args(), np.ascontiguousarray(initial_labels, dtype=np.int32), n_clusters,
+        max_iter, tol, n_threads)
+    return LloydRun(labels.astype(np.int64), float(objective), trace, int(n_iter), bool(converged),
+                    dense_c, cat_c)
+
+
+def assign(space, dense_centers, cat_centers, n_threads):
+    """Nearest-centre labels and the objective for given centres."""
+    labels, _, objective = _kernel().assign(*space._args(), np.ascontiguousarray(dense_centers),
+                                            np.ascontiguousarray(cat_centers), n_threads)
+    return labels.astype(np.int64), float(objective)

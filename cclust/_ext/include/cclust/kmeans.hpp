@@ -1,0 +1,136 @@
+// One Lloyd-style K-means engine over "mixed rows": an optional dense block (real features,
+// squared Euclidean) and optional categorical blocks (basic partitions). It serves KCC
+// (Wu et al., "K-means-based consensus clustering", Table 1 and the centroid update eq. 4),
+// plain k-means on X (r == 0) and mixed spaces (both blocks).
+//
+// Categorical blocks are never expanded to one-hot. Partition i's labels occupy the columns
+// offsets[i]..offsets[i+1]-1 of a one-hot space of width offsets[r]; a centre's block i is a
+// distribution m_{k,i} over those K_i columns, and the distance of object x (label l) to it is a
+// lookup at l:
+//
+//   kUc    1 - 2 m[l] + ||m||_2^2          (= ||e_l - m||^2)
+//   kUh    -log2(m[l] + 2.2e-16)           (= KL(e_l || m), smoothed so an unseen label is finite)
+//   kUcos  1 - m[l] / ||m||_2              (= 1 - cos(e_l, m); 1 when m == 0)
+//   kUlp   1 - (m[l] / ||m||_p)^(p-1)      (p > 1; 1 when m == 0)
+//
+// each multiplied by the partition's weight and summed over the partitions where x is labelled,
+// plus dense_weight * ||X[x] - c_k||^2 when d > 0. For all four the mean is the minimiser of the
+// cluster's cost, which is why a Lloyd step never raises the objective (up to round-off and the
+// UH smoothing).
+//
+// Centroids: the dense part is the mean of the members' rows; block i is the distribution of
+// partition i's labels among the members labelled in i (counts / labelled members, eq. 4). A
+// cluster with no member labelled in i gets P_i, partition i's label distribution over every
+// object labelled in i (all zeros if no object is): no member is charged for that block, and P_i
+// is what the block of the whole data set would be. A cluster with no member at all (only
+// possible from `centroids`) gets the centre of the whole data set.
+//
+// Every function writes into caller-allocated memory, is bitwise deterministic for any thread
+// count (fixed chunks of kChunk objects, floating partials reduced in chunk order) and throws
+// std::invalid_argument (never crashes) on bad sizes, parameters or labels.
+#pragma once
+
+#include <cstdint>
+
+namespace cclust {
+
+// Point-to-centroid distance of the categorical blocks (Table 1 of the KCC paper).
+enum Distance : int32_t { kUc = 0, kUh = 1, kUcos = 2, kUlp = 3 };
+
+// A view of the objects; nothing is owned or copied.
+struct MixedRows {
+    int64_t n = 0;                     // objects
+    const double* X = nullptr;         // IN n x d row-major; may be null when d == 0
+    int64_t d = 0;                     // dense features (0 = no dense block)
+    double dense_weight = 1.0;         // multiplies the squared Euclidean part; >= 0
+    const int32_t* labels = nullptr;   // IN n x r row-major, 0..K_i-1 or -1 = missing
+    int64_t r = 0;                     // basic partitions (0 = no categorical block)
+    const int64_t* offsets = nullptr;  // IN r + 1, offsets[0] == 0, non-decreasing
+    const double* weights = nullptr;   // IN r, effective weights (already normalised), >= 0
+    int32_t distance = kUc;            // a Distance code
+    double p = 2.0;                    // exponent of kUlp, > 1
+};
+
+// Why `lloyd` stopped.
+enum LloydStop : int32_t {
+    kStopMaxIter = 0,  // max_iter label updates were made (converged == false)
+    kStopStable = 1,   // no label changed
+    kStopTol = 2,      // the objective fell by less than tol * |previous|
+    kStopRose = 3,     // a step would have raised the objective; it was undone
+};
+
+struct LloydResult {
+    int64_t n_iter = 0;      // accepted label updates (= n_trace - 1)
+    bool converged = false;  // stop != kStopMaxIter
+    double objective = 0.0;  // cost of the returned labels under the returned centres
+    int64_t n_trace = 0;     // entries written to objective_trace
+    int32_t stop = kStopMaxIter;
+};
+
+// Lloyd iterations from the labelling in `assignment`. Each pass computes the centroids of the
+// current labels, the objective of those labels (appended to the trace) and every object's best
+// cluster (ties keep the current cluster if it is among the minima, else the lowest index).
+// Stops when no label changes, when (previous - current) < tol * |previous|, or after max_iter
+// updates. A step that raises the objective at all is undone and ends the run, so the trace is
+// non-increasing and the returned labels are the best seen.
+//
+// Empty clusters are re-seeded deterministically: each empty cluster, in increasing index, takes
+// the object with the highest cost to its centre (ties: lowest index) among objects whose cluster
+// has more than one member, so no cluster is emptied in turn and K <= n non-empty clusters always
+// result. Empty clusters in the initial labelling are re-seeded (by the cost to the centroids of
+// that labelling) before the first objective is recorded; after an update they are re-seeded by
+// the cost each object had to its new cluster's (old) centre, which keeps the objective
+// non-increasing.
+//
+// On return assignment, dense_centers, cat_centers and the result's objective agree: the centres
+// are the centroids of the labels and the objective is the labels' cost under them.
+LloydResult lloyd(const MixedRows& rows, int32_t n_clusters,
+                  int32_t* assignment,       // INOUT n, initial labels 0..n_clusters-1
+                  int64_t max_iter, double tol, int n_threads,
+                  double* objective_trace,   // OUT max_iter + 1 (n_trace written)
+                  double* dense_centers,     // OUT n_clusters x d (may be null when d == 0)
+                  double* cat_centers);      // OUT n_clusters x offsets[r] (null when width 0)
+
+// One assignment step against given centres: each object goes to its cheapest centre (ties:
+// lowest index). cat_centers holds, per centre and partition, a non-negative vector read as
+// m_{k,i}. Returns the objective (sum of the costs, in chunk order).
+double assign(const MixedRows& rows, int32_t n_clusters,
+              const double* dense_centers,  // IN n_clusters x d
+              const double* cat_centers,    // IN n_clusters x offsets[r]
+              int32_t* assignment,          // OUT n
+              double* costs,                // OUT n, may be null
+              int n_threads);
+
+// Cost of a given labelling under given centres: costs[x] = cost of x to centre assignment[x].
+// Returns their sum (in chunk order), i.e. the same number `lloyd` reports for those labels.
+double objective(const MixedRows& rows, int32_t n_clusters,
+                 const double* dense_centers,  // IN n_clusters x d
+                 const double* cat_centers,    // IN n_clusters x offsets[r]
+                 const int32_t* assignment,    // IN n, 0..n_clusters-1
+                 double* costs,                // OUT n, may be null
+                 int n_threads);
+
+// Centroids of a labelling, exactly as `lloyd` computes them. assignment may hold -1 for
+// objects that belong to no cluster (they still count towards P_i and the whole-data centre),
+// so the centres of seed objects are centroids(assignment = k at seed k, -1 elsewhere).
+void centroids(const MixedRows& rows, int32_t n_clusters,
+               const int32_t* assignment,  // IN n, 0..n_clusters-1 or -1
+               double* dense_centers,      // OUT n_clusters x d
+               double* cat_centers,        // OUT n_clusters x offsets[r]
+               int n_threads);
+
+// Greedy k-means++ (Arthur & Vassilvitskii; greedy variant as in scikit-learn) with
+//   D^2(x, y) = dense_weight ||X[x] - X[y]||^2 + sum_i w_i 2 [L[x,i] != L[y,i]]  (both labelled),
+// the weighted squared Euclidean distance between the (never built) one-hot rows. seeds[0] =
+// first. At step s (1..K-1), with D^2 to the closest seed so far and its running sum cum (in
+// object order), trial t draws the first object with cum > uniforms[s-1][t] * cum[n-1] (so an
+// object at D^2 = 0, a chosen seed in particular, is never drawn); the trial whose seed lowers the
+// total potential most wins (ties: lowest trial). If every object is at D^2 = 0 (fewer than K
+// distinct rows) the lowest-index object not yet chosen is taken. Seeds are distinct; randomness
+// comes only from `uniforms`.
+void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
+              const double* uniforms,  // IN (n_clusters - 1) x n_trials, each in [0, 1)
+              int64_t n_trials, int n_threads,
+              int64_t* seeds);         // OUT n_clusters
+
+}  // namespace cclust

@@ -1,0 +1,973 @@
+#include "cclust/kmeans.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cclust/parallel.hpp"
+
+namespace cclust {
+
+namespace {
+
+// -log2 of a zero share is infinite; the constant keeps a label the centre has never seen finite
+// (about 52 bits), as the KCC reference implementations do.
+constexpr double kUhSmoothing = 2.2e-16;
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+std::string str(int64_t v) { return std::to_string(v); }
+std::string str(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+struct Shape {
+    int64_t n, d, r, width;  // width = offsets[r], the one-hot columns
+};
+
+Shape validate_rows(const MixedRows& rows) {
+    if (rows.n < 0) fail("n must be >= 0, got " + str(rows.n));
+    if (rows.d < 0) fail("d must be >= 0, got " + str(rows.d));
+    if (rows.r < 0) fail("r must be >= 0, got " + str(rows.r));
+    if (rows.d == 0 && rows.r == 0) {
+        fail("rows need a dense block (d > 0) or a categorical block (r > 0); both are empty");
+    }
+    if (rows.d > 0) {
+        if (rows.n > 0 && rows.X == nullptr) fail("X is null but d = " + str(rows.d));
+        if (!(std::isfinite(rows.dense_weight) && rows.dense_weight >= 0.0)) {
+            fail("dense_weight must be finite and >= 0, got " + str(rows.dense_weight));
+        }
+    }
+    int64_t width = 0;
+    if (rows.r > 0) {
+        if (rows.offsets == nullptr) fail("offsets is null but r = " + str(rows.r));
+        if (rows.weights == nullptr) fail("weights is null but r = " + str(rows.r));
+        if (rows.n > 0 && rows.labels == nullptr) fail("labels is null but r = " + str(rows.r));
+        if (rows.offsets[0] != 0) fail("offsets[0] must be 0, got " + str(rows.offsets[0]));
+        for (int64_t i = 0; i < rows.r; ++i) {
+            const int64_t k_i = rows.offsets[i + 1] - rows.offsets[i];
+            // Labels are int32, so a wider block could never be addressed.
+            if (k_i < 0 || k_i > std::numeric_limits<int32_t>::max()) {
+                fail("offsets must be non-decreasing with steps below 2^31; offsets[" +
+                     str(i + 1) + "] - offsets[" + str(i) + "] = " + str(k_i));
+            }
+            const double w = rows.weights[i];
+            if (!(std::isfinite(w) && w >= 0.0)) {
+                fail("weights must be finite and >= 0; weights[" + str(i) + "] = " + str(w));
+            }
+        }
+        width = rows.offsets[rows.r];
+    }
+    if (rows.distance < kUc || rows.distance > kUlp) {
+        fail("distance must be 0 (uc), 1 (uh), 2 (ucos) or 3 (ulp), got " +
+             str(static_cast<int64_t>(rows.distance)));
+    }
+    if (rows.distance == kUlp && !(std::isfinite(rows.p) && rows.p > 1.0)) {
+        fail("p must be finite and > 1 for ulp, got " + str(rows.p));
+    }
+    return Shape{rows.n, rows.d, rows.r, width};
+}
+
+void check_n_clusters(int32_t n_clusters, int64_t n, bool at_most_n) {
+    if (n_clusters < 1) fail("n_clusters must be >= 1, got " + str(int64_t{n_clusters}));
+    if (at_most_n && n_clusters > n) {
+        fail("n_clusters must be <= n (" + str(n) + "), got " + str(int64_t{n_clusters}));
+    }
+}
+
+// Serial: n int32 reads cost nothing next to a pass, and the first bad row is reported exactly.
+void check_assignment(const int32_t* assignment, int64_t n, int32_t n_clusters,
+                      bool allow_unassigned) {
+    if (n > 0 && assignment == nullptr) fail("assignment is null");
+    const int32_t low = allow_unassigned ? -1 : 0;
+    for (int64_t x = 0; x < n; ++x) {
+        const int32_t k = assignment[x];
+        if (k < low || k >= n_clusters) {
+            fail("assignment " + str(int64_t{k}) + " at row " + str(x) + " is outside " +
+                 str(int64_t{low}) + ".." + str(int64_t{n_clusters} - 1));
+        }
+    }
+}
+
+void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, const double* cat) {
+    if (sh.d > 0) {
+        if (dense == nullptr) fail("dense_centers is null but d = " + str(sh.d));
+        for (int64_t e = 0; e < n_clusters * sh.d; ++e) {
+            if (!std::isfinite(dense[e])) fail("dense_centers must be finite");
+        }
+    }
+    if (sh.width > 0) {
+        if (cat == nullptr) fail("cat_centers is null but offsets[r] = " + str(sh.width));
+        for (int64_t e = 0; e < n_clusters * sh.width; ++e) {
+            // Shares are read as probabilities: log2 and norms need them finite and >= 0.
+            if (!(std::isfinite(cat[e]) && cat[e] >= 0.0)) {
+                fail("cat_centers must be finite and >= 0, got " + str(cat[e]) + " at flat index " +
+                     str(e));
+            }
+        }
+    }
+}
+
+[[noreturn]] void bad_partition_label(const MixedRows& rows, int64_t x) {
+    for (int64_t i = 0; i < rows.r; ++i) {
+        const int64_t l = rows.labels[x * rows.r + i];
+        const int64_t k_i = rows.offsets[i + 1] - rows.offsets[i];
+        if (l < -1 || l >= k_i) {
+            fail("label " + str(l) + " of partition " + str(i) + " at row " + str(x) +
+                 " is outside 0.." + str(k_i - 1) + " (or -1 for missing)");
+        }
+    }
+    fail("bad label at row " + str(x));
+}
+
+// The first chunk that saw a bad label holds the lowest bad row, whatever the thread count.
+void throw_first_bad(const MixedRows& rows, const std::vector<int64_t>& chunk_bad) {
+    for (const int64_t x : chunk_bad) {
+        if (x >= 0) bad_partition_label(rows, x);
+    }
+}
+
+// kLane doubles added as one unit. With GCC/Clang the vector type makes the per-label add a few
+// whole-register adds (the 16-byte register every x86-64 and arm64 target has: wider generic
+// vectors are lowered through memory on such targets); elsewhere a loop the compiler may
+// vectorise. Each lane is an independent sum, so the result does not depend on the width used.
+constexpr int64_t kLane = 2;
+
+struct alignas(kLane * sizeof(double)) Lanes {
+#if defined(__GNUC__) || defined(__clang__)
+    typedef double Vec __attribute__((vector_size(kLane * sizeof(double))));
+    Vec v;
+    void add(const Lanes& o) { v += o.v; }
+#else
+    double v[kLane];
+    void add(const Lanes& o) {
+        for (int64_t j = 0; j < kLane; ++j) v[j] += o.v[j];
+    }
+#endif
+};
+
+int64_t lanes_for(int64_t k) { return (k + kLane - 1) / kLane; }
+
+// Fixed lane counts (up to 32 centres) are instantiated so the accumulator stays in registers;
+// 0 = any count.
+template <class F>
+void dispatch_lanes(int64_t kq, F&& f) {
+    switch (kq) {
+        case 1: f(std::integral_constant<int, 1>()); return;
+        case 2: f(std::integral_constant<int, 2>()); return;
+        case 3: f(std::integral_constant<int, 3>()); return;
+        case 4: f(std::integral_constant<int, 4>()); return;
+        case 5: f(std::integral_constant<int, 5>()); return;
+        case 6: f(std::integral_constant<int, 6>()); return;
+        case 7: f(std::integral_constant<int, 7>()); return;
+        case 8: f(std::integral_constant<int, 8>()); return;
+        case 9: f(std::integral_constant<int, 9>()); return;
+        case 10: f(std::integral_constant<int, 10>()); return;
+        case 11: f(std::integral_constant<int, 11>()); return;
+        case 12: f(std::integral_constant<int, 12>()); return;
+        case 13: f(std::integral_constant<int, 13>()); return;
+        case 14: f(std::integral_constant<int, 14>()); return;
+        case 15: f(std::integral_constant<int, 15>()); return;
+        case 16: f(std::integral_constant<int, 16>()); return;
+        default: f(std::integral_constant<int, 0>()); return;
+    }
+}
+
+template <int KQ>
+struct LaneBuffer {
+    Lanes v[static_cast<size_t>(KQ)];
+    Lanes* get(Lanes*) { return v; }
+};
+
+template <>
+struct LaneBuffer<0> {
+    Lanes* get(Lanes* scratch) { return scratch; }  // per-thread, allocated outside the region
+};
+
+// Label slots: partition i owns the slots slot_of[i] - 1 .. slot_of[i] + K_i - 1, the first one
+// for "missing". Label l (-1 included) of partition i is slot slot_of[i] + l, so tables and
+// counts are indexed without a branch on the (random, often 30%) missing pattern; the missing
+// slot of a table is all zero (adding +0 changes nothing) and its counts are never read.
+struct Slots {
+    std::vector<int64_t> of;     // r: offsets[i] + i + 1
+    std::vector<uint64_t> size;  // r: K_i
+    int64_t count = 0;           // offsets[r] + r
+
+    Slots(const MixedRows& rows, int64_t r) : of(static_cast<size_t>(r)), size(static_cast<size_t>(r)) {
+        for (int64_t i = 0; i < r; ++i) {
+            of[static_cast<size_t>(i)] = rows.offsets[i] + i + 1;
+            size[static_cast<size_t>(i)] = static_cast<uint64_t>(rows.offsets[i + 1] - rows.offsets[i]);
+        }
+        count = r > 0 ? rows.offsets[r] + r : 0;
+    }
+
+    // -1 and 0..K_i-1 pass; one unsigned compare, so the check costs no mispredicted branch.
+    bool valid(int64_t i, int64_t l) const {
+        return static_cast<uint64_t>(l + 1) <= size[static_cast<size_t>(i)];
+    }
+};
+
+// Costs of object x against kc centres into acc[0..kLane kq): the dense part against `dense`
+// (kc x d), then, partition by partition in order, the table row of each label. The table has
+// kq Lanes per label slot (entry k = weighted cost of that label under centre k). Labels must
+// have been validated. Entries kc.. come out 0.
+template <int KQ>
+inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t kq_runtime,
+                         const int64_t* __restrict slot_of, const double* __restrict dense,
+                         const Lanes* __restrict table, double* __restrict acc,
+                         Lanes* lane_scratch) {
+    const int64_t kq = KQ > 0 ? KQ : kq_runtime;
+    const int64_t kp = kLane * kq;
+    const int64_t d = rows.d;
+    if (d > 0) {
+        const double* xr = rows.X + x * d;
+        for (int64_t k = 0; k < kc; ++k) {
+            const double* c = dense + k * d;
+            double s = 0.0;
+            for (int64_t j = 0; j < d; ++j) {
+                const double t = xr[j] - c[j];
+                s += t * t;
+            }
+            acc[k] = rows.dense_weight * s;
+        }
+        for (int64_t k = kc; k < kp; ++k) acc[k] = 0.0;
+    } else {
+        for (int64_t k = 0; k < kp; ++k) acc[k] = 0.0;
+    }
+    const int64_t r = rows.r;
+    if (r == 0) return;
+    const auto bytes = static_cast<size_t>(kq) * sizeof(Lanes);
+    LaneBuffer<KQ> buffer;
+    Lanes* sum = buffer.get(lane_scratch);
+    std::memcpy(sum, acc, bytes);
+    const int32_t* lab = rows.labels + x * r;
+    for (int64_t i = 0; i < r; ++i) {
+        const Lanes* t = table + (slot_of[i] + lab[i]) * kq;
+        for (int64_t q = 0; q < kq; ++q) sum[q].add(t[q]);
+    }
+    std::memcpy(acc, sum, bytes);
+}
+
+// Lowest index among the minima of acc[0..kc).
+inline int64_t argmin(const double* acc, int64_t kc) {
+    int64_t b = 0;
+    double bv = acc[0];
+    for (int64_t k = 1; k < kc; ++k) {
+        if (acc[k] < bv) {
+            bv = acc[k];
+            b = k;
+        }
+    }
+    return b;
+}
+
+int team_size(int n_threads, int64_t chunks) {
+    int64_t t = n_threads < 1 ? 1 : n_threads;
+    t = std::min<int64_t>(t, std::max<int64_t>(chunks, 1));
+    return static_cast<int>(t);
+}
+
+// Members, labels and feature sums per cluster; row n_clusters collects objects assigned to no
+// cluster (assignment -1) so P_i and the whole-data centre always cover every object.
+struct Tally {
+    std::vector<int64_t> counts;  // (K + 1) x slots
+    std::vector<int64_t> sizes;   // K + 1
+    std::vector<double> sums;     // (K + 1) x d
+};
+
+struct Centres {
+    std::vector<double> dense;  // K x d
+    std::vector<double> cat;    // K x width
+    void swap(Centres& other) {
+        dense.swap(other.dense);
+        cat.swap(other.cat);
+    }
+};
+
+// Buffers and passes shared by every entry point, sized once per call so no pass allocates and
+// nothing inside a parallel region can throw. Partition labels are validated by count() or
+// check_labels() before any other pass reads them.
+class Engine {
+public:
+    Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads)
+        : rows_(rows), sh_(sh), slots_(rows, sh.r), kc_(kc), kq_(lanes_for(kc)),
+          kp_(kLane * kq_), chunks_(n_chunks(sh.n)), nt_(team_size(n_threads, chunks_)),
+          table_(static_cast<size_t>(slots_.count * kq_)),
+          chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
+          chunk_count_(static_cast<size_t>(chunks_), 0),
+          chunk_bad_(static_cast<size_t>(chunks_), -1),
+          scratch_(static_cast<size_t>(nt_ * kp_), 0.0),
+          lane_scratch_(static_cast<size_t>(nt_ * kq_)) {}
+
+    const Slots& slots() const { return slots_; }
+
+    // Throws on the first row (lowest index, whatever the thread count) with a bad label.
+    void check_labels() {
+        if (sh_.r == 0) return;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt_)
+#endif
+        for (int64_t c = 0; c < chunks_; ++c) {
+            int64_t bad = -1;
+            const int64_t stop = std::min(sh_.n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop && bad < 0; ++x) {
+                const int32_t* lab = rows_.labels + x * sh_.r;
+                bool ok = true;
+                for (int64_t i = 0; i < sh_.r; ++i) ok = ok & slots_.valid(i, lab[i]);
+                if (!ok) bad = x;
+            }
+            chunk_bad_[static_cast<size_t>(c)] = bad;
+        }
+        throw_first_bad(rows_, chunk_bad_);
+    }
+
+    // Fold the categorical centres (kc x width) into the lookup table.
+    void build_table(const double* cat) {
+        clear_table();
+        const int64_t* off = rows_.offsets;
+        const double p = rows_.p;
+        for (int64_t k = 0; k < kc_; ++k) {
+            for (int64_t i = 0; i < sh_.r; ++i) {
+                const double* m = cat + k * sh_.width + off[i];
+                const int64_t k_i = off[i + 1] - off[i];
+                const double w = rows_.weights[i];
+                const Column t = column(k, i);
+                switch (rows_.distance) {
+                    case kUc: {
+                        double n2 = 0.0;
+                        for (int64_t l = 0; l < k_i; ++l) n2 += m[l] * m[l];
+                        for (int64_t l = 0; l < k_i; ++l) t[l] = w * (1.0 - 2.0 * m[l] + n2);
+                        break;
+                    }
+                    case kUh:
+                        for (int64_t l = 0; l < k_i; ++l) {
+                            t[l] = w * (-std::log2(m[l] + kUhSmoothing));
+                        }
+                        break;
+                    case kUcos: {
+                        double n2 = 0.0;
+                        for (int64_t l = 0; l < k_i; ++l) n2 += m[l] * m[l];
+                        const double norm = std::sqrt(n2);
+                        // A zero block has no direction: treat it as orthogonal to every label.
+                        for (int64_t l = 0; l < k_i; ++l) {
+                            t[l] = w * (norm > 0.0 ? 1.0 - m[l] / norm : 1.0);
+                        }
+                        break;
+                    }
+                    default: {  // kUlp
+                        double sp = 0.0;
+                        for (int64_t l = 0; l < k_i; ++l) sp += std::pow(m[l], p);
+                        const double norm = std::pow(sp, 1.0 / p);
+                        for (int64_t l = 0; l < k_i; ++l) {
+                            t[l] = w * (norm > 0.0 ? 1.0 - std::pow(m[l] / norm, p - 1.0) : 1.0);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    // k-means++ candidates as centres: entry (label l, candidate t) is the weighted squared
+    // distance 2 w_i [l != label of t] between one-hot blocks, 0 where t is unlabelled.
+    void build_candidate_table(const int64_t* candidates) {
+        clear_table();
+        for (int64_t t = 0; t < kc_; ++t) {
+            const int32_t* lab = rows_.labels + candidates[t] * sh_.r;
+            for (int64_t i = 0; i < sh_.r; ++i) {
+                const int64_t ly = lab[i];
+                if (ly < 0) continue;
+                const double v = 2.0 * rows_.weights[i];
+                const Column col = column(t, i);
+                const auto k_i = static_cast<int64_t>(slots_.size[static_cast<size_t>(i)]);
+                for (int64_t l = 0; l < k_i; ++l) {
+                    if (l != ly) col[l] = v;
+                }
+            }
+        }
+    }
+
+    // Counts, sizes and feature sums of a labelling (per thread / per chunk, see reduce), and
+    // the validation of every partition label.
+    void count(const int32_t* assignment) {
+        ensure_tally();
+        zero_thread_tally();
+        const int64_t n = sh_.n, d = sh_.d, r = sh_.r, width = slots_.count;
+        const int64_t* slot_of = slots_.of.data();
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt_)
+#endif
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const int tid = thread_id();
+            int64_t* counts = thread_counts_.data() + tid * (kc_ + 1) * width;
+            int64_t* sizes = thread_sizes_.data() + tid * (kc_ + 1);
+            double* sums = chunk_sums_.data() + c * (kc_ + 1) * d;
+            std::fill(sums, sums + (kc_ + 1) * d, 0.0);
+            int64_t bad = -1;
+            const int64_t stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop; ++x) {
+                const int64_t k = assignment[x] < 0 ? kc_ : assignment[x];
+                sizes[k] += 1;
+                if (r > 0) {
+                    const int32_t* lab = rows_.labels + x * r;
+                    int64_t* row = counts + k * width;
+                    for (int64_t i = 0; i < r; ++i) {
+                        const int64_t l = lab[i];
+                        if (!slots_.valid(i, l)) {  // all but never taken
+                            if (bad < 0) bad = x;
+                            continue;
+                        }
+                        row[slot_of[i] + l] += 1;
+                    }
+                }
+                if (d > 0) add_row(x, sums + k * d);
+            }
+            chunk_bad_[static_cast<size_t>(c)] = bad;
+        }
+        throw_first_bad(rows_, chunk_bad_);
+    }
+
+    // One Lloyd pass: the cost of every object to its current centre (summed per chunk), its
+    // best centre, and the change of the tally from the current to the best labels (added by
+    // reduce(tally, true)). Requires count() of the current labels before the first pass.
+    // Fusing the tally here saves a separate contingency pass over the n x r label matrix.
+    double lloyd_pass(const double* dense, const int32_t* labels, int32_t* best,
+                      double* best_cost, int64_t* changed) {
+        ensure_tally();
+        zero_thread_tally();
+        dispatch_lanes(kq_, [&](auto tag) {
+            lloyd_pass_impl<decltype(tag)::value>(dense, labels, best, best_cost);
+        });
+        *changed = 0;
+        for (const int64_t v : chunk_count_) *changed += v;
+        return chunk_sum(0);
+    }
+
+    // Costs against given centres: to `given[x]` when given, else to the cheapest centre (written
+    // to best[x]). Returns the sum of the costs, in chunk order.
+    double cost_pass(const double* dense, const int32_t* given, int32_t* best, double* costs) {
+        dispatch_lanes(kq_, [&](auto tag) {
+            cost_pass_impl<decltype(tag)::value>(dense, given, best, costs);
+        });
+        return chunk_sum(0);
+    }
+
+    // k-means++: dist[t][x] = min(closest[x], D^2(x, candidate t)) (closest null = +inf) and
+    // potentials[t] = sum over x of dist[t][x] in chunk order.
+    void candidate_pass(const double* dense, const double* closest, double* dist,
+                        double* potentials) {
+        dispatch_lanes(kq_, [&](auto tag) {
+            candidate_pass_impl<decltype(tag)::value>(dense, closest, dist);
+        });
+        for (int64_t t = 0; t < kc_; ++t) potentials[t] = chunk_sum(t);
+    }
+
+    // Per-thread counts (of count()) or their changes (of lloyd_pass(), with `update`) into out.
+    // Integer counts are exact in any order; feature sums are added chunk by chunk in order.
+    void reduce(Tally& out, bool update) const {
+        const int64_t width = slots_.count, d = sh_.d, rows_k = kc_ + 1;
+        if (!update) {
+            out.counts.assign(static_cast<size_t>(rows_k * width), 0);
+            out.sizes.assign(static_cast<size_t>(rows_k), 0);
+        }
+        out.sums.assign(static_cast<size_t>(rows_k * d), 0.0);
+        for (int t = 0; t < nt_; ++t) {
+            const int64_t* counts = thread_counts_.data() + t * rows_k * width;
+            for (int64_t e = 0; e < rows_k * width; ++e) {
+                out.counts[static_cast<size_t>(e)] += counts[e];
+            }
+            const int64_t* sizes = thread_sizes_.data() + t * rows_k;
+            for (int64_t k = 0; k < rows_k; ++k) out.sizes[static_cast<size_t>(k)] += sizes[k];
+        }
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const double* sums = chunk_sums_.data() + c * rows_k * d;
+            for (int64_t e = 0; e < rows_k * d; ++e) out.sums[static_cast<size_t>(e)] += sums[e];
+        }
+    }
+
+private:
+    // Entries (centre k, labels 0..K_i-1 of partition i) of the table, indexed by label.
+    struct Column {
+        Lanes* base;
+        int64_t stride;
+        int64_t lane;
+        double& operator[](int64_t l) const { return base[l * stride].v[lane]; }
+    };
+
+    Column column(int64_t k, int64_t i) {
+        return Column{table_.data() + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
+                      k % kLane};
+    }
+
+    void clear_table() {
+        for (Lanes& row : table_) std::memset(&row, 0, sizeof(Lanes));
+    }
+
+    void ensure_tally() {
+        if (!thread_sizes_.empty()) return;
+        const int64_t rows_k = kc_ + 1;
+        thread_counts_.assign(static_cast<size_t>(nt_ * rows_k * slots_.count), 0);
+        thread_sizes_.assign(static_cast<size_t>(nt_ * rows_k), 0);
+        chunk_sums_.assign(static_cast<size_t>(chunks_ * rows_k * sh_.d), 0.0);
+    }
+
+    void zero_thread_tally() {
+        std::fill(thread_counts_.begin(), thread_counts_.end(), 0);
+        std::fill(thread_sizes_.begin(), thread_sizes_.end(), 0);
+    }
+
+    void add_row(int64_t x, double* sums) const {
+        const double* xr = rows_.X + x * sh_.d;
+        for (int64_t j = 0; j < sh_.d; ++j) sums[j] += xr[j];
+    }
+
+    double chunk_sum(int64_t lane) const {
+        double total = 0.0;
+        for (int64_t c = 0; c < chunks_; ++c) {
+            total += chunk_value_[static_cast<size_t>(c * kc_ + lane)];
+        }
+        return total;
+    }
+
+    template <int KQ>
+    void lloyd_pass_impl(const double* dense, const int32_t* labels, int32_t* best,
+                         double* best_cost) {
+        const int64_t n = sh_.n, d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_,
+                      kq = kq_, kp = kp_;
+        const int64_t* slot_of = slots_.of.data();
+        const Lanes* table = table_.data();
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt_)
+#endif
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const int tid = thread_id();
+            double* acc = scratch_.data() + tid * kp;
+            Lanes* lanes = lane_scratch_.data() + tid * kq;
+            int64_t* counts = thread_counts_.data() + tid * (kc + 1) * width;
+            int64_t* sizes = thread_sizes_.data() + tid * (kc + 1);
+            double objective = 0.0;
+            int64_t moved = 0;
+            const int64_t start = c * kChunk, stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = start; x < stop; ++x) {
+                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+                const int64_t cur = labels[x];
+                int64_t b = argmin(acc, kc);
+                if (acc[cur] == acc[b]) b = cur;  // ties keep the current cluster: no churn
+                objective += acc[cur];
+                best[x] = static_cast<int32_t>(b);
+                best_cost[x] = acc[b];
+                if (b == cur) continue;
+                // Only a move changes the counts; late passes move few objects, so this costs
+                // far less than recounting the n x r matrix.
+                moved += 1;
+                sizes[cur] -= 1;
+                sizes[b] += 1;
+                const int32_t* lab = rows_.labels + x * r;
+                int64_t* from = counts + cur * width;
+                int64_t* to = counts + b * width;
+                for (int64_t i = 0; i < r; ++i) {
+                    from[slot_of[i] + lab[i]] -= 1;
+                    to[slot_of[i] + lab[i]] += 1;
+                }
+            }
+            // Feature sums are floating, so they are not updated by differences: a chunk with a
+            // move is summed again from scratch, which gives exactly what a full recount would.
+            if (moved > 0 && d > 0) {
+                double* sums = chunk_sums_.data() + c * (kc + 1) * d;
+                std::fill(sums, sums + (kc + 1) * d, 0.0);
+                for (int64_t x = start; x < stop; ++x) add_row(x, sums + best[x] * d);
+            }
+            chunk_value_[static_cast<size_t>(c * kc)] = objective;
+            chunk_count_[static_cast<size_t>(c)] = moved;
+        }
+    }
+
+    template <int KQ>
+    void cost_pass_impl(const double* dense, const int32_t* given, int32_t* best, double* costs) {
+        const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
+        const int64_t* slot_of = slots_.of.data();
+        const Lanes* table = table_.data();
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt_)
+#endif
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const int tid = thread_id();
+            double* acc = scratch_.data() + tid * kp;
+            Lanes* lanes = lane_scratch_.data() + tid * kq;
+            double total = 0.0;
+            const int64_t stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop; ++x) {
+                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+                double cost;
+                if (given != nullptr) {
+                    cost = acc[given[x]];
+                } else {
+                    const int64_t b = argmin(acc, kc);
+                    best[x] = static_cast<int32_t>(b);
+                    cost = acc[b];
+                }
+                if (costs != nullptr) costs[x] = cost;
+                total += cost;
+            }
+            chunk_value_[static_cast<size_t>(c * kc)] = total;
+        }
+    }
+
+    template <int KQ>
+    void candidate_pass_impl(const double* dense, const double* closest, double* dist) {
+        const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
+        const int64_t* slot_of = slots_.of.data();
+        const Lanes* table = table_.data();
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(nt_)
+#endif
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const int tid = thread_id();
+            double* acc = scratch_.data() + tid * kp;
+            Lanes* lanes = lane_scratch_.data() + tid * kq;
+            double* potential = chunk_value_.data() + c * kc;
+            std::fill(potential, potential + kc, 0.0);
+            const int64_t stop = std::min(n, (c + 1) * kChunk);
+            for (int64_t x = c * kChunk; x < stop; ++x) {
+                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+                for (int64_t t = 0; t < kc; ++t) {
+                    const double v = closest != nullptr ? std::min(closest[x], acc[t]) : acc[t];
+                    dist[t * n + x] = v;
+                    potential[t] += v;
+                }
+            }
+        }
+    }
+
+    const MixedRows& rows_;
+    const Shape sh_;
+    const Slots slots_;
+    const int64_t kc_;      // centres compared per pass (clusters or k-means++ trials)
+    const int64_t kq_;      // Lanes per table row
+    const int64_t kp_;      // kc_ padded to whole Lanes
+    const int64_t chunks_;
+    const int nt_;
+    std::vector<Lanes> table_;         // slots x kq; missing slots stay zero
+    std::vector<double> chunk_value_;  // chunks x kc: objective (lane 0) or potentials
+    std::vector<int64_t> chunk_count_;
+    std::vector<int64_t> chunk_bad_;
+    std::vector<double> scratch_;      // nt x kp, each thread's costs of one object
+    std::vector<Lanes> lane_scratch_;  // nt x kq, accumulators for the any-count fallback
+    std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
+    std::vector<int64_t> thread_sizes_;   // nt x (kc + 1)
+    std::vector<double> chunk_sums_;      // chunks x (kc + 1) x d
+};
+
+// Centroids from a tally (see the header for the fallbacks of empty blocks and clusters).
+void centres_from_tally(const MixedRows& rows, const Shape& sh, const Slots& slots,
+                        int64_t n_clusters, const Tally& tally, double* dense, double* cat) {
+    const int64_t d = sh.d, rows_k = n_clusters + 1;
+    if (d > 0) {
+        std::vector<double> whole(static_cast<size_t>(d), 0.0);
+        int64_t total = 0;
+        for (int64_t k = 0; k < rows_k; ++k) {
+            for (int64_t j = 0; j < d; ++j) {
+                whole[static_cast<size_t>(j)] += tally.sums[static_cast<size_t>(k * d + j)];
+            }
+            total += tally.sizes[static_cast<size_t>(k)];
+        }
+        for (int64_t k = 0; k < n_clusters; ++k) {
+            const int64_t size = tally.sizes[static_cast<size_t>(k)];
+            for (int64_t j = 0; j < d; ++j) {
+                double v = 0.0;
+                if (size > 0) {
+                    v = tally.sums[static_cast<size_t>(k * d + j)] / static_cast<double>(size);
+                } else if (total > 0) {
+                    v = whole[static_cast<size_t>(j)] / static_cast<double>(total);
+                }
+                dense[k * d + j] = v;
+            }
+        }
+    }
+    if (sh.r > 0) {
+        const int64_t* off = rows.offsets;
+        const int64_t n_slots = slots.count;
+        std::vector<int64_t> whole(static_cast<size_t>(n_slots), 0);
+        for (int64_t k = 0; k < rows_k; ++k) {
+            for (int64_t e = 0; e < n_slots; ++e) {
+                whole[static_cast<size_t>(e)] += tally.counts[static_cast<size_t>(k * n_slots + e)];
+            }
+        }
+        for (int64_t i = 0; i < sh.r; ++i) {
+            const int64_t first = slots.of[static_cast<size_t>(i)];
+            const auto k_i = static_cast<int64_t>(slots.size[static_cast<size_t>(i)]);
+            int64_t whole_total = 0;
+            for (int64_t l = 0; l < k_i; ++l) whole_total += whole[static_cast<size_t>(first + l)];
+            for (int64_t k = 0; k < n_clusters; ++k) {
+                const int64_t* counts = tally.counts.data() + k * n_slots + first;
+                int64_t total = 0;
+                for (int64_t l = 0; l < k_i; ++l) total += counts[l];
+                double* m = cat + k * sh.width + off[i];
+                for (int64_t l = 0; l < k_i; ++l) {
+                    double v = 0.0;
+                    if (total > 0) {
+                        v = static_cast<double>(counts[l]) / static_cast<double>(total);
+                    } else if (whole_total > 0) {
+                        v = static_cast<double>(whole[static_cast<size_t>(first + l)]) /
+                            static_cast<double>(whole_total);
+                    }
+                    m[l] = v;
+                }
+            }
+        }
+    }
+}
+
+bool any_empty(const Tally& tally, int64_t n_clusters) {
+    for (int64_t k = 0; k < n_clusters; ++k) {
+        if (tally.sizes[static_cast<size_t>(k)] == 0) return true;
+    }
+    return false;
+}
+
+// Give each empty cluster (in increasing index) the costliest object whose cluster keeps at least
+// one member (ties: lowest index). n >= K guarantees such an object exists. Serial and O(E n):
+// empties are rare and E <= K.
+void reseed(std::vector<int32_t>& labels, const std::vector<double>& costs,
+            std::vector<int64_t>& sizes, int64_t n_clusters) {
+    const int64_t n = static_cast<int64_t>(labels.size());
+    for (int64_t e = 0; e < n_clusters; ++e) {
+        if (sizes[static_cast<size_t>(e)] != 0) continue;
+        int64_t pick = -1;
+        double pick_cost = 0.0;
+        for (int64_t x = 0; x < n; ++x) {
+            if (sizes[static_cast<size_t>(labels[static_cast<size_t>(x)])] < 2) continue;
+            const double v = costs[static_cast<size_t>(x)];
+            // Written so a NaN cost is never preferred and never leaves pick unset.
+            if (pick < 0 || v > pick_cost) {
+                pick = x;
+                pick_cost = v;
+            }
+        }
+        if (pick < 0) fail("cannot re-seed an empty cluster: n_clusters exceeds n");
+        sizes[static_cast<size_t>(labels[static_cast<size_t>(pick)])] -= 1;
+        sizes[static_cast<size_t>(e)] = 1;
+        labels[static_cast<size_t>(pick)] = static_cast<int32_t>(e);
+    }
+}
+
+}  // namespace
+
+LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment,
+                  int64_t max_iter, double tol, int n_threads, double* objective_trace,
+                  double* dense_centers, double* cat_centers) {
+    const Shape sh = validate_rows(rows);
+    check_n_clusters(n_clusters, sh.n, true);
+    if (max_iter < 0) fail("max_iter must be >= 0, got " + str(max_iter));
+    if (!(tol >= 0.0 && std::isfinite(tol))) fail("tol must be finite and >= 0, got " + str(tol));
+    if (objective_trace == nullptr) fail("objective_trace is null");
+    if (sh.d > 0 && dense_centers == nullptr) fail("dense_centers is null but d = " + str(sh.d));
+    if (sh.width > 0 && cat_centers == nullptr) fail("cat_centers is null but offsets[r] > 0");
+    check_assignment(assignment, sh.n, n_clusters, false);
+
+    const int64_t n = sh.n, k_count = n_clusters;
+    const auto un = static_cast<size_t>(n);
+    Engine engine(rows, sh, k_count, n_threads);
+    std::vector<int32_t> labels(assignment, assignment + n), best(un), prev_labels(un);
+    std::vector<double> best_cost(un);
+    Centres cur{std::vector<double>(static_cast<size_t>(k_count * sh.d)),
+                std::vector<double>(static_cast<size_t>(k_count * sh.width))};
+    Centres prev = cur;
+    Tally tally;
+
+    engine.count(labels.data());  // also validates every partition label, once per call
+    engine.reduce(tally, false);
+    centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+    if (any_empty(tally, k_count)) {
+        engine.build_table(cur.cat.data());
+        engine.cost_pass(cur.dense.data(), labels.data(), nullptr, best_cost.data());
+        reseed(labels, best_cost, tally.sizes, k_count);
+        engine.count(labels.data());
+        engine.reduce(tally, false);
+        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+    }
+
+    LloydResult result;
+    double obj = 0.0, prev_obj = 0.0;
+    for (int64_t it = 0;; ++it) {
+        engine.build_table(cur.cat.data());
+        int64_t changed = 0;
+        obj = engine.lloyd_pass(cur.dense.data(), labels.data(), best.data(), best_cost.data(),
+                                &changed);
+        // Any rise (only round-off or the UH smoothing can cause one, the mean being optimal) is
+        // undone, so the trace never rises and the best labels seen are returned.
+        if (it > 0 && obj > prev_obj) {
+            labels.swap(prev_labels);
+            cur.swap(prev);
+            obj = prev_obj;
+            result.stop = kStopRose;
+            break;
+        }
+        objective_trace[result.n_trace++] = obj;
+        if (it > 0 && (prev_obj - obj) < tol * std::fabs(prev_obj)) {
+            result.stop = kStopTol;
+            break;
+        }
+        if (changed == 0) {
+            result.stop = kStopStable;
+            break;
+        }
+        if (it == max_iter) {
+            result.stop = kStopMaxIter;
+            break;
+        }
+        prev_labels.swap(labels);
+        labels.swap(best);
+        cur.swap(prev);
+        prev_obj = obj;
+        engine.reduce(tally, true);  // the pass tallied the moves to the new labels
+        if (any_empty(tally, k_count)) {
+            reseed(labels, best_cost, tally.sizes, k_count);
+            engine.count(labels.data());
+            engine.reduce(tally, false);
+        }
+        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+    }
+
+    std::copy(labels.begin(), labels.end(), assignment);
+    std::copy(cur.dense.begin(), cur.dense.end(), dense_centers);
+    std::copy(cur.cat.begin(), cur.cat.end(), cat_centers);
+    result.objective = obj;
+    result.n_iter = result.n_trace - 1;
+    result.converged = result.stop != kStopMaxIter;
+    return result;
+}
+
+double assign(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
+              const double* cat_centers, int32_t* assignment, double* costs, int n_threads) {
+    const Shape sh = validate_rows(rows);
+    check_n_clusters(n_clusters, sh.n, false);
+    check_centers(sh, n_clusters, dense_centers, cat_centers);
+    if (sh.n > 0 && assignment == nullptr) fail("assignment is null");
+    Engine engine(rows, sh, n_clusters, n_threads);
+    engine.check_labels();
+    engine.build_table(cat_centers);
+    return engine.cost_pass(dense_centers, nullptr, assignment, costs);
+}
+
+double objective(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
+                 const double* cat_centers, const int32_t* assignment, double* costs,
+                 int n_threads) {
+    const Shape sh = validate_rows(rows);
+    check_n_clusters(n_clusters, sh.n, false);
+    check_centers(sh, n_clusters, dense_centers, cat_centers);
+    check_assignment(assignment, sh.n, n_clusters, false);
+    Engine engine(rows, sh, n_clusters, n_threads);
+    engine.check_labels();
+    engine.build_table(cat_centers);
+    return engine.cost_pass(dense_centers, assignment, nullptr, costs);
+}
+
+void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
+               double* dense_centers, double* cat_centers, int n_threads) {
+    const Shape sh = validate_rows(rows);
+    check_n_clusters(n_clusters, sh.n, false);
+    if (sh.d > 0 && dense_centers == nullptr) fail("dense_centers is null but d = " + str(sh.d));
+    if (sh.width > 0 && cat_centers == nullptr) fail("cat_centers is null but offsets[r] > 0");
+    check_assignment(assignment, sh.n, n_clusters, true);
+    Engine engine(rows, sh, n_clusters, n_threads);
+    Tally tally;
+    engine.count(assignment);
+    engine.reduce(tally, false);
+    centres_from_tally(rows, sh, engine.slots(), n_clusters, tally, dense_centers, cat_centers);
+}
+
+void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const double* uniforms,
+              int64_t n_trials, int n_threads, int64_t* seeds) {
+    const Shape sh = validate_rows(rows);
+    check_n_clusters(n_clusters, sh.n, true);
+    const int64_t n = sh.n, d = sh.d, k_count = n_clusters;
+    if (first < 0 || first >= n) fail("first must be in 0.." + str(n - 1) + ", got " + str(first));
+    if (n_trials < 1) fail("n_trials must be >= 1, got " + str(n_trials));
+    if (seeds == nullptr) fail("seeds is null");
+    if (k_count > 1 && uniforms == nullptr) fail("uniforms is null");
+    for (int64_t e = 0; e < (k_count - 1) * n_trials; ++e) {
+        if (!(uniforms[e] >= 0.0 && uniforms[e] < 1.0)) {
+            fail("uniforms must lie in [0, 1), got " + str(uniforms[e]) + " at flat index " + str(e));
+        }
+    }
+    const auto un = static_cast<size_t>(n);
+    std::vector<char> chosen(un, 0);
+    std::vector<double> closest(un), cum(un), potentials(static_cast<size_t>(n_trials));
+    std::vector<double> dist(static_cast<size_t>(n_trials) * un);
+    std::vector<double> dense(static_cast<size_t>(n_trials * d));
+    std::vector<int64_t> candidates(static_cast<size_t>(n_trials));
+
+    auto gather = [&](Engine& engine, int64_t count) {
+        if (sh.r > 0) engine.build_candidate_table(candidates.data());
+        for (int64_t t = 0; d > 0 && t < count; ++t) {
+            std::copy(rows.X + candidates[static_cast<size_t>(t)] * d,
+                      rows.X + (candidates[static_cast<size_t>(t)] + 1) * d, dense.begin() + t * d);
+        }
+    };
+
+    {
+        Engine engine(rows, sh, 1, n_threads);
+        engine.check_labels();
+        candidates[0] = first;
+        gather(engine, 1);
+        engine.candidate_pass(dense.data(), nullptr, closest.data(), potentials.data());
+    }
+    seeds[0] = first;
+    chosen[static_cast<size_t>(first)] = 1;
+
+    Engine engine(rows, sh, n_trials, n_threads);
+    for (int64_t s = 1; s < k_count; ++s) {
+        // A running sum in object order, so the draw is the same on any machine and thread count.
+        double running = 0.0;
+        for (size_t x = 0; x < un; ++x) {
+            running += closest[x];
+            cum[x] = running;
+        }
+        const double total = running;
+        int64_t seed = -1;
+        if (total > 0.0) {
+            int64_t last_positive = n - 1;
+            while (last_positive > 0 && !(closest[static_cast<size_t>(last_positive)] > 0.0)) {
+                --last_positive;
+            }
+            for (int64_t t = 0; t < n_trials; ++t) {
+                const double target = uniforms[(s - 1) * n_trials + t] * total;
+                int64_t x = std::upper_bound(cum.begin(), cum.end(), target) - cum.begin();
+                if (x >= n) x = last_positive;  // u * total rounded up to total
+                candidates[static_cast<size_t>(t)] = x;
+            }
+            gather(engine, n_trials);
+            engine.candidate_pass(dense.data(), closest.data(), dist.data(), potentials.data());
+            int64_t win = 0;
+            for (int64_t t = 1; t < n_trials; ++t) {
+                if (potentials[static_cast<size_t>(t)] < potentials[static_cast<size_t>(win)]) win = t;
+            }
+            seed = candidates[static_cast<size_t>(win)];
+            if (!chosen[static_cast<size_t>(seed)]) {
+                std::copy(dist.begin() + win * n, dist.begin() + (win + 1) * n, closest.begin());
+            } else {
+                seed = -1;  // only reachable with non-finite features; fall back below
+            }
+        }
+        if (seed < 0) {
+            // Every object coincides with a seed: no draw can separate them, take the next index.
+            seed = 0;
+            while (chosen[static_cast<size_t>(seed)]) ++seed;
+            closest[static_cast<size_t>(seed)] = 0.0;
+        }
+        seeds[s] = seed;
+        chosen[static_cast<size_t>(seed)] = 1;
+    }
+}
+
+}  // namespace cclust

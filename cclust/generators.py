@@ -1,0 +1,210 @@
+"""Basic-partition generators: k-means run many times with randomised parameters or data.
+
+Every generator has the signature ``gen(X, n_clusters, *, n_partitions=100, random_state=None,
+n_jobs=None, **params) -> Ensemble``. Partition j draws all its randomness from the j-th child
+of one ``numpy.random.SeedSequence``, so the ensemble is the same for any ``n_jobs``. The
+k-means runs are the compiled mixed-rows engine with a dense block only (the same Lloyd passes,
+empty-cluster rule and convergence test as KCC), one initialisation each (RPS, 001 sec. 2).
+"""
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from cclust import _engine
+from cclust._validation import check_array_2d, check_float, check_int, check_n_threads
+from cclust.ensemble import Ensemble
+from cclust.errors import ValidationError
+
+_INITS = ("k-means++", "random")
+
+
+def _check_common(X, n_clusters, n_partitions, init, max_iter):
+    X = check_array_2d(X, "X")
+    n = X.shape[0]
+    if n < 2:
+        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    if init not in _INITS:
+        raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")
+    check_int(max_iter, "max_iter", low=1)
+    return X, n, n_clusters, n_partitions
+
+
+def _check_k_range(k_range, default, n):
+    if k_range is None:
+        k_range = default
+    try:
+        low, high = (int(v) for v in k_range)
+        if (low, high) != tuple(k_range):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ValidationError(f"k_range must be a pair of ints (low, high), got {k_range!r}.") from None
+    if not 2 <= low <= high <= n:
+        raise ValidationError(
+            f"k_range must satisfy 2 <= low <= high <= n_samples ({n}), got ({low}, {high})."
+        )
+    return low, high
+
+
+def _seed_sequences(random_state, count):
+    if isinstance(random_state, np.random.Generator):
+        root = np.random.SeedSequence(int(random_state.integers(2**63)))
+    elif isinstance(random_state, np.random.SeedSequence):
+        root = random_state
+    elif random_state is None:
+        root = np.random.SeedSequence()
+    else:
+        root = np.random.SeedSequence(check_int(random_state, "random_state", low=0))
+    return root.spawn(count)
+
+
+def _kmeans_labels(X, k, rng, init, max_iter, tol):
+    """One k-means run (one initialisation) on X; returns int64 labels and the centres."""
+    space = _engine.MixedSpace.dense(X)
+    seeds = _engine.seed_objects(space, k, init, rng, 1)
+    start = _engine.labels_from_seeds(space, seeds, 1)
+    run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=tol, n_threads=1)
+    return run.labels, run.dense_centers
+
+
+def _generate(one_partition, random_state, n_partitions, n_jobs):
+    """Ensemble of ``one_partition(rng)`` over per-partition generators, on ``n_jobs`` threads.
+
+    Partition j always gets the j-th child seed and results are collected in order, so the
+    ensemble does not depend on the number of threads (the engine releases the GIL).
+    """
+    seqs = _seed_sequences(random_state, n_partitions)
+    workers = min(check_n_threads(n_jobs, "n_jobs"), n_partitions)
+
+    def run(seq):
+        return one_partition(np.random.default_rng(seq))
+
+    if workers <= 1:
+        columns = [run(seq) for seq in seqs]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            columns = list(pool.map(run, seqs))
+    return Ensemble(np.column_stack(columns))
+
+
+def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", max_iter=100,
+           tol=1e-4, random_state=None, n_jobs=None):
+    """Random-parameter selection (RPS): k-means with a random number of clusters per partition.
+
+    Each partition runs k-means once (``n_init=1``, as 001 sec. 2 and 000 sec. 5) with K_i
+    drawn uniformly from ``k_range``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    n_clusters : int
+        K of the consensus the ensemble is meant for; sets the default ``k_range``.
+    n_partitions : int, default=100
+    k_range : (int, int), default=None
+        Inclusive range of K_i. Default ``(K, max(K, ceil(sqrt(n))))``, the KCC authors'
+        choice; 001's experiments use ``(2, 2K)``.
+    init : {"k-means++", "random"}, default="k-means++"
+    max_iter : int, default=100
+    tol : float, default=1e-4
+        Relative objective improvement below which a run stops.
+    random_state : int, Generator or None
+    n_jobs : int, default=None
+        Partitions computed in parallel threads; None or -1 uses every core. The ensemble is
+        identical for any value.
+
+    Returns
+    -------
+    Ensemble of shape (n_samples, n_partitions)
+
+    Examples
+    --------
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> kmeans(X, 3, n_partitions=10, random_state=0).shape
+    (150, 10)
+    """
+    X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
+    low, high = _check_k_range(k_range, (n_clusters, max(n_clusters, math.ceil(math.sqrt(n)))), n)
+    tol = check_float(tol, "tol", low=0)
+
+    def one_partition(rng):
+        k = int(rng.integers(low, high + 1))
+        return _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
+
+    return _generate(one_partition, random_state, n_partitions, n_jobs)
+
+
+def _fraction(fraction, name="fraction"):
+    return check_float(fraction, name, low=0, high=1, low_open=True)
+
+
+def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
+             max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+    """Random feature selection (RFS): k-means on a random ``fraction`` of the features.
+
+    003 sec. 4.3 uses 70% of the features and randomly chosen initial centres; K_i is drawn
+    from ``k_range`` (default ``(K, K)``: 003 clusters with the consensus K).
+    Parameters as :func:`kmeans`, plus ``fraction`` in (0, 1] (at least one feature is kept).
+    """
+    X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
+    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    fraction = _fraction(fraction)
+    tol = check_float(tol, "tol", low=0)
+    d = X.shape[1]
+    m = max(1, int(round(fraction * d)))
+
+    def one_partition(rng):
+        k = int(rng.integers(low, high + 1))
+        features = np.sort(rng.choice(d, size=m, replace=False))
+        return _kmeans_labels(np.ascontiguousarray(X[:, features]), k, rng, init, max_iter, tol)[0]
+
+    return _generate(one_partition, random_state, n_partitions, n_jobs)
+
+
+def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
+              max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+    """k-means on a random ``fraction`` of the objects, the rest assigned to the nearest centre.
+
+    003 sec. 4.3 uses 70% of the objects and randomly chosen initial centres; K_i is drawn
+    from ``k_range`` (default ``(K, K)``). Parameters as :func:`kmeans`, plus ``fraction`` in
+    (0, 1] (the sample keeps at least K_i objects).
+    """
+    X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
+    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    fraction = _fraction(fraction)
+    tol = check_float(tol, "tol", low=0)
+
+    def one_partition(rng):
+        k = int(rng.integers(low, high + 1))
+        size = min(n, max(k, int(round(fraction * n))))
+        sample = np.sort(rng.choice(n, size=size, replace=False))
+        _, centres = _kmeans_labels(np.ascontiguousarray(X[sample]), k, rng, init, max_iter, tol)
+        labels, _ = _engine.assign(_engine.MixedSpace.dense(X), centres, np.empty((k, 0)), 1)
+        return labels
+
+    return _generate(one_partition, random_state, n_partitions, n_jobs)
+
+
+def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=None,
+               init="k-means++", max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+    """k-means on random Gaussian projections of X (Fern & Brodley, ICML 2003).
+
+    Each partition projects X onto ``n_components`` directions with i.i.d. N(0, 1/n_components)
+    entries and runs k-means there. Default ``n_components = ceil(d / 2)`` (at least 1);
+    K_i from ``k_range`` (default ``(K, K)``).
+    """
+    X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
+    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    d = X.shape[1]
+    n_components = check_int(max(1, math.ceil(d / 2)) if n_components is None else n_components,
+                             "n_components", low=1)
+    tol = check_float(tol, "tol", low=0)
+
+    def one_partition(rng):
+        k = int(rng.integers(low, high + 1))
+        R = rng.standard_normal((d, n_components)) / math.sqrt(n_components)
+        return _kmeans_labels(np.ascontiguousarray(X @ R), k, rng, init, max_iter, tol)[0]
+
+    return _generate(one_partition, random_state, n_partitions, n_jobs)

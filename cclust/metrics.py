@@ -1,0 +1,866 @@
+"""External and consensus criteria, all computed from contingency tables.
+
+Every metric that compares two labellings is written once, as a private function of their
+contingency table (``_ari_from_table``, ``_nmi_from_table``, ...). The public label-level
+functions build that table with one O(n) pass of the compiled core and call it;
+:func:`consensus_score` builds the table of a labelling against every partition of an
+:class:`~cclust.Ensemble` with one compiled pass and calls the same function on each block.
+
+Conventions
+-----------
+* A table's rows are the clusters of the first labelling (``labels_true``), its columns those
+  of the second (``labels_pred``), as in ``sklearn.metrics.cluster.contingency_matrix``.
+* Rows or columns that sum to zero are ignored (they occur in a consensus block when every
+  object of a cluster is missing from that partition): a metric of a block is the metric of the
+  objects that partition labels.
+* Logarithms are natural. Edge cases (a single cluster on both sides, every object in its own
+  cluster, one object) give the values scikit-learn gives; the one documented difference is
+  :func:`ami` in the 0/0 case described there.
+* A table with more than ``max(n_samples, 2**22)`` cells is kept sparse (sorted cell keys,
+  O(n log n)) so that thousands of clusters on both sides cannot exhaust memory; every result is
+  the same either way.
+"""
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from cclust._validation import (
+    check_array_2d,
+    check_n_threads,
+    check_same_length,
+    label_vector,
+)
+from cclust.errors import MemoryBudgetError, ValidationError
+
+__all__ = [
+    "accuracy",
+    "ami",
+    "ari",
+    "compactness",
+    "consensus_score",
+    "contingency_table",
+    "kmeans_objective",
+    "nmi",
+    "rand",
+    "van_dongen",
+    "vi",
+]
+
+_EPS = np.finfo(np.float64).eps
+
+#: Tables with at most this many cells (or at most n_samples cells) are built dense.
+_DENSE_CELLS = 1 << 22
+
+#: Normalisers of NMI and AMI; "sqrt" is 000 eq. 7's geometric mean.
+_AVERAGES = ("arithmetic", "geometric", "max", "min", "sqrt")
+
+
+# -- contingency tables --------------------------------------------------------------------------
+
+def _codes(labels_true, labels_pred, name_true, name_pred):
+    a, ka = label_vector(labels_true, name_true)
+    b, kb = label_vector(labels_pred, name_pred)
+    check_same_length(a, b, name_true, name_pred)
+    return a, ka, b, kb
+
+
+def _sparse_table(a, ka, b, kb):
+    """CSR table from sorted cell keys: O(n log n), memory bounded by the non-empty cells."""
+    keys, counts = np.unique(a * np.int64(kb) + b, return_counts=True)
+    rows, cols = np.divmod(keys, np.int64(kb))
+    indptr = np.zeros(ka + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=ka), out=indptr[1:])
+    return sp.csr_array((counts.astype(np.int64), cols, indptr), shape=(ka, kb))
+
+
+def _table_from_codes(a, ka, b, kb, *, sparse=None):
+    """The (ka, kb) table of two code vectors: dense from the compiled pass, or CSR."""
+    if sparse is None:
+        sparse = ka * kb > max(a.shape[0], _DENSE_CELLS)
+    if sparse:
+        return _sparse_table(a, ka, b, kb)
+    from cclust._ext import _contingency
+
+    return _contingency.pair_table(a, b, ka, kb, check_n_threads(None))
+
+
+def _labels_table(labels_true, labels_pred, name_true="labels_true", name_pred="labels_pred"):
+    return _table_from_codes(*_codes(labels_true, labels_pred, name_true, name_pred))
+
+
+def contingency_table(labels_a, labels_b, *, sparse=False):
+    """Contingency table of two labellings of the same objects.
+
+    ``table[i, j]`` counts the objects in cluster i of ``labels_a`` and cluster j of
+    ``labels_b``; clusters are numbered in the sorted order of their labels. This is the table
+    every metric of this module reads (the matrix :math:`M = (m_{kk'})` of Nguyen & Caruana,
+    2007, section 6.1, paper 004), built in one O(n) pass of the compiled core.
+
+    Parameters
+    ----------
+    labels_a : array-like of shape (n_samples,)
+        First labelling (any comparable labels: ints, strings, whole floats).
+    labels_b : array-like of shape (n_samples,)
+        Second labelling of the same objects.
+    sparse : bool, default=False
+        Return a ``scipy.sparse.csr_array`` holding only the non-empty cells (use it when both
+        labellings have very many clusters).
+
+    Returns
+    -------
+    table : ndarray of shape (n_clusters_a, n_clusters_b), int64, or csr_array
+
+    Raises
+    ------
+    ValidationError
+        If a labelling is not 1-D, is empty, holds NaN, or the lengths differ.
+    MemoryBudgetError
+        If the dense table would exceed the memory budget (``cclust.ensemble.memory_budget``);
+        pass ``sparse=True``.
+
+    Examples
+    --------
+    >>> from cclust.metrics import contingency_table
+    >>> contingency_table([0, 0, 1, 1, 2], ["a", "a", "a", "b", "b"]).tolist()
+    [[2, 0], [1, 1], [0, 1]]
+    """
+    a, ka, b, kb = _codes(labels_a, labels_b, "labels_a", "labels_b")
+    if not sparse:
+        from cclust.ensemble import format_bytes, memory_budget
+
+        need = ka * kb * 8
+        if need > memory_budget():
+            raise MemoryBudgetError(
+                f"the dense {ka} x {kb} contingency table needs {format_bytes(need)}, over the memory "
+                f"budget of {format_bytes(memory_budget())}; pass sparse=True."
+            )
+    return _table_from_codes(a, ka, b, kb, sparse=bool(sparse))
+
+
+# -- reading a table (dense ndarray or CSR) ----------------------------------------------------
+
+def _marginals(table):
+    """Row and column sums, int64 (zeros kept)."""
+    rows = np.asarray(table.sum(axis=1), dtype=np.int64).reshape(-1)
+    cols = np.asarray(table.sum(axis=0), dtype=np.int64).reshape(-1)
+    return rows, cols
+
+
+def _cells(table):
+    """Non-zero cells in row-major order: (row, column, count)."""
+    if sp.issparse(table):
+        coo = sp.coo_array(table)
+        order = np.lexsort((coo.col, coo.row))
+        rows, cols, vals = coo.row[order], coo.col[order], coo.data[order].astype(np.int64)
+        keep = vals != 0
+        return rows[keep], cols[keep], vals[keep]
+    table = np.asarray(table)
+    flat = table.reshape(-1)
+    where = np.flatnonzero(flat)
+    rows, cols = np.divmod(where, table.shape[1])
+    return rows, cols, flat[where].astype(np.int64, copy=False)
+
+
+def _max_per(table, axis):
+    """Largest cell of every row (axis=1) or column (axis=0)."""
+    if not sp.issparse(table):
+        return np.asarray(table).max(axis=axis)
+    rows, cols, vals = _cells(table)
+    out = np.zeros(table.shape[1 - axis], dtype=np.int64)
+    np.maximum.at(out, rows if axis == 1 else cols, vals)
+    return out
+
+
+def _sum_of_squares(counts):
+    """Exact sum of squared counts (Python int); int64 is exact while the total is < 3e9."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.sum() < 3_037_000_499:
+        return int(np.dot(counts, counts))
+    return sum(int(c) * int(c) for c in counts)
+
+
+def _entropy(counts):
+    """Entropy (nats) of cluster sizes, as scikit-learn computes it from the sizes."""
+    pi = counts[counts > 0].astype(np.float64)
+    if pi.size <= 1:
+        return 0.0
+    pi_sum = np.sum(pi)
+    return float(-np.sum((pi / pi_sum) * (np.log(pi) - math.log(pi_sum))))
+
+
+def _generalized_average(u, v, average):
+    if average == "min":
+        return min(u, v)
+    if average in ("geometric", "sqrt"):
+        return float(np.sqrt(u * v))
+    if average == "arithmetic":
+        return float(np.mean([u, v]))
+    return max(u, v)
+
+
+def _check_average(average):
+    if not isinstance(average, str) or average not in _AVERAGES:
+        raise ValidationError(f"average must be one of {list(_AVERAGES)}, got {average!r}.")
+    return average
+
+
+# -- metrics from a table (each formula written once) ------------------------------------------
+
+def _pair_confusion(table):
+    """(tn, fp, fn, tp) pair counts as exact Python ints (ordered pairs, as scikit-learn)."""
+    rows, cols = _marginals(table)
+    n = int(rows.sum())
+    cells = _cells(table)[2] if sp.issparse(table) else np.asarray(table).reshape(-1)
+    sum_squares = _sum_of_squares(cells)
+    tp = sum_squares - n
+    fp = _sum_of_squares(cols) - sum_squares
+    fn = _sum_of_squares(rows) - sum_squares
+    tn = n * n - fp - fn - sum_squares
+    return tn, fp, fn, tp
+
+
+def _ari_from_table(table):
+    tn, fp, fn, tp = _pair_confusion(table)
+    if fn == 0 and fp == 0:
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+
+
+def _rand_from_table(table):
+    tn, fp, fn, tp = _pair_confusion(table)
+    numerator, denominator = tn + tp, tn + fp + fn + tp
+    if numerator == denominator or denominator == 0:
+        return 1.0
+    return float(numerator) / float(denominator)
+
+
+def _mutual_info_from_table(table):
+    """MI (nats), 004 eq. 6, with scikit-learn's per-cell rounding guard and clipping at 0."""
+    rows, cols = _marginals(table)
+    if np.count_nonzero(rows) <= 1 or np.count_nonzero(cols) <= 1:
+        return 0.0
+    nzx, nzy, nz_val = _cells(table)
+    total = float(nz_val.sum())
+    log_cells = np.log(nz_val)
+    cells = nz_val / total
+    outer = rows.take(nzx) * cols.take(nzy)
+    log_outer = -np.log(outer) + math.log(float(rows.sum())) + math.log(float(cols.sum()))
+    mi = cells * (log_cells - math.log(total)) + cells * log_outer
+    mi = np.where(np.abs(mi) < _EPS, 0.0, mi)
+    return float(np.clip(mi.sum(), 0.0, None))
+
+
+def _nmi_from_table(table, average="sqrt"):
+    rows, cols = _marginals(table)
+    ka, kb = np.count_nonzero(rows), np.count_nonzero(cols)
+    if ka == kb and ka <= 1:
+        return 1.0
+    mi = _mutual_info_from_table(table)
+    if mi == 0:
+        return 0.0
+    return float(mi / _generalized_average(_entropy(rows), _entropy(cols), average))
+
+
+# Half-width of the summation window of the expected mutual information, in Bernstein units:
+# the hypergeometric mass outside it is below 2 exp(-60) ~ 2e-26 per pair of clusters.
+_EMI_TAIL = 60.0
+_EMI_CHUNK = 1 << 18
+
+
+def _expected_mutual_info(a, b, n):
+    """E[MI] under random relabelling with fixed cluster sizes (Vinh, Epps & Bailey, 2010).
+
+    ``sum_{i,j} sum_{k} P(k; n, a_i, b_j) (k/n) log(n k / (a_i b_j))`` with P the hypergeometric
+    probability. Pairs of sizes (a_i, b_j) are grouped by value, and for each distinct pair only
+    the window where the probability is not negligible is summed (a Bernstein bound for sampling
+    without replacement, Hoeffding 1963, puts the rest below 2e-26). Within the window P is
+    built from the ratio P(k+1)/P(k) = (a-k)(b-k) / ((k+1)(n-a-b+k+1)) and normalised to sum to
+    one, which avoids the cancellation of ``gammaln`` terms of size n log n in scikit-learn's
+    loop. Against a 50-digit reference: 1e-13 relative at n = 10^5 (scikit-learn: 5e-10, and
+    about eps * n log n in general, i.e. ~1e-8 at n = 10^7). Vectorised over (pair, k) in
+    chunks; no Python loop over n.
+    """
+    au, ca = np.unique(a[a > 0], return_counts=True)
+    bu, cb = np.unique(b[b > 0], return_counts=True)
+    if au.size == 0 or bu.size == 0:
+        return 0.0
+    n = float(n)
+    u = np.repeat(au, bu.size).astype(np.float64)
+    v = np.tile(bu, au.size).astype(np.float64)
+    weight = np.outer(ca, cb).reshape(-1).astype(np.float64)
+    support_lo = np.maximum(0.0, u + v - n)
+    support_hi = np.minimum(u, v)
+    p = np.maximum(u, v) / n
+    variance = np.minimum(u, v) * p * (1.0 - p)
+    half = _EMI_TAIL / 3.0 + np.sqrt(_EMI_TAIL**2 / 9.0 + 2.0 * _EMI_TAIL * variance)
+    mean = u * v / n
+    lo = np.maximum(support_lo, np.floor(mean - half))
+    hi = np.minimum(support_hi, np.ceil(mean + half))
+    length = (hi - lo + 1.0).astype(np.int64)
+    order = np.argsort(length, kind="stable")
+    sorted_length = length[order]
+    emi = 0.0
+    start = 0
+    while start < order.size:
+        # Rows are sorted by window length, so the last row of a chunk sets its width.
+        fit = _EMI_CHUNK // max(1, int(sorted_length[start]))
+        stop = start + max(1, fit)
+        stop = min(order.size, stop)
+        while stop - start > 1 and sorted_length[stop - 1] * (stop - start) > _EMI_CHUNK:
+            stop = start + max(1, (stop - start) // 2)
+        idx = order[start:stop]
+        width = int(sorted_length[stop - 1])
+        uu, vv, ll, hh = u[idx, None], v[idx, None], lo[idx, None], hi[idx, None]
+        k = ll + np.arange(width, dtype=np.float64)[None, :]
+        inside = k <= hh
+        step = inside[:, 1:]
+        kk = np.where(step, k[:, :-1], ll)  # any valid point outside the window; masked below
+        log_ratio = np.log(((uu - kk) * (vv - kk)) / ((kk + 1.0) * (n - uu - vv + kk + 1.0)))
+        log_ratio[~step] = 0.0
+        log_p = np.zeros_like(k)
+        np.cumsum(log_ratio, axis=1, out=log_p[:, 1:])
+        log_p[~inside] = -np.inf
+        log_p -= log_p.max(axis=1, keepdims=True)
+        prob = np.exp(log_p)
+        prob /= prob.sum(axis=1, keepdims=True)
+        k1 = np.maximum(k, 1.0)
+        term = np.where(k >= 1.0, (k1 / n) * np.log((n * k1) / (uu * vv)), 0.0)
+        emi += float(np.dot(weight[idx], (prob * term).sum(axis=1)))
+        start = stop
+    return emi
+
+
+def _ami_from_table(table, average="arithmetic"):
+    rows, cols = _marginals(table)
+    ka, kb = np.count_nonzero(rows), np.count_nonzero(cols)
+    n = int(rows.sum())
+    if ka == kb and ka <= 1:
+        return 1.0
+    if ka == 1 or kb == 1:
+        return 0.0
+    if ka == n or kb == n:
+        # One side puts every object alone: MI = EMI = the other side's entropy exactly, so the
+        # numerator is 0 (and with average="min" the denominator too). Identical partitions
+        # score 1, as in scikit-learn; otherwise 0 (scikit-learn returns rounding noise here
+        # when average="min").
+        return 1.0 if ka == kb else 0.0
+    mi = _mutual_info_from_table(table)
+    emi = _expected_mutual_info(rows, cols, n)
+    normalizer = _generalized_average(_entropy(rows), _entropy(cols), average)
+    denominator = normalizer - emi
+    denominator = min(denominator, -_EPS) if denominator < 0 else max(denominator, _EPS)
+    numerator = mi - emi
+    numerator = min(numerator, -_EPS) if numerator < 0 else max(numerator, _EPS)
+    return float(numerator / denominator)
+
+
+def _vi_from_table(table):
+    """VI = H + H' - 2 MI (004 eq. 9), summed as non-negative terms so identity gives 0 exactly."""
+    rows, cols = _marginals(table)
+    nzx, nzy, nz_val = _cells(table)
+    n = float(nz_val.sum())
+    if n == 0:
+        return 0.0
+    log_cells = np.log(nz_val)
+    terms = (np.log(rows.take(nzx)) - log_cells) + (np.log(cols.take(nzy)) - log_cells)
+    return float(max(0.0, np.dot(nz_val / n, terms)))
+
+
+def _van_dongen_from_table(table, normalize=True):
+    rows, _ = _marginals(table)
+    n = int(rows.sum())
+    distance = 2 * n - int(_max_per(table, axis=1).sum()) - int(_max_per(table, axis=0).sum())
+    if not normalize:
+        return float(distance)
+    return distance / (2.0 * n) if n else 0.0
+
+
+def _accuracy_from_table(table):
+    rows, _ = _marginals(table)
+    n = int(rows.sum())
+    return int(_max_per(table, axis=0).sum()) / n if n else 1.0
+
+
+# -- label-level metrics -----------------------------------------------------------------------
+
+def ari(labels_true, labels_pred):
+    """Adjusted Rand index: the Rand index adjusted for chance.
+
+    This is the normalised Rand index :math:`R_n` of Li & Liu (2018), eq. 8 (paper 000), equal
+    to Hubert & Arabie's ARI and to ``sklearn.metrics.adjusted_rand_score``, computed in exact
+    integer arithmetic from the contingency table (one O(n) compiled pass, no sort).
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        Ground truth class labels to be used as a reference.
+    labels_pred : array-like of shape (n_samples,)
+        Cluster labels to evaluate.
+
+    Returns
+    -------
+    ari : float
+        Similarity score between -0.5 and 1.0. Random labelings have an ARI close to 0.0.
+        1.0 stands for perfect match (also when there is one object, or both labellings put
+        every object in one cluster, or both put every object alone).
+
+    See Also
+    --------
+    rand : The Rand index, unadjusted.
+    consensus_score : The average ARI (or any metric) against the partitions of an ensemble.
+
+    Examples
+    --------
+    >>> from cclust.metrics import ari
+    >>> ari([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> round(ari([0, 0, 1, 2], [0, 0, 1, 1]), 2)
+    0.57
+    """
+    return _ari_from_table(_labels_table(labels_true, labels_pred))
+
+
+def rand(labels_true, labels_pred):
+    """Rand index: the fraction of object pairs on which two labellings agree.
+
+    ``1 - rand`` is the Rand distance of Nguyen & Caruana (2007), eq. 8 (paper 004). Equal to
+    ``sklearn.metrics.rand_score``.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        Ground truth class labels to be used as a reference.
+    labels_pred : array-like of shape (n_samples,)
+        Cluster labels to evaluate.
+
+    Returns
+    -------
+    ri : float
+        Similarity score between 0.0 and 1.0, inclusive, 1.0 stands for perfect match (and for
+        a single object, which has no pairs).
+
+    Examples
+    --------
+    >>> from cclust.metrics import rand
+    >>> rand([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> round(rand([0, 0, 1, 2], [0, 0, 1, 1]), 2)
+    0.83
+    """
+    return _rand_from_table(_labels_table(labels_true, labels_pred))
+
+
+def nmi(labels_true, labels_pred, *, average="sqrt"):
+    """Normalized mutual information between two labellings.
+
+    With ``average="sqrt"`` this is the NMI of Li & Liu (2018), eq. 7 (paper 000) and of
+    Nguyen & Caruana (2007), eq. 10 (paper 004): the mutual information divided by the
+    geometric mean of the two entropies. Equal to
+    ``sklearn.metrics.normalized_mutual_info_score`` with the matching ``average_method``
+    (whose default is "arithmetic"; cclust follows the papers).
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        Ground truth class labels to be used as a reference.
+    labels_pred : array-like of shape (n_samples,)
+        Cluster labels to evaluate.
+    average : {"sqrt", "geometric", "arithmetic", "max", "min"}, default="sqrt"
+        How the two entropies are averaged in the denominator; "geometric" is the same as
+        "sqrt".
+
+    Returns
+    -------
+    nmi : float
+        Score between 0.0 and 1.0; 1.0 stands for perfectly complete labelling. Two labellings
+        that each put every object in one cluster score 1.0; one such labelling against any
+        other scores 0.0.
+
+    Examples
+    --------
+    >>> from cclust.metrics import nmi
+    >>> nmi([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> round(nmi([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1]), 4)
+    0.7612
+    """
+    _check_average(average)
+    return _nmi_from_table(_labels_table(labels_true, labels_pred), average)
+
+
+def ami(labels_true, labels_pred, *, average="arithmetic"):
+    """Adjusted mutual information: mutual information adjusted for chance.
+
+    ``(MI - E[MI]) / (mean(H_true, H_pred) - E[MI])`` (Vinh, Epps & Bailey, 2010), the
+    chance-corrected form of the NMI of paper 000, eq. 7. Agrees with
+    ``sklearn.metrics.adjusted_mutual_info_score`` up to scikit-learn's own rounding: the
+    expected mutual information E[MI] is computed here by a vectorised, normalised hypergeometric
+    recurrence (about 1e-13 relative at n = 10^5), where scikit-learn's triple loop loses about
+    eps * n log n relative (5e-10 at n = 10^5; its AMI differs from the exact value by up to
+    ~5e-12 at n = 5,000).
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        Ground truth class labels to be used as a reference.
+    labels_pred : array-like of shape (n_samples,)
+        Cluster labels to evaluate.
+    average : {"arithmetic", "geometric", "sqrt", "max", "min"}, default="arithmetic"
+        How the two entropies are averaged in the denominator (scikit-learn's default).
+
+    Returns
+    -------
+    ami : float
+        1.0 when the partitions are identical; around 0.0 for random labellings; may be
+        negative. When one labelling puts every object in its own cluster, MI equals E[MI]
+        exactly and the score is 0.0 -- unless both do (1.0). With ``average="min"`` that case
+        is 0/0 and scikit-learn returns rounding noise; cclust returns 0.0.
+
+    Examples
+    --------
+    >>> from cclust.metrics import ami
+    >>> ami([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> round(ami([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1]), 4)
+    0.6154
+    """
+    _check_average(average)
+    return _ami_from_table(_labels_table(labels_true, labels_pred), average)
+
+
+def vi(labels_true, labels_pred):
+    """Variation of information between two labellings (natural log).
+
+    ``H(pi) + H(pi') - 2 MI(pi, pi')``, Nguyen & Caruana (2007), eq. 9 (paper 004), after
+    Meila. A distance: 0 exactly when the partitions are identical, at most ``log(n)``.
+    Computed as ``sum_ij p_ij (log(n_i / n_ij) + log(n_j / n_ij))``, a sum of non-negative terms,
+    so it never comes out negative by rounding.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        First labelling.
+    labels_pred : array-like of shape (n_samples,)
+        Second labelling.
+
+    Returns
+    -------
+    vi : float
+        Non-negative distance in nats; lower is better.
+
+    Examples
+    --------
+    >>> import math
+    >>> from cclust.metrics import vi
+    >>> vi([0, 0, 1, 1], [5, 5, 7, 7])
+    0.0
+    >>> vi([0, 0, 1, 1], [0, 0, 0, 0]) == math.log(2)
+    True
+    """
+    return _vi_from_table(_labels_table(labels_true, labels_pred))
+
+
+def van_dongen(labels_true, labels_pred, *, normalize=True):
+    """Van Dongen's set-matching distance between two labellings.
+
+    Nguyen & Caruana (2007), eq. 7 (paper 004):
+    ``(2n - sum_k max_k' m_kk' - sum_k' max_k m_kk') / (2n)`` where m is the contingency table.
+    Each cluster of either labelling is matched to the cluster of the other that it overlaps
+    most; the distance counts the objects outside those matches.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        First labelling.
+    labels_pred : array-like of shape (n_samples,)
+        Second labelling.
+    normalize : bool, default=True
+        If True, return eq. 7 as printed: divided by ``2n``, so the distance lies in
+        ``[0, 1)`` (van Dongen's original count never reaches 2n). If False, return van
+        Dongen's unnormalised count ``2n - sum max - sum max`` (a whole number, as a float).
+
+    Returns
+    -------
+    distance : float
+        0.0 exactly when the partitions are identical; symmetric; lower is better.
+
+    Examples
+    --------
+    >>> from cclust.metrics import van_dongen
+    >>> van_dongen([0, 0, 1, 1], [1, 1, 0, 0])
+    0.0
+    >>> van_dongen([0, 0, 0, 1], [0, 0, 1, 1])
+    0.25
+    >>> van_dongen([0, 0, 0, 1], [0, 0, 1, 1], normalize=False)
+    2.0
+    """
+    return _van_dongen_from_table(_labels_table(labels_true, labels_pred), bool(normalize))
+
+
+def accuracy(labels_true, labels_pred):
+    """Clustering accuracy (purity): each predicted cluster votes its majority true class.
+
+    Nguyen & Caruana (2007), eq. 12 (paper 004): ``sum_k majority(C_k) / n`` where
+    ``majority(C_k)`` is the number of objects of predicted cluster k that carry its most
+    frequent true label. Not symmetric, and not the one-to-one (Hungarian) matched accuracy:
+    several clusters may vote for the same class, so splitting clusters never lowers it and
+    every object alone scores 1.0.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_samples,)
+        Ground truth class labels.
+    labels_pred : array-like of shape (n_samples,)
+        Cluster labels to evaluate.
+
+    Returns
+    -------
+    accuracy : float
+        Between ``max class size / n`` and 1.0; higher is better.
+
+    Examples
+    --------
+    >>> from cclust.metrics import accuracy
+    >>> accuracy(["a", "a", "a", "b", "b", "b"], [0, 0, 1, 1, 1, 1])
+    0.8333333333333334
+    """
+    return _accuracy_from_table(_labels_table(labels_true, labels_pred))
+
+
+# -- criteria on the data ----------------------------------------------------------------------
+
+def _features_and_codes(X, labels):
+    X = check_array_2d(X, "X")
+    codes, k = label_vector(labels, "labels")
+    check_same_length(X, codes, "X", "labels")
+    return X, codes, k
+
+
+_ROW_CHUNK = 1 << 16
+
+
+def _cluster_sse(X, codes, k):
+    """Per-cluster sizes and sums of squared distances to the cluster mean (one O(n d) pass)."""
+    n = X.shape[0]
+    sizes = np.bincount(codes, minlength=k)
+    indicator = sp.csr_array((np.ones(n), codes, np.arange(n + 1)), shape=(n, k)).T.tocsr()
+    means = (indicator @ X) / sizes[:, None]
+    sse = np.zeros(k)
+    for start in range(0, n, _ROW_CHUNK):
+        stop = min(n, start + _ROW_CHUNK)
+        residual = X[start:stop] - means[codes[start:stop]]
+        sse += np.bincount(codes[start:stop], weights=np.einsum("ij,ij->i", residual, residual),
+                           minlength=k)
+    return sizes, sse
+
+
+def kmeans_objective(X, labels):
+    """The K-means objective: the sum of squared Euclidean distances to the cluster means.
+
+    ``sum_k sum_{x in C_k} ||x - m_k||^2``, the criterion K-means minimises and the
+    "objective function of K-means" reported by Li & Liu (2018), section 5 (paper 000; their
+    figure 3 plots it divided by n^2). Computed in one O(n d) pass with the deviations from
+    each mean taken explicitly (no ``||x||^2 - n ||m||^2`` cancellation).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data the labelling partitions; finite.
+    labels : array-like of shape (n_samples,)
+        Cluster labels.
+
+    Returns
+    -------
+    objective : float
+        Non-negative; lower is better.
+
+    Examples
+    --------
+    >>> from cclust.metrics import kmeans_objective
+    >>> kmeans_objective([[0.0], [2.0], [10.0], [10.0]], [0, 0, 1, 1])
+    2.0
+    """
+    X, codes, k = _features_and_codes(X, labels)
+    return float(_cluster_sse(X, codes, k)[1].sum())
+
+
+_COMPACTNESS_METRICS = ("euclidean", "sqeuclidean")
+_PAIR_BLOCK = 1 << 22
+
+
+def _pairwise_distance_sum(points):
+    """Sum of Euclidean distances over unordered pairs, in row blocks of bounded memory."""
+    from scipy.spatial.distance import cdist
+
+    m = points.shape[0]
+    block = max(1, _PAIR_BLOCK // m)
+    total = 0.0
+    for start in range(0, m - 1, block):
+        distances = cdist(points[start:start + block], points[start:])
+        total += float(np.triu(distances, 1).sum())
+    return total
+
+
+def compactness(X, labels, *, metric="euclidean"):
+    """Compactness: the size-weighted average distance between objects of the same cluster.
+
+    Nguyen & Caruana (2007), eq. 11 (paper 004):
+    ``(1/n) sum_k n_k (sum_{i<j in C_k} d(x_i, x_j)) / (n_k (n_k - 1) / 2)``. A cluster of one
+    object has no pairs and contributes 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data the labelling partitions; finite.
+    labels : array-like of shape (n_samples,)
+        Cluster labels.
+    metric : {"euclidean", "sqeuclidean"}, default="euclidean"
+        The distance d. "euclidean" (the paper's choice) costs O(sum_k n_k^2 d) time and
+        O(4M) floats of memory; "sqeuclidean" is computed in O(n d) from the identity
+        ``sum_{i<j} ||x_i - x_j||^2 = n_k sum_i ||x_i - m_k||^2``.
+
+    Returns
+    -------
+    compactness : float
+        Non-negative; lower is better.
+
+    Examples
+    --------
+    >>> from cclust.metrics import compactness
+    >>> X = [[0.0, 0.0], [3.0, 4.0], [10.0, 0.0], [10.0, 1.0], [10.0, 3.0]]
+    >>> compactness(X, [0, 0, 1, 1, 1])
+    3.2
+    """
+    if not isinstance(metric, str) or metric not in _COMPACTNESS_METRICS:
+        raise ValidationError(f"metric must be one of {list(_COMPACTNESS_METRICS)}, got {metric!r}.")
+    X, codes, k = _features_and_codes(X, labels)
+    n = X.shape[0]
+    if metric == "sqeuclidean":
+        sizes, sse = _cluster_sse(X, codes, k)
+        pairs = sizes > 1
+        return float(2.0 * np.sum(sizes[pairs] * sse[pairs] / (sizes[pairs] - 1)) / n)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=k), out=bounds[1:])
+    total = 0.0
+    for c in range(k):
+        size = int(bounds[c + 1] - bounds[c])
+        if size > 1:
+            # n_k * S_k / (n_k (n_k - 1) / 2) = 2 S_k / (n_k - 1)
+            total += 2.0 * _pairwise_distance_sum(X[order[bounds[c]:bounds[c + 1]]]) / (size - 1)
+    return total / n
+
+
+# -- consensus criterion -----------------------------------------------------------------------
+
+#: Metrics consensus_score knows by name: registry name -> function of a contingency table.
+_TABLE_METRICS = {
+    "ari": _ari_from_table,
+    "nmi": _nmi_from_table,
+    "ami": _ami_from_table,
+    "rand": _rand_from_table,
+    "vi": _vi_from_table,
+    "van-dongen": _van_dongen_from_table,
+    "accuracy": _accuracy_from_table,
+}
+
+#: The label-level functions, accepted by consensus_score in place of their names.
+_BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
+                van_dongen: "van-dongen", accuracy: "accuracy"}
+
+
+def _resolve_metric(metric):
+    if isinstance(metric, str):
+        if metric not in _TABLE_METRICS:
+            import difflib
+
+            close = difflib.get_close_matches(metric, list(_TABLE_METRICS), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValidationError(
+                f"metric must be one of {sorted(_TABLE_METRICS)} or a callable on a contingency "
+                f"table, got {metric!r}.{hint}"
+            )
+        return _TABLE_METRICS[metric]
+    if callable(metric):
+        try:
+            name = _BY_FUNCTION.get(metric)
+        except TypeError:  # an unhashable callable
+            name = None
+        return _TABLE_METRICS[name] if name else metric
+    raise ValidationError(
+        f"metric must be a metric name ({sorted(_TABLE_METRICS)}) or a callable on a contingency "
+        f"table, got {metric!r} of type {type(metric).__name__}."
+    )
+
+
+def _as_ensemble(ensemble):
+    if all(hasattr(ensemble, attr) for attr in ("n_samples", "offsets", "weights", "contingency")):
+        return ensemble
+    from cclust.ensemble import as_ensemble
+
+    return as_ensemble(ensemble, "ensemble")
+
+
+def consensus_score(labels, ensemble, metric="nmi"):
+    """Weighted average agreement of a labelling with every partition of an ensemble.
+
+    The consensus performance of Nguyen & Caruana (2007), eq. 4 (paper 004),
+    ``Perf(pi*, Pi) = sum_i w_i f(pi*, pi_i)`` with the ensemble's weights ``w_i`` (equal
+    weights give the paper's ``1/C``). One compiled pass builds the table of ``labels`` against
+    every partition at once; ``f`` is then read from each partition's block. Objects missing
+    from a partition are left out of its term.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        The labelling to score, e.g. a consensus partition.
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        The basic partitions (anything :class:`cclust.Ensemble` accepts).
+    metric : str or callable, default="nmi"
+        ``f``: one of "ari", "nmi" (sqrt normalisation, 004 eq. 10), "ami", "rand", "vi"
+        (004 eq. 9), "van-dongen" (004 eq. 7), "accuracy"; or one of those functions of this
+        module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
+        ``(n_clusters, K_i)`` whose rows are the clusters of ``labels`` and columns those of
+        partition i (so ``labels`` plays ``labels_true``). For the distances ("vi",
+        "van-dongen") lower is better.
+
+    Returns
+    -------
+    score : float
+
+    Raises
+    ------
+    ValidationError
+        If ``labels`` is not a 1-D labelling, ``ensemble`` labels a different number of
+        objects, or ``metric`` is unknown.
+
+    Examples
+    --------
+    >>> from cclust import Ensemble
+    >>> from cclust.metrics import consensus_score
+    >>> E = Ensemble([[0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1]])
+    >>> round(consensus_score([0, 0, 1, 1], E, metric="ari"), 4)
+    0.6667
+    """
+    function = _resolve_metric(metric)
+    codes, k = label_vector(labels, "labels")
+    ensemble = _as_ensemble(ensemble)
+    if int(ensemble.n_samples) != codes.shape[0]:
+        raise ValidationError(
+            f"labels and ensemble must describe the same objects: labels has {codes.shape[0]} "
+            f"labels, ensemble has n_samples = {int(ensemble.n_samples)}."
+        )
+    table = np.asarray(ensemble.contingency(codes, k))
+    offsets = np.asarray(ensemble.offsets)
+    weights = np.asarray(ensemble.weights, dtype=np.float64)
+    scores = np.empty(weights.shape[0])
+    for i in range(weights.shape[0]):
+        value = function(table[:, offsets[i]:offsets[i + 1]])
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise ValidationError(
+                f"metric must return a real number for each partition, got {value!r} for partition {i}."
+            )
+        scores[i] = value
+    return float(np.dot(weights, scores))

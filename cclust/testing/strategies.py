@@ -1,0 +1,100 @@
+"""Hypothesis strategies for valid cclust inputs (needs the ``test`` extra: hypothesis).
+
+>>> from hypothesis import given
+>>> from cclust.testing.strategies import ensembles
+>>> @given(ensembles(max_n=20, missing=True))
+... def test_something(ensemble):
+...     assert ensemble.labels.min() >= -1
+
+Every example is a valid input: each partition labels at least one object, labels are
+``0..K_i-1`` before relabelling (with possibly unused values, which ``Ensemble`` drops), ``-1``
+marks a missing label, and weights are non-negative and not all zero.
+"""
+import numpy as np
+from hypothesis import strategies as st
+
+__all__ = ["ensembles", "label_columns", "labellings"]
+
+
+def _check_bounds(min_n, max_n, min_partitions, max_partitions, max_k):
+    if not 1 <= min_n <= max_n:
+        raise ValueError(f"need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}.")
+    if not 1 <= min_partitions <= max_partitions:
+        raise ValueError(f"need 1 <= min_partitions <= max_partitions, got {min_partitions} and {max_partitions}.")
+    if max_k < 1:
+        raise ValueError(f"max_k must be at least 1, got {max_k}.")
+
+
+def labellings(n_samples, *, max_k=5):
+    """One labelling of ``n_samples`` objects: an int64 array of values in ``0..k-1``.
+
+    Parameters
+    ----------
+    n_samples : int
+    max_k : int, default=5
+        Largest number of distinct labels (also capped at ``n_samples``).
+    """
+    k_cap = max(1, min(max_k, n_samples))
+    return st.integers(1, k_cap).flatmap(
+        lambda k: st.lists(st.integers(0, k - 1), min_size=n_samples, max_size=n_samples)
+    ).map(lambda values: np.array(values, dtype=np.int64))
+
+
+@st.composite
+def label_columns(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partitions=1,
+                  missing=False, every_object_labelled=True):
+    """A list of 1-D int64 labellings of the same n objects: valid ``Ensemble(labels)`` input.
+
+    Parameters
+    ----------
+    min_n, max_n : int, default=1, 30
+        Range of the number of objects.
+    max_partitions : int, default=6
+    max_k : int, default=5
+        Largest number of clusters of one partition.
+    min_partitions : int, default=1
+    missing : bool, default=False
+        Whether some labels are ``-1`` (missing). Each partition keeps at least one label.
+    every_object_labelled : bool, default=True
+        With ``missing``, whether every object keeps a label in at least one partition.
+    """
+    _check_bounds(min_n, max_n, min_partitions, max_partitions, max_k)
+    n = draw(st.integers(min_n, max_n))
+    r = draw(st.integers(min_partitions, max_partitions))
+    columns = [draw(labellings(n, max_k=max_k)) for _ in range(r)]
+    if missing:
+        matrix = np.column_stack(columns)
+        mask = np.array(draw(st.lists(st.booleans(), min_size=n * r, max_size=n * r)),
+                        dtype=bool).reshape(n, r)
+        mask[np.arange(n) == draw(st.integers(0, n - 1)), :] = False  # one object labelled everywhere
+        if every_object_labelled:
+            mask[mask.all(axis=1), 0] = False
+        matrix[mask] = -1
+        columns = [matrix[:, j].copy() for j in range(r)]
+    return columns
+
+
+@st.composite
+def ensembles(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partitions=1,
+              missing=False, weights=False):
+    """A valid :class:`cclust.Ensemble`.
+
+    Parameters
+    ----------
+    min_n, max_n, max_partitions, max_k, min_partitions, missing
+        As for :func:`label_columns`.
+    weights : bool, default=False
+        Whether to draw partition weights (non-negative, at least one positive) instead of
+        leaving them equal.
+    """
+    from cclust.ensemble import Ensemble
+
+    columns = draw(label_columns(min_n, max_n, max_partitions, max_k, min_partitions=min_partitions,
+                                 missing=missing))
+    w = None
+    if weights:
+        r = len(columns)
+        w = np.array(draw(st.lists(st.floats(0.0, 10.0, allow_nan=False, allow_infinity=False),
+                                   min_size=r, max_size=r)))
+        w[draw(st.integers(0, r - 1))] += 1.0  # never all zero
+    return Ensemble(columns, weights=w)

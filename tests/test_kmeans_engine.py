@@ -1,0 +1,372 @@
+"""The compiled K-means engine (cclust._ext._kmeans) against the NumPy reference and by hand."""
+import numpy as np
+import pytest
+
+from cclust._ext import _kmeans as km
+from reference_kmeans import UC, UCOS, UH, ULP
+from reference_kmeans import assign as ref_assign
+from reference_kmeans import centroids as ref_centroids
+from reference_kmeans import kmeanspp as ref_kmeanspp
+from reference_kmeans import lloyd as ref_lloyd
+
+
+def make_rows(rng, n, *, r=0, d=0, n_groups=4, k_max=6, missing=0.0, distance=UC, p=2.0,
+              dense_weight=1.0):
+    """Rows with some cluster structure: each partition is a noisy relabelling of hidden groups,
+    X is Gaussian blobs around the same groups."""
+    groups = rng.integers(0, n_groups, n)
+    ks = rng.integers(2, k_max + 1, r)
+    offsets = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
+    labels = np.empty((n, r), dtype=np.int32)
+    for i, k_i in enumerate(ks):
+        image = rng.integers(0, k_i, n_groups)
+        noise = rng.random(n) < 0.4
+        labels[:, i] = np.where(noise, rng.integers(0, k_i, n), image[groups])
+    labels[rng.random((n, r)) < missing] = -1
+    weights = rng.random(r) + 0.1
+    weights /= weights.sum() if r else 1.0
+    X = np.ascontiguousarray(rng.normal(size=(n_groups, d))[groups] * 2 + rng.normal(size=(n, d)))
+    return (X, dense_weight, labels, offsets, weights, distance, p)
+
+
+def bitwise_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+CASES = {
+    "uc": dict(r=6, distance=UC),
+    "uh": dict(r=6, distance=UH),
+    "ucos": dict(r=6, distance=UCOS),
+    "ulp-p2": dict(r=6, distance=ULP, p=2.0),
+    "ulp-p5": dict(r=6, distance=ULP, p=5.0),
+    "ulp-p8": dict(r=6, distance=ULP, p=8.0),
+    "uc-complete": dict(r=6, distance=UC, missing=0.0),
+    "dense-only": dict(d=3),
+    "mixed-uc": dict(r=5, d=2, distance=UC, dense_weight=0.3),
+    "mixed-uh": dict(r=5, d=2, distance=UH, dense_weight=0.3),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_lloyd_matches_reference(case, rng):
+    params = dict(missing=0.3, **CASES[case]) if "missing" not in CASES[case] else CASES[case]
+    rows = make_rows(rng, 120, **params)
+    n_clusters = 4
+    init = rng.integers(0, n_clusters, 120).astype(np.int32)
+    got = km.lloyd(*rows, init, n_clusters, 50, 0.0, 1)
+    want = ref_lloyd(*rows, init, n_clusters, 50, 0.0)
+    labels, trace, n_iter, converged, objective, dense, cat = got
+    np.testing.assert_array_equal(labels, want[0])
+    np.testing.assert_allclose(trace, want[1], rtol=1e-9, atol=0)
+    assert (n_iter, converged) == (want[2], want[3])
+    assert objective == pytest.approx(want[4], rel=1e-9)
+    np.testing.assert_allclose(dense, want[5], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cat, want[6], rtol=1e-12, atol=0)
+    assert np.all(np.diff(trace) <= 0)
+    assert trace[-1] == objective
+    assert n_iter == len(trace) - 1
+
+
+@pytest.mark.parametrize("tol", [1e-3, 0.05], ids=["tol1e-3", "tol5e-2"])
+def test_lloyd_tolerance_stop_matches_reference(tol, rng):
+    rows = make_rows(rng, 150, r=8, missing=0.2)
+    init = rng.integers(0, 5, 150).astype(np.int32)
+    got = km.lloyd(*rows, init, 5, 50, tol, 1)
+    want = ref_lloyd(*rows, init, 5, 50, tol)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9)
+    assert got[2:4] == want[2:4]
+
+
+def test_lloyd_max_iter_stops_unconverged(rng):
+    rows = make_rows(rng, 300, r=10, n_groups=8, missing=0.2)
+    init = rng.integers(0, 8, 300).astype(np.int32)
+    full = km.lloyd(*rows, init, 8, 100, 0.0, 1)
+    assert full[2] >= 2, "the data must need a few iterations for this check"
+    labels, trace, n_iter, converged, objective, _, _ = km.lloyd(*rows, init, 8, 1, 0.0, 1)
+    assert (n_iter, converged, len(trace)) == (1, False, 2)
+    np.testing.assert_array_equal(trace, full[1][:2])
+    zero = km.lloyd(*rows, init, 8, 0, 0.0, 1)
+    assert (zero[2], zero[3]) == (0, False)
+    np.testing.assert_array_equal(zero[0], init)
+
+
+def test_lloyd_result_is_self_consistent(rng):
+    """Returned centres are the centroids of the returned labels; objective is their cost."""
+    rows = make_rows(rng, 500, r=7, d=2, missing=0.3, distance=UCOS, dense_weight=0.5)
+    init = rng.integers(0, 5, 500).astype(np.int32)
+    labels, trace, _, _, objective, dense, cat = km.lloyd(*rows, init, 5, 100, 1e-4, 2)
+    dense2, cat2 = km.centroids(*rows, labels, 5, 1)
+    assert bitwise_equal(dense, dense2) and bitwise_equal(cat, cat2)
+    costs, total = km.objective(*rows, dense, cat, labels, 1)
+    assert total == objective
+    assert np.all(np.bincount(labels, minlength=5) > 0)
+
+
+def test_lloyd_does_not_write_its_inputs(rng):
+    rows = make_rows(rng, 100, r=4, d=2, missing=0.2)
+    init = rng.integers(0, 3, 100).astype(np.int32)
+    before = [np.copy(a) for a in (rows[0], rows[2], rows[3], rows[4], init)]
+    km.lloyd(*rows, init, 3, 20, 0.0, 1)
+    for old, new in zip(before, (rows[0], rows[2], rows[3], rows[4], init)):
+        assert bitwise_equal(old, new)
+
+
+def test_read_only_inputs_are_accepted(rng):
+    rows = make_rows(rng, 60, r=3, d=2)
+    for a in (rows[0], rows[2], rows[3], rows[4]):
+        a.flags.writeable = False
+    init = rng.integers(0, 3, 60).astype(np.int32)
+    init.flags.writeable = False
+    km.lloyd(*rows, init, 3, 20, 0.0, 1)
+
+
+@pytest.mark.parametrize("distance", [UC, UH, UCOS, ULP], ids=["uc", "uh", "ucos", "ulp"])
+def test_identical_for_any_thread_count(distance, rng):
+    n = 20_000  # five chunks of kChunk = 4096
+    rows = make_rows(rng, n, r=12, d=3, n_groups=6, missing=0.2, distance=distance, p=3.0,
+                     dense_weight=0.2)
+    init = rng.integers(0, 6, n).astype(np.int32)
+    one = km.lloyd(*rows, init, 6, 30, 0.0, 1)
+    two = km.lloyd(*rows, init, 6, 30, 0.0, 2)
+    three = km.lloyd(*rows, init, 6, 30, 0.0, 3)
+    for a, b, c in zip(one, two, three):
+        if isinstance(a, np.ndarray):
+            assert bitwise_equal(a, b) and bitwise_equal(a, c)
+        else:
+            assert a == b == c
+    assert np.all(np.diff(one[1]) <= 0)
+    dense, cat = one[5], one[6]
+    assign_one = km.assign(*rows, dense, cat, 1)
+    assign_two = km.assign(*rows, dense, cat, 2)
+    assert all(bitwise_equal(a, b) for a, b in zip(assign_one[:2], assign_two[:2]))
+    assert assign_one[2] == assign_two[2]
+    uniforms = rng.random((5, 4))
+    assert bitwise_equal(km.kmeanspp(*rows, 6, 17, uniforms, 1),
+                         km.kmeanspp(*rows, 6, 17, uniforms, 2))
+
+
+@pytest.mark.parametrize("kind", ["categorical", "dense", "mixed"])
+def test_assign_matches_reference(kind, rng):
+    shape = {"categorical": dict(r=6), "dense": dict(d=3), "mixed": dict(r=4, d=2)}[kind]
+    for distance, p in [(UC, 2.0), (UH, 2.0), (UCOS, 2.0), (ULP, 4.0)]:
+        rows = make_rows(rng, 80, missing=0.3, distance=distance, p=p, **shape)
+        n_clusters = 5
+        dense = rng.normal(size=(n_clusters, rows[0].shape[1]))
+        # Arbitrary non-negative blocks, some all zero: assign reads them as given.
+        cat = rng.random((n_clusters, int(rows[3][-1]))) * (rng.random((n_clusters, 1)) < 0.8)
+        labels, costs, total = km.assign(*rows, dense, cat, 1)
+        want_labels, want_costs, want_total = ref_assign(*rows, dense, cat)
+        np.testing.assert_array_equal(labels, want_labels)
+        np.testing.assert_allclose(costs, want_costs, rtol=1e-12, atol=1e-13)
+        assert total == pytest.approx(want_total, rel=1e-12)
+
+
+def test_centroids_match_reference_with_fallbacks(rng):
+    rows = make_rows(rng, 50, r=4, d=2, missing=0.5)
+    labels = rows[2]
+    labels[:, 2] = -1  # no object labelled in partition 2: its blocks are all zero
+    assignment = rng.integers(0, 4, 50).astype(np.int32)
+    assignment[assignment == 3] = -1  # cluster 3 empty: whole-data centre and P_i
+    members0 = np.flatnonzero(assignment == 0)
+    labels[members0, 1] = -1  # cluster 0 has no member labelled in 1: gets P_1
+    dense, cat = km.centroids(*rows, assignment, 4, 1)
+    want_dense, want_cat = ref_centroids(*rows, assignment, 4)
+    np.testing.assert_allclose(dense, want_dense, rtol=1e-12)
+    np.testing.assert_array_equal(cat, want_cat)
+    block1 = slice(rows[3][1], rows[3][2])
+    p_1 = np.bincount(labels[labels[:, 1] >= 0, 1], minlength=block1.stop - block1.start)
+    np.testing.assert_allclose(cat[0, block1], p_1 / p_1.sum(), rtol=1e-15)
+    assert np.all(cat[:, rows[3][2]:rows[3][3]] == 0)
+    np.testing.assert_allclose(dense[3], rows[0].mean(axis=0), rtol=1e-12)
+
+
+def test_hand_computed_uc_toy():
+    """6 objects, pi_1 = [0,0,0,1,1,1], pi_2 = [0,0,1,1,2,2], weights 1, K = 2, Uc.
+
+    Start [0,1,0,1,0,1]: cluster 0 = {0,2,4}, cluster 1 = {1,3,5}.
+      m_{0,1} = (2/3, 1/3), m_{1,1} = (1/3, 2/3), ||.||^2 = 5/9; m_{k,2} = (1/3,1/3,1/3), 1/3.
+      pi_1 term 1 - 2 m[l] + ||m||^2: own-majority label 2/9, other 8/9; pi_2 term 2/3 always.
+      costs to current: 8/9, 14/9, 8/9, 8/9, 14/9, 8/9 -> objective 60/9 = 20/3;
+      best: [0,0,0,1,1,1] (objects 1 and 4 move).
+    Then cluster 0 = {0,1,2}: m_{0,1} = (1,0), m_{0,2} = (2/3,1/3,0), ||m_{0,2}||^2 = 5/9;
+      cluster 1 = {3,4,5}: m_{1,1} = (0,1), m_{1,2} = (0,1/3,2/3).
+      pi_1 term 0 to own cluster, 2 to the other; pi_2 term 2/9, 8/9, 8/9, 2/9 for the
+      labels (0, 1 | 1, 2) to their own cluster -> costs 2/9, 2/9, 8/9, 8/9, 2/9, 2/9,
+      objective 24/9 = 8/3; nobody moves.
+    """
+    labels = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 2], [1, 2]], dtype=np.int32)
+    rows = (np.empty((6, 0)), 1.0, labels, np.array([0, 2, 5], dtype=np.int64),
+            np.ones(2), UC, 2.0)
+    init = np.array([0, 1, 0, 1, 0, 1], dtype=np.int32)
+    out, trace, n_iter, converged, objective, dense, cat = km.lloyd(*rows, init, 2, 10, 0.0, 1)
+    np.testing.assert_array_equal(out, [0, 0, 0, 1, 1, 1])
+    assert (n_iter, converged) == (1, True)
+    np.testing.assert_allclose(trace, [20 / 3, 8 / 3], rtol=1e-15)
+    assert objective == pytest.approx(8 / 3, rel=1e-15)
+    np.testing.assert_allclose(cat, [[1, 0, 2 / 3, 1 / 3, 0], [0, 1, 0, 1 / 3, 2 / 3]],
+                               rtol=1e-15)
+    assert dense.shape == (2, 0)
+    costs, total = km.objective(*rows, dense, cat, out, 1)
+    np.testing.assert_allclose(costs, [2 / 9, 2 / 9, 8 / 9, 8 / 9, 2 / 9, 2 / 9], rtol=1e-15)
+
+
+def test_empty_cluster_mid_run_is_reseeded_by_hand():
+    """Points 0,1,2,10,11,12, K = 3, start [0,1,2,0,1,2]: centres 5, 6, 7, objective 150.
+
+    Every object prefers centre 5 (the low three) or 7 (the high three), so cluster 1 empties.
+    Costs to the new clusters' old centres: 25, 16, 9, 9, 16, 25 -> objects 0 and 5 tie at 25,
+    the lowest index (0) re-seeds cluster 1: labels [1,0,0,2,2,2], centres 1.5, 0, 11,
+    objective 0.25 + 0.25 + 0 + 1 + 0 + 1 = 2.5, then stable.
+    """
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0], [12.0]])
+    rows = (X, 1.0, np.empty((6, 0), dtype=np.int32), np.zeros(1, dtype=np.int64),
+            np.empty(0), UC, 2.0)
+    init = np.array([0, 1, 2, 0, 1, 2], dtype=np.int32)
+    out, trace, n_iter, converged, objective, dense, cat = km.lloyd(*rows, init, 3, 10, 0.0, 1)
+    np.testing.assert_array_equal(out, [1, 0, 0, 2, 2, 2])
+    np.testing.assert_array_equal(trace, [150.0, 2.5])
+    np.testing.assert_array_equal(dense[:, 0], [1.5, 0.0, 11.0])
+    assert (n_iter, converged, objective) == (1, True, 2.5)
+    want = ref_lloyd(*rows, init, 3, 10, 0.0)
+    np.testing.assert_array_equal(want[0], out)
+
+
+@pytest.mark.parametrize("kind", ["categorical", "dense", "mixed"])
+def test_initial_empty_clusters_are_reseeded(kind, rng):
+    shape = {"categorical": dict(r=6), "dense": dict(d=3), "mixed": dict(r=4, d=2)}[kind]
+    rows = make_rows(rng, 100, missing=0.2, **shape)
+    init = rng.integers(0, 2, 100).astype(np.int32)  # clusters 2..5 empty
+    got = km.lloyd(*rows, init, 6, 50, 0.0, 1)
+    assert np.all(np.bincount(got[0], minlength=6) > 0)
+    assert np.all(np.diff(got[1]) <= 0)
+    want = ref_lloyd(*rows, init, 6, 50, 0.0)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9)
+
+
+def test_duplicate_objects_keep_clusters_non_empty():
+    """Only two distinct rows but K = 4: re-seeding still yields four non-empty clusters."""
+    labels = np.array([[0, 1]] * 5 + [[1, 0]] * 5, dtype=np.int32)
+    rows = (np.empty((10, 0)), 1.0, labels, np.array([0, 2, 4], dtype=np.int64),
+            np.array([0.5, 0.5]), UC, 2.0)
+    out = km.lloyd(*rows, np.zeros(10, dtype=np.int32), 4, 20, 0.0, 1)
+    assert np.all(np.bincount(out[0], minlength=4) > 0)
+    assert np.all(np.diff(out[1]) <= 0)
+    seeds = km.kmeanspp(*rows, 4, 0, np.full((3, 2), 0.5), 1)
+    assert len(set(seeds.tolist())) == 4
+
+
+@pytest.mark.parametrize("kind", ["categorical", "dense", "mixed"])
+def test_kmeanspp_matches_reference(kind, rng):
+    shape = {"categorical": dict(r=6), "dense": dict(d=3), "mixed": dict(r=4, d=2)}[kind]
+    rows = make_rows(rng, 90, missing=0.3, dense_weight=0.7, **shape)
+    n_clusters, n_trials = 6, 3
+    uniforms = rng.random((n_clusters - 1, n_trials))
+    first = int(rng.integers(90))
+    seeds = km.kmeanspp(*rows, n_clusters, first, uniforms, 1)
+    assert seeds[0] == first
+    assert len(set(seeds.tolist())) == n_clusters
+    np.testing.assert_array_equal(seeds, ref_kmeanspp(*rows, n_clusters, first, uniforms))
+    np.testing.assert_array_equal(seeds, km.kmeanspp(*rows, n_clusters, first, uniforms, 2))
+    np.testing.assert_array_equal(seeds, km.kmeanspp(*rows, n_clusters, first, uniforms.copy(), 1))
+
+
+def test_kmeanspp_seeds_initialise_lloyd(rng):
+    """Seeds -> centres (centroids of a labelling with only the seeds) -> assign -> lloyd."""
+    rows = make_rows(rng, 200, r=5, d=2, missing=0.2)
+    seeds = km.kmeanspp(*rows, 4, 3, rng.random((3, 2)), 1)
+    only_seeds = np.full(200, -1, dtype=np.int32)
+    only_seeds[seeds] = np.arange(4, dtype=np.int32)
+    dense, cat = km.centroids(*rows, only_seeds, 4, 1)
+    np.testing.assert_array_equal(dense, rows[0][seeds])
+    init, _, _ = km.assign(*rows, dense, cat, 1)
+    np.testing.assert_array_equal(init[seeds], np.arange(4))  # a seed is at distance 0 of itself
+    out = km.lloyd(*rows, init, 4, 50, 0.0, 1)
+    assert out[3] and np.all(np.diff(out[1]) <= 0)
+
+
+def _small_rows():
+    labels = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=np.int32)
+    return [np.zeros((4, 2)), 1.0, labels, np.array([0, 2, 4], dtype=np.int64),
+            np.array([0.5, 0.5]), UC, 2.0]
+
+
+def _bad(*changes):
+    """_small_rows() with (index, value) pairs replaced."""
+    rows = _small_rows()
+    for index, value in zip(changes[::2], changes[1::2]):
+        rows[index] = value
+    return rows
+
+
+BAD_ROWS = {
+    "X-rows": _bad(0, np.zeros((3, 2))),
+    "offsets-length": _bad(3, np.array([0, 2], dtype=np.int64)),
+    "offsets-decreasing": _bad(3, np.array([0, 2, 1], dtype=np.int64)),
+    "offsets-start": _bad(3, np.array([1, 2, 4], dtype=np.int64)),
+    "weights-length": _bad(4, np.array([1.0])),
+    "weights-negative": _bad(4, np.array([1.0, -1.0])),
+    "label-too-large": _bad(2, np.array([[0, 1], [1, 0], [1, 2], [0, 0]], dtype=np.int32)),
+    "label-below-minus-one": _bad(2, np.array([[0, 1], [-2, 0], [1, 1], [0, 0]], dtype=np.int32)),
+    "distance-code": _bad(5, 7),
+    "ulp-p": _bad(5, ULP, 6, 1.0),
+    "dense-weight": _bad(1, -1.0),
+    "no-block": _bad(0, np.zeros((4, 0)), 2, np.zeros((4, 0), dtype=np.int32),
+                     3, np.zeros(1, dtype=np.int64), 4, np.zeros(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ROWS), ids=list(BAD_ROWS))
+def test_bad_rows_raise_value_error(name):
+    rows = BAD_ROWS[name]
+    init = np.array([0, 1, 0, 1], dtype=np.int32)
+    centres = (np.zeros((2, rows[0].shape[1])), np.full((2, max(int(rows[3][-1]), 0)), 0.5))
+    calls = [
+        lambda: km.lloyd(*rows, init, 2, 10, 0.0, 1),
+        lambda: km.centroids(*rows, init, 2, 1),
+        lambda: km.kmeanspp(*rows, 2, 0, np.full((1, 2), 0.5), 1),
+    ]
+    if name not in ("X-rows", "offsets-length", "offsets-decreasing", "offsets-start"):
+        calls += [lambda: km.assign(*rows, *centres, 1),
+                  lambda: km.objective(*rows, *centres, init, 1)]
+    for call in calls:
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_bad_call_arguments_raise_value_error():
+    rows = _small_rows()
+    init = np.array([0, 1, 0, 1], dtype=np.int32)
+    dense, cat = np.zeros((2, 2)), np.full((2, 4), 0.5)
+    bad_calls = {
+        "assignment-length": lambda: km.lloyd(*rows, init[:3], 2, 10, 0.0, 1),
+        "assignment-range": lambda: km.lloyd(*rows, np.array([0, 1, 2, 1], np.int32), 2, 10, 0.0, 1),
+        "assignment-minus-one": lambda: km.lloyd(*rows, np.array([0, -1, 0, 1], np.int32), 2, 10,
+                                                 0.0, 1),
+        "k-zero": lambda: km.lloyd(*rows, init, 0, 10, 0.0, 1),
+        "k-above-n": lambda: km.lloyd(*rows, init, 5, 10, 0.0, 1),
+        "max-iter": lambda: km.lloyd(*rows, init, 2, -1, 0.0, 1),
+        "tol": lambda: km.lloyd(*rows, init, 2, 10, -1.0, 1),
+        "dense-shape": lambda: km.assign(*rows, np.zeros((2, 3)), cat, 1),
+        "cat-shape": lambda: km.assign(*rows, dense, np.zeros((2, 3)), 1),
+        "k-mismatch": lambda: km.assign(*rows, dense, np.zeros((3, 4)), 1),
+        "cat-negative": lambda: km.assign(*rows, dense, -cat, 1),
+        "dense-nan": lambda: km.assign(*rows, np.full((2, 2), np.nan), cat, 1),
+        "objective-assignment": lambda: km.objective(*rows, dense, cat, init[:2], 1),
+        "centroids-assignment": lambda: km.centroids(*rows, np.array([0, 1, 0, -2], np.int32), 2, 1),
+        "uniforms-rows": lambda: km.kmeanspp(*rows, 3, 0, np.full((1, 2), 0.5), 1),
+        "uniforms-no-trial": lambda: km.kmeanspp(*rows, 2, 0, np.zeros((1, 0)), 1),
+        "uniforms-range": lambda: km.kmeanspp(*rows, 2, 0, np.full((1, 2), 1.0), 1),
+        "first": lambda: km.kmeanspp(*rows, 2, 4, np.full((1, 2), 0.5), 1),
+        "kmeanspp-k-above-n": lambda: km.kmeanspp(*rows, 5, 0, np.full((4, 2), 0.5), 1),
+    }
+    for name, call in bad_calls.items():
+        with pytest.raises(ValueError):
+            call()
+            pytest.fail(name)
+    with pytest.raises(TypeError):
+        km.lloyd(*rows, None, 2, 10, 0.0, 1)
+    with pytest.raises(ValueError):  # a strided view is not C-contiguous
+        km.lloyd(np.zeros((8, 2))[::2], *rows[1:], init, 2, 10, 0.0, 1)
