@@ -57,8 +57,10 @@ def _table(rows, header):
     return "\n".join(out)
 
 
-def run(args, out=sys.stdout):
+def run(args, out=None):
     import cclust
+
+    out = sys.stdout if out is None else out
 
     X, y, what = load_data(args.data)
     k = args.k if args.k is not None else (len(np.unique(y)) if y is not None else None)

@@ -33,6 +33,7 @@ from cclust._validation import (
     label_vector,
 )
 from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.registry import declare
 
 __all__ = [
     "accuracy",
@@ -656,6 +657,7 @@ def _cluster_sse(X, codes, k):
     return sizes, sse
 
 
+@declare(requires_X=True)
 def kmeans_objective(X, labels):
     """The K-means objective: the sum of squared Euclidean distances to the cluster means.
 
@@ -703,6 +705,7 @@ def _pairwise_distance_sum(points):
     return total
 
 
+@declare(requires_X=True)
 def compactness(X, labels, *, metric="euclidean"):
     """Compactness: the size-weighted average distance between objects of the same cluster.
 

@@ -62,7 +62,9 @@ class MethodInfo:
     Attributes
     ----------
     requires_X : bool
-        The function needs the original features as ``X=`` (WOSP, WOHB, GKCC).
+        A consensus function needs the original features as ``X=`` (WOSP, WOHB, GKCC); a
+        metric is an internal criterion ``fn(X, labels)`` (compactness) rather than a
+        comparison of two labellings.
     chooses_n_clusters : bool
         The function can choose the number of clusters itself and accepts ``n_clusters=None``.
     handles_missing : bool
@@ -200,8 +202,11 @@ def _check_metric(obj, what):
         raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
     params = _parameters(obj, what)
     _check_no_varargs(params, what)
-    if len(_positional(params)) < 2:
+    positional = _positional(params)
+    if len(positional) < 2:
         raise ContractError(f"{what} must take two labellings (or a labelling and an Ensemble) positionally.")
+    if method_info(obj).requires_X and positional[0].name != "X":
+        raise ContractError(f"{what} declares requires_X=True, so its first parameter must be X.")
 
 
 def _check_utility(obj, what):

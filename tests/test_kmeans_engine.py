@@ -104,6 +104,15 @@ def test_lloyd_result_is_self_consistent(rng):
     assert np.all(np.bincount(labels, minlength=5) > 0)
 
 
+def test_single_cluster_and_thread_counts_below_one(rng):
+    rows = make_rows(rng, 50, r=3, d=2, missing=0.2)
+    out = km.lloyd(*rows, np.zeros(50, dtype=np.int32), 1, 10, 0.0, 0)
+    assert (out[2], out[3]) == (0, True)
+    np.testing.assert_array_equal(out[0], 0)
+    np.testing.assert_allclose(out[5][0], rows[0].mean(axis=0), rtol=1e-12)
+    assert km.kmeanspp(*rows, 1, 7, np.empty((0, 3)), -4).tolist() == [7]
+
+
 def test_lloyd_does_not_write_its_inputs(rng):
     rows = make_rows(rng, 100, r=4, d=2, missing=0.2)
     init = rng.integers(0, 3, 100).astype(np.int32)
@@ -342,7 +351,8 @@ def test_bad_call_arguments_raise_value_error():
     dense, cat = np.zeros((2, 2)), np.full((2, 4), 0.5)
     bad_calls = {
         "assignment-length": lambda: km.lloyd(*rows, init[:3], 2, 10, 0.0, 1),
-        "assignment-range": lambda: km.lloyd(*rows, np.array([0, 1, 2, 1], np.int32), 2, 10, 0.0, 1),
+        "assignment-range": lambda: km.lloyd(*rows, np.array([0, 1, 2, 1], np.int32), 2, 10,
+                                             0.0, 1),
         "assignment-minus-one": lambda: km.lloyd(*rows, np.array([0, -1, 0, 1], np.int32), 2, 10,
                                                  0.0, 1),
         "k-zero": lambda: km.lloyd(*rows, init, 0, 10, 0.0, 1),
@@ -355,7 +365,8 @@ def test_bad_call_arguments_raise_value_error():
         "cat-negative": lambda: km.assign(*rows, dense, -cat, 1),
         "dense-nan": lambda: km.assign(*rows, np.full((2, 2), np.nan), cat, 1),
         "objective-assignment": lambda: km.objective(*rows, dense, cat, init[:2], 1),
-        "centroids-assignment": lambda: km.centroids(*rows, np.array([0, 1, 0, -2], np.int32), 2, 1),
+        "centroids-assignment": lambda: km.centroids(*rows, np.array([0, 1, 0, -2], np.int32), 2,
+                                                     1),
         "uniforms-rows": lambda: km.kmeanspp(*rows, 3, 0, np.full((1, 2), 0.5), 1),
         "uniforms-no-trial": lambda: km.kmeanspp(*rows, 2, 0, np.zeros((1, 0)), 1),
         "uniforms-range": lambda: km.kmeanspp(*rows, 2, 0, np.full((1, 2), 1.0), 1),

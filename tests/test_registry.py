@@ -219,3 +219,10 @@ def test_shortcuts_go_through_the_registry(monkeypatch):
         assert isinstance(seen.ensemble, cclust.Ensemble) and res.n_clusters == 1
     finally:
         cclust.registry.unregister("test-shortcut")
+
+
+@pytest.mark.parametrize("name", [row[0] for row in BUILTINS])
+def test_every_builtin_passes_the_conformance_kit(name):
+    from cclust.testing import check_registered
+
+    check_registered(name)

@@ -9,7 +9,8 @@ splat them::
 * ``X`` -- float64 C-contiguous (n, d); an (n, 0) array when there is no dense block.
 * ``dense_weight`` -- multiplies the squared Euclidean part.
 * ``labels`` -- int32 C-contiguous (n, r), 0..K_i-1 or -1 for missing; (n, 0) when there is none.
-* ``offsets`` -- int64 (r + 1,), partition i's labels are one-hot columns offsets[i]..offsets[i+1]-1.
+* ``offsets`` -- int64 (r + 1,): partition i's labels are the one-hot columns
+  offsets[i]..offsets[i+1]-1.
 * ``weights`` -- float64 (r,), effective (already normalised) partition weights.
 * ``distance`` -- 0 uc, 1 uh, 2 ucos, 3 ulp; ``p`` -- the exponent of ulp (> 1).
 

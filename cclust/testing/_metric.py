@@ -12,6 +12,11 @@ VI, van Dongen). The kit then requires that, in that direction, a labelling agre
 at least as much as with any other labelling it tries (ties are allowed: a metric such as
 homogeneity is also maximal for refinements), and exactly as much as with a copy whose clusters
 are renamed. Symmetry is not required: the kit always puts the labelling under test first.
+
+Internal criteria that score a labelling of data, ``fn(X, labels)`` (``compactness``,
+``kmeans-objective``), declare it with ``cclust.registry.declare(requires_X=True)``. For them
+the kit calls ``fn(X, labels)`` on its blob data, and "self-agreement" becomes: the value does
+not depend on cluster names, and the blobs score differently from a random labelling.
 """
 import numpy as np
 
@@ -35,7 +40,7 @@ class _Case:
     def __init__(self, check, fn_or_name):
         self.fn, self.label = resolve(fn_or_name, "metric")
         self.fail = Failure(check, self.label)
-        _, self.y, self.labels = blob_partitions(3)
+        self.X, self.y, self.labels = blob_partitions(3)
         self.n = self.y.shape[0]
         self.rng = np.random.default_rng(DATA_SEED + 5)
         self.random = self.rng.integers(0, 3, size=self.n)
@@ -45,9 +50,18 @@ class _Case:
         from cclust.ensemble import Ensemble
 
         b = np.array(b, dtype=np.int64, copy=True)
-        return b if self.mode() == "labels" else Ensemble(b[:, None])
+        return b if self.mode() in ("labels", "data") else Ensemble(b[:, None])
+
+    def first(self, a):
+        if self.mode() == "data":
+            return np.array(self.X, copy=True)
+        return np.array(a, dtype=np.int64, copy=True)
 
     def mode(self):
+        from cclust.registry import method_info
+
+        if self._mode is None and method_info(self.fn).requires_X:
+            self._mode = "data"
         if self._mode is None:
             from cclust.ensemble import Ensemble
 
@@ -67,7 +81,7 @@ class _Case:
         return self._mode
 
     def value(self, a, b, what):
-        value = self.fail.call(self.fn, np.array(a, dtype=np.int64, copy=True), self.second(b),
+        value = self.fail.call(self.fn, self.first(a), self.second(b),
                                what=f"on {what}")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
             raise self.fail(f"returned {value!r} of type {type(value).__name__} on {what}, not a float.")
@@ -99,7 +113,9 @@ def check_metric_self_agreement(fn_or_name):
     m(a, a) on that side.
     """
     case = _Case("check_metric_self_agreement", fn_or_name)
-    case.mode()
+    if case.mode() == "data":
+        _check_data_criterion(case)
+        return
     candidates = {"the blobs": case.y, "a noisy partition": case.labels[:, 3],
                   "a split partition": case.labels[:, 6], "a merged partition": case.labels[:, 7]}
     others = dict(candidates)
@@ -133,6 +149,19 @@ def check_metric_self_agreement(fn_or_name):
                                 "must be the extreme.")
 
 
+def _check_data_criterion(case):
+    """Self-agreement for ``fn(X, labels)`` criteria: name-free, and blobs differ from noise."""
+    blobs = case.value(None, case.y, "the blob data labelled by the blobs")
+    renamed = case.value(None, relabel(case.y, case.rng), "the blob labels with clusters renamed")
+    if not np.isclose(blobs, renamed, rtol=_RTOL, atol=_ATOL):
+        raise case.fail(f"the blobs score {blobs!r} but {renamed!r} with their clusters renamed; a "
+                        "criterion must not depend on cluster names.")
+    noise = case.value(None, case.random, "the blob data labelled at random")
+    if np.isclose(blobs, noise, rtol=_RTOL, atol=_ATOL):
+        raise case.fail(f"the blobs and a random labelling both score {blobs!r}; the criterion does "
+                        "not tell structure from noise.")
+
+
 def check_metric_no_mutation(fn_or_name):
     """Inputs are left alone: both labellings (or the Ensemble's arrays) keep contents and flags."""
     case = _Case("check_metric_no_mutation", fn_or_name)
@@ -140,7 +169,10 @@ def check_metric_no_mutation(fn_or_name):
     a = case.y[shuffle].copy()
     b = np.array(case.labels[shuffle, 4], dtype=np.int64, copy=True)
     second = case.second(b)
-    if case.mode() == "labels":
+    if case.mode() == "data":
+        a = np.array(case.X[shuffle], copy=True)
+        watched = Snapshot(X=a, labels=second)
+    elif case.mode() == "labels":
         watched = Snapshot(labels_a=a, labels_b=second)
     else:
         watched = Snapshot(labels_a=a, **{"ensemble.labels": second.labels, "ensemble.weights": second.weights})

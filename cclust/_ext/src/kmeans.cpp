@@ -199,22 +199,30 @@ struct LaneBuffer<0> {
 // slot of a table is all zero (adding +0 changes nothing) and its counts are never read.
 struct Slots {
     std::vector<int64_t> of;     // r: offsets[i] + i + 1
-    std::vector<uint64_t> size;  // r: K_i
+    std::vector<uint32_t> size;  // r: K_i (< 2^31, checked by validate_rows)
     int64_t count = 0;           // offsets[r] + r
 
-    Slots(const MixedRows& rows, int64_t r) : of(static_cast<size_t>(r)), size(static_cast<size_t>(r)) {
+    Slots(const MixedRows& rows, int64_t r)
+        : of(static_cast<size_t>(r)), size(static_cast<size_t>(r)) {
         for (int64_t i = 0; i < r; ++i) {
             of[static_cast<size_t>(i)] = rows.offsets[i] + i + 1;
-            size[static_cast<size_t>(i)] = static_cast<uint64_t>(rows.offsets[i + 1] - rows.offsets[i]);
+            size[static_cast<size_t>(i)] =
+                static_cast<uint32_t>(rows.offsets[i + 1] - rows.offsets[i]);
         }
         count = r > 0 ? rows.offsets[r] + r : 0;
     }
-
-    // -1 and 0..K_i-1 pass; one unsigned compare, so the check costs no mispredicted branch.
-    bool valid(int64_t i, int64_t l) const {
-        return static_cast<uint64_t>(l + 1) <= size[static_cast<size_t>(i)];
-    }
 };
+
+// True when some label of the row is neither -1 nor in 0..K_i-1. One unsigned compare per label
+// (-1 wraps to 0) and no early exit, so the loop vectorises and streams at memory speed.
+inline bool row_has_bad_label(const int32_t* __restrict lab, const uint32_t* __restrict size,
+                              int64_t r) {
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < r; ++i) {
+        bad |= static_cast<uint32_t>(static_cast<uint32_t>(lab[i]) + 1u > size[i]);
+    }
+    return bad != 0;
+}
 
 // Costs of object x against kc centres into acc[0..kLane kq): the dense part against `dense`
 // (kc x d), then, partition by partition in order, the table row of each label. The table has
@@ -320,10 +328,7 @@ public:
             int64_t bad = -1;
             const int64_t stop = std::min(sh_.n, (c + 1) * kChunk);
             for (int64_t x = c * kChunk; x < stop && bad < 0; ++x) {
-                const int32_t* lab = rows_.labels + x * sh_.r;
-                bool ok = true;
-                for (int64_t i = 0; i < sh_.r; ++i) ok = ok & slots_.valid(i, lab[i]);
-                if (!ok) bad = x;
+                if (row_has_bad_label(rows_.labels + x * sh_.r, slots_.size.data(), sh_.r)) bad = x;
             }
             chunk_bad_[static_cast<size_t>(c)] = bad;
         }
@@ -419,15 +424,12 @@ public:
                 sizes[k] += 1;
                 if (r > 0) {
                     const int32_t* lab = rows_.labels + x * r;
-                    int64_t* row = counts + k * width;
-                    for (int64_t i = 0; i < r; ++i) {
-                        const int64_t l = lab[i];
-                        if (!slots_.valid(i, l)) {  // all but never taken
-                            if (bad < 0) bad = x;
-                            continue;
-                        }
-                        row[slot_of[i] + l] += 1;
+                    if (row_has_bad_label(lab, slots_.size.data(), r)) {
+                        if (bad < 0) bad = x;
+                        continue;
                     }
+                    int64_t* row = counts + k * width;
+                    for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
                 }
                 if (d > 0) add_row(x, sums + k * d);
             }
@@ -786,14 +788,16 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
 
     engine.count(labels.data());  // also validates every partition label, once per call
     engine.reduce(tally, false);
-    centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+    centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
+                       cur.cat.data());
     if (any_empty(tally, k_count)) {
         engine.build_table(cur.cat.data());
         engine.cost_pass(cur.dense.data(), labels.data(), nullptr, best_cost.data());
         reseed(labels, best_cost, tally.sizes, k_count);
         engine.count(labels.data());
         engine.reduce(tally, false);
-        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
+                           cur.cat.data());
     }
 
     LloydResult result;
@@ -835,7 +839,8 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
             engine.count(labels.data());
             engine.reduce(tally, false);
         }
-        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(), cur.cat.data());
+        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
+                           cur.cat.data());
     }
 
     std::copy(labels.begin(), labels.end(), assignment);
@@ -897,7 +902,8 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
     if (k_count > 1 && uniforms == nullptr) fail("uniforms is null");
     for (int64_t e = 0; e < (k_count - 1) * n_trials; ++e) {
         if (!(uniforms[e] >= 0.0 && uniforms[e] < 1.0)) {
-            fail("uniforms must lie in [0, 1), got " + str(uniforms[e]) + " at flat index " + str(e));
+            fail("uniforms must lie in [0, 1), got " + str(uniforms[e]) + " at flat index " +
+                 str(e));
         }
     }
     const auto un = static_cast<size_t>(n);
@@ -950,7 +956,9 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
             engine.candidate_pass(dense.data(), closest.data(), dist.data(), potentials.data());
             int64_t win = 0;
             for (int64_t t = 1; t < n_trials; ++t) {
-                if (potentials[static_cast<size_t>(t)] < potentials[static_cast<size_t>(win)]) win = t;
+                if (potentials[static_cast<size_t>(t)] < potentials[static_cast<size_t>(win)]) {
+                    win = t;
+                }
             }
             seed = candidates[static_cast<size_t>(win)];
             if (!chosen[static_cast<size_t>(seed)]) {

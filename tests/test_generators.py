@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+
+import cclust
+from cclust import generators
+from cclust.datasets import load_iris
+from cclust.errors import ValidationError
+
+GENERATORS = ["kmeans", "subspace", "subsample", "projection"]
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris()
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_shape_determinism_and_n_jobs(iris, name):
+    X, _ = iris
+    gen = cclust.get(name, kind="generator")
+    a = gen(X, 3, n_partitions=12, random_state=4, n_jobs=1)
+    b = gen(X, 3, n_partitions=12, random_state=4, n_jobs=2)
+    assert isinstance(a, cclust.Ensemble) and a.shape == (150, 12)
+    assert a == b
+    assert gen(X, 3, n_partitions=12, random_state=5, n_jobs=1) != a
+
+
+def test_kmeans_k_range_default_and_explicit(iris):
+    X, _ = iris
+    E = generators.kmeans(X, 3, n_partitions=60, random_state=0)
+    assert E.n_clusters.min() >= 3 and E.n_clusters.max() <= 13  # [K, ceil(sqrt(150))]
+    E = generators.kmeans(X, 3, n_partitions=60, k_range=(2, 6), random_state=0)
+    assert set(E.n_clusters.tolist()) <= set(range(2, 7)) and len(set(E.n_clusters.tolist())) > 2
+
+
+def test_kmeans_partition_matches_a_textbook_lloyd(iris):
+    """Each basic partition is a Lloyd fixed point: every object is at its nearest centre."""
+    X, _ = iris
+    E = generators.kmeans(X, 3, n_partitions=5, random_state=2)
+    for i in range(5):
+        labels = E.labels[:, i]
+        centres = np.array([X[labels == k].mean(0) for k in range(E.n_clusters[i])])
+        d = ((X[:, None, :] - centres[None]) ** 2).sum(-1)
+        assert np.array_equal(d.argmin(1), labels)
+
+
+def test_subsample_assigns_everyone_to_nearest_centre(iris):
+    X, _ = iris
+    E = generators.subsample(X, 3, n_partitions=3, random_state=0)
+    assert (E.labels >= 0).all()
+
+
+def test_inputs_are_not_mutated(iris):
+    X, _ = iris
+    Xc = X.copy()
+    generators.projection(X, 3, n_partitions=3, random_state=0)
+    assert np.array_equal(X, Xc)
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+@pytest.mark.parametrize(
+    "X, k, kw, match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]]), 2, {}, "NaN or infinity"),
+        (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 4.0]]), 2, {}, "NaN or infinity"),
+        (np.zeros(5), 2, {}, "2-D"),
+        (np.random.default_rng(0).random((6, 2)), 1, {}, "n_clusters"),
+        (np.random.default_rng(0).random((6, 2)), 7, {}, "n_clusters"),
+        (np.random.default_rng(0).random((6, 2)), 2, {"k_range": (1, 3)}, "k_range"),
+        (np.random.default_rng(0).random((6, 2)), 2, {"k_range": (2, 7)}, "k_range"),
+        (np.random.default_rng(0).random((6, 2)), 2, {"n_partitions": 0}, "n_partitions"),
+        (np.random.default_rng(0).random((6, 2)), 2, {"init": "kmeans"}, "init"),
+    ],
+    ids=["nan", "inf", "1-D", "k-one", "k-above-n", "k_range-low", "k_range-high", "no-partitions", "bad-init"],
+)
+def test_bad_input(name, X, k, kw, match):
+    with pytest.raises(ValidationError, match=match):
+        cclust.generate(name, X, k, **kw)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.5, float("nan")])
+def test_bad_fraction(iris, fraction):
+    with pytest.raises(ValidationError, match="fraction"):
+        generators.subspace(iris[0], 3, fraction=fraction)
