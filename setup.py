@@ -36,7 +36,8 @@ def _compiler_has_openmp():
 
 
 OPENMP = _compiler_has_openmp()
-compile_args = ["-std=c++17", "-O3", "-Wall", "-Wextra", "-Wno-unused-function",
+# -ffp-contract=off: no fused multiply-adds, so results are bitwise the same on every target.
+compile_args = ["-std=c++17", "-O3", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-function",
                 "-Wno-unreachable-code", "-Wno-unused-parameter"]
 link_args = []
 if OPENMP:

@@ -79,16 +79,15 @@ def seed_objects(space, n_clusters, init, rng, n_threads):
 
 
 def labels_from_seeds(space, seeds, n_threads):
-    """Assign every object to the nearest seed object, seeds taken as centroids."""
+    """Assign every object to the nearest seed object, each seed being its cluster's centroid.
+
+    A seed missing from a partition gets that partition's overall label distribution as its
+    centroid block (the engine's rule for a cluster with no labelled member).
+    """
     kernel = _kernel()
-    n_clusters = seeds.shape[0]
-    dense_centers = np.ascontiguousarray(space.X[seeds]) if space.X.shape[1] else np.empty((n_clusters, 0))
-    width = int(space.offsets[-1])
-    cat_centers = np.zeros((n_clusters, width))
-    for k, s in enumerate(seeds):
-        row = space.labels[s]
-        keep = row >= 0
-        cat_centers[k, space.offsets[:-1][keep] + row[keep]] = 1.0
+    marks = np.full(space.n, -1, dtype=np.int32)
+    marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
+    dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads)
     labels, _, _ = kernel.assign(*space._args(), dense_centers, cat_centers, n_threads)
     return labels
 

@@ -50,8 +50,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_lloyd_matches_reference(case, rng):
-    params = dict(missing=0.3, **CASES[case]) if "missing" not in CASES[case] else CASES[case]
-    rows = make_rows(rng, 120, **params)
+    rows = make_rows(rng, 120, **{"missing": 0.3, **CASES[case]})
     n_clusters = 4
     init = rng.integers(0, n_clusters, 120).astype(np.int32)
     got = km.lloyd(*rows, init, n_clusters, 50, 0.0, 1)

@@ -67,7 +67,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     ConsensusResult
         ``objective`` is Gamma (higher is better); ``extras`` holds ``kmeans_objective`` (the
         sum of point-to-centroid distances), ``objective_trace`` of the kept run, ``utility``,
-        ``gammas`` (one per restart) and ``partition_utilities`` (U(pi, pi_i) per partition).
+        ``gammas`` and ``n_iter_per_restart`` (one per restart) and ``partition_utilities`` (U(pi, pi_i) per partition).
 
     Examples
     --------
@@ -106,7 +106,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
         n_init = 1
 
     best = best_gamma = None
-    gammas = []
+    gammas, iterations = [], []
     for restart in range(n_init):
         if starts is None:
             seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads)
@@ -116,6 +116,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
         run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
         gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
         gammas.append(gamma)
+        iterations.append(run.n_iter)
         if best is None or gamma > best_gamma:
             best, best_gamma = run, gamma
 
@@ -137,6 +138,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
             "objective_trace": best.trace,
             "utility": util.name if util.p is None else f"{util.name}(p={util.p:g})",
             "gammas": np.array(gammas),
+            "n_iter_per_restart": np.array(iterations),
             "partition_utilities": util.partition_utilities(ensemble, table),
         },
     )

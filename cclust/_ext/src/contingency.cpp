@@ -83,8 +83,9 @@ void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka,
                       int64_t* out, int n_threads) {
     const int64_t size = ka * kb;
     if (n_threads < 1) n_threads = 1;
-    // Small problems are faster on one thread than paying for per-thread tables.
-    if (n < 8 * kChunk || size > n) n_threads = 1;
+    // Threads pay only when each gets a large share of objects and the per-thread tables are
+    // small beside n (measured: below ~2^20 objects a thread, the second thread made it slower).
+    if (n < (int64_t{1} << 20) * n_threads || size * n_threads * 8 > n) n_threads = 1;
     std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
     int64_t bad_row = -1;
     const int64_t chunks = n_chunks(n);
@@ -143,7 +144,7 @@ int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value, int64
         if (c) c = k++;
     }
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(n_threads) if (n > 8 * kChunk)
+#pragma omp parallel for schedule(static) num_threads(n_threads) if (n > (int64_t{1} << 20))
 #endif
     for (int64_t x = 0; x < n; ++x) out[x] = code[static_cast<size_t>(labels[x])];
     return k;

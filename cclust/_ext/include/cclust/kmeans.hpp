@@ -25,6 +25,10 @@
 // is what the block of the whole data set would be. A cluster with no member at all (only
 // possible from `centroids`) gets the centre of the whole data set.
 //
+// Cost: every pass folds the centres' blocks into a lookup table with one contiguous row of K
+// costs per label, so an object costs r row-adds of K doubles (O(n r K) per pass, never
+// O(n K sum K_i)), plus O(n d K) for the dense block. Labels are checked once per call.
+//
 // Every function writes into caller-allocated memory, is bitwise deterministic for any thread
 // count (fixed chunks of kChunk objects, floating partials reduced in chunk order) and throws
 // std::invalid_argument (never crashes) on bad sizes, parameters or labels.
