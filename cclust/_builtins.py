@@ -8,6 +8,10 @@ BUILTINS = (
     # consensus functions
     ("kcc", "consensus", "cclust.consensus.kcc:kcc",
      "K-means-based consensus clustering, KCC/KCC++ (Wu et al. TKDE 2015; 001)"),
+    # -- GKCC (issue 4) --
+    # -- graph-based and weighted-object consensus (issue 5) --
+    # -- least-squares consensus (issue 6) --
+    # -- iterative voting and classic baselines (issue 7) --
     # basic-partition generators
     ("kmeans", "generator", "cclust.generators:kmeans",
      "RPS: k-means with a random K per partition (001 sec. 2)"),
