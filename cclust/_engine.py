@@ -64,12 +64,22 @@ def _kernel():
     return _kmeans
 
 
+_CHUNK = 4096  # the engine's kChunk
+
+
+def useful_threads(n_samples, n_threads):
+    """Threads worth starting: the engine splits work in chunks of 4096 objects, so a problem of
+    fewer than two chunks runs on one thread and pays for no parallel region at all."""
+    return max(1, min(int(n_threads), -(-int(n_samples) // _CHUNK)))
+
+
 def seed_objects(space, n_clusters, init, rng, n_threads):
     """K distinct object indices: uniformly at random, or by greedy k-means++ (D^2 sampling).
 
     Every random number comes from ``rng`` (NumPy), so the seeds are the same on any machine.
     """
     n = space.n
+    n_threads = useful_threads(n, n_threads)
     if init == "random":
         return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
     n_trials = 2 + int(np.log(n_clusters))
@@ -85,6 +95,7 @@ def labels_from_seeds(space, seeds, n_threads):
     centroid block (the engine's rule for a cluster with no labelled member).
     """
     kernel = _kernel()
+    n_threads = useful_threads(space.n, n_threads)
     marks = np.full(space.n, -1, dtype=np.int32)
     marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
     dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads)
@@ -94,6 +105,7 @@ def labels_from_seeds(space, seeds, n_threads):
 
 def lloyd(space, initial_labels, n_clusters, *, max_iter, tol, n_threads):
     """Lloyd passes from ``initial_labels`` until stable (see the engine's rules)."""
+    n_threads = useful_threads(space.n, n_threads)
     labels, trace, n_iter, converged, objective, dense_c, cat_c = _kernel().lloyd(
         *space._args(), np.ascontiguousarray(initial_labels, dtype=np.int32), n_clusters,
         max_iter, tol, n_threads)
@@ -103,6 +115,7 @@ def lloyd(space, initial_labels, n_clusters, *, max_iter, tol, n_threads):
 
 def assign(space, dense_centers, cat_centers, n_threads):
     """Nearest-centre labels and the objective for given centres."""
+    n_threads = useful_threads(space.n, n_threads)
     labels, _, objective = _kernel().assign(*space._args(), np.ascontiguousarray(dense_centers),
                                             np.ascontiguousarray(cat_centers), n_threads)
     return labels.astype(np.int64), float(objective)
