@@ -53,6 +53,8 @@ EXT = "cclust/_ext"
 MODULES = {
     "_contingency": ["contingency.cpp"],
     "_kmeans": ["kmeans.cpp"],
+    "_voting": ["voting.cpp"],
+    "_addremadd": ["addremadd.cpp"],
 }
 
 extensions = [

@@ -151,7 +151,7 @@ def main():
             bench("pendigits", loaded[0], loaded[1], 10, args.n_init, args.dense_max, args.repeats, rows, args.threads)
     for n in args.sizes:
         E, truth = synthetic_ensemble(n, args.partitions, args.k, seed=1)
-        bench(f"synthetic", E, truth, args.k, args.n_init, args.dense_max, args.repeats, rows, args.threads)
+        bench("synthetic", E, truth, args.k, args.n_init, args.dense_max, args.repeats, rows, args.threads)
     text = table(rows, args.threads or "all", args.n_init)
     print(text)
     if args.output:

@@ -37,6 +37,22 @@ def memory_budget(max_bytes=None):
     return DEFAULT_MEMORY_BUDGET
 
 
+def require_memory(need, what, alternative, max_bytes=None):
+    """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
+
+    The message names the bytes, the budget, how to raise it and ``alternative`` (the
+    scalable route), so every O(n^2) allocation in cclust refuses in the same words.
+    """
+    budget = memory_budget(max_bytes)
+    if need > budget:
+        raise MemoryBudgetError(
+            f"{what} needs about {format_bytes(need)} ({need} bytes), over the memory budget of "
+            f"{format_bytes(budget)}; pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to "
+            f"allow it, or {alternative}."
+        )
+    return budget
+
+
 def format_bytes(n_bytes):
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if n_bytes < 1024 or unit == "TiB":
@@ -353,21 +369,16 @@ class Ensemble:
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValidationError(f"dtype must be float32 or float64, got {dtype}.")
         n = self.n_samples
-        budget = memory_budget(max_bytes)
         if sparse:
             col_sizes = np.bincount(self.one_hot().indices, minlength=int(self._offsets[-1]))
             bound = min(n * n, int((col_sizes.astype(np.float64) ** 2).sum()))
             need = bound * (dtype.itemsize + 4) + (n + 1) * 8
+            alternative = "use a method with a sparse or bipartite route (e.g. hbgf, mcla, kcc)"
         else:
             need = n * n * dtype.itemsize
-        if need > budget:
-            alternative = ("a method with a sparse or bipartite route (e.g. hbgf, mcla, kcc)"
-                           if sparse else "coassociation(sparse=True) or a method that never forms it (e.g. kcc, hbgf, mcla)")
-            raise MemoryBudgetError(
-                f"the {'sparse' if sparse else 'dense'} co-association of {n} objects needs about "
-                f"{format_bytes(need)} ({need} bytes), over the memory budget of {format_bytes(budget)}; "
-                f"pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to allow it, or use {alternative}."
-            )
+            alternative = "use coassociation(sparse=True) or a method that never forms it (e.g. kcc, hbgf, mcla)"
+        require_memory(need, f"the {'sparse' if sparse else 'dense'} co-association of {n} objects",
+                       alternative, max_bytes)
         key = ("coassociation", bool(sparse), dtype.str)
         if key in self._cache:
             return self._cache[key]

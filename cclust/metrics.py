@@ -32,7 +32,7 @@ from cclust._validation import (
     check_same_length,
     label_vector,
 )
-from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.errors import ValidationError
 from cclust.registry import declare
 
 __all__ = [
@@ -129,14 +129,9 @@ def contingency_table(labels_a, labels_b, *, sparse=False):
     """
     a, ka, b, kb = _codes(labels_a, labels_b, "labels_a", "labels_b")
     if not sparse:
-        from cclust.ensemble import format_bytes, memory_budget
+        from cclust.ensemble import require_memory
 
-        need = ka * kb * 8
-        if need > memory_budget():
-            raise MemoryBudgetError(
-                f"the dense {ka} x {kb} contingency table needs {format_bytes(need)}, over the memory "
-                f"budget of {format_bytes(memory_budget())}; pass sparse=True."
-            )
+        require_memory(ka * kb * 8, f"the dense {ka} x {kb} contingency table", "pass sparse=True")
     return _table_from_codes(a, ka, b, kb, sparse=bool(sparse))
 
 

@@ -328,6 +328,13 @@ class Registry:
                 f"or choose with cclust.register({name!r}, obj, kind=..., replace=True)."
             )
         slot = table.get(name)
+        if slot is None and name in KNOWN_PLUGINS:
+            dist, why = KNOWN_PLUGINS[name]
+            raise UnknownNameError(
+                f"{name!r} is provided by the plugin distribution {dist}, which is not installed "
+                f"({why}); install it with `python -m pip install {dist}` (from a source checkout: "
+                f"`python -m pip install ./plugins/{dist}`)."
+            )
         if slot is None:
             raise UnknownNameError(self._unknown_message(name, kind))
         if kind is not None and slot.kind != kind:
@@ -415,6 +422,13 @@ class Registry:
                 raise UnknownNameError(self._unknown_message(name, None))
             del table[name]
             self._conflicts.pop(name, None)
+
+
+#: names provided by optional plugin distributions of this project: name -> (distribution, why
+#: it is separate). Asking for one that is not installed says what to install.
+KNOWN_PLUGINS = MappingProxyType({
+    "hgpa": ("cclust-hypergraph", "it needs the Mt-KaHyPar hypergraph partitioner"),
+})
 
 
 _default = Registry()

@@ -80,6 +80,13 @@ def test_unknown_name_lists_and_suggests():
         reg.get("alpha", kind="method")
 
 
+def test_known_plugin_name_says_what_to_install():
+    reg = make_registry([])
+    with pytest.raises(UnknownNameError, match=r"'hgpa' is provided by the plugin distribution cclust-hypergraph.*pip install"):
+        reg.get("hgpa")
+    assert "hgpa" not in reg.available()
+
+
 def test_broken_plugin_fails_only_when_asked_for():
     broken = FakeEntryPoint("broken", "nowhere:fn", FakeDist("cclust-broken"),
                             error=ModuleNotFoundError("No module named 'nowhere'"))

@@ -53,3 +53,39 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
                   const double* uniforms, int64_t n_trials, int n_threads,
                   int64_t* seeds) except +
+
+
+# -- voting (issue 7): lookup passes of IVC/IPVC/IPC, relabel-and-vote, EM; include/cclust/voting.hpp --
+from libc.stdint cimport uint8_t
+
+cdef extern from "cclust/voting.hpp" namespace "cclust" nogil:
+    void vote_scores(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                     const double* table, int32_t n_clusters, double* out,
+                     int n_threads) except +
+    void vote_argmax(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                     const double* table, int32_t n_clusters, const uint8_t* allowed,
+                     int32_t* assignment, double* best, int n_threads) except +
+    void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                            const int64_t* indptr, const int32_t* indices, const double* values,
+                            int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
+                            double* best, int n_threads) except +
+    void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* modes,
+                     int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
+                     int32_t* matches, int n_threads) except +
+    void first_appearance(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                          int32_t* out) except +
+
+
+# -- addremadd (issue 6): least-squares consensus, include/cclust/addremadd.hpp --
+from libc.stdint cimport uint8_t
+
+cdef extern from "cclust/addremadd.hpp" namespace "cclust" nogil:
+    int64_t addremadd_cluster(const float* similarity, int64_t n, int64_t seed, double tol,
+                              int64_t max_steps, uint8_t* membership, double* contribution,
+                              double* lambda_, double* trace, int64_t max_trace,
+                              int64_t* n_trace) except +
+    int64_t addremadd_partition(const float* similarity, int64_t n, double tol, int64_t max_steps,
+                                int n_threads, int32_t* labels, double* contributions,
+                                double* lambdas, int64_t* seeds, int64_t* n_updates) except +
+    int64_t ls_agglomerate(const double* gains, int64_t n, int64_t target_k, int32_t* labels,
+                           int64_t* merges, double* merge_gains) except +

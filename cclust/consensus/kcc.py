@@ -65,7 +65,9 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     Returns
     -------
     ConsensusResult
-        ``objective`` is Gamma (higher is better); ``extras`` holds ``kmeans_objective`` (the
+        ``objective`` is Gamma (higher is better); ``n_iter`` counts the accepted label
+        updates of the kept run (0 when its starting partition was already a fixed point);
+        ``extras`` holds ``kmeans_objective`` (the
         sum of point-to-centroid distances), ``objective_trace`` of the kept run, ``utility``,
         ``gammas`` and ``n_iter_per_restart`` (one per restart) and ``partition_utilities`` (U(pi, pi_i) per partition).
 

@@ -1,0 +1,122 @@
+"""Thin wrappers over the voting lookup core: memoryviews in, NumPy arrays out, GIL released.
+
+Callers (cclust.consensus.voting, cclust.consensus.mixture) validate; these functions assume
+C-contiguous arrays of the right dtype and raise ValueError (from the C++ core) only on labels
+out of range.
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from cclust._ext.core cimport (
+    first_appearance as _first_appearance,
+    mode_argmax as _mode_argmax,
+    vote_argmax as _vote_argmax,
+    vote_argmax_sparse as _vote_argmax_sparse,
+    vote_scores as _vote_scores,
+)
+
+
+def scores(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const double[:, ::1] table,
+           int n_threads):
+    """(n, n_clusters) sums over partitions of ``table[offsets[j] + labels[x, j]]``."""
+    cdef int64_t n = labels.shape[0]
+    cdef int64_t r = labels.shape[1]
+    cdef int32_t k = table.shape[1]
+    if table.shape[0] != offsets[r]:
+        raise ValueError(f"table has {table.shape[0]} rows, expected {offsets[r]}")
+    out = np.zeros((n, k), dtype=np.float64)
+    cdef double[:, ::1] out_view = out
+    cdef const int32_t* lab_ptr = &labels[0, 0] if labels.size else NULL
+    cdef const double* tab_ptr = &table[0, 0] if table.size else NULL
+    cdef double* out_ptr = &out_view[0, 0] if out.size else NULL
+    if n == 0:
+        return out
+    with nogil:
+        _vote_scores(lab_ptr, n, r, &offsets[0], tab_ptr, k, out_ptr, n_threads)
+    return out
+
+
+def argmax(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const double[:, ::1] table,
+           const uint8_t[::1] allowed, int n_threads):
+    """Best allowed cluster of every object (lowest index on ties) and its score."""
+    cdef int64_t n = labels.shape[0]
+    cdef int64_t r = labels.shape[1]
+    cdef int32_t k = table.shape[1]
+    if table.shape[0] != offsets[r]:
+        raise ValueError(f"table has {table.shape[0]} rows, expected {offsets[r]}")
+    if allowed.shape[0] != k:
+        raise ValueError(f"allowed has {allowed.shape[0]} entries, expected {k}")
+    assignment = np.empty(n, dtype=np.int32)
+    best = np.empty(n, dtype=np.float64)
+    cdef int32_t[::1] a_view = assignment
+    cdef double[::1] b_view = best
+    cdef const int32_t* lab_ptr = &labels[0, 0] if labels.size else NULL
+    cdef const double* tab_ptr = &table[0, 0] if table.size else NULL
+    if n == 0:
+        return assignment, best
+    with nogil:
+        _vote_argmax(lab_ptr, n, r, &offsets[0], tab_ptr, k, &allowed[0], &a_view[0], &b_view[0],
+                     n_threads)
+    return assignment, best
+
+
+def first_appearance(const int32_t[:, ::1] labels, const int64_t[::1] offsets):
+    """Every partition's clusters renumbered in order of first appearance (-1 kept)."""
+    cdef int64_t n = labels.shape[0]
+    cdef int64_t r = labels.shape[1]
+    out = np.empty((n, r), dtype=np.int32)
+    if n == 0 or r == 0:
+        return out
+    cdef int32_t[:, ::1] out_view = out
+    with nogil:
+        _first_appearance(&labels[0, 0], n, r, &offsets[0], &out_view[0, 0])
+    return out
+
+
+def argmax_sparse(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const int64_t[::1] indptr,
+                  const int32_t[::1] indices, const double[::1] values, int n_clusters,
+                  const uint8_t[::1] allowed, int n_threads):
+    """:func:`argmax` with the (offsets[-1], n_clusters) table in CSR form (bitwise equal)."""
+    cdef int64_t n = labels.shape[0]
+    cdef int64_t r = labels.shape[1]
+    if indptr.shape[0] != offsets[r] + 1:
+        raise ValueError(f"indptr has {indptr.shape[0]} entries, expected {offsets[r] + 1}")
+    if indices.shape[0] != values.shape[0] or indices.shape[0] < indptr[offsets[r]]:
+        raise ValueError("indices and values must hold indptr[-1] entries each")
+    if allowed.shape[0] != n_clusters:
+        raise ValueError(f"allowed has {allowed.shape[0]} entries, expected {n_clusters}")
+    assignment = np.empty(n, dtype=np.int32)
+    best = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return assignment, best
+    cdef int32_t[::1] a_view = assignment
+    cdef double[::1] b_view = best
+    cdef const int32_t* idx_ptr = &indices[0] if indices.shape[0] else NULL
+    cdef const double* val_ptr = &values[0] if values.shape[0] else NULL
+    with nogil:
+        _vote_argmax_sparse(&labels[0, 0], n, r, &offsets[0], &indptr[0], idx_ptr, val_ptr,
+                            n_clusters, &allowed[0], &a_view[0], &b_view[0], n_threads)
+    return assignment, best
+
+
+def mode_argmax(const int32_t[:, ::1] labels, const int32_t[:, ::1] modes, const uint8_t[::1] allowed,
+                int n_threads):
+    """Cluster whose mode vector agrees with each object on most partitions, and the count."""
+    cdef int64_t n = labels.shape[0]
+    cdef int64_t r = labels.shape[1]
+    cdef int32_t k = modes.shape[0]
+    if modes.shape[1] != r:
+        raise ValueError(f"modes have {modes.shape[1]} columns, expected {r}")
+    if allowed.shape[0] != k:
+        raise ValueError(f"allowed has {allowed.shape[0]} entries, expected {k}")
+    assignment = np.empty(n, dtype=np.int32)
+    matches = np.empty(n, dtype=np.int32)
+    if n == 0:
+        return assignment, matches
+    cdef int32_t[::1] a_view = assignment
+    cdef int32_t[::1] m_view = matches
+    with nogil:
+        _mode_argmax(&labels[0, 0], n, r, &modes[0, 0], k, &allowed[0], &a_view[0], &m_view[0],
+                     n_threads)
+    return assignment, matches

@@ -1,0 +1,584 @@
+"""Graph-based consensus: CSPA, MCLA (Strehl & Ghosh, JMLR 3, 2002) and HBGF (Fern & Brodley,
+ICML 2004), with the one METIS call every graph method of cclust goes through.
+
+* **CSPA** partitions the object graph whose edge weights are the co-association A (003 sec. 2).
+* **MCLA** partitions the meta-graph of clusters with binary-Jaccard edge weights, then gives each
+  object to the meta-cluster it participates in most (003 sec. 2; the weighted variant WOMC of
+  003 eq. 5 shares this code, see :mod:`cclust.consensus.woec`).
+* **HBGF** partitions the bipartite graph of objects and clusters (an object is joined to each
+  cluster it belongs to) and keeps the objects' parts (003 sec. 2).
+
+The METIS call (:func:`partition_graph`)
+-----------------------------------------
+METIS takes positive integer edge weights on a symmetric graph without self-loops. Every graph
+method here hands :func:`partition_graph` a symmetric non-negative float matrix and the function
+
+1. drops the diagonal (self-loops) and symmetrises (``(S + S.T) / 2``: a no-op on the symmetric
+   matrices the methods build, a guard against round-off),
+2. scales the weights so that the largest becomes :data:`EDGE_WEIGHT_RESOLUTION` and rounds them
+   to integers — the **only** place where similarities become integers. The partition therefore
+   does not depend on the scale of the similarities; weights below half a unit of resolution
+   (``max / 20000``) round to zero and
+3. zero edges are dropped, so the graph METIS sees has exactly the positive integer edges;
+4. calls ``pymetis.part_graph`` with ``options.seed`` drawn from ``random_state`` and the balance
+   tolerance ``ufactor`` (METIS's own default when None: 1 for recursive bisection, used for up to
+   8 parts, 30 for k-way beyond). METIS is serial, so the labels are identical for any number of
+   threads and are a function of the graph and the seed alone.
+
+Balance: METIS minimises the weighted edge cut subject to every part holding at most
+``(1 + ufactor / 1000)`` times the average vertex weight. With the default tolerance CSPA and HBGF
+cut large natural clusters to balance the parts, which hurts imbalanced data (ClusterEnsembles
+reports CSPA ARI 0.30 where MCLA reaches 0.65 on breast cancer); raise ``ufactor`` (e.g. 500-2000)
+to let parts differ in size. MCLA balances clusters of the meta-graph, not objects, and is much
+less affected.
+
+Order and name invariance: cluster vertices (MCLA, HBGF, WOMC, WOHB) are put in a canonical order
+that depends on the clusters' members only (:func:`canonical_cluster_order`), so renaming the
+clusters of a partition or reordering the partitions yields the same graph and the same labels.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from cclust._validation import check_int, check_random_state
+from cclust.ensemble import as_ensemble, memory_budget, require_memory
+from cclust.errors import ValidationError
+from cclust.registry import declare
+from cclust.result import ConsensusResult
+
+#: Integer edge weight METIS receives for the heaviest edge of a graph; the others are scaled in
+#: proportion and rounded (see the module docstring).
+EDGE_WEIGHT_RESOLUTION = 10_000
+
+#: Rows of the similarity computed at once by the sparse (nearest-neighbour) routes.
+_CHUNK_ROWS = 256
+
+
+# -- shared checks ------------------------------------------------------------------------------
+
+def check_graph_inputs(ensemble, n_clusters, name="ensemble"):
+    """Validate an ensemble and K for a graph method; returns (Ensemble, K)."""
+    ensemble = as_ensemble(ensemble, name)
+    n = ensemble.n_samples
+    if n < 2:
+        raise ValidationError(f"{name} must label at least 2 objects to be partitioned, got {n}.")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    if (ensemble.n_clusters <= 1).all():
+        raise ValidationError(
+            f"{name}: every partition puts all objects in one cluster, so the graph carries no "
+            "information to cut; generate partitions with at least two clusters."
+        )
+    return ensemble, n_clusters
+
+
+def check_ufactor(ufactor):
+    return check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
+
+
+def check_n_neighbors(n_neighbors, n):
+    return check_int(n_neighbors, "n_neighbors", low=1, high=max(1, n - 1), allow_none=True)
+
+
+def _idx_bytes():
+    try:
+        from pymetis._internal import _idx_type_width
+        return int(_idx_type_width()) // 8
+    except (ImportError, AttributeError):  # older PyMetis builds: assume 64-bit idx_t
+        return 8
+
+
+def dense_graph_bytes(n, itemsize=4):
+    """Bytes a dense similarity of n objects and its METIS graph need at the peak.
+
+    Per pair: the dense matrix (``itemsize``), its float64 CSR copy and the symmetrised copy
+    (12 bytes each) and METIS's adjacency and weight arrays (2 idx_t).
+    """
+    return n * n * (itemsize + 24 + 2 * _idx_bytes())
+
+
+def check_dense_budget(n, what, max_bytes, itemsize=4):
+    require_memory(dense_graph_bytes(n, itemsize), f"the dense {what} of {n} objects and its METIS graph",
+                   "pass n_neighbors=... (e.g. 50) for the sparse route that keeps each object's "
+                   "strongest neighbours", max_bytes)
+
+
+def canonical_cluster_order(ensemble):
+    """A permutation of the one-hot columns that depends on the clusters' members only.
+
+    Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
+    weight); identical clusters compare equal and are interchangeable in every graph built here.
+    """
+    B = ensemble.one_hot().tocsc()
+    B.sort_indices()
+    starts = B.indptr[:-1]
+    sizes = np.diff(B.indptr)
+    first = B.indices[starts]
+    keys = np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=ensemble.n_samples, dtype=np.int64)
+    member_hash = np.add.reduceat(keys.view(np.uint64)[B.indices], starts)
+    partition_weight = np.repeat(ensemble.weights, ensemble.n_clusters)
+    return np.lexsort((partition_weight, member_hash, sizes, first))
+
+
+# -- the METIS call ------------------------------------------------------------------------------
+
+def integer_edge_weights(values, resolution=EDGE_WEIGHT_RESOLUTION):
+    """Scale positive similarities so the largest is ``resolution`` and round them to integers.
+
+    This is the one place where cclust turns similarities into METIS's integer weights.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    top = values.max() if values.size else 0.0
+    if top <= 0:
+        return np.zeros(values.shape, dtype=np.int64)
+    return np.rint(values * (resolution / top)).astype(np.int64)
+
+
+def partition_graph(similarity, n_parts, *, random_state=None, ufactor=None, symmetric=False):
+    """Partition a weighted undirected graph into ``n_parts`` with METIS (PyMetis).
+
+    Parameters
+    ----------
+    similarity : sparse matrix or ndarray of shape (n_vertices, n_vertices)
+        Non-negative symmetric edge weights; the diagonal is ignored.
+    n_parts : int
+    random_state : int, Generator or None
+        Source of METIS's seed.
+    ufactor : int, default=None
+        METIS balance tolerance in thousandths (None: METIS's default).
+    symmetric : bool, default=False
+        The caller guarantees a symmetric CSR matrix without diagonal (the bipartite graphs):
+        skip the symmetrising pass.
+
+    Returns
+    -------
+    parts : ndarray of shape (n_vertices,), int64
+        The part of each vertex (some parts may be empty).
+    cut : float
+        Weight of the edges cut, in the units of ``similarity``.
+    """
+    rng = check_random_state(random_state)
+    if symmetric:
+        S = sp.csr_matrix(similarity, dtype=np.float64)
+        if S.nnz and S.data.min() < 0:
+            raise ValidationError("similarity must be non-negative to be cut by METIS.")
+        return _metis(S, n_parts, rng, ufactor)
+    C = sp.coo_matrix(similarity)
+    off = (C.row != C.col) & (C.data != 0)
+    row, col, data = C.row[off], C.col[off], C.data[off].astype(np.float64)
+    if data.size and data.min() < 0:
+        raise ValidationError("similarity must be non-negative to be cut by METIS.")
+    # (S + S^T) / 2 without the diagonal, in one COO -> CSR conversion (duplicates summed).
+    S = sp.csr_matrix((np.concatenate([data, data]) * 0.5,
+                       (np.concatenate([row, col]), np.concatenate([col, row]))), shape=C.shape)
+    del C, row, col, data
+    return _metis(S, n_parts, rng, ufactor)
+
+
+def _metis(S, n_parts, rng, ufactor):
+    """METIS on a symmetric diagonal-free float CSR: integer weights, seed, ufactor."""
+    import pymetis
+
+    n = S.shape[0]
+    seed = int(rng.integers(0, 2**31 - 1))
+    if n_parts <= 1 or n <= n_parts:
+        parts = np.zeros(n, dtype=np.int64) if n_parts <= 1 else np.arange(n, dtype=np.int64)
+        return parts, _cut(S, parts)
+    floats = S
+    S = sp.csr_matrix((integer_edge_weights(S.data), S.indices.copy(), S.indptr.copy()), shape=S.shape)
+    S.eliminate_zeros()
+    S.sort_indices()
+    idx = np.int64 if _idx_bytes() == 8 else np.int32
+    options = pymetis.Options(seed=seed)
+    if ufactor is not None:
+        options.ufactor = int(ufactor)
+    xadj = np.ascontiguousarray(S.indptr, dtype=idx)
+    adjncy = np.ascontiguousarray(S.indices, dtype=idx)
+    eweights = np.ascontiguousarray(S.data, dtype=idx)
+    if hasattr(pymetis, "CSRAdjacency"):
+        result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
+                                    eweights=eweights, options=options)
+    else:  # PyMetis < 2025.2
+        result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
+                                    options=options)
+    parts = np.asarray(result[1], dtype=np.int64)
+    return parts, _cut(floats, parts)
+
+
+def _cut(S, parts):
+    """Weight of the edges of the symmetric, diagonal-free CSR ``S`` joining different parts."""
+    row = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    return float(S.data[parts[row] != parts[S.indices]].sum() / 2.0)
+
+
+# -- helpers shared with woec.py -----------------------------------------------------------------
+
+def honour_n_clusters(labels, affinity, n_clusters):
+    """Fill parts a partitioner left without objects, so exactly ``n_clusters`` are used.
+
+    For each empty part m (in order) the objects with the largest ``affinity[x, m] -
+    affinity[x, label(x)]`` (ties kept together) move to m, never emptying the part they leave.
+    003 sec. 3.3.1 accepts fewer clusters than asked; cclust honours ``n_clusters`` instead and
+    reports how many objects moved.
+    """
+    labels = np.array(labels, dtype=np.int64, copy=True)
+    n = labels.shape[0]
+    counts = np.bincount(labels, minlength=n_clusters)
+    moved = 0
+    for m in np.flatnonzero(counts == 0):
+        gain = affinity[:, m] - affinity[np.arange(n), labels]
+        gain = np.where(counts[labels] > 1, gain, -np.inf)
+        best = gain.max()
+        chosen = np.flatnonzero(gain >= best - 1e-12 * max(1.0, abs(best)))
+        for x in chosen:
+            if counts[labels[x]] > 1:
+                counts[labels[x]] -= 1
+                labels[x] = m
+                counts[m] += 1
+                moved += 1
+    return labels, moved
+
+
+def argmax_random_ties(scores, rng):
+    """Row-wise argmax, exact ties broken at random (003 sec. 3.3.1: "Ties are broken randomly")."""
+    top = scores.max(axis=1, keepdims=True)
+    tied = scores >= top - 1e-12 * np.maximum(1.0, np.abs(top))
+    priority = np.where(tied, rng.random(scores.shape), -1.0)
+    return priority.argmax(axis=1)
+
+
+def top_neighbor_graph(block, n, n_neighbors, *, chunk_rows=_CHUNK_ROWS):
+    """Sparse symmetric graph keeping each object's ``n_neighbors`` strongest similarities.
+
+    ``block(start, stop)`` returns the dense rows ``start:stop`` of the similarity. An edge is
+    kept if either end counts the other among its strongest (union), with its exact weight.
+    """
+    rows, cols, vals = [], [], []
+    k = n_neighbors
+    for start in range(0, n, chunk_rows):
+        stop = min(n, start + chunk_rows)
+        S = np.array(block(start, stop), dtype=np.float32, copy=True)
+        local = np.arange(stop - start)
+        S[local, start + local] = -np.inf
+        idx = np.argpartition(-S, k - 1, axis=1)[:, :k] if k < n - 1 else np.argsort(-S, axis=1)[:, :n - 1]
+        rows.append(np.repeat(np.arange(start, stop), idx.shape[1]))
+        cols.append(idx.reshape(-1))
+        vals.append(np.take_along_axis(S, idx, axis=1).reshape(-1))
+    G = sp.csr_matrix((np.concatenate(vals).astype(np.float64), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n, n))
+    G.data = np.maximum(G.data, 0.0)
+    return G.maximum(G.T).tocsr()
+
+
+def _result(labels, *, objective, method, n_clusters, extras):
+    return ConsensusResult.from_labels(
+        labels, objective=objective, objective_name="weighted edge cut of the METIS partition (lower is better)",
+        n_iter=0, converged=True, method=method, extras=extras)
+
+
+def meta_graph(ensemble, object_weights=None):
+    """The meta-graph of MCLA / WOMC: (weighted) Jaccard similarity between every two clusters.
+
+    ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (003 eq. 5; binary Jaccard
+    when ``object_weights`` is None), from the sparse one-hot as ``B^T diag(w) B``.
+
+    Returns
+    -------
+    order : ndarray of shape (sum K_i,)
+        The canonical order of the clusters (one-hot columns) used as vertices.
+    S : scipy CSR matrix of shape (sum K_i, sum K_i)
+        Similarities between the clusters in that order (diagonal 1, zero entries absent).
+    """
+    order = canonical_cluster_order(ensemble)
+    B = ensemble.one_hot()[:, order].tocsc()
+    w = np.ones(ensemble.n_samples) if object_weights is None else np.asarray(object_weights, dtype=np.float64)
+    Bw = sp.diags(w) @ B
+    inter = (B.T @ Bw).tocoo()                       # sum of w over C_i & C_j
+    mass = np.asarray(Bw.sum(axis=0)).reshape(-1)    # sum of w over C_i
+    union = mass[inter.row] + mass[inter.col] - inter.data
+    jaccard = np.where(union > 0, inter.data / np.where(union > 0, union, 1.0), 0.0)
+    n_c = B.shape[1]
+    return order, sp.csr_matrix((jaccard, (inter.row, inter.col)), shape=(n_c, n_c))
+
+
+def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method):
+    """MCLA (object_weights None) or WOMC (003 eq. 5): meta-graph, METIS, strongest participation."""
+    rng = check_random_state(random_state)
+    order, meta = meta_graph(ensemble, object_weights)
+    B = ensemble.one_hot()[:, order].tocsc()
+    n_c = B.shape[1]
+    parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=ufactor)
+    # Association of each object with each meta-cluster: the (partition-weighted) fraction of
+    # the meta-cluster's clusters it belongs to (Strehl & Ghosh sec. 3.4; 003 sec. 3.3.1).
+    pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
+    member = sp.csr_matrix((pw, (np.arange(n_c), parts)), shape=(n_c, n_clusters))
+    total = np.asarray(member.sum(axis=0)).reshape(-1)
+    H = np.asarray((B @ member).todense()) / np.where(total > 0, total, 1.0)
+    labels = argmax_random_ties(H, rng)
+    labels, moved = honour_n_clusters(labels, H, n_clusters)
+    extras = {"meta_labels": parts[np.argsort(order)], "association": H, "n_moved": moved,
+              "ufactor": ufactor}
+    return labels, cut, extras
+
+
+def bipartite_partition(M, n_clusters, *, random_state, ufactor):
+    """Partition the bipartite graph [[0, M], [M.T, 0]] of objects and clusters (HBGF, WOHB).
+
+    Returns the objects' labels (every one of the ``n_clusters`` used), the cut and the number
+    of objects moved to fill parts that held only cluster vertices.
+    """
+    n, n_c = M.shape
+    M = sp.csr_matrix(M, dtype=np.float64)
+    M.sort_indices()
+    Mc = M.tocsc()
+    Mc.sort_indices()
+    # [[0, M], [M^T, 0]] assembled directly in CSR: object rows then cluster rows.
+    W = sp.csr_matrix((np.concatenate([M.data, Mc.data]), np.concatenate([M.indices + n, Mc.indices]),
+                       np.concatenate([M.indptr, M.indptr[-1] + Mc.indptr[1:]])), shape=(n + n_c, n + n_c))
+    parts, cut = partition_graph(W, n_clusters, random_state=random_state, ufactor=ufactor, symmetric=True)
+    labels = parts[:n]
+    cluster_part = parts[n:]
+    member = sp.csr_matrix((np.ones(n_c), (np.arange(n_c), cluster_part)), shape=(n_c, n_clusters))
+    affinity = np.asarray((M @ member).todense())
+    labels, moved = honour_n_clusters(labels, affinity, n_clusters)
+    return labels, cut, moved
+
+
+# -- the consensus functions ---------------------------------------------------------------------
+
+def _sampled_coassociation_graph(ensemble, n_neighbors, n_candidates, rng, chunk_rows=512):
+    """Each object's ``n_neighbors`` strongest co-associations among ``n_candidates`` sampled
+    objects: a draw picks a partition uniformly and a uniform member of the object's cluster
+    in it, so objects sharing more clusters are proportionally likelier candidates. The
+    co-association of every candidate pair is exact; only the candidate set is sampled."""
+    L = np.ascontiguousarray(ensemble.labels)
+    n, r = L.shape
+    w = ensemble.weights
+    B = ensemble.one_hot().tocsc()
+    B.sort_indices()
+    starts = B.indptr[:-1]
+    sizes = np.diff(B.indptr)
+    offsets = ensemble.offsets[:-1]
+    rows, cols, vals = [], [], []
+    for start in range(0, n, chunk_rows):
+        stop = min(n, start + chunk_rows)
+        xs = np.arange(start, stop)
+        p = rng.integers(0, r, size=(stop - start, n_candidates))
+        lab = L[xs[:, None], p]
+        valid = lab >= 0
+        col = offsets[p] + np.where(valid, lab, 0)
+        pick = np.minimum((rng.random(p.shape) * sizes[col]).astype(np.int64), sizes[col] - 1)
+        cand = B.indices[starts[col] + pick]
+        cand = np.where(valid & (cand != xs[:, None]), cand, -1)
+        cand.sort(axis=1)
+        dup = np.zeros_like(valid)
+        dup[:, 1:] = cand[:, 1:] == cand[:, :-1]
+        safe = np.where(cand >= 0, cand, 0)
+        Lx, Lc = L[xs][:, None, :], L[safe]
+        both = (Lx >= 0) & (Lc >= 0)
+        sim = ((Lx == Lc) & both) @ w
+        if ensemble.has_missing:
+            den = both @ w
+            sim = np.where(den > 0, sim / np.where(den > 0, den, 1.0), 0.0)
+        sim = np.where((cand >= 0) & ~dup, sim, -1.0)
+        k = min(n_neighbors, n_candidates)
+        idx = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        top = np.take_along_axis(sim, idx, axis=1)
+        keep = top > 0
+        rows.append(np.repeat(xs, k)[keep.reshape(-1)])
+        cols.append(np.take_along_axis(cand, idx, axis=1)[keep])
+        vals.append(top[keep])
+    G = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+    return G.maximum(G.T).tocsr()
+
+
+def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rng=None):
+    n = ensemble.n_samples
+    if n_neighbors is not None and n_candidates is not None:
+        return _sampled_coassociation_graph(ensemble, n_neighbors, n_candidates, rng)
+    if n_neighbors is None:
+        check_dense_budget(n, "co-association", max_bytes)
+        A = ensemble.coassociation(dtype=np.float32, max_bytes=memory_budget(max_bytes))
+        return sp.csr_matrix(A)
+    B = ensemble.one_hot()
+    Bw = ensemble.one_hot(weighted=True)
+    BT = B.T.tocsr()
+    if ensemble.has_missing:
+        M = ensemble.labelled.astype(np.float64)
+        MT = (M * ensemble.weights).T
+
+    def block(start, stop):
+        S = (Bw[start:stop] @ BT).toarray()
+        if ensemble.has_missing:
+            den = M[start:stop] @ MT
+            S = np.where(den > 0, S / np.where(den > 0, den, 1.0), 0.0)
+        return S
+
+    return top_neighbor_graph(block, n, n_neighbors)
+
+
+@declare(handles_missing=True)
+def cspa(ensemble, n_clusters, *, n_neighbors=None, n_candidates=None, ufactor=None, max_bytes=None,
+         random_state=None):
+    """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in 003 sec. 2).
+
+    The co-association A (the weighted fraction of partitions putting two objects together,
+    003 eq. 1) is the edge weight of a graph on the objects, cut into ``n_clusters`` parts by
+    METIS (see :func:`partition_graph` for how weights become integers).
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Missing labels (-1) are handled: A[x, y] is taken over the partitions labelling both.
+    n_clusters : int
+        In [2, n_samples].
+    n_neighbors : int, default=None
+        None: the exact dense graph (n^2 memory, refused past ``max_bytes``). An int: the sparse
+        route, keeping for every object only its ``n_neighbors`` largest co-associations (an
+        edge survives if either end keeps it). The sparse route changes the graph: weak
+        links are dropped, which removes the long-range pull that makes dense CSPA split
+        large clusters, and cuts memory to O(n * n_neighbors); rows are computed in chunks
+        from the sparse one-hot, never as an n x n matrix; the time is O(n^2 r / K).
+    n_candidates : int, default=None
+        With ``n_neighbors``: look for the neighbours among this many sampled candidates per
+        object instead of all objects (time O(n * n_candidates * r), for n ~ 10^5). A draw
+        picks a partition uniformly and a uniform member of the object's cluster in it, so an
+        object sharing more clusters is proportionally likelier to be drawn; the weights of the
+        kept edges are exact. Sampling makes the graph depend on the order of the partitions
+        (the exact routes do not). None: exact search over all objects.
+    ufactor : int, default=None
+        METIS balance tolerance (thousandths): parts may exceed the average size by
+        ``ufactor / 1000``. None keeps METIS's default (nearly equal parts); raise it for
+        imbalanced data.
+    max_bytes : int, default=None
+        Memory budget of the dense route (the matrix plus METIS's copy of the graph).
+    random_state : int, Generator or None
+        Seeds METIS.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the weighted edge cut in co-association units.
+
+    Raises
+    ------
+    MemoryBudgetError
+        If the dense route would exceed ``max_bytes``; the message gives the bytes needed.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("kmeans", X, 3, n_partitions=20, random_state=0)
+    >>> cspa(E, 3, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    n_neighbors = check_n_neighbors(n_neighbors, ensemble.n_samples)
+    n_candidates = check_int(n_candidates, "n_candidates", low=1, allow_none=True)
+    if n_candidates is not None and n_neighbors is None:
+        raise ValidationError("n_candidates needs n_neighbors: pass n_neighbors=... (e.g. 30) as well.")
+    ufactor = check_ufactor(ufactor)
+    rng = check_random_state(random_state)
+    A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng)
+    parts, cut = partition_graph(A, n_clusters, random_state=rng, ufactor=ufactor)
+    if np.unique(parts).shape[0] < n_clusters:
+        indicator = sp.csr_matrix((np.ones(parts.shape[0]), (np.arange(parts.shape[0]), parts)),
+                                  shape=(parts.shape[0], n_clusters))
+        affinity = np.asarray((A @ indicator).todense())
+        parts, moved = honour_n_clusters(parts, affinity, n_clusters)
+    else:
+        moved = 0
+    return _result(parts, objective=cut, method="cspa", n_clusters=n_clusters,
+                   extras={"n_moved": moved, "ufactor": ufactor, "n_neighbors": n_neighbors,
+                           "n_candidates": n_candidates})
+
+
+@declare(handles_missing=True)
+def mcla(ensemble, n_clusters, *, ufactor=None, random_state=None):
+    """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in 003 sec. 2).
+
+    Every cluster of every partition is a vertex of a meta-graph whose edge weights are the
+    binary Jaccard similarities |C_i & C_j| / |C_i | C_j|; METIS cuts it into ``n_clusters``
+    meta-clusters; each object goes to the meta-cluster in which it participates most (the
+    fraction of the meta-cluster's clusters it belongs to, partition weights applied), ties
+    broken at random. Memory and time are near-linear in n: the meta-graph is (sum K_i)^2.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Missing labels (-1) are handled: an object missing from a partition belongs to none of
+        its clusters.
+    n_clusters : int
+        In [2, n_samples]. If a meta-cluster wins no object (003 sec. 3.3.1 then returns fewer
+        clusters), the objects closest to winning it move to it, so exactly ``n_clusters``
+        are returned; ``extras["n_moved"]`` counts them.
+    ufactor : int, default=None
+        METIS balance tolerance of the meta-graph cut (thousandths).
+    random_state : int, Generator or None
+        Seeds METIS and the tie-breaking.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the weighted cut of the meta-graph; ``extras`` holds ``meta_labels``
+        (the meta-cluster of every cluster, in one-hot column order) and ``association``
+        (n_samples, n_clusters).
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("kmeans", X, 3, n_partitions=20, random_state=0)
+    >>> mcla(E, 3, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    ufactor = check_ufactor(ufactor)
+    labels, cut, extras = meta_cluster(ensemble, n_clusters, None, random_state=random_state,
+                                       ufactor=ufactor, method="mcla")
+    return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)
+
+
+@declare(handles_missing=True)
+def hbgf(ensemble, n_clusters, *, ufactor=None, random_state=None):
+    """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in 003 sec. 2).
+
+    Objects and clusters are the vertices of a bipartite graph; object x is joined to every
+    cluster containing it with the weight of that cluster's partition. METIS cuts the graph
+    into ``n_clusters`` parts and the objects keep their part. Memory and time are linear in
+    n * n_partitions: no object-object matrix is formed.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Missing labels (-1) are handled: the object has no edge to that partition.
+    n_clusters : int
+        In [2, n_samples]. A part holding only cluster vertices is filled with the objects
+        most tied to its clusters (``extras["n_moved"]``).
+    ufactor : int, default=None
+        METIS balance tolerance (thousandths) over objects and clusters together.
+    random_state : int, Generator or None
+        Seeds METIS.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the weighted edge cut of the bipartite graph.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("kmeans", X, 3, n_partitions=20, random_state=0)
+    >>> hbgf(E, 3, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    ufactor = check_ufactor(ufactor)
+    order = canonical_cluster_order(ensemble)
+    M = ensemble.one_hot(weighted=True)[:, order]
+    labels, cut, moved = bipartite_partition(M, n_clusters, random_state=random_state, ufactor=ufactor)
+    return _result(labels, objective=cut, method="hbgf", n_clusters=n_clusters,
+                   extras={"n_moved": moved, "ufactor": ufactor})

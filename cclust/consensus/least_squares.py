@@ -1,0 +1,441 @@
+"""Least-squares consensus clustering (Mirkin & Shestakov, paper 002; Mirkin 1980).
+
+Two symmetric least-squares criteria of a consensus partition S = {S_1, ..., S_K} of N objects
+given T basic partitions:
+
+* **ensemble consensus** (002 sec. 2.1): S best predicts the basic partitions,
+  ``||X - P_Z X||^2`` (eq. 2), equivalently maximise ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
+  (eq. 3) with ``a_ij`` the co-association (the number of partitions joining i and j);
+  :func:`addremadd` maximises it by Mirkin's one-cluster-at-a-time AddRemAdd (sec. 3.1).
+* **combined consensus** (002 sec. 2.2): S is best predicted by the basic partitions,
+  ``sum_u ||Z - P_u Z||^2`` (eq. 5), equivalently maximise
+  ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (eq. 6) with ``p_ij`` the sum over partitions
+  of ``1/N_k`` when i and j share cluster k; :func:`ls_agglomerative` maximises it by greedy
+  agglomeration (sec. 3.2).
+
+Both choose the number of clusters themselves (``n_clusters=None``).
+"""
+import numpy as np
+
+from cclust._validation import check_float, check_int, check_n_threads, check_random_state
+from cclust.ensemble import as_ensemble, require_memory
+from cclust.errors import ValidationError
+from cclust.registry import declare
+from cclust.result import ConsensusResult
+
+# Fixed-point scale of the projection sums p_ij: integer sums are exact, so p_ij does not depend
+# on the order of the partitions (order-invariant ties in the agglomeration).
+_P_SCALE = 2.0 ** 50
+_ROW_BLOCK = 1024
+
+
+def _check_budget(n, bytes_per_pair, max_bytes, what, alternative):
+    return require_memory(int(n) * int(n) * bytes_per_pair, f"{what} of {n} objects",
+                          f"use {alternative}", max_bytes)
+
+
+def _block_sums(A, labels, k):
+    """W[a, b] = sum_{i in S_a, j in S_b} A[i, j] in float64, without an n x n float64 copy."""
+    n = labels.shape[0]
+    Z = np.zeros((n, k), dtype=np.float64)
+    Z[np.arange(n), labels] = 1.0
+    W = np.zeros((k, k), dtype=np.float64)
+    for start in range(0, n, _ROW_BLOCK):
+        stop = min(n, start + _ROW_BLOCK)
+        rows = np.asarray(A[start:stop], dtype=np.float64) @ Z
+        W += Z[start:stop].T @ rows
+    return W
+
+
+def ensemble_criterion(A, labels):
+    """g(S) of 002 eq. 3: ``sum_k sum_{i,j in S_k} A[i, j] / N_k`` (diagonal included).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_samples, n_samples)
+        The similarity (co-association).
+    labels : array-like of shape (n_samples,)
+        Integer labels in ``0..K-1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ensemble_criterion(np.ones((2, 2)), np.array([0, 0]))
+    2.0
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    k = int(labels.max()) + 1
+    W = _block_sums(A, labels, k)
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    return float((np.diag(W) / sizes).sum())
+
+
+def _merge_gain_matrix(W, sizes):
+    """Change of g (eq. 3) when clusters a and b merge, for every pair (upper triangle)."""
+    diag = np.diag(W)
+    own = diag / sizes
+    merged = (diag[:, None] + diag[None, :] + 2.0 * W) / (sizes[:, None] + sizes[None, :])
+    gain = merged - own[:, None] - own[None, :]
+    k = sizes.shape[0]
+    gain[np.tril_indices(k)] = -np.inf
+    return gain
+
+
+def _merge_to(A, labels, k, target):
+    """Greedy least-squares merging (the pair increasing g of eq. 3 most, ties the lowest pair)."""
+    labels = labels.copy()
+    W = _block_sums(A, labels, k)
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    while k > target:
+        gain = _merge_gain_matrix(W, sizes)
+        a, b = np.unravel_index(int(np.argmax(gain)), gain.shape)
+        # b into a, then the last cluster takes b's place.
+        W[a, :] += W[b, :]
+        W[:, a] += W[:, b]
+        sizes[a] += sizes[b]
+        labels[labels == b] = a
+        last = k - 1
+        if b != last:
+            W[b, :] = W[last, :]
+            W[:, b] = W[:, last]
+            sizes[b] = sizes[last]
+            labels[labels == last] = b
+        k -= 1
+        W = W[:k, :k].copy()
+        sizes = sizes[:k].copy()
+    return labels
+
+
+def _bisect(B):
+    """A least-squares 2-split of one cluster with within-cluster similarity B (m x m, m >= 2).
+
+    Starts from the two least similar members (ties: the first pair in row-major order), each
+    other member joining the one it is more similar to (ties: the first), then moves single
+    members between the halves while a move increases ``sum_h Sigma_h / N_h`` (eq. 3 restricted
+    to the cluster; Sigma_h the sum of B over the half, diagonal included), the best move first.
+    Returns (boolean mask of the second half, value of the split).
+    """
+    m = B.shape[0]
+    off = B + np.diag(np.full(m, np.inf))
+    p, q = np.unravel_index(int(np.argmin(off)), off.shape)
+    p, q = min(p, q), max(p, q)
+    side = B[:, q] > B[:, p]
+    side[p], side[q] = False, True
+    diag = np.diag(B)
+    for _ in range(4 * m):
+        t1 = B[:, side].sum(axis=1)  # similarity of each member to the second half
+        t0 = B.sum(axis=1) - t1
+        n1 = int(side.sum())
+        n0 = m - n1
+        s0, s1 = t0[~side].sum(), t1[side].sum()
+        value = s0 / n0 + s1 / n1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Moving i from the second half to the first, or from the first to the second.
+            to0 = (s0 + 2.0 * t0 + diag) / (n0 + 1) + (s1 - 2.0 * t1 + diag) / (n1 - 1)
+            to1 = (s0 - 2.0 * t0 + diag) / (n0 - 1) + (s1 + 2.0 * t1 + diag) / (n1 + 1)
+        gain = np.where(side, to0, to1) - value
+        gain[side & (n1 == 1)] = -np.inf
+        gain[~side & (n0 == 1)] = -np.inf
+        best_i = int(np.argmax(gain))
+        if not gain[best_i] > 1e-12 * max(1.0, abs(value)):
+            break
+        side[best_i] = not side[best_i]
+    n1 = int(side.sum())
+    value = B[~side][:, ~side].sum() / (m - n1) + B[side][:, side].sum() / n1
+    return side, value
+
+
+def _split_to(A, labels, k, target):
+    """Least-squares splitting: split the cluster whose best bisection increases g most."""
+    labels = labels.copy()
+    while k < target:
+        best = None
+        for c in range(k):
+            members = np.flatnonzero(labels == c)
+            if members.shape[0] < 2:
+                continue
+            B = np.asarray(A[np.ix_(members, members)], dtype=np.float64)
+            side, value = _bisect(B)
+            gain = value - B.sum() / members.shape[0]
+            if best is None or gain > best[0]:
+                best = (gain, members, side)
+        _, members, side = best
+        labels[members[side]] = k
+        k += 1
+    return labels
+
+
+@declare(chooses_n_clusters=True, handles_missing=True)
+def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
+              max_bytes=None, random_state=None, n_threads=None):
+    """Least-squares ensemble consensus by AddRemAdd cluster extraction (002 sec. 2.1, 3.1).
+
+    Maximises the ensemble-consensus criterion ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
+    (002 eq. 3), ``a_ij`` the co-association of objects i and j, one cluster at a time:
+    AddRemAdd(j) grows a cluster from seed j, at each step toggling the object whose
+    membership change most increases the cluster's contribution ``f(S) = lambda |S|``
+    (``lambda`` the average similarity between distinct members; ``g^2 = lambda^2 |S|^2`` in
+    002), i.e. adding the outsider with the largest average similarity ``a(i, S)`` if it
+    exceeds ``lambda / 2`` or removing the member with the smallest if that increases f, with
+    the incremental updates of ``lambda`` and ``a(i, S)`` of 002 sec. 3.1. It is run from every
+    remaining object; the cluster with the largest contribution is kept (ties: the lowest seed)
+    and removed, and extraction repeats until no object is left.
+
+    Choices where 002 is terse, with the reasons:
+
+    * ``a_ij`` is the raw (weighted) co-association, no threshold subtracted: eq. 3 is the
+      expansion of eq. 2 with ``A = X X^T``, and 002 sec. 3.1 takes "the consensus
+      co-association matrix A" as input. We use ``Ensemble.coassociation`` (the count divided
+      by T, or the weighted fraction; with missing labels the fraction over the partitions
+      labelling both objects); AddRemAdd's decisions do not depend on that scale.
+    * The diagonal is left out of ``lambda`` and ``a(i, S)``: 002's update
+      ``lambda' = ((n-2) lambda + 2 z a(i*, S)) / n`` is exact for the average over distinct
+      pairs, and with it adding i increases ``f`` by exactly ``2 a(i, S) - lambda``, which is
+      002's "add if a(i, S) > lambda / 2". Removing member i increases f iff
+      ``a(i, S) < lambda |S| / (2 (|S| - 1))`` (about ``lambda / 2``); we use that exact
+      condition. Running sums are kept in float64.
+    * A toggle is made only if it increases f by more than ``tol`` (so runs always end).
+
+    The compiled core runs the seeds in parallel (OpenMP) and reduces serially, so labels are
+    identical for any ``n_threads``. Each step costs O(n) updates of the sums ``s_i``; a seed's
+    run costs O(n |S|) and an extraction O(n^2 |S|). After an extraction, a seed run whose
+    candidates (the best outsider and member it looked at before each decision) were all kept
+    would repeat itself exactly on the smaller matrix, so its result is reused rather than
+    recomputed; the partition is the same as rerunning every seed (checked against a plain
+    Python reference in the tests).
+
+    A requested ``n_clusters`` different from the number K0 AddRemAdd finds is reached by a
+    least-squares step on eq. 3: while there are too many clusters, merge the pair whose union
+    increases g most (decreases it least); while there are too few, split the cluster whose
+    best 2-split increases g most (the split starts from its two least similar members and
+    moves single members between the halves while g increases). Any K in ``[1, n_samples]``
+    is honoured this way.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        The basic partitions (missing labels, -1, allowed).
+    n_clusters : int or None, default=None
+        None keeps AddRemAdd's own number of clusters; an int in ``[1, n_samples]`` is reached
+        by the merge/split step above.
+    weights : array-like of shape (n_partitions,), default=None
+        Partition weights; the ensemble's own (equal by default) if None.
+    tol : float, default=1e-9
+        Smallest increase of a cluster's contribution that counts as an improvement
+        (co-associations lie in [0, 1]).
+    max_steps : int, default=None
+        Cap on the toggles of one AddRemAdd run (default ``10 * n_samples + 10``).
+    max_bytes : int, default=None
+        Memory budget for the dense float32 co-association and its working copy
+        (``8 * n_samples**2`` bytes); defaults to ``cclust.ensemble.memory_budget()``.
+    random_state : int, Generator or None
+        Accepted for the common contract; AddRemAdd is deterministic.
+    n_threads : int, default=None
+        Threads for the per-seed runs (None: every core). Results are identical for any value.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is g(S) of eq. 3 on the co-association (the paper's value divided by T
+        for equal weights; higher is better). ``extras``: ``contributions`` and ``lambdas``
+        (f and lambda of each extracted cluster, in extraction order), ``seeds`` (the seed
+        object of each), ``n_clusters_found`` (K0), ``objective_found`` (g before any
+        merge/split), ``n_updates`` (similarity updates done by the compiled core).
+
+    Raises
+    ------
+    ValidationError
+        On a bad argument, e.g. ``n_clusters`` outside ``[1, n_samples]``.
+    MemoryBudgetError
+        If ``8 * n_samples**2`` bytes exceed the memory budget (the message gives the bytes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 0, 0], [1, 1, 0], [2, 1, 0], [2, 1, 2]])
+    >>> res = addremadd(labels)
+    >>> res.labels.tolist(), res.n_clusters
+    ([0, 0, 1, 1, 1, 1], 2)
+    """
+    ensemble = as_ensemble(ensemble)
+    if weights is not None:
+        ensemble = ensemble.with_weights(weights)
+    n = ensemble.n_samples
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
+    tol = check_float(tol, "tol", low=0)
+    max_steps = 10 * n + 10 if max_steps is None else check_int(max_steps, "max_steps", low=1)
+    check_random_state(random_state)
+    n_threads = check_n_threads(n_threads)
+    budget = _check_budget(n, 8, max_bytes, "AddRemAdd on the dense float32 co-association and its working copy",
+                           "a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla)")
+    A = np.ascontiguousarray(ensemble.coassociation(dtype=np.float32, max_bytes=budget))
+
+    from cclust._ext import _addremadd
+
+    found, contributions, lambdas, seeds, n_updates = _addremadd.partition(A, tol, max_steps, n_threads)
+    k0 = contributions.shape[0]
+    g_found = ensemble_criterion(A, found)
+    labels = found
+    if n_clusters is not None and n_clusters < k0:
+        labels = _merge_to(A, found, k0, n_clusters)
+    elif n_clusters is not None and n_clusters > k0:
+        labels = _split_to(A, found, k0, n_clusters)
+    g = g_found if labels is found else ensemble_criterion(A, labels)
+    return ConsensusResult.from_labels(
+        labels,
+        objective=g,
+        objective_name="g(S), ensemble-consensus criterion of 002 eq. 3 on the co-association (higher is better)",
+        n_iter=k0,
+        converged=True,
+        method="addremadd",
+        extras={
+            "contributions": contributions,
+            "lambdas": lambdas,
+            "seeds": seeds,
+            "n_clusters_found": k0,
+            "objective_found": g_found,
+            "n_updates": n_updates,
+        },
+    )
+
+
+def projection_sums(ensemble):
+    """The combined-consensus matrix of 002 sec. 2.2 in weighted form, float64 (n, n).
+
+    ``P[i, j] = sum_t w_t [i, j share cluster k of partition t] / N_k^t``; with equal weights
+    it is the paper's ``sum_u P_u`` divided by T. The sums are formed in 2^-50 fixed point, so
+    the result does not depend on the order of the partitions.
+    """
+    ensemble = as_ensemble(ensemble)
+    B = ensemble.one_hot().tocsc()
+    sizes = np.asarray(B.sum(axis=0)).ravel()
+    part_of_column = np.repeat(np.arange(ensemble.n_partitions), np.diff(ensemble.offsets))
+    scale = np.zeros_like(sizes)
+    used = sizes > 0
+    scale[used] = ensemble.weights[part_of_column[used]] / sizes[used]
+    q = np.rint(scale * _P_SCALE).astype(np.int64)
+    B = B.tocsr().astype(np.int64)
+    P = (B.multiply(q[None, :]).tocsr() @ B.T).toarray()
+    return P.astype(np.float64) / _P_SCALE
+
+
+def combined_criterion(ensemble, labels):
+    """f(S, p) of 002 eq. 6, ``sum_k sum_{i,j in S_k} (p_ij - T/N)``, in the paper's scale.
+
+    With partition weights w_t (summing to one) ``p_ij = T sum_t w_t [..] / N_k^t``. Computed
+    from the contingency tables of ``labels`` against the partitions, without the n x n matrix:
+    ``sum_{i,j in S_k} p_ij = T sum_t w_t sum_l n_kl^2 / N_l^t``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(combined_criterion(np.array([[0, 0], [0, 0], [1, 1]]), np.array([0, 0, 1])), 6)
+    2.666667
+    """
+    ensemble = as_ensemble(ensemble)
+    labels = np.asarray(labels, dtype=np.int64)
+    k = int(labels.max()) + 1
+    table = ensemble.contingency(labels, k).astype(np.float64)
+    sizes = table.sum(axis=0)
+    part_of_column = np.repeat(np.arange(ensemble.n_partitions), np.diff(ensemble.offsets))
+    weight = np.zeros_like(sizes)
+    used = sizes > 0
+    weight[used] = ensemble.weights[part_of_column[used]] / sizes[used]
+    within = float((table ** 2 @ weight).sum())
+    cluster_sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    T = ensemble.n_partitions
+    return T * (within - float((cluster_sizes ** 2).sum()) / labels.shape[0])
+
+
+@declare(chooses_n_clusters=True, handles_missing=False)
+def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None, random_state=None):
+    """Least-squares combined consensus by agglomeration (002 sec. 2.2, 3.2).
+
+    Maximises ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (002 eq. 6), where ``p_ij``
+    sums, over the T partitions, ``1/N_k`` when objects i and j share cluster k (the entries of
+    the projection matrices ``P_u = Z_u (Z_u^T Z_u)^{-1} Z_u^T``). Starting from singletons, the
+    pair of clusters whose merge increases f most is merged while the increase is positive.
+    The gain of merging clusters r and t is ``2 sum_{i in S_r, j in S_t} (p_ij - T/N)``; the
+    gain of a merged cluster against any other is the sum of its parts' gains (002: "update by
+    componentwise summation of rows and columns"), kept in a priority queue: O(N^2 log N)
+    time, never recomputed from scratch. Ties go to the pair of clusters whose lowest members
+    come first.
+
+    With partition weights ``w_t`` (summing to one) the criterion is
+    ``T sum_k sum_{i,j in S_k} (sum_t w_t [..] / N_k^t - 1/N)``, the paper's for equal weights.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete basic partitions (no missing labels: eq. 5 needs every object in every
+        partition).
+    n_clusters : int or None, default=None
+        None stops at the first non-positive gain (the paper's rule). An int in
+        ``[1, n_samples]`` cuts the agglomeration at that many clusters: earlier than the
+        paper's stop if larger than its number of clusters, or continuing with the least
+        negative merges if smaller.
+    weights : array-like of shape (n_partitions,), default=None
+        Partition weights; the ensemble's own (equal by default) if None.
+    max_bytes : int, default=None
+        Memory budget for the dense float64 gains and their working copy (``24 *
+        n_samples**2`` bytes at the peak); defaults to ``cclust.ensemble.memory_budget()``.
+    random_state : int, Generator or None
+        Accepted for the common contract; the agglomeration is deterministic.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is f(S, p) of eq. 6 (higher is better). ``extras``: ``merges``
+        ((n_merges, 2) pairs of cluster names, the lowest member of each), ``merge_gains``,
+        ``objective_trace`` (f after each merge, starting from the singletons).
+
+    Raises
+    ------
+    ValidationError
+        On missing labels or a bad argument.
+    MemoryBudgetError
+        If ``24 * n_samples**2`` bytes exceed the memory budget (the message gives the bytes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.array([[0, 0], [0, 0], [0, 1], [1, 1], [1, 1]])
+    >>> res = ls_agglomerative(labels)
+    >>> res.labels.tolist()
+    [0, 0, 1, 2, 2]
+    """
+    ensemble = as_ensemble(ensemble)
+    if ensemble.has_missing:
+        raise ValidationError(
+            "ls_agglomerative needs complete partitions (eq. 5 of 002 puts every object in every "
+            "partition) but the ensemble has missing labels (-1); drop or impute them, or use "
+            "addremadd, which handles missing labels."
+        )
+    if weights is not None:
+        ensemble = ensemble.with_weights(weights)
+    n = ensemble.n_samples
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
+    check_random_state(random_state)
+    _check_budget(n, 24, max_bytes, "ls_agglomerative's dense float64 gains and their working copy",
+                  "addremadd on a float32 co-association, or a method that never forms the n x n matrix")
+
+    G = projection_sums(ensemble)
+    G -= 1.0 / n
+
+    from cclust._ext import _addremadd
+
+    names, merges, merge_gains = _addremadd.agglomerate(G, 0 if n_clusters is None else n_clusters)
+    del G
+    T = ensemble.n_partitions
+    singletons = np.arange(n)
+    f0 = combined_criterion(ensemble, singletons)
+    trace = f0 + 2.0 * T * np.concatenate([[0.0], np.cumsum(merge_gains)])
+    return ConsensusResult.from_labels(
+        names,
+        objective=combined_criterion(ensemble, np.unique(names, return_inverse=True)[1].reshape(-1)),
+        objective_name="f(S, p), combined-consensus criterion of 002 eq. 6 (higher is better)",
+        n_iter=merges.shape[0],
+        converged=True,
+        method="ls-agglomerative",
+        extras={"merges": merges, "merge_gains": merge_gains, "objective_trace": trace},
+    )

@@ -1,0 +1,224 @@
+"""Consensus from pairwise co-association and member selection: EAC/HAC, FC and BEST.
+
+The co-association ``S(x, y)`` (004 eq. 1) is the weighted fraction of partitions that put x and
+y in the same cluster (:meth:`cclust.Ensemble.coassociation`; with missing labels, of the
+partitions labelling both). EAC and FC read the dense n x n matrix, within the memory budget
+(a :class:`cclust.errors.MemoryBudgetError` names the bytes needed past it). BEST never forms it.
+"""
+import numpy as np
+
+from cclust._validation import check_int
+from cclust.consensus.voting import canonical, check_n_clusters
+from cclust.errors import ValidationError
+from cclust.registry import declare
+from cclust.result import ConsensusResult
+
+__all__ = ["eac", "fc", "best"]
+
+_LINKAGES = ("average", "single", "complete", "weighted")
+_DECIMALS = 12
+
+
+def _coassociation(ensemble, n_clusters, weights, max_bytes):
+    E = canonical(ensemble, weights)
+    n_clusters = check_n_clusters(n_clusters, E)
+    S = np.asarray(E.coassociation(max_bytes=max_bytes), dtype=np.float64)
+    # Co-associations are ratios of small weight sums; rounding away the last bits of summation
+    # order makes tied pairs exactly tied, so ties break by object index and not by rounding.
+    D = np.round(1.0 - S, _DECIMALS)
+    np.fill_diagonal(D, 0.0)
+    return E, n_clusters, D
+
+
+@declare(handles_missing=True)
+def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None, random_state=None):
+    """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of 004 sec. 3.1).
+
+    Agglomerative clustering of the distance ``1 - S`` (S the co-association, 004 eq. 1,
+    rounded to 12 decimals so that pairs tied in exact arithmetic stay tied) by
+    :func:`scipy.cluster.hierarchy.linkage`, the dendrogram cut at exactly K clusters
+    (:func:`scipy.cluster.hierarchy.cut_tree`). Average linkage merges the two clusters with the
+    largest average similarity, as 004 describes HAC; Fred & Jain also use single linkage.
+    Ward is not offered: ``1 - S`` is not a squared Euclidean distance.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        The basic partitions; missing labels (-1) are handled by the co-association's per-pair
+        normalisation.
+    n_clusters : int
+        K, in [2, number of distinct label vectors].
+    linkage : {"average", "single", "complete", "weighted"}, default="average"
+    weights : array-like of shape (n_partitions,), default=None
+    max_bytes : int, default=None
+        Memory budget of the dense co-association matrix.
+    random_state : None
+        Unused (the method is deterministic); accepted for the registry contract.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the height of the last merge kept out (the cut height, a distance);
+        ``extras["linkage_matrix"]`` is SciPy's (n - 1, 4) linkage matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus.pairwise import eac
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> eac(labels, 2).labels.tolist()
+    [0, 0, 1, 1, 1]
+    """
+    from scipy.cluster.hierarchy import cut_tree
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.spatial.distance import squareform
+
+    if linkage not in _LINKAGES:
+        raise ValidationError(f"linkage must be one of {list(_LINKAGES)}, got {linkage!r}.")
+    E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
+    Z = scipy_linkage(squareform(D, checks=False), method=linkage)
+    labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
+    height = float(Z[E.n_samples - n_clusters, 2]) if n_clusters > 1 else float("nan")
+    return ConsensusResult.from_labels(
+        labels, objective=height,
+        objective_name=f"{linkage}-linkage distance of the first merge above the cut",
+        n_iter=0, converged=True, method="eac", extras={"linkage_matrix": Z, "linkage": linkage},
+    )
+
+
+@declare(handles_missing=True)
+def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None):
+    """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; 004 sec. 3.1).
+
+    With the distance ``d = 1 - S`` (S the co-association, 004 eq. 1, rounded to 12 decimals as in
+    :func:`eac`): the two objects furthest
+    apart become the first two centres; each further centre is the object furthest from the
+    centres found so far (largest distance to its nearest centre); with K centres, every object
+    joins its nearest centre. Ties go to the lowest object index (pairs in row-major order) and
+    to the earliest centre. 004 describes this fixed-K form; Gionis et al.'s variant that stops
+    adding centres when the clustering cost no longer falls is not implemented.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    n_clusters : int
+        K, in [2, number of distinct label vectors].
+    weights : array-like of shape (n_partitions,), default=None
+    max_bytes : int, default=None
+        Memory budget of the dense co-association matrix.
+    random_state : None
+        Unused (the method is deterministic).
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the sum of distances to the nearest centre (lower is better);
+        ``extras["centers"]`` the centre objects in the order found.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus.pairwise import fc
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> fc(labels, 2).labels.tolist()
+    [0, 0, 1, 1, 1]
+    """
+    E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
+    first = int(np.argmax(D))
+    centers = [first // E.n_samples, first % E.n_samples]
+    nearest = np.minimum(D[centers[0]], D[centers[1]])
+    while len(centers) < n_clusters:
+        nearest[centers] = -1.0
+        c = int(np.argmax(nearest))
+        centers.append(c)
+        nearest = np.minimum(nearest, D[c])
+    to_centers = D[:, centers]
+    labels = to_centers.argmin(axis=1)
+    labels[centers] = np.arange(n_clusters)
+    cost = float(to_centers[np.arange(E.n_samples), labels].sum())
+    return ConsensusResult.from_labels(
+        labels, objective=cost, objective_name="sum of distances 1 - S to the nearest centre (lower is better)",
+        n_iter=0, converged=True, method="fc", extras={"centers": np.asarray(centers)},
+    )
+
+
+_LOWER_IS_BETTER = ("vi", "van-dongen")
+
+
+@declare(chooses_n_clusters=True, handles_missing=False)
+def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=None):
+    """BEST: the ensemble member that agrees best with the ensemble (004 sec. 3.6).
+
+    Every member with K clusters is scored by its average agreement with the whole ensemble,
+    ``Perf(pi_j, Pi) = sum_i w_i f(pi_j, pi_i)`` (004 eq. 4, :func:`cclust.metrics.consensus_score`),
+    and the best is returned unchanged. ``n_clusters=None`` considers every member. Ties go to
+    the first member in the canonical order (see :mod:`cclust.consensus.voting`), so the choice
+    does not depend on partition order or cluster names.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete partitions only: a member with missing labels is not a labelling of every
+        object, so missing labels raise a ValidationError.
+    n_clusters : int or None, default=None
+        Only members with this many clusters are candidates.
+    metric : str or callable, default="nmi"
+        The agreement f: "nmi" (004 eq. 10), "ari", "ami", "rand", or the distances "vi"
+        (004 eq. 9) and "van-dongen" (004 eq. 7), minimised; a callable on a contingency table
+        is maximised (see :func:`cclust.metrics.consensus_score`).
+    weights : array-like of shape (n_partitions,), default=None
+    random_state : None
+        Unused (the method is deterministic).
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the chosen member's score; ``extras["member"]`` its column index in the
+        input ensemble, ``extras["scores"]`` every candidate's score (NaN for non-candidates).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus.pairwise import best
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> res = best(labels, 2)
+    >>> res.labels.tolist(), res.extras["member"]
+    ([0, 0, 1, 1, 1], 0)
+    """
+    from cclust.ensemble import as_ensemble
+    from cclust.metrics import consensus_score
+
+    original = as_ensemble(ensemble)
+    if weights is not None:
+        original = original.with_weights(weights)
+    if original.has_missing:
+        raise ValidationError("best needs complete partitions: the ensemble has missing labels (-1), and a "
+                              "member with missing objects is not a consensus labelling; drop or complete "
+                              "those partitions first (ensemble.take(partitions=...)).")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=original.n_samples, allow_none=True)
+    if not (isinstance(metric, str) or callable(metric)):
+        raise ValidationError(f"metric must be a metric name or a callable, got {metric!r}.")
+    E, columns = canonical(original, return_columns=True)
+    sign = -1.0 if metric in _LOWER_IS_BETTER else 1.0
+    scores = np.full(E.n_partitions, np.nan)
+    candidates = np.flatnonzero(E.n_clusters == n_clusters) if n_clusters is not None else np.arange(E.n_partitions)
+    if candidates.shape[0] == 0:
+        raise ValidationError(
+            f"no member of the ensemble has n_clusters={n_clusters} clusters (members have "
+            f"{sorted(set(E.n_clusters.tolist()))}); pick one of those or n_clusters=None.")
+    for j in candidates:
+        scores[j] = consensus_score(E.labels[:, j], E.ensemble, metric)
+    chosen = int(candidates[np.argmax(sign * scores[candidates])])
+    labels = E.labels[:, chosen]
+    member = int(columns[chosen])
+    original_scores = np.full(original.n_partitions, np.nan)
+    original_scores[columns] = scores
+    return ConsensusResult.from_labels(
+        labels, objective=float(scores[chosen]),
+        objective_name=f"average {metric if isinstance(metric, str) else 'agreement'} with the ensemble, "
+                       f"004 eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
+        n_iter=0, converged=True, method="best",
+        extras={"member": member, "scores": original_scores,
+                "metric": metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")},
+    )
+

@@ -1,0 +1,493 @@
+"""Weighted-object ensemble clustering (WOEC; Ren, Domeniconi, Zhang & Yu, KAIS 2017; paper 003).
+
+Objects the ensemble disagrees about get large weights (one-shot, 003 sec. 3.2, eq. 1-4), and
+three consensus functions use them (003 sec. 3.3):
+
+* :func:`womc` — MCLA whose meta-graph uses the object-weighted Jaccard similarity (eq. 5);
+* :func:`wosp` — object graph of averaged cosine similarities between soft memberships computed
+  from weighted ("shifted") cluster centres (eq. 6-11);
+* :func:`wohb` — bipartite object-cluster graph weighted by those memberships (eq. 12);
+
+plus :func:`wokmeans`, k-means whose centres are object-weighted means (Algorithm 4, eq. 13).
+Every graph is cut by the METIS call of :mod:`cclust.consensus.graph`.
+
+Choices where 003 is open to more than one reading
+-------------------------------------------------
+* ``t`` of eq. 7, per base clustering: "the average of the squared Euclidean distances between
+  the data and the weighted means" (sec. 5) — taken between each object and the weighted centre
+  of its own cluster (the objects labelled by that clustering). The other reading, over every
+  object and every centre, gives a wider t and softer memberships; on Toy1-2 (R = 40, 10 runs)
+  it reaches WOSP/WOHB ARI 0.933/0.927 and 0.986/0.987, the own-centre reading 0.946/0.945 and
+  0.995/0.998, against 003's 0.944/0.922 and 0.988/0.996 (Table 2), so the experiments support
+  the own-centre reading.
+* Partition weights (not in 003): the co-association of eq. 1 and the averages of eq. 11 use the
+  ensemble's partition weights (equal weights give 003 exactly); WOHB scales partition r's
+  memberships by its weight.
+* Missing labels (not in 003): A of eq. 1 is taken over the partitions labelling both objects;
+  weighted centres (eq. 6) use the labelled members; memberships (eq. 8) are computed for every
+  object from X, so objects missing from a partition still get a membership in it.
+* WOMC may leave a meta-cluster without objects (003 sec. 3.3.1); cclust moves the objects closest
+  to winning it so that exactly ``n_clusters`` clusters are returned (``extras["n_moved"]``).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from cclust._validation import check_array_2d, check_float, check_int, check_random_state
+from cclust.consensus.graph import (
+    bipartite_partition,
+    canonical_cluster_order,
+    check_dense_budget,
+    check_graph_inputs,
+    check_n_neighbors,
+    check_ufactor,
+    honour_n_clusters,
+    meta_cluster,
+    partition_graph,
+    top_neighbor_graph,
+)
+from cclust.ensemble import as_ensemble, memory_budget
+from cclust.errors import ConvergenceWarning, ValidationError
+from cclust.registry import declare
+from cclust.result import ConsensusResult
+
+#: The smoothing term e of 003 eq. 4.
+DEFAULT_SMOOTHING = 0.01
+
+_ROW_CHUNK = 4096
+
+
+def _check_smoothing(smoothing):
+    return check_float(smoothing, "smoothing", low=0, low_open=True)
+
+
+def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
+    """One-shot object weights of 003 sec. 3.2: how hard each object is to cluster.
+
+    With A the co-association (eq. 1, ``A_ii = 1``), ``confusion(x_i, x_j) = A_ij (1 - A_ij)``
+    (eq. 2), ``w'_i = 4/n sum_j confusion(x_i, x_j)`` (eq. 3) and ``w_i = (w'_i + e) / (1 + e)``
+    (eq. 4), so ``w_i`` lies in (0, 1]; large weights mark objects the partitions disagree about.
+
+    Without missing labels no n x n matrix is formed: ``sum_j A_ij = sum_c w_c B_ic |C_c|`` and
+    ``sum_j A_ij^2 = (B W G W B^T)_ii`` with ``G = B^T B`` the sparse cluster-overlap table,
+    computed in row chunks: O(n) memory. With missing labels A is normalised per pair and the dense
+    co-association is used, under the memory budget.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    smoothing : float, default=0.01
+        e of eq. 4 (> 0).
+    max_bytes : int, default=None
+        Memory budget of the dense route (missing labels only).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,), float64, in (0, 1]
+
+    Examples
+    --------
+    >>> from cclust.consensus.woec import object_weights
+    >>> w = object_weights([[0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1]])
+    >>> bool(w[1] > w[0])
+    True
+    """
+    ensemble = as_ensemble(ensemble)
+    smoothing = _check_smoothing(smoothing)
+    n = ensemble.n_samples
+    if ensemble.has_missing:
+        A = ensemble.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float64)
+        A = A.copy()
+        np.fill_diagonal(A, 1.0)
+        confusion = (A * (1.0 - A)).sum(axis=1)
+    else:
+        B = ensemble.one_hot()
+        Bw = ensemble.one_hot(weighted=True)
+        sizes = np.asarray(B.sum(axis=0)).reshape(-1)
+        row_sum = Bw @ sizes
+        G = (B.T @ B).tocsr()    # sparse: (sum K_i)^2 can be large, its non-zeros are few
+        row_sq = np.empty(n)
+        for start in range(0, n, _ROW_CHUNK):
+            chunk = Bw[start:start + _ROW_CHUNK]
+            row_sq[start:start + _ROW_CHUNK] = np.asarray((chunk @ G).multiply(chunk).sum(axis=1)).reshape(-1)
+        confusion = np.maximum(row_sum - row_sq, 0.0)
+    raw = 4.0 / n * confusion
+    return (raw + smoothing) / (1.0 + smoothing)
+
+
+def _resolve_object_weights(ensemble, weights, smoothing, max_bytes):
+    if weights is None:
+        return object_weights(ensemble, smoothing=smoothing, max_bytes=max_bytes)
+    w = np.array(weights, dtype=np.float64, copy=True).reshape(-1)
+    if w.shape[0] != ensemble.n_samples:
+        raise ValidationError(
+            f"object_weights must have one entry per object ({ensemble.n_samples}), got {w.shape[0]}."
+        )
+    if not np.isfinite(w).all() or (w <= 0).any():
+        raise ValidationError("object_weights must be finite and positive.")
+    return w
+
+
+def _check_X(X, ensemble):
+    if X is None:
+        raise ValidationError("X is required: pass the (n_samples, n_features) data the ensemble was built from.")
+    X = check_array_2d(X, "X")
+    if X.shape[0] != ensemble.n_samples:
+        raise ValidationError(
+            f"X has {X.shape[0]} rows but the ensemble labels {ensemble.n_samples} objects; pass the "
+            "data the ensemble was built from."
+        )
+    return X
+
+
+def memberships(X, ensemble, object_weights, *, t=None):
+    """Soft memberships of 003 eq. 6-9 for every base clustering.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    ensemble : Ensemble
+    object_weights : ndarray of shape (n_samples,)
+    t : float, default=None
+        Width of eq. 7 for every clustering; None: per clustering, the mean squared distance
+        between its objects and the weighted centres of their own clusters (see the module
+        docstring).
+
+    Returns
+    -------
+    P : ndarray of shape (n_samples, sum K_i), float64
+        Block ``offsets[r]:offsets[r+1]`` holds P(C_l^r | x_i) (eq. 8); each block's rows sum to one.
+    ts : ndarray of shape (n_partitions,)
+        The t used for each clustering.
+    """
+    n = ensemble.n_samples
+    w = np.asarray(object_weights, dtype=np.float64)
+    P = np.empty((n, int(ensemble.offsets[-1])))
+    ts = np.empty(ensemble.n_partitions)
+    sq_norms = np.einsum("ij,ij->i", X, X)
+    for r in range(ensemble.n_partitions):
+        labels = ensemble.labels[:, r]
+        k = int(ensemble.n_clusters[r])
+        present = labels >= 0
+        mass = np.bincount(labels[present], weights=w[present], minlength=k)
+        centres = np.zeros((k, X.shape[1]))
+        np.add.at(centres, labels[present], w[present, None] * X[present])
+        centres /= mass[:, None]                                     # eq. 6
+        d2 = sq_norms[:, None] - 2.0 * X @ centres.T + np.einsum("ij,ij->i", centres, centres)[None, :]
+        np.maximum(d2, 0.0, out=d2)
+        if t is None:
+            t_r = float(d2[np.flatnonzero(present), labels[present]].mean())
+            if t_r <= 0:
+                t_r = 1.0
+        else:
+            t_r = t
+        ts[r] = t_r
+        logits = -(d2 - d2.min(axis=1, keepdims=True)) / t_r       # eq. 7, shifted for stability
+        e = np.exp(logits)
+        P[:, ensemble.offsets[r]:ensemble.offsets[r + 1]] = e / e.sum(axis=1, keepdims=True)  # eq. 8
+    return P, ts
+
+
+def _check_t(t):
+    return None if t is None else check_float(t, "t", low=0, low_open=True)
+
+
+def _woec_result(labels, cut, method, w, extras):
+    extras = dict(extras)
+    extras["object_weights"] = w
+    return ConsensusResult.from_labels(
+        labels, objective=cut,
+        objective_name="weighted edge cut of the METIS partition (lower is better)",
+        n_iter=0, converged=True, method=method, extras=extras)
+
+
+@declare(handles_missing=True)
+def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
+         max_bytes=None, random_state=None):
+    """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
+
+    MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
+    ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x``, w the one-shot object
+    weights (eq. 1-4). The meta-graph is cut by METIS into ``n_clusters`` meta-clusters and each
+    object goes to the meta-cluster it participates in most (ties at random). With all object
+    weights equal this is exactly MCLA.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    n_clusters : int
+        In [2, n_samples].
+    object_weights : array-like of shape (n_samples,), default=None
+        Positive object weights; None computes them with :func:`object_weights`.
+    smoothing : float, default=0.01
+        e of eq. 4.
+    ufactor : int, default=None
+        METIS balance tolerance (thousandths) of the meta-graph cut.
+    max_bytes : int, default=None
+        Memory budget (only used when labels are missing; see :func:`object_weights`).
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ConsensusResult
+        ``extras["object_weights"]`` holds the weights used.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("subsample", X, 3, n_partitions=20, random_state=0)
+    >>> womc(E, 3, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    smoothing = _check_smoothing(smoothing)
+    ufactor = check_ufactor(ufactor)
+    w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
+                                       ufactor=ufactor, method="womc")
+    return _woec_result(labels, cut, "womc", w, extras)
+
+
+def _canonical_memberships(X, ensemble, w, t):
+    P, ts = memberships(X, ensemble, w, t=t)
+    order = canonical_cluster_order(ensemble)
+    return P[:, order], np.repeat(np.arange(ensemble.n_partitions), ensemble.n_clusters)[order], ts
+
+
+@declare(requires_X=True, handles_missing=True)
+def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
+         n_neighbors=None, ufactor=None, max_bytes=None, random_state=None):
+    """Weighted-Object Similarity Partitioning (WOSP; 003 sec. 3.3.2, Algorithm 2).
+
+    For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
+    (eq. 6, the "shifting centre technique"), ``d = exp(-||x - m_l||^2 / t)`` (eq. 7),
+    memberships P(C_l | x) = d / sum d (eq. 8-9) and cosine similarities between membership
+    vectors (eq. 10); the similarities are averaged over clusterings (eq. 11) and the object
+    graph is cut by METIS. The similarity is one product Q Q^T of the row-normalised
+    memberships (never a Python loop over pairs), in float32.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    n_clusters : int
+        In [2, n_samples].
+    X : array-like of shape (n_samples, n_features)
+        The data the base clusterings were computed on (003 standardises it first).
+    t : float, default=None
+        Width of eq. 7; None: per clustering, the mean squared distance between its objects and
+        the weighted centres of their own clusters (003 sec. 5; see the module docstring).
+    object_weights : array-like of shape (n_samples,), default=None
+        None computes them with :func:`object_weights`.
+    smoothing : float, default=0.01
+        e of eq. 4.
+    n_neighbors : int, default=None
+        None: the dense graph (refused past ``max_bytes``). An int: keep each object's
+        ``n_neighbors`` most similar objects (union), computed in row chunks.
+    ufactor : int, default=None
+        METIS balance tolerance (thousandths).
+    max_bytes : int, default=None
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ConsensusResult
+        ``extras`` holds ``object_weights`` and ``t`` (one per clustering).
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("subsample", X, 3, n_partitions=20, random_state=0)
+    >>> wosp(E, 3, X=X, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    X = _check_X(X, ensemble)
+    t = _check_t(t)
+    smoothing = _check_smoothing(smoothing)
+    ufactor = check_ufactor(ufactor)
+    n = ensemble.n_samples
+    n_neighbors = check_n_neighbors(n_neighbors, n)
+    if n_neighbors is None:
+        check_dense_budget(n, "WOSP similarity", max_bytes)
+    w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    P, partition_of, ts = _canonical_memberships(X, ensemble, w, t)
+    # Eq. 10-11 as one product: rows of each block scaled to unit norm, then by sqrt(weight).
+    Q = np.empty_like(P, dtype=np.float32)
+    for r in range(ensemble.n_partitions):
+        cols = partition_of == r
+        block = P[:, cols]
+        Q[:, cols] = block / np.linalg.norm(block, axis=1, keepdims=True) * np.sqrt(ensemble.weights[r])
+    if n_neighbors is None:
+        S = Q @ Q.T
+        graph = sp.csr_matrix(S)
+        del S
+    else:
+        graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
+    parts, cut = partition_graph(graph, n_clusters, random_state=random_state, ufactor=ufactor)
+    if np.unique(parts).shape[0] < n_clusters:
+        indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
+        parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
+    else:
+        moved = 0
+    return _woec_result(parts, cut, "wosp", w, {"t": ts, "n_moved": moved, "ufactor": ufactor,
+                                                "n_neighbors": n_neighbors})
+
+
+@declare(requires_X=True, handles_missing=True)
+def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
+         ufactor=None, max_bytes=None, random_state=None):
+    """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; 003 sec. 3.3.3, Algorithm 3).
+
+    The bipartite graph of n objects and sum K_i clusters with edge weight P(C_j | x_i)
+    (eq. 12; the memberships of eq. 6-9 from the weighted centres) is cut by METIS into
+    ``n_clusters`` parts; the objects keep their part. Partition r's edges are scaled by its
+    weight (equal weights: 003 exactly).
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    n_clusters : int
+        In [2, n_samples].
+    X : array-like of shape (n_samples, n_features)
+    t : float, default=None
+        Width of eq. 7 (see :func:`wosp`).
+    object_weights : array-like of shape (n_samples,), default=None
+    smoothing : float, default=0.01
+    ufactor : int, default=None
+        METIS balance tolerance (thousandths).
+    max_bytes : int, default=None
+        Memory budget (used when labels are missing, for the object weights).
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ConsensusResult
+        ``extras`` holds ``object_weights`` and ``t``.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("subsample", X, 3, n_partitions=20, random_state=0)
+    >>> wohb(E, 3, X=X, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    X = _check_X(X, ensemble)
+    t = _check_t(t)
+    smoothing = _check_smoothing(smoothing)
+    ufactor = check_ufactor(ufactor)
+    w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    P, partition_of, ts = _canonical_memberships(X, ensemble, w, t)
+    M = P * ensemble.weights[partition_of][None, :]
+    labels, cut, moved = bipartite_partition(M, n_clusters, random_state=random_state, ufactor=ufactor)
+    return _woec_result(labels, cut, "wohb", w, {"t": ts, "n_moved": moved, "ufactor": ufactor})
+
+
+def _weighted_lloyd(X, w, centres, max_iter, tol):
+    """Algorithm 4 from given centres: nearest centre, then object-weighted means (eq. 13)."""
+    k = centres.shape[0]
+    sq = np.einsum("ij,ij->i", X, X)
+    labels = None
+    for it in range(1, max_iter + 1):
+        d2 = sq[:, None] - 2.0 * X @ centres.T + np.einsum("ij,ij->i", centres, centres)[None, :]
+        new = d2.argmin(axis=1)
+        mass = np.bincount(new, weights=w, minlength=k)
+        if (mass == 0).any():
+            # An empty cluster takes the object farthest from its own centre (as scikit-learn).
+            far = d2[np.arange(X.shape[0]), new]
+            for m in np.flatnonzero(mass == 0):
+                x = int(np.argmax(far))
+                new[x] = m
+                far[x] = -np.inf
+            mass = np.bincount(new, weights=w, minlength=k)
+        moved_centres = np.zeros_like(centres)
+        np.add.at(moved_centres, new, w[:, None] * X)
+        moved_centres /= mass[:, None]
+        shift = float(((moved_centres - centres) ** 2).sum())
+        centres = moved_centres
+        stable = labels is not None and np.array_equal(new, labels)
+        labels = new
+        if stable or shift <= tol:
+            return labels, centres, it, True
+    return labels, centres, max_iter, False
+
+
+@declare(requires_X=True, handles_missing=True)
+def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_SMOOTHING, n_init=10,
+             max_iter=100, tol=0.0, max_bytes=None, random_state=None):
+    """Weighted-Object k-means (WOKmeans; 003 sec. 3.4, Algorithm 4).
+
+    k-means on X whose centres are the object-weighted means ``c_k = sum w_i x_i / sum w_i``
+    (eq. 13), w the one-shot weights of the ensemble (eq. 1-4): centres move toward the
+    objects that are hard to cluster. Registered as a consensus function taking ``X`` (not a
+    generator) because its input is an ensemble plus the data and its output one partition,
+    exactly the consensus contract; the ensemble only supplies the weights.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    n_clusters : int
+        In [2, n_samples].
+    X : array-like of shape (n_samples, n_features)
+    object_weights : array-like of shape (n_samples,), default=None
+    smoothing : float, default=0.01
+    n_init : int, default=10
+        Runs from random initial centres (k distinct objects, as Algorithm 4); the one with
+        the smallest weighted sum of squared distances is kept. 003 reports single runs
+        (``n_init=1``).
+    max_iter : int, default=100
+        003 sec. 5.4 uses 100.
+    tol : float, default=0.0
+        A run stops when its labels repeat or the centres move by at most ``tol`` (squared).
+    max_bytes : int, default=None
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the weighted sum of squared distances to the centres; ``extras``
+        holds ``object_weights`` and ``centers``.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("subsample", X, 3, n_partitions=20, random_state=0)
+    >>> wokmeans(E, 3, X=X, random_state=0).n_clusters
+    3
+    """
+    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    n = ensemble.n_samples
+    X = _check_X(X, ensemble)
+    smoothing = _check_smoothing(smoothing)
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_float(tol, "tol", low=0)
+    rng = check_random_state(random_state)
+    w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    distinct = np.unique(X, axis=0).shape[0]
+    if distinct < n_clusters:
+        raise ValidationError(f"X has only {distinct} distinct rows, fewer than n_clusters={n_clusters}.")
+    best = None
+    for _ in range(n_init):
+        start = np.sort(rng.choice(n, size=n_clusters, replace=False))
+        labels, centres, n_iter, converged = _weighted_lloyd(X, w, X[start].copy(), max_iter, tol)
+        sse = float((w * ((X - centres[labels]) ** 2).sum(axis=1)).sum())
+        if best is None or sse < best[0]:
+            best = (sse, labels, centres, n_iter, converged)
+    sse, labels, centres, n_iter, converged = best
+    if not converged:
+        import warnings
+
+        warnings.warn(f"wokmeans stopped at max_iter={max_iter} before converging; raise max_iter.",
+                      ConvergenceWarning, stacklevel=2)
+    return ConsensusResult.from_labels(
+        labels, objective=sse, objective_name="object-weighted sum of squared distances (lower is better)",
+        n_iter=n_iter, converged=converged, method="wokmeans",
+        extras={"object_weights": w, "centers": centres})

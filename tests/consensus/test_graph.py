@@ -1,0 +1,257 @@
+"""CSPA, MCLA, HBGF and the shared METIS call: against slow references, properties, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cclust
+from cclust import Ensemble
+from cclust.consensus.graph import (
+    EDGE_WEIGHT_RESOLUTION,
+    canonical_cluster_order,
+    cspa,
+    hbgf,
+    integer_edge_weights,
+    mcla,
+    meta_graph,
+    partition_graph,
+)
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.metrics import ari
+from cclust.testing import CONSENSUS_CHECKS, same_partition
+
+from reference_graph import bipartite, coassociation, mcla as ref_mcla, meta_similarity
+
+METHODS = {"cspa": cspa, "mcla": mcla, "hbgf": hbgf}
+
+
+def noisy_ensemble(rng, n=30, r=6, k=3, missing=0.0):
+    truth = rng.integers(0, k, size=n)
+    labels = np.column_stack([np.where(rng.random(n) < 0.25, rng.integers(0, k + 1, size=n), truth)
+                              for _ in range(r)])
+    if missing:
+        labels[rng.random(labels.shape) < missing] = -1
+        labels[(labels < 0).all(axis=1), 0] = 0
+    return labels
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+@pytest.mark.parametrize("check", CONSENSUS_CHECKS, ids=lambda c: c.__name__)
+def test_conformance(name, check):
+    check(METHODS[name])
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_conformance_other_sizes(name):
+    from cclust.testing import check_consensus
+
+    check_consensus(METHODS[name], n_clusters=5, random_state=3)
+
+
+# -- the METIS call ---------------------------------------------------------------------------
+
+def test_integer_weights_scale_to_resolution_and_round():
+    w = integer_edge_weights(np.array([0.5, 0.25, 1e-6, 1.0]))
+    assert w.tolist() == [EDGE_WEIGHT_RESOLUTION // 2, EDGE_WEIGHT_RESOLUTION // 4, 0, EDGE_WEIGHT_RESOLUTION]
+    # Invariant to the scale of the similarities.
+    assert np.array_equal(integer_edge_weights(np.array([5.0, 2.5])), integer_edge_weights(np.array([0.5, 0.25])))
+
+
+def test_partition_graph_is_scale_free_symmetric_and_seeded(seed):
+    rng = np.random.default_rng(seed)
+    S = rng.random((25, 25))
+    S = S + S.T
+    S[S < 1.0] = 0.0
+    a, cut = partition_graph(S, 3, random_state=seed)
+    b, _ = partition_graph(7.0 * S, 3, random_state=seed)
+    c, _ = partition_graph(sp.csr_matrix(S), 3, random_state=np.random.default_rng(seed))
+    assert np.array_equal(a, b) and np.array_equal(a, c)
+    brute = sum(S[i, j] for i in range(25) for j in range(i + 1, 25) if a[i] != a[j])
+    assert cut == pytest.approx(brute)
+
+
+def test_zero_edges_are_dropped_and_diagonal_ignored():
+    # Two triangles joined by an edge too weak to survive rounding: the cut separates them.
+    S = np.zeros((6, 6))
+    for block in ((0, 1, 2), (3, 4, 5)):
+        for i in block:
+            for j in block:
+                S[i, j] = 1.0
+    S[2, 3] = S[3, 2] = 1e-9
+    parts, cut = partition_graph(S, 2, random_state=0)
+    assert same_partition(parts, [0, 0, 0, 1, 1, 1])
+    assert cut == pytest.approx(1e-9)
+
+
+def test_canonical_cluster_order_ignores_names_and_partition_order(rng):
+    labels = noisy_ensemble(rng)
+    E = Ensemble(labels)
+    order = canonical_cluster_order(E)
+    B = E.one_hot().toarray()[:, order]
+    perm = rng.permutation(labels.shape[1])
+    renamed = np.column_stack([(labels[:, j] + 7) * (1 if j % 2 else -1) for j in perm])
+    E2 = Ensemble(renamed)
+    B2 = E2.one_hot().toarray()[:, canonical_cluster_order(E2)]
+    assert np.array_equal(B, B2)
+
+
+# -- against the references -------------------------------------------------------------------
+
+@pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
+def test_cspa_matches_reference(seed, missing):
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, missing=missing)
+    weights = rng.random(labels.shape[1]) + 0.5
+    E = Ensemble(labels, weights=weights)
+    A = coassociation(labels, weights)
+    np.testing.assert_allclose(E.coassociation(dtype=np.float32), A, atol=1e-6)
+    expected, _ = partition_graph(A.astype(np.float32), 3, random_state=np.random.default_rng(seed))
+    assert same_partition(cspa(E, 3, random_state=seed).labels, expected)
+
+
+def test_cspa_sparse_route_keeps_the_strongest_neighbours(seed):
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, n=40)
+    E = Ensemble(labels)
+    n = labels.shape[0]
+    full = cspa(E, 3, n_neighbors=n - 1, random_state=seed)
+    dense = cspa(E, 3, random_state=seed)
+    assert np.array_equal(full.labels, dense.labels)
+    # With few neighbours every object keeps at least its k strongest links.
+    from cclust.consensus.graph import _coassociation_graph
+
+    G = _coassociation_graph(E, 5, None).toarray()
+    A = coassociation(labels)
+    np.fill_diagonal(A, -1)
+    for x in range(n):
+        kth = np.sort(A[x])[::-1][4]
+        # Everything strictly stronger than x's 5th strongest link is kept, with its exact weight.
+        stronger = np.flatnonzero(A[x] > kth + 1e-9)
+        assert (G[x, stronger] > 0).all()
+        kept = G[x] > 0
+        assert kept.sum() >= min(5, (A[x] > 0).sum())
+        np.testing.assert_allclose(G[x, kept], A[x, kept], atol=1e-6)
+    np.testing.assert_array_equal(G, G.T)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
+def test_cspa_sampled_candidates_keep_exact_weights(seed, missing):
+    from cclust.consensus.graph import _sampled_coassociation_graph
+
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, n=40, missing=missing)
+    E = Ensemble(labels)
+    A = coassociation(labels)
+    G = _sampled_coassociation_graph(E, 5, 200, np.random.default_rng(seed)).toarray()
+    np.testing.assert_array_equal(G, G.T)
+    kept = G > 0
+    np.testing.assert_allclose(G[kept], A[kept], atol=1e-12)
+    assert not np.diag(kept).any()
+    # With 200 draws per object every object keeps at least its 5 links (or all it has).
+    for x in range(40):
+        positive = (A[x] > 0).sum() - 1
+        assert kept[x].sum() >= min(5, positive)
+    result = cspa(E, 3, n_neighbors=5, n_candidates=200, random_state=seed)
+    assert result.n_clusters == 3 and result.extras["n_candidates"] == 200
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
+def test_mcla_matches_reference(seed, missing):
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, missing=missing)
+    E = Ensemble(labels)
+    order, S = meta_graph(E)
+    np.testing.assert_allclose(S.toarray(), meta_similarity(labels)[np.ix_(order, order)], atol=1e-12)
+    expected, H = ref_mcla(E, 3, seed)
+    result = mcla(E, 3, random_state=seed)
+    np.testing.assert_allclose(result.extras["association"], H, atol=1e-12)
+    assert same_partition(result.labels, expected)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
+def test_hbgf_matches_reference(seed, missing):
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, missing=missing)
+    weights = rng.random(labels.shape[1]) + 0.5
+    E = Ensemble(labels, weights=weights)
+    M = bipartite(labels, weights)[:, canonical_cluster_order(E)]
+    np.testing.assert_allclose(E.one_hot(weighted=True).toarray()[:, canonical_cluster_order(E)], M, atol=1e-12)
+    W = np.block([[np.zeros((M.shape[0],) * 2), M], [M.T, np.zeros((M.shape[1],) * 2)]])
+    parts, _ = partition_graph(W, 3, random_state=np.random.default_rng(seed))
+    result = hbgf(E, 3, random_state=seed)
+    if np.unique(parts[:M.shape[0]]).shape[0] == 3:
+        assert same_partition(result.labels, parts[:M.shape[0]])
+    assert result.n_clusters == 3
+
+
+def test_hand_computed_mcla():
+    # Three partitions of six objects; clusters {0,1,2} and {3,4,5} recur, the third partition
+    # moves object 2. Jaccard({0,1,2}, {0,1}) = 2/3.
+    labels = np.array([[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1]]).T
+    E = Ensemble(labels)
+    order, S = meta_graph(E)
+    dense = meta_similarity(labels)
+    assert dense[0, 4] == pytest.approx(2 / 3)
+    np.testing.assert_allclose(S.toarray(), dense[np.ix_(order, order)])
+    result = mcla(E, 2, random_state=0)
+    assert same_partition(result.labels, [0, 0, 0, 1, 1, 1])
+
+
+# -- properties -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_results_recover_clear_structure(name, seed):
+    rng = np.random.default_rng(seed)
+    truth = np.repeat(np.arange(3), 20)
+    labels = np.column_stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth) for _ in range(10)])
+    result = METHODS[name](labels, 3, random_state=seed)
+    assert ari(result.labels, truth) > 0.9
+
+
+def test_ufactor_lets_cspa_keep_imbalanced_clusters():
+    # Clusters of 40 and 8 objects, agreed on by every partition: balanced METIS must cut the
+    # big one; a loose balance tolerance keeps both.
+    truth = np.repeat([0, 1], [40, 8])
+    labels = np.column_stack([truth] * 5)
+    balanced = cspa(labels, 2, random_state=0)
+    loose = cspa(labels, 2, ufactor=1500, random_state=0)
+    assert not same_partition(balanced.labels, truth)
+    assert same_partition(loose.labels, truth)
+
+
+def test_registered_names():
+    for name in METHODS:
+        assert cclust.get(name) is METHODS[name]
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+@pytest.mark.parametrize("k", [1, 0, 7])
+def test_bad_n_clusters(name, k):
+    with pytest.raises(ValidationError, match="n_clusters must be an int in the range"):
+        METHODS[name](np.array([[0, 0, 0, 1, 1, 1]]).T, k)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_single_cluster_partitions_are_refused(name):
+    with pytest.raises(ValidationError, match="every partition puts all objects in one cluster"):
+        METHODS[name](np.zeros((10, 4), dtype=int), 2)
+
+
+def test_cspa_memory_budget():
+    labels = np.column_stack([np.arange(100) % 3, np.arange(100) % 4])
+    with pytest.raises(MemoryBudgetError, match=r"bytes.*n_neighbors"):
+        cspa(labels, 3, max_bytes=10_000)
+    assert cspa(labels, 3, n_neighbors=10, max_bytes=10_000, random_state=0).n_clusters == 3
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"ufactor": 0}, "ufactor must be an int"),
+    ({"n_neighbors": 0}, "n_neighbors must be an int"),
+    ({"n_candidates": 10}, "n_candidates needs n_neighbors"),
+    ({"n_neighbors": 2, "n_candidates": 0}, "n_candidates must be an int"),
+    ({"random_state": -1}, "random_state must be a non-negative int"),
+])
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ValidationError, match=match):
+        cspa(np.array([[0, 0, 0, 1, 1, 1]]).T, 2, **kwargs)

@@ -1,0 +1,113 @@
+import numpy as np
+import pytest
+from scipy.cluster.hierarchy import cut_tree, linkage
+from scipy.spatial.distance import squareform
+
+import cclust
+from cclust import Ensemble
+from cclust.consensus.pairwise import best, eac, fc
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.testing import check_consensus
+import reference_voting as ref
+
+
+def same_partition(a, b):
+    return cclust.get("ari")(a, b) == pytest.approx(1.0)
+
+
+def noisy_labels(rng, n=40, r=6, k=3, missing=0.0, noise=0.3):
+    truth = np.repeat(np.arange(k), n // k + 1)[:n]
+    cols = []
+    for _ in range(r):
+        ki = int(rng.integers(2, k + 3))
+        col = np.where(rng.random(n) < noise, rng.integers(0, ki, size=n), truth % ki)
+        if missing:
+            col = np.where(rng.random(n) < missing, -1, col)
+        cols.append(col)
+    L = np.column_stack(cols)
+    L[:, 0] = np.where(L[:, 0] < 0, 0, L[:, 0])
+    return L
+
+
+@pytest.mark.parametrize("name", ["eac", "hac", "fc", "best"])
+def test_conformance(name):
+    check_consensus(name)
+
+
+def test_hac_is_an_alias_of_eac():
+    assert cclust.get("hac") is cclust.get("eac") is eac
+
+
+@pytest.mark.parametrize("method", ["average", "single", "complete", "weighted"])
+@pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
+def test_eac_equals_scipy_linkage_on_the_same_matrix(rng, method, missing):
+    L = noisy_labels(rng, n=36, missing=missing)
+    w = np.full(L.shape[1], 1.0 / L.shape[1])
+    D = np.round(1.0 - ref.coassociation(L, w), 12)
+    np.fill_diagonal(D, 0.0)
+    Z = linkage(squareform(D, checks=False), method=method)
+    res = eac(L, 4, linkage=method)
+    np.testing.assert_allclose(res.extras["linkage_matrix"][:, 2], Z[:, 2], atol=1e-12)
+    assert same_partition(res.labels, cut_tree(Z, n_clusters=4).reshape(-1))
+    assert res.n_clusters == 4
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
+def test_fc_matches_reference(rng, missing):
+    L = noisy_labels(rng, n=30, missing=missing)
+    w = np.full(L.shape[1], 1.0 / L.shape[1])
+    res = fc(L, 4)
+    labels, centers = ref.furthest_consensus(L, w, 4)
+    assert same_partition(res.labels, labels)
+    assert res.extras["centers"].tolist() == centers
+
+
+def test_best_returns_the_reference_member(rng):
+    L = noisy_labels(rng, n=50, r=8)
+    k = int(np.bincount([len(set(c)) for c in L.T.tolist()]).argmax())
+    res = best(L, k)
+    member, scores = ref.best_member(L, np.full(8, 1 / 8), k)
+    assert res.extras["member"] == member
+    assert same_partition(res.labels, L[:, member])
+    for j, s in scores.items():
+        assert res.extras["scores"][j] == pytest.approx(s, abs=1e-12)
+    assert res.objective == pytest.approx(scores[member], abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["nmi", "ari", "vi", "van-dongen"])
+def test_best_is_an_ensemble_member(rng, metric):
+    L = noisy_labels(rng, n=50, r=8)
+    res = best(L, None, metric=metric)
+    assert any(same_partition(res.labels, col) for col in L.T)
+    assert same_partition(res.labels, L[:, res.extras["member"]])
+    scores = res.extras["scores"]
+    chosen = scores[res.extras["member"]]
+    assert chosen == (np.nanmin(scores) if metric in ("vi", "van-dongen") else np.nanmax(scores))
+
+
+def test_best_member_index_follows_input_order(rng):
+    L = noisy_labels(rng, n=50, r=8)
+    order = rng.permutation(8)
+    a, b = best(L, None), best(L[:, order], None)
+    assert same_partition(a.labels, b.labels)
+    assert order[b.extras["member"]] == a.extras["member"]
+
+
+def test_bad_input(rng):
+    L = noisy_labels(rng, n=30)
+    with pytest.raises(ValidationError, match="linkage"):
+        eac(L, 3, linkage="ward")
+    with pytest.raises(MemoryBudgetError, match="bytes"):
+        eac(L, 3, max_bytes=1000)
+    with pytest.raises(MemoryBudgetError, match="bytes"):
+        fc(L, 3, max_bytes=1000)
+    small = np.array([[0, 0], [0, 0], [1, 1], [1, 1], [1, 0]])
+    for fn in (eac, fc):
+        with pytest.raises(ValidationError, match="distinct label vectors"):
+            fn(small, 4)
+    with pytest.raises(ValidationError, match="no member"):
+        best(small, 3)
+    with pytest.raises(ValidationError, match="missing labels"):
+        best(Ensemble(np.array([[0, 0], [0, -1], [1, 1], [1, 1]])), 2)
+    with pytest.raises(ValidationError, match="metric"):
+        best(small, 2, metric=3)
