@@ -73,16 +73,20 @@ def useful_threads(n_samples, n_threads):
     return max(1, min(int(n_threads), -(-int(n_samples) // _CHUNK)))
 
 
-def seed_objects(space, n_clusters, init, rng, n_threads):
-    """K distinct object indices: uniformly at random, or by greedy k-means++ (D^2 sampling).
+def seed_objects(space, n_clusters, init, rng, n_threads, n_trials=None):
+    """K distinct object indices: uniformly at random, or by k-means++ D^2 sampling.
 
-    Every random number comes from ``rng`` (NumPy), so the seeds are the same on any machine.
+    ``n_trials`` candidates are drawn per centre and the one lowering the potential most is
+    kept: 1 is Arthur & Vassilvitskii's k-means++; None means scikit-learn's greedy variant,
+    ``2 + log(K)``. Every random number comes from ``rng`` (NumPy), so the seeds are the same
+    on any machine.
     """
     n = space.n
     n_threads = useful_threads(n, n_threads)
     if init == "random":
         return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
-    n_trials = 2 + int(np.log(n_clusters))
+    if n_trials is None:
+        n_trials = 2 + int(np.log(n_clusters))
     first = int(rng.integers(n))
     uniforms = np.ascontiguousarray(rng.random((max(n_clusters - 1, 0), n_trials)))
     return _kernel().kmeanspp(*space._args(), n_clusters, first, uniforms, n_threads)
@@ -91,14 +95,23 @@ def seed_objects(space, n_clusters, init, rng, n_threads):
 def labels_from_seeds(space, seeds, n_threads):
     """Assign every object to the nearest seed object, each seed being its cluster's centroid.
 
-    A seed missing from a partition gets that partition's overall label distribution as its
-    centroid block (the engine's rule for a cluster with no labelled member).
+    A seed's centroid is its own row: its features and the one-hot of its labels. A seed
+    missing from a partition gets that partition's overall label distribution as its centroid
+    block (the engine's rule for a cluster with no labelled member), which needs a counting
+    pass; complete seeds do not.
     """
     kernel = _kernel()
     n_threads = useful_threads(space.n, n_threads)
-    marks = np.full(space.n, -1, dtype=np.int32)
-    marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
-    dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads)
+    seed_labels = space.labels[seeds]
+    if (seed_labels < 0).any():
+        marks = np.full(space.n, -1, dtype=np.int32)
+        marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
+        dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads)
+    else:
+        dense_centers = np.ascontiguousarray(space.X[seeds])
+        cat_centers = np.zeros((seeds.shape[0], int(space.offsets[-1])))
+        rows = np.repeat(np.arange(seeds.shape[0]), seed_labels.shape[1])
+        cat_centers[rows, (space.offsets[:-1][None, :] + seed_labels).reshape(-1)] = 1.0
     labels, _, _ = kernel.assign(*space._args(), dense_centers, cat_centers, n_threads)
     return labels
 

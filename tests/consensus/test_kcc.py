@@ -66,9 +66,10 @@ def test_best_restart_is_kept_and_kmeans_plus_plus_works(rng):
     E, truth = noisy_ensemble(rng, n=90, r=15)
     res = kcc(E, 3, utility="uc", n_init=8, random_state=0)
     assert res.objective == pytest.approx(res.extras["gammas"].max())
-    plus = kcc(E, 3, utility="uc", init="k-means++", n_init=8, random_state=0)
-    assert plus.n_clusters == 3
-    assert cclust.get("ari")(truth, plus.labels) > 0.8
+    for trials in (None, 1, 3):
+        plus = kcc(E, 3, utility="uc", init="k-means++", n_init=8, kmeanspp_trials=trials, random_state=0)
+        assert plus.n_clusters == 3
+        assert cclust.get("ari")(truth, plus.labels) > 0.8
 
 
 def test_identical_partitions_come_back():
@@ -142,8 +143,9 @@ class TestBadInput:
             kcc(self.E, 2, weights=weights)
 
     @pytest.mark.parametrize("kw, match", [({"n_init": 0}, "n_init"), ({"max_iter": 0}, "max_iter"),
+                                           ({"init": "k-means++", "kmeanspp_trials": 0}, "kmeanspp_trials"),
                                            ({"tol": -1.0}, "tol"), ({"n_threads": 0}, "n_threads")],
-                             ids=["n_init", "max_iter", "tol", "n_threads"])
+                             ids=["n_init", "max_iter", "kmeanspp_trials", "tol", "n_threads"])
     def test_numeric_parameters(self, kw, match):
         with pytest.raises(ValidationError, match=match):
             kcc(self.E, 2, **kw)
@@ -154,3 +156,16 @@ class TestBadInput:
         start = np.array([0, 0, 1, 1, 1])
         kcc(M, 2, init=start)
         assert np.array_equal(M, before) and start.tolist() == [0, 0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("name, family, normalized, p", UTILITIES, ids=UTILITY_IDS)
+def test_gamma_offset_identity_on_complete_ensembles(rng, name, family, normalized, p):
+    """Gamma = offset - objective / n for every utility (Bregman identity), so ranking restarts
+    by it equals ranking by Gamma; the exact Gamma comes from the contingency tables."""
+    E, _ = noisy_ensemble(rng, n=90, r=10)
+    res = kcc(E, 3, utility=name, p=p, n_init=4, random_state=1, n_threads=1)
+    util = cclust.utilities.resolve(name, p)
+    estimate = util.gamma_offset(E) - res.extras["kmeans_objective"] / E.n_samples
+    assert estimate == pytest.approx(res.objective, rel=1e-9, abs=1e-12)
+    exact = reference_kcc.gamma(np.asarray(E.labels), E.weights, res.labels, family, normalized, p)
+    assert res.objective == pytest.approx(exact, rel=1e-9, abs=1e-12)
