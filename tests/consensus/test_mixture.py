@@ -8,20 +8,7 @@ from cclust.consensus.voting import canonical
 from cclust.errors import ValidationError
 from cclust.testing import check_consensus
 import reference_voting as ref
-
-
-def noisy_labels(rng, n=40, r=6, k=3, missing=0.0, noise=0.3):
-    truth = np.repeat(np.arange(k), n // k + 1)[:n]
-    cols = []
-    for _ in range(r):
-        ki = int(rng.integers(2, k + 3))
-        col = np.where(rng.random(n) < noise, rng.integers(0, ki, size=n), truth % ki)
-        if missing:
-            col = np.where(rng.random(n) < missing, -1, col)
-        cols.append(col)
-    L = np.column_stack(cols)
-    L[:, 0] = np.where(L[:, 0] < 0, 0, L[:, 0])
-    return L, truth
+from factories import noisy_labels_with_truth as noisy_labels
 
 
 def test_conformance():

@@ -7,30 +7,13 @@ from cclust.consensus.voting import canonical, ipc, ipvc, ivc, voting
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.testing import check_consensus
 import reference_voting as ref
+from factories import noisy_labels, same_partition
 
 ITERATIVE = {"ivc": ivc, "ipvc": ipvc, "ipc": ipc}
 
 # 004 Figure 1: six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
 FIGURE_1 = np.array([[1, 1, 1, 2, 2, 1], [2, 1, 1, 2, 2, 2], [2, 1, 2, 1, 2, 2], [1, 1, 2, 1, 2, 2]]).T
 FIGURE_1_TRUTH = np.array([0, 0, 0, 1, 1, 1])
-
-
-def same_partition(a, b):
-    return cclust.get("ari")(a, b) == pytest.approx(1.0)
-
-
-def noisy_labels(rng, n=40, r=6, k=3, missing=0.0, noise=0.3):
-    truth = np.repeat(np.arange(k), n // k + 1)[:n]
-    cols = []
-    for _ in range(r):
-        ki = int(rng.integers(2, k + 3))
-        col = np.where(rng.random(n) < noise, rng.integers(0, ki, size=n), truth % ki)
-        if missing:
-            col = np.where(rng.random(n) < missing, -1, col)
-        cols.append(col)
-    L = np.column_stack(cols)
-    L[:, 0] = np.where(L[:, 0] < 0, 0, L[:, 0])
-    return L
 
 
 @pytest.mark.parametrize("name", ["ivc", "ipvc", "ipc", "voting"])

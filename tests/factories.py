@@ -1,0 +1,34 @@
+"""Small ensembles and comparisons shared by the consensus tests."""
+import numpy as np
+import pytest
+
+import cclust
+
+
+def same_partition(a, b):
+    """Equal up to renaming the clusters."""
+    return cclust.get("ari")(a, b) == pytest.approx(1.0)
+
+
+def noisy_labels_with_truth(rng, n=40, r=6, k=3, missing=0.0, noise=0.3):
+    """(label matrix, truth): r partitions that copy a k-cluster truth modulo K_i, with noise.
+
+    A fraction ``noise`` of each partition is relabelled at random and a fraction ``missing``
+    set to -1 (the first partition keeps every object).
+    """
+    truth = np.repeat(np.arange(k), n // k + 1)[:n]
+    cols = []
+    for _ in range(r):
+        ki = int(rng.integers(2, k + 3))
+        col = np.where(rng.random(n) < noise, rng.integers(0, ki, size=n), truth % ki)
+        if missing:
+            col = np.where(rng.random(n) < missing, -1, col)
+        cols.append(col)
+    L = np.column_stack(cols)
+    L[:, 0] = np.where(L[:, 0] < 0, 0, L[:, 0])
+    return L, truth
+
+
+def noisy_labels(rng, **kwargs):
+    """The label matrix of :func:`noisy_labels_with_truth`."""
+    return noisy_labels_with_truth(rng, **kwargs)[0]
