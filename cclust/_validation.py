@@ -107,7 +107,9 @@ def label_vector(labels, name):
     """A 1-D labelling of any hashable values as int64 codes 0..K-1, and K.
 
     Codes follow the sorted order of the values. Non-negative integer labels with a modest
-    maximum take a linear-time path through the compiled core instead of a sort.
+    maximum take a linear-time path through the compiled core instead of a sort; when they
+    already are 0..K-1 the codes are the caller's (int64, contiguous) array itself, so callers
+    must only read them.
     """
     array = np.asarray(labels)
     if array.ndim != 1:
@@ -116,14 +118,13 @@ def label_vector(labels, name):
     if n == 0:
         raise ValidationError(f"{name} must not be empty.")
     if array.dtype.kind in "iub":
-        array = array.astype(np.int64, copy=False)
-        low, high = int(array.min()), int(array.max())
-        if low >= 0 and high <= 4 * n + 1024:
-            from cclust._ext import _contingency
+        from cclust._ext import _contingency
 
-            codes, k = _contingency.relabel_dense(
-                np.ascontiguousarray(array), high, check_n_threads(None))
-            return codes, k
+        array = np.ascontiguousarray(array, dtype=np.int64)
+        low, high = _contingency.label_range(array)
+        if low >= 0 and high <= 4 * n + 1024:
+            # Codes may be the caller's own array (when already 0..k-1): read-only use only.
+            return _contingency.relabel_dense(array, high, check_n_threads(None))
     elif array.dtype.kind == "f":
         if not np.isfinite(array).all():
             raise ValidationError(f"{name} contains NaN or infinity; every object needs a label.")

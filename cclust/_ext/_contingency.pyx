@@ -7,9 +7,12 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
 
+from libcpp cimport bool as cbool
+
 from cclust._ext.core cimport (
     contingency_ensemble as _contingency_ensemble,
     contingency_pair as _contingency_pair,
+    label_range as _label_range,
     max_threads as _max_threads,
     openmp_enabled as _openmp_enabled,
     relabel_dense as _relabel_dense,
@@ -52,11 +55,25 @@ def pair_table(const int64_t[::1] a, const int64_t[::1] b, int64_t ka, int64_t k
     return out
 
 
-def relabel_dense(const int64_t[::1] labels, int64_t max_value, int n_threads):
-    """Codes 0..k-1 (increasing with the value) of non-negative labels bounded by max_value."""
-    out = np.empty(labels.shape[0], dtype=np.int64)
+def label_range(const int64_t[::1] labels):
+    """(min, max) of a non-empty int64 labelling in one pass."""
+    cdef int64_t low = 0, high = 0
+    with nogil:
+        _label_range(&labels[0], labels.shape[0], &low, &high)
+    return int(low), int(high)
+
+
+def relabel_dense(labels, int64_t max_value, int n_threads):
+    """Codes 0..k-1 (increasing with the value) of non-negative labels bounded by max_value.
+
+    ``labels`` must be a C-contiguous int64 array; when its values already are 0..k-1 it is
+    returned itself (no copy).
+    """
+    cdef const int64_t[::1] view = labels
+    out = np.empty(view.shape[0], dtype=np.int64)
     cdef int64_t[::1] out_view = out
     cdef int64_t k
+    cdef cbool identity = False
     with nogil:
-        k = _relabel_dense(&labels[0], labels.shape[0], max_value, &out_view[0], n_threads)
-    return out, int(k)
+        k = _relabel_dense(&view[0], view.shape[0], max_value, &out_view[0], &identity, n_threads)
+    return (labels if identity else out), int(k)

@@ -15,8 +15,9 @@ cdef extern from "cclust/contingency.hpp" namespace "cclust" nogil:
                               int32_t n_clusters, int64_t* out, int n_threads) except +
     void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka,
                           int64_t kb, int64_t* out, int n_threads) except +
+    void label_range(const int64_t* labels, int64_t n, int64_t* low, int64_t* high) except +
     int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value,
-                          int64_t* out, int n_threads) except +
+                          int64_t* out, cbool* identity, int n_threads) except +
 
 
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:

@@ -126,8 +126,18 @@ void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka,
     reduce_buffers(buffers, size, out);
 }
 
+void label_range(const int64_t* labels, int64_t n, int64_t* low, int64_t* high) {
+    int64_t lo = labels[0], hi = labels[0];
+    for (int64_t x = 1; x < n; ++x) {
+        lo = std::min(lo, labels[x]);
+        hi = std::max(hi, labels[x]);
+    }
+    *low = lo;
+    *high = hi;
+}
+
 int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value, int64_t* out,
-                      int n_threads) {
+                      bool* identity, int n_threads) {
     if (n_threads < 1) n_threads = 1;
     std::vector<int64_t> code(static_cast<size_t>(max_value + 1), 0);
     for (int64_t x = 0; x < n; ++x) {
@@ -143,6 +153,8 @@ int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value, int64
     for (auto& c : code) {
         if (c) c = k++;
     }
+    *identity = (k == max_value + 1);
+    if (*identity) return k;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(n_threads) if (n > (int64_t{1} << 20))
 #endif

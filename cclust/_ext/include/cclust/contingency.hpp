@@ -26,10 +26,17 @@ void contingency_pair(const int64_t* a, const int64_t* b,  // IN n each
                       int64_t* out,                        // OUT ka x kb
                       int n_threads);
 
+// Smallest and largest label, in one pass (n >= 1).
+void label_range(const int64_t* labels, int64_t n,
+                 int64_t* low, int64_t* high);  // OUT
+
 // Map arbitrary non-negative integer labels to 0..k-1 in increasing order of value. `max_value`
-// bounds the values (a lookup table of max_value + 1 entries is used). Returns k.
+// bounds the values (a lookup table of max_value + 1 entries is used). Returns k. When every
+// value 0..max_value occurs the codes are the labels themselves: *identity is set and `out` is
+// not written (the caller uses the labels).
 int64_t relabel_dense(const int64_t* labels, int64_t n, int64_t max_value,
-                      int64_t* out,  // OUT n
+                      int64_t* out,  // OUT n, unless *identity
+                      bool* identity,  // OUT
                       int n_threads);
 
 }  // namespace cclust
