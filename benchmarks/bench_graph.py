@@ -13,11 +13,35 @@ short; generation is not timed), cached in ``--cache``. Every method gets the sa
 CSPA runs dense at n = 1,797 and above ``--dense-limit`` objects through the sparse route:
 each object's ``n_neighbors`` (default 30) strongest co-associations among ``n_candidates``
 (default 300) sampled candidates. Timings are taken on a 2-core machine shared with other jobs.
+
+``--clusterensembles-python PY`` also runs the ClusterEnsembles code (PyPI ``ensembleclustering``)
+on the same label matrix, in a separate interpreter PY: it no longer installs beside current
+SciPy/NumPy, so it lives in its own virtual environment::
+
+    python3 -m venv /tmp/ce-venv
+    /tmp/ce-venv/bin/pip install "scipy==1.10.1" "numpy<2" "scikit-learn<1.4" typing_extensions
+    /tmp/ce-venv/bin/pip install --no-deps ensembleclustering kahypar pymetis
+    python benchmarks/bench_graph.py --sizes 1797 20000 100000 \\
+        --clusterensembles-python /tmp/ce-venv/bin/python --clusterensembles-memory-gb 16 \\
+        --output /tmp/issue5_benchmarks_v2.md
+
+The ensemble is saved to a temporary ``.npy``; each of its solvers (``cluster_ensembles(labels.T,
+nclass=K, solver=..., random_state=0)``) runs in a fresh subprocess with a wall-clock limit
+(``--clusterensembles-timeout``, default 300 s) and an address-space limit
+(``--clusterensembles-memory-gb``, default 8) so that its CSPA (a Python-list copy of the whole
+co-association graph) cannot take the machine down: at n = 20,000 it needs more than 8 GB and
+completes within 16 GB (``--clusterensembles-memory-gb 16``). The subprocess times the solver call
+alone (not its imports); the ARI is computed here with the same function as cclust's. Sizes above
+``--clusterensembles-max-n`` (default 20,000) skip it.
 """
 import argparse
+import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -56,6 +80,58 @@ def ensemble(name, X, k, r, cache):
     return E
 
 
+# Runs inside the ClusterEnsembles interpreter: argv = labels.npy (n, r), K, solver, out.npy, GB.
+CE_WORKER = r"""
+import json, resource, sys, time
+labels_path, k, solver, out_path, gb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+if gb > 0:
+    limit = int(gb * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+import warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import ensembleclustering as CE
+from importlib.metadata import version
+versions = {p: version(p) for p in ("ensembleclustering", "numpy", "scipy", "scikit-learn", "pymetis", "kahypar")}
+L = np.load(labels_path).T.astype(np.float64)  # ClusterEnsembles wants (r, n), float for its NaN test
+try:
+    t0 = time.perf_counter()
+    out = CE.cluster_ensembles(L, nclass=k, solver=solver, random_state=0)
+    seconds = time.perf_counter() - t0
+except MemoryError:
+    print(json.dumps({"error": "MemoryError (address-space limit %g GB)" % gb, "versions": versions,
+                      "seconds": time.perf_counter() - t0}))
+    sys.exit(0)
+np.save(out_path, np.asarray(out, dtype=np.int64))
+print(json.dumps({"seconds": seconds, "versions": versions}))
+"""
+CE_SOLVERS = ("cspa", "mcla", "hbgf", "hgpa")
+
+
+def run_clusterensembles(python, labels_path, k, solver, timeout, memory_gb, tmpdir):
+    """Run one ClusterEnsembles solver in a subprocess; (seconds or None, labels or None, note, versions)."""
+    out_path = os.path.join(tmpdir, f"ce_{solver}.npy")
+    if os.path.exists(out_path):
+        os.remove(out_path)
+    cmd = [python, "-c", CE_WORKER, labels_path, str(k), solver, out_path, str(memory_gb)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, None, f"timeout > {timeout:g} s (killed)", {}
+    wall = time.perf_counter() - t0
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        if proc.returncode < 0:
+            tail = f"killed by signal {-proc.returncode} after {wall:.0f} s; {tail}"
+        return None, None, f"failed: {tail[:160]}", {}
+    info = json.loads(lines[-1])
+    if "error" in info:
+        return None, None, f"{info['error']} after {info['seconds']:.0f} s", info["versions"]
+    return info["seconds"], np.load(out_path), "", info["versions"]
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
@@ -71,6 +147,11 @@ def main(argv=None):
     parser.add_argument("--dense-limit", type=int, default=5000)
     parser.add_argument("--cache", default="/tmp")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--clusterensembles-python", default=None,
+                        help="interpreter with `ensembleclustering` installed (e.g. /tmp/ce-venv/bin/python)")
+    parser.add_argument("--clusterensembles-timeout", type=float, default=300.0)
+    parser.add_argument("--clusterensembles-memory-gb", type=float, default=8.0)
+    parser.add_argument("--clusterensembles-max-n", type=int, default=20000)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
 
@@ -82,17 +163,32 @@ def main(argv=None):
     except ImportError:
         ccHBGF = None
 
-    lines = ["# Graph consensus: cclust vs cchbgf", "",
+    ce = args.clusterensembles_python
+    ce_versions = {}
+    tmpdir = tempfile.mkdtemp(prefix="bench_graph_ce_")
+    lines = ["# Graph consensus: cclust vs cchbgf" + (" and ClusterEnsembles" if ce else ""), "",
              f"Command: `python benchmarks/bench_graph.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
              f"Machine: {platform.platform()}, Python {platform.python_version()}; 2 cores shared with "
              "other jobs (timings under contention).",
              f"r = {args.r} k-means partitions with K_i = K; seconds of the consensus call; ARI vs classes.", "",
-             "| data (n, K) | method | seconds | ARI |", "|---|---|---|---|"]
+             ("| data (n, K) | method | seconds | ARI | ClusterEnsembles seconds | ClusterEnsembles ARI "
+              "| speed-up (CE s / cclust s) |"), "|---|---|---|---|---|---|---|"]
     for n in args.sizes:
         name, X, y = load(n)
         k = int(y.max()) + 1
         E = ensemble(name, X, k, args.r, args.cache)
         rows = []
+        ce_cols = {}
+        if ce and n <= args.clusterensembles_max_n:
+            labels_path = os.path.join(tmpdir, f"{name}_{args.r}.npy")
+            np.save(labels_path, np.asarray(E.labels))
+            for solver in CE_SOLVERS:
+                seconds, labels, note, versions = run_clusterensembles(
+                    ce, labels_path, k, solver, args.clusterensembles_timeout,
+                    args.clusterensembles_memory_gb, tmpdir)
+                ce_versions.update(versions)
+                ce_cols[solver] = (seconds, None if labels is None else ari(labels, y), note)
+                print(name, "ClusterEnsembles", solver, ce_cols[solver], flush=True)
         for method in methods:
             params = {}
             if method == "cspa" and n > args.dense_limit:
@@ -102,7 +198,7 @@ def main(argv=None):
             seconds, res = timed(lambda: fn(E, k, random_state=0, **params))
             label = method + (f" (n_neighbors={args.n_neighbors}, n_candidates={args.n_candidates})"
                               if params else "")
-            rows.append((f"cclust {label}", seconds, ari(res.labels, y)))
+            rows.append((f"cclust {label}", seconds, ari(res.labels, y), ce_cols.get(method)))
             print(name, rows[-1], flush=True)
         if ccHBGF is not None:
             L = np.asarray(E.labels)
@@ -111,10 +207,25 @@ def main(argv=None):
             # global state instead and pass None.
             np.random.seed(0)
             seconds, labels = timed(lambda: ccHBGF.find_consensus(L, n_clusters=k, random_state=None))
-            rows.append(("cchbgf (spectral HBGF)", seconds, ari(np.asarray(labels), y)))
+            rows.append(("cchbgf (spectral HBGF)", seconds, ari(np.asarray(labels), y), None))
             print(name, rows[-1], flush=True)
-        for method, seconds, score in rows:
-            lines.append(f"| {name} ({n}, {k}) | {method} | {seconds:.2f} | {score:.4f} |")
+        for method, seconds, score, other in rows:
+            if other is None:
+                extra = "| | | |" if not ce_cols else "| n/a | n/a | |"
+                if not ce_cols and ce and n > args.clusterensembles_max_n:
+                    extra = "| not run | | |"
+            elif other[0] is None:
+                extra = f"| {other[2]} | | |"
+            else:
+                extra = f"| {other[0]:.2f} | {other[1]:.4f} | {other[0] / seconds:.1f}x |"
+            lines.append(f"| {name} ({n}, {k}) | {method} | {seconds:.2f} | {score:.4f} {extra}")
+    if ce:
+        lines += ["", "ClusterEnsembles: `" + ce + "` with " +
+                  ", ".join(f"{p} {v}" for p, v in sorted(ce_versions.items())) +
+                  f"; each solver in its own subprocess, limit {args.clusterensembles_timeout:g} s and "
+                  f"{args.clusterensembles_memory_gb:g} GB address space; random_state=0; "
+                  f"run for n <= {args.clusterensembles_max_n}."]
+    shutil.rmtree(tmpdir, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output:
