@@ -11,9 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_EMPTY_X = np.empty((0, 0))
-
-
 @dataclass(frozen=True)
 class MixedSpace:
     X: np.ndarray          # (n, d) float64 C-contiguous; (n, 0) when there is no dense block

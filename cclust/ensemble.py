@@ -269,6 +269,19 @@ class Ensemble:
         return self._cache["has_missing"]
 
     @property
+    def cluster_sizes(self):
+        """Members of every cluster of every partition, int64 of shape (sum K_i,), read-only.
+
+        Cluster l of partition i is entry ``offsets[i] + l``; objects missing from a partition
+        are not counted. One compiled contingency pass, computed once and cached.
+        """
+        if "cluster_sizes" not in self._cache:
+            sizes = self.contingency(np.zeros(self.n_samples, dtype=np.int32), 1)[0]
+            sizes.setflags(write=False)
+            self._cache["cluster_sizes"] = sizes
+        return self._cache["cluster_sizes"]
+
+    @property
     def labelled(self):
         """Boolean (n_samples, n_partitions): True where the object has a label."""
         return self._labels >= 0
@@ -370,8 +383,7 @@ class Ensemble:
             raise ValidationError(f"dtype must be float32 or float64, got {dtype}.")
         n = self.n_samples
         if sparse:
-            col_sizes = np.bincount(self.one_hot().indices, minlength=int(self._offsets[-1]))
-            bound = min(n * n, int((col_sizes.astype(np.float64) ** 2).sum()))
+            bound = min(n * n, int((self.cluster_sizes.astype(np.float64) ** 2).sum()))
             need = bound * (dtype.itemsize + 4) + (n + 1) * 8
             alternative = "use a method with a sparse or bipartite route (e.g. hbgf, mcla, kcc)"
         else:

@@ -168,9 +168,8 @@ class Utility:
 
 def _partition_sizes(ensemble):
     """Cluster sizes of each partition over the objects it labels."""
-    return [np.bincount(ensemble.labels[:, i][ensemble.labels[:, i] >= 0],
-                        minlength=int(ensemble.n_clusters[i])).astype(np.float64)
-            for i in range(ensemble.n_partitions)]
+    sizes = ensemble.cluster_sizes.astype(np.float64)
+    return np.split(sizes, ensemble.offsets[1:-1])
 
 
 uc = Utility("uc", "uc", description="Uc: squared Euclidean / category utility (KCC, 001 Table 1)")

@@ -180,3 +180,15 @@ class TestViews:
             E.contingency([0, 1, 2], n_clusters=2)
         with pytest.raises(ValidationError, match="integers"):
             E.contingency(np.array([0.5, 1, 0]))
+
+
+def test_cluster_sizes_count_labelled_members(rng):
+    L = random_labels(rng, 50, 5, missing=0.3)
+    E = Ensemble(L)
+    sizes = E.cluster_sizes
+    assert sizes.shape == (int(E.n_clusters.sum()),) and not sizes.flags.writeable
+    for i in range(E.n_partitions):
+        col = E.labels[:, i]
+        expected = np.bincount(col[col >= 0], minlength=int(E.n_clusters[i]))
+        assert np.array_equal(sizes[E.offsets[i]:E.offsets[i + 1]], expected)
+    assert E.cluster_sizes is sizes  # cached
