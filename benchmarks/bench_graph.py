@@ -54,6 +54,7 @@ except ImportError:
 
 import cclust  # noqa: E402
 from cclust.metrics import ari  # noqa: E402
+from _common import best_of, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data", "large"))
@@ -132,10 +133,6 @@ def run_clusterensembles(python, labels_path, k, solver, timeout, memory_gb, tmp
     return info["seconds"], np.load(out_path), "", info["versions"]
 
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
 
 
 def main(argv=None):
@@ -195,7 +192,7 @@ def main(argv=None):
                 params["n_neighbors"] = args.n_neighbors
                 params["n_candidates"] = args.n_candidates
             fn = cclust.get(method)
-            seconds, res = timed(lambda: fn(E, k, random_state=0, **params))
+            seconds, res = best_of(lambda: fn(E, k, random_state=0, **params))
             label = method + (f" (n_neighbors={args.n_neighbors}, n_candidates={args.n_candidates})"
                               if params else "")
             rows.append((f"cclust {label}", seconds, ari(res.labels, y), ce_cols.get(method)))
@@ -206,7 +203,7 @@ def main(argv=None):
             # >= 1.15 rejects, and a Generator to scikit-learn, which rejects it too: seed NumPy's
             # global state instead and pass None.
             np.random.seed(0)
-            seconds, labels = timed(lambda: ccHBGF.find_consensus(L, n_clusters=k, random_state=None))
+            seconds, labels = best_of(lambda: ccHBGF.find_consensus(L, n_clusters=k, random_state=None))
             rows.append(("cchbgf (spectral HBGF)", seconds, ari(np.asarray(labels), y), None))
             print(name, rows[-1], flush=True)
         for method, seconds, score, other in rows:
@@ -227,10 +224,7 @@ def main(argv=None):
                   f"run for n <= {args.clusterensembles_max_n}."]
     shutil.rmtree(tmpdir, ignore_errors=True)
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

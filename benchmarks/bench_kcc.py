@@ -14,11 +14,11 @@ Usage::
 import argparse
 import os
 import platform
-import time
 
 import numpy as np
 
 import cclust
+from _common import best_of, write_report
 
 
 def synthetic_ensemble(n, r, k, seed):
@@ -46,13 +46,6 @@ def pendigits_ensemble(seed):
     return E, y
 
 
-def best_of(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def cpu_ghz():
@@ -160,10 +153,7 @@ def main():
         E, truth = synthetic_ensemble(n, args.partitions, args.k, seed=1)
         bench("synthetic", E, truth, args.k, args.n_init, args.dense_max, args.repeats, rows, args.threads)
     text = table(rows, args.threads or "all", args.n_init)
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text + "\n")
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

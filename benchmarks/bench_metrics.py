@@ -11,9 +11,9 @@ import argparse
 import os
 import platform
 import sys
-import time
 
 import numpy as np
+from _common import best_of, cpu_model, write_report
 
 try:
     import cclust  # noqa: F401
@@ -21,25 +21,8 @@ except ImportError:  # run from a source checkout: use the tree this script live
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def best_of(function, repeat):
-    """Smallest wall time of ``repeat`` calls, and the last value returned."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = function()
-        times.append(time.perf_counter() - start)
-    return min(times), value
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def machine_line():
@@ -128,10 +111,7 @@ def main(argv=None):
         f"Command: `{command.strip()}`",
         "",
     ])
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

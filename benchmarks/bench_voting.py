@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 import cclust
+from _common import best_of, write_report
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 
@@ -44,13 +45,6 @@ def load(name):
         return np.array(z["X"], dtype=np.float64), np.array(z["y"], dtype=np.int64)
 
 
-def timed(fn, repeats):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main():
@@ -89,17 +83,17 @@ def main():
             fn = ours[method]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # max_iter=5 may stop before convergence
-                t5, res5 = timed(lambda: fn(E, k, init=init, max_iter=5), args.repeats)
-            tconv, resc = timed(lambda: fn(E, k, init=init), args.repeats)
-            tdef, resd = timed(lambda: fn(E, k, random_state=args.seed), args.repeats)
+                t5, res5 = best_of(lambda: fn(E, k, init=init, max_iter=5), args.repeats)
+            tconv, resc = best_of(lambda: fn(E, k, init=init), args.repeats)
+            tdef, resd = best_of(lambda: fn(E, k, random_state=args.seed), args.repeats)
             if method == "ipvc" and E.n_samples > args.package_ipvc_max_n:
                 gb = E.n_samples * (E.n_samples / k) * E.n_partitions / 2**30
                 pkg5 = pkgd = None
                 note = f"package not run: about {gb:.1f} GiB of temporaries per cluster"
             else:
-                pkg5, lab5 = timed(lambda: package[method](L, k, n_iter=5, tol=0.0, verbose=False, pi_init=init),
+                pkg5, lab5 = best_of(lambda: package[method](L, k, n_iter=5, tol=0.0, verbose=False, pi_init=init),
                                    1 if method == "ipvc" else args.repeats)
-                pkgd, labd = timed(lambda: package[method](L, k, verbose=False, pi_init=init),
+                pkgd, labd = best_of(lambda: package[method](L, k, verbose=False, pi_init=init),
                                    1 if method == "ipvc" else args.repeats)
                 note = (f"package: {len(np.unique(lab5))} clusters after 5 passes, "
                         f"ARI {ari(y, lab5):.3f}; defaults {len(np.unique(labd))} clusters, ARI {ari(y, labd):.3f}")
@@ -133,10 +127,7 @@ def main():
               "(package IPVC: one run). r = "
               f"{args.partitions} k-means partitions, K_i in [2, 2K], seed {args.seed}.", ""]
     text = "\n".join(header + out) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

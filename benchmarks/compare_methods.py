@@ -28,6 +28,7 @@ import numpy as np
 import cclust
 from cclust.errors import MemoryBudgetError
 from cclust.registry import method_info
+from _common import write_report
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 DEFAULT_DATASETS = ["iris", "wine", "wdbc", "glass", "ecoli", "dermatology", "yeast", "digits"]
@@ -125,10 +126,7 @@ def main():
         text = (f"Command: `python benchmarks/compare_methods.py {' '.join(sys.argv[1:])}`\n\n"
                 "004 Figure 1 (ground truth {x1,x2,x3}, {x4,x5,x6}), K = 2, random_state=0.\n\n"
                 + figure_1(methods) + "\n")
-        print(text)
-        if args.output:
-            with open(args.output, "w") as handle:
-                handle.write(text)
+        write_report(text, args.output)
         return
 
     ari, nmi = cclust.get("ari"), cclust.get("nmi")
@@ -201,10 +199,7 @@ def main():
             row.append(f"{np.mean(t):.3f}" if t else "")
         lines.append(f"| {label[m]} | " + " | ".join(row) + " |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

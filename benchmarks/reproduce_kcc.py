@@ -42,6 +42,7 @@ except ImportError:  # run from a source checkout: use the tree this script live
 import cclust  # noqa: E402
 from cclust.cli import KCC_UTILITIES  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
+from _common import cpu_model, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
@@ -128,15 +129,6 @@ def parse_seeds(spec):
     return seeds
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def machine_line(n_threads):
@@ -312,10 +304,7 @@ def main(argv=None):
     out += ["", f"Machine: {machine}; at end {load}.", "", f"Total wall time: {total:.1f} s.", "",
             f"Command: `{command.strip()}`", ""]
     text = "\n".join(out)
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import cclust  # noqa: E402
 from cclust.datasets import make_woec_toy  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
 from cclust.metrics import ari  # noqa: E402
+from _common import write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
@@ -184,10 +185,7 @@ def main(argv=None):
             shape = f"{name} ({X.shape[0]}, {X.shape[1]}, {int(y.max()) + 1})"
             lines.append(f"| {shape} | {args.real_runs} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    write_report(text, args.output)
 
 
 if __name__ == "__main__":
