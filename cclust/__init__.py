@@ -18,6 +18,7 @@ from cclust.result import ConsensusResult
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConsensusClustering",
     "ConsensusResult",
     "Ensemble",
     "available",
@@ -25,8 +26,26 @@ __all__ = [
     "generate",
     "get",
     "register",
+    "select_k",
     "show_config",
 ]
+
+# Imported on first use so that ``import cclust`` stays light (no compiled module, no plugin).
+_LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cclust' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def generate(generator, X, n_clusters, **params):
