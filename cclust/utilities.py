@@ -16,7 +16,7 @@ family     mu(m)                       f(x, m) for x the one-hot of label l
 ``ulp``    ||m||_p                     1 - (m[l] / ||m||_p)^(p-1)
 =========  ==========================  ==========================================
 
-The normalised utilities NU_mu divide U_mu(pi, pi_i) by |mu(P^(i))| (P^(i) is pi_i's
+The normalised utilities NU_mu divide U_mu(pi, pi_i) by ``|mu(P^(i))|`` (P^(i) is pi_i's
 cluster-size distribution over the objects it labels), which in the distance divides w_i by
 ||P_i||_2^2, H(P_i), ||P_i||_2 or ||P_i||_p respectively: the KCC authors' own convention, kept
 so results compare with theirs.
@@ -54,7 +54,7 @@ class Utility:
     family : {"uc", "uh", "ucos", "ulp"}
         The distance family (001 Table 1) the compiled engine evaluates.
     normalized : bool, default=False
-        Whether U is divided by |mu(P^(i))| (the NU forms of 001).
+        Whether U is divided by ``|mu(P^(i))|`` (the NU forms of 001).
     p : float, default=None
         The exponent of ``ulp`` (> 1; 001 uses 5 and 8). Must be None for other families.
     description : str
@@ -115,7 +115,7 @@ class Utility:
         return (dist ** p).sum(-1) ** (1.0 / p)
 
     def normalizers(self, ensemble):
-        """|mu(P^(i))| per partition for the normalised forms, ones otherwise."""
+        """``|mu(P^(i))|`` per partition for the normalised forms, ones otherwise."""
         if not self.normalized:
             return np.ones(ensemble.n_partitions)
         sizes = _partition_sizes(ensemble)
@@ -127,7 +127,7 @@ class Utility:
         return np.where(out > 0, out, np.inf)
 
     def effective_weights(self, ensemble):
-        """w_i / |mu(P^(i))| (normalised) or w_i: the weights the compiled distance uses."""
+        """``w_i / |mu(P^(i))|`` (normalised) or w_i: the weights the compiled distance uses."""
         return ensemble.weights / self.normalizers(ensemble)
 
     def gamma_offset(self, ensemble):

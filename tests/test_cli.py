@@ -1,33 +1,417 @@
+"""The ``cclust`` command, run in-process through ``main([...])`` and once as a real process."""
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pytest
 
+import cclust
 from cclust import cli
+from cclust.datasets import load_iris
+
+R = "12"  # basic partitions per run: enough for stable consensus on iris, keeps the file fast
+SPECIES = np.array(["setosa", "versicolor", "virginica"])
 
 
-def test_run_iris_prints_every_utility(capsys):
-    assert cli.main(["run", "iris", "--partitions", "20"]) == 0
-    out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines()]
-    names = [row[0] for row in rows if len(row) == 5]
-    assert names == ["utility"] + [label for label, _, _ in cli.KCC_UTILITIES]
-    assert "150 objects" in out
-    for row in rows:
-        if len(row) == 5 and row[0] != "utility":
-            assert 0.5 < float(row[1]) <= 1.0  # ARI of KCC on iris
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
-def test_run_npz_without_labels_needs_k(tmp_path, capsys):
-    path = tmp_path / "data.npz"
-    np.savez(path, X=np.random.default_rng(0).random((40, 3)))
-    assert cli.main(["run", str(path)]) == 2
-    assert "-k" in capsys.readouterr().err
-    assert cli.main(["run", str(path), "-k", "3", "--partitions", "5"]) == 0
+def assert_user_error(capsys, argv, *words):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2, (argv, out, err)
+    assert err.startswith("cclust: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for word in words:
+        assert word.lower() in err.lower(), (word, err)
+    return err
 
 
-def test_user_errors_are_one_line(tmp_path, capsys):
-    assert cli.main(["run", "no-such-data"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("cclust: error:") and err.count("\n") == 1
-    assert cli.main(["run", "iris", "-k", "1000"]) == 2
-    assert "-k must be between 2" in capsys.readouterr().err
-    assert cli.main(["run", str(tmp_path / "missing.npz")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+def api_labels(method, k=3, X=None, **params):
+    """The labels the Python API gives for the CLI's defaults (kmeans generator, seed 0)."""
+    if X is None:
+        X, _ = load_iris()
+    ensemble = cclust.generate("kmeans", X, k, n_partitions=int(R), random_state=0)
+    return cclust.consensus(method, ensemble, k, random_state=0, **params).labels
+
+
+@pytest.fixture
+def iris_files(tmp_path):
+    X, y = load_iris()
+    names = ["sepal length", "sepal width", "petal length", "petal width", "species"]
+    rows = [[*map(repr, map(float, x)), SPECIES[c]] for x, c in zip(X, y)]
+    with_header = tmp_path / "iris.csv"
+    with open(with_header, "w", newline="") as handle:
+        csv.writer(handle).writerows([names] + rows)
+    no_header = tmp_path / "iris_noheader.csv"
+    with open(no_header, "w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    npy = tmp_path / "X.npy"
+    np.save(npy, X)
+    npz = tmp_path / "Xy.npz"
+    np.savez(npz, X=X, y=SPECIES[y])
+    return {"header": with_header, "noheader": no_header, "npy": npy, "npz": npz}
+
+
+# -- run: comparison --------------------------------------------------------------------------------
+
+def test_run_iris_compares_every_registered_method(capsys):
+    code, out, err = run_cli(capsys, "run", "iris", "--partitions", R)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "150 objects" in lines[0] and "3 classes" in lines[0]
+    header = lines[2].split()
+    assert header == ["method", "K", "ARI", "NMI", "seconds", "note"]
+    rows = {line.split()[0]: line.split() for line in lines[4:] if line and not line[0].isdigit()}
+    assert set(cclust.available(kind="consensus")) <= set(rows)
+    kcc = rows["kcc"]
+    assert kcc[1] == "3" and 0.5 < float(kcc[2]) <= 1 and 0.5 < float(kcc[3]) <= 1
+    assert "alias of eac" in " ".join(rows["hac"])
+
+
+def test_run_json_rows_match_the_api(capsys):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,cspa", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    assert [r["method"] for r in record["rows"]] == ["kcc", "cspa"]
+    _, y = load_iris()
+    ari = cclust.get("ari")
+    # Two methods are a comparison; the single-method path is checked against the API below.
+    for row in record["rows"]:
+        assert row["status"] == "ok" and row["n_clusters"] == 3
+        assert row["ari"] == pytest.approx(ari(y, api_labels(row["method"])))
+
+
+def test_run_without_true_labels_shows_each_criterion(iris_files, capsys):
+    code, out, _ = run_cli(capsys, "run", iris_files["npy"], "-k", "3", "--partitions", R, "-m", "kcc", "-m", "mcla")
+    assert code == 0
+    assert "ARI" not in out and "criterion" in out
+    assert "Gamma" in out and "edge cut" in out
+
+
+def test_a_failing_method_is_reported_in_its_row(capsys):
+    def broken(ensemble, n_clusters, *, random_state=None):
+        """A consensus function that always fails."""
+        raise RuntimeError("deliberately broken for the test")
+
+    cclust.register("broken-for-cli-test", broken, kind="consensus")
+    try:
+        code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "--format", "json")
+    finally:
+        cclust.registry.unregister("broken-for-cli-test")
+    assert code == 0
+    rows = {r["method"]: r for r in json.loads(out)["rows"]}
+    assert rows["broken-for-cli-test"]["status"] == "error"
+    assert "deliberately broken" in rows["broken-for-cli-test"]["note"]
+    assert rows["kcc"]["status"] == "ok"  # the table went on
+
+
+def test_run_utilities_compares_kcc_utilities(capsys):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "--utilities", "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(out.splitlines()))
+    assert [r["method"] for r in rows] == [f"kcc {label}" for label, _, _ in cli.KCC_UTILITIES]
+    assert all(r["status"] == "ok" and 0.4 < float(r["ari"]) <= 1 for r in rows)
+
+
+def test_sort_by_ari_puts_the_best_first(capsys):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "hbgf,cspa,kcc", "--sort", "ari",
+                           "--format", "json")
+    assert code == 0
+    aris = [r["ari"] for r in json.loads(out)["rows"]]
+    assert aris == sorted(aris, reverse=True)
+
+
+# -- run: one method, files -------------------------------------------------------------------------
+
+def test_run_one_method_writes_the_api_labels_as_csv(tmp_path, capsys):
+    out_path = tmp_path / "labels.csv"
+    code, out, _ = run_cli(capsys, "run", "iris", "-m", "kcc", "--partitions", R, "--out", out_path,
+                           "--method-param", "utility=uc", "--method-param", "n_init=3")
+    assert code == 0
+    assert "Gamma" in out and "ARI / NMI" in out and f"labels written to {out_path}" in out
+    lines = out_path.read_text().splitlines()
+    assert lines[0] == "label" and len(lines) == 151
+    expected = api_labels("kcc", utility="uc", n_init=3)
+    np.testing.assert_array_equal(np.array(lines[1:], dtype=np.int64), expected)
+
+
+def test_run_writes_npy_and_one_column_per_method(tmp_path, capsys):
+    npy = tmp_path / "labels.npy"
+    assert cli.main(["run", "iris", "-m", "ivc", "--partitions", R, "-o", str(npy)]) == 0
+    np.testing.assert_array_equal(np.load(npy), api_labels("ivc"))
+    table = tmp_path / "several.csv"
+    assert cli.main(["run", "iris", "-m", "ivc,kcc", "--partitions", R, "-o", str(table)]) == 0
+    capsys.readouterr()
+    rows = list(csv.reader(table.read_text().splitlines()))
+    assert rows[0] == ["ivc", "kcc"] and len(rows) == 151
+
+
+def test_scoped_method_params_reach_only_their_method(capsys):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc", "--format", "json",
+                           "--method-param", "kcc:utility=ucos")
+    assert code == 0
+    rows = {r["method"]: r for r in json.loads(out)["rows"]}
+    ari = cclust.get("ari")
+    assert rows["kcc"]["ari"] == pytest.approx(ari(load_iris()[1], api_labels("kcc", utility="ucos")))
+
+
+@pytest.mark.parametrize("kind", ["header", "noheader", "npz"])
+def test_files_with_labels_give_the_bundled_result(kind, iris_files, capsys):
+    extra = {"header": ["--labels-column", "species"], "noheader": ["--labels-column", "-1"], "npz": []}[kind]
+    code, out, err = run_cli(capsys, "run", iris_files[kind], *extra, "-m", "kcc", "--partitions", R,
+                             "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert "150 objects, 4 features, 3 classes" in record["data"]
+    _, y = load_iris()
+    assert record["ari"] == pytest.approx(cclust.get("ari")(y, api_labels("kcc")))
+
+
+def test_header_detection_and_override(tmp_path, capsys):
+    X, _ = load_iris()
+    path = tmp_path / "numbers.csv"
+    np.savetxt(path, X[:, :2], delimiter=";", header="a;b", comments="")
+    code, out, _ = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", R, "--format", "json")
+    assert code == 0 and "150 objects, 2 features" in json.loads(out)["data"]
+    # Forcing "no header" makes the names data, which is not numeric: an error naming the column.
+    assert_user_error(capsys, ["run", path, "-k", "3", "--header", "no"], "column 0", "'a'")
+
+
+def test_cli_matches_api_for_any_thread_count(tmp_path, capsys):
+    paths = []
+    for jobs in ("1", "2"):
+        paths.append(tmp_path / f"labels{jobs}.npy")
+        assert cli.main(["run", "iris", "-m", "kcc", "--partitions", R, "--jobs", jobs, "-o", str(paths[-1])]) == 0
+    capsys.readouterr()
+    np.testing.assert_array_equal(np.load(paths[0]), np.load(paths[1]))
+
+
+# -- fuse -------------------------------------------------------------------------------------------
+
+def write_ensemble_csv(path, matrix, header=True, words=False, holes=()):
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        if header:
+            writer.writerow([f"run{j}" for j in range(matrix.shape[1])])
+        for i, row in enumerate(matrix):
+            cells = [f"c{v}" if words else str(v) for v in row]
+            for j in (j for (h, j) in holes if h == i):
+                cells[j] = ""
+            writer.writerow(cells)
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["header", "noheader"])
+@pytest.mark.parametrize("words", [False, True], ids=["ints", "strings"])
+def test_fuse_csv_gives_the_api_result(tmp_path, capsys, header, words):
+    X, _ = load_iris()
+    ensemble = cclust.generate("kmeans", X, 3, n_partitions=8, random_state=3)
+    holes = [(0, 1), (5, 2), (149, 7)]
+    path = tmp_path / "ensemble.csv"
+    write_ensemble_csv(path, ensemble.labels, header=header, words=words, holes=holes)
+    out_path = tmp_path / "fused.csv"
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "-o", out_path)
+    assert code == 0, err
+    assert "8 partitions" in out and "3 missing label(s)" in out
+    labels = ensemble.labels.copy()
+    for i, j in holes:
+        labels[i, j] = -1
+    expected = cclust.consensus("kcc", cclust.Ensemble(labels), 3, random_state=0).labels
+    got = np.array(out_path.read_text().splitlines()[1:], dtype=np.int64)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_fuse_npy_missing_value_and_self_chosen_k(tmp_path, capsys):
+    labels = np.array([[0, 1, 9], [0, 1, 9], [0, 1, 9], [1, 0, 7], [1, 0, 7], [1, 0, 7]] * 5)
+    labels[0, 2] = 99
+    path = tmp_path / "ensemble.npy"
+    np.save(path, labels)
+    code, out, _ = run_cli(capsys, "fuse", path, "--missing", "99", "-m", "addremadd", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    assert record["n_clusters"] == 2 and record["cluster_sizes"] == [15, 15]
+    assert "1 missing" in record["ensemble"]
+    assert_user_error(capsys, ["fuse", path], "-k", "kcc")
+
+
+def test_fuse_refuses_methods_needing_features(tmp_path, capsys):
+    path = tmp_path / "e.csv"
+    write_ensemble_csv(path, np.array([[0, 1], [0, 1], [1, 0], [1, 0]]))
+    assert_user_error(capsys, ["fuse", path, "-k", "2", "-m", "wosp"], "wosp", "features", "cclust run")
+
+
+# -- plots ------------------------------------------------------------------------------------------
+
+def assert_non_blank_png(path):
+    image = pytest.importorskip("matplotlib.image").imread(path)
+    assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+    assert image[..., :3].std() > 0.05  # more than a blank canvas
+
+
+def test_plot_one_method_and_a_comparison(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    one, many = tmp_path / "one.png", tmp_path / "many.png"
+    assert cli.main(["run", "iris", "-m", "kcc", "--partitions", R, "--plot", str(one)]) == 0
+    assert cli.main(["run", "iris", "-m", "kcc,cspa,ivc", "--partitions", R, "--plot", str(many)]) == 0
+    assert f"figure written to {many}" in capsys.readouterr().out
+    assert_non_blank_png(one)
+    assert_non_blank_png(many)
+
+
+def test_plot_without_matplotlib_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    assert_user_error(capsys, ["run", "iris", "-m", "kcc", "--plot", tmp_path / "x.png"],
+                      "matplotlib", "pip install 'cclust[plot]'")
+
+
+# -- methods, version, config -----------------------------------------------------------------------
+
+def test_methods_lists_the_registry(capsys):
+    code, out, _ = run_cli(capsys, "methods")
+    assert code == 0
+    names = {line.split()[0] for line in out.splitlines()[2:] if line and not line.startswith("not installed")}
+    assert set(cclust.available()) <= names
+    code, out, _ = run_cli(capsys, "methods", "--kind", "generator", "--format", "json")
+    rows = json.loads(out)
+    assert {r["name"] for r in rows} == set(cclust.available(kind="generator"))
+    assert all(r["kind"] == "generator" and r["provider"] and r["description"] for r in rows)
+
+
+def test_version_and_show_config(capsys):
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0 and out.strip() == f"cclust {cclust.__version__}"
+    code, out, _ = run_cli(capsys, "show-config")
+    assert code == 0 and "openmp" in out and "extra plot" in out
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3", 3), ("-2", -2), ("0.5", 0.5), ("1e-3", 1e-3), ("true", True), ("False", False),
+    ("none", None), ("NULL", None), ("uh", "uh"), ("2,6", (2, 6)), ("k-means++", "k-means++"),
+])
+def test_parse_value(text, value):
+    assert cli.parse_value(text) == value and type(cli.parse_value(text)) is type(value)
+
+
+# -- bad input --------------------------------------------------------------------------------------
+
+BAD = {
+    "unknown-dataset": (["run", "no-such-data"], ["neither a bundled dataset", "iris"]),
+    "missing-file": (["run", "{tmp}/missing.csv"], ["no such file"]),
+    "binary-as-csv": (["run", "{tmp}/binary.csv", "-k", "2"], ["cannot read it as csv"]),
+    "ragged-csv": (["run", "{tmp}/ragged.csv", "-k", "2"], ["line 3", "fields"]),
+    "non-numeric-column": (["run", "{tmp}/words.csv", "-k", "2"], ["'colour' (index 1)", "not numeric", "--labels-column"]),
+    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["'b' (index 1)", "empty cell", "line 3"]),
+    "wrong-type": (["run", "{tmp}/data.xlsx", "-k", "2"], ["unsupported file type", ".xlsx"]),
+    "pickled-npy": (["run", "{tmp}/objects.npy", "-k", "2"], ["unpickle"]),
+    "npz-without-X": (["run", "{tmp}/noX.npz", "-k", "2"], ["no array named 'x'"]),
+    "k-too-small": (["run", "iris", "-k", "1"], ["-k", "between 2", "got 1"]),
+    "k-too-large": (["run", "iris", "-k", "151"], ["-k", "150", "got 151"]),
+    "k-not-int": (["run", "iris", "-k", "three"], ["-k", "invalid int"]),
+    "k-needed": (["run", "{tmp}/X.npy"], ["-k"]),
+    "unknown-method": (["run", "iris", "-m", "kcd"], ["unknown", "'kcd'", "did you mean 'kcc'", "cspa"]),
+    "unknown-generator": (["run", "iris", "--generator", "kmean"], ["'kmean'", "kmeans"]),
+    "param-syntax": (["run", "iris", "-m", "kcc", "--method-param", "utility"], ["key=value", "'utility'"]),
+    "param-unknown": (["run", "iris", "-m", "kcc", "--method-param", "nope=1"], ["no parameter 'nope'", "n_init"]),
+    "param-reserved": (["run", "iris", "--method-param", "random_state=3"], ["--seed"]),
+    "param-bad-value": (["run", "iris", "-m", "kcc", "--method-param", "n_init=0"], ["n_init"]),
+    "labels-column-name": (["run", "{tmp}/words.csv", "-k", "2", "--labels-column", "shape"], ["'shape'", "colour"]),
+    "out-folder": (["run", "iris", "-m", "kcc", "-o", "{tmp}/nowhere/l.csv"], ["--out", "does not exist"]),
+    "plot-format": (["run", "iris", "-m", "kcc", "--plot", "{tmp}/fig.nope"], ["--plot", "png"]),
+    "jobs-zero": (["run", "iris", "--jobs", "0"], ["--jobs", "-1"]),
+    "seed-negative": (["run", "iris", "--seed", "-1"], ["--seed", "non-negative"]),
+    "unknown-command": (["cluster", "iris"], ["invalid choice", "run"]),
+    "fuse-k-range": (["fuse", "{tmp}/ens.csv", "-k", "5"], ["-k", "between 2", "4"]),
+    "fuse-all-missing": (["fuse", "{tmp}/ens_hole.csv", "-k", "2"], ["column 1", "no object"]),
+    "select-k-range": (["select-k", "iris", "--k-range", "6", "3"], ["--k-range", "got 6 3"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
+def test_user_errors_are_one_line_with_status_2(case, tmp_path, capsys):
+    (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "ragged.csv").write_text("a,b\n1,2\n3\n")
+    (tmp_path / "words.csv").write_text("size,colour\n1.5,red\n2.5,blue\n")
+    (tmp_path / "hole.csv").write_text("a,b\n1,2\n3,\n4,5\n")
+    (tmp_path / "data.xlsx").write_text("not a spreadsheet")
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    np.savez(tmp_path / "noX.npz", data=np.zeros((3, 2)))
+    np.save(tmp_path / "X.npy", np.zeros((4, 2)))
+    (tmp_path / "ens.csv").write_text("0,1\n0,1\n1,0\n1,0\n")
+    (tmp_path / "ens_hole.csv").write_text("0,\n0,\n1,\n1,\n")
+    argv, words = BAD[case]
+    assert_user_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], *words)
+
+
+# -- the real command -------------------------------------------------------------------------------
+
+def _module_run(*argv):
+    # The child imports the same cclust as this process (source tree or installed copy).
+    root = Path(cli.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "cclust", *argv], check=False, capture_output=True, text=True,
+                          env=env, cwd=root, timeout=300)
+
+
+def test_python_dash_m_cclust_runs_and_reports_errors_in_one_line():
+    done = _module_run("run", "iris", "-m", "kcc", "--partitions", R)
+    assert done.returncode == 0, done.stderr
+    assert "kcc" in done.stdout and "ARI / NMI" in done.stdout
+    failed = _module_run("run", "iris", "-k", "0")
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("cclust: error:") and failed.stderr.count("\n") == 1
+    assert "Traceback" not in failed.stderr
+
+
+def test_exclude_leaves_methods_out(capsys):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-x", "addremadd,eac", "--exclude", "voting",
+                           "--format", "csv")
+    assert code == 0
+    methods = {row["method"] for row in csv.DictReader(out.splitlines())}
+    assert methods == set(cclust.available(kind="consensus")) - {"addremadd", "eac", "voting"} | \
+        ({"hgpa"} if "hgpa" not in cclust.available() else set())
+    assert_user_error(capsys, ["run", "iris", "-m", "kcc", "-x", "cspa"], "--exclude cspa", "kcc")
+
+
+def test_select_k_reports_the_api_recommendation(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    small = ["--resamples", "4", "--partitions", "5", "--seed", "1"]
+    fig, labels = tmp_path / "k.png", tmp_path / "k.csv"
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "4", *small, "--format", "json",
+                             "--plot", fig, "-o", labels)
+    assert code == 0, err
+    record = json.loads(out)
+    X, _ = load_iris()
+    expected = cclust.select_k(X, range(2, 5), n_resamples=4, n_partitions=5, random_state=1)
+    assert record["k_values"] == [2, 3, 4] and record["best_k"] == expected.best_k
+    np.testing.assert_allclose(record["pac"], expected.pac)
+    written = np.array(labels.read_text().splitlines()[1:], dtype=np.int64)
+    assert len(np.unique(written)) == expected.best_k
+    assert_non_blank_png(fig)
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", *small)
+    assert code == 0 and "best K =" in out and "PAC" in out
+
+
+def test_cli_docstring_examples():
+    # tests/test_docs.py leaves cclust.cli out of its sweep; its examples are checked here.
+    import doctest
+
+    failures, tried = doctest.testmod(cli, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert tried > 0 and failures == 0
+
+
+@pytest.mark.parametrize("rows, expected", [
+    ([["a", "b"], ["1", "2"], ["3", "4"]], True),            # names over numbers
+    ([["1", "2"], ["3", "4"]], False),                       # numbers only
+    ([["5.1", "setosa"], ["4.9", "setosa"]], False),         # a numeric column says data
+    ([["id", "class"], ["1", "x"], ["2", "x"]], True),       # a word over numbers wins
+    ([["run0", "run1"], ["c1", "c3"], ["c2", "c3"]], True),  # labels as words, names occur once
+    ([["c1", "c3"], ["c1", "c3"], ["c2", "c1"]], False),     # labels as words, first row recurs
+], ids=["names", "numbers", "numeric-data", "mixed-header", "word-header", "word-data"])
+def test_header_detection_rule(rows, expected):
+    assert cli._detect_header(rows) is expected

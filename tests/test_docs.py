@@ -20,6 +20,19 @@ def test_readme_first_look_runs():
     assert namespace["result"].n_clusters == 3
 
 
+def test_readme_scikit_learn_section_runs():
+    pytest.importorskip("sklearn")
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Like scikit-learn\n\n```python\n(.*?)```", readme, re.S).group(1)
+    # Same code, fewer resamples: the test checks that it runs and answers, not Monti's statistics.
+    block = block.replace("random_state=0)\nprint(choice", "random_state=0, n_resamples=5, n_partitions=10)\nprint(choice")
+    assert "n_resamples=5" in block
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["labels"].shape == (150,)
+    assert namespace["choice"].best_k in range(2, 7)
+
+
 def _modules():
     names = ["cclust"]
     for info in pkgutil.walk_packages(cclust.__path__, "cclust."):

@@ -1,0 +1,500 @@
+"""ConsensusClustering: a scikit-learn compatible estimator around generate + consensus.
+
+The estimator follows scikit-learn's conventions without importing scikit-learn, so it works
+where scikit-learn is not installed and still passes ``sklearn.utils.estimator_checks`` where it
+is:
+
+* ``__init__`` stores its arguments unchanged and validates nothing (``clone`` rebuilds an
+  estimator from ``get_params()`` and checks that every value is the very object it passed);
+  every check happens in ``fit``.
+* ``get_params``/``set_params`` read the parameter names from the ``__init__`` signature.
+  ``set_params`` also accepts ``method_params__<key>`` and ``generator_params__<key>``: it
+  builds a new dict with that key changed (the caller's dict is never written to), so
+  ``GridSearchCV(param_grid={"method_params__utility": ["uc", "uh"]})`` works. ``get_params(
+  deep=True)`` lists those nested keys too, as scikit-learn does for nested estimators.
+* Fitted attributes end in ``_``; ``__sklearn_is_fitted__`` says whether ``fit`` ran.
+* ``__sklearn_tags__`` imports scikit-learn, but only scikit-learn itself ever calls it.
+
+The private helpers at the bottom (seed derivation, calling a method with the keywords it
+accepts) are shared with :mod:`cclust.selection`.
+"""
+import inspect
+import math
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+
+from cclust._validation import check_array_2d, check_int, check_n_threads
+from cclust.errors import CclustError, ValidationError
+
+__all__ = ["ConsensusClustering"]
+
+# Keywords the estimator passes itself; putting them in method_params/generator_params would
+# make the same argument come from two places.
+_RESERVED_METHOD = ("ensemble", "n_clusters", "random_state", "X", "n_threads", "n_jobs")
+_RESERVED_GENERATOR = ("X", "n_clusters", "n_partitions", "random_state", "n_jobs")
+
+
+class ConsensusClustering:
+    """Consensus clustering as a scikit-learn clusterer: generate partitions, then fuse them.
+
+    ``fit(X)`` generates ``n_partitions`` basic partitions of ``X`` with the registered
+    generator ``generator`` and fuses them with the registered consensus function ``method``.
+    ``fit(ensemble=E)`` fuses partitions you already have. scikit-learn is not needed at run
+    time; when it is installed the estimator works in ``Pipeline``, ``GridSearchCV`` and
+    ``clone`` and passes ``sklearn.utils.estimator_checks``.
+
+    Parameters
+    ----------
+    method : str, default="kcc"
+        Name of a registered consensus function (``cclust.available(kind="consensus")``).
+    n_clusters : int or None, default=8
+        Number of consensus clusters, in ``[1, n_samples]`` (1 puts every object in one
+        cluster without running anything). None only for methods that choose the number
+        themselves (``addremadd``, ``ls-agglomerative``, ``best``, ...).
+    generator : str, default="kmeans"
+        Name of a registered partition generator (``cclust.available(kind="generator")``).
+        Unused by ``fit(ensemble=...)``. When ``n_clusters`` is None the generator is asked
+        for ``n_clusters=2`` and, if it takes ``k_range`` and none is given, ``k_range=(2,
+        ceil(sqrt(n_samples)))`` so that the partitions vary in K.
+    n_partitions : int, default=100
+        Number of basic partitions to generate.
+    method_params : dict or None, default=None
+        Extra keyword arguments of the consensus function (e.g. ``{"utility": "uc"}`` for kcc).
+    generator_params : dict or None, default=None
+        Extra keyword arguments of the generator (e.g. ``{"k_range": (2, 10)}``).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        Seeds both the generator and the consensus function (two independent streams spawned
+        from one ``numpy.random.SeedSequence``), so the same int gives the same labels on every
+        fit, for any ``n_jobs``. A Generator or RandomState is drawn from once per fit.
+    n_jobs : int or None, default=None
+        Threads: passed as ``n_jobs`` to the generator and as ``n_threads`` (or ``n_jobs``) to
+        the consensus function when it takes one. None or -1 uses every core. Labels do not
+        depend on it.
+    verbose : int, default=0
+        Progress bars (shown only on a terminal) in the generator and the consensus function,
+        for those that accept ``verbose``.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,), int64
+        Consensus cluster of every object, ``0..n_clusters_-1``.
+    n_clusters_ : int
+        Number of clusters found (differs from ``n_clusters`` only for methods choosing it).
+    ensemble_ : cclust.Ensemble
+        The basic partitions that were fused.
+    result_ : cclust.ConsensusResult
+        The consensus function's full result (objective, iterations, extras).
+    n_features_in_ : int
+        Number of features of ``X`` (0 when fitted from an ensemble alone).
+    feature_names_in_ : ndarray of shape (``n_features_in_``,), object
+        Column names of ``X``, set only when ``X`` is a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from cclust import ConsensusClustering
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> model = ConsensusClustering("kcc", n_clusters=3, n_partitions=20, random_state=0)
+    >>> labels = model.fit_predict(X)
+    >>> labels.shape, model.n_clusters_, model.ensemble_.shape
+    ((150,), 3, (150, 20))
+    >>> model
+    ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0)
+    """
+
+    def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=100,
+                 method_params=None, generator_params=None, random_state=None, n_jobs=None,
+                 verbose=0):
+        self.method = method
+        self.n_clusters = n_clusters
+        self.generator = generator
+        self.n_partitions = n_partitions
+        self.method_params = method_params
+        self.generator_params = generator_params
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- scikit-learn's parameter protocol --------------------------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator, read from the ``__init__`` signature.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list every key of ``method_params`` and ``generator_params`` as
+            ``method_params__<key>`` / ``generator_params__<key>``.
+
+        Returns
+        -------
+        dict
+            Parameter name -> value (the stored objects themselves, not copies).
+
+        Examples
+        --------
+        >>> ConsensusClustering(method_params={"utility": "uc"}).get_params()["method_params__utility"]
+        'uc'
+        """
+        params = {name: getattr(self, name) for name in self._get_param_names()}
+        if deep:
+            for name in ("method_params", "generator_params"):
+                value = params[name]
+                if isinstance(value, Mapping):
+                    for key, item in value.items():
+                        params[f"{name}__{key}"] = item
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; ``method_params__key=v`` changes one key of ``method_params``.
+
+        Nested keys build a new dict (the dict given earlier is not modified). Values are not
+        validated here, only in :meth:`fit`, as scikit-learn requires.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> model = ConsensusClustering().set_params(n_clusters=3, method_params__utility="uc")
+        >>> model.n_clusters, model.method_params
+        (3, {'utility': 'uc'})
+        """
+        valid = self._get_param_names()
+        nested = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if name not in valid or (sep and name not in ("method_params", "generator_params")) \
+                    or (sep and not sub):
+                raise ValidationError(
+                    f"invalid parameter {key!r} for estimator {type(self).__name__}; valid "
+                    f"parameters are {valid}, plus method_params__<key> and generator_params__<key>."
+                )
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, items in nested.items():
+            current = getattr(self, name)
+            if current is None:
+                current = {}
+            if not isinstance(current, Mapping):
+                raise ValidationError(
+                    f"cannot set {name}__{next(iter(items))}: {name} must be a dict or None, got "
+                    f"{type(current).__name__}."
+                )
+            setattr(self, name, {**current, **items})
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+                    if p.name != "self"}
+        changed = []
+        for name in self._get_param_names():
+            value = getattr(self, name, None)
+            default = defaults.get(name, inspect.Parameter.empty)
+            if value is default or (type(value) is type(default) and repr(value) == repr(default)):
+                continue
+            changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "labels_")
+
+    def __sklearn_tags__(self):
+        # Only scikit-learn calls this, so importing it here keeps it optional at run time.
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="clusterer",
+            target_tags=TargetTags(required=False),
+            transformer_tags=None,
+            regressor_tags=None,
+            classifier_tags=None,
+            input_tags=InputTags(allow_nan=False, sparse=False, two_d_array=True),
+            requires_fit=True,
+            non_deterministic=False,
+        )
+
+    # -- fitting ----------------------------------------------------------------------------
+    def fit(self, X=None, y=None, *, ensemble=None):
+        """Generate basic partitions of ``X`` (or take ``ensemble``) and fuse them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None
+            The data. May be None when ``ensemble`` is given, unless the method needs the
+            features (``wosp``, ``wohb``, ``wokmeans``, ``gkcc``).
+        y : ignored
+            Present for scikit-learn's API.
+        ensemble : cclust.Ensemble or array-like of shape (n_samples, n_partitions), optional
+            Ready basic partitions to fuse instead of generating them.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from cclust import ConsensusClustering, Ensemble
+        >>> E = Ensemble(np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 2, 0]]))
+        >>> ConsensusClustering("kcc", n_clusters=2, random_state=0).fit(ensemble=E).labels_.tolist()
+        [0, 0, 1, 1]
+        """
+        from cclust.ensemble import as_ensemble
+        from cclust.registry import get, method_info
+        from cclust.result import ConsensusResult
+
+        fn = get(_check_name(self.method, "method"), kind="consensus")
+        info = method_info(fn)
+        method_params = _check_params_dict(self.method_params, "method_params", _RESERVED_METHOD,
+                                           "ConsensusClustering")
+        generator_params = _check_params_dict(self.generator_params, "generator_params",
+                                              _RESERVED_GENERATOR, "ConsensusClustering")
+        verbose = check_int(self.verbose, "verbose", low=0)
+        check_n_threads(self.n_jobs, "n_jobs")  # validated here; passed on as given
+
+        features = None
+        feature_names = None
+        if X is not None:
+            features, feature_names = validate_X(X)
+        if ensemble is not None:
+            ensemble = as_ensemble(ensemble)
+            if features is not None and features.shape[0] != ensemble.n_samples:
+                raise ValidationError(
+                    f"X and ensemble must describe the same objects: X has {features.shape[0]} rows, "
+                    f"the ensemble {ensemble.n_samples}."
+                )
+        elif features is None:
+            raise ValidationError(
+                "fit needs data: pass X (n_samples, n_features), or ensemble= with ready partitions."
+            )
+        if info.requires_X and features is None:
+            raise ValidationError(
+                f"method {self.method!r} needs the original features as well as the partitions: pass "
+                "X to fit(X, ensemble=...), or choose a method that uses the ensemble alone (e.g. kcc)."
+            )
+        n = features.shape[0] if features is not None else ensemble.n_samples
+
+        if self.n_clusters is None and not info.chooses_n_clusters:
+            raise ValidationError(
+                f"n_clusters=None is only allowed for methods that choose the number of clusters "
+                f"({', '.join(_choosing_methods())}); method {self.method!r} needs an int in [1, {n}]."
+            )
+        n_clusters = check_int(self.n_clusters, "n_clusters", low=1, high=n, allow_none=True)
+
+        generator_seed, method_seed = child_seeds(self.random_state, 2)
+        if ensemble is None:
+            n_partitions = check_int(self.n_partitions, "n_partitions", low=1)
+            ensemble = generate_ensemble(
+                _check_name(self.generator, "generator"), features, n_clusters, n_partitions,
+                generator_params, generator_seed, self.n_jobs, verbose)
+
+        if n_clusters == 1:
+            # One cluster is the only answer; consensus functions are not asked for it (most
+            # partition into K >= 2 parts by construction).
+            result = ConsensusResult.from_labels(
+                np.zeros(n, dtype=np.int64), objective=float("nan"),
+                objective_name="none (a single cluster)", method=self.method)
+        else:
+            result = call_method(fn, self.method, ensemble, n_clusters, method_params, method_seed,
+                                 features, self.n_jobs, verbose)
+
+        self.result_ = result
+        self.ensemble_ = ensemble
+        self.labels_ = np.array(result.labels, dtype=np.int64)
+        self.n_clusters_ = int(result.n_clusters)
+        self.n_features_in_ = int(features.shape[1]) if features is not None else 0
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
+
+    def fit_predict(self, X=None, y=None, *, ensemble=None):
+        """Fit and return ``labels_`` (see :meth:`fit`).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,), int64
+
+        Examples
+        --------
+        >>> from cclust.datasets import load_iris
+        >>> X, _ = load_iris()
+        >>> labels = ConsensusClustering(n_clusters=3, n_partitions=10, random_state=1).fit_predict(X)
+        >>> sorted(set(labels.tolist()))
+        [0, 1, 2]
+        """
+        return self.fit(X, y, ensemble=ensemble).labels_
+
+
+# -- helpers shared with cclust.selection ------------------------------------------------------
+
+def _check_name(value, name):
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be a registered name (a str), got {value!r}.")
+    return value
+
+
+def _choosing_methods():
+    from cclust.registry import available, get, method_info
+
+    names = []
+    for name in available(kind="consensus"):
+        try:
+            if method_info(get(name)).chooses_n_clusters:
+                names.append(name)
+        except CclustError:  # a broken plugin must not hide the message being built
+            pass
+    return names
+
+
+def _check_params_dict(params, name, reserved, owner):
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ValidationError(
+            f"{name} must be a dict of keyword arguments or None, got {type(params).__name__} {params!r}."
+        )
+    bad = [key for key in params if not isinstance(key, str)]
+    if bad:
+        raise ValidationError(f"{name} keys must be parameter names (str), got {bad[0]!r}.")
+    clash = [key for key in params if key in reserved]
+    if clash:
+        raise ValidationError(
+            f"{name} must not contain {clash[0]!r}: {owner} passes it itself; set it through "
+            f"{owner}'s own parameters (n_clusters, n_partitions, random_state, n_jobs) instead."
+        )
+    return dict(params)
+
+
+def validate_X(X, name="X"):
+    """A C-contiguous float64 copy-or-view of X and its string column names (or None).
+
+    The messages follow scikit-learn's wording where its estimator checks look for it
+    ("0 feature(s) (shape=...) while a minimum of 1 is required", "n_samples=1", "Complex data
+    not supported", "sparse").
+    """
+    feature_names = None
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        columns = np.asarray(list(X.columns), dtype=object)
+        if len(columns) and all(isinstance(c, str) for c in columns):
+            feature_names = columns
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise ValidationError(
+            f"{name} is a sparse matrix, but sparse input is not supported; pass a dense array "
+            f"({name}.toarray()) or reduce it first (e.g. TruncatedSVD)."
+        )
+    if hasattr(X, "__dask_graph__"):
+        raise ValidationError(f"{name} is a dask array; call .compute() first.")
+    array = np.asarray(X)
+    if array.dtype.kind == "c":
+        raise ValidationError(
+            f"Complex data not supported: {name} has dtype {array.dtype}; pass real features "
+            "(e.g. the real part, the modulus, or both as separate columns)."
+        )
+    if array.dtype.kind == "O":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name} must hold numbers only: {exc}") from None
+    if array.ndim != 2:
+        raise ValidationError(
+            f"{name} must be 2-D (n_samples, n_features), got an array of shape {array.shape}; "
+            "reshape a single feature with X.reshape(-1, 1) or a single sample with X.reshape(1, -1)."
+        )
+    n, d = array.shape
+    if n == 0:
+        raise ValidationError(f"{name} has 0 sample(s) (shape={array.shape}) while a minimum of 2 is required.")
+    if d == 0:
+        raise ValidationError(f"{name} has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
+    if n == 1:
+        raise ValidationError(f"{name} has n_samples=1; consensus clustering needs at least 2 samples.")
+    return check_array_2d(array, name), feature_names
+
+
+def child_seeds(random_state, count, name="random_state"):
+    """``count`` independent uint32 seeds derived from ``random_state``.
+
+    An int (or None: fresh entropy) seeds a SeedSequence whose spawned children give the
+    seeds, so the same int always gives the same seeds. A Generator or a legacy RandomState is
+    drawn from once (its state advances, NumPy's convention); a SeedSequence is copied before
+    spawning so the caller's object is not changed.
+    """
+    if random_state is None:
+        root = np.random.SeedSequence()
+    elif isinstance(random_state, np.random.SeedSequence):
+        root = np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
+                                      pool_size=random_state.pool_size)
+    elif isinstance(random_state, np.random.Generator):
+        root = np.random.SeedSequence(int(random_state.integers(2**63)))
+    elif isinstance(random_state, np.random.RandomState):
+        root = np.random.SeedSequence(int(random_state.randint(2**31 - 1)))
+    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        if random_state < 0:
+            raise ValidationError(f"{name} must be a non-negative int, got {random_state}.")
+        root = np.random.SeedSequence(int(random_state))
+    else:
+        raise ValidationError(
+            f"{name} must be None, a non-negative int, a numpy.random.Generator, a "
+            f"numpy.random.RandomState or a numpy.random.SeedSequence, got {random_state!r}."
+        )
+    # uint32 seeds: accepted by every numpy API and by plugins that follow sklearn's convention.
+    return [int(child.generate_state(1, dtype=np.uint32)[0]) for child in root.spawn(count)]
+
+
+def _accepts(fn, keyword):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
+    """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
+    from cclust.registry import get
+
+    gen = get(generator, kind="generator")
+    kwargs = dict(params)
+    k = n_clusters
+    if k is None or k < 2:
+        # Choosing methods (and the trivial K=1) still need partitions with several clusters.
+        k = min(2, X.shape[0])
+        if n_clusters is None and "k_range" not in kwargs and _accepts(gen, "k_range"):
+            kwargs["k_range"] = (2, max(2, min(X.shape[0], math.ceil(math.sqrt(X.shape[0])))))
+    if verbose and _accepts(gen, "verbose"):
+        kwargs["verbose"] = verbose
+    return gen(X, k, n_partitions=n_partitions, random_state=seed, n_jobs=n_jobs, **kwargs)
+
+
+def call_method(fn, method, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
+    """Call a consensus function with X / threads / verbose when its signature takes them."""
+    from cclust.registry import method_info
+
+    kwargs = dict(params)
+    if X is not None and (method_info(fn).requires_X or _accepts_named(fn, "X")):
+        kwargs["X"] = X
+    if _accepts_named(fn, "n_threads"):
+        kwargs["n_threads"] = n_jobs
+    elif _accepts_named(fn, "n_jobs"):
+        kwargs["n_jobs"] = n_jobs
+    if verbose and _accepts_named(fn, "verbose"):
+        kwargs["verbose"] = verbose
+    return fn(ensemble, n_clusters, random_state=seed, **kwargs)
+
+
+def _accepts_named(fn, keyword):
+    try:
+        return keyword in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False

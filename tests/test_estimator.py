@@ -1,0 +1,356 @@
+"""ConsensusClustering: scikit-learn's own estimator checks, Pipeline/GridSearchCV, bad input."""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import ConsensusClustering
+from cclust.datasets import load_iris
+from cclust.errors import UnknownNameError, ValidationError
+from cclust.registry import method_info
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+from sklearn.utils.estimator_checks import check_clustering, parametrize_with_checks
+
+METHODS = sorted(cclust.available(kind="consensus"))
+
+
+def _small(method, **params):
+    """An estimator small enough for scikit-learn's checks (they fit it dozens of times).
+
+    A fixed seed keeps the checks that do not set one themselves reproducible. ``best`` returns
+    an ensemble member with exactly n_clusters clusters, so its members are generated with K_i
+    in {2, 3}, the K values the checks ask for (the default kmeans generator draws K_i from
+    n_clusters..ceil(sqrt(n)) and may draw no member with K).
+    """
+    if method == "best":
+        params.setdefault("generator_params", {"k_range": (2, 3)})
+    return ConsensusClustering(method=method, n_clusters=3, n_partitions=10, random_state=0, **params)
+
+
+# scikit-learn warns at collection that the estimator does not inherit BaseEstimator; that is
+# deliberate (scikit-learn stays optional), so the warning is silenced for this call only.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=".*does not inherit from `sklearn.base.BaseEstimator`")
+    _sklearn_checks = parametrize_with_checks([_small(m) for m in METHODS])
+
+
+@_sklearn_checks
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# scikit-learn runs its clustering checks only for subclasses of ClusterMixin (an isinstance
+# test, not a tag), which would need scikit-learn at import time; run them explicitly instead.
+@pytest.mark.parametrize("readonly_memmap", [False, True], ids=["array", "memmap"])
+@pytest.mark.parametrize("method", METHODS)
+def test_sklearn_check_clustering(method, readonly_memmap):
+    check_clustering("ConsensusClustering", _small(method), readonly_memmap=readonly_memmap)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris()
+
+
+def test_fit_predict_matches_labels_and_attributes(iris):
+    X, y = iris
+    model = ConsensusClustering("kcc", n_clusters=3, n_partitions=20, random_state=0)
+    labels = model.fit_predict(X)
+    assert labels.dtype == np.int64 and labels.shape == (150,)
+    np.testing.assert_array_equal(labels, model.labels_)
+    np.testing.assert_array_equal(labels, model.result_.labels)
+    assert model.n_clusters_ == 3 and set(labels.tolist()) == {0, 1, 2}
+    assert model.ensemble_.shape == (150, 20)
+    assert model.n_features_in_ == 4
+    assert not hasattr(model, "feature_names_in_")
+    assert model.result_.method == "kcc"
+    assert adjusted_rand_score(y, labels) > 0.5
+
+
+def test_pipeline_fit_predict(iris):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = iris
+    pipe = make_pipeline(StandardScaler(), ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0))
+    labels = pipe.fit_predict(X)
+    direct = ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0).fit_predict(
+        StandardScaler().fit_transform(X))
+    np.testing.assert_array_equal(labels, direct)
+    assert adjusted_rand_score(y, labels) > 0.5
+    # Nested parameters route through the pipeline to method_params.
+    pipe.set_params(consensusclustering__method_params__utility="uc")
+    assert pipe[-1].method_params == {"utility": "uc"}
+    assert pipe.get_params()["consensusclustering__method_params__utility"] == "uc"
+
+
+def _ari_scorer(estimator, X, y):
+    # With one split whose train and test sets are the whole data, labels_ label X itself.
+    return adjusted_rand_score(y, estimator.labels_)
+
+
+def test_grid_search_picks_three_clusters_on_iris(iris):
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = iris
+    everything = np.arange(X.shape[0])
+    # A fixed k_range gives every candidate K the same kind of basic partitions (by default
+    # the kmeans generator's K_i range starts at n_clusters), so only the fusion differs.
+    search = GridSearchCV(
+        ConsensusClustering(n_partitions=20, random_state=0, generator_params={"k_range": (2, 6)}),
+        param_grid={"n_clusters": [2, 3, 4, 5], "method": ["kcc", "hbgf"]},
+        scoring=_ari_scorer, cv=[(everything, everything)])
+    search.fit(X, y)
+    assert search.best_params_["n_clusters"] == 3
+    assert search.best_score_ > 0.6
+    assert search.best_estimator_.labels_.shape == (150,)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isfinite(scores).all() and len(scores) == 8
+
+
+def test_grid_search_over_nested_method_params(iris):
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = iris
+    everything = np.arange(X.shape[0])
+    base = ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0, method_params={"n_init": 3})
+    search = GridSearchCV(base, param_grid={"method_params__utility": ["uc", "uh", "ucos"]},
+                          scoring=_ari_scorer, cv=[(everything, everything)]).fit(X, y)
+    assert search.best_params_["method_params__utility"] in {"uc", "uh", "ucos"}
+    # Each candidate kept the base's other key, and the base's dict was not written to.
+    assert search.best_estimator_.method_params["n_init"] == 3
+    assert base.method_params == {"n_init": 3}
+
+
+def test_fit_with_ready_ensemble(iris):
+    X, y = iris
+    E = cclust.generate("kmeans", X, 3, n_partitions=15, random_state=4)
+    model = ConsensusClustering("kcc", n_clusters=3, random_state=0).fit(ensemble=E)
+    assert model.ensemble_ is E
+    assert model.n_features_in_ == 0
+    # The estimator seeds the method with the second child of SeedSequence(random_state).
+    from cclust.estimator import child_seeds
+
+    method_seed = child_seeds(0, 2)[1]
+    direct = cclust.consensus("kcc", E, 3, random_state=method_seed, n_threads=None)
+    np.testing.assert_array_equal(model.labels_, direct.labels)
+    # A raw label matrix is accepted too, and X may come along for methods that use it.
+    model2 = ConsensusClustering("wosp", n_clusters=3, random_state=0).fit(X, ensemble=np.asarray(E.labels))
+    assert model2.n_features_in_ == 4 and model2.labels_.shape == (150,)
+    assert adjusted_rand_score(y, model2.labels_) > 0.5
+
+
+def test_method_choosing_k_accepts_none(iris):
+    X, _ = iris
+    model = ConsensusClustering("addremadd", n_clusters=None, n_partitions=15, random_state=0).fit(X)
+    assert model.n_clusters_ == model.labels_.max() + 1 >= 2
+    # the generator was asked for a spread of K (k_range=(2, ceil(sqrt(n)))), not K=2 only
+    assert model.ensemble_.n_clusters.max() > 2
+
+
+def test_single_cluster_is_trivial(iris):
+    X, _ = iris
+    model = ConsensusClustering(n_clusters=1, n_partitions=5, random_state=0).fit(X)
+    assert model.n_clusters_ == 1 and (model.labels_ == 0).all()
+
+
+@pytest.mark.parametrize("method", ["kcc", "hbgf", "wosp"])
+def test_deterministic_for_seed_and_threads(iris, method):
+    X, _ = iris
+    runs = [ConsensusClustering(method, n_clusters=3, n_partitions=12, random_state=7, n_jobs=jobs).fit_predict(X)
+            for jobs in (1, 2, 1)]
+    for labels in runs[1:]:
+        np.testing.assert_array_equal(runs[0], labels)
+    other = ConsensusClustering(method, n_clusters=3, n_partitions=12, random_state=8).fit(X)
+    assert not np.array_equal(other.ensemble_.labels, ConsensusClustering(
+        method, n_clusters=3, n_partitions=12, random_state=7).fit(X).ensemble_.labels)
+
+
+def test_generator_random_state_is_reproducible(iris):
+    X, _ = iris
+    a = ConsensusClustering(n_clusters=3, n_partitions=10, random_state=np.random.default_rng(3)).fit_predict(X)
+    b = ConsensusClustering(n_clusters=3, n_partitions=10, random_state=np.random.default_rng(3)).fit_predict(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_clone_and_params():
+    est = ConsensusClustering("mcla", n_clusters=4, method_params={"ufactor": 5}, random_state=1)
+    copy = clone(est)
+    assert copy is not est
+    assert copy.get_params(deep=False) == est.get_params(deep=False)
+    assert copy.method_params is est.method_params or copy.method_params == est.method_params
+    assert not hasattr(copy, "labels_")
+    assert repr(est) == "ConsensusClustering(method='mcla', n_clusters=4, method_params={'ufactor': 5}, random_state=1)"
+    assert repr(ConsensusClustering()) == "ConsensusClustering()"
+    deep = est.get_params(deep=True)
+    assert deep["method_params__ufactor"] == 5
+    assert set(est.get_params(deep=False)) <= set(deep)
+
+
+def test_set_params_nested_does_not_mutate():
+    params = {"utility": "uh"}
+    est = ConsensusClustering(method_params=params)
+    assert est.set_params(method_params__utility="uc", generator_params__k_range=(2, 5)) is est
+    assert est.method_params == {"utility": "uc"} and params == {"utility": "uh"}
+    assert est.generator_params == {"k_range": (2, 5)}
+    with pytest.raises(ValidationError, match="invalid parameter 'nope'.*valid parameters"):
+        est.set_params(nope=1)
+    with pytest.raises(ValidationError, match="invalid parameter 'n_clusters__x'"):
+        est.set_params(n_clusters__x=1)
+    with pytest.raises(ValidationError, match="method_params must be a dict or None"):
+        ConsensusClustering(method_params=[1]).set_params(method_params__a=1)
+
+
+def test_dataframe_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, _ = load_iris()
+    frame = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    model = ConsensusClustering(n_clusters=3, n_partitions=10, random_state=0).fit(frame)
+    assert model.feature_names_in_.tolist() == ["sl", "sw", "pl", "pw"]
+    np.testing.assert_array_equal(
+        model.labels_, ConsensusClustering(n_clusters=3, n_partitions=10, random_state=0).fit_predict(X))
+    model.fit(X)  # refitting on an array forgets the names
+    assert not hasattr(model, "feature_names_in_")
+
+
+def test_input_is_not_mutated(iris):
+    X, _ = iris
+    X = X.copy()
+    X.setflags(write=False)
+    before = X.copy()
+    params = {"utility": "uc"}
+    est = ConsensusClustering("wosp", n_clusters=3, n_partitions=10, method_params={}, random_state=0)
+    est.fit(X)
+    ConsensusClustering("kcc", n_clusters=3, n_partitions=10, method_params=params, random_state=0).fit(X)
+    np.testing.assert_array_equal(X, before)
+    assert params == {"utility": "uc"}
+
+
+def test_bad_parameters_fail_at_fit_with_clear_messages(iris):
+    X, _ = iris
+    # __init__ accepts anything (scikit-learn's clone needs that); fit refuses.
+    est = ConsensusClustering(method="kcx")
+    with pytest.raises(UnknownNameError, match="Did you mean 'kcc'.*Available consensus names:.*hbgf"):
+        est.fit(X)
+    with pytest.raises(ValidationError, match=r"n_clusters must be an int in the range \[1, 150\], got 0"):
+        ConsensusClustering(n_clusters=0).fit(X)
+    with pytest.raises(ValidationError, match=r"n_clusters must be an int in the range \[1, 150\], got 151"):
+        ConsensusClustering(n_clusters=151).fit(X)
+    with pytest.raises(ValidationError, match="n_clusters must be an int"):
+        ConsensusClustering(n_clusters=2.5).fit(X)
+    with pytest.raises(ValidationError, match="n_clusters=None is only allowed for methods that choose.*addremadd"):
+        ConsensusClustering(n_clusters=None).fit(X)
+    with pytest.raises(ValidationError, match="method_params must be a dict of keyword arguments or None, got list"):
+        ConsensusClustering(method_params=["utility"]).fit(X)
+    with pytest.raises(ValidationError, match="method_params must not contain 'random_state'"):
+        ConsensusClustering(method_params={"random_state": 1}).fit(X)
+    with pytest.raises(ValidationError, match="generator_params must be a dict"):
+        ConsensusClustering(generator_params="k_range").fit(X)
+    with pytest.raises(ValidationError, match="n_partitions must be an int in the range"):
+        ConsensusClustering(n_partitions=0).fit(X)
+    with pytest.raises(ValidationError, match="random_state must be None, a non-negative int"):
+        ConsensusClustering(random_state="seed").fit(X)
+    with pytest.raises(UnknownNameError, match="unknown generator name 'kmean'"):
+        ConsensusClustering(generator="kmean").fit(X)
+    with pytest.raises(ValidationError, match=r"n_jobs must be an int in the range \[1, inf\], got 0"):
+        ConsensusClustering(n_jobs=0).fit(X)
+    with pytest.raises(ValidationError, match="fit needs data"):
+        ConsensusClustering().fit()
+    with pytest.raises(ValidationError, match="X has 0 feature"):
+        ConsensusClustering().fit(np.empty((5, 0)))
+    with pytest.raises(ValidationError, match="NaN or infinity"):
+        ConsensusClustering().fit(np.where(np.eye(150, 4) > 0, np.nan, X))
+
+
+def test_method_requiring_x_with_ensemble_only(iris):
+    X, _ = iris
+    E = cclust.generate("kmeans", X, 3, n_partitions=5, random_state=0)
+    needs_x = [m for m in METHODS if method_info(cclust.get(m)).requires_X]
+    assert "wosp" in needs_x
+    for method in needs_x:
+        with pytest.raises(ValidationError, match=f"method '{method}' needs the original features"):
+            ConsensusClustering(method, n_clusters=3).fit(ensemble=E)
+    with pytest.raises(ValidationError, match="X has 10 rows, the ensemble 150"):
+        ConsensusClustering("wosp", n_clusters=3).fit(X[:10], ensemble=E)
+
+
+def test_works_without_sklearn():
+    """fit_predict, get_params and set_params must not import scikit-learn."""
+    code = textwrap.dedent("""
+        import sys
+
+        class BlockSklearn:
+            def find_spec(self, name, path=None, target=None):
+                if name == "sklearn" or name.startswith("sklearn."):
+                    raise ImportError("scikit-learn is blocked for this test")
+                return None
+
+        sys.meta_path.insert(0, BlockSklearn())
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("the blocker did not work")
+        import cclust
+        from cclust.datasets import load_iris
+
+        X, y = load_iris()
+        model = cclust.ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0)
+        model.set_params(method_params__utility="uc")
+        labels = model.fit_predict(X)
+        assert labels.shape == (150,) and labels.max() == 2, labels
+        assert model.get_params()["method_params__utility"] == "uc"
+        assert cclust.get("ari")(labels, y) > 0.5
+        assert not any(name.split(".")[0] == "sklearn" for name in sys.modules)
+        print("ok", repr(model))
+    """)
+    root = Path(cclust.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok ConsensusClustering(")
+
+
+def test_n_jobs_verbose_and_seeds_reach_generator_and_method(iris):
+    """n_jobs -> generator n_jobs and method n_threads; verbose -> both when they take it."""
+    X, _ = iris
+    seen = {}
+
+    def recording_generator(X, n_clusters, *, n_partitions=100, random_state=None, n_jobs=None, verbose=0):
+        """Test generator: kmeans, remembering its keywords."""
+        seen["generator"] = {"n_jobs": n_jobs, "verbose": verbose, "random_state": random_state,
+                             "n_partitions": n_partitions, "n_clusters": n_clusters}
+        return cclust.generate("kmeans", X, n_clusters, n_partitions=n_partitions, random_state=random_state)
+
+    def recording_method(ensemble, n_clusters, *, random_state=None, n_threads=None, verbose=0):
+        """Test method: kcc, remembering its keywords."""
+        seen["method"] = {"n_threads": n_threads, "verbose": verbose, "random_state": random_state}
+        return cclust.consensus("kcc", ensemble, n_clusters, random_state=random_state)
+
+    cclust.register("test-recording-generator", recording_generator, kind="generator")
+    cclust.register("test-recording-method", recording_method, kind="consensus")
+    try:
+        model = ConsensusClustering("test-recording-method", n_clusters=3, generator="test-recording-generator",
+                                    n_partitions=7, random_state=3, n_jobs=2, verbose=1).fit(X)
+    finally:
+        cclust.registry.unregister("test-recording-generator")
+        cclust.registry.unregister("test-recording-method")
+    from cclust.estimator import child_seeds
+
+    gen_seed, method_seed = child_seeds(3, 2)
+    assert seen["generator"] == {"n_jobs": 2, "verbose": 1, "random_state": gen_seed, "n_partitions": 7,
+                                 "n_clusters": 3}
+    assert seen["method"] == {"n_threads": 2, "verbose": 1, "random_state": method_seed}
+    assert gen_seed != method_seed
+    assert model.ensemble_.n_partitions == 7
