@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+
 @dataclass(frozen=True)
 class MixedSpace:
     X: np.ndarray          # (n, d) float64 C-contiguous; (n, 0) when there is no dense block
@@ -82,11 +83,18 @@ def seed_objects(space, n_clusters, init, rng, n_threads, n_trials=None):
     n_threads = useful_threads(n, n_threads)
     if init == "random":
         return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
+    first, uniforms = kmeanspp_draws(rng, n, n_clusters, n_trials)
+    return _kernel().kmeanspp(*space._args(), n_clusters, first, uniforms, n_threads)
+
+
+def kmeanspp_draws(rng, n, n_clusters, n_trials=None):
+    """The random numbers of one k-means++ seeding: the first seed and the (K - 1, n_trials)
+    uniforms. Shared with the Dask path (cclust.dask) so both draw exactly the same."""
     if n_trials is None:
         n_trials = 2 + int(np.log(n_clusters))
     first = int(rng.integers(n))
     uniforms = np.ascontiguousarray(rng.random((max(n_clusters - 1, 0), n_trials)))
-    return _kernel().kmeanspp(*space._args(), n_clusters, first, uniforms, n_threads)
+    return first, uniforms
 
 
 def labels_from_seeds(space, seeds, n_threads):

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cclust import _engine
+from cclust._progress import progress
 from cclust._validation import check_array_2d, check_float, check_int, check_n_threads
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
@@ -20,7 +21,7 @@ _INITS = ("k-means++", "random")
 
 
 def _check_common(X, n_clusters, n_partitions, init, max_iter):
-    X = check_array_2d(X, "X")
+    X = _check_X(X)
     n = X.shape[0]
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
@@ -69,28 +70,68 @@ def _kmeans_labels(X, k, rng, init, max_iter, tol):
     return run.labels, run.dense_centers
 
 
-def _generate(one_partition, random_state, n_partitions, n_jobs):
-    """Ensemble of ``one_partition(rng)`` over per-partition generators, on ``n_jobs`` threads.
+def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0, desc="partitions",
+              backend=None, client=None, chunks=None):
+    """Ensemble of ``one_partition(X, rng)`` over per-partition generators.
 
     Partition j always gets the j-th child seed and results are collected in order, so the
-    ensemble does not depend on the number of threads (the engine releases the GIL).
+    ensemble does not depend on the number of threads (the engine releases the GIL) nor on the
+    backend: with ``backend="dask"`` each partition is one Dask task drawing from the same child
+    seed (see :func:`cclust.dask.generate_partitions`).
     """
     seqs = _seed_sequences(random_state, n_partitions)
+    if _wants_dask(X, backend, client):
+        from cclust import dask as cdask
+
+        return cdask.generate_partitions(one_partition, X, seqs, client=client, chunks=chunks,
+                                         verbose=verbose, desc=desc)
+    if chunks is not None:
+        raise ValidationError("chunks only applies to backend='dask' (or a client / dask array X); "
+                              f"got chunks={chunks!r} with the threaded backend.")
     workers = min(check_n_threads(n_jobs, "n_jobs"), n_partitions)
 
-    def run(seq):
-        return one_partition(np.random.default_rng(seq))
+    with progress(total=n_partitions, desc=desc, verbose=verbose) as bar:
+        def run(seq):
+            labels = one_partition(X, np.random.default_rng(seq))
+            bar.update(1)  # thread-safe (see cclust._progress)
+            return labels
 
-    if workers <= 1:
-        columns = [run(seq) for seq in seqs]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            columns = list(pool.map(run, seqs))
+        if workers <= 1:
+            columns = [run(seq) for seq in seqs]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                columns = list(pool.map(run, seqs))
     return Ensemble(np.column_stack(columns))
 
 
+_BACKENDS = (None, "threads", "dask")
+
+
+def _is_dask_array(X):
+    return type(X).__module__.startswith("dask.array") and hasattr(X, "chunks")
+
+
+def _wants_dask(X, backend, client):
+    if backend not in _BACKENDS:
+        raise ValidationError(f"backend must be one of {list(_BACKENDS)}, got {backend!r}.")
+    if backend == "threads" and (client is not None or _is_dask_array(X)):
+        raise ValidationError("backend='threads' cannot use a Dask client or a dask array X; "
+                              "pass backend='dask' (or None) instead.")
+    return backend == "dask" or client is not None or _is_dask_array(X)
+
+
+def _check_X(X):
+    """check_array_2d, except that a dask array is checked for shape now and values per task."""
+    if _is_dask_array(X):
+        from cclust import dask as cdask
+
+        return cdask.check_dask_X(X)
+    return check_array_2d(X, "X")
+
+
 def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", max_iter=100,
-           tol=1e-4, random_state=None, n_jobs=None):
+           tol=1e-4, random_state=None, n_jobs=None,
+           verbose=0, backend=None, client=None, chunks=None):
     """Random-parameter selection (RPS): k-means with a random number of clusters per partition.
 
     Each partition runs k-means once (``n_init=1``, as 001 sec. 2 and 000 sec. 5) with K_i
@@ -113,10 +154,26 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
     n_jobs : int, default=None
         Partitions computed in parallel threads; None or -1 uses every core. The ensemble is
         identical for any value.
+    verbose : int, default=0
+        1 draws a progress bar over the partitions (only on a terminal; see
+        :mod:`cclust._progress`), 2 also leaves it on screen when done.
+    backend : {None, "threads", "dask"}, default=None
+        ``"dask"`` computes each partition as one Dask task (see
+        :func:`cclust.dask.generate_partitions`) and returns a
+        :class:`cclust.dask.DaskEnsemble`; None picks Dask when ``client`` is given or ``X`` is
+        a ``dask.array.Array``, threads otherwise. The partitions are identical either way.
+    client : dask.distributed.Client, default=None
+        Cluster to run the Dask tasks on (implies ``backend="dask"``); None uses the default
+        client if one exists, else Dask's local scheduler.
+    chunks : int, default=None
+        Rows per chunk of the returned DaskEnsemble (rounded up to a multiple of 4096); Dask
+        backend only.
 
     Returns
     -------
     Ensemble of shape (n_samples, n_partitions)
+        A :class:`cclust.dask.DaskEnsemble` (rows chunked) on the Dask backend; its
+        ``compute()`` is the Ensemble the threaded backend returns for the same seed.
 
     Examples
     --------
@@ -129,11 +186,12 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
     low, high = _check_k_range(k_range, (n_clusters, max(n_clusters, math.ceil(math.sqrt(n)))), n)
     tol = check_float(tol, "tol", low=0)
 
-    def one_partition(rng):
+    def one_partition(X, rng):
         k = int(rng.integers(low, high + 1))
         return _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
 
-    return _generate(one_partition, random_state, n_partitions, n_jobs)
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="kmeans partitions", backend=backend, client=client, chunks=chunks)
 
 
 def _fraction(fraction, name="fraction"):
@@ -141,7 +199,8 @@ def _fraction(fraction, name="fraction"):
 
 
 def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
-             max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+             max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
+             verbose=0, backend=None, client=None, chunks=None):
     """Random feature selection (RFS): k-means on a random ``fraction`` of the features.
 
     003 sec. 4.3 uses 70% of the features and randomly chosen initial centres; K_i is drawn
@@ -155,16 +214,18 @@ def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, ini
     d = X.shape[1]
     m = max(1, int(round(fraction * d)))
 
-    def one_partition(rng):
+    def one_partition(X, rng):
         k = int(rng.integers(low, high + 1))
         features = np.sort(rng.choice(d, size=m, replace=False))
         return _kmeans_labels(np.ascontiguousarray(X[:, features]), k, rng, init, max_iter, tol)[0]
 
-    return _generate(one_partition, random_state, n_partitions, n_jobs)
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="subspace partitions", backend=backend, client=client, chunks=chunks)
 
 
 def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
-              max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+              max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
+              verbose=0, backend=None, client=None, chunks=None):
     """k-means on a random ``fraction`` of the objects, the rest assigned to the nearest centre.
 
     003 sec. 4.3 uses 70% of the objects and randomly chosen initial centres; K_i is drawn
@@ -176,7 +237,7 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
     fraction = _fraction(fraction)
     tol = check_float(tol, "tol", low=0)
 
-    def one_partition(rng):
+    def one_partition(X, rng):
         k = int(rng.integers(low, high + 1))
         size = min(n, max(k, int(round(fraction * n))))
         sample = np.sort(rng.choice(n, size=size, replace=False))
@@ -184,11 +245,13 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
         labels, _ = _engine.assign(_engine.MixedSpace.dense(X), centres, np.empty((k, 0)), 1)
         return labels
 
-    return _generate(one_partition, random_state, n_partitions, n_jobs)
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="subsample partitions", backend=backend, client=client, chunks=chunks)
 
 
 def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=None,
-               init="k-means++", max_iter=100, tol=1e-4, random_state=None, n_jobs=None):
+               init="k-means++", max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
+               verbose=0, backend=None, client=None, chunks=None):
     """k-means on random Gaussian projections of X (Fern & Brodley, ICML 2003).
 
     Each partition projects X onto ``n_components`` directions with i.i.d. N(0, 1/n_components)
@@ -202,9 +265,10 @@ def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=No
                              "n_components", low=1)
     tol = check_float(tol, "tol", low=0)
 
-    def one_partition(rng):
+    def one_partition(X, rng):
         k = int(rng.integers(low, high + 1))
         R = rng.standard_normal((d, n_components)) / math.sqrt(n_components)
         return _kmeans_labels(np.ascontiguousarray(X @ R), k, rng, init, max_iter, tol)[0]
 
-    return _generate(one_partition, random_state, n_partitions, n_jobs)
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="projection partitions", backend=backend, client=client, chunks=chunks)

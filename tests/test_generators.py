@@ -82,3 +82,47 @@ def test_bad_input(name, X, k, kw, match):
 def test_bad_fraction(iris, fraction):
     with pytest.raises(ValidationError, match="fraction"):
         generators.subspace(iris[0], 3, fraction=fraction)
+
+
+class _Terminal:
+    """A stderr stand-in that says it is a terminal, so progress bars are drawn into it."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+    @property
+    def text(self):
+        return "".join(self.parts)
+
+
+@pytest.mark.parametrize("name", GENERATORS)
+def test_verbose_draws_a_bar_over_partitions_on_a_terminal_only(iris, monkeypatch, capsys, name):
+    X, _ = iris
+    gen = cclust.get(name, kind="generator")
+    quiet = gen(X, 3, n_partitions=6, random_state=1, n_jobs=2)
+    assert capsys.readouterr().err == ""  # silent by default
+    gen(X, 3, n_partitions=6, random_state=1, n_jobs=2, verbose=1)
+    assert capsys.readouterr().err == ""  # not a terminal: still silent
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    loud = gen(X, 3, n_partitions=6, random_state=1, n_jobs=2, verbose=2)  # 2: bar left on screen
+    assert f"{name} partitions" in term.text and "6/6" in term.text
+    assert loud == quiet
+
+
+def test_bad_backend_and_misplaced_chunks(iris):
+    X, _ = iris
+    with pytest.raises(ValidationError, match="backend must be one of"):
+        generators.kmeans(X, 3, n_partitions=2, backend="spark")
+    with pytest.raises(ValidationError, match="chunks only applies"):
+        generators.kmeans(X, 3, n_partitions=2, chunks=4096)

@@ -20,7 +20,9 @@ def fuse(method, ensemble, n_clusters, **params):
     from cclust.registry import get
 
     fn = get(method, kind="consensus")
-    return fn(as_ensemble(ensemble), n_clusters, **params)
+    if type(ensemble).__module__ != "cclust.dask":  # a DaskEnsemble stays chunked (kcc takes it)
+        ensemble = as_ensemble(ensemble)
+    return fn(ensemble, n_clusters, **params)
 
 
 class _CallablePackage(types.ModuleType):

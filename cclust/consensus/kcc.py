@@ -10,7 +10,13 @@ O(n r K) table lookups.
 import numpy as np
 
 from cclust import _engine
-from cclust._validation import check_float, check_int, check_n_threads, check_random_state
+from cclust._progress import progress
+from cclust._validation import (
+    check_float,
+    check_int,
+    check_n_threads,
+    check_random_state,
+)
 from cclust.ensemble import as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.registry import declare
@@ -29,9 +35,10 @@ def _initial_labels(init, n):
     return labels
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, object_order="distribution")
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="random", n_init=10,
-        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None):
+        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
+        verbose=0, backend=None, client=None, chunks=None):
     """K-means-based consensus clustering (KCC and KCC++).
 
     Parameters
@@ -67,6 +74,17 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     random_state : int, Generator or None
     n_threads : int, default=None
         Threads of the compiled passes (None: every core). Results are identical for any value.
+    verbose : int, default=0
+        1 draws a progress bar over the restarts (only on a terminal), 2 also leaves it on
+        screen when done.
+    backend : {None, "threads", "dask"}, default=None
+        ``"dask"`` runs every Lloyd pass as a map over row chunks (:func:`cclust.dask.kcc`);
+        None picks Dask for a :class:`cclust.dask.DaskEnsemble` or when ``client`` is given.
+        The result is identical either way.
+    client : dask.distributed.Client, default=None
+        Cluster for the Dask backend (implies it).
+    chunks : int, default=None
+        Rows per chunk when an in-memory ensemble goes to the Dask backend.
 
     Returns
     -------
@@ -87,74 +105,116 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     >>> res.n_clusters
     3
     """
+    if backend not in (None, "threads", "dask"):
+        raise ValidationError(f"backend must be one of [None, 'threads', 'dask'], got {backend!r}.")
+    is_dask = type(ensemble).__name__ == "DaskEnsemble" and type(ensemble).__module__ == "cclust.dask"
+    if backend == "dask" or client is not None or (is_dask and backend is None):
+        from cclust import dask as cdask
+
+        return cdask.kcc(ensemble, n_clusters, utility=utility, p=p, weights=weights, init=init,
+                         n_init=n_init, max_iter=max_iter, tol=tol, kmeanspp_trials=kmeanspp_trials,
+                         random_state=random_state, n_threads=n_threads, verbose=verbose,
+                         client=client, chunks=chunks)
+    if is_dask:
+        raise ValidationError("backend='threads' needs an in-memory Ensemble; call .compute() on the "
+                              "DaskEnsemble or pass backend='dask'.")
+    if chunks is not None:
+        raise ValidationError(f"chunks only applies to backend='dask', got chunks={chunks!r}.")
     ensemble = as_ensemble(ensemble)
     if weights is not None:
         ensemble = ensemble.with_weights(weights)
-    n = ensemble.n_samples
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    util = resolve(utility, p)
-    space = _engine.MixedSpace.categorical(ensemble, util)
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    tol = check_float(tol, "tol", low=0)
-    kmeanspp_trials = check_int(kmeanspp_trials, "kmeanspp_trials", low=1, allow_none=True)
+    setup = _prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
+                     random_state)
+    n, n_clusters, util, rng = ensemble.n_samples, setup.n_clusters, setup.utility, setup.rng
     n_threads = check_n_threads(n_threads)
-    rng = check_random_state(random_state)
-
-    if isinstance(init, str):
-        if init not in _INITS:
-            raise ValidationError(f"init must be one of {list(_INITS)} or an array of labels, got {init!r}.")
-        n_init = check_int(n_init, "n_init", low=1)
-        starts = None
-    else:
-        labels0 = _initial_labels(init, n)
-        if labels0.min() < 0 or labels0.max() >= n_clusters:
-            raise ValidationError(
-                f"init labels must lie in 0..{n_clusters - 1}, got values in [{labels0.min()}, {labels0.max()}]."
-            )
-        starts = [labels0]
-        n_init = 1
+    space = _engine.MixedSpace.categorical(ensemble, util)
 
     # Complete ensembles: Gamma = offset - objective / n (see Utility.gamma_offset), so a
     # restart costs no contingency pass; with missing labels Gamma is computed from the tables.
     offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
     best = best_gamma = None
     gammas, iterations = [], []
-    for restart in range(n_init):
-        if starts is None:
-            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads, n_trials=kmeanspp_trials)
-            start = _engine.labels_from_seeds(space, seeds, n_threads)
-        else:
-            start = starts[restart]
-        run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
-        if offset is None:
-            gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
-        else:
-            gamma = offset - run.objective / n
-        gammas.append(gamma)
-        iterations.append(run.n_iter)
-        if best is None or gamma > best_gamma:
-            best, best_gamma = run, gamma
+    with progress(total=setup.n_init, desc="kcc restarts", verbose=verbose) as bar:
+        for restart in range(setup.n_init):
+            if setup.starts is None:
+                seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads,
+                                             n_trials=setup.kmeanspp_trials)
+                start = _engine.labels_from_seeds(space, seeds, n_threads)
+            else:
+                start = setup.starts[restart]
+            run = _engine.lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol,
+                                n_threads=n_threads)
+            if offset is None:
+                gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
+            else:
+                gamma = offset - run.objective / n
+            gammas.append(gamma)
+            iterations.append(run.n_iter)
+            if best is None or gamma > best_gamma:
+                best, best_gamma = run, gamma
+            bar.update(1)
 
-    if not best.converged:
+    table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
+    return _finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
+                   best.n_iter, best.converged, gammas, iterations, setup.max_iter)
+
+
+class _Setup:
+    """Validated KCC parameters shared by the in-memory and the Dask paths."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
+             random_state, init_labels=None):
+    n = ensemble.n_samples
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    util = resolve(utility, p)
+    _ = util.exponent  # raises now, naming p, when ulp/nulp has none
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_float(tol, "tol", low=0)
+    kmeanspp_trials = check_int(kmeanspp_trials, "kmeanspp_trials", low=1, allow_none=True)
+    rng = check_random_state(random_state)
+    if isinstance(init, str):
+        if init not in _INITS:
+            raise ValidationError(f"init must be one of {list(_INITS)} or an array of labels, got {init!r}.")
+        n_init = check_int(n_init, "n_init", low=1)
+        starts = None
+    else:
+        labels0 = _initial_labels(init if init_labels is None else init_labels(init, n), n)
+        if labels0.min() < 0 or labels0.max() >= n_clusters:
+            raise ValidationError(
+                f"init labels must lie in 0..{n_clusters - 1}, got values in [{labels0.min()}, {labels0.max()}]."
+            )
+        starts = [labels0]
+        n_init = 1
+    return _Setup(n_clusters=n_clusters, utility=util, max_iter=max_iter, tol=tol,
+                  kmeanspp_trials=kmeanspp_trials, rng=rng, starts=starts, n_init=n_init)
+
+
+def _finish(ensemble, util, labels, n_clusters, table, kmeans_objective, trace, n_iter, converged,
+            gammas, iterations, max_iter, extras=None):
+    if not converged:
         import warnings
 
         warnings.warn(f"kcc stopped at max_iter={max_iter} before converging; raise max_iter.",
-                      ConvergenceWarning, stacklevel=2)
-    table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
+                      ConvergenceWarning, stacklevel=3)
     partition_utilities = util.partition_utilities(ensemble, table)
     return ConsensusResult.from_labels(
-        best.labels,
+        labels,
         objective=float(ensemble.weights @ partition_utilities),
         objective_name="Gamma (consensus utility, higher is better)",
-        n_iter=best.n_iter,
-        converged=best.converged,
+        n_iter=n_iter,
+        converged=converged,
         method="kcc",
         extras={
-            "kmeans_objective": best.objective,
-            "objective_trace": best.trace,
+            "kmeans_objective": kmeans_objective,
+            "objective_trace": trace,
             "utility": util.name if util.p is None else f"{util.name}(p={util.p:g})",
             "gammas": np.array(gammas),
             "n_iter_per_restart": np.array(iterations),
             "partition_utilities": partition_utilities,
+            **(extras or {}),
         },
     )

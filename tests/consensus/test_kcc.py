@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
+import reference_kcc
 
 import cclust
 from cclust import Ensemble
 from cclust.consensus.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import UnknownNameError, ValidationError
-import reference_kcc
 
 UTILITIES = [
     ("uc", "uc", False, None), ("uh", "uh", False, None), ("ucos", "ucos", False, None),
@@ -169,3 +169,38 @@ def test_gamma_offset_identity_on_complete_ensembles(rng, name, family, normaliz
     assert estimate == pytest.approx(res.objective, rel=1e-9, abs=1e-12)
     exact = reference_kcc.gamma(np.asarray(E.labels), E.weights, res.labels, family, normalized, p)
     assert res.objective == pytest.approx(exact, rel=1e-9, abs=1e-12)
+
+
+class _Terminal:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+def test_verbose_draws_a_bar_over_restarts_and_changes_nothing(monkeypatch, capsys):
+    E, _ = noisy_ensemble(np.random.default_rng(0))
+    quiet = kcc(E, 3, n_init=4, random_state=0)
+    assert capsys.readouterr().err == ""
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    loud = kcc(E, 3, n_init=4, random_state=0, verbose=2)  # 2: bar left on screen
+    text = "".join(term.parts)
+    assert "kcc restarts" in text and "4/4" in text
+    assert np.array_equal(loud.labels, quiet.labels) and loud.objective == quiet.objective
+
+
+def test_bad_backend_is_refused():
+    E, _ = noisy_ensemble(np.random.default_rng(0))
+    with pytest.raises(ValidationError, match="backend must be one of"):
+        kcc(E, 3, backend="ray")
+    with pytest.raises(ValidationError, match="chunks only applies"):
+        kcc(E, 3, chunks=4096)
