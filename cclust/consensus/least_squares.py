@@ -26,6 +26,10 @@ from cclust.result import ConsensusResult
 # Fixed-point scale of the projection sums p_ij: integer sums are exact, so p_ij does not depend
 # on the order of the partitions (order-invariant ties in the agglomeration).
 _P_SCALE = 2.0 ** 50
+
+#: Peak bytes per pair of :func:`projection_sums`: the sparse int64 product (8 + 4 per stored
+#: pair), its dense int64 copy and two float64 arrays (the conversion and the scaled result).
+_PROJECTION_BYTES_PER_PAIR = 12 + 8 + 8 + 8
 _ROW_BLOCK = 1024
 
 
@@ -165,7 +169,7 @@ def _split_to(A, labels, k, target):
     return labels
 
 
-@declare(chooses_n_clusters=True, handles_missing=True)
+@declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
 def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
               max_bytes=None, random_state=None, n_threads=None):
     """Least-squares ensemble consensus by AddRemAdd cluster extraction (002 sec. 2.1, 3.1).
@@ -198,7 +202,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
 
     The compiled core runs the seeds in parallel (OpenMP) and reduces serially, so labels are
     identical for any ``n_threads``. Each step costs O(n) updates of the sums ``s_i``; a seed's
-    run costs O(n |S|) and an extraction O(n^2 |S|). After an extraction, a seed run whose
+    run costs ``O(n |S|)`` and an extraction ``O(n^2 |S|)``. After an extraction, a seed run whose
     candidates (the best outsider and member it looked at before each decision) were all kept
     would repeat itself exactly on the smaller matrix, so its result is reused rather than
     recomputed; the partition is the same as rerunning every seed (checked against a plain
@@ -266,8 +270,11 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     max_steps = 10 * n + 10 if max_steps is None else check_int(max_steps, "max_steps", low=1)
     check_random_state(random_state)
     n_threads = check_n_threads(n_threads)
-    budget = _check_budget(n, 8, max_bytes, "AddRemAdd on the dense float32 co-association and its working copy",
-                           "a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla)")
+    # The float32 co-association as built (see Ensemble.coassociation_bytes) and the kernel's copy.
+    need = ensemble.coassociation_bytes(dtype=np.float32) + n * n * 4
+    budget = require_memory(need, f"AddRemAdd on the dense float32 co-association and its working copy of {n} "
+                            "objects", "use a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla, or "
+                            "cspa(neighbors='lsh'))", max_bytes)
     A = np.ascontiguousarray(ensemble.coassociation(dtype=np.float32, max_bytes=budget))
 
     from cclust._ext import _addremadd
@@ -299,14 +306,18 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     )
 
 
-def projection_sums(ensemble):
+def projection_sums(ensemble, *, max_bytes=None):
     """The combined-consensus matrix of 002 sec. 2.2 in weighted form, float64 (n, n).
 
     ``P[i, j] = sum_t w_t [i, j share cluster k of partition t] / N_k^t``; with equal weights
     it is the paper's ``sum_u P_u`` divided by T. The sums are formed in 2^-50 fixed point, so
-    the result does not depend on the order of the partitions.
+    the result does not depend on the order of the partitions. ``max_bytes`` bounds the n x n
+    int64 product, its sparse form and the float64 result (a MemoryBudgetError names the bytes).
     """
     ensemble = as_ensemble(ensemble)
+    n = ensemble.n_samples
+    _check_budget(n, _PROJECTION_BYTES_PER_PAIR, max_bytes, "the dense projection sums P (002 sec. 2.2)",
+                  "addremadd or a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla)")
     B = ensemble.one_hot().tocsc()
     sizes = np.asarray(B.sum(axis=0)).ravel()
     part_of_column = np.repeat(np.arange(ensemble.n_partitions), np.diff(ensemble.offsets))
@@ -416,10 +427,12 @@ def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None,
     n = ensemble.n_samples
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
     check_random_state(random_state)
-    _check_budget(n, 24, max_bytes, "ls_agglomerative's dense float64 gains and their working copy",
-                  "addremadd on a float32 co-association, or a method that never forms the n x n matrix")
+    # The projection sums' peak (the float64 gains and the kernel's working copy fit within it).
+    _check_budget(n, _PROJECTION_BYTES_PER_PAIR, max_bytes, "ls_agglomerative's dense projection sums and gains",
+                  "addremadd on a float32 co-association, or a method that never forms the n x n matrix "
+                  "(e.g. kcc, hbgf, mcla)")
 
-    G = projection_sums(ensemble)
+    G = projection_sums(ensemble, max_bytes=max_bytes)
     G -= 1.0 / n
 
     from cclust._ext import _addremadd

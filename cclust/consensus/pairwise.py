@@ -3,12 +3,15 @@
 The co-association ``S(x, y)`` (004 eq. 1) is the weighted fraction of partitions that put x and
 y in the same cluster (:meth:`cclust.Ensemble.coassociation`; with missing labels, of the
 partitions labelling both). EAC and FC read the dense n x n matrix, within the memory budget
-(a :class:`cclust.errors.MemoryBudgetError` names the bytes needed past it). BEST never forms it.
+(a :class:`cclust.errors.MemoryBudgetError` names the bytes needed past it); EAC with single
+linkage also runs on the sparse kNN co-association (``n_neighbors=``), in linear memory. BEST
+never forms it.
 """
 import numpy as np
 
-from cclust._validation import check_int
+from cclust._validation import check_int, check_n_threads
 from cclust.consensus.voting import canonical, check_n_clusters
+from cclust.ensemble import memory_budget, require_memory
 from cclust.errors import ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
@@ -19,10 +22,19 @@ _LINKAGES = ("average", "single", "complete", "weighted")
 _DECIMALS = 12
 
 
+_ALTERNATIVE = ("pass linkage='single', n_neighbors=30 to eac for single linkage on the kNN co-association "
+                "(linear memory), or use a method that never forms it (kcc, hbgf, mcla, or "
+                "cspa(neighbors='lsh'))")
+
+
 def _coassociation(ensemble, n_clusters, weights, max_bytes):
     E = canonical(ensemble, weights)
     n_clusters = check_n_clusters(n_clusters, E)
-    S = np.asarray(E.coassociation(max_bytes=max_bytes), dtype=np.float64)
+    n = E.n_samples
+    # The float64 matrix, its distance copy and squareform's condensed copy live at once.
+    require_memory(n * n * 8 * 2 + n * (n - 1) // 2 * 8, f"the dense co-association distances of {n} objects",
+                   _ALTERNATIVE, max_bytes)
+    S = np.asarray(E.coassociation(max_bytes=memory_budget(max_bytes)), dtype=np.float64)
     # Co-associations are ratios of small weight sums; rounding away the last bits of summation
     # order makes tied pairs exactly tied, so ties break by object index and not by rounding.
     D = np.round(1.0 - S, _DECIMALS)
@@ -30,8 +42,55 @@ def _coassociation(ensemble, n_clusters, weights, max_bytes):
     return E, n_clusters, D
 
 
+def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, n_threads):
+    """Single linkage cut at K on the kNN co-association graph (see :func:`eac`)."""
+    import scipy.sparse as sp
+    from scipy.cluster.hierarchy import cut_tree
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+    from scipy.spatial.distance import squareform
+
+    n = E.n_samples
+    A = E.ensemble.knn_coassociation(n_neighbors, random_state=random_state, dtype=np.float64,
+                                     max_bytes=max_bytes, n_threads=n_threads)
+    # Kruskal's tree depends only on the order of the weights: 1 + (1 - S) keeps the order and
+    # keeps S = 1 pairs (duplicates) as edges, which a zero weight would drop.
+    D = A.copy()
+    D.data = 1.0 + np.round(1.0 - D.data, _DECIMALS)
+    T = minimum_spanning_tree(D).tocoo()
+    n_components = n - T.nnz            # a spanning forest has n - (number of trees) edges
+    height = float("nan")
+    if n_components < n_clusters:
+        # Remove the heaviest tree edges (the last merges) until K trees remain; among tied
+        # heights the edge with the larger (row, column) goes first.
+        order = np.lexsort((-T.col, -T.row, -T.data))
+        removed = order[:n_clusters - n_components]
+        height = float(np.round(T.data[removed].min() - 1.0, _DECIMALS))
+        keep = np.ones(T.nnz, dtype=bool)
+        keep[removed] = False
+        T = sp.coo_matrix((T.data[keep], (T.row[keep], T.col[keep])), shape=(n, n))
+    n_parts, parts = connected_components(T, directed=False)
+    joined = 0
+    if n_components >= n_clusters:
+        # Groups that no kept edge joins: single linkage of one representative per group (also
+        # when exactly K, for the height of the next merge).
+        require_memory(n_parts * n_parts * 24, f"joining the {n_parts} components of the kNN graph",
+                       "raise n_neighbors so that the kNN graph has fewer components", max_bytes)
+        first = np.unique(parts, return_index=True)[1]
+        S = E.ensemble.take(first).coassociation(max_bytes=memory_budget(max_bytes))
+        Dc = np.round(1.0 - S, _DECIMALS)
+        np.fill_diagonal(Dc, 0.0)
+        Z = scipy_linkage(squareform(Dc, checks=False), method="single")
+        parts = cut_tree(Z, n_clusters=n_clusters).reshape(-1)[parts]
+        joined = n_parts - n_clusters
+        height = float(Z[n_parts - n_clusters, 2])
+    return parts, height, {"n_neighbors": n_neighbors, "n_components": int(n_components),
+                           "n_joined_by_representatives": int(joined), "n_edges": int(A.nnz // 2)}
+
+
 @declare(handles_missing=True)
-def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None, random_state=None):
+def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=None, max_bytes=None,
+        random_state=None, n_threads=None):
     """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of 004 sec. 3.1).
 
     Agglomerative clustering of the distance ``1 - S`` (S the co-association, 004 eq. 1,
@@ -40,6 +99,21 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None
     (:func:`scipy.cluster.hierarchy.cut_tree`). Average linkage merges the two clusters with the
     largest average similarity, as 004 describes HAC; Fred & Jain also use single linkage.
     Ward is not offered: ``1 - S`` is not a squared Euclidean distance.
+
+    **Sparse route** (``n_neighbors=``, single linkage only): the graph of each object's
+    ``n_neighbors`` strongest co-associations (:meth:`cclust.Ensemble.knn_coassociation`,
+    linear memory; n = 10^6 in minutes), its minimum spanning forest (Kruskal on ``1 - S``),
+    and the K - c heaviest forest edges removed, c the number of trees. On the exact kNN graph
+    this is exact single linkage wherever it matters little to lose edges: a tree edge of the
+    dense single-linkage dendrogram is missing from the kNN graph only if both of its sides
+    hold more than ``n_neighbors`` objects (each end has ``n_neighbors`` closer objects, all on
+    its own side, else a lighter edge would cross), so every dense single-linkage cluster of at
+    most ``n_neighbors`` objects is reproduced. When the kNN graph has more than K components
+    (large groups that no kept edge joins), they are merged by single linkage of one
+    representative object per component — an approximation of the true, maximal, link. The
+    candidate search of the kNN graph is itself approximate (see there). Average, complete and
+    weighted linkage are refused with ``n_neighbors``: they need every pair (an unkept pair is
+    not a zero similarity), so a sparse graph would silently change the method.
 
     Parameters
     ----------
@@ -50,16 +124,23 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None
         K, in [2, number of distinct label vectors].
     linkage : {"average", "single", "complete", "weighted"}, default="average"
     weights : array-like of shape (n_partitions,), default=None
+    n_neighbors : int, default=None
+        None: the dense route. An int: the sparse route above (``linkage="single"`` only).
     max_bytes : int, default=None
-        Memory budget of the dense co-association matrix.
-    random_state : None
-        Unused (the method is deterministic); accepted for the registry contract.
+        Memory budget of the dense co-association matrix (or of the kNN graph).
+    random_state : int, Generator or None
+        Seeds the kNN graph's candidate search (sparse route); the dense route is
+        deterministic and ignores it.
+    n_threads : int, default=None
+        Threads of the sparse route's kNN graph; the labels do not depend on it.
 
     Returns
     -------
     ConsensusResult
         ``objective`` is the height of the last merge kept out (the cut height, a distance);
-        ``extras["linkage_matrix"]`` is SciPy's (n - 1, 4) linkage matrix.
+        ``extras["linkage_matrix"]`` is SciPy's (n - 1, 4) linkage matrix (dense route), or
+        ``extras["n_components"]`` (trees of the kNN forest) and
+        ``extras["n_joined_by_representatives"]`` (sparse route).
 
     Examples
     --------
@@ -75,6 +156,22 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None
 
     if linkage not in _LINKAGES:
         raise ValidationError(f"linkage must be one of {list(_LINKAGES)}, got {linkage!r}.")
+    if n_neighbors is not None:
+        n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
+        if linkage != "single":
+            raise ValidationError(
+                f"n_neighbors (the sparse kNN route) supports linkage='single' only, got linkage={linkage!r}: "
+                f"{linkage} linkage needs every pair's co-association, and an unkept pair is not a zero "
+                "similarity. Pass linkage='single', or drop n_neighbors for the dense route, or use "
+                "cspa(..., neighbors='lsh') for a scalable graph cut.")
+        E = canonical(ensemble, weights)
+        n_clusters = check_n_clusters(n_clusters, E)
+        labels, height, extras = _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state,
+                                                        check_n_threads(n_threads))
+        return ConsensusResult.from_labels(
+            labels, objective=height,
+            objective_name="single-linkage distance of the first merge above the cut (kNN graph)",
+            n_iter=0, converged=True, method="eac", extras={"linkage": linkage, **extras})
     E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
     labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
@@ -86,7 +183,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, max_bytes=None
     )
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, object_order="distribution")  # ties go to the lowest index
 def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None):
     """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; 004 sec. 3.1).
 

@@ -12,7 +12,7 @@ plus :func:`wokmeans`, k-means whose centres are object-weighted means (Algorith
 Every graph is cut by the METIS call of :mod:`cclust.consensus.graph`.
 
 Choices where 003 is open to more than one reading
--------------------------------------------------
+--------------------------------------------------
 * ``t`` of eq. 7, per base clustering: "the average of the squared Euclidean distances between
   the data and the weighted means" (sec. 5) — taken between each object and the weighted centre
   of its own cluster (the objects labelled by that clustering). The other reading, over every
@@ -45,7 +45,7 @@ from cclust.consensus.graph import (
     partition_graph,
     top_neighbor_graph,
 )
-from cclust.ensemble import as_ensemble, memory_budget
+from cclust.ensemble import as_ensemble, memory_budget, require_memory
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
@@ -69,8 +69,9 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
 
     Without missing labels no n x n matrix is formed: ``sum_j A_ij = sum_c w_c B_ic |C_c|`` and
     ``sum_j A_ij^2 = (B W G W B^T)_ii`` with ``G = B^T B`` the sparse cluster-overlap table,
-    computed in row chunks: O(n) memory. With missing labels A is normalised per pair and the dense
-    co-association is used, under the memory budget.
+    computed in row chunks: O(n) memory. With missing labels A is normalised per pair, so its rows
+    are computed in chunks from the sparse one-hot (O(n^2 r) time, O(n) memory beyond a chunk of
+    rows).
 
     Parameters
     ----------
@@ -78,7 +79,7 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
     smoothing : float, default=0.01
         e of eq. 4 (> 0).
     max_bytes : int, default=None
-        Memory budget of the dense route (missing labels only).
+        Accepted for compatibility; no route forms an n x n matrix any more.
 
     Returns
     -------
@@ -94,11 +95,24 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
     ensemble = as_ensemble(ensemble)
     smoothing = _check_smoothing(smoothing)
     n = ensemble.n_samples
+    if max_bytes is not None:
+        memory_budget(max_bytes)                        # validates the argument
     if ensemble.has_missing:
-        A = ensemble.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float64)
-        A = A.copy()
-        np.fill_diagonal(A, 1.0)
-        confusion = (A * (1.0 - A)).sum(axis=1)
+        B = ensemble.one_hot()
+        BwT = ensemble.one_hot(weighted=True).T.tocsr()
+        M = ensemble.labelled.astype(np.float64)
+        MwT = (M * ensemble.weights).T
+        confusion = np.empty(n)
+        # Rows of A in chunks of about 2^22 entries: O(n) memory whatever n.
+        rows = max(1, 2**22 // n)
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            num = (B[start:stop] @ BwT).toarray()
+            den = M[start:stop] @ MwT
+            with np.errstate(invalid="ignore", divide="ignore"):
+                A = np.where(den > 0, np.minimum(num / np.where(den > 0, den, 1.0), 1.0), 0.0)
+            A[np.arange(stop - start), np.arange(start, stop)] = 1.0
+            confusion[start:stop] = (A * (1.0 - A)).sum(axis=1)
     else:
         B = ensemble.one_hot()
         Bw = ensemble.one_hot(weighted=True)
@@ -200,7 +214,7 @@ def _woec_result(labels, cut, method, w, extras):
         n_iter=0, converged=True, method=method, extras=extras)
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
          max_bytes=None, random_state=None):
     """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
@@ -257,7 +271,7 @@ def _canonical_memberships(X, ensemble, w, t):
 
 @declare(requires_X=True, handles_missing=True)
 def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         n_neighbors=None, ufactor=None, max_bytes=None, random_state=None):
+         n_neighbors=None, neighbors="exact", ufactor=None, max_bytes=None, random_state=None, n_threads=None):
     """Weighted-Object Similarity Partitioning (WOSP; 003 sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
@@ -284,10 +298,22 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     n_neighbors : int, default=None
         None: the dense graph (refused past ``max_bytes``). An int: keep each object's
         ``n_neighbors`` most similar objects (union), computed in row chunks.
+    neighbors : {"exact", "lsh"}, default="exact"
+        How the sparse route finds the neighbours. "exact": every pair is scored, O(n^2 sum K_i)
+        time. "lsh": the candidates of an object are its ``2 * n_neighbors`` strongest
+        co-associations (:meth:`cclust.Ensemble.knn_coassociation`, linear time), scored by
+        the exact WOSP similarity, of which the ``n_neighbors`` largest are kept: an
+        approximation that assumes the WOSP neighbours of an object are among its
+        co-association neighbours (both measure agreement of the clusterings; WOSP's soft
+        memberships also link objects that no partition puts together, which this route
+        drops). The memberships themselves take ``12 n sum K_i`` bytes, refused past
+        ``max_bytes``. ``n_neighbors`` defaults to 30 with "lsh".
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     max_bytes : int, default=None
     random_state : int, Generator or None
+    n_threads : int, default=None
+        Threads of ``neighbors="lsh"``; the labels do not depend on it.
 
     Returns
     -------
@@ -309,9 +335,18 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
     n = ensemble.n_samples
+    if neighbors not in ("exact", "lsh"):
+        raise ValidationError(f"neighbors must be one of ['exact', 'lsh'], got {neighbors!r}.")
+    if neighbors == "lsh" and n_neighbors is None:
+        n_neighbors = 30
     n_neighbors = check_n_neighbors(n_neighbors, n)
     if n_neighbors is None:
-        check_dense_budget(n, "WOSP similarity", max_bytes)
+        check_dense_budget(n, "WOSP similarity", max_bytes, alternative=(
+            "pass n_neighbors=30, neighbors='lsh' for the sparse route on co-association candidates, or use "
+            "wohb or womc (linear memory)"))
+    require_memory(12 * n * int(ensemble.offsets[-1]), f"the WOSP memberships of {n} objects",
+                   "use wohb with fewer clusters per partition, or womc (no memberships)", max_bytes)
+    rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     P, partition_of, ts = _canonical_memberships(X, ensemble, w, t)
     # Eq. 10-11 as one product: rows of each block scaled to unit norm, then by sqrt(weight).
@@ -324,16 +359,42 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         S = Q @ Q.T
         graph = sp.csr_matrix(S)
         del S
+    elif neighbors == "lsh":
+        graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads)
     else:
         graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
-    parts, cut = partition_graph(graph, n_clusters, random_state=random_state, ufactor=ufactor)
+    parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=ufactor)
     if np.unique(parts).shape[0] < n_clusters:
         indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
         parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
     else:
         moved = 0
     return _woec_result(parts, cut, "wosp", w, {"t": ts, "n_moved": moved, "ufactor": ufactor,
-                                                "n_neighbors": n_neighbors})
+                                                "n_neighbors": n_neighbors, "neighbors": neighbors})
+
+
+def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads):
+    """Each object's ``n_neighbors`` largest ``Q[x] . Q[y]`` among its co-association neighbours."""
+    n = ensemble.n_samples
+    C = sp.triu(ensemble.knn_coassociation(2 * n_neighbors, random_state=rng, max_bytes=max_bytes,
+                                           n_threads=n_threads), k=1).tocoo()
+    rows, cols = C.row.astype(np.int64), C.col.astype(np.int64)
+    sims = np.empty(rows.shape[0], dtype=np.float64)
+    step = max(1, 2**22 // max(1, Q.shape[1]))
+    for start in range(0, rows.shape[0], step):
+        a, b = rows[start:start + step], cols[start:start + step]
+        sims[start:start + step] = np.einsum("ij,ij->i", Q[a], Q[b], dtype=np.float64)
+    # Both directions, then each row's n_neighbors largest (ties to the smaller column).
+    r = np.concatenate([rows, cols])
+    c = np.concatenate([cols, rows])
+    v = np.concatenate([sims, sims])
+    order = np.lexsort((c, -v, r))
+    r, c, v = r[order], c[order], v[order]
+    first = np.searchsorted(r, np.arange(n))
+    rank = np.arange(r.shape[0]) - first[r]
+    keep = (rank < n_neighbors) & (v > 0)
+    G = sp.csr_matrix((v[keep], (r[keep], c[keep])), shape=(n, n))
+    return G.maximum(G.T).tocsr()
 
 
 @declare(requires_X=True, handles_missing=True)

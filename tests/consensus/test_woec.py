@@ -250,9 +250,12 @@ def test_memory_budget():
     with pytest.raises(MemoryBudgetError, match=r"bytes.*n_neighbors"):
         wosp(labels, 3, X=X, max_bytes=1000)
     labels = labels.copy()
-    labels[0, 0] = -1  # missing labels: object weights need the dense co-association
-    with pytest.raises(MemoryBudgetError, match="bytes"):
-        object_weights(labels, max_bytes=1000)
+    labels[0, 0] = -1  # missing labels: rows of the co-association in chunks, never n x n
+    E = Ensemble(labels)
+    A = E.coassociation().copy()
+    np.fill_diagonal(A, 1.0)
+    expected = (4.0 / E.n_samples * (A * (1.0 - A)).sum(axis=1) + 0.01) / 1.01
+    np.testing.assert_allclose(object_weights(labels, max_bytes=1000), expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from cclust.ensemble import as_ensemble
+from cclust.ensemble import as_ensemble, require_memory
 from cclust.errors import ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
@@ -206,7 +206,7 @@ def split_to(coassociation, labels, n_clusters):
     return labels
 
 
-@declare(chooses_n_clusters=True, handles_missing=True)
+@declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")
 def ccpivot(ensemble, n_clusters=None, *, n_init=10, random_state=None, max_bytes=None):
     """CC-Pivot (KwikCluster) consensus on the co-association matrix.
 
@@ -279,6 +279,9 @@ def ccpivot(ensemble, n_clusters=None, *, n_init=10, random_state=None, max_byte
     n_clusters = _check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
     n_init = _check_int(n_init, "n_init", low=1)
     rng = _check_random_state(random_state)
+    # The matrix and the pivot loop's float64 working copy, checked before either is allocated.
+    require_memory(ensemble.coassociation_bytes() + n * n * 8, f"ccpivot on the dense co-association of {n} objects",
+                   "use a linear-memory method (kcc, hbgf, mcla) or cspa(neighbors='lsh')", max_bytes)
     A = ensemble.coassociation(max_bytes=max_bytes)
 
     best_labels, best_cost = None, np.inf
