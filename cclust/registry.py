@@ -69,15 +69,32 @@ class MethodInfo:
         The function can choose the number of clusters itself and accepts ``n_clusters=None``.
     handles_missing : bool
         The function accepts ensembles with missing labels (-1).
+    object_order : {"exact", "distribution"}
+        How the result depends on the order of the objects (the rows of the ensemble and of
+        ``X``). ``"exact"``: for a fixed ``random_state``, permuting the objects permutes the
+        labels and nothing else. ``"distribution"``: the method draws random objects (seeds,
+        tie-breaks) by position, so a permutation changes which draw each object gets; the
+        result is the same only in distribution, and the conformance kit then asks for exact
+        invariance only where the answer is unambiguous (identical partitions).
     """
 
     requires_X: bool = False
     chooses_n_clusters: bool = False
     handles_missing: bool = True
+    object_order: str = "exact"
 
 
-def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True):
+#: The values of :attr:`MethodInfo.object_order`.
+OBJECT_ORDERS = ("exact", "distribution")
+
+
+def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact"):
     """Decorator recording a consensus function's :class:`MethodInfo`.
+
+    Raises
+    ------
+    cclust.errors.ValidationError
+        If ``object_order`` is not one of ``"exact"``, ``"distribution"``.
 
     Examples
     --------
@@ -88,8 +105,11 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True)
     >>> method_info(mine).requires_X
     True
     """
+    if object_order not in OBJECT_ORDERS:
+        raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
+                              f"got {object_order!r}.")
     info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
-                      handles_missing=handles_missing)
+                      handles_missing=handles_missing, object_order=object_order)
 
     def mark(fn):
         fn.__cclust_info__ = info

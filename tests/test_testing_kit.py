@@ -5,6 +5,8 @@ asserts that the check written for that defect fails with an AssertionError nami
 and the function.
 """
 import re
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -31,19 +33,22 @@ from cclust.testing import (
     check_consensus_missing_labels,
     check_consensus_n_clusters,
     check_consensus_no_mutation,
+    check_consensus_object_order,
     check_consensus_order_invariance,
     check_consensus_pickle,
     check_consensus_relabel_invariance,
     check_consensus_result,
+    check_consensus_thread_safety,
     check_generator,
     check_generator_deterministic,
     check_generator_n_jobs,
     check_generator_result,
     check_metric,
+    check_metric_no_mutation,
     check_metric_returns_float,
     check_metric_self_agreement,
-    check_metric_no_mutation,
     check_registered,
+    parametrize_with_checks,
     same_partition,
 )
 from cclust.testing.strategies import ensembles, label_columns
@@ -161,6 +166,28 @@ def scales_X_in_place(ensemble, n_clusters, *, X, random_state=None):
     return average_linkage(ensemble, n_clusters)
 
 
+def furthest_first_from_object_zero(ensemble, n_clusters, *, random_state=None):
+    """Furthest-first centres on 1 - co-association starting at object 0, then nearest centre:
+    which object is "object 0" depends on the order of the objects."""
+    distance = 1.0 - ensemble.coassociation()
+    centres = [0]
+    for _ in range(1, n_clusters):
+        centres.append(int(distance[:, centres].min(axis=1).argmax()))
+    labels = distance[:, centres].argmin(axis=1)
+    return ConsensusResult.from_labels(merge_smallest(labels, n_clusters) if len(set(labels)) > n_clusters
+                                       else labels)
+
+
+_SHARED = {}
+
+
+def keeps_its_input_in_a_global(ensemble, n_clusters, *, random_state=None):
+    """Parks its input in a module-level dict and reads it back: not safe across threads."""
+    _SHARED["ensemble"], _SHARED["k"] = ensemble, n_clusters
+    time.sleep(0.005)  # widen the race window so the overlap is certain, not a timing accident
+    return average_linkage(_SHARED["ensemble"], _SHARED["k"])
+
+
 def _message(excinfo):
     return str(excinfo.value)
 
@@ -207,6 +234,9 @@ DEFECTS = [
     (accepts_missing_silently, check_consensus_missing_labels, r"handles_missing=False but returned a result"),
     (wrong_signature, check_consensus_contract, r"breaks the consensus contract"),
     (never_returns_the_partition, check_consensus_identical_partitions, r"did not give that partition back"),
+    (furthest_first_from_object_zero, check_consensus_object_order,
+     r"permuting the objects of .* changed the consensus partition .*object_order='exact'"),
+    (keeps_its_input_in_a_global, check_consensus_thread_safety, r"threads called at once"),
 ]
 
 
@@ -224,6 +254,68 @@ def test_each_defect_fails_the_whole_kit(fn, check, detail):
     with pytest.raises(AssertionError, match=check.__name__) as excinfo:
         check_consensus(fn)
     assert fn.__name__ in _message(excinfo)
+
+
+def test_object_order_distribution_is_checked_only_where_the_answer_is_unambiguous():
+    positional = declare(object_order="distribution")(furthest_first_from_object_zero)
+    check_consensus_object_order(positional)
+    check_consensus_object_order(furthest_first_from_object_zero, object_order="distribution")
+    check_consensus(furthest_first_from_object_zero, object_order="distribution")
+
+    @declare(object_order="distribution")
+    def positional_and_wrong(ensemble, n_clusters, *, random_state=None):
+        """Declares order dependence, but also loses identical partitions when reordered."""
+        labels = np.array(furthest_first_from_object_zero(ensemble, n_clusters).labels)
+        if ensemble.labels[0, 0] != ensemble.labels[-1, 0]:
+            labels[0] = (labels[0] + 1) % n_clusters
+        return ConsensusResult.from_labels(labels)
+
+    with pytest.raises(AssertionError, match=r"check_consensus_object_order.*four copies of one partition"):
+        check_consensus_object_order(positional_and_wrong)
+    with pytest.raises(ValueError, match="object_order must be one of"):
+        check_consensus_object_order(average_linkage, object_order="roughly")
+
+
+def test_thread_safety_passes_a_function_that_releases_the_gil():
+    def sleeps_then_clusters(ensemble, n_clusters, *, random_state=None):
+        time.sleep(0.002)  # lets the other threads run in between: still no shared state
+        return average_linkage(ensemble, n_clusters)
+
+    before = threading.active_count()
+    check_consensus_thread_safety(sleeps_then_clusters)
+    assert threading.active_count() == before  # the kit's pool is shut down
+
+
+def test_parametrize_with_checks_gives_one_test_per_pair():
+    mark = parametrize_with_checks(["ari", "kcc"], options={"kcc": {"object_order": "distribution"}})
+    argnames, params = mark.mark.args
+    assert argnames == "obj, check"
+    ids = [p.id for p in params]
+    assert ids[:len(METRIC_CHECKS)] == [f"ari-{c.__name__}" for c in METRIC_CHECKS]
+    assert ids[len(METRIC_CHECKS):] == [f"kcc-{c.__name__}" for c in CONSENSUS_CHECKS]
+    bound = {p.id: p.values[1] for p in params}
+    # The option reaches the check that takes it, and only that one.
+    assert bound["kcc-check_consensus_object_order"].keywords == {"object_order": "distribution"}
+    assert bound["kcc-check_consensus_pickle"] is check_consensus_pickle
+    assert all(p.values[0] in ("ari", "kcc") for p in params)
+
+
+def test_parametrize_with_checks_on_objects_needs_a_kind():
+    _, params = parametrize_with_checks([average_linkage], kind="consensus").mark.args
+    assert [p.id for p in params] == [f"average_linkage-{c.__name__}" for c in CONSENSUS_CHECKS]
+    uc = cclust.get("uc")
+    assert [p.values[0] for p in parametrize_with_checks([uc]).mark.args[1]] == [uc]
+    with pytest.raises(ValueError, match=r"cannot tell the kind .* pass kind="):
+        parametrize_with_checks([average_linkage])
+    with pytest.raises(ValueError, match="kind must be one of"):
+        parametrize_with_checks([average_linkage], kind="method")
+    with pytest.raises(UnknownNameError, match="kcx"):
+        parametrize_with_checks(["kcx"])
+
+
+@parametrize_with_checks([average_linkage, refuses_missing], kind="consensus")
+def test_parametrize_with_checks_runs_the_kit(obj, check):
+    check(obj)
 
 
 def test_the_kit_stops_after_a_broken_contract():

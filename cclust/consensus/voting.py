@@ -349,6 +349,13 @@ class _IPC(_Criterion):
         self.S = None
         if ensemble.has_missing:
             # Pair-normalised co-association: not a sum of per-partition terms, so the matrix route.
+            # Checked here so the refusal names routes IPC can take (not the kNN co-association).
+            from cclust.ensemble import require_memory
+
+            require_memory(ensemble.ensemble.coassociation_bytes(),
+                           f"IPC on missing labels (the dense co-association of {ensemble.n_samples} objects)",
+                           "use ipvc or kcc, which handle missing labels in linear memory, or complete "
+                           "the partitions", max_bytes)
             self.S = np.asarray(ensemble.coassociation(max_bytes=max_bytes), dtype=np.float64)
             self.ceiling = np.ones(ensemble.n_samples)
 
@@ -518,7 +525,9 @@ def _doc(text):
     return mark
 
 
-@declare(handles_missing=True)
+# Modes are majority counts, so ties are common and go to the lowest label in the canonical
+# (first-appearance) numbering: the result depends on the order of the objects in ties.
+@declare(handles_missing=True, object_order="distribution")
 @_doc("""Iterative voting consensus, IVC (004 Algorithm 1).
 
     K-modes on the label vectors: each cluster's centre holds the majority label of its members
@@ -617,7 +626,9 @@ def _vote_table(E, table, n_clusters):
     return np.ascontiguousarray(values)
 
 
-@declare(handles_missing=True)
+# The Hungarian alignment works on integer overlap counts, whose ties go to the lowest cluster
+# in the canonical (first-appearance) numbering: the result depends on object order in ties.
+@declare(handles_missing=True, object_order="distribution")
 def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, random_state=None,
            n_threads=None):
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; 002 sec. 1).

@@ -24,6 +24,11 @@ check_consensus, check_metric, check_generator, check_utility
     Run every check of a kind on a function (or a registered name).
 check_registered
     Look a name up in ``cclust.available()`` and run the checks of its kind.
+parametrize_with_checks
+    A ``pytest.mark.parametrize`` decorator giving one test per (function, check) pair.
+check_bad_input
+    The bad-input catalogue (malformed arrays, K, weights, X) on a registered function, run in
+    a child process so that a crash is reported, not suffered.
 CONSENSUS_CHECKS, METRIC_CHECKS, GENERATOR_CHECKS, UTILITY_CHECKS, CHECKS
     The individual checks of each kind (``CHECKS`` maps kind -> tuple), to parametrize over.
 blob_partitions, same_partition, adjusted_rand
@@ -37,6 +42,7 @@ so a defect in one part of cclust cannot hide a defect in another.
 """
 from types import MappingProxyType
 
+from cclust.testing._bad_input import check_bad_input
 from cclust.testing._consensus import (
     CONSENSUS_CHECKS,
     check_consensus,
@@ -46,10 +52,12 @@ from cclust.testing._consensus import (
     check_consensus_missing_labels,
     check_consensus_n_clusters,
     check_consensus_no_mutation,
+    check_consensus_object_order,
     check_consensus_order_invariance,
     check_consensus_pickle,
     check_consensus_relabel_invariance,
     check_consensus_result,
+    check_consensus_thread_safety,
 )
 from cclust.testing._data import adjusted_rand, blob_partitions, same_partition
 from cclust.testing._generator import (
@@ -72,6 +80,7 @@ from cclust.testing._metric import (
     check_metric_returns_float,
     check_metric_self_agreement,
 )
+from cclust.testing._parametrize import parametrize_with_checks
 
 #: kind -> the checks of that kind
 CHECKS = MappingProxyType({
@@ -125,6 +134,7 @@ __all__ = [
     "UTILITY_CHECKS",
     "adjusted_rand",
     "blob_partitions",
+    "check_bad_input",
     "check_consensus",
     "check_consensus_contract",
     "check_consensus_deterministic",
@@ -132,10 +142,12 @@ __all__ = [
     "check_consensus_missing_labels",
     "check_consensus_n_clusters",
     "check_consensus_no_mutation",
+    "check_consensus_object_order",
     "check_consensus_order_invariance",
     "check_consensus_pickle",
     "check_consensus_relabel_invariance",
     "check_consensus_result",
+    "check_consensus_thread_safety",
     "check_generator",
     "check_generator_contract",
     "check_generator_deterministic",
@@ -150,5 +162,6 @@ __all__ = [
     "check_registered",
     "check_utility",
     "check_utility_contract",
+    "parametrize_with_checks",
     "same_partition",
 ]

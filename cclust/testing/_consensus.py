@@ -1,16 +1,27 @@
 """Conformance checks of consensus functions (kind ``consensus``)."""
 import inspect
 import pickle
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 
-from cclust.testing._common import Failure, contract_failure, first_difference, parameters, resolve, run_all
+from cclust.testing._common import (
+    Failure,
+    contract_failure,
+    first_difference,
+    parameters,
+    resolve,
+    run_all,
+)
 from cclust.testing._data import (
     DATA_SEED,
     Snapshot,
     adjusted_rand,
     blob_partitions,
     check_kit_n_clusters,
+    noisy,
     relabel,
     same_partition,
     with_missing,
@@ -25,10 +36,12 @@ __all__ = [
     "check_consensus_missing_labels",
     "check_consensus_n_clusters",
     "check_consensus_no_mutation",
+    "check_consensus_object_order",
     "check_consensus_order_invariance",
     "check_consensus_pickle",
     "check_consensus_relabel_invariance",
     "check_consensus_result",
+    "check_consensus_thread_safety",
 ]
 
 #: Marks an argument left to the check's own value.
@@ -315,6 +328,96 @@ def check_consensus_missing_labels(fn_or_name, *, n_clusters=3, X_required=None,
                     "labels instead of raising cclust.errors.ValidationError.")
 
 
+@_options
+def check_consensus_object_order(fn_or_name, *, n_clusters=3, X_required=None, random_state=0,
+                                 object_order=None):
+    """Reordering the objects (rows of the ensemble and of ``X``) reorders the labels only.
+
+    After undoing the permutation the labels must be the same partition as without it. How
+    strictly depends on ``object_order`` (by default the function's declared
+    ``method_info(fn).object_order``):
+
+    * ``"exact"`` -- the same ``random_state`` gives the same partition for every order of the
+      objects (a reversed order and two random ones are tried), on the kit's ensemble and on a
+      noisy one whose consensus is far from obvious. Both carry distinct, irregular partition
+      weights, so that no two candidate merges, moves or seeds score exactly the same: a method
+      that breaks exact ties by position is still "exact".
+    * ``"distribution"`` -- the method draws objects by position (random seeds, a graph
+      partitioner's vertex order), so its result changes with their order in ways only its
+      distribution is invariant to. Then the permuted runs must return valid results, and
+      fusing identical partitions -- the one case where the answer is unambiguous -- must give
+      that partition in every order.
+
+    The keyword ``object_order`` (``"exact"``, ``"distribution"`` or None, the default) overrides
+    the declaration, e.g. for a plugin that declares nothing yet.
+    """
+    from cclust.registry import OBJECT_ORDERS
+
+    case = _Case("check_consensus_object_order", fn_or_name, n_clusters, X_required, random_state)
+    order = case.info.object_order if object_order is None else object_order
+    if order not in OBJECT_ORDERS:
+        raise ValueError(f"object_order must be one of {OBJECT_ORDERS} or None, got {order!r}.")
+    weights = case.rng.uniform(0.5, 2.0, case.labels.shape[1])
+    perms = [np.arange(case.n)[::-1], case.rng.permutation(case.n), case.rng.permutation(case.n)]
+    copies = np.column_stack([relabel(case.y, case.rng) for _ in range(4)])
+    inputs = [("four copies of one partition", copies, None, True),
+              ("the kit's ensemble", case.labels, weights, order == "exact"),
+              ("a noisy ensemble", noisy(case.labels, 0.5), weights, order == "exact")]
+    for what, labels, w, strict in inputs:
+        base = case.valid(case.run(case.ensemble(labels, w)), case.n_clusters, what)
+        for perm in perms:
+            moved = case.valid(case.run(case.ensemble(labels[perm], w), X=case.X[perm].copy()), case.n_clusters,
+                               f"{what}, objects permuted")
+            back = np.empty_like(moved)
+            back[perm] = moved
+            if strict and not same_partition(base, back):
+                hint = ("" if order == "distribution" else
+                        " If the method draws objects by position, declare it with "
+                        "cclust.registry.declare(object_order='distribution').")
+                raise case.fail(
+                    f"permuting the objects of {what} changed the consensus partition with "
+                    f"random_state={random_state!r} (ARI = {adjusted_rand(base, back):.6f} after undoing "
+                    f"the permutation; object_order={order!r}).{hint}"
+                )
+
+
+@_options
+def check_consensus_thread_safety(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+    """Calls from several Python threads at once give the results of the same calls made one
+    after another (no shared mutable state, no global random state).
+
+    Four threads start together (a barrier), each with its own input -- the kit's ensemble or
+    a noisy one, K or K + 1 clusters, its own seed -- so that results crossing between threads
+    show; this is done twice, and every result must equal the sequential one exactly.
+    """
+    case = _Case("check_consensus_thread_safety", fn_or_name, n_clusters, X_required, random_state)
+    seed = random_state if isinstance(random_state, int) else 0
+    n_threads = 4
+    inputs = (case.labels, noisy(case.labels, 0.3))
+    jobs = [(inputs[i % 2], case.n_clusters + i // 2, seed + i) for i in range(n_threads)]
+    expected = [case.valid(case.run(case.ensemble(labels), k, random_state=s), k, "sequential")
+                for labels, k, s in jobs]
+    barrier = threading.Barrier(n_threads)
+
+    def one(job):
+        labels, k, s = job
+        ensemble = case.ensemble(labels)
+        barrier.wait(timeout=60)
+        return case.run(ensemble, k, random_state=s)
+
+    for round_ in range(2):
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            results = list(pool.map(one, jobs))
+        for i, (result, want) in enumerate(zip(results, expected)):
+            got = case.valid(result, jobs[i][1], f"thread {i} of {n_threads} threads called at once")
+            if not np.array_equal(got, want):
+                raise case.fail(
+                    f"thread {i} of {n_threads} threads called at once (round {round_}) "
+                    f"(n_clusters={jobs[i][1]}, random_state={jobs[i][2]}) got other labels than the "
+                    f"same call made alone ({first_difference(got, want)})."
+                )
+
+
 #: Every consensus check, in the order :func:`check_consensus` runs them; parametrize over it.
 CONSENSUS_CHECKS = (
     check_consensus_contract,
@@ -325,12 +428,14 @@ CONSENSUS_CHECKS = (
     check_consensus_identical_partitions,
     check_consensus_relabel_invariance,
     check_consensus_order_invariance,
+    check_consensus_object_order,
     check_consensus_pickle,
     check_consensus_missing_labels,
+    check_consensus_thread_safety,
 )
 
 
-def check_consensus(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus(fn_or_name, *, n_clusters=3, X_required=None, random_state=0, object_order=None):
     """Run every check of :data:`CONSENSUS_CHECKS` on a consensus function.
 
     The function is called on small ensembles the kit builds itself: ``n_clusters``
@@ -348,6 +453,9 @@ def check_consensus(fn_or_name, *, n_clusters=3, X_required=None, random_state=0
         Whether to pass ``X=``; None reads ``method_info(fn).requires_X``.
     random_state : int, default=0
         The seed passed to the function.
+    object_order : {"exact", "distribution"}, default=None
+        Overrides the function's declared ``method_info(fn).object_order`` in
+        :func:`check_consensus_object_order`.
 
     Raises
     ------
@@ -361,5 +469,7 @@ def check_consensus(fn_or_name, *, n_clusters=3, X_required=None, random_state=0
     >>> check_consensus("ccpivot")  # doctest: +SKIP
     """
     _, label = resolve(fn_or_name, "consensus")
-    run_all(CONSENSUS_CHECKS, fn_or_name, label, n_clusters=n_clusters, X_required=X_required,
+    checks = [partial(check, object_order=object_order) if check is check_consensus_object_order else check
+              for check in CONSENSUS_CHECKS]
+    run_all(checks, fn_or_name, label, n_clusters=n_clusters, X_required=X_required,
             random_state=random_state)

@@ -90,6 +90,20 @@ def blob_partitions(n_clusters=3, *, seed=DATA_SEED):
     return X, y, np.column_stack(columns).astype(np.int64)
 
 
+def noisy(labels, fraction, *, seed=DATA_SEED):
+    """A copy of ``labels`` with about ``fraction`` of each partition's labels redrawn at random
+    among that partition's clusters (-1 stays -1): an ensemble whose consensus is not obvious.
+    """
+    rng = np.random.default_rng(seed + 4)
+    out = np.array(labels, dtype=np.int64, copy=True)
+    for j in range(out.shape[1]):
+        column = out[:, j]
+        present = column >= 0
+        redraw = present & (rng.random(column.shape[0]) < fraction)
+        column[redraw] = rng.integers(0, column[present].max() + 1, size=int(redraw.sum()))
+    return out
+
+
 def with_missing(labels, fraction=0.15, *, seed=DATA_SEED):
     """A copy of ``labels`` with about ``fraction`` of the entries set to -1.
 

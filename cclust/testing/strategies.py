@@ -13,7 +13,64 @@ marks a missing label, and weights are non-negative and not all zero.
 import numpy as np
 from hypothesis import strategies as st
 
-__all__ = ["ensembles", "label_columns", "labellings"]
+__all__ = ["PROFILES", "degenerate_ensembles", "ensembles", "label_columns", "labellings", "profile",
+           "register_profiles"]
+
+#: The hypothesis profiles cclust's property tests use. ``cclust-ci`` (the default run) is
+#: derandomized: the same examples every run, so a red CI build is reproducible and a green one
+#: is not luck. ``cclust-dev`` draws fresh random examples, more of them, for exploring locally
+#: (``CCLUST_HYPOTHESIS_PROFILE=cclust-dev python -m pytest tests/test_properties.py``).
+PROFILES = {
+    "cclust-ci": {"derandomize": True, "deadline": None, "database": None, "max_examples": 20,
+                  "print_blob": True},
+    "cclust-dev": {"derandomize": False, "deadline": None, "max_examples": 200, "print_blob": True},
+}
+
+
+def register_profiles():
+    """Register :data:`PROFILES` with hypothesis (idempotent)."""
+    from hypothesis import Phase, settings
+
+    # No "explain" phase: it imports optional tooling whose deprecation warnings would turn a
+    # test failure into a pytest internal error under filterwarnings=error.
+    phases = tuple(p for p in Phase if p is not Phase.explain)
+    for name, values in PROFILES.items():
+        settings.register_profile(name, phases=phases, **values)
+
+
+def profile(name=None):
+    """The settings of a cclust profile, to use as ``@settings(profile(), max_examples=...)``.
+
+    Parameters
+    ----------
+    name : str, default=None
+        A key of :data:`PROFILES`; None reads the ``CCLUST_HYPOTHESIS_PROFILE`` environment
+        variable, and falls back to ``"cclust-ci"``.
+
+    Returns
+    -------
+    hypothesis.settings
+
+    Raises
+    ------
+    ValueError
+        If the name is not a cclust profile.
+
+    Examples
+    --------
+    >>> from cclust.testing.strategies import profile
+    >>> profile("cclust-ci").derandomize
+    True
+    """
+    import os
+
+    from hypothesis import settings
+
+    register_profiles()
+    name = name or os.environ.get("CCLUST_HYPOTHESIS_PROFILE") or "cclust-ci"
+    if name not in PROFILES:
+        raise ValueError(f"CCLUST_HYPOTHESIS_PROFILE must be one of {sorted(PROFILES)}, got {name!r}.")
+    return settings.get_profile(name)
 
 
 def _check_bounds(min_n, max_n, min_partitions, max_partitions, max_k):
@@ -98,3 +155,44 @@ def ensembles(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partiti
                                    min_size=r, max_size=r)))
         w[draw(st.integers(0, r - 1))] += 1.0  # never all zero
     return Ensemble(columns, weights=w)
+
+
+#: The shapes :func:`degenerate_ensembles` draws from.
+DEGENERATE_SHAPES = ("one-object", "two-objects", "one-partition", "all-in-one-cluster",
+                     "every-object-alone", "identical-partitions", "one-labelled-object-per-partition")
+
+
+@st.composite
+def degenerate_ensembles(draw, max_n=8, max_partitions=4):
+    """A valid :class:`cclust.Ensemble` of a degenerate shape (see :data:`DEGENERATE_SHAPES`):
+    one or two objects, one partition, every object in one cluster, every object alone,
+    identical partitions, or partitions that label a single object each (the rest missing; the
+    first partition also labels the objects no other partition does).
+    Cluster names and the number of partitions are drawn too.
+    """
+    from cclust.ensemble import Ensemble
+
+    shape = draw(st.sampled_from(DEGENERATE_SHAPES))
+    r = draw(st.integers(1, max_partitions))
+    n = {"one-object": 1, "two-objects": 2}.get(shape) or draw(st.integers(3, max(3, max_n)))
+    if shape == "one-partition":
+        r = 1
+    rename = draw(st.permutations(range(n)))
+    if shape in ("all-in-one-cluster", "one-object"):
+        column = np.zeros(n, dtype=np.int64)
+    elif shape == "every-object-alone":
+        column = np.array(rename, dtype=np.int64)
+    else:
+        column = draw(labellings(n, max_k=3))
+    if shape == "one-labelled-object-per-partition":
+        matrix = np.full((n, r), -1, dtype=np.int64)
+        for j in range(r):
+            matrix[draw(st.integers(0, n - 1)), j] = 0
+        matrix[(matrix < 0).all(axis=1), 0] = 1  # every object keeps a label somewhere
+    elif shape in ("identical-partitions", "one-partition", "two-objects"):
+        # The same partition in every column, its clusters named differently in each.
+        names = [np.array(draw(st.permutations(range(n))), dtype=np.int64) for _ in range(r)]
+        matrix = np.column_stack([names[j][column] for j in range(r)])
+    else:
+        matrix = np.column_stack([column] * r)
+    return Ensemble(matrix)

@@ -2,17 +2,27 @@
 import itertools
 from importlib import metadata
 
+import cclust_example
 import numpy as np
 import pytest
+from cclust_example import (
+    ccpivot,
+    disagreement_cost,
+    merge_to,
+    pivot_clustering,
+    split_to,
+)
 
 import cclust
 from cclust import Ensemble
 from cclust.errors import ValidationError
 from cclust.registry import method_info
-from cclust.testing import CONSENSUS_CHECKS, blob_partitions, check_consensus, same_partition
-
-import cclust_example
-from cclust_example import ccpivot, disagreement_cost, merge_to, pivot_clustering, split_to
+from cclust.testing import (
+    blob_partitions,
+    check_consensus,
+    parametrize_with_checks,
+    same_partition,
+)
 
 
 def _installed():
@@ -30,14 +40,20 @@ needs_install = pytest.mark.skipif(
 
 # -- the conformance kit -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("check", CONSENSUS_CHECKS, ids=lambda check: check.__name__)
-def test_conformance(check):
-    check(ccpivot)
+# The pivots are drawn by position, so reordering the objects changes the result beyond a
+# permutation (same distribution, other draw): the kit checks object order only where the answer
+# is unambiguous. (ccpivot does not declare object_order itself yet; see docs/development.md.)
+OPTIONS = {"object_order": "distribution"}
+
+
+@parametrize_with_checks([ccpivot], kind="consensus", options={ccpivot: OPTIONS})
+def test_conformance(obj, check):
+    check(obj)
 
 
 @pytest.mark.parametrize("n_clusters, random_state", [(2, 0), (3, 1), (5, 2)])
 def test_conformance_kit_other_sizes(n_clusters, random_state):
-    check_consensus(ccpivot, n_clusters=n_clusters, random_state=random_state)
+    check_consensus(ccpivot, n_clusters=n_clusters, random_state=random_state, **OPTIONS)
 
 
 @needs_install
@@ -49,7 +65,7 @@ def test_registered_through_the_entry_point():
     fn = cclust.get("ccpivot")
     assert fn.__module__ == "cclust_example" and fn.__name__ == "ccpivot"
     assert method_info(fn).chooses_n_clusters
-    check_consensus("ccpivot")
+    check_consensus("ccpivot", **OPTIONS)
 
 
 def test_declared_metadata():

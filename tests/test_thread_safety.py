@@ -1,0 +1,106 @@
+"""Thread safety beyond the kit's per-method check (check_consensus_thread_safety):
+
+* one Ensemble object shared by many threads at once (its lazily filled caches: one-hot,
+  co-association, cluster sizes) gives every thread what a fresh Ensemble gives;
+* different consensus methods, generators and metrics running side by side, each with its
+  compiled core's own threads (n_threads / n_jobs = 2) inside Python threads;
+* the results equal the same calls made one after another, exactly.
+
+Every comparison is of values, never of timings.
+"""
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import Ensemble
+from cclust.registry import method_info
+from cclust.testing import blob_partitions
+
+N_THREADS = 6
+
+
+def _together(jobs):
+    """Run zero-argument callables from N_THREADS Python threads started at one barrier."""
+    barrier = threading.Barrier(len(jobs))
+
+    def one(job):
+        barrier.wait(timeout=60)
+        return job()
+
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        return list(pool.map(one, jobs))
+
+
+def _dense(matrix):
+    return matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
+
+
+def test_a_shared_ensemble_fills_its_caches_right():
+    _, _, labels = blob_partitions(4)
+    expected_co = Ensemble(labels).coassociation()
+    expected_onehot = _dense(Ensemble(labels).one_hot())
+    expected_sizes = Ensemble(labels).cluster_sizes
+    for _ in range(3):
+        shared = Ensemble(labels)  # fresh caches each round, filled concurrently
+        jobs = [shared.coassociation, shared.one_hot, lambda shared=shared: shared.cluster_sizes] * 2
+        results = _together(jobs)
+        for job_result, kind in zip(results, ["co", "onehot", "sizes"] * 2):
+            if kind == "co":
+                np.testing.assert_array_equal(job_result, expected_co)
+            elif kind == "onehot":
+                np.testing.assert_array_equal(_dense(job_result), expected_onehot)
+            else:
+                np.testing.assert_array_equal(job_result, expected_sizes)
+
+
+METHODS = ["kcc", "ivc", "ipvc", "voting", "eac", "cspa", "mcla", "addremadd", "em-mixture", "wosp"]
+
+
+def _call(name, ensemble, X, seed):
+    fn = cclust.get(name)
+    kwargs = {"X": X} if method_info(fn).requires_X else {}
+    return fn(ensemble, 4, random_state=seed, **kwargs).labels
+
+
+def test_many_methods_on_one_shared_ensemble_at_once():
+    X, _, labels = blob_partitions(4)
+    expected = {name: _call(name, Ensemble(labels), X, 3) for name in METHODS}
+    shared = Ensemble(labels)
+    results = _together([lambda name=name: _call(name, shared, X, 3) for name in METHODS])
+    for name, got in zip(METHODS, results):
+        np.testing.assert_array_equal(got, expected[name], err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["ivc", "kcc", "ipc"])
+def test_compiled_threads_inside_python_threads(name):
+    # OpenMP teams started from several Python threads at once, each with two threads.
+    _, _, labels = blob_partitions(3)
+    fn = cclust.get(name)
+    seeds = list(range(N_THREADS))
+    expected = [fn(Ensemble(labels), 3, random_state=s, n_threads=1).labels for s in seeds]
+    results = _together([lambda s=s: fn(Ensemble(labels), 3, random_state=s, n_threads=2).labels for s in seeds])
+    for s, got, want in zip(seeds, results, expected):
+        np.testing.assert_array_equal(got, want, err_msg=f"{name}, random_state={s}")
+
+
+@pytest.mark.parametrize("name", sorted(cclust.available(kind="generator")))
+def test_generators_from_several_threads(name):
+    X, _, _ = blob_partitions(3)
+    fn = cclust.get(name)
+    seeds = list(range(4))
+    expected = [fn(X, 3, n_partitions=4, random_state=s, n_jobs=1) for s in seeds]
+    results = _together([lambda s=s: fn(X, 3, n_partitions=4, random_state=s, n_jobs=2) for s in seeds])
+    for s, got, want in zip(seeds, results, expected):
+        np.testing.assert_array_equal(got.labels, want.labels, err_msg=f"{name}, random_state={s}")
+
+
+def test_metrics_from_several_threads():
+    rng = np.random.default_rng(0)
+    pairs = [(rng.integers(0, k, 500), rng.integers(0, k + 1, 500)) for k in range(2, 2 + N_THREADS)]
+    names = ["ari", "nmi", "ami", "vi", "van-dongen", "accuracy", "rand"]
+    expected = [[cclust.get(m)(a, b) for m in names] for a, b in pairs]
+    results = _together([lambda a=a, b=b: [cclust.get(m)(a, b) for m in names] for a, b in pairs])
+    assert results == expected
