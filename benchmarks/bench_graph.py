@@ -25,6 +25,16 @@ SciPy/NumPy, so it lives in its own virtual environment::
         --clusterensembles-python /tmp/ce-venv/bin/python --clusterensembles-memory-gb 16 \\
         --output /tmp/issue5_benchmarks_v2.md
 
+``--seeds N`` replaces the one-run table by N runs per method on equivalent ensembles (objects,
+partitions and cluster names permuted by the seed, see ``equivalent_ensemble``) for both
+libraries, reporting ARI mean ± sd and median wall / CPU seconds; ``--methods`` picks the cclust
+methods and ``--clusterensembles-skip DATA:SOLVER`` leaves out ClusterEnsembles runs that are
+too slow (its MCLA) or too large (its CSPA on letter)::
+
+    python benchmarks/bench_graph.py --sizes 1797 20000 --seeds 10 --methods hbgf cspa mcla \\
+        --clusterensembles-python /tmp/ce-venv/bin/python --clusterensembles-memory-gb 16 \\
+        --clusterensembles-skip digits:mcla letter:mcla letter:cspa
+
 The ensemble is saved to a temporary ``.npy``; each of its solvers (``cluster_ensembles(labels.T,
 nclass=K, solver=..., random_state=0)``) runs in a fresh subprocess with a wall-clock limit
 (``--clusterensembles-timeout``, default 300 s) and an address-space limit
@@ -85,6 +95,7 @@ def ensemble(name, X, k, r, cache):
 CE_WORKER = r"""
 import json, resource, sys, time
 labels_path, k, solver, out_path, gb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+random_state = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 if gb > 0:
     limit = int(gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -96,43 +107,131 @@ from importlib.metadata import version
 versions = {p: version(p) for p in ("ensembleclustering", "numpy", "scipy", "scikit-learn", "pymetis", "kahypar")}
 L = np.load(labels_path).T.astype(np.float64)  # ClusterEnsembles wants (r, n), float for its NaN test
 try:
-    t0 = time.perf_counter()
-    out = CE.cluster_ensembles(L, nclass=k, solver=solver, random_state=0)
-    seconds = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = CE.cluster_ensembles(L, nclass=k, solver=solver, random_state=random_state)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 except MemoryError:
     print(json.dumps({"error": "MemoryError (address-space limit %g GB)" % gb, "versions": versions,
                       "seconds": time.perf_counter() - t0}))
     sys.exit(0)
 np.save(out_path, np.asarray(out, dtype=np.int64))
-print(json.dumps({"seconds": seconds, "versions": versions}))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "versions": versions}))
 """
 CE_SOLVERS = ("cspa", "mcla", "hbgf", "hgpa")
 
 
-def run_clusterensembles(python, labels_path, k, solver, timeout, memory_gb, tmpdir):
-    """Run one ClusterEnsembles solver in a subprocess; (seconds or None, labels or None, note, versions)."""
+def run_clusterensembles(python, labels_path, k, solver, timeout, memory_gb, tmpdir, random_state=0):
+    """Run one ClusterEnsembles solver in a subprocess.
+
+    Returns (wall seconds or None, labels or None, note, versions, CPU seconds or None).
+    """
     out_path = os.path.join(tmpdir, f"ce_{solver}.npy")
     if os.path.exists(out_path):
         os.remove(out_path)
-    cmd = [python, "-c", CE_WORKER, labels_path, str(k), solver, out_path, str(memory_gb)]
+    cmd = [python, "-c", CE_WORKER, labels_path, str(k), solver, out_path, str(memory_gb), str(random_state)]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        return None, None, f"timeout > {timeout:g} s (killed)", {}
+        return None, None, f"timeout > {timeout:g} s (killed)", {}, None
     wall = time.perf_counter() - t0
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         if proc.returncode < 0:
             tail = f"killed by signal {-proc.returncode} after {wall:.0f} s; {tail}"
-        return None, None, f"failed: {tail[:160]}", {}
+        return None, None, f"failed: {tail[:160]}", {}, None
     info = json.loads(lines[-1])
     if "error" in info:
-        return None, None, f"{info['error']} after {info['seconds']:.0f} s", info["versions"]
-    return info["seconds"], np.load(out_path), "", info["versions"]
+        return None, None, f"{info['error']} after {info['seconds']:.0f} s", info["versions"], None
+    return info["seconds"], np.load(out_path), "", info["versions"], info.get("cpu")
 
 
+
+def equivalent_ensemble(labels, y, seed):
+    """The same ensemble in another guise: objects, partitions and cluster names permuted.
+
+    Every consensus method should treat it as the same problem, but a graph partitioner sees
+    its vertices in another order. ClusterEnsembles' HBGF and CSPA call METIS without a seed
+    (its ``random_state`` only reaches HGPA, MCLA's tie-breaking and NMF), so their spread over
+    seeds comes from this reordering alone; cclust gets the same reordering plus
+    ``random_state=seed``.
+    """
+    rng = np.random.default_rng(seed)
+    n, r = labels.shape
+    objects, partitions = rng.permutation(n), rng.permutation(r)
+    out = np.array(labels[objects][:, partitions], dtype=np.int32, copy=True)
+    for j in range(r):
+        names = rng.permutation(int(out[:, j].max()) + 1).astype(np.int32)
+        present = out[:, j] >= 0
+        out[present, j] = names[out[present, j]]
+    return out, y[objects]
+
+
+def mean_sd(values):
+    values = np.asarray(values, dtype=np.float64)
+    sd = values.std(ddof=1) if values.size > 1 else 0.0
+    return f"{values.mean():.4f} ± {sd:.4f}"
+
+
+def seed_table(args, methods, ce, tmpdir, ce_versions):
+    """Mean ± sd of the ARI over ``args.seeds`` equivalent ensembles, for cclust and
+    ClusterEnsembles on the same label matrices; median seconds and their ratio."""
+    skip = {tuple(item.split(":", 1)) for item in args.clusterensembles_skip}
+    lines = [f"{args.seeds} seeds: seed s reorders objects, partitions and cluster names of the cached "
+             "ensemble (`equivalent_ensemble`) and is passed as `random_state`; ARI mean ± sd (ddof 1); "
+             "median seconds of the consensus call, wall / CPU (process time, all threads; the "
+             "steadier figure on a shared machine).", "",
+             "| data (n, K) | method | cclust s (wall / CPU) | CE s (wall / CPU) | speed-up (wall / CPU) "
+             "| cclust ARI | CE ARI |",
+             "|---|---|---|---|---|---|---|"]
+    for n in args.sizes:
+        name, X, y = load(n)
+        k = int(y.max()) + 1
+        base = np.asarray(ensemble(name, X, k, args.r, args.cache).labels)
+        for method in methods:
+            params = {}
+            if method == "cspa" and n > args.dense_limit:
+                params = {"n_neighbors": args.n_neighbors, "n_candidates": args.n_candidates}
+            fn = cclust.get(method)
+            ours, ours_s, ours_cpu, theirs, theirs_s, theirs_cpu, notes = [], [], [], [], [], [], []
+            run_ce = (ce and n <= args.clusterensembles_max_n and method in CE_SOLVERS
+                      and (name, method) not in skip)
+            for seed in range(args.seeds):
+                labels, truth = equivalent_ensemble(base, y, seed)
+                E = cclust.Ensemble(labels)
+                cpu = time.process_time()
+                seconds, res = best_of(lambda: fn(E, k, random_state=seed, **params))
+                ours_cpu.append(time.process_time() - cpu)
+                ours.append(ari(res.labels, truth))
+                ours_s.append(seconds)
+                if run_ce:
+                    labels_path = os.path.join(tmpdir, f"{name}_{args.r}_{seed}.npy")
+                    np.save(labels_path, labels)
+                    seconds, out, note, versions, cpu = run_clusterensembles(
+                        ce, labels_path, k, method, args.clusterensembles_timeout,
+                        args.clusterensembles_memory_gb, tmpdir, random_state=seed)
+                    ce_versions.update(versions)
+                    if out is None:
+                        notes.append(note)
+                    else:
+                        theirs.append(ari(out, truth))
+                        theirs_s.append(seconds)
+                        theirs_cpu.append(cpu)
+                print(name, method, seed, ours[-1], theirs[-1] if theirs else notes[-1:], flush=True)
+            label = method + (f" (n_neighbors={args.n_neighbors}, n_candidates={args.n_candidates})"
+                              if params else "")
+            mine, mine_cpu = float(np.median(ours_s)), float(np.median(ours_cpu))
+            if theirs:
+                other, other_cpu = float(np.median(theirs_s)), float(np.median(theirs_cpu))
+                ce_cols = (f"{other:.2f} / {other_cpu:.2f} | {other / mine:.1f}x / {other_cpu / mine_cpu:.1f}x")
+                ce_ari = mean_sd(theirs) + (f" ({len(theirs)} of {args.seeds} seeds)" if notes else "")
+            else:
+                ce_cols = (notes[0] if notes else "not run") + " | "
+                ce_ari = ""
+            lines.append(f"| {name} ({n}, {k}) | {label} | {mine:.2f} / {mine_cpu:.2f} | {ce_cols} "
+                         f"| {mean_sd(ours)} | {ce_ari} |")
+    return lines
 
 
 def main(argv=None):
@@ -149,12 +248,21 @@ def main(argv=None):
     parser.add_argument("--clusterensembles-timeout", type=float, default=300.0)
     parser.add_argument("--clusterensembles-memory-gb", type=float, default=8.0)
     parser.add_argument("--clusterensembles-max-n", type=int, default=20000)
+    parser.add_argument("--clusterensembles-skip", nargs="*", default=[], metavar="DATA:SOLVER",
+                        help="ClusterEnsembles runs to leave out in --seeds mode, e.g. letter:mcla letter:cspa")
+    parser.add_argument("--methods", nargs="*", default=None,
+                        help="cclust methods to run (default: cspa mcla hbgf, and hgpa if installed)")
+    parser.add_argument("--seeds", type=int, default=0,
+                        help="instead of one run per method, N runs on equivalent reorderings of the "
+                             "ensemble (ARI mean ± sd for cclust and ClusterEnsembles)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
 
     methods = ["cspa", "mcla", "hbgf"]
     if "hgpa" in cclust.available(kind="consensus"):
         methods.append("hgpa")
+    if args.methods:
+        methods = list(args.methods)
     try:
         import ccHBGF
     except ImportError:
@@ -170,7 +278,9 @@ def main(argv=None):
              f"r = {args.r} k-means partitions with K_i = K; seconds of the consensus call; ARI vs classes.", "",
              ("| data (n, K) | method | seconds | ARI | ClusterEnsembles seconds | ClusterEnsembles ARI "
               "| speed-up (CE s / cclust s) |"), "|---|---|---|---|---|---|---|"]
-    for n in args.sizes:
+    if args.seeds:
+        lines = lines[:5] + seed_table(args, methods, ce, tmpdir, ce_versions)
+    for n in (args.sizes if not args.seeds else []):
         name, X, y = load(n)
         k = int(y.max()) + 1
         E = ensemble(name, X, k, args.r, args.cache)
@@ -179,8 +289,8 @@ def main(argv=None):
         if ce and n <= args.clusterensembles_max_n:
             labels_path = os.path.join(tmpdir, f"{name}_{args.r}.npy")
             np.save(labels_path, np.asarray(E.labels))
-            for solver in CE_SOLVERS:
-                seconds, labels, note, versions = run_clusterensembles(
+            for solver in (s for s in CE_SOLVERS if s in methods):
+                seconds, labels, note, versions, _ = run_clusterensembles(
                     ce, labels_path, k, solver, args.clusterensembles_timeout,
                     args.clusterensembles_memory_gb, tmpdir)
                 ce_versions.update(versions)
@@ -220,7 +330,8 @@ def main(argv=None):
         lines += ["", "ClusterEnsembles: `" + ce + "` with " +
                   ", ".join(f"{p} {v}" for p, v in sorted(ce_versions.items())) +
                   f"; each solver in its own subprocess, limit {args.clusterensembles_timeout:g} s and "
-                  f"{args.clusterensembles_memory_gb:g} GB address space; random_state=0; "
+                  f"{args.clusterensembles_memory_gb:g} GB address space; "
+                  f"random_state={'the seed' if args.seeds else 0}; "
                   f"run for n <= {args.clusterensembles_max_n}."]
     shutil.rmtree(tmpdir, ignore_errors=True)
     text = "\n".join(lines) + "\n"

@@ -99,6 +99,25 @@ def bipartite(labels, weights=None):
     return M
 
 
+def merge_identical_objects(M):
+    """HBGF's merged objects: identical rows of M become one row carrying their number.
+
+    Returns (merged rows times multiplicity, multiplicities, group of every object); groups are
+    numbered by first occurrence.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    groups, inverse = {}, []
+    for row in M:
+        key = tuple(row.tolist())
+        if key not in groups:
+            groups[key] = len(groups)
+        inverse.append(groups[key])
+    inverse = np.array(inverse)
+    counts = np.array([int(np.sum(inverse == g)) for g in range(len(groups))])
+    rows = np.array([M[list(inverse).index(g)] * counts[g] for g in range(len(groups))])
+    return rows, counts, inverse
+
+
 def memberships(X, labels, object_w, t=None):
     """003 eq. 6-9: weighted centres, exp(-d^2/t), normalised per clustering; and the t used."""
     X = np.asarray(X, dtype=np.float64)

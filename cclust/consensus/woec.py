@@ -216,7 +216,7 @@ def _woec_result(labels, cut, method, w, extras):
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
-         max_bytes=None, random_state=None):
+         balance="clusters", max_bytes=None, random_state=None):
     """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
@@ -236,6 +236,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         e of eq. 4.
     ufactor : int, default=None
         METIS balance tolerance (thousandths) of the meta-graph cut.
+    balance : {"clusters", "objects"}, default="clusters"
+        What METIS balances between meta-clusters, as in :func:`cclust.consensus.graph.mcla`:
+        their number of clusters (003 and Strehl & Ghosh) or the objects their clusters hold
+        (a cclust option for base clusterings that isolate outliers).
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None
@@ -257,9 +261,11 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
+    if balance not in ("clusters", "objects"):
+        raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
-                                       ufactor=ufactor, method="womc")
+                                       ufactor=ufactor, method="womc", balance=balance)
     return _woec_result(labels, cut, "womc", w, extras)
 
 

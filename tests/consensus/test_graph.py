@@ -10,6 +10,7 @@ from cclust.consensus.graph import (
     canonical_cluster_order,
     cspa,
     hbgf,
+    identical_rows,
     integer_edge_weights,
     mcla,
     meta_graph,
@@ -19,7 +20,7 @@ from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.metrics import ari
 from cclust.testing import CONSENSUS_CHECKS, same_partition
 
-from reference_graph import bipartite, coassociation, mcla as ref_mcla, meta_similarity
+from reference_graph import bipartite, coassociation, mcla as ref_mcla, merge_identical_objects, meta_similarity
 
 METHODS = {"cspa": cspa, "mcla": mcla, "hbgf": hbgf}
 
@@ -175,12 +176,49 @@ def test_hbgf_matches_reference(seed, missing):
     E = Ensemble(labels, weights=weights)
     M = bipartite(labels, weights)[:, canonical_cluster_order(E)]
     np.testing.assert_allclose(E.one_hot(weighted=True).toarray()[:, canonical_cluster_order(E)], M, atol=1e-12)
-    W = np.block([[np.zeros((M.shape[0],) * 2), M], [M.T, np.zeros((M.shape[1],) * 2)]])
-    parts, _ = partition_graph(W, 3, random_state=np.random.default_rng(seed))
+    G, counts, inverse = merge_identical_objects(M)
+    assert counts.sum() == M.shape[0] and counts.max() > 1  # the merge is exercised
+    m = G.shape[0]
+    W = np.block([[np.zeros((m, m)), G], [G.T, np.zeros((M.shape[1],) * 2)]])
+    parts, _ = partition_graph(W, 3, random_state=np.random.default_rng(seed),
+                               vertex_weights=np.concatenate([counts, np.ones(M.shape[1], dtype=int)]),
+                               resolution=EDGE_WEIGHT_RESOLUTION * G.max() / M.max())
     result = hbgf(E, 3, random_state=seed)
-    if np.unique(parts[:M.shape[0]]).shape[0] == 3:
-        assert same_partition(result.labels, parts[:M.shape[0]])
+    expected = parts[:m][inverse]
+    if np.unique(expected).shape[0] == 3:
+        assert same_partition(result.labels, expected)
     assert result.n_clusters == 3
+
+
+def test_identical_rows_groups_exactly(rng):
+    M = sp.csr_matrix(rng.integers(0, 3, size=(60, 3)).astype(np.float64) / 2)
+    M.sort_indices()
+    first, inverse, counts = identical_rows(M)
+    rows, ref_counts, ref_inverse = merge_identical_objects(M.toarray())
+    assert np.array_equal(inverse, ref_inverse) and np.array_equal(counts, ref_counts)
+    np.testing.assert_array_equal(M[first].toarray() * counts[:, None], rows)
+    assert identical_rows(sp.csr_matrix(np.eye(6))) is None
+    # A value differing in the last bits is a different row.
+    D = sp.csr_matrix(np.array([[1.0, 0.5], [1.0, 0.5 + 1e-15]]))
+    assert identical_rows(D) is None
+
+
+def test_hbgf_merged_objects_share_labels(seed):
+    # Duplicated objects are one vertex of METIS's graph, so they always share a label.
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, n=25)
+    twice = hbgf(np.vstack([labels, labels]), 3, random_state=seed)
+    assert np.array_equal(twice.labels[:25], twice.labels[25:])
+    assert twice.n_clusters == 3
+
+
+def test_hbgf_ignores_cluster_names_and_partition_order(seed):
+    rng = np.random.default_rng(seed)
+    labels = noisy_ensemble(rng, n=40, r=8, k=4)
+    renamed = np.column_stack([rng.permutation(5)[labels[:, j]] for j in rng.permutation(8)])
+    a = hbgf(labels, 4, random_state=seed)
+    b = hbgf(renamed, 4, random_state=seed)
+    assert np.array_equal(a.labels, b.labels)
 
 
 def test_hand_computed_mcla():
@@ -216,6 +254,25 @@ def test_ufactor_lets_cspa_keep_imbalanced_clusters():
     loose = cspa(labels, 2, ufactor=1500, random_state=0)
     assert not same_partition(balanced.labels, truth)
     assert same_partition(loose.labels, truth)
+
+
+def test_mcla_balance_objects_survives_outlier_clusters(seed):
+    # Half the partitions isolate one outlier each, half give the two true groups. Balancing
+    # meta-clusters by number of clusters pairs the 10 tiny outlier clusters against the rest;
+    # balancing by objects covered pairs the true groups.
+    truth = np.repeat([0, 1], 30)
+    outliers = [np.where(np.arange(60) == j, 1, 0) for j in range(10)]
+    labels = np.column_stack(outliers + [truth] * 10)
+    by_clusters = mcla(labels, 2, random_state=seed)
+    by_objects = mcla(labels, 2, balance="objects", random_state=seed)
+    assert ari(by_clusters.labels, truth) < 0.9
+    assert same_partition(by_objects.labels, truth)
+    assert by_objects.extras["balance"] == "objects"
+
+
+def test_mcla_bad_balance():
+    with pytest.raises(ValidationError, match="balance must be 'clusters' or 'objects', got 'sizes'"):
+        mcla(np.array([[0, 0, 0, 1, 1, 1]]).T, 2, balance="sizes")
 
 
 def test_registered_names():

@@ -277,3 +277,15 @@ def test_missing_labels_are_handled(seed):
         result = call(name, labels, 3, X, random_state=seed)
         assert result.n_clusters == 3
         assert ari(result.labels, truth) > 0.5
+
+
+def test_womc_balance_objects_runs_and_bad_balance_is_refused():
+    import cclust
+    from cclust.errors import ValidationError
+
+    X, y = cclust.datasets.load_iris()
+    E = cclust.generate("kmeans", X, 3, n_partitions=20, random_state=0)
+    res = cclust.get("womc")(E, 3, balance="objects", random_state=0)
+    assert res.n_clusters == 3 and res.extras["balance"] == "objects"
+    with pytest.raises(ValidationError, match="balance"):
+        cclust.get("womc")(E, 3, balance="sizes", random_state=0)
