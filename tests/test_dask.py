@@ -1,5 +1,6 @@
 """The Dask backend: generation and KCC on an ensemble chunked by objects give exactly the
 in-memory results, on Dask's local scheduler and on a multi-process LocalCluster."""
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,6 +16,11 @@ from cclust import dask as cdask
 from cclust.consensus.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
+
+# Worker processes cannot import this file (pytest imports it by path and CI's ``pytest`` puts
+# no checkout on sys.path), so the helpers sent to them are pickled by value, not by reference.
+cloudpickle = pytest.importorskip("cloudpickle")
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 N = 9000  # three chunks of 4096 rows, the last one partial
 

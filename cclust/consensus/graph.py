@@ -201,17 +201,27 @@ def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT
     if n_parts <= 1 or n <= n_parts:
         parts = np.zeros(n, dtype=np.int64) if n_parts <= 1 else np.arange(n, dtype=np.int64)
         return parts, _cut(S, parts)
-    floats = S
-    S = sp.csr_matrix((integer_edge_weights(S.data, resolution), S.indices.copy(), S.indptr.copy()), shape=S.shape)
-    S.eliminate_zeros()
-    S.sort_indices()
+    if not S.has_sorted_indices:
+        S = S.sorted_indices()  # a copy: the caller's matrix is never reordered in place
     idx = np.int64 if _idx_bytes() == 8 else np.int32
+    # METIS's arrays straight from S: at n = 1e6 the kNN graph has ~6e7 entries, so every
+    # intermediate CSR copy costs gigabytes. Edges whose weight rounds to 0 are dropped.
+    weights = integer_edge_weights(S.data, resolution)
+    keep = weights != 0
+    if keep.all():
+        xadj = np.ascontiguousarray(S.indptr, dtype=idx)
+        adjncy = np.ascontiguousarray(S.indices, dtype=idx)
+        eweights = weights.astype(idx, copy=False)
+    else:
+        kept_before = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+        xadj = np.ascontiguousarray(kept_before[S.indptr], dtype=idx)
+        adjncy = np.ascontiguousarray(S.indices[keep], dtype=idx)
+        eweights = np.ascontiguousarray(weights[keep], dtype=idx)
+        del kept_before
+    del weights, keep
     options = pymetis.Options(seed=seed)
     if ufactor is not None:
         options.ufactor = int(ufactor)
-    xadj = np.ascontiguousarray(S.indptr, dtype=idx)
-    adjncy = np.ascontiguousarray(S.indices, dtype=idx)
-    eweights = np.ascontiguousarray(S.data, dtype=idx)
     vweights = None if vertex_weights is None else np.ascontiguousarray(vertex_weights, dtype=idx)
     if hasattr(pymetis, "CSRAdjacency"):
         result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
@@ -219,8 +229,9 @@ def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT
     else:  # PyMetis < 2025.2
         result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
                                     vweights=vweights, options=options)
+    del xadj, adjncy, eweights
     parts = np.asarray(result[1], dtype=np.int64)
-    return parts, _cut(floats, parts)
+    return parts, _cut(S, parts)
 
 
 def _cut(S, parts):
@@ -603,7 +614,8 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
     ufactor = check_ufactor(ufactor)
     rng = check_random_state(random_state)
     A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_threads)
-    parts, cut = partition_graph(A, n_clusters, random_state=rng, ufactor=ufactor)
+    # The kNN co-association is already symmetric without diagonal: no symmetrising copy.
+    parts, cut = partition_graph(A, n_clusters, random_state=rng, ufactor=ufactor, symmetric=neighbors == "lsh")
     if np.unique(parts).shape[0] < n_clusters:
         indicator = sp.csr_matrix((np.ones(parts.shape[0]), (np.arange(parts.shape[0]), parts)),
                                   shape=(parts.shape[0], n_clusters))
