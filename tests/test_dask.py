@@ -2,6 +2,7 @@
 in-memory results, on Dask's local scheduler and on a multi-process LocalCluster."""
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,8 +66,14 @@ def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
     c = distributed.Client(cluster, set_as_default=False)
+    # Tasks built with dask.delayed from this file's helpers are pickled by reference inside
+    # the task graph, so the workers must be able to import this file as pytest named it
+    # (``tests.test_dask`` under --import-mode=importlib): put the checkout's root at the *end*
+    # of their path, so that an installed cclust still comes first.
+    root = str(Path(__file__).resolve().parents[1])
+    c.run(exec, f"import sys\nif {root!r} not in sys.path: sys.path.append({root!r})")
     # Workers are spawned with the parent's sys.path (multiprocessing passes it on), so they
-    # import this very checkout even when cclust is not installed.
+    # import the same cclust as this process, installed or from the checkout.
     assert set(c.run(_cclust_location).values()) == {cclust.__file__}
     yield c
     c.close()

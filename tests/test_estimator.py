@@ -316,8 +316,10 @@ def test_works_without_sklearn():
     """)
     root = Path(cclust.__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    # cwd=root: `python -c` puts its working directory first on sys.path, where a source
+    # checkout without compiled extensions would shadow the installed cclust.
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
+                          check=False, cwd=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok ConsensusClustering(")
 

@@ -487,7 +487,8 @@ def run_catalogue(kind, names, *, timeout=600):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     done = subprocess.run([sys.executable, "-m", "cclust.testing._bad_input", kind, *names],
-                          capture_output=True, text=True, timeout=timeout, env=env, check=False)
+                          capture_output=True, text=True, timeout=timeout, env=env, check=False,
+                          cwd=root)  # not the caller's directory: a source checkout there would shadow
     records, running = [], None
     for line in done.stdout.splitlines():
         # Unrelated output (a library printing) is ignored; the records are whole JSON lines.

@@ -123,7 +123,9 @@ def test_same_labels_on_one_and_two_threads(preset, tmp_path):
         root = os.path.dirname(os.path.dirname(cclust.__file__))
         env = {**os.environ, "CCLUST_NUM_THREADS": threads,
                "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, timeout=300)
+        # cwd=root: the working directory goes first on the child's sys.path, and a source
+        # checkout there (no compiled extensions) would shadow the installed cclust.
+        subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, timeout=300, cwd=root)
         out.append(np.load(path))
     assert np.array_equal(out[0], out[1])
 
