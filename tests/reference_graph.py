@@ -99,20 +99,31 @@ def bipartite(labels, weights=None):
     return M
 
 
-def merge_identical_objects(M):
+def merge_identical_objects(M, cap=None):
     """HBGF's merged objects: identical rows of M become one row carrying their number.
 
-    Returns (merged rows times multiplicity, multiplicities, group of every object); groups are
-    numbered by first occurrence.
+    A group larger than ``cap`` objects becomes several rows of at most ``cap`` objects each,
+    its objects taken in order. Returns (merged rows times multiplicity, multiplicities, group
+    of every object); groups are numbered by first occurrence, then by chunk.
     """
     M = np.asarray(M, dtype=np.float64)
-    groups, inverse = {}, []
+    groups, inverse, seen = {}, [], {}
     for row in M:
         key = tuple(row.tolist())
-        if key not in groups:
-            groups[key] = len(groups)
-        inverse.append(groups[key])
-    inverse = np.array(inverse)
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        chunk = (key, 0 if cap is None else rank // cap)
+        if chunk not in groups:
+            groups[chunk] = None
+        inverse.append(chunk)
+    # Number the chunks by (first occurrence of their row, chunk index).
+    first_seen = {}
+    for chunk in inverse:
+        first_seen.setdefault(chunk[0], len(first_seen))
+    ordered = sorted(groups, key=lambda c: (first_seen[c[0]], c[1]))
+    number = {c: i for i, c in enumerate(ordered)}
+    inverse = np.array([number[c] for c in inverse])
+    groups = ordered
     counts = np.array([int(np.sum(inverse == g)) for g in range(len(groups))])
     rows = np.array([M[list(inverse).index(g)] * counts[g] for g in range(len(groups))])
     return rows, counts, inverse

@@ -7,6 +7,7 @@ import cclust
 from cclust import Ensemble
 from cclust.consensus.graph import (
     EDGE_WEIGHT_RESOLUTION,
+    MERGE_CAP_DIVISOR,
     canonical_cluster_order,
     cspa,
     hbgf,
@@ -171,13 +172,16 @@ def test_mcla_matches_reference(seed, missing):
 @pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
 def test_hbgf_matches_reference(seed, missing):
     rng = np.random.default_rng(seed)
-    labels = noisy_ensemble(rng, missing=missing)
+    # n = 960, r = 4: groups of identical objects both below and above the cap (960 // 192 = 5).
+    labels = noisy_ensemble(rng, n=960, r=4, missing=missing)
     weights = rng.random(labels.shape[1]) + 0.5
     E = Ensemble(labels, weights=weights)
     M = bipartite(labels, weights)[:, canonical_cluster_order(E)]
     np.testing.assert_allclose(E.one_hot(weighted=True).toarray()[:, canonical_cluster_order(E)], M, atol=1e-12)
-    G, counts, inverse = merge_identical_objects(M)
+    cap = max(1, M.shape[0] // (MERGE_CAP_DIVISOR * 3))
+    G, counts, inverse = merge_identical_objects(M, cap=cap)
     assert counts.sum() == M.shape[0] and counts.max() > 1  # the merge is exercised
+    assert counts.max() == cap and merge_identical_objects(M)[1].max() > cap  # and so is the cap
     m = G.shape[0]
     W = np.block([[np.zeros((m, m)), G], [G.T, np.zeros((M.shape[1],) * 2)]])
     parts, _ = partition_graph(W, 3, random_state=np.random.default_rng(seed),
@@ -204,11 +208,13 @@ def test_identical_rows_groups_exactly(rng):
 
 
 def test_hbgf_merged_objects_share_labels(seed):
-    # Duplicated objects are one vertex of METIS's graph, so they always share a label.
+    # Duplicated objects are one vertex of METIS's graph (pairs are within the cap once
+    # n >= 2 * MERGE_CAP_DIVISOR * K), so they always share a label.
     rng = np.random.default_rng(seed)
-    labels = noisy_ensemble(rng, n=25)
+    half = MERGE_CAP_DIVISOR * 3
+    labels = noisy_ensemble(rng, n=half, r=12)
     twice = hbgf(np.vstack([labels, labels]), 3, random_state=seed)
-    assert np.array_equal(twice.labels[:25], twice.labels[25:])
+    assert np.array_equal(twice.labels[:half], twice.labels[half:])
     assert twice.n_clusters == 3
 
 
@@ -312,3 +318,15 @@ def test_cspa_memory_budget():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValidationError, match=match):
         cspa(np.array([[0, 0, 0, 1, 1, 1]]).T, 2, **kwargs)
+
+
+def test_hbgf_merge_keeps_the_balanced_cut():
+    # 3,000+ identical objects must not become one vertex too heavy for METIS to balance: the
+    # unmerged graph gives two parts of about 2,400 objects, and so must the merged one.
+    rng = np.random.default_rng(0)
+    truth = np.repeat([0, 1], [4000, 800])
+    labels = np.column_stack([np.where(rng.random(4800) < 0.05, rng.integers(0, 2, 4800), truth)
+                              for _ in range(8)])
+    for seed in (0, 1):
+        sizes = np.bincount(hbgf(labels, 2, random_state=seed).labels)
+        assert sizes.min() >= 0.48 * 4800, sizes
