@@ -44,6 +44,8 @@ import warnings
 
 import numpy as np
 
+from cclust.registry import accepts
+
 __all__ = [
     "KCC_UTILITIES",
     "Dataset",
@@ -144,11 +146,8 @@ def parse_params(items, option):
 
 
 def _accepts(fn, key):
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return True
-    return key in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    # A parameter of a function whose signature cannot be read is passed on: the call says.
+    return accepts(fn, key, unknown=True)
 
 
 def _parameter_names(fn):
@@ -630,6 +629,7 @@ def _distribute_params(jobs, common, scoped, option):
 
 def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     """Run one job; returns a result row (dict). ``strict`` lets errors propagate."""
+    from cclust.estimator import call_method
     from cclust.registry import method_info
 
     row = {"method": job.label, "status": "ok", "n_clusters": None, "objective": None,
@@ -638,25 +638,18 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     if job.fn is None:
         row.update(status="skipped", note=job.error)
         return row
-    info = method_info(job.fn)
-    kwargs = dict(job.params)
-    if info.requires_X:
-        if X is None:
-            message = f"{job.method} needs the original features X; run it with `cclust run DATA --method {job.method}`"
-            if strict:
-                raise UserError(message + ".")
-            row.update(status="skipped", note=message)
-            return row
-        kwargs["X"] = X
-    if _accepts(job.fn, "random_state"):
-        kwargs["random_state"] = seed
-    if jobs_option is not None and _accepts(job.fn, "n_threads"):
-        kwargs["n_threads"] = jobs_option
+    if method_info(job.fn).requires_X and X is None:
+        message = f"{job.method} needs the original features X; run it with `cclust run DATA --method {job.method}`"
+        if strict:
+            raise UserError(message + ".")
+        row.update(status="skipped", note=message)
+        return row
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = job.fn(ensemble, k, **kwargs)
+            # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
+            result = call_method(job.fn, ensemble, k, job.params, seed, X, jobs_option, 0)
     except Exception as exc:  # one failing method (or broken plugin) must not stop the table
         if strict:
             raise

@@ -27,6 +27,7 @@ import numpy as np
 
 from cclust._validation import check_array_2d, check_int, check_n_threads
 from cclust.errors import CclustError, ValidationError
+from cclust.registry import accepts
 
 __all__ = ["ConsensusClustering"]
 
@@ -305,7 +306,7 @@ class ConsensusClustering:
                 np.zeros(n, dtype=np.int64), objective=float("nan"),
                 objective_name="none (a single cluster)", method=self.method)
         else:
-            result = call_method(fn, self.method, ensemble, n_clusters, method_params, method_seed,
+            result = call_method(fn, ensemble, n_clusters, method_params, method_seed,
                                  features, self.n_jobs, verbose)
 
         self.result_ = result
@@ -452,14 +453,6 @@ def child_seeds(random_state, count, name="random_state"):
     return [int(child.generate_state(1, dtype=np.uint32)[0]) for child in root.spawn(count)]
 
 
-def _accepts(fn, keyword):
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return keyword in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
 def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
     """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
     from cclust.registry import get
@@ -470,31 +463,24 @@ def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jo
     if k is None or k < 2:
         # Choosing methods (and the trivial K=1) still need partitions with several clusters.
         k = min(2, X.shape[0])
-        if n_clusters is None and "k_range" not in kwargs and _accepts(gen, "k_range"):
+        if n_clusters is None and "k_range" not in kwargs and accepts(gen, "k_range"):
             kwargs["k_range"] = (2, max(2, min(X.shape[0], math.ceil(math.sqrt(X.shape[0])))))
-    if verbose and _accepts(gen, "verbose"):
+    if verbose and accepts(gen, "verbose"):
         kwargs["verbose"] = verbose
     return gen(X, k, n_partitions=n_partitions, random_state=seed, n_jobs=n_jobs, **kwargs)
 
 
-def call_method(fn, method, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
+def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
     """Call a consensus function with X / threads / verbose when its signature takes them."""
     from cclust.registry import method_info
 
     kwargs = dict(params)
-    if X is not None and (method_info(fn).requires_X or _accepts_named(fn, "X")):
+    if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):
         kwargs["X"] = X
-    if _accepts_named(fn, "n_threads"):
+    if accepts(fn, "n_threads", var_keyword=False):
         kwargs["n_threads"] = n_jobs
-    elif _accepts_named(fn, "n_jobs"):
+    elif accepts(fn, "n_jobs", var_keyword=False):
         kwargs["n_jobs"] = n_jobs
-    if verbose and _accepts_named(fn, "verbose"):
+    if verbose and accepts(fn, "verbose", var_keyword=False):
         kwargs["verbose"] = verbose
     return fn(ensemble, n_clusters, random_state=seed, **kwargs)
-
-
-def _accepts_named(fn, keyword):
-    try:
-        return keyword in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False

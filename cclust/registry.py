@@ -123,6 +123,20 @@ def method_info(fn):
     return getattr(fn, "__cclust_info__", MethodInfo())
 
 
+def accepts(fn, keyword, *, var_keyword=True, unknown=False):
+    """Whether ``fn`` can be called with ``keyword=``.
+
+    ``var_keyword``: whether a ``**params`` catch-all counts as accepting it. ``unknown``: the
+    answer when the signature cannot be read (some builtins and C extensions).
+    """
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return unknown
+    return keyword in params or (var_keyword and any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                                     for p in params.values()))
+
+
 @dataclass(frozen=True)
 class Registration:
     """One row of :func:`available`: a registered name, read-only."""

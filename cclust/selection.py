@@ -343,7 +343,7 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
         else:
             part = generate_ensemble(generator, features, k, n_partitions, generator_params, gen_seed,
                                      n_jobs, 0)
-        return call_method(fn, method, part, k, method_params, method_seed, features, n_jobs, 0)
+        return call_method(fn, part, k, method_params, method_seed, features, n_jobs, 0)
 
     with progress(total=m * (n_resamples + 1), desc=f"select_k ({method})", verbose=verbose) as bar:
         for row, k in enumerate(k_values.tolist()):
