@@ -82,9 +82,14 @@ def seed_objects(space, n_clusters, init, rng, n_threads, n_trials=None):
     n = space.n
     n_threads = useful_threads(n, n_threads)
     if init == "random":
-        return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
+        return random_seeds(rng, n, n_clusters)
     first, uniforms = kmeanspp_draws(rng, n, n_clusters, n_trials)
     return _kernel().kmeanspp(*space._args(), n_clusters, first, uniforms, n_threads)
+
+
+def random_seeds(rng, n, n_clusters):
+    """K distinct objects drawn uniformly, sorted (random init; shared with cclust.dask)."""
+    return np.sort(rng.choice(n, size=n_clusters, replace=False)).astype(np.int64)
 
 
 def kmeanspp_draws(rng, n, n_clusters, n_trials=None):

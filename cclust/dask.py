@@ -889,33 +889,26 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     driver = _Driver(ensemble, params, _Runner(client))
     n = ensemble.n_samples
     offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
-    best = best_gamma = None
-    gammas, iterations = [], []
-    with progress(total=setup.n_init, desc="kcc restarts", verbose=verbose) as bar:
-        for restart in range(setup.n_init):
-            if setup.starts is None:
-                if init == "random":
-                    seeds = np.sort(setup.rng.choice(n, size=K, replace=False)).astype(np.int64)
-                else:
-                    first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
-                    seeds = driver.kmeanspp(K, first, uniforms)
-                start, tally = driver.labels_from_seeds(seeds)
+
+    def one_restart(restart):
+        if setup.starts is None:
+            if init == "random":
+                seeds = _engine.random_seeds(setup.rng, n, K)
             else:
-                labels0 = setup.starts[restart]
-                start = [np.ascontiguousarray(labels0[a:b], dtype=np.int32)
-                         for a, b in itertools.pairwise(driver.starts)]
-                tally = None
-            result = driver.lloyd(start, K, setup.max_iter, setup.tol, tally)
-            if offset is None:
-                table = result.table
-                gamma = float(ensemble.weights @ util.partition_utilities(ensemble, table))
-            else:
-                gamma = offset - result.objective / n
-            gammas.append(gamma)
-            iterations.append(result.n_iter)
-            if best is None or gamma > best_gamma:
-                best, best_gamma = result, gamma
-            bar.update(1)
+                first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
+                seeds = driver.kmeanspp(K, first, uniforms)
+            start, tally = driver.labels_from_seeds(seeds)
+        else:
+            labels0 = setup.starts[restart]
+            start = [np.ascontiguousarray(labels0[a:b], dtype=np.int32)
+                     for a, b in itertools.pairwise(driver.starts)]
+            tally = None
+        result = driver.lloyd(start, K, setup.max_iter, setup.tol, tally)
+        if offset is None:
+            return result, float(ensemble.weights @ util.partition_utilities(ensemble, result.table))
+        return result, offset - result.objective / n
+
+    best, gammas, iterations = kcc_module.best_restart(setup.n_init, one_restart, verbose)
     labels = driver.gather(best.labels)
     return kcc_module._finish(ensemble, util, labels, K, best.table, best.objective, best.trace,
                               best.n_iter, best.converged, gammas, iterations, setup.max_iter,

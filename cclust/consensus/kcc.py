@@ -17,13 +17,30 @@ from cclust._validation import (
     check_n_threads,
     check_random_state,
 )
-from cclust.ensemble import as_ensemble
+from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
 from cclust.utilities import resolve
 
 _INITS = ("random", "k-means++")
+
+
+def best_restart(n_init, one_restart, verbose):
+    """Run ``one_restart(i) -> (run, gamma)`` for i < n_init and keep the run of highest Gamma
+    (the first on ties); also the Gammas and ``run.n_iter`` of every restart, in order.
+    The in-memory and the Dask KCC share it, so both keep the same restart."""
+    best = best_gamma = None
+    gammas, iterations = [], []
+    with progress(total=n_init, desc="kcc restarts", verbose=verbose) as bar:
+        for restart in range(n_init):
+            run, gamma = one_restart(restart)
+            gammas.append(gamma)
+            iterations.append(run.n_iter)
+            if best is None or gamma > best_gamma:
+                best, best_gamma = run, gamma
+            bar.update(1)
+    return best, gammas, iterations
 
 
 def _initial_labels(init, n):
@@ -107,7 +124,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     """
     if backend not in (None, "threads", "dask"):
         raise ValidationError(f"backend must be one of [None, 'threads', 'dask'], got {backend!r}.")
-    is_dask = type(ensemble).__name__ == "DaskEnsemble" and type(ensemble).__module__ == "cclust.dask"
+    is_dask = is_dask_ensemble(ensemble)
     if backend == "dask" or client is not None or (is_dask and backend is None):
         from cclust import dask as cdask
 
@@ -132,28 +149,19 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
     # Complete ensembles: Gamma = offset - objective / n (see Utility.gamma_offset), so a
     # restart costs no contingency pass; with missing labels Gamma is computed from the tables.
     offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
-    best = best_gamma = None
-    gammas, iterations = [], []
-    with progress(total=setup.n_init, desc="kcc restarts", verbose=verbose) as bar:
-        for restart in range(setup.n_init):
-            if setup.starts is None:
-                seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads,
-                                             n_trials=setup.kmeanspp_trials)
-                start = _engine.labels_from_seeds(space, seeds, n_threads)
-            else:
-                start = setup.starts[restart]
-            run = _engine.lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol,
-                                n_threads=n_threads)
-            if offset is None:
-                gamma = util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
-            else:
-                gamma = offset - run.objective / n
-            gammas.append(gamma)
-            iterations.append(run.n_iter)
-            if best is None or gamma > best_gamma:
-                best, best_gamma = run, gamma
-            bar.update(1)
 
+    def one_restart(restart):
+        if setup.starts is None:
+            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads, n_trials=setup.kmeanspp_trials)
+            start = _engine.labels_from_seeds(space, seeds, n_threads)
+        else:
+            start = setup.starts[restart]
+        run = _engine.lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol, n_threads=n_threads)
+        if offset is None:
+            return run, util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
+        return run, offset - run.objective / n
+
+    best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
     table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
     return _finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
                    best.n_iter, best.converged, gammas, iterations, setup.max_iter)
