@@ -34,6 +34,8 @@ def wants_progress(verbose, stream=None):
 
 
 class _Silent:
+    """No bar; also the context-manager half of :class:`_PlainLines`."""
+
     def update(self, n=1):
         pass
 
@@ -47,13 +49,14 @@ class _Silent:
         return False
 
 
-class _PlainLines:
+class _PlainLines(_Silent):
     """The no-tqdm fallback: ``desc: i/total`` each time another tenth is done."""
 
     def __init__(self, total, desc, stream):
         self.total, self.desc, self.stream = total, desc, stream
         self.done = 0
-        self.next_report = max(1, -(-total // 10)) if total else 1
+        self.step = max(1, -(-total // 10)) if total else 1  # a tenth of the work
+        self.next_report = self.step
         self.lock = threading.Lock()
 
     def update(self, n=1):
@@ -61,18 +64,8 @@ class _PlainLines:
             self.done += n
             if self.done >= self.next_report or (self.total and self.done >= self.total):
                 print(f"{self.desc}: {self.done}/{self.total or '?'}", file=self.stream, flush=True)
-                step = max(1, -(-self.total // 10)) if self.total else 1
                 while self.next_report <= self.done:
-                    self.next_report += step
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+                    self.next_report += self.step
 
 
 def progress(total=None, desc="", verbose=0, stream=None):

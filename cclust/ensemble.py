@@ -938,12 +938,16 @@ def _expand_to_objects(top_cols, top_sims, inverse, counts, k, n, reps, similari
     return G
 
 
+def is_dask_ensemble(obj):
+    """Whether ``obj`` is a :class:`cclust.dask.DaskEnsemble` (checked without importing Dask)."""
+    return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__ == "cclust.dask"
+
+
 def as_ensemble(ensemble, name="ensemble"):
     """An Ensemble from an Ensemble (returned as is) or anything Ensemble() accepts."""
     if isinstance(ensemble, Ensemble):
         return ensemble
-    if type(ensemble).__module__ == "cclust.dask":
-        # Checked by name so that this module never imports Dask.
+    if is_dask_ensemble(ensemble):
         raise ValidationError(
             f"{name}: a DaskEnsemble (chunked by objects) is accepted by kcc only; call "
             f"{name}.compute() for an in-memory Ensemble if it fits, or use kcc."

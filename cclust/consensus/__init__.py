@@ -16,11 +16,11 @@ def fuse(method, ensemble, n_clusters, **params):
     A thin shortcut for ``cclust.get(method, kind="consensus")(Ensemble(ensemble), n_clusters,
     **params)``; also reachable as ``cclust.consensus(method, ensemble, n_clusters, **params)``.
     """
-    from cclust.ensemble import as_ensemble
+    from cclust.ensemble import as_ensemble, is_dask_ensemble
     from cclust.registry import get
 
     fn = get(method, kind="consensus")
-    if type(ensemble).__module__ != "cclust.dask":  # a DaskEnsemble stays chunked (kcc takes it)
+    if not is_dask_ensemble(ensemble):  # a DaskEnsemble stays chunked (kcc takes it)
         ensemble = as_ensemble(ensemble)
     return fn(ensemble, n_clusters, **params)
 

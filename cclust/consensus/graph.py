@@ -75,6 +75,16 @@ def check_ufactor(ufactor):
     return check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
 
 
+#: What METIS balances between MCLA/WOMC meta-clusters (see :func:`mcla`).
+BALANCES = ("clusters", "objects")
+
+
+def check_balance(balance):
+    if balance not in BALANCES:
+        raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
+    return balance
+
+
 def check_n_neighbors(n_neighbors, n):
     return check_int(n_neighbors, "n_neighbors", low=1, high=max(1, n - 1), allow_none=True)
 
@@ -709,8 +719,7 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="clusters", random_state
     """
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)
-    if balance not in ("clusters", "objects"):
-        raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
+    balance = check_balance(balance)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, None, random_state=random_state,
                                        ufactor=ufactor, method="mcla", balance=balance)
     return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)

@@ -36,6 +36,7 @@ from cclust._validation import check_array_2d, check_float, check_int, check_ran
 from cclust.consensus.graph import (
     bipartite_partition,
     canonical_cluster_order,
+    check_balance,
     check_dense_budget,
     check_graph_inputs,
     check_n_neighbors,
@@ -261,8 +262,7 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
-    if balance not in ("clusters", "objects"):
-        raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
+    balance = check_balance(balance)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
                                        ufactor=ufactor, method="womc", balance=balance)
