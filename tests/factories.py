@@ -1,8 +1,17 @@
-"""Small ensembles and comparisons shared by the consensus tests."""
+"""Small ensembles, comparisons and stand-ins shared by the tests."""
+import io
+
 import numpy as np
 import pytest
 
 import cclust
+
+
+class FakeTerminal(io.StringIO):
+    """A stderr stand-in that says it is a terminal, so progress bars are drawn into it."""
+
+    def isatty(self):
+        return True
 
 
 def same_partition(a, b):

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from factories import FakeTerminal
 
 import cclust
 from cclust import generators
@@ -84,27 +85,6 @@ def test_bad_fraction(iris, fraction):
         generators.subspace(iris[0], 3, fraction=fraction)
 
 
-class _Terminal:
-    """A stderr stand-in that says it is a terminal, so progress bars are drawn into it."""
-
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
-        return len(text)
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return True
-
-    @property
-    def text(self):
-        return "".join(self.parts)
-
-
 @pytest.mark.parametrize("name", GENERATORS)
 def test_verbose_draws_a_bar_over_partitions_on_a_terminal_only(iris, monkeypatch, capsys, name):
     X, _ = iris
@@ -113,10 +93,10 @@ def test_verbose_draws_a_bar_over_partitions_on_a_terminal_only(iris, monkeypatc
     assert capsys.readouterr().err == ""  # silent by default
     gen(X, 3, n_partitions=6, random_state=1, n_jobs=2, verbose=1)
     assert capsys.readouterr().err == ""  # not a terminal: still silent
-    term = _Terminal()
+    term = FakeTerminal()
     monkeypatch.setattr("sys.stderr", term)
     loud = gen(X, 3, n_partitions=6, random_state=1, n_jobs=2, verbose=2)  # 2: bar left on screen
-    assert f"{name} partitions" in term.text and "6/6" in term.text
+    assert f"{name} partitions" in term.getvalue() and "6/6" in term.getvalue()
     assert loud == quiet
 
 

@@ -4,13 +4,9 @@ import sys
 import threading
 
 import pytest
+from factories import FakeTerminal
 
 from cclust import _progress
-
-
-class FakeTerminal(io.StringIO):
-    def isatty(self):
-        return True
 
 
 class BrokenStream(io.StringIO):

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import reference_kcc
+from factories import FakeTerminal
 
 import cclust
 from cclust import Ensemble
@@ -171,29 +172,14 @@ def test_gamma_offset_identity_on_complete_ensembles(rng, name, family, normaliz
     assert res.objective == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 
-class _Terminal:
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
-        return len(text)
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return True
-
-
 def test_verbose_draws_a_bar_over_restarts_and_changes_nothing(monkeypatch, capsys):
     E, _ = noisy_ensemble(np.random.default_rng(0))
     quiet = kcc(E, 3, n_init=4, random_state=0)
     assert capsys.readouterr().err == ""
-    term = _Terminal()
+    term = FakeTerminal()
     monkeypatch.setattr("sys.stderr", term)
     loud = kcc(E, 3, n_init=4, random_state=0, verbose=2)  # 2: bar left on screen
-    text = "".join(term.parts)
+    text = term.getvalue()
     assert "kcc restarts" in text and "4/4" in text
     assert np.array_equal(loud.labels, quiet.labels) and loud.objective == quiet.objective
 
