@@ -35,6 +35,13 @@ too slow (its MCLA) or too large (its CSPA on letter)::
         --clusterensembles-python /tmp/ce-venv/bin/python --clusterensembles-memory-gb 16 \\
         --clusterensembles-skip digits:mcla letter:mcla letter:cspa
 
+A method may carry parameters after a colon; variants of one method share ClusterEnsembles's
+runs (the HGPA presets of cclust-hypergraph, say)::
+
+    python benchmarks/bench_graph.py --sizes 1797 20000 --seeds 5 \\
+        --methods hgpa hgpa:preset=cclust_fast hgpa:preset=deterministic_quality \\
+        --clusterensembles-python /tmp/ce-venv/bin/python
+
 The ensemble is saved to a temporary ``.npy``; each of its solvers (``cluster_ensembles(labels.T,
 nclass=K, solver=..., random_state=0)``) runs in a fresh subprocess with a wall-clock limit
 (``--clusterensembles-timeout``, default 300 s) and an address-space limit
@@ -168,6 +175,25 @@ def equivalent_ensemble(labels, y, seed):
     return out, y[objects]
 
 
+def parse_method(spec):
+    """``"hgpa:preset=cclust_fast,objective=km1"`` -> ``("hgpa", {"preset": "cclust_fast", ...})``;
+    values that read as numbers become numbers."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+        params[key] = value
+    return name, params
+
+
+def method_label(method, params):
+    return method + (f" ({', '.join(f'{key}={value}' for key, value in params.items())})" if params else "")
+
+
 def mean_sd(values):
     values = np.asarray(values, dtype=np.float64)
     sd = values.std(ddof=1) if values.size > 1 else 0.0
@@ -178,6 +204,7 @@ def seed_table(args, methods, ce, tmpdir, ce_versions):
     """Mean ± sd of the ARI over ``args.seeds`` equivalent ensembles, for cclust and
     ClusterEnsembles on the same label matrices; median seconds and their ratio."""
     skip = {tuple(item.split(":", 1)) for item in args.clusterensembles_skip}
+    ce_runs = {}  # (data, solver, seed) -> run_clusterensembles's answer, shared by a method's variants
     lines = [f"{args.seeds} seeds: seed s reorders objects, partitions and cluster names of the cached "
              "ensemble (`equivalent_ensemble`) and is passed as `random_state`; ARI mean ± sd (ddof 1); "
              "median seconds of the consensus call, wall / CPU (process time, all threads; the "
@@ -189,10 +216,10 @@ def seed_table(args, methods, ce, tmpdir, ce_versions):
         name, X, y = load(n)
         k = int(y.max()) + 1
         base = np.asarray(ensemble(name, X, k, args.r, args.cache).labels)
-        for method in methods:
-            params = {}
+        for spec in methods:
+            method, params = parse_method(spec)
             if method == "cspa" and n > args.dense_limit:
-                params = {"n_neighbors": args.n_neighbors, "n_candidates": args.n_candidates}
+                params = {"n_neighbors": args.n_neighbors, "n_candidates": args.n_candidates, **params}
             fn = cclust.get(method)
             ours, ours_s, ours_cpu, theirs, theirs_s, theirs_cpu, notes = [], [], [], [], [], [], []
             run_ce = (ce and n <= args.clusterensembles_max_n and method in CE_SOLVERS
@@ -206,11 +233,13 @@ def seed_table(args, methods, ce, tmpdir, ce_versions):
                 ours.append(ari(res.labels, truth))
                 ours_s.append(seconds)
                 if run_ce:
-                    labels_path = os.path.join(tmpdir, f"{name}_{args.r}_{seed}.npy")
-                    np.save(labels_path, labels)
-                    seconds, out, note, versions, cpu = run_clusterensembles(
-                        ce, labels_path, k, method, args.clusterensembles_timeout,
-                        args.clusterensembles_memory_gb, tmpdir, random_state=seed)
+                    if (name, method, seed) not in ce_runs:
+                        labels_path = os.path.join(tmpdir, f"{name}_{args.r}_{seed}.npy")
+                        np.save(labels_path, labels)
+                        ce_runs[name, method, seed] = run_clusterensembles(
+                            ce, labels_path, k, method, args.clusterensembles_timeout,
+                            args.clusterensembles_memory_gb, tmpdir, random_state=seed)
+                    seconds, out, note, versions, cpu = ce_runs[name, method, seed]
                     ce_versions.update(versions)
                     if out is None:
                         notes.append(note)
@@ -219,8 +248,7 @@ def seed_table(args, methods, ce, tmpdir, ce_versions):
                         theirs_s.append(seconds)
                         theirs_cpu.append(cpu)
                 print(name, method, seed, ours[-1], theirs[-1] if theirs else notes[-1:], flush=True)
-            label = method + (f" (n_neighbors={args.n_neighbors}, n_candidates={args.n_candidates})"
-                              if params else "")
+            label = method_label(method, params)
             mine, mine_cpu = float(np.median(ours_s)), float(np.median(ours_cpu))
             if theirs:
                 other, other_cpu = float(np.median(theirs_s)), float(np.median(theirs_cpu))
@@ -250,8 +278,9 @@ def main(argv=None):
     parser.add_argument("--clusterensembles-max-n", type=int, default=20000)
     parser.add_argument("--clusterensembles-skip", nargs="*", default=[], metavar="DATA:SOLVER",
                         help="ClusterEnsembles runs to leave out in --seeds mode, e.g. letter:mcla letter:cspa")
-    parser.add_argument("--methods", nargs="*", default=None,
-                        help="cclust methods to run (default: cspa mcla hbgf, and hgpa if installed)")
+    parser.add_argument("--methods", nargs="*", default=None, metavar="METHOD[:KEY=VALUE,...]",
+                        help="cclust methods to run (default: cspa mcla hbgf, and hgpa if installed), "
+                             "each with optional parameters, e.g. hgpa:preset=cclust_fast")
     parser.add_argument("--seeds", type=int, default=0,
                         help="instead of one run per method, N runs on equivalent reorderings of the "
                              "ensemble (ARI mean ± sd for cclust and ClusterEnsembles)")
@@ -289,22 +318,20 @@ def main(argv=None):
         if ce and n <= args.clusterensembles_max_n:
             labels_path = os.path.join(tmpdir, f"{name}_{args.r}.npy")
             np.save(labels_path, np.asarray(E.labels))
-            for solver in (s for s in CE_SOLVERS if s in methods):
+            for solver in (s for s in CE_SOLVERS if s in {parse_method(m)[0] for m in methods}):
                 seconds, labels, note, versions, _ = run_clusterensembles(
                     ce, labels_path, k, solver, args.clusterensembles_timeout,
                     args.clusterensembles_memory_gb, tmpdir)
                 ce_versions.update(versions)
                 ce_cols[solver] = (seconds, None if labels is None else ari(labels, y), note)
                 print(name, "ClusterEnsembles", solver, ce_cols[solver], flush=True)
-        for method in methods:
-            params = {}
+        for spec in methods:
+            method, params = parse_method(spec)
             if method == "cspa" and n > args.dense_limit:
-                params["n_neighbors"] = args.n_neighbors
-                params["n_candidates"] = args.n_candidates
+                params = {"n_neighbors": args.n_neighbors, "n_candidates": args.n_candidates, **params}
             fn = cclust.get(method)
             seconds, res = best_of(lambda: fn(E, k, random_state=0, **params))
-            label = method + (f" (n_neighbors={args.n_neighbors}, n_candidates={args.n_candidates})"
-                              if params else "")
+            label = method_label(method, params)
             rows.append((f"cclust {label}", seconds, ari(res.labels, y), ce_cols.get(method)))
             print(name, rows[-1], flush=True)
         if ccHBGF is not None:

@@ -4,7 +4,7 @@ from importlib import metadata
 
 import numpy as np
 import pytest
-from cclust_hypergraph import hgpa
+from cclust_hypergraph import PRESETS, build_hypergraph, hgpa
 
 import cclust
 from cclust import Ensemble
@@ -87,9 +87,88 @@ def test_imbalance_lets_large_clusters_stay_whole():
     truth = np.repeat([0, 1], [40, 8])
     labels = np.column_stack([truth] * 4)
     assert not same_partition(hgpa(labels, 2, random_state=0).labels, truth)
-    assert same_partition(hgpa(labels, 2, imbalance=1.0, random_state=0).labels, truth)
-    # The plain deterministic preset balances the parts whatever the tolerance (documented).
-    assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset="deterministic", random_state=0).labels, truth)
+    for preset in ("auto", "cclust", "deterministic_quality"):
+        assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+    # Without flow refinement the parts stay nearly equal whatever the tolerance (documented).
+    for preset in ("cclust_fast", "deterministic"):
+        assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+
+
+@pytest.mark.parametrize("imbalance, expected", [(0.05, "cclust_fast"), (0.03, "cclust_fast"), (0.06, "cclust")])
+def test_auto_preset_runs_flows_only_past_the_default_imbalance(imbalance, expected):
+    labels = _random_labels(1, n=200)
+    auto = hgpa(labels, 4, imbalance=imbalance, random_state=3)
+    assert auto.extras["preset"] == expected
+    assert np.array_equal(auto.labels, hgpa(labels, 4, imbalance=imbalance, preset=expected, random_state=3).labels)
+
+
+def _reference_hypergraph(labels, weights):
+    """Slow HGPA hypergraph of a label matrix, in objects: every cluster's member set and its
+    partition's weight, and the objects grouped by identical label rows."""
+    labels = np.asarray(labels)
+    clusters = {}
+    for j in range(labels.shape[1]):
+        for value in set(labels[:, j].tolist()) - {-1}:
+            members = frozenset(np.flatnonzero(labels[:, j] == value).tolist())
+            clusters.setdefault(members, []).append(weights[j])
+    rows = {}
+    for i, row in enumerate(map(tuple, labels.tolist())):
+        rows.setdefault(row, []).append(i)
+    return clusters, rows
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hypergraph_against_a_slow_reference(seed):
+    rng = np.random.default_rng(seed)
+    n, r = 240, 7
+    # Few distinct rows (so objects merge, some groups past the cap) and a missing label or two.
+    prototypes = rng.integers(0, 3, size=(12, r))
+    labels = prototypes[rng.integers(0, 12, size=n)]
+    labels[rng.random((n, r)) < 0.01] = -1
+    labels[rng.integers(0, n, 3), rng.integers(0, r, 3)] = 3
+    weights = rng.random(r) + 0.5
+    E = Ensemble(labels, weights=weights)
+    B = E.one_hot().tocsr()
+    B.sort_indices()
+    pw = np.repeat(E.weights, E.n_clusters)
+    n_clusters = 2
+    graph = build_hypergraph(B, pw, n_clusters, np.random.default_rng(seed))
+    clusters, rows = _reference_hypergraph(labels, E.weights)
+
+    # Every vertex stands for objects with identical label rows, at most the cap of them.
+    cap = max(1, n // (64 * n_clusters))
+    objects_of = {}
+    for i, v in enumerate(graph.vertex_of.tolist()):
+        objects_of.setdefault(v, []).append(i)
+    assert sorted(objects_of) == list(range(len(graph.vertex_weights)))
+    for v, objects in objects_of.items():
+        assert graph.vertex_weights[v] == len(objects) <= cap
+        assert len({tuple(labels[i]) for i in objects}) == 1
+    # Merging is as fine as the cap allows: a group of identical rows has ceil(size / cap) vertices.
+    assert len(graph.vertex_weights) == sum(-(-len(members) // cap) for members in rows.values())
+    # Every hyperedge, expanded back to objects, is a cluster with its partition's weight.
+    top = max(w for ws in clusters.values() for w in ws)
+    built = {}
+    for pins, weight in zip(graph.edges, graph.edge_weights.tolist()):
+        assert len(set(pins)) == len(pins)
+        members = frozenset(i for v in pins for i in objects_of[v])
+        built.setdefault(members, []).append(weight)
+    assert set(built) == set(clusters)
+    for members, ws in clusters.items():
+        expected = sorted(max(1, round(w / top * 1000)) for w in ws)
+        assert sorted(built[members]) == expected
+
+
+def test_merged_objects_keep_parts_balanced():
+    # 3,000 of 4,800 objects labelled alike everywhere: merged vertices are capped so the
+    # partitioner can still balance the parts (an uncapped 3,000-object vertex could not).
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, size=(4800, 8))
+    labels[:3000] = labels[0]
+    for preset in set(PRESETS) - {"auto"}:
+        result = hgpa(labels, 2, preset=preset, random_state=0)
+        assert result.extras["n_vertices"] < 4800
+        assert np.bincount(result.labels).max() <= 1.05 * 2400 + 1, preset
 
 
 def _random_labels(seed, n=300, r=10, k=4):
@@ -105,7 +184,7 @@ def test_random_state_changes_the_partition_and_repeats_it():
     assert not (same_partition(runs[0], runs[1]) and same_partition(runs[0], runs[2]))
 
 
-@pytest.mark.parametrize("preset", ["deterministic", "deterministic_quality"])
+@pytest.mark.parametrize("preset", sorted(set(PRESETS) - {"auto"}))
 def test_same_labels_on_one_and_two_threads(preset, tmp_path):
     # Mt-KaHyPar is initialised once per process, so each thread count runs in its own
     # interpreter (CCLUST_NUM_THREADS sets it).
@@ -131,7 +210,7 @@ def test_same_labels_on_one_and_two_threads(preset, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"n_clusters": 2, "preset": "default"}, "preset must be one of 'deterministic', 'deterministic_quality'"),
+    ({"n_clusters": 2, "preset": "default"}, "preset must be one of 'auto', 'cclust', 'cclust_fast', 'deterministic', 'deterministic_quality'"),
     ({"n_clusters": 1}, "n_clusters must be an int in the range"),
     ({"n_clusters": 7}, "n_clusters must be an int in the range"),
     ({"n_clusters": 2, "imbalance": 0.0}, "imbalance must be a finite number"),

@@ -5,24 +5,38 @@ by ``import cclust``; the registry imports this module (and Mt-KaHyPar) the firs
 ``hgpa`` is asked for.
 """
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from cclust._validation import check_float, check_n_threads, check_random_state
-from cclust.consensus.graph import canonical_cluster_order, check_graph_inputs, honour_n_clusters
+from cclust.consensus.graph import (
+    MERGE_CAP_DIVISOR, canonical_cluster_order, cap_groups, check_graph_inputs, honour_n_clusters, identical_rows)
 from cclust.registry import declare
 from cclust.result import ConsensusResult
 
-__version__ = "0.1.0"
-__all__ = ["hgpa", "HYPEREDGE_WEIGHT_RESOLUTION", "PRESETS"]
+from cclust_hypergraph._config import CONFIGS, config_path
+
+__version__ = "0.2.0"
+__all__ = ["hgpa", "build_hypergraph", "Hypergraph", "AUTO_FLOW_IMBALANCE", "HYPEREDGE_WEIGHT_RESOLUTION", "PRESETS"]
 
 #: Integer weight of the heaviest hyperedge (a cluster of the heaviest partition); the others
 #: are scaled in proportion and rounded, at least 1. Equal partition weights give weight 1000.
 HYPEREDGE_WEIGHT_RESOLUTION = 1000
 
-#: The Mt-KaHyPar presets HGPA offers: the deterministic ones, whose partition depends on the
-#: hypergraph alone -- not on the number of threads nor on their scheduling.
-PRESETS = {"deterministic": "DETERMINISTIC", "deterministic_quality": "DETERMINISTIC_QUALITY"}
+#: The configurations HGPA offers, all deterministic: the partition depends on the hypergraph
+#: alone, not on the number of threads nor on their scheduling. ``cclust`` and ``cclust_fast``
+#: are cclust's own (see :mod:`cclust_hypergraph._config`); the other two are Mt-KaHyPar's
+#: presets of those names. ``auto`` picks one of cclust's by the imbalance tolerance.
+PRESETS = {"auto": None, "cclust": None, "cclust_fast": None,
+           "deterministic": "DETERMINISTIC", "deterministic_quality": "DETERMINISTIC_QUALITY"}
+assert set(CONFIGS) <= set(PRESETS)
+
+#: ``preset="auto"`` runs flow refinement (``cclust``) only for an ``imbalance`` above this,
+#: HGPA's default: flows are what let a part grow past its average share to keep a natural
+#: cluster whole, and within 5% of the average they leave the ARI unchanged at about 1.8x the
+#: time (letter and digits, docs/benchmarks.md).
+AUTO_FLOW_IMBALANCE = 0.05
 
 _lock = threading.Lock()
 _initializer = None
@@ -30,8 +44,8 @@ _initializer = None
 
 def _mtkahypar():
     """Mt-KaHyPar, initialised once per process with every available core (or
-    ``CCLUST_NUM_THREADS``): the deterministic presets give the same partition on any number
-    of threads (checked on 1 and 2 threads in the tests), so threads only change the speed."""
+    ``CCLUST_NUM_THREADS``): the deterministic configurations give the same partition on any
+    number of threads (checked on 1 and 2 threads in the tests), so threads only change the speed."""
     global _initializer
     import mtkahypar
 
@@ -41,20 +55,99 @@ def _mtkahypar():
     return mtkahypar, _initializer
 
 
+class Hypergraph(NamedTuple):
+    """HGPA's hypergraph as handed to the partitioner.
+
+    ``vertex_of[i]`` is object i's vertex; ``vertex_weights[v]`` the number of objects vertex v
+    stands for; ``edges[c]`` the vertices of hyperedge c (the c-th cluster in canonical order),
+    ``edge_weights[c]`` its integer weight.
+    """
+    vertex_of: np.ndarray
+    vertex_weights: np.ndarray
+    edges: list
+    edge_weights: np.ndarray
+
+
+def build_hypergraph(B, partition_weight, n_clusters, rng):
+    """HGPA's hypergraph of a one-hot matrix, objects with identical rows merged.
+
+    Parameters
+    ----------
+    B : scipy.sparse.csr_matrix of shape (n_samples, n_hyperedges)
+        Object-cluster incidence (ones) with sorted indices; column c is hyperedge c.
+    partition_weight : ndarray of shape (n_hyperedges,)
+        The weight of each hyperedge's partition. Scaled so the heaviest is
+        :data:`HYPEREDGE_WEIGHT_RESOLUTION` and rounded, at least 1.
+    n_clusters : int
+        The number of parts: a merged vertex stands for at most
+        ``max(1, n_samples // (MERGE_CAP_DIVISOR * n_clusters))`` objects, HBGF's cap, so that
+        balance stays reachable.
+    rng : numpy.random.Generator
+        Draws the vertex numbering.
+
+    Returns
+    -------
+    Hypergraph
+
+    Notes
+    -----
+    Objects in exactly the same clusters lie in exactly the same hyperedges, so one vertex
+    weighing their number gives every partition that keeps them together the cut and the part
+    weights of the unmerged hypergraph; Mt-KaHyPar balances parts by vertex weight. Merging
+    shrinks the input Mt-KaHyPar coarsens (letter: 20,000 objects, 13,912 distinct rows; 2.0 to
+    1.4 million pins) and halves its time there.
+    """
+    n = B.shape[0]
+    groups = cap_groups(identical_rows(B), max(1, n // (MERGE_CAP_DIVISOR * n_clusters)))
+    if groups is None:
+        G, counts, vertex_of = B, np.ones(n, dtype=np.int64), np.arange(n)
+    else:
+        first, vertex_of, counts = groups
+        G = B[first]
+    # Vertex ids drawn from rng: Mt-KaHyPar's deterministic configurations depend on the
+    # numbering, and ignore its global seed (version 1.7).
+    numbering = rng.permutation(G.shape[0])
+    weights = np.empty(G.shape[0], dtype=np.int64)
+    weights[numbering] = counts
+    Gc = G.tocsc()
+    Gc.sort_indices()
+    pins = numbering[Gc.indices]
+    edges = [pins[Gc.indptr[c]:Gc.indptr[c + 1]].tolist() for c in range(Gc.shape[1])]
+    pw = np.asarray(partition_weight, dtype=np.float64)
+    edge_weights = np.maximum(1, np.rint(pw / pw.max() * HYPEREDGE_WEIGHT_RESOLUTION)).astype(np.int64)
+    return Hypergraph(numbering[vertex_of], weights, edges, edge_weights)
+
+
+def _context(mtk, init, preset):
+    """Mt-KaHyPar's context for ``preset``: a preset of its own, or a cclust configuration file."""
+    if PRESETS[preset] is not None:
+        # DETERMINISTIC_QUALITY exists from Mt-KaHyPar 1.5 on; older versions fall back to the plain one.
+        return init.context_from_preset(getattr(mtk.PresetType, PRESETS[preset], mtk.PresetType.DETERMINISTIC))
+    try:
+        return init.context_from_file(config_path(preset))
+    except Exception as exc:  # an Mt-KaHyPar version whose parameters differ from 1.5-1.7's
+        raise RuntimeError(
+            f"Mt-KaHyPar {getattr(mtk, '__version__', '')} rejected cclust's {preset!r} configuration ({exc}). "
+            "Pass preset='deterministic_quality' (Mt-KaHyPar's own), or install mtkahypar 1.5 to 1.7."
+        ) from exc
+
+
 # The partition depends on the vertex numbering, hence on the objects' order: "distribution".
 @declare(handles_missing=True, object_order="distribution")
-def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="deterministic_quality", random_state=None):
+def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto", random_state=None):
     """HyperGraph Partitioning Algorithm (HGPA; Strehl & Ghosh, JMLR 3, 2002; 003 sec. 2).
 
     Each cluster of each basic partition is a hyperedge joining its objects; the hypergraph is
     cut into ``n_clusters`` parts of nearly equal size minimising the weight of the hyperedges
-    cut (Strehl & Ghosh used hMETIS; here Mt-KaHyPar with a deterministic preset, on every
-    available core). A hyperedge's weight is its partition's weight, scaled so the heaviest is
-    :data:`HYPEREDGE_WEIGHT_RESOLUTION` and rounded (at least 1).
+    cut (Strehl & Ghosh used hMETIS; here Mt-KaHyPar, deterministic, on every available core).
+    A hyperedge's weight is its partition's weight, scaled so the heaviest is
+    :data:`HYPEREDGE_WEIGHT_RESOLUTION` and rounded (at least 1). Objects every partition labels
+    alike are one vertex weighing their number (same cut, same balance; see
+    :func:`build_hypergraph`), so they share a label.
 
-    Mt-KaHyPar's deterministic presets ignore its global seed (``mtkahypar.set_seed``, version
-    1.7), so ``random_state`` acts through the vertex numbering instead: the objects are handed
-    to the partitioner in an order drawn from it, and the result is mapped back.
+    Mt-KaHyPar's deterministic algorithms ignore its global seed (``mtkahypar.set_seed``,
+    version 1.7), so ``random_state`` acts through the vertex numbering instead: the vertices
+    are handed to the partitioner in an order drawn from it, and the result is mapped back.
 
     Parameters
     ----------
@@ -69,15 +162,18 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="deter
         constraint makes it split large natural clusters; raise it for imbalanced data.
     objective : {"cut", "km1"}, default="cut"
         Cut-net (Strehl & Ghosh's hyperedge cut) or connectivity - 1 (what ClusterEnsembles
-        asks KaHyPar for; on letter it scores a higher ARI, at about 4x the time, see
+        asks KaHyPar for; on letter it scores a higher ARI at several times the time, see
         docs/benchmarks.md).
-    preset : {"deterministic_quality", "deterministic"}, default="deterministic_quality"
-        Mt-KaHyPar preset; both give the same partition for any number of threads.
-        ``deterministic`` takes about 0.55x the time (letter, n = 20,000: 8.5 s against 15 s
-        of CPU) for a 0.5% larger cut and the same ARI, but keeps the parts nearly equal
-        whatever ``imbalance`` allows, so it cannot keep a large natural cluster whole.
+    preset : {"auto", "cclust", "cclust_fast", "deterministic_quality", "deterministic"}, default="auto"
+        The partitioner's configuration; all give the same partition for any number of threads.
+        ``cclust`` is Mt-KaHyPar's ``deterministic_quality`` preset coarsening to 40 K instead
+        of 160 K vertices (:mod:`cclust_hypergraph._config`). ``cclust_fast`` also skips flow
+        refinement, about half the time, but, like ``deterministic``, keeps the parts nearly
+        equal whatever ``imbalance`` allows, so it cannot keep a large natural cluster whole.
+        ``auto`` is ``cclust_fast`` for ``imbalance <= 0.05`` (where the two score the same
+        ARI on letter and digits) and ``cclust`` above (:data:`AUTO_FLOW_IMBALANCE`).
     random_state : int, Generator or None
-        Draws the order in which the objects are numbered for Mt-KaHyPar.
+        Draws the order in which the vertices are numbered for Mt-KaHyPar.
 
     Returns
     -------
@@ -100,44 +196,41 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="deter
         raise ValidationError(f"objective must be 'cut' or 'km1', got {objective!r}.")
     if preset not in PRESETS:
         raise ValidationError(f"preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}.")
+    if preset == "auto":
+        preset = "cclust" if imbalance > AUTO_FLOW_IMBALANCE else "cclust_fast"
     rng = check_random_state(random_state)
-    seed = int(rng.integers(0, 2**31 - 1))
     n = ensemble.n_samples
-    # Vertex id of every object: Mt-KaHyPar's deterministic presets depend on the numbering only.
-    vertex = rng.permutation(n)
 
     order = canonical_cluster_order(ensemble)
-    B = ensemble.one_hot()[:, order].tocsc()
+    B = ensemble.one_hot()[:, order].tocsr()
     B.sort_indices()
-    pins = vertex[B.indices]
-    edges = [pins[B.indptr[c]:B.indptr[c + 1]].tolist() for c in range(B.shape[1])]
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
-    edge_weights = np.maximum(1, np.rint(pw / pw.max() * HYPEREDGE_WEIGHT_RESOLUTION)).astype(np.int64)
+    graph = build_hypergraph(B, pw, n_clusters, rng)
 
     mtk, init = _mtkahypar()
     with _lock:
-        # DETERMINISTIC_QUALITY exists from Mt-KaHyPar 1.5 on; older versions fall back to the plain one.
-        kind = getattr(mtk.PresetType, PRESETS[preset], mtk.PresetType.DETERMINISTIC)
-        context = init.context_from_preset(kind)
+        context = _context(mtk, init, preset)
         context.logging = False
         context.set_partitioning_parameters(
             int(n_clusters), float(imbalance), mtk.Objective.CUT if objective == "cut" else mtk.Objective.KM1)
-        mtk.set_seed(seed)
-        hypergraph = init.create_hypergraph(context, n, len(edges), edges, [1] * n, edge_weights.tolist())
+        hypergraph = init.create_hypergraph(context, len(graph.vertex_weights), len(graph.edges), graph.edges,
+                                            graph.vertex_weights.tolist(), graph.edge_weights.tolist())
         partitioned = hypergraph.partition(context)
-        parts = np.asarray(partitioned.get_partition(), dtype=np.int64)[vertex]
+        parts = np.asarray(partitioned.get_partition(), dtype=np.int64)[graph.vertex_of]
 
     # Affinity of an object to a part: the weight of its hyperedges lying mostly in that part.
-    counts = np.zeros((B.shape[1], n_clusters))
-    np.add.at(counts, (np.repeat(np.arange(B.shape[1]), np.diff(B.indptr)), parts[B.indices]), 1.0)
+    Bc = B.tocsc()
+    sizes = np.diff(Bc.indptr)
+    counts = np.zeros((Bc.shape[1], n_clusters))
+    np.add.at(counts, (np.repeat(np.arange(Bc.shape[1]), sizes), parts[Bc.indices]), 1.0)
     majority = counts.argmax(axis=1)
     affinity = np.zeros((n, n_clusters))
-    np.add.at(affinity, (B.indices, np.repeat(majority, np.diff(B.indptr))),
-              np.repeat(pw, np.diff(B.indptr)))
+    np.add.at(affinity, (Bc.indices, np.repeat(majority, sizes)), np.repeat(pw, sizes))
     labels, moved = honour_n_clusters(parts, affinity, n_clusters)
     cut_mask = (counts > 0).sum(axis=1) > 1
     cut = float(pw[cut_mask].sum())
     return ConsensusResult.from_labels(
         labels, objective=cut, objective_name="weighted hyperedge cut (lower is better)",
         n_iter=0, converged=True, method="hgpa",
-        extras={"n_moved": moved, "imbalance": imbalance, "hyperedge_objective": objective, "preset": preset})
+        extras={"n_moved": moved, "imbalance": imbalance, "hyperedge_objective": objective, "preset": preset,
+                "n_vertices": len(graph.vertex_weights)})
