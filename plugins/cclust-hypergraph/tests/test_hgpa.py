@@ -225,3 +225,22 @@ def test_bad_arguments(kwargs, match):
 def test_single_cluster_partitions_are_refused():
     with pytest.raises(ValidationError, match="every partition puts all objects in one cluster"):
         hgpa(np.zeros((8, 3), dtype=int), 2)
+
+
+def test_configurations_differ_from_each_other_in_flows_only():
+    from cclust_hypergraph._config import CONFIGS, config_text
+
+    assert {k for k in CONFIGS["cclust"] if CONFIGS["cclust"][k] != CONFIGS["cclust_fast"][k]} == {"r-flow-algo"}
+    lines = config_text("cclust").splitlines()
+    assert len(lines) == len(CONFIGS["cclust"]) and all(line.count("=") == 1 for line in lines)
+
+
+def test_configuration_file_is_written_again_if_removed():
+    import shutil
+
+    from cclust_hypergraph import _config
+
+    labels = _random_labels(2, n=120)
+    before = hgpa(labels, 3, preset="cclust_fast", random_state=0).labels
+    shutil.rmtree(_config._folder)  # as a forked child's exit would
+    assert np.array_equal(hgpa(labels, 3, preset="cclust_fast", random_state=0).labels, before)

@@ -129,8 +129,10 @@ def config_path(name):
     temporary directory removed when the interpreter exits."""
     global _folder
     with _lock:
-        if name not in _paths:
-            if _folder is None:
+        # Written again if it went missing: a forked child that exits normally runs this
+        # process's atexit cleanup too.
+        if name not in _paths or not os.path.exists(_paths[name]):
+            if _folder is None or not os.path.isdir(_folder):
                 _folder = tempfile.mkdtemp(prefix="cclust-hypergraph-")
                 atexit.register(shutil.rmtree, _folder, ignore_errors=True)
             path = os.path.join(_folder, f"{name}.ini")
