@@ -70,14 +70,16 @@ def meta_similarity(labels, object_w=None):
     return S
 
 
-def mcla(ensemble, n_clusters, seed, object_w=None):
-    """MCLA / WOMC labels: meta-graph, METIS, strongest participation, random ties."""
+def mcla(ensemble, n_clusters, seed, object_w=None, balance="objects"):
+    """MCLA / WOMC labels: meta-graph, METIS (vertex weight = cluster size, or 1 with
+    balance="clusters"), strongest participation, random ties."""
     labels = ensemble.labels
     cl = clusters(labels, ensemble.weights)
     order = canonical_cluster_order(ensemble)
     S = meta_similarity(labels, object_w)[np.ix_(order, order)]
+    sizes = None if balance == "clusters" else np.array([max(1, len(cl[c][1])) for c in order])
     rng = np.random.default_rng(seed)
-    parts, _ = partition_graph(S, n_clusters, random_state=rng)
+    parts, _ = partition_graph(S, n_clusters, random_state=rng, vertex_weights=sizes)
     n = labels.shape[0]
     H = np.zeros((n, n_clusters))
     for m in range(n_clusters):

@@ -30,8 +30,9 @@ Balance: METIS minimises the weighted edge cut subject to every part holding at 
 ``(1 + ufactor / 1000)`` times the average vertex weight. With the default tolerance CSPA and HBGF
 cut large natural clusters to balance the parts, which hurts imbalanced data (ClusterEnsembles
 reports CSPA ARI 0.30 where MCLA reaches 0.65 on breast cancer); raise ``ufactor`` (e.g. 500-2000)
-to let parts differ in size. MCLA balances clusters of the meta-graph, not objects, and is much
-less affected.
+to let parts differ in size. MCLA and WOMC weight each meta-graph vertex by its cluster's size
+(Strehl & Ghosh), so their meta-clusters cover about equal numbers of objects; ``balance="clusters"``
+gives unit weights instead (ClusterEnsembles), which suits data with very unequal classes.
 
 Order and name invariance: cluster vertices (MCLA, HBGF, WOMC, WOHB) are put in a canonical order
 that depends on the clusters' members only (:func:`canonical_cluster_order`), so renaming the
@@ -52,6 +53,9 @@ EDGE_WEIGHT_RESOLUTION = 10_000
 
 #: Rows of the similarity computed at once by the sparse (nearest-neighbour) routes.
 _CHUNK_ROWS = 256
+
+#: Rows of the label matrix hashed at once when looking for identically labelled objects.
+_HASH_CHUNK_ROWS = 1 << 16
 
 
 # -- shared checks ------------------------------------------------------------------------------
@@ -127,15 +131,41 @@ def canonical_cluster_order(ensemble):
     Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
     weight); identical clusters compare equal and are interchangeable in every graph built here.
     """
-    B = ensemble.one_hot().tocsc()
-    B.sort_indices()
-    starts = B.indptr[:-1]
-    sizes = np.diff(B.indptr)
-    first = B.indices[starts]
-    keys = np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=ensemble.n_samples, dtype=np.int64)
-    member_hash = np.add.reduceat(keys.view(np.uint64)[B.indices], starts)
+    return _canonical_order(ensemble, _identical_label_rows(ensemble.labels))
+
+
+def _canonical_order(ensemble, groups):
+    """:func:`canonical_cluster_order`, its keys scattered from the label matrix.
+
+    ``groups`` (from :func:`_identical_label_rows`, or None) lets every group of identically
+    labelled objects be read once: its first object is its smallest, its members' keys are
+    summed beforehand. Reading the labels skips forming, transposing and sorting the one-hot.
+    """
+    L = ensemble.labels
+    n, r = L.shape
+    n_c = int(ensemble.offsets[-1])
+    keys = np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=n, dtype=np.int64).view(np.uint64)
+    if groups is None:
+        firsts, multiplicity, group_keys = np.arange(n), None, keys
+    else:
+        firsts, inverse, multiplicity = groups
+        L = L[firsts]
+        group_keys = np.zeros(firsts.shape[0], dtype=np.uint64)
+        np.add.at(group_keys, inverse, keys)  # uint64 sums wrap, as the sum over the members does
+    columns = L + ensemble.offsets[:-1]
+    if ensemble.has_missing:
+        columns[L < 0] = n_c  # a bin past the clusters collects the missing labels
+    columns = columns.reshape(-1)
+    # ufunc.at is fast on 1-d operands of one shape only (broadcast values take a slow path).
+    sizes = (np.bincount(columns, minlength=n_c + 1) if multiplicity is None else
+             np.bincount(columns, weights=np.repeat(multiplicity.astype(np.float64), r), minlength=n_c + 1)
+             .astype(np.int64))
+    first = np.full(n_c + 1, n, dtype=np.int64)
+    np.minimum.at(first, columns, np.repeat(firsts, r))
+    member_hash = np.zeros(n_c + 1, dtype=np.uint64)
+    np.add.at(member_hash, columns, np.repeat(group_keys, r))
     partition_weight = np.repeat(ensemble.weights, ensemble.n_clusters)
-    return np.lexsort((partition_weight, member_hash, sizes, first))
+    return np.lexsort((partition_weight, member_hash[:n_c], sizes[:n_c], first[:n_c]))
 
 
 # -- the METIS call ------------------------------------------------------------------------------
@@ -246,8 +276,9 @@ def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT
 
 def _cut(S, parts):
     """Weight of the edges of the symmetric, diagonal-free CSR ``S`` joining different parts."""
-    row = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
-    return float(S.data[parts[row] != parts[S.indices]].sum() / 2.0)
+    parts = parts.astype(np.int32, copy=False)  # half the bytes to gather; parts < n_parts
+    own = np.repeat(parts, np.diff(S.indptr))
+    return float(S.data[own != parts[S.indices]].sum() / 2.0)
 
 
 # -- helpers shared with woec.py -----------------------------------------------------------------
@@ -340,12 +371,13 @@ def meta_graph(ensemble, object_weights=None):
     return order, sp.csr_matrix((jaccard, (inter.row, inter.col)), shape=(n_c, n_c))
 
 
-def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="clusters"):
+def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="objects"):
     """MCLA (object_weights None) or WOMC (003 eq. 5): meta-graph, METIS, strongest participation.
 
     ``balance="objects"`` gives every meta-graph vertex its cluster's size as METIS vertex
-    weight, so that meta-clusters are balanced by the objects they cover rather than by their
-    number of clusters (Strehl & Ghosh's default, ``"clusters"``).
+    weight (Strehl & Ghosh sec. 3.4), so that meta-clusters are balanced by the objects they
+    cover; ``"clusters"`` gives unit weights (ClusterEnsembles), balancing their number of
+    clusters.
     """
     rng = check_random_state(random_state)
     order, meta = meta_graph(ensemble, object_weights)
@@ -464,34 +496,154 @@ def bipartite_partition(M, n_clusters, *, random_state, ufactor):
     Returns the objects' labels (every one of the ``n_clusters`` used), the cut and the number
     of objects moved to fill parts that held only cluster vertices.
     """
-    n, n_c = M.shape
+    n = M.shape[0]
     M = sp.csr_matrix(M, dtype=np.float64)
     M.sort_indices()
-    groups = cap_groups(identical_rows(M), max(1, n // (MERGE_CAP_DIVISOR * n_clusters)))
+    groups = cap_groups(identical_rows(M), _merge_cap(n, n_clusters))
+    G = M if groups is None else _scale_rows(M[groups[0]], groups[2])  # row selection keeps sorted indices
+    labels, cluster_part, cut = _partition_bipartite(G, groups, M.data.max() if M.nnz else None, n_clusters,
+                                                     random_state=random_state, ufactor=ufactor)
+    moved = 0
+    if _has_empty_part(labels, n_clusters):
+        labels, moved = honour_n_clusters(labels, _bipartite_affinity(M, cluster_part, n_clusters), n_clusters)
+    return labels, cut, moved
+
+
+def _merge_cap(n, n_clusters):
+    return max(1, n // (MERGE_CAP_DIVISOR * n_clusters))
+
+
+def _scale_rows(G, counts):
+    """Multiply every entry of CSR row g by ``counts[g]`` (the merged objects' edges)."""
+    G.data = G.data * np.repeat(counts.astype(np.float64), np.diff(G.indptr))
+    return G
+
+
+def _partition_bipartite(G, groups, top, n_clusters, *, random_state, ufactor):
+    """METIS on [[0, G], [G^T, 0]], G's rows being objects merged by ``groups`` (see
+    :func:`bipartite_partition`) and its columns clusters.
+
+    ``G`` is CSR with sorted indices; ``top`` is the heaviest edge of the unmerged graph.
+    Returns the part of every object (unmerged), the part of every cluster and the cut.
+    """
+    m, n_c = G.shape
     if groups is None:
-        G, vertex_weights, resolution = M, None, EDGE_WEIGHT_RESOLUTION
+        vertex_weights, resolution = None, EDGE_WEIGHT_RESOLUTION
     else:
-        first, inverse, counts = groups
-        G = M[first]  # row selection keeps each row's sorted indices
-        G.data = G.data * np.repeat(counts.astype(np.float64), np.diff(G.indptr))
-        vertex_weights = np.concatenate([counts, np.ones(n_c, dtype=np.int64)])
+        vertex_weights = np.concatenate([groups[2], np.ones(n_c, dtype=np.int64)])
         # The unmerged graph's scale (heaviest single edge -> EDGE_WEIGHT_RESOLUTION), so that
         # a merged edge weighs about m times the unmerged integer weight.
-        resolution = EDGE_WEIGHT_RESOLUTION * (G.data.max() / M.data.max()) if M.nnz else EDGE_WEIGHT_RESOLUTION
-    m = G.shape[0]
-    Gc = G.tocsc()
+        resolution = EDGE_WEIGHT_RESOLUTION * (G.data.max() / top) if top is not None else EDGE_WEIGHT_RESOLUTION
+    Gc = G.tocsc()  # SciPy's transpose visits the rows in order: every column comes out sorted
     Gc.sort_indices()
     # [[0, G], [G^T, 0]] assembled directly in CSR: object rows then cluster rows.
-    W = sp.csr_matrix((np.concatenate([G.data, Gc.data]), np.concatenate([G.indices + m, Gc.indices]),
-                       np.concatenate([G.indptr, G.indptr[-1] + Gc.indptr[1:]])), shape=(m + n_c, m + n_c))
+    nnz = G.nnz
+    index = np.int32 if 2 * nnz + m + n_c < np.iinfo(np.int32).max else np.int64
+    data = np.concatenate([G.data, Gc.data])
+    indices = np.concatenate([G.indices, Gc.indices]).astype(index, copy=False)
+    indices[:nnz] += m
+    indptr = np.concatenate([G.indptr, Gc.indptr[1:]]).astype(index, copy=False)
+    indptr[m + 1:] += nnz
+    W = sp.csr_matrix((data, indices, indptr), shape=(m + n_c, m + n_c))
+    W.has_sorted_indices = True
     parts, cut = partition_graph(W, n_clusters, random_state=random_state, ufactor=ufactor, symmetric=True,
                                  vertex_weights=vertex_weights, resolution=resolution)
-    labels = parts[:m] if groups is None else parts[:m][inverse]
-    cluster_part = parts[m:]
+    return (parts[:m] if groups is None else parts[:m][groups[1]]), parts[m:], cut
+
+
+def _bipartite_affinity(rows, cluster_part, n_clusters):
+    """Weight of each row's clusters lying in each part: what :func:`honour_n_clusters` weighs
+    when a part of the bipartite graph holds only clusters. Dense (rows x n_clusters), so
+    formed only then."""
+    n_c = cluster_part.shape[0]
     member = sp.csr_matrix((np.ones(n_c), (np.arange(n_c), cluster_part)), shape=(n_c, n_clusters))
-    affinity = np.asarray((M @ member).todense())
-    labels, moved = honour_n_clusters(labels, affinity, n_clusters)
-    return labels, cut, moved
+    return np.asarray((rows @ member).todense())
+
+
+def _has_empty_part(labels, n_clusters):
+    return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
+
+
+def _identical_label_rows(labels):
+    """:func:`identical_rows` of HBGF's weighted one-hot, from the label matrix: two objects
+    have the same row there exactly when every partition gives them the same label (or leaves
+    both unlabelled). Rows are grouped by a 64-bit hash, checked exactly; on a collision the
+    grouping is redone by sorting the rows' bytes.
+    """
+    n, r = labels.shape
+    if n < 2:
+        return None
+    keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=r, dtype=np.int64).view(np.uint64)
+    keys |= np.uint64(1)
+    row_hash = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, _HASH_CHUNK_ROWS):  # chunks bound the uint64 copy of the labels
+        stop = min(n, start + _HASH_CHUNK_ROWS)
+        np.matmul(labels[start:stop].astype(np.uint64), keys, out=row_hash[start:stop])  # wraps mod 2^64
+    return _group_rows(labels, row_hash)
+
+
+def _group_rows(labels, row_hash):
+    """Groups of equal rows of ``labels`` (as :func:`identical_rows` numbers them) found through
+    ``row_hash``, exact whatever the hash: rows sharing a hash are compared, and if any differ
+    the rows are grouped by sorting their bytes instead."""
+    n, r = labels.shape
+    _, first, inverse, counts = np.unique(row_hash, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    shared = np.flatnonzero(counts[inverse] > 1)  # a row alone with its hash is its group's first
+    if first.shape[0] < n and not np.array_equal(labels[shared], labels[first[inverse[shared]]]):
+        rows = np.ascontiguousarray(labels).view(np.dtype((np.void, labels.dtype.itemsize * r))).reshape(-1)
+        _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+    if first.shape[0] == n:
+        return None
+    return _number_by_first(first, inverse.reshape(-1), counts)
+
+
+def _number_by_first(first, inverse, counts):
+    """Renumber groups in order of their first member, so the merged graph keeps the objects' order."""
+    rank = np.empty_like(first)
+    by_first = np.argsort(first, kind="stable")
+    rank[by_first] = np.arange(first.shape[0])
+    return first[by_first], rank[inverse], counts[by_first]
+
+
+def _hbgf_graph(ensemble, n_clusters):
+    """HBGF's merged bipartite graph straight from the label matrix.
+
+    Equal to ``bipartite_partition``'s on ``ensemble.one_hot(weighted=True)[:, order]`` (same
+    rows, columns, values and index order, so METIS gets the same input), without forming,
+    permuting and re-sorting the one-hot: the rows of distinct objects are their clusters'
+    canonical ranks, sorted.
+
+    Returns ``(G, groups, weight_by_rank)``: G is the CSR of the (merged) objects' rows, its
+    entries scaled by the group sizes; ``groups`` as :func:`cap_groups` returns it; and the
+    partition weight of every column of G.
+    """
+    L = ensemble.labels
+    n = L.shape[0]
+    n_c = int(ensemble.offsets[-1])
+    identical = _identical_label_rows(L)
+    order = _canonical_order(ensemble, identical)
+    rank = np.empty(n_c, dtype=np.int32)
+    rank[order] = np.arange(n_c, dtype=np.int32)
+    weight_by_rank = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
+    groups = cap_groups(identical, _merge_cap(n, n_clusters))
+    rows = L if groups is None else L[groups[0]]
+    R = rank[rows + ensemble.offsets[:-1]]  # a missing label (-1) picks any rank: masked next
+    if ensemble.has_missing:
+        present = rows >= 0
+        R[~present] = n_c  # sorts after every rank
+        R.sort(axis=1)
+        lengths = present.sum(axis=1)
+        indices = R[R < n_c]
+    else:
+        R.sort(axis=1)
+        lengths = np.full(R.shape[0], R.shape[1])
+        indices = R.reshape(-1)
+    indptr = np.zeros(R.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    G = sp.csr_matrix((weight_by_rank[indices], indices, indptr), shape=(R.shape[0], n_c))
+    G.has_sorted_indices = True
+    return (G if groups is None else _scale_rows(G, groups[2])), groups, weight_by_rank
 
 
 # -- the consensus functions ---------------------------------------------------------------------
@@ -670,7 +822,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
 
 
 @declare(handles_missing=True, object_order="distribution")
-def mcla(ensemble, n_clusters, *, ufactor=None, balance="clusters", random_state=None):
+def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", random_state=None):
     """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in 003 sec. 2).
 
     Every cluster of every partition is a vertex of a meta-graph whose edge weights are the
@@ -690,14 +842,16 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="clusters", random_state
         are returned; ``extras["n_moved"]`` counts them.
     ufactor : int, default=None
         METIS balance tolerance of the meta-graph cut (thousandths).
-    balance : {"clusters", "objects"}, default="clusters"
-        What METIS balances between meta-clusters: their number of clusters (Strehl & Ghosh:
-        unit vertex weights) or the objects their clusters hold (each vertex weighs its
-        cluster's size; a cclust option, not in the paper). When base clusterings isolate a few
-        outliers (k-means on spambase), ``"clusters"`` puts the outliers' small clusters in
-        one meta-cluster and their large complements in the other, and nearly every object
-        joins the latter (ARI about 0); ``"objects"`` pairs the large clusters instead
-        (spambase sample: ARI 0.44 against 0.0001; ``ufactor`` does not help: 0.03 at 1000).
+    balance : {"objects", "clusters"}, default="objects"
+        What METIS balances between meta-clusters: the objects their clusters hold (each
+        vertex weighs its cluster's size, as Strehl & Ghosh sec. 3.4 and their ClusterPack
+        code do) or their number of clusters (unit vertex weights, as ClusterEnsembles does).
+        When base clusterings isolate a few outliers (k-means on the spambase sample),
+        ``"clusters"`` puts the outliers' small clusters in one meta-cluster and their large
+        complements in the other, and nearly every object joins the latter (ARI 0.0003 against
+        0.44 with ``"objects"``; a looser ``ufactor`` does not help). ``"clusters"`` is better
+        when the classes differ a lot in size (ecoli: ARI 0.45 against 0.37; glass: 0.17
+        against 0.14). Measured by ``benchmarks/bench_mcla_balance.py``.
     random_state : int, Generator or None
         Seeds METIS and the tie-breaking.
 
@@ -764,8 +918,17 @@ def hbgf(ensemble, n_clusters, *, ufactor=None, random_state=None):
     """
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)
-    order = canonical_cluster_order(ensemble)
-    M = ensemble.one_hot(weighted=True)[:, order]
-    labels, cut, moved = bipartite_partition(M, n_clusters, random_state=random_state, ufactor=ufactor)
+    # bipartite_partition(one_hot(weighted=True)[:, canonical_cluster_order(ensemble)]) with the
+    # same graph built from the labels: forming, permuting and re-sorting the one-hot, then
+    # hashing its rows, took a quarter of the time at n = 20,000 (METIS most of the rest).
+    G, groups, weight_by_rank = _hbgf_graph(ensemble, n_clusters)
+    labels, cluster_part, cut = _partition_bipartite(G, groups, weight_by_rank.max(), n_clusters,
+                                                     random_state=random_state, ufactor=ufactor)
+    moved = 0
+    if _has_empty_part(labels, n_clusters):
+        # The affinity of the distinct rows (their unscaled weights) gives every object its row's.
+        rows = G if groups is None else sp.csr_matrix((weight_by_rank[G.indices], G.indices, G.indptr), shape=G.shape)
+        affinity = _bipartite_affinity(rows, cluster_part, n_clusters)
+        labels, moved = honour_n_clusters(labels, affinity if groups is None else affinity[groups[1]], n_clusters)
     return _result(labels, objective=cut, method="hbgf", n_clusters=n_clusters,
                    extras={"n_moved": moved, "ufactor": ufactor})

@@ -217,7 +217,7 @@ def _woec_result(labels, cut, method, w, extras):
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
-         balance="clusters", max_bytes=None, random_state=None):
+         balance="objects", max_bytes=None, random_state=None):
     """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
@@ -237,10 +237,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         e of eq. 4.
     ufactor : int, default=None
         METIS balance tolerance (thousandths) of the meta-graph cut.
-    balance : {"clusters", "objects"}, default="clusters"
+    balance : {"objects", "clusters"}, default="objects"
         What METIS balances between meta-clusters, as in :func:`cclust.consensus.graph.mcla`:
-        their number of clusters (003 and Strehl & Ghosh) or the objects their clusters hold
-        (a cclust option for base clusterings that isolate outliers).
+        the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
+        or their number of clusters (unit vertex weights, as ClusterEnsembles).
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None

@@ -156,15 +156,16 @@ def test_cspa_sampled_candidates_keep_exact_weights(seed, missing):
     assert result.n_clusters == 3 and result.extras["n_candidates"] == 200
 
 
+@pytest.mark.parametrize("balance", ["objects", "clusters"])
 @pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
-def test_mcla_matches_reference(seed, missing):
+def test_mcla_matches_reference(seed, missing, balance):
     rng = np.random.default_rng(seed)
     labels = noisy_ensemble(rng, missing=missing)
     E = Ensemble(labels)
     order, S = meta_graph(E)
     np.testing.assert_allclose(S.toarray(), meta_similarity(labels)[np.ix_(order, order)], atol=1e-12)
-    expected, H = ref_mcla(E, 3, seed)
-    result = mcla(E, 3, random_state=seed)
+    expected, H = ref_mcla(E, 3, seed, balance=balance)
+    result = mcla(E, 3, balance=balance, random_state=seed)
     np.testing.assert_allclose(result.extras["association"], H, atol=1e-12)
     assert same_partition(result.labels, expected)
 
@@ -269,8 +270,8 @@ def test_mcla_balance_objects_survives_outlier_clusters(seed):
     truth = np.repeat([0, 1], 30)
     outliers = [np.where(np.arange(60) == j, 1, 0) for j in range(10)]
     labels = np.column_stack(outliers + [truth] * 10)
-    by_clusters = mcla(labels, 2, random_state=seed)
-    by_objects = mcla(labels, 2, balance="objects", random_state=seed)
+    by_clusters = mcla(labels, 2, balance="clusters", random_state=seed)
+    by_objects = mcla(labels, 2, random_state=seed)   # the default
     assert ari(by_clusters.labels, truth) < 0.9
     assert same_partition(by_objects.labels, truth)
     assert by_objects.extras["balance"] == "objects"
