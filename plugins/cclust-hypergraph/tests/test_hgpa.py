@@ -84,8 +84,16 @@ def test_optimal_on_a_tiny_case():
 
 
 def test_imbalance_lets_large_clusters_stay_whole():
+    # A 40/8 split, every partition moving two of the 40 into a cluster of their own, so the
+    # objects are not all identical (identical ones would be merged into few vertices, which
+    # keeps a cluster whole without any refinement).
     truth = np.repeat([0, 1], [40, 8])
-    labels = np.column_stack([truth] * 4)
+    columns = []
+    for j in range(20):
+        column = truth.copy()
+        column[[j, j + 20]] = 2
+        columns.append(column)
+    labels = np.column_stack(columns)
     assert not same_partition(hgpa(labels, 2, random_state=0).labels, truth)
     for preset in ("auto", "cclust", "deterministic_quality"):
         assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
@@ -131,12 +139,11 @@ def test_hypergraph_against_a_slow_reference(seed):
     B = E.one_hot().tocsr()
     B.sort_indices()
     pw = np.repeat(E.weights, E.n_clusters)
-    n_clusters = 2
-    graph = build_hypergraph(B, pw, n_clusters, np.random.default_rng(seed))
+    cap = 7
+    graph = build_hypergraph(B, pw, cap, np.random.default_rng(seed))
     clusters, rows = _reference_hypergraph(labels, E.weights)
 
     # Every vertex stands for objects with identical label rows, at most the cap of them.
-    cap = max(1, n // (64 * n_clusters))
     objects_of = {}
     for i, v in enumerate(graph.vertex_of.tolist()):
         objects_of.setdefault(v, []).append(i)
@@ -160,8 +167,9 @@ def test_hypergraph_against_a_slow_reference(seed):
 
 
 def test_merged_objects_keep_parts_balanced():
-    # 3,000 of 4,800 objects labelled alike everywhere: merged vertices are capped so the
-    # partitioner can still balance the parts (an uncapped 3,000-object vertex could not).
+    # 3,000 of 4,800 objects labelled alike everywhere: merged vertices are capped at a part's
+    # slack (120 objects) so the partitioner can still balance the parts (an uncapped
+    # 3,000-object vertex could not).
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 4, size=(4800, 8))
     labels[:3000] = labels[0]
