@@ -131,13 +131,13 @@ def canonical_cluster_order(ensemble):
     Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
     weight); identical clusters compare equal and are interchangeable in every graph built here.
     """
-    return _canonical_order(ensemble, _identical_label_rows(ensemble.labels))
+    return _canonical_order(ensemble, identical_label_rows(ensemble.labels))
 
 
 def _canonical_order(ensemble, groups):
     """:func:`canonical_cluster_order`, its keys scattered from the label matrix.
 
-    ``groups`` (from :func:`_identical_label_rows`, or None) lets every group of identically
+    ``groups`` (from :func:`identical_label_rows`, or None) lets every group of identically
     labelled objects be read once: its first object is its smallest, its members' keys are
     summed beforehand. Reading the labels skips forming, transposing and sorting the one-hot.
     """
@@ -564,11 +564,14 @@ def _has_empty_part(labels, n_clusters):
     return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
 
 
-def _identical_label_rows(labels):
-    """:func:`identical_rows` of HBGF's weighted one-hot, from the label matrix: two objects
-    have the same row there exactly when every partition gives them the same label (or leaves
-    both unlabelled). Rows are grouped by a 64-bit hash, checked exactly; on a collision the
-    grouping is redone by sorting the rows' bytes.
+def identical_label_rows(labels):
+    """Groups of identically labelled objects: :func:`identical_rows` of the ensemble's one-hot
+    (weighted or not), from the label matrix.
+
+    Two objects have the same one-hot row exactly when every partition gives them the same
+    label (or leaves both unlabelled). Rows are grouped by a 64-bit hash, checked exactly; on a
+    collision the grouping is redone by sorting the rows' bytes. Returns ``(first, inverse,
+    counts)`` numbered by first member, as :func:`identical_rows` does, or None if all differ.
     """
     n, r = labels.shape
     if n < 2:
@@ -621,7 +624,7 @@ def _hbgf_graph(ensemble, n_clusters):
     L = ensemble.labels
     n = L.shape[0]
     n_c = int(ensemble.offsets[-1])
-    identical = _identical_label_rows(L)
+    identical = identical_label_rows(L)
     order = _canonical_order(ensemble, identical)
     rank = np.empty(n_c, dtype=np.int32)
     rank[order] = np.arange(n_c, dtype=np.int32)

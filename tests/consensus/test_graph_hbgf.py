@@ -13,7 +13,7 @@ from cclust.consensus.graph import (
     MERGE_CAP_DIVISOR,
     _group_rows,
     _hbgf_graph,
-    _identical_label_rows,
+    identical_label_rows,
     bipartite_partition,
     canonical_cluster_order,
     cap_groups,
@@ -104,7 +104,7 @@ def test_canonical_order_ranks_equal_sized_clusters_by_their_members(rng):
 def test_identical_label_rows_match_identical_rows_of_the_one_hot(rng, variant):
     E = awkward_ensemble(rng, **variant)
     expected = identical_rows(E.one_hot(weighted=True))
-    got = _identical_label_rows(E.labels)
+    got = identical_label_rows(E.labels)
     if "duplicates" in variant:
         assert expected is None and got is None
         return

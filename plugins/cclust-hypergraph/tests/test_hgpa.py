@@ -4,7 +4,7 @@ from importlib import metadata
 
 import numpy as np
 import pytest
-from cclust_hypergraph import PRESETS, build_hypergraph, hgpa
+from cclust_hypergraph import PRESETS, _one_hot_in_order, build_hypergraph, hgpa
 
 import cclust
 from cclust import Ensemble
@@ -164,6 +164,60 @@ def test_hypergraph_against_a_slow_reference(seed):
     for members, ws in clusters.items():
         expected = sorted(max(1, round(w / top * 1000)) for w in ws)
         assert sorted(built[members]) == expected
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.1])
+def test_one_hot_in_order_is_the_permuted_one_hot(missing):
+    from cclust.consensus.graph import canonical_cluster_order
+
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 5, size=(90, 6))
+    labels[rng.random(labels.shape) < missing] = -1
+    labels[0] = -1  # an object no partition labels
+    E = Ensemble(labels)
+    order = canonical_cluster_order(E)
+    expected = E.one_hot()[:, order].tocsr()
+    expected.sort_indices()
+    got = _one_hot_in_order(E, order)
+    assert np.array_equal(got.indptr, expected.indptr) and np.array_equal(got.indices, expected.indices)
+    assert np.array_equal(got.data, expected.data)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hyperedges_larger_than_any_part_are_left_out_but_every_object_stays_covered(seed):
+    rng = np.random.default_rng(seed)
+    n, r = 300, 8
+    # Cluster sizes from a few objects to half of them: with 6 parts of at most 52, the large
+    # ones are cut by every admissible partition.
+    labels = np.column_stack([np.minimum(rng.geometric(0.3, size=n) - 1, 5) for _ in range(r)])
+    labels[:4] = 0  # objects whose clusters are all large
+    E = Ensemble(labels)
+    B = E.one_hot().tocsr()
+    B.sort_indices()
+    pw = np.repeat(E.weights, E.n_clusters)
+    limit = 52
+    graph = build_hypergraph(B, pw, 1, np.random.default_rng(seed), max_edge_size=limit)
+    sizes = np.asarray(B.sum(axis=0)).ravel()
+    kept = set(graph.clusters.tolist())
+    assert {c for c in range(B.shape[1]) if sizes[c] <= limit} <= kept
+    assert any(sizes[c] > limit for c in range(B.shape[1]) if c not in kept)
+    member_of = [set(np.flatnonzero(B[:, [c]].toarray().ravel()).tolist()) for c in range(B.shape[1])]
+    assert set().union(*(member_of[c] for c in kept)) == set(range(n))
+    # Each large cluster kept covers an object that no smaller kept cluster covers.
+    for c in kept:
+        if sizes[c] > limit:
+            smaller = set().union(*(member_of[d] for d in kept if (sizes[d], d) < (sizes[c], c)))
+            assert member_of[c] - smaller
+    # Edges are the kept clusters, over the (unmerged) objects' vertices, with their weights.
+    for pins, c, w in zip(graph.edges, graph.clusters.tolist(), graph.edge_weights.tolist()):
+        assert {int(np.flatnonzero(graph.vertex_of == v)[0]) for v in pins} == member_of[c]
+        assert w == 1000
+    # HGPA's objective still counts every cluster cut, left out or not.
+    result = hgpa(labels, 6, random_state=seed)
+    assert result.extras["n_hyperedges"] < B.shape[1]
+    assert result.objective == pytest.approx(hyperedge_cut(labels, result.labels))
+    # km1 counts the parts a hyperedge spans: no hyperedge is a constant there.
+    assert hgpa(labels, 6, objective="km1", random_state=seed).extras["n_hyperedges"] == B.shape[1]
 
 
 def test_merged_objects_keep_parts_balanced():
