@@ -180,7 +180,7 @@ def test_one_hot_in_order_is_the_permuted_one_hot(missing):
     expected.sort_indices()
     got = _one_hot_in_order(E, order)
     assert np.array_equal(got.indptr, expected.indptr) and np.array_equal(got.indices, expected.indices)
-    assert np.array_equal(got.data, expected.data)
+    assert np.array_equal(got.toarray(), expected.toarray())
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -203,11 +203,15 @@ def test_hyperedges_larger_than_any_part_are_left_out_but_every_object_stays_cov
     assert any(sizes[c] > limit for c in range(B.shape[1]) if c not in kept)
     member_of = [set(np.flatnonzero(B[:, [c]].toarray().ravel()).tolist()) for c in range(B.shape[1])]
     assert set().union(*(member_of[c] for c in kept)) == set(range(n))
-    # Each large cluster kept covers an object that no smaller kept cluster covers.
-    for c in kept:
-        if sizes[c] > limit:
-            smaller = set().union(*(member_of[d] for d in kept if (sizes[d], d) < (sizes[c], c)))
-            assert member_of[c] - smaller
+    # The large clusters kept are exactly the smallest cluster of each object left in none of
+    # the small ones.
+    small = [c for c in range(B.shape[1]) if sizes[c] <= limit]
+    expected = set()
+    for i in range(n):
+        mine = [c for c in range(B.shape[1]) if i in member_of[c]]
+        if not any(c in small for c in mine):
+            expected.add(min(mine, key=lambda c: (sizes[c], c)))
+    assert expected and kept - set(small) == expected
     # Edges are the kept clusters, over the (unmerged) objects' vertices, with their weights.
     for pins, c, w in zip(graph.edges, graph.clusters.tolist(), graph.edge_weights.tolist()):
         assert {int(np.flatnonzero(graph.vertex_of == v)[0]) for v in pins} == member_of[c]
