@@ -6,7 +6,7 @@ parameter: nothing is inherited from a preset. The two configurations here are M
 deterministic algorithms throughout (deterministic community detection, coarsening, initial
 partitioning, Jet refinement and rebalancing), so the partition depends on the hypergraph alone,
 never on the number of threads. They differ from Mt-KaHyPar's ``DETERMINISTIC_QUALITY`` preset
-in one parameter, and ``cclust_fast`` in a second:
+in one parameter, and ``cclust_fast`` in three more:
 
 * **Coarsening stops at 40 K vertices instead of 160 K** (``c-t``). A consensus hypergraph has
   few, very large hyperedges (letter: 2,600 hyperedges of 770 objects on average, 2 million
@@ -17,6 +17,12 @@ in one parameter, and ``cclust_fast`` in a second:
 * ``cclust_fast`` also turns the deterministic flow refinement off (3.8 s of CPU on the same
   runs, the same ARI). Flows are what move a whole large natural cluster into one part when
   ``imbalance`` allows it (a local search cannot: no single move uncuts a hyperedge).
+* ``cclust_fast`` ignores hyperedges of more than 300 vertices when rating contractions
+  (``maxnet-ignore``, 1000 in the presets) and makes 10 initial-partitioning runs instead of 20.
+  A large cluster says little about which two of its objects belong together, and rating it
+  costs its size squared. On the hypergraph HGPA hands over (large clusters already left out),
+  with 5 vertex numberings: letter 1.10 s → 0.79 s for a cut 0.5% larger; birch1 (K = 100)
+  1.76 s → 1.79 s, cut 0.7% larger; digits 0.080 s → 0.057 s, same cut.
 """
 import atexit
 import os
@@ -111,7 +117,7 @@ _COMMON = {
 #: cclust's configurations by preset name: parameter -> value.
 CONFIGS = {
     "cclust": dict(_COMMON),
-    "cclust_fast": {**_COMMON, "r-flow-algo": "do_nothing"},
+    "cclust_fast": {**_COMMON, "r-flow-algo": "do_nothing", "maxnet-ignore": "300", "i-runs": "10"},
 }
 
 _lock = threading.Lock()
