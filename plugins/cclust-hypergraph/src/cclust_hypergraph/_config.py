@@ -21,8 +21,9 @@ in one parameter, and ``cclust_fast`` in three more:
   (``maxnet-ignore``, 1000 in the presets) and makes 10 initial-partitioning runs instead of 20.
   A large cluster says little about which two of its objects belong together, and rating it
   costs its size squared. On the hypergraph HGPA hands over (large clusters already left out),
-  with 5 vertex numberings: letter 1.10 s → 0.79 s for a cut 0.5% larger; birch1 (K = 100)
-  1.76 s → 1.79 s, cut 0.7% larger; digits 0.080 s → 0.057 s, same cut.
+  with 5 vertex numberings: letter 1.11 s → 0.75 s for a cut 0.5% larger; birch1 (K = 100)
+  1.91 s → 1.81 s, cut 0.7% larger; digits 0.075 s → 0.050 s, same cut
+  (``benchmarks/bench_hgpa_configs.py``).
 """
 import atexit
 import os
