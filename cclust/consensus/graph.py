@@ -125,22 +125,19 @@ _CSPA_ALTERNATIVE = ("pass n_neighbors=30, neighbors='lsh' for the kNN co-associ
 _NEIGHBORS = ("exact", "lsh")
 
 
-def canonical_cluster_order(ensemble):
+def canonical_cluster_order(ensemble, identical="compute"):
     """A permutation of the one-hot columns that depends on the clusters' members only.
 
     Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
     weight); identical clusters compare equal and are interchangeable in every graph built here.
+    The keys are scattered from the label matrix (no one-hot is formed), every group of
+    identically labelled objects read once: its first object is its smallest, its members'
+    keys are summed beforehand.
+
+    ``identical`` is :func:`identical_label_rows` of the ensemble's labels (None when every
+    row differs) if the caller has it already; ``"compute"`` computes it here.
     """
-    return _canonical_order(ensemble, identical_label_rows(ensemble.labels))
-
-
-def _canonical_order(ensemble, groups):
-    """:func:`canonical_cluster_order`, its keys scattered from the label matrix.
-
-    ``groups`` (from :func:`identical_label_rows`, or None) lets every group of identically
-    labelled objects be read once: its first object is its smallest, its members' keys are
-    summed beforehand. Reading the labels skips forming, transposing and sorting the one-hot.
-    """
+    groups = identical_label_rows(ensemble.labels) if isinstance(identical, str) else identical
     L = ensemble.labels
     n, r = L.shape
     n_c = int(ensemble.offsets[-1])
@@ -360,15 +357,19 @@ def meta_graph(ensemble, object_weights=None):
         Similarities between the clusters in that order (diagonal 1, zero entries absent).
     """
     order = canonical_cluster_order(ensemble)
-    B = ensemble.one_hot()[:, order].tocsc()
-    w = np.ones(ensemble.n_samples) if object_weights is None else np.asarray(object_weights, dtype=np.float64)
+    return order, _jaccard_graph(one_hot_in_order(ensemble, order).tocsc(), object_weights)
+
+
+def _jaccard_graph(B, object_weights):
+    """The (object-weighted) Jaccard similarities between the columns of the one-hot ``B``."""
+    w = np.ones(B.shape[0]) if object_weights is None else np.asarray(object_weights, dtype=np.float64)
     Bw = sp.diags(w) @ B
     inter = (B.T @ Bw).tocoo()                       # sum of w over C_i & C_j
     mass = np.asarray(Bw.sum(axis=0)).reshape(-1)    # sum of w over C_i
     union = mass[inter.row] + mass[inter.col] - inter.data
     jaccard = np.where(union > 0, inter.data / np.where(union > 0, union, 1.0), 0.0)
     n_c = B.shape[1]
-    return order, sp.csr_matrix((jaccard, (inter.row, inter.col)), shape=(n_c, n_c))
+    return sp.csr_matrix((jaccard, (inter.row, inter.col)), shape=(n_c, n_c))
 
 
 def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="objects"):
@@ -380,8 +381,9 @@ def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor,
     clusters.
     """
     rng = check_random_state(random_state)
-    order, meta = meta_graph(ensemble, object_weights)
-    B = ensemble.one_hot()[:, order].tocsc()
+    order = canonical_cluster_order(ensemble)
+    B = one_hot_in_order(ensemble, order).tocsc()
+    meta = _jaccard_graph(B, object_weights)  # meta_graph's, sharing B
     n_c = B.shape[1]
     vertex_weights = None if balance == "clusters" else np.maximum(1, np.diff(B.indptr))
     parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=ufactor,
@@ -609,6 +611,36 @@ def _number_by_first(first, inverse, counts):
     return first[by_first], rank[inverse], counts[by_first]
 
 
+def one_hot_in_order(ensemble, order, rows=None, values=None):
+    """``ensemble.one_hot()[rows][:, order]`` with sorted indices, built from the labels.
+
+    Column j is cluster ``order[j]``; each row lists its clusters' positions in ``order``,
+    sorted, so no sparse matrix is permuted and re-sorted. ``rows`` selects objects (all by
+    default); ``values[j]`` is the entry of every object in column j (1.0 by default).
+    """
+    L = ensemble.labels if rows is None else ensemble.labels[rows]
+    n_c = int(ensemble.offsets[-1])
+    rank = np.empty(n_c, dtype=np.int32)
+    rank[order] = np.arange(n_c, dtype=np.int32)
+    R = rank[L + ensemble.offsets[:-1]]  # a missing label (-1) picks any rank: masked next
+    if ensemble.has_missing:
+        present = L >= 0
+        R[~present] = n_c  # sorts after every rank
+        R.sort(axis=1)
+        lengths = present.sum(axis=1)
+        indices = R[R < n_c]
+    else:
+        R.sort(axis=1)
+        lengths = np.full(R.shape[0], R.shape[1])
+        indices = R.reshape(-1)
+    indptr = np.zeros(R.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    data = np.ones(indices.shape[0]) if values is None else np.asarray(values, dtype=np.float64)[indices]
+    B = sp.csr_matrix((data, indices, indptr), shape=(R.shape[0], n_c))
+    B.has_sorted_indices = True
+    return B
+
+
 def _hbgf_graph(ensemble, n_clusters):
     """HBGF's merged bipartite graph straight from the label matrix.
 
@@ -621,31 +653,11 @@ def _hbgf_graph(ensemble, n_clusters):
     entries scaled by the group sizes; ``groups`` as :func:`cap_groups` returns it; and the
     partition weight of every column of G.
     """
-    L = ensemble.labels
-    n = L.shape[0]
-    n_c = int(ensemble.offsets[-1])
-    identical = identical_label_rows(L)
-    order = _canonical_order(ensemble, identical)
-    rank = np.empty(n_c, dtype=np.int32)
-    rank[order] = np.arange(n_c, dtype=np.int32)
+    identical = identical_label_rows(ensemble.labels)
+    order = canonical_cluster_order(ensemble, identical)
     weight_by_rank = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
-    groups = cap_groups(identical, _merge_cap(n, n_clusters))
-    rows = L if groups is None else L[groups[0]]
-    R = rank[rows + ensemble.offsets[:-1]]  # a missing label (-1) picks any rank: masked next
-    if ensemble.has_missing:
-        present = rows >= 0
-        R[~present] = n_c  # sorts after every rank
-        R.sort(axis=1)
-        lengths = present.sum(axis=1)
-        indices = R[R < n_c]
-    else:
-        R.sort(axis=1)
-        lengths = np.full(R.shape[0], R.shape[1])
-        indices = R.reshape(-1)
-    indptr = np.zeros(R.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    G = sp.csr_matrix((weight_by_rank[indices], indices, indptr), shape=(R.shape[0], n_c))
-    G.has_sorted_indices = True
+    groups = cap_groups(identical, _merge_cap(ensemble.n_samples, n_clusters))
+    G = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=weight_by_rank)
     return (G if groups is None else _scale_rows(G, groups[2])), groups, weight_by_rank
 
 

@@ -19,6 +19,7 @@ from cclust.consensus.graph import (
     cap_groups,
     hbgf,
     identical_rows,
+    one_hot_in_order,
 )
 
 from factories import noisy_labels
@@ -98,6 +99,29 @@ def test_canonical_order_ranks_equal_sized_clusters_by_their_members(rng):
     with_first = np.diff(B.indptr)[B.indices[B.indptr[:-1]] == 0]
     assert with_first.tolist() == [20] * r  # eight clusters tie on (first member, size)
     assert np.array_equal(canonical_cluster_order(E), one_hot_order(E))
+
+
+@pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
+def test_canonical_order_takes_the_identical_rows_it_is_given(rng, variant):
+    E = awkward_ensemble(rng, **variant)
+    assert np.array_equal(canonical_cluster_order(E, identical_label_rows(E.labels)), one_hot_order(E))
+
+
+@pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
+def test_one_hot_in_order_is_the_permuted_one_hot(rng, variant):
+    E = awkward_ensemble(rng, **variant)
+    order = canonical_cluster_order(E)
+    rows = rng.permutation(E.n_samples)[: E.n_samples // 3]
+    values = rng.random(order.shape[0])
+    for kwargs, expected in [({}, E.one_hot()[:, order]),
+                             ({"rows": rows}, E.one_hot()[rows][:, order]),
+                             ({"values": values}, E.one_hot()[:, order] @ sp.diags(values))]:
+        expected = sp.csr_matrix(expected)
+        expected.sort_indices()
+        got = one_hot_in_order(E, order, **kwargs)
+        assert got.has_sorted_indices
+        assert np.array_equal(got.indptr, expected.indptr) and np.array_equal(got.indices, expected.indices)
+        assert np.array_equal(got.data, expected.data)
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())

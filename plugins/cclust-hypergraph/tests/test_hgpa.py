@@ -4,7 +4,7 @@ from importlib import metadata
 
 import numpy as np
 import pytest
-from cclust_hypergraph import PRESETS, _one_hot_in_order, build_hypergraph, hgpa
+from cclust_hypergraph import PRESETS, build_hypergraph, hgpa
 
 import cclust
 from cclust import Ensemble
@@ -164,23 +164,6 @@ def test_hypergraph_against_a_slow_reference(seed):
     for members, ws in clusters.items():
         expected = sorted(max(1, round(w / top * 1000)) for w in ws)
         assert sorted(built[members]) == expected
-
-
-@pytest.mark.parametrize("missing", [0.0, 0.1])
-def test_one_hot_in_order_is_the_permuted_one_hot(missing):
-    from cclust.consensus.graph import canonical_cluster_order
-
-    rng = np.random.default_rng(4)
-    labels = rng.integers(0, 5, size=(90, 6))
-    labels[rng.random(labels.shape) < missing] = -1
-    labels[0] = -1  # an object no partition labels
-    E = Ensemble(labels)
-    order = canonical_cluster_order(E)
-    expected = E.one_hot()[:, order].tocsr()
-    expected.sort_indices()
-    got = _one_hot_in_order(E, order)
-    assert np.array_equal(got.indptr, expected.indptr) and np.array_equal(got.indices, expected.indices)
-    assert np.array_equal(got.toarray(), expected.toarray())
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -12,7 +12,8 @@ import scipy.sparse as sp
 
 from cclust._validation import check_float, check_n_threads, check_random_state
 from cclust.consensus.graph import (
-    canonical_cluster_order, cap_groups, check_graph_inputs, honour_n_clusters, identical_label_rows, identical_rows)
+    canonical_cluster_order, cap_groups, check_graph_inputs, honour_n_clusters, identical_label_rows, identical_rows,
+    one_hot_in_order)
 from cclust.registry import declare
 from cclust.result import ConsensusResult
 
@@ -156,23 +157,6 @@ def _clusters_kept(B, max_edge_size):
     return np.flatnonzero(keep)
 
 
-def _one_hot_in_order(ensemble, order):
-    """``ensemble.one_hot()[:, order]`` with sorted indices, built from the labels: every
-    object's row is its clusters' ranks in ``order``, sorted (no permutation and re-sort of a
-    sparse matrix)."""
-    L = ensemble.labels
-    n_c = int(ensemble.offsets[-1])
-    rank = np.empty(n_c + 1, dtype=np.int64)
-    rank[order] = np.arange(n_c)
-    rank[n_c] = n_c  # a missing label sorts past every rank and is dropped
-    R = np.sort(rank[np.where(L >= 0, L + ensemble.offsets[:-1], n_c)], axis=1)
-    present = R < n_c
-    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
-    B = sp.csr_matrix((np.ones(int(indptr[-1]), dtype=np.int8), R[present], indptr), shape=(L.shape[0], n_c))
-    B.has_sorted_indices = True
-    return B
-
-
 def _context(mtk, init, preset):
     """Mt-KaHyPar's context for ``preset``: a preset of its own, or a cclust configuration file."""
     if PRESETS[preset] is not None:
@@ -260,8 +244,9 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
     rng = check_random_state(random_state)
     n = ensemble.n_samples
 
-    order = canonical_cluster_order(ensemble)
-    B = _one_hot_in_order(ensemble, order)
+    identical = identical_label_rows(ensemble.labels)
+    order = canonical_cluster_order(ensemble, identical)
+    B = one_hot_in_order(ensemble, order)
     n_c = B.shape[1]
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
 
@@ -275,7 +260,7 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         # constant of the cut objective (not of km1, which counts the parts it spans).
         max_edge_size = max(context.compute_max_block_weights(n)) if objective == "cut" else None
     graph = build_hypergraph(B, pw, max(1, int(imbalance * n / n_clusters)), rng, max_edge_size=max_edge_size,
-                             identical=identical_label_rows(ensemble.labels))
+                             identical=identical)
     with _lock:
         hypergraph = init.create_hypergraph(context, len(graph.vertex_weights), len(graph.edges), graph.edges,
                                             graph.vertex_weights.tolist(), graph.edge_weights.tolist())
