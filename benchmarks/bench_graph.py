@@ -175,17 +175,18 @@ def equivalent_ensemble(labels, y, seed):
     return out, y[objects]
 
 
-def parse_method(spec):
+def parse_method(spec, typed=True):
     """``"hgpa:preset=cclust_fast,objective=km1"`` -> ``("hgpa", {"preset": "cclust_fast", ...})``;
-    values that read as numbers become numbers."""
+    with ``typed``, values that read as JSON numbers or literals become those."""
     name, _, rest = spec.partition(":")
     params = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
-        try:
-            value = json.loads(value)
-        except ValueError:
-            pass
+        if typed:
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
         params[key] = value
     return name, params
 

@@ -286,6 +286,17 @@ def test_configurations_differ_in_flows_and_two_speed_settings():
     assert len(lines) == len(CONFIGS["cclust"]) and all(line.count("=") == 1 for line in lines)
 
 
+def test_a_changed_configuration_gets_its_own_file(monkeypatch):
+    from cclust_hypergraph import _config
+
+    before = _config.config_path("cclust_fast")
+    monkeypatch.setitem(_config.CONFIGS, "cclust_fast", {**_config.CONFIGS["cclust_fast"], "i-runs": "3"})
+    changed = _config.config_path("cclust_fast")
+    assert changed != before
+    with open(changed, encoding="ascii") as handle:
+        assert "i-runs=3\n" in handle.read()
+
+
 def test_configuration_file_is_written_again_if_removed():
     import shutil
 

@@ -26,6 +26,7 @@ in one parameter, and ``cclust_fast`` in three more:
   (``benchmarks/bench_hgpa_configs.py``).
 """
 import atexit
+import hashlib
 import os
 import shutil
 import tempfile
@@ -132,18 +133,22 @@ def config_text(name):
 
 
 def config_path(name):
-    """The path of a file holding configuration ``name``, written on first use in a private
-    temporary directory removed when the interpreter exits."""
+    """The path of a file holding configuration ``name`` as :data:`CONFIGS` has it now,
+    written on first use in a private temporary directory removed when the interpreter exits
+    (one file per distinct text, so a changed configuration gets its own file)."""
     global _folder
+    text = config_text(name)
     with _lock:
+        path = _paths.get(text)
         # Written again if it went missing: a forked child that exits normally runs this
         # process's atexit cleanup too.
-        if name not in _paths or not os.path.exists(_paths[name]):
+        if path is None or not os.path.exists(path):
             if _folder is None or not os.path.isdir(_folder):
                 _folder = tempfile.mkdtemp(prefix="cclust-hypergraph-")
                 atexit.register(shutil.rmtree, _folder, ignore_errors=True)
-            path = os.path.join(_folder, f"{name}.ini")
+            digest = hashlib.sha1(text.encode("ascii")).hexdigest()[:12]
+            path = os.path.join(_folder, f"{name}-{digest}.ini")
             with open(path, "w", encoding="ascii") as handle:
-                handle.write(config_text(name))
-            _paths[name] = path
-        return _paths[name]
+                handle.write(text)
+            _paths[text] = path
+        return path
