@@ -1204,6 +1204,15 @@ examples:
 """
 
 
+def _add_generation_options(p, *, partitions, what):
+    """The options of commands that generate the basic partitions themselves (run, select-k)."""
+    p.add_argument("--generator", default="kmeans", metavar="G", help="basic-partition generator (default kmeans)")
+    p.add_argument("--partitions", type=_positive_int, default=partitions, metavar="R",
+                   help=f"{what} (default {partitions})")
+    p.add_argument("--generator-param", action="append", metavar="KEY=VALUE", help="parameter for the generator")
+    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
+
+
 def _add_common_output(p, comparison=True):
     if comparison:
         p.add_argument("-x", "--exclude", action="append", metavar="M",
@@ -1278,12 +1287,8 @@ def build_parser():
                    help="consensus method (repeat or comma-separate for several; default: every registered one)")
     p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
                    help="clusters in the consensus (default: the number of true classes)")
-    p.add_argument("--generator", default="kmeans", metavar="G", help="basic-partition generator (default kmeans)")
-    p.add_argument("--partitions", type=_positive_int, default=100, metavar="R",
-                   help="basic partitions (default 100)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
+    _add_generation_options(p, partitions=100, what="basic partitions")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
-    p.add_argument("--generator-param", action="append", metavar="KEY=VALUE", help="parameter for the generator")
     p.add_argument("--utilities", action="store_true",
                    help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms)")
     p.add_argument("-o", "--out", metavar="FILE", help="write the labels: .csv (header 'label', or one column "
@@ -1326,12 +1331,8 @@ def build_parser():
                    help="fraction of the objects in each resample (default 0.8)")
     p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
-    p.add_argument("--generator", default="kmeans", metavar="G", help="basic-partition generator (default kmeans)")
-    p.add_argument("--partitions", type=_positive_int, default=50, metavar="R",
-                   help="basic partitions per run (default 50)")
-    p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
+    _add_generation_options(p, partitions=50, what="basic partitions per run")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
-    p.add_argument("--generator-param", action="append", metavar="KEY=VALUE", help="parameter for the generator")
     p.add_argument("-o", "--out", metavar="FILE", help="write the labels at the recommended K (.csv or .npy)")
     p.add_argument("--plot", metavar="FILE.png", help="consensus CDF and delta-area curves (needs cclust[plot])")
     _add_data_options(p)

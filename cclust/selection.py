@@ -10,7 +10,7 @@ Senbabaoglu et al. 2014) summarise how far from 0/1 the entries are.
 """
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -116,25 +116,14 @@ class SelectKResult:
 
     def to_dict(self):
         """Every field as plain Python values (lists, floats, str), e.g. for JSON."""
-        matrices = None
-        if self.consensus_matrices is not None:
-            matrices = {int(k): m.tolist() for k, m in self.consensus_matrices.items()}
-        return {
-            "k_values": self.k_values.tolist(),
-            "cdf_grid": self.cdf_grid.tolist(),
-            "cdf": self.cdf.tolist(),
-            "area": self.area.tolist(),
-            "delta_area": self.delta_area.tolist(),
-            "pac": self.pac.tolist(),
-            "objective": self.objective.tolist(),
-            "objective_name": self.objective_name,
-            "best_k": self.best_k,
-            "criterion": self.criterion,
-            "reason": self.reason,
-            "method": self.method,
-            "consensus_matrices": matrices,
-            "labels": {int(k): v.tolist() for k, v in self.labels.items()},
-        }
+        def plain(value):
+            if isinstance(value, np.ndarray):
+                return value.tolist()
+            if isinstance(value, dict):  # K -> array
+                return {int(k): v.tolist() for k, v in value.items()}
+            return value
+
+        return {field.name: plain(getattr(self, field.name)) for field in fields(self)}
 
     def summary(self):
         """A text table (K, area, delta area, PAC, objective) with the recommendation.
