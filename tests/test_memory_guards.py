@@ -1,8 +1,23 @@
 """Every registered consensus method either runs in memory linear in n or refuses an O(n^2)
 allocation up front, with a MemoryBudgetError naming the bytes and a scalable alternative.
 
-The table below classifies every registered method; a new method must be added to it (the
-completeness test fails otherwise), so nobody ships an unguarded n x n allocation by accident.
+Nothing here trusts a classification: every registered consensus method (plugins included) is
+run at two sizes, n = SMALL and n = 4 SMALL, and its peak memory must grow at most
+GROWTH_LIMIT times (linear growth is 4x, quadratic 16x). Methods that form an n x n structure
+by design (QUADRATIC) are measured on their scalable route, and must refuse the default under
+a small budget before allocating it; a method missing from QUADRATIC is measured as it is.
+
+How memory is measured (:func:`cclust.testing.peak_memory`): the growth of the resident set's
+high-water mark during the call (``VmHWM`` after a reset through ``/proc/self/clear_refs``), in
+a child process per size that runs every method after a warm-up call. tracemalloc would be
+cheaper and exact, but it sees only allocations made through Python's allocators (NumPy's),
+not the C++ cores', METIS's or Mt-KaHyPar's, so a quadratic buffer in compiled code would pass
+unseen; RSS sees every byte. Its noise (allocator arenas, pages) is a few MiB, hence SLACK.
+
+The ensembles come from the default k-means generator, whose K_i grow like sqrt(n) (as in
+``cclust run``): a structure of n x sum K_i entries then grows about 8x from SMALL to LARGE,
+which the limit catches too (WOHB's dense memberships once grew that way, 2.2 GB at n = 5,000
+and 16.7 GB at n = 20,000).
 """
 import re
 import tracemalloc
@@ -20,48 +35,35 @@ from cclust.registry import method_info
 BUDGET = 6_000_000
 N_SAMPLES = 1500
 
-RUNS = "runs"            # linear memory: completes under the budget
-REFUSES = "refuses"      # forms an n x n structure by default: refuses before allocating it
-
-#: method -> (behaviour on a complete ensemble, behaviour with missing labels, scalable call).
-#: The scalable call (keyword arguments) must run under the same budget.
-EXPECTED = {
-    "kcc": (RUNS, RUNS, None),
-    "gkcc": (RUNS, RUNS, None),
-    "mcla": (RUNS, RUNS, None),
-    "hbgf": (RUNS, RUNS, None),
-    "hgpa": (RUNS, RUNS, None),
-    "womc": (RUNS, RUNS, None),
-    "wohb": (RUNS, RUNS, None),
-    "wokmeans": (RUNS, RUNS, None),
-    "voting": (RUNS, RUNS, None),
-    "ivc": (RUNS, RUNS, None),
-    "ipvc": (RUNS, RUNS, None),
-    # IPC's criterion is a per-partition sum without missing labels; with them it is normalised
-    # per pair and reads the dense co-association.
-    "ipc": (RUNS, REFUSES, None),
-    "em-mixture": (RUNS, RUNS, None),
-    "best": (RUNS, None, None),                         # refuses missing labels by design
-    "cspa": (REFUSES, REFUSES, {"n_neighbors": 10, "neighbors": "lsh"}),
-    "eac": (REFUSES, REFUSES, {"linkage": "single", "n_neighbors": 10}),
-    "hac": (REFUSES, REFUSES, {"linkage": "single", "n_neighbors": 10}),
-    "fc": (REFUSES, REFUSES, None),
-    "wosp": (REFUSES, REFUSES, {"n_neighbors": 10, "neighbors": "lsh"}),
-    "addremadd": (REFUSES, REFUSES, None),
-    "ls-agglomerative": (REFUSES, None, None),          # refuses missing labels by design
-    "ccpivot": (REFUSES, REFUSES, None),
+#: Methods that form an n x n structure by default (the co-association or an object
+#: similarity): under BUDGET they must refuse before allocating it, naming the bytes and a
+#: scalable route. The route given here (keyword arguments; None where there is none) must run
+#: under the same budget, and it is the call whose memory growth is measured.
+QUADRATIC = {
+    "cspa": {"n_neighbors": 10, "neighbors": "lsh"},
+    "eac": {"linkage": "single", "n_neighbors": 10},
+    "hac": {"linkage": "single", "n_neighbors": 10},
+    "fc": None,
+    "wosp": {"n_neighbors": 10, "neighbors": "lsh"},
+    "addremadd": None,
+    "ls-agglomerative": None,
+    "ccpivot": None,
 }
+#: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
+#: pair and reads the dense co-association.
+QUADRATIC_WITH_MISSING = {"ipc"}
+#: Methods that refuse missing labels by design (a ValidationError, not a memory matter).
+COMPLETE_ONLY = {"best", "ls-agglomerative"}
+#: Methods (or routes) that hold up to n x sum K_i soft-membership entries by design: WOSP's
+#: memberships, WOHB's object-cluster edges of non-zero METIS weight (each object keeps the
+#: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth
+#: is measured against that of n sum K_i, and they must refuse under a budget below their need.
+N_SUM_K = {"wosp", "wohb"}
 
 #: Words of which a refusal's alternative must name at least one (a method or a sparse route).
 ALTERNATIVES = ("n_neighbors", "knn_coassociation", "kcc", "hbgf", "mcla", "wohb", "womc")
 
 CONSENSUS = sorted(cclust.available(kind="consensus"))
-
-
-def test_every_registered_method_is_classified():
-    missing = sorted(set(CONSENSUS) - set(EXPECTED))
-    assert not missing, (f"classify {missing} in EXPECTED: does it run in linear memory or refuse "
-                         "its O(n^2) allocation with require_memory?")
 
 
 @pytest.fixture(scope="module")
@@ -99,15 +101,19 @@ def _check_refusal(exc, budget):
 @pytest.mark.parametrize("name", CONSENSUS)
 @pytest.mark.parametrize("labels", ["complete", "missing"])
 def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypatch):
-    if name not in EXPECTED:
-        pytest.fail(f"{name} is not classified in EXPECTED")
-    behaviour = EXPECTED[name][0 if labels == "complete" else 1]
-    if behaviour is None:
+    if labels == "missing" and name in COMPLETE_ONLY:
         pytest.skip(f"{name} refuses missing labels by design")
+    refuses = name in QUADRATIC or (labels == "missing" and name in QUADRATIC_WITH_MISSING)
     X, complete, with_missing = data
     ensemble = complete if labels == "complete" else with_missing
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(BUDGET))
-    if behaviour == RUNS:
+    if not refuses:
+        if name in N_SUM_K:   # may need more than the budget here: then it must refuse in the same words
+            try:
+                assert _call(name, ensemble, X).labels.shape == (N_SAMPLES,)
+            except MemoryBudgetError as exc:
+                _check_refusal(exc, BUDGET)
+            return
         assert _call(name, ensemble, X).labels.shape == (N_SAMPLES,)
         return
     # The refusal comes before the allocation: the traced peak stays far below the n x n bytes.
@@ -122,12 +128,12 @@ def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypa
     assert peak < N_SAMPLES * N_SAMPLES * 8 / 2, f"{name} allocated {peak} bytes before refusing"
 
 
-@pytest.mark.parametrize("name", [m for m in CONSENSUS if m in EXPECTED and EXPECTED[m][2]])
+@pytest.mark.parametrize("name", [m for m in CONSENSUS if QUADRATIC.get(m)])
 def test_the_scalable_route_runs_under_the_same_budget(name, data, monkeypatch):
     X, complete, with_missing = data
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(BUDGET))
     for ensemble in (complete, with_missing):
-        assert _call(name, ensemble, X, **EXPECTED[name][2]).labels.shape == (N_SAMPLES,)
+        assert _call(name, ensemble, X, **QUADRATIC[name]).labels.shape == (N_SAMPLES,)
 
 
 def test_max_bytes_argument_overrides_the_environment(data, monkeypatch):
@@ -150,3 +156,68 @@ def test_ensemble_views_refuse_before_allocating(data):
                 E.coassociation(max_bytes=need - 1, **kwargs)
         with pytest.raises(MemoryBudgetError, match="kNN co-association"):
             E.knn_coassociation(30, max_bytes=10_000)
+
+
+# -- measured growth ---------------------------------------------------------------------------
+
+SMALL, LARGE = 1000, 4000
+#: Peak memory may grow at most this many times from SMALL to LARGE objects (plus SLACK): linear
+#: growth is 4x, n log n about 5x, n sum K_i about 8x, quadratic 16x.
+GROWTH_LIMIT = 6.0
+#: RSS noise (allocator arenas, pages, thread stacks) allowed on top of the limit.
+SLACK = 4 * 2**20
+
+
+def _blobs(n, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 6.0, size=(4, 3))
+    X = centres[rng.integers(0, 4, size=n)] + rng.normal(size=(n, 3))
+    return X, cclust.generate("kmeans", X, 4, n_partitions=20, random_state=seed)
+
+
+def _measured_call(name):
+    """The keyword arguments of the call to measure, or None for a method with no linear route."""
+    if name in QUADRATIC:
+        return QUADRATIC[name]
+    return {"n_clusters": None} if name == "best" else {}
+
+
+@pytest.fixture(scope="module")
+def growth():
+    from cclust.testing import peak_memory
+
+    problems = [_blobs(SMALL, 1), _blobs(LARGE, 2)]
+    methods = [(name, _measured_call(name)) for name in CONSENSUS if _measured_call(name) is not None]
+    small, large = peak_memory(problems, methods, n_clusters=4)
+    sum_k = [int(E.offsets[-1]) for _, E in problems]
+    return small, large, sum_k[1] / sum_k[0]
+
+
+@pytest.mark.parametrize("name", CONSENSUS)
+def test_peak_memory_grows_linearly(name, growth):
+    if _measured_call(name) is None:
+        pytest.skip(f"{name} has no linear route; it must refuse under the budget (tested above)")
+    small, large, sum_k_ratio = growth
+    for result in (small[name], large[name]):
+        assert "bytes" in result, f"{name} did not run at the default budget: {result}"
+    low, high = small[name]["bytes"], large[name]["bytes"]
+    limit = GROWTH_LIMIT
+    if name in N_SUM_K:
+        limit = GROWTH_LIMIT * sum_k_ratio   # n sum K_i by design, guarded by require_memory
+    assert high <= limit * low + SLACK, (
+        f"{name}: peak memory grew from {low} bytes at n = {SMALL} to {high} at n = {LARGE} "
+        f"({high / max(low, 1):.1f}x for 4x the objects; the limit is {limit:.1f}x + {SLACK} bytes): "
+        "more than linear; refuse the large allocation with require_memory and offer a linear route"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(N_SUM_K & set(CONSENSUS)))
+def test_growing_methods_refuse_under_a_budget_below_their_need(name, growth, monkeypatch):
+    """What grows beyond n r is guarded: under a quarter of its measured peak the call refuses."""
+    _, large, _ = growth
+    X, E = _blobs(LARGE, 2)
+    budget = large[name]["bytes"] // 4
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(budget))
+    with pytest.raises(MemoryBudgetError) as info:
+        _call(name, E, X, **_measured_call(name))
+    _check_refusal(info.value, budget)

@@ -399,9 +399,9 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     if n_neighbors is None:
         check_dense_budget(n, "WOSP similarity", max_bytes, alternative=(
             "pass n_neighbors=30, neighbors='lsh' for the sparse route on co-association candidates, or use "
-            "wohb or womc (linear memory)"))
+            "womc or hbgf (memory linear in n r)"))
     require_memory(12 * n * int(ensemble.offsets[-1]), f"the WOSP memberships of {n} objects",
-                   "use wohb with fewer clusters per partition, or womc (no memberships)", max_bytes)
+                   "use fewer clusters per partition, or womc or hbgf (no memberships)", max_bytes)
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     P, partition_of, ts = _canonical_memberships(X, ensemble, w, t)
@@ -476,13 +476,23 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     max_bytes : int, default=None
-        Memory budget (used when labels are missing, for the object weights).
+        Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
+        peak) are counted first and refused past it (and, with missing labels, the object
+        weights' rows).
     random_state : int, Generator or None
 
     Returns
     -------
     ConsensusResult
-        ``extras`` holds ``object_weights`` and ``t``.
+        ``extras`` holds ``object_weights``, ``t`` and ``n_edges`` (the object-cluster edges
+        METIS weighed).
+
+    Notes
+    -----
+    An edge whose weight rounds to 0 among METIS's integers (below 1/20,000 of the heaviest) is
+    not built, so the dense n x sum K_i memberships never exist: memory is O(n) plus the kept
+    edges, which grow with how many clusters of a partition lie near an object (on blobs with
+    50 partitions of up to sqrt(n) clusters, about 6-10 per partition).
 
     Examples
     --------

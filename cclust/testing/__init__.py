@@ -33,6 +33,9 @@ CONSENSUS_CHECKS, METRIC_CHECKS, GENERATOR_CHECKS, UTILITY_CHECKS, CHECKS
     The individual checks of each kind (``CHECKS`` maps kind -> tuple), to parametrize over.
 blob_partitions, same_partition, adjusted_rand
     The kit's data and its exact partition comparison, for authors' own tests.
+peak_memory
+    The peak memory (RSS high-water mark, NumPy and compiled allocations alike) that consensus
+    calls add, measured in child processes: run it at two sizes to see how a method grows.
 
 Hypothesis strategies for random valid ensembles are in :mod:`cclust.testing.strategies`
 (hypothesis is a test extra; importing ``cclust.testing`` does not import it).
@@ -60,6 +63,7 @@ from cclust.testing._consensus import (
     check_consensus_thread_safety,
 )
 from cclust.testing._data import adjusted_rand, blob_partitions, same_partition
+from cclust.testing._memory import peak_memory
 from cclust.testing._generator import (
     GENERATOR_CHECKS,
     UTILITY_CHECKS,
@@ -163,5 +167,6 @@ __all__ = [
     "check_utility",
     "check_utility_contract",
     "parametrize_with_checks",
+    "peak_memory",
     "same_partition",
 ]
