@@ -306,7 +306,7 @@ BAD = {
     "binary-as-csv": (["run", "{tmp}/binary.csv", "-k", "2"], ["cannot read it as csv"]),
     "ragged-csv": (["run", "{tmp}/ragged.csv", "-k", "2"], ["line 3", "fields"]),
     "non-numeric-column": (["run", "{tmp}/words.csv", "-k", "2"], ["'colour' (index 1)", "not numeric", "--labels-column"]),
-    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["'b' (index 1)", "empty cell", "line 3"]),
+    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["line 3", "'b' (index 1)", "is empty", "--missing-features mean"]),
     "wrong-type": (["run", "{tmp}/data.xlsx", "-k", "2"], ["unsupported file type", ".xlsx"]),
     "pickled-npy": (["run", "{tmp}/objects.npy", "-k", "2"], ["unpickle"]),
     "npz-without-X": (["run", "{tmp}/noX.npz", "-k", "2"], ["no array named 'x'"]),
