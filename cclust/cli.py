@@ -995,21 +995,81 @@ def _print_single(row, y, fmt, context, out, ensemble):
         print(f"{key:<{width}} : {value}", file=out)
 
 
+#: what --out writes, by the file's extension
+_OUT_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".json": "JSON", ".npy": "NumPy array"}
+
+
+def _out_format(path):
+    """The extension of an --out path, refused up front unless it names a format cclust writes."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in _OUT_FORMATS:
+        allowed = ", ".join(f"{ext} ({what})" for ext, what in _OUT_FORMATS.items())
+        got = repr(suffix) if suffix else "no extension"
+        raise UserError(f"--out {path}: the extension names the format to write, one of {allowed}; got {got}.")
+    return suffix
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _replacing(path, binary=False):
+    """Open a temporary file next to ``path``; rename it over ``path`` only once it is complete.
+
+    An error or an interruption (Ctrl-C) while writing removes the temporary file and leaves
+    ``path`` as it was, so a file under the final name is always a complete one. (A process
+    killed outright can leave the hidden ``.NAME.*.part`` file, never a truncated ``NAME``.)
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+    try:
+        os.chmod(temp, 0o666 & ~_umask())  # mkstemp's 0600 would make the result private
+        kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
+        with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
+            fd = None
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def write_labels(path, rows):
-    """Write the labels of the successful rows: CSV (a column per method) or .npy."""
+    """Write the labels of the successful rows in the format the extension of ``path`` names.
+
+    One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
+    (``label`` for one method, else one column per method, named after it) then one line per
+    object, comma- or tab-separated. ``.json``: one object mapping each method to its list of
+    labels, ``{"kcc": [0, 2, ...]}``. ``.npy``: int64, shape (n_samples,) for one method,
+    (n_samples, n_methods) for several. The file is written under a temporary name in the same
+    folder and renamed when complete, so it never exists half-written.
+    """
+    suffix = _out_format(path)
     done = [r for r in rows if r["result"] is not None]
     if not done:
         raise UserError(f"--out {path}: no method succeeded, so there are no labels to write.")
+    labels = np.column_stack([np.asarray(r["result"].labels, dtype=np.int64) for r in done])
     try:
-        if path.lower().endswith(".npy"):
-            labels = done[0]["result"].labels if len(done) == 1 else \
-                np.column_stack([r["result"].labels for r in done])
-            np.save(path, np.asarray(labels, dtype=np.int64), allow_pickle=False)
+        if suffix == ".npy":
+            with _replacing(path, binary=True) as handle:
+                np.save(handle, labels[:, 0] if len(done) == 1 else labels, allow_pickle=False)
+        elif suffix == ".json":
+            with _replacing(path) as handle:
+                json.dump({r["method"]: labels[:, i].tolist() for i, r in enumerate(done)}, handle)
+                handle.write("\n")
         else:
-            with open(path, "w", newline="", encoding="utf-8") as handle:
-                writer = csv.writer(handle, lineterminator="\n")
+            with _replacing(path) as handle:
+                writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
                 writer.writerow(["label"] if len(done) == 1 else [r["method"] for r in done])
-                writer.writerows(np.column_stack([r["result"].labels for r in done]).tolist())
+                writer.writerows(labels.tolist())
     except OSError as exc:
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 
@@ -1026,7 +1086,8 @@ def _plotting():
 
 def _save_figure(fig, path):
     try:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        with _replacing(path, binary=True) as handle:  # never a half-written image under the name
+            fig.savefig(handle, format=os.path.splitext(path)[1].lower().lstrip("."), dpi=110, bbox_inches="tight")
     except OSError as exc:
         raise UserError(f"--plot {path}: cannot write it ({exc.strerror or exc}).") from None
     except ValueError as exc:  # e.g. an unknown image format from the extension
@@ -1123,6 +1184,8 @@ def _check_outputs(args):
             raise UserError(f"{option} {path}: the folder {folder} does not exist.")
         if os.path.isdir(path):
             raise UserError(f"{option} {path}: is a directory; give a file name.")
+    if getattr(args, "out", None):
+        _out_format(args.out)
     if getattr(args, "plot", None):
         _plotting()  # matplotlib missing: say so before the work
         from matplotlib.backend_bases import FigureCanvasBase
@@ -1334,6 +1397,9 @@ def show_config(args, out=None):
 
 # -- the parser ------------------------------------------------------------------------------------
 
+_OUT_HELP = ("write the labels, one per data row, in the format the extension names: .csv or .tsv (header "
+             "'label', or one column per method), .json ({method: [labels]}) or .npy")
+
 _EPILOG_RUN = """\
 examples:
   cclust run iris                              compare every consensus method on iris
@@ -1449,8 +1515,7 @@ def build_parser():
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
     p.add_argument("--utilities", action="store_true",
                    help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms)")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels: .csv (header 'label', or one column "
-                                                       "per method) or .npy")
+    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="one method: consensus matrix ordered by the labels; "
                                                       "several: a bar chart of the methods (needs cclust[plot])")
     _add_data_options(p)
@@ -1471,7 +1536,7 @@ def build_parser():
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the partitions (default: detect)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels (.csv or .npy)")
+    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="consensus-matrix heatmap (needs cclust[plot])")
     _add_common_output(p)
     p.set_defaults(func=fuse)
@@ -1491,7 +1556,7 @@ def build_parser():
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     _add_generation_options(p, partitions=50, what="basic partitions per run")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels at the recommended K (.csv or .npy)")
+    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
     p.add_argument("--plot", metavar="FILE.png", help="consensus CDF and delta-area curves (needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)
