@@ -1069,7 +1069,8 @@ def write_labels(path, rows):
             with _replacing(path) as handle:
                 writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
                 writer.writerow(["label"] if len(done) == 1 else [r["method"] for r in done])
-                writer.writerows(labels.tolist())
+                for start in range(0, labels.shape[0], 65536):  # in blocks: Ctrl-C is noticed between them
+                    writer.writerows(labels[start:start + 65536].tolist())
     except OSError as exc:
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 
