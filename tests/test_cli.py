@@ -578,6 +578,64 @@ def test_user_errors_are_one_line_with_status_2(case, tmp_path, capsys):
     assert_user_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], *words)
 
 
+# Each message names the real problem (and not a wrong one, as these inputs used to get).
+CLEAR = {
+    "header-only-csv": (["run", "{tmp}/header_only.csv", "-k", "2"], ["header row", "no data rows"],
+                        ["not numeric", "--labels-column"]),
+    "header-only-ensemble": (["fuse", "{tmp}/header_only.csv", "-k", "2"], ["header row", "no data rows"], ["row(s)"]),
+    "header-yes-only": (["run", "{tmp}/one_row.csv", "-k", "2", "--header", "yes"], ["header row", "no data rows"], []),
+    "nan-cell": (["run", "{tmp}/nan.csv", "-k", "2"], ["line 3", "'a' (index 0)", "NaN", "finite"], ["not numeric"]),
+    "inf-cell": (["run", "{tmp}/inf.csv", "-k", "2"], ["line 4", "'b' (index 1)", "infinite", "finite"],
+                 ["not numeric"]),
+    "nan-npy": (["run", "{tmp}/nan.npy", "-k", "2"], ["X[1, 0]", "is NaN", "--missing-features mean"], ["infinity"]),
+    "inf-npy": (["run", "{tmp}/inf.npy", "-k", "2"], ["X[1, 0]", "infinite"], ["NaN"]),
+    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["line 3", "'b' (index 1)", "is empty"], ["not numeric"]),
+    "one-row": (["run", "{tmp}/one_row.csv"], ["1 object", "at least 2"], ["-k must be"]),
+    "one-row-labelled": (["run", "{tmp}/one_row_labelled.csv", "--labels-column", "2"], ["1 object", "at least 2"],
+                         ["-k must be"]),
+    "one-row-ensemble": (["fuse", "{tmp}/one_row.csv", "-k", "2"], ["1 object", "at least 2"], ["-k must be"]),
+    "npz-wrong-array": (["fuse", "{tmp}/noX.npz", "-k", "2"], ["no array named 'labels'", "'data'", "fractional",
+                                                              "cclust run"], ["labels[:, 0]"]),
+    "npy-features-as-ensemble": (["fuse", "{tmp}/X.npy", "-k", "2"], ["fractional", "cclust run"], ["labels[:, 0]"]),
+    "directory-run": (["run", "{tmp}/folder", "-k", "2"], ["'", "folder", "is a directory"], ["no extension"]),
+    "directory-fuse": (["fuse", "{tmp}/folder", "-k", "2"], ["folder", "is a directory"], ["no extension"]),
+    "directory-csv": (["run", "{tmp}/folder.csv", "-k", "2"], ["folder.csv", "is a directory"], []),
+    "directory-npy": (["run", "{tmp}/folder.npy", "-k", "2"], ["folder.npy", "is a directory"], []),
+    "only-blank-rows": (["fuse", "{tmp}/only_blank.csv", "-k", "2"], ["none of its 3 rows", "every cell is empty"],
+                        ["got 1 row", "file is empty"]),
+    "only-newlines": (["run", "{tmp}/newlines.csv", "-k", "2"], ["only empty lines"], []),
+    "empty-file": (["run", "{tmp}/empty.csv", "-k", "2"], ["the file is empty"], []),
+    "space-delimited": (["run", "{tmp}/spaces.csv", "-k", "2"], ["separated by spaces", "tab"], ["--labels-column"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CLEAR), ids=list(CLEAR))
+def test_errors_name_the_real_problem(case, tmp_path, capsys):
+    (tmp_path / "header_only.csv").write_text("a,b\n")
+    (tmp_path / "nan.csv").write_text("a,b\n1,2\nnan,3\n4,5\n")
+    (tmp_path / "inf.csv").write_text("a,b\n1,2\n3,4\n5,-inf\n")
+    (tmp_path / "hole.csv").write_text("a,b\n1,2\n3,\n4,5\n")
+    (tmp_path / "one_row.csv").write_text("1,2\n")
+    (tmp_path / "one_row_labelled.csv").write_text("1,2,x\n")
+    (tmp_path / "only_blank.csv").write_text(",\n,\n,\n")
+    (tmp_path / "newlines.csv").write_text("\n\n\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "spaces.csv").write_text("a b\n1 2\n3 4\n")
+    for name in ("folder", "folder.csv", "folder.npy"):
+        (tmp_path / name).mkdir()
+    X = np.arange(12.0).reshape(6, 2) / 7
+    np.save(tmp_path / "X.npy", X)
+    np.savez(tmp_path / "noX.npz", data=X)
+    for name, value in (("nan", np.nan), ("inf", np.inf)):
+        bad = X.copy()
+        bad[1, 0] = value
+        np.save(tmp_path / f"{name}.npy", bad)
+    argv, words, absent = CLEAR[case]
+    err = assert_user_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], *words)
+    for word in absent:
+        assert word.lower() not in err.lower(), (word, err)
+
+
 # -- the real command -------------------------------------------------------------------------------
 
 def _module_run(*argv):
