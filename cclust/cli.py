@@ -22,8 +22,19 @@ Conventions
 -----------
 * CSV: the delimiter is sniffed among ``,``, ``;`` and tab (tab for ``.tsv``). A header row is
   detected when a column's first cell is not a number while the rest of the column is, or, for
-  columns of words, when every first cell occurs nowhere else in its column; ``--header yes|no``
-  overrides the guess.
+  columns of words, when every first cell occurs nowhere else in its column (a file of one line
+  of words only is a header without data); ``--header yes|no`` overrides the guess.
+* Every data row is one object, in file order, in every output: a line of delimiters only
+  (``,``) or an empty line between two rows is a row whose cells are all empty. Only empty lines
+  before the first and after the last row (such as the final newline) are not rows. In features
+  such a row, or any empty, NaN or infinite cell, is refused with its line and column
+  (``--missing-features mean`` fills empty and NaN cells with the column mean); in an ensemble
+  it is an object missing from every partition, reported with its row.
+* ``--out`` writes the format its extension names: ``.csv``/``.tsv`` (header ``label``, or one
+  column per method), ``.json`` (``{"method": [labels]}``) or ``.npy`` (int64); any other
+  extension is refused before the work. Outputs (labels and figures) are written to a
+  temporary file in the same folder and renamed when complete, so an error or Ctrl-C never
+  leaves a half-written file under the name.
 * ``--method-param KEY=VALUE`` (and ``--generator-param``) values are read as ``none``/``null``
   -> None, ``true``/``false`` -> bool, an integer -> int, a number -> float, otherwise the text;
   a value with commas is a tuple of such values (``k_range=2,6``). ``METHOD:KEY=VALUE`` gives a
@@ -1411,6 +1422,8 @@ examples:
 
 DATA: a bundled dataset (iris, wine), a CSV (.csv/.tsv/.txt, numeric feature columns, header row
 detected), an .npy file with X, or an .npz file with X and optionally y. Files are never unpickled.
+Every data row is one object: an empty feature cell or row (`,`) is refused with its line, unless
+--missing-features mean; empty lines after the last row are not rows.
 --method-param values: none/null, true/false, ints, floats, commas for tuples (k_range=2,6),
 otherwise text; METHOD:KEY=VALUE targets one method, KEY=VALUE every method that takes KEY.
 """
@@ -1418,7 +1431,9 @@ otherwise text; METHOD:KEY=VALUE targets one method, KEY=VALUE every method that
 _EPILOG_FUSE = """\
 The file holds one column per partition (CSV with or without a header; labels may be numbers or
 words; an empty cell, or the --missing value, marks an object missing from that partition), or an
-.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'.
+.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'. Every data row is
+one object: a row of empty cells (`,`, or an empty line between rows) is an object missing from
+every partition; empty lines after the last row are not rows.
 examples:
   cclust fuse partitions.csv -k 3
   cclust fuse partitions.csv -k 3 --method cspa --method mcla
@@ -1557,7 +1572,8 @@ def build_parser():
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     _add_generation_options(p, partitions=50, what="basic partitions per run")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
-    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
+    p.add_argument("-o", "--out", metavar="FILE",
+                   help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
     p.add_argument("--plot", metavar="FILE.png", help="consensus CDF and delta-area curves (needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)

@@ -99,7 +99,8 @@ def _make_files(folder):
     np.savetxt(folder / "partitions.csv", partitions, fmt="%d", delimiter=",",
                header=",".join(f"run{j}" for j in range(6)), comments="")
     (folder / "ens_blank.csv").write_text("a,b\n0,1\n0,1\n,\n1,0\n1,0\n")
-    (folder / "crlf.csv").write_bytes(b"x,y\r\n1.0,2.0\r\n1.1,2.2\r\n0.9,2.1\r\n5.0,6.0\r\n5.2,6.1\r\n4.9,6.3\r\n\r\n\r\n")
+    (folder / "crlf.csv").write_bytes(b"x,y\r\n1.0,2.0\r\n1.1,2.2\r\n0.9,2.1\r\n"
+                                      b"5.0,6.0\r\n5.2,6.1\r\n4.9,6.3\r\n\r\n\r\n")
     (folder / "feat_blank.csv").write_text("f1,f2\n1.0,2.0\n1.1,2.1\n,\n5.0,6.0\n5.1,6.1\n")
     (folder / "header_only.csv").write_text("a,b\n")
     (folder / "nan.csv").write_text("a,b\n1,2\nnan,3\n4,5\n")
