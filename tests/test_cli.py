@@ -318,6 +318,23 @@ def test_blank_rows_of_a_partitions_file_are_objects_missing_from_every_partitio
     assert labels[0] == labels[1] == labels[2] == labels[8] != labels[4] == labels[5] == labels[6] == labels[9]
 
 
+def test_every_method_labels_an_object_missing_from_every_partition_or_says_why(tmp_path, capsys):
+    path = tmp_path / "partitions.csv"
+    path.write_text("0,1\n0,1\n0,1\n,\n1,0\n1,0\n1,0\n")
+    out = tmp_path / "labels.json"
+    names = sorted(cclust.available(kind="consensus"))
+    code, text, err = run_cli(capsys, "fuse", path, "-k", "2", "-m", ",".join(names), "--format", "json", "-o", out)
+    assert code == 0, err
+    rows = {r["method"]: r for r in json.loads(text)["rows"]}
+    written = json.loads(out.read_text())
+    for name in names:
+        if rows[name]["status"] == "ok":
+            assert len(written[name]) == 7, name
+        else:  # a clear refusal in its row: it needs complete partitions, or the features
+            assert "missing labels" in rows[name]["note"] or "features X" in rows[name]["note"], rows[name]
+    assert {"kcc", "cspa", "mcla", "hbgf", "voting", "addremadd"} <= set(written)
+
+
 def test_blank_rows_of_a_feature_file_are_refused_or_imputed(tmp_path, capsys):
     path = tmp_path / "features.csv"
     path.write_text("a,b\n1.0,2.0\n1.2,2.1\n,\n5.0,6.0\n5.1,6.2\n\n")
