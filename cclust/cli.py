@@ -1073,8 +1073,11 @@ def write_labels(path, rows):
             with _replacing(path, binary=True) as handle:
                 np.save(handle, labels[:, 0] if len(done) == 1 else labels, allow_pickle=False)
         elif suffix == ".json":
+            keys = [r["method"] for r in done]
+            # a method asked for twice keeps both columns, as in CSV: "kcc", "kcc #2"
+            keys = [k if keys[:i].count(k) == 0 else f"{k} #{keys[:i].count(k) + 1}" for i, k in enumerate(keys)]
             with _replacing(path) as handle:
-                json.dump({r["method"]: labels[:, i].tolist() for i, r in enumerate(done)}, handle)
+                json.dump({key: labels[:, i].tolist() for i, key in enumerate(keys)}, handle)
                 handle.write("\n")
         else:
             with _replacing(path) as handle:

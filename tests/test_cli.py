@@ -400,6 +400,9 @@ def test_out_writes_the_format_its_extension_names(tmp_path, capsys):
     assert cli.main(["run", "iris", "-m", "kcc", "--partitions", R, "-o", str(one)]) == 0
     capsys.readouterr()
     assert list(json.loads(one.read_text())) == ["kcc"]
+    assert cli.main(["run", "iris", "-m", "kcc,kcc", "--partitions", R, "-o", str(one)]) == 0
+    capsys.readouterr()
+    assert list(json.loads(one.read_text())) == ["kcc", "kcc #2"]  # no column is lost
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
 
 
