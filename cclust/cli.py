@@ -22,8 +22,19 @@ Conventions
 -----------
 * CSV: the delimiter is sniffed among ``,``, ``;`` and tab (tab for ``.tsv``). A header row is
   detected when a column's first cell is not a number while the rest of the column is, or, for
-  columns of words, when every first cell occurs nowhere else in its column; ``--header yes|no``
-  overrides the guess.
+  columns of words, when every first cell occurs nowhere else in its column (a file of one line
+  of words only is a header without data); ``--header yes|no`` overrides the guess.
+* Every data row is one object, in file order, in every output: a line of delimiters only
+  (``,``) or an empty line between two rows is a row whose cells are all empty. Only empty lines
+  before the first and after the last row (such as the final newline) are not rows. In features
+  such a row, or any empty, NaN or infinite cell, is refused with its line and column
+  (``--missing-features mean`` fills empty and NaN cells with the column mean); in an ensemble
+  it is an object missing from every partition, reported with its row.
+* ``--out`` writes the format its extension names: ``.csv``/``.tsv`` (header ``label``, or one
+  column per method), ``.json`` (``{"method": [labels]}``) or ``.npy`` (int64); any other
+  extension is refused before the work. Outputs (labels and figures) are written to a
+  temporary file in the same folder and renamed when complete, so an error or Ctrl-C never
+  leaves a half-written file under the name.
 * ``--method-param KEY=VALUE`` (and ``--generator-param``) values are read as ``none``/``null``
   -> None, ``true``/``false`` -> bool, an integer -> int, a number -> float, otherwise the text;
   a value with commas is a tuple of such values (``k_range=2,6``). ``METHOD:KEY=VALUE`` gives a
@@ -33,12 +44,15 @@ Conventions
 * A user error prints one line ``cclust: error: ...`` on standard error and exits with status 2.
 """
 import argparse
+import contextlib
 import csv
 import inspect
+import io
 import json
 import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -169,21 +183,37 @@ def _is_number(text):
     return True
 
 
+def _is_blank_line(row):
+    # csv gives [] for an empty line, and one blank cell for a line of spaces without delimiters
+    return len(row) <= 1 and not any(row)
+
+
 def _read_rows(path):
-    """The cells (stripped strings) of a delimited text file, and each row's line number."""
+    """The data rows of a delimited text file: their cells (stripped strings) and line numbers.
+
+    Every line is a row, in file order, and becomes one object: a line of delimiters only
+    (``,``) is a row whose cells are all empty, and so is a completely empty line between two
+    rows. Empty lines before the first and after the last non-empty line (such as the file's
+    final newline) are not rows.
+    """
     try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(path)
         with open(path, newline="", encoding="utf-8-sig") as handle:
             text = handle.read()
     except FileNotFoundError:
         raise UserError(f"{path}: no such file.") from None
     except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a file.") from None
+        raise UserError(f"{path}: is a directory, not a file; give the data file inside it.") from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: cannot read it as CSV: it is not UTF-8 text (a binary file?).") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
     if "\0" in text:
         raise UserError(f"{path}: cannot read it as CSV: it holds NUL bytes (a binary file?).")
+    if not text.strip():
+        raise UserError(f"{path}: the file holds only empty lines (no data rows)." if text else
+                        f"{path}: the file is empty (no data rows).")
     if path.lower().endswith(".tsv"):
         delimiter = "\t"
     else:
@@ -191,25 +221,29 @@ def _read_rows(path):
             delimiter = csv.Sniffer().sniff(text[:65536], delimiters=",;\t").delimiter
         except csv.Error:
             delimiter = ","
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    # newline="": the csv module sees the line ends itself (\n, \r\n or \r), so a quoted cell may
+    # hold a line break and no other character (form feed, U+2028, ...) splits a row.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     rows, lines = [], []
     try:
         for row in reader:
-            cells = [cell.strip() for cell in row]
-            if any(cells):
-                rows.append(cells)
-                lines.append(reader.line_num)
+            rows.append([cell.strip() for cell in row])
+            lines.append(reader.line_num)
     except csv.Error as exc:
         raise UserError(f"{path}: cannot read it as CSV (line {reader.line_num}: {exc}).") from None
-    if not rows:
-        raise UserError(f"{path}: the file is empty.")
+    filled = [i for i, row in enumerate(rows) if not _is_blank_line(row)]
+    rows, lines = rows[filled[0]:filled[-1] + 1], lines[filled[0]:filled[-1] + 1]
     width = len(rows[0])
-    for row, line in zip(rows, lines):
-        if len(row) != width:
+    for i, (row, line) in enumerate(zip(rows, lines)):
+        if _is_blank_line(row):
+            rows[i] = [""] * width  # an empty line between rows: an object with every cell empty
+        elif len(row) != width:
             raise UserError(
                 f"{path}: cannot read it as CSV: line {line} has {len(row)} fields, line {lines[0]} has "
                 f"{width} (delimiter {delimiter!r})."
             )
+    if not any(any(row) for row in rows):
+        raise UserError(f"{path}: none of its {len(rows)} rows holds a value (every cell is empty).")
     return rows, lines
 
 
@@ -235,12 +269,33 @@ def _detect_header(rows):
 
 def _header_choice(rows, header):
     if header == "yes":
-        if len(rows) < 2:
-            raise UserError("--header yes: the file has a header row but no data below it.")
         return True
     if header == "no":
         return False
+    if len(rows) == 1:
+        # one line of words only names columns; a line holding a number is a (single) data row
+        return not any(_is_number(cell) for cell in rows[0])
     return _detect_header(rows)
+
+
+def _split_header(path, rows, lines, header):
+    """(column names or None, data rows, their line numbers); refuses a header without data."""
+    if not _header_choice(rows, header):
+        return None, rows, lines
+    if len(rows) == 1:
+        raise UserError(
+            f"{path}: the file has a header row ({', '.join(rows[0])}) but no data rows below it"
+            + (" (the header row was detected; pass --header no if that line is data)." if header == "auto" else ".")
+        )
+    return rows[0], rows[1:], lines[1:]
+
+
+def _check_n_objects(n, where):
+    if n < 2:
+        raise UserError(
+            f"{where}: the data has {n} object{'s' if n != 1 else ''} ({n} data row{'s' if n != 1 else ''}); "
+            "consensus clustering needs at least 2."
+        )
 
 
 class Dataset:
@@ -296,13 +351,38 @@ def _column_index(spec, names, n_columns, path):
     return index % n_columns
 
 
-def _load_csv_data(path, labels_column, header):
+_IMPUTE_HINT = " (or pass --missing-features mean to fill empty and NaN cells with the column mean)"
+
+
+def _bad_cell(path, name, line, cell, impute):
+    """The message for a feature cell that is not a finite number, saying what it is."""
+    where = f"{path}: line {line}, {name}"
+    if cell == "":
+        return (f"{where} is empty; cclust needs a value in every feature cell: fill it in or delete the "
+                f"line{'' if impute else _IMPUTE_HINT}.")
+    value = float(cell) if _is_number(cell) else None
+    if value is not None and math.isnan(value):
+        return (f"{where} holds {cell!r}, which is NaN (not a number); cclust needs finite feature values: "
+                f"fill it in or delete the line{'' if impute else _IMPUTE_HINT}.")
+    if value is not None:
+        return (f"{where} holds {cell!r}, an infinite value; cclust needs finite feature values: fix it or "
+                "delete the line.")
+    return None
+
+
+def _load_csv_data(path, labels_column, header, missing_features="error"):
     rows, lines = _read_rows(path)
-    has_header = _header_choice(rows, header)
-    names = rows[0] if has_header else None
-    body, body_lines = (rows[1:], lines[1:]) if has_header else (rows, lines)
+    names, body, body_lines = _split_header(path, rows, lines, header)
     n_columns = len(rows[0])
     label_j = _column_index(labels_column, names, n_columns, path) if labels_column is not None else None
+    impute = missing_features == "mean"
+    if not impute:
+        for row, line in zip(body, body_lines):
+            if not any(cell for j, cell in enumerate(row) if j != label_j):
+                raise UserError(
+                    f"{path}: line {line} has no feature value (every cell is empty); each line is one object, "
+                    f"so fill it in or delete the line{_IMPUTE_HINT}."
+                )
     columns = []
     for j in range(n_columns):
         if j == label_j:
@@ -314,22 +394,33 @@ def _load_csv_data(path, labels_column, header):
         except ValueError:
             values = None
         if values is None or not np.isfinite(values).all():
-            for cell, line in zip(cells, body_lines):
-                if cell == "":
-                    raise UserError(
-                        f"{path}: {name} has an empty cell on line {line}; fill in or drop missing values first."
-                    )
-                if not _is_number(cell) or not math.isfinite(float(cell)):
-                    hint = "" if label_j is not None else \
-                        f"; if it holds the true classes, pass --labels-column {names[j] if names else j}"
-                    raise UserError(
-                        f"{path}: {name} is not numeric: line {line} holds {cell!r}. cclust clusters "
-                        f"numeric features only: drop or encode that column{hint}."
-                    )
+            parsed = np.empty(len(cells))
+            for i, (cell, line) in enumerate(zip(cells, body_lines)):
+                if impute and (cell == "" or (_is_number(cell) and math.isnan(float(cell)))):
+                    parsed[i] = np.nan
+                    continue
+                if _is_number(cell) and math.isfinite(float(cell)):
+                    parsed[i] = float(cell)
+                    continue
+                problem = _bad_cell(path, name, line, cell, impute)
+                if problem is not None:
+                    raise UserError(problem)
+                hint = "" if label_j is not None else \
+                    f"; if it holds the true classes, pass --labels-column {names[j] if names else j}"
+                words = cell.split()
+                if len(words) > 1 and all(_is_number(w) for w in words):
+                    hint = "; the file looks separated by spaces, but cclust reads ',', ';' or tab delimiters"
+                raise UserError(
+                    f"{path}: {name} is not numeric: line {line} holds {cell!r}. cclust clusters "
+                    f"numeric features only: drop or encode that column{hint}."
+                )
+            values = parsed
         columns.append(values)
     if not columns:
         raise UserError(f"{path}: no feature column is left besides the labels column.")
     X = np.column_stack(columns)
+    if impute:
+        X = _impute_mean(X, path, [names[j] if names else j for j in range(n_columns) if j != label_j])
     y = None
     if label_j is not None:
         raw = [row[label_j] for row in body]
@@ -338,6 +429,25 @@ def _load_csv_data(path, labels_column, header):
             raise UserError(f"{path}: the labels column has an empty cell on line {line}; every object needs a class.")
         y = _encode_classes(np.array(raw), f"{path}: the labels column")
     return Dataset(X, y, path)
+
+
+def _impute_mean(X, where, columns=None):
+    """--missing-features mean: NaN cells take their column's mean; infinities are still refused."""
+    X = np.array(X, dtype=np.float64)  # a copy: the caller's array is never changed
+    if np.isinf(X).any():
+        i, j = np.argwhere(np.isinf(X))[0]
+        raise UserError(f"{where}: X holds an infinite value (row {i}, column {j}); cclust needs finite feature "
+                        "values: fix or drop it.")
+    holes = np.isnan(X)
+    if holes.any():
+        empty = np.flatnonzero(holes.all(axis=0))
+        if empty.size:
+            label = columns[empty[0]] if columns is not None else empty[0]
+            raise UserError(f"{where}: --missing-features mean: column {label!r} has no value at all to take a mean "
+                            "of; drop that column.")
+        means = np.nanmean(X, axis=0)
+        X[holes] = np.take(means, np.nonzero(holes)[1])
+    return X
 
 
 def _load_npy(path):
@@ -364,14 +474,29 @@ def _check_X(X, where):
     if X.ndim == 1:
         raise UserError(f"{where}: X must be 2-D (n_samples, n_features), got shape {X.shape}; "
                         "save one feature as shape (n, 1).")
+    if X.dtype.kind in "fc" and X.ndim == 2 and not np.isfinite(X).all():
+        i, j = np.argwhere(~np.isfinite(X))[0]
+        if np.isnan(X[i, j]):
+            raise UserError(f"{where}: X[{i}, {j}] is NaN (not a number); cclust needs finite feature values: fill "
+                            f"in or drop that row{_IMPUTE_HINT}.")
+        raise UserError(f"{where}: X[{i}, {j}] is infinite; cclust needs finite feature values: fix or drop that row.")
     try:
         return check_array_2d(X, "X")
     except ValidationError as exc:
         raise UserError(f"{where}: {exc}") from None
 
 
-def load_data(source, labels_column=None, header="auto"):
+def _refuse_directory(path, option):
+    if os.path.isdir(path):
+        raise UserError(f"{option}{path!r} is a directory, not a file; give the data file inside it.")
+
+
+def load_data(source, labels_column=None, header="auto", missing_features="error"):
     """Read the DATA argument of ``cclust run`` and ``cclust select-k``.
+
+    Every data row is one object, in file order: a CSV line of delimiters only, or an empty line
+    between two rows, is an object without features (refused, unless imputed); only empty lines
+    before the first and after the last row (such as the final newline) are not rows.
 
     Parameters
     ----------
@@ -383,7 +508,11 @@ def load_data(source, labels_column=None, header="auto"):
         CSV only: the column holding the true classes, by header name or 0-based index
         (negative counts from the end). Default: every column is a feature.
     header : {"auto", "yes", "no"}, default="auto"
-        Whether the CSV's first row names the columns; "auto" detects it.
+        Whether the CSV's first row names the columns; "auto" detects it (a file of one line of
+        words only is a header without data).
+    missing_features : {"error", "mean"}, default="error"
+        What to do with an empty or NaN feature value: refuse it (naming its line and column),
+        or fill it with the mean of its column. Infinite values are always refused.
 
     Returns
     -------
@@ -392,8 +521,9 @@ def load_data(source, labels_column=None, header="auto"):
     Raises
     ------
     UserError
-        Missing or unreadable file, wrong type, a non-numeric or empty feature cell (the message
-        names the column by header name and index, and the line).
+        Missing or unreadable file, a directory, wrong type, fewer than 2 objects, a header
+        without data rows, a non-numeric, empty, NaN or infinite feature cell (the message names
+        the column by header name and index, the line, and what the cell holds).
 
     Examples
     --------
@@ -401,6 +531,14 @@ def load_data(source, labels_column=None, header="auto"):
     >>> data.X.shape, data.summary()
     ((150, 4), "bundled dataset 'iris': 150 objects, 4 features, 3 classes")
     """
+    if missing_features not in ("error", "mean"):
+        raise ValueError(f"missing_features must be 'error' or 'mean', got {missing_features!r}")
+    data = _load_data(source, labels_column, header, missing_features)
+    _check_n_objects(data.X.shape[0], data.description)
+    return data
+
+
+def _load_data(source, labels_column, header, missing_features):
     from cclust import datasets
 
     if source in datasets.names():
@@ -408,6 +546,7 @@ def load_data(source, labels_column=None, header="auto"):
             raise UserError(f"--labels-column is for CSV files; the bundled {source!r} has its labels.")
         X, y = datasets.load(source)
         return Dataset(X, y, f"bundled dataset {source!r}")
+    _refuse_directory(source, "DATA ")
     suffix = os.path.splitext(source)[1].lower()
     if suffix not in _CSV_SUFFIXES + (".npy", ".npz"):
         if not os.path.exists(source):
@@ -420,15 +559,21 @@ def load_data(source, labels_column=None, header="auto"):
             ".npy or .npz file."
         )
     if suffix in _CSV_SUFFIXES:
-        return _load_csv_data(source, labels_column, header)
+        return _load_csv_data(source, labels_column, header, missing_features)
     if labels_column is not None:
         raise UserError("--labels-column is for CSV files; an .npz file carries its labels as the array 'y'.")
+
+    def features(X):
+        if missing_features == "mean" and np.asarray(X).dtype.kind == "f":
+            X = _impute_mean(X, source)
+        return _check_X(X, source)
+
     loaded = _load_npy(source)
     if suffix == ".npy":
         if isinstance(loaded, np.lib.npyio.NpzFile):
             loaded.close()
             raise UserError(f"{source}: it is an .npz archive despite its name; rename it to .npz.")
-        return Dataset(_check_X(loaded, source), None, source)
+        return Dataset(features(loaded), None, source)
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise UserError(f"{source}: it is a single .npy array, not an .npz archive; rename it to .npy.")
     with loaded:
@@ -436,7 +581,7 @@ def load_data(source, labels_column=None, header="auto"):
             files = list(loaded.files)
             if "X" not in files:
                 raise UserError(f"{source}: the .npz archive has no array named 'X' (it has {files}).")
-            X = _check_X(loaded["X"], source)
+            X = features(loaded["X"])
             y = _encode_classes(loaded["y"], f"{source}: y") if "y" in files else None
         except ValueError as exc:
             raise UserError(f"{source}: cannot read it ({exc}); cclust never unpickles user files.") from None
@@ -470,7 +615,11 @@ def load_ensemble(path, header="auto", missing="-1"):
         A ``.csv``/``.tsv``/``.txt`` file with one column per partition (labels may be any
         numbers or words; an empty cell marks a missing object), an ``.npy`` array of shape
         (n_samples, n_partitions), or an ``.npz`` archive holding it as ``labels`` (or as its
-        only array). Never unpickled.
+        only array). Never unpickled. Every data row is one object, in file order: a CSV line
+        of delimiters only (``,``), or an empty line between two rows, is an object missing
+        from every partition; only empty lines before the first and after the last row (such
+        as the final newline) are not rows. In a one-column file, mark a missing object in the
+        last row with the ``missing`` value rather than an empty line.
     header : {"auto", "yes", "no"}, default="auto"
         Whether the CSV's first row names the partitions; "auto" detects it.
     missing : str, default="-1"
@@ -484,14 +633,12 @@ def load_ensemble(path, header="auto", missing="-1"):
     from cclust.ensemble import Ensemble
     from cclust.errors import ValidationError
 
+    _refuse_directory(path, "ENSEMBLE ")
     suffix = os.path.splitext(path)[1].lower()
     if suffix in _CSV_SUFFIXES:
-        rows, _ = _read_rows(path)
-        has_header = _header_choice(rows, header)
-        names = rows[0] if has_header else None
-        body = rows[1:] if has_header else rows
-        if len(body) < 2:
-            raise UserError(f"{path}: the ensemble must label at least 2 objects, got {len(body)} row(s).")
+        rows, lines = _read_rows(path)
+        names, body, _ = _split_header(path, rows, lines, header)
+        _check_n_objects(len(body), path)
         columns = []
         for j in range(len(rows[0])):
             name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
@@ -514,24 +661,38 @@ def load_ensemble(path, header="auto", missing="-1"):
             except ValueError as exc:
                 raise UserError(f"{path}: cannot read it ({exc}); cclust never unpickles user files.") from None
     else:
-        array = loaded
+        array, key = loaded, None
+    # name the array the labels came from: an archive's only array may be called anything
+    what = f"{path}: array {key!r}" if key not in (None, "labels") else path
+    if array.ndim >= 1:
+        _check_n_objects(array.shape[0], what)
+    if array.dtype.kind == "f":
+        fraction = array[np.isfinite(array) & (array != np.round(array))]
+        if fraction.size:
+            source = (f"the archive has no array named 'labels', so its only array {key!r} was read, and it"
+                      if key not in (None, "labels") else "it")
+            raise UserError(
+                f"{path}: {source} holds fractional numbers (e.g. {float(fraction.flat[0]):g}), not cluster "
+                "labels: ENSEMBLE needs one column of integer or text labels per partition. Features are "
+                "clustered with `cclust run DATA`."
+            )
     if array.dtype.kind in "biuf":
         marker = parse_value(missing) if missing != "" else None
         marker = marker if isinstance(marker, (int, float)) and not isinstance(marker, bool) else None
         try:
             return Ensemble(array, missing=marker), path
         except ValidationError as exc:
-            raise UserError(f"{path}: {exc}") from None
+            raise UserError(f"{what}: {exc}") from None
     if array.dtype.kind in "US":
         array = array.astype(str)
         if array.ndim == 1:
             array = array[:, None]
         if array.ndim != 2:
-            raise UserError(f"{path}: labels must be 2-D (n_samples, n_partitions), got shape {array.shape}.")
-        columns = [_encode_partition(list(array[:, j]), missing, f"{path}: partition {j}")
+            raise UserError(f"{what}: labels must be 2-D (n_samples, n_partitions), got shape {array.shape}.")
+        columns = [_encode_partition(list(array[:, j]), missing, f"{what}: partition {j}")
                    for j in range(array.shape[1])]
         return Ensemble(np.column_stack(columns)), path
-    raise UserError(f"{path}: labels must be numbers or strings, got dtype {array.dtype}.")
+    raise UserError(f"{what}: labels must be numbers or strings, got dtype {array.dtype}.")
 
 
 # -- running consensus methods ---------------------------------------------------------------------
@@ -845,21 +1006,85 @@ def _print_single(row, y, fmt, context, out, ensemble):
         print(f"{key:<{width}} : {value}", file=out)
 
 
+#: what --out writes, by the file's extension
+_OUT_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".json": "JSON", ".npy": "NumPy array"}
+
+
+def _out_format(path):
+    """The extension of an --out path, refused up front unless it names a format cclust writes."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in _OUT_FORMATS:
+        allowed = ", ".join(f"{ext} ({what})" for ext, what in _OUT_FORMATS.items())
+        got = repr(suffix) if suffix else "no extension"
+        raise UserError(f"--out {path}: the extension names the format to write, one of {allowed}; got {got}.")
+    return suffix
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _replacing(path, binary=False):
+    """Open a temporary file next to ``path``; rename it over ``path`` only once it is complete.
+
+    An error or an interruption (Ctrl-C) while writing removes the temporary file and leaves
+    ``path`` as it was, so a file under the final name is always a complete one. (A process
+    killed outright can leave the hidden ``.NAME.*.part`` file, never a truncated ``NAME``.)
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+    try:
+        os.chmod(temp, 0o666 & ~_umask())  # mkstemp's 0600 would make the result private
+        kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
+        with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
+            fd = None
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def write_labels(path, rows):
-    """Write the labels of the successful rows: CSV (a column per method) or .npy."""
+    """Write the labels of the successful rows in the format the extension of ``path`` names.
+
+    One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
+    (``label`` for one method, else one column per method, named after it) then one line per
+    object, comma- or tab-separated. ``.json``: one object mapping each method to its list of
+    labels, ``{"kcc": [0, 2, ...]}``. ``.npy``: int64, shape (n_samples,) for one method,
+    (n_samples, n_methods) for several. The file is written under a temporary name in the same
+    folder and renamed when complete, so it never exists half-written.
+    """
+    suffix = _out_format(path)
     done = [r for r in rows if r["result"] is not None]
     if not done:
         raise UserError(f"--out {path}: no method succeeded, so there are no labels to write.")
+    labels = np.column_stack([np.asarray(r["result"].labels, dtype=np.int64) for r in done])
     try:
-        if path.lower().endswith(".npy"):
-            labels = done[0]["result"].labels if len(done) == 1 else \
-                np.column_stack([r["result"].labels for r in done])
-            np.save(path, np.asarray(labels, dtype=np.int64), allow_pickle=False)
+        if suffix == ".npy":
+            with _replacing(path, binary=True) as handle:
+                np.save(handle, labels[:, 0] if len(done) == 1 else labels, allow_pickle=False)
+        elif suffix == ".json":
+            keys = [r["method"] for r in done]
+            # a method asked for twice keeps both columns, as in CSV: "kcc", "kcc #2"
+            keys = [k if keys[:i].count(k) == 0 else f"{k} #{keys[:i].count(k) + 1}" for i, k in enumerate(keys)]
+            with _replacing(path) as handle:
+                json.dump({key: labels[:, i].tolist() for i, key in enumerate(keys)}, handle)
+                handle.write("\n")
         else:
-            with open(path, "w", newline="", encoding="utf-8") as handle:
-                writer = csv.writer(handle, lineterminator="\n")
+            with _replacing(path) as handle:
+                writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
                 writer.writerow(["label"] if len(done) == 1 else [r["method"] for r in done])
-                writer.writerows(np.column_stack([r["result"].labels for r in done]).tolist())
+                for start in range(0, labels.shape[0], 65536):  # in blocks: Ctrl-C is noticed between them
+                    writer.writerows(labels[start:start + 65536].tolist())
     except OSError as exc:
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 
@@ -876,7 +1101,8 @@ def _plotting():
 
 def _save_figure(fig, path):
     try:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        with _replacing(path, binary=True) as handle:  # never a half-written image under the name
+            fig.savefig(handle, format=os.path.splitext(path)[1].lower().lstrip("."), dpi=110, bbox_inches="tight")
     except OSError as exc:
         raise UserError(f"--plot {path}: cannot write it ({exc.strerror or exc}).") from None
     except ValueError as exc:  # e.g. an unknown image format from the extension
@@ -973,6 +1199,8 @@ def _check_outputs(args):
             raise UserError(f"{option} {path}: the folder {folder} does not exist.")
         if os.path.isdir(path):
             raise UserError(f"{option} {path}: is a directory; give a file name.")
+    if getattr(args, "out", None):
+        _out_format(args.out)
     if getattr(args, "plot", None):
         _plotting()  # matplotlib missing: say so before the work
         from matplotlib.backend_bases import FigureCanvasBase
@@ -998,7 +1226,7 @@ def _write_outputs(args, rows, ensemble, y, out):
 def run(args, out=None):
     """``cclust run``: generate an ensemble of DATA and fuse it with one or more methods."""
     out = sys.stdout if out is None else out
-    data = load_data(args.data, args.labels_column, args.header)
+    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
     X = _standardize(data.X) if args.standardize else data.X
     k = _pick_k(args, data)
     common, scoped = parse_params(args.method_param, "--method-param")
@@ -1053,6 +1281,11 @@ def fuse(args, out=None):
     kis = ensemble.n_clusters
     missing = int((ensemble.labels < 0).sum())
     ens_text = f"{ensemble.n_partitions} partitions (K_i {kis.min()}..{kis.max()}), {missing} missing label(s)"
+    unlabelled = np.flatnonzero((ensemble.labels < 0).all(axis=1)) + 1
+    if unlabelled.size:
+        # such an object keeps its row (and its line in --out); its consensus label is a guess
+        rows_text = ", ".join(map(str, unlabelled[:10])) + (", ..." if unlabelled.size > 10 else "")
+        ens_text += f"; {unlabelled.size} object(s) in no partition (data row {rows_text})"
     shown_k = k if k is not None else "chosen by each method"
     context = {"data": f"{what}: {n} objects", "ensemble": ens_text, "n_clusters": k,
                "summary": f"{what}: {n} objects, {ens_text}; consensus K = {shown_k}"}
@@ -1097,7 +1330,7 @@ def select_k(args, out=None):
     import cclust
 
     out = sys.stdout if out is None else out
-    data = load_data(args.data, args.labels_column, args.header)
+    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
     X = _standardize(data.X) if args.standardize else data.X
     low, high = args.k_range
     n = X.shape[0]
@@ -1179,6 +1412,9 @@ def show_config(args, out=None):
 
 # -- the parser ------------------------------------------------------------------------------------
 
+_OUT_HELP = ("write the labels, one per data row, in the format the extension names: .csv or .tsv (header "
+             "'label', or one column per method), .json ({method: [labels]}) or .npy")
+
 _EPILOG_RUN = """\
 examples:
   cclust run iris                              compare every consensus method on iris
@@ -1189,6 +1425,8 @@ examples:
 
 DATA: a bundled dataset (iris, wine), a CSV (.csv/.tsv/.txt, numeric feature columns, header row
 detected), an .npy file with X, or an .npz file with X and optionally y. Files are never unpickled.
+Every data row is one object: an empty feature cell or row (`,`) is refused with its line, unless
+--missing-features mean; empty lines after the last row are not rows.
 --method-param values: none/null, true/false, ints, floats, commas for tuples (k_range=2,6),
 otherwise text; METHOD:KEY=VALUE targets one method, KEY=VALUE every method that takes KEY.
 """
@@ -1196,7 +1434,9 @@ otherwise text; METHOD:KEY=VALUE targets one method, KEY=VALUE every method that
 _EPILOG_FUSE = """\
 The file holds one column per partition (CSV with or without a header; labels may be numbers or
 words; an empty cell, or the --missing value, marks an object missing from that partition), or an
-.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'.
+.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'. Every data row is
+one object: a row of empty cells (`,`, or an empty line between rows) is an object missing from
+every partition; empty lines after the last row are not rows.
 examples:
   cclust fuse partitions.csv -k 3
   cclust fuse partitions.csv -k 3 --method cspa --method mcla
@@ -1235,6 +1475,9 @@ def _add_data_options(p):
                    help="whether the CSV's first row names the columns (default: detect)")
     p.add_argument("--standardize", action="store_true",
                    help="z-score every feature before clustering")
+    p.add_argument("--missing-features", choices=("error", "mean"), default="error",
+                   help="an empty or NaN feature value: refuse it, naming its line and column (default), or "
+                        "fill it with its column's mean")
 
 
 def _int_option(low, what):
@@ -1291,8 +1534,7 @@ def build_parser():
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
     p.add_argument("--utilities", action="store_true",
                    help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms)")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels: .csv (header 'label', or one column "
-                                                       "per method) or .npy")
+    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="one method: consensus matrix ordered by the labels; "
                                                       "several: a bar chart of the methods (needs cclust[plot])")
     _add_data_options(p)
@@ -1313,7 +1555,7 @@ def build_parser():
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the partitions (default: detect)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels (.csv or .npy)")
+    p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="consensus-matrix heatmap (needs cclust[plot])")
     _add_common_output(p)
     p.set_defaults(func=fuse)
@@ -1333,7 +1575,8 @@ def build_parser():
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     _add_generation_options(p, partitions=50, what="basic partitions per run")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
-    p.add_argument("-o", "--out", metavar="FILE", help="write the labels at the recommended K (.csv or .npy)")
+    p.add_argument("-o", "--out", metavar="FILE",
+                   help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
     p.add_argument("--plot", metavar="FILE.png", help="consensus CDF and delta-area curves (needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)

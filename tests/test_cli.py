@@ -246,6 +246,256 @@ def test_fuse_refuses_methods_needing_features(tmp_path, capsys):
     assert_user_error(capsys, ["fuse", path, "-k", "2", "-m", "wosp"], "wosp", "features", "cclust run")
 
 
+# -- every data row is one object, for every reader ---------------------------------------------------
+
+def _write_table(path, rows, header=None, delimiter=",", newline="\n"):
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, delimiter=delimiter, lineterminator=newline).writerows(([header] if header else []) + rows)
+
+
+READERS = ["csv-header", "csv-noheader", "tsv", "crlf", "npy", "npz"]
+
+
+def _save_as(kind, folder, stem, matrix, fmt, npz_key):
+    """``matrix`` in the file format ``kind``; returns the path."""
+    rows = [[fmt(v) for v in row] for row in matrix]
+    header = [f"c{j}" for j in range(matrix.shape[1])]
+    if kind == "npy":
+        path = folder / f"{stem}.npy"
+        np.save(path, matrix)
+    elif kind == "npz":
+        path = folder / f"{stem}.npz"
+        np.savez(path, **{npz_key: matrix})
+    else:
+        path = folder / f"{stem}.{'tsv' if kind == 'tsv' else 'csv'}"
+        _write_table(path, rows, header=None if kind == "csv-noheader" else header,
+                     delimiter="\t" if kind == "tsv" else ",", newline="\r\n" if kind == "crlf" else "\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", READERS)
+def test_run_writes_one_label_per_data_row_for_every_reader(kind, tmp_path, capsys):
+    X = load_iris()[0][::4]  # 38 objects
+    path = _save_as(kind, tmp_path, "features", X, lambda v: repr(float(v)), "X")
+    out = tmp_path / "labels.npy"
+    code, text, err = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", "6", "-o", out)
+    assert code == 0, err
+    assert f"{len(X)} objects" in text
+    labels = np.load(out)
+    assert labels.shape == (len(X),)
+    ensemble = cclust.generate("kmeans", X, 3, n_partitions=6, random_state=0)
+    np.testing.assert_array_equal(labels, cclust.consensus("kcc", ensemble, 3, random_state=0).labels)
+
+
+@pytest.mark.parametrize("kind", READERS)
+def test_fuse_writes_one_label_per_data_row_for_every_reader(kind, tmp_path, capsys):
+    partitions = cclust.generate("kmeans", load_iris()[0][::3], 3, n_partitions=5, random_state=1).labels
+    path = _save_as(kind, tmp_path, "partitions", partitions, str, "labels")
+    out = tmp_path / "labels.csv"
+    code, text, err = run_cli(capsys, "fuse", path, "-k", "3", "-o", out)
+    assert code == 0, err
+    assert f"{len(partitions)} objects" in text
+    written = out.read_text().splitlines()
+    assert written[0] == "label" and len(written) == len(partitions) + 1
+    expected = cclust.consensus("kcc", cclust.Ensemble(partitions), 3, random_state=0).labels
+    np.testing.assert_array_equal(np.array(written[1:], dtype=np.int64), expected)
+
+
+def test_blank_rows_of_a_partitions_file_are_objects_missing_from_every_partition(tmp_path, capsys):
+    # Rows 1-3 and 5-7 are two clear groups; row 4 is ",", row 8 a completely empty line.
+    # Empty lines before the header and after the last row (the final newlines) are not rows.
+    path = tmp_path / "partitions.csv"
+    path.write_text("\n\nrun0,run1\n0,1\n0,1\n0,1\n,\n1,0\n1,0\n1,0\n\n0,1\n1,0\n\n\n")
+    out = tmp_path / "labels.json"
+    code, text, err = run_cli(capsys, "fuse", path, "-k", "2", "-o", out)
+    assert code == 0, err
+    assert "10 objects" in text and "2 object(s) in no partition (data row 4, 8)" in text
+    labels = json.loads(out.read_text())["kcc"]
+    assert len(labels) == 10
+    matrix = np.array([[0, 1]] * 3 + [[-1, -1]] + [[1, 0]] * 3 + [[-1, -1], [0, 1], [1, 0]])
+    expected = cclust.consensus("kcc", cclust.Ensemble(matrix), 2, random_state=0).labels
+    np.testing.assert_array_equal(labels, expected)
+    assert labels[0] == labels[1] == labels[2] == labels[8] != labels[4] == labels[5] == labels[6] == labels[9]
+
+
+def test_every_method_labels_an_object_missing_from_every_partition_or_says_why(tmp_path, capsys):
+    path = tmp_path / "partitions.csv"
+    path.write_text("0,1\n0,1\n0,1\n,\n1,0\n1,0\n1,0\n")
+    out = tmp_path / "labels.json"
+    names = sorted(cclust.available(kind="consensus"))
+    code, text, err = run_cli(capsys, "fuse", path, "-k", "2", "-m", ",".join(names), "--format", "json", "-o", out)
+    assert code == 0, err
+    rows = {r["method"]: r for r in json.loads(text)["rows"]}
+    written = json.loads(out.read_text())
+    for name in names:
+        if rows[name]["status"] == "ok":
+            assert len(written[name]) == 7, name
+        else:  # a clear refusal in its row: it needs complete partitions, or the features
+            assert "missing labels" in rows[name]["note"] or "features X" in rows[name]["note"], rows[name]
+    assert {"kcc", "cspa", "mcla", "hbgf", "voting", "addremadd"} <= set(written)
+
+
+def test_blank_rows_of_a_feature_file_are_refused_or_imputed(tmp_path, capsys):
+    path = tmp_path / "features.csv"
+    path.write_text("a,b\n1.0,2.0\n1.2,2.1\n,\n5.0,6.0\n5.1,6.2\n\n")
+    assert_user_error(capsys, ["run", path, "-k", "2"], "line 4", "no feature value", "--missing-features mean")
+    path.write_text("a,b\n1.0,2.0\n1.2,2.1\n\n5.0,6.0\n5.1,6.2\n")  # an empty line between rows is a row too
+    assert_user_error(capsys, ["run", path, "-k", "2"], "line 4", "no feature value")
+    out = tmp_path / "labels.npy"
+    code, text, err = run_cli(capsys, "run", path, "-k", "2", "-m", "kcc", "--partitions", "4",
+                              "--missing-features", "mean", "-o", out)
+    assert code == 0, err
+    assert "5 objects" in text
+    X = np.array([[1.0, 2.0], [1.2, 2.1], [3.075, 4.075], [5.0, 6.0], [5.1, 6.2]])
+    expected = cclust.consensus("kcc", cclust.generate("kmeans", X, 2, n_partitions=4, random_state=0), 2,
+                                random_state=0).labels
+    np.testing.assert_array_equal(np.load(out), expected)
+
+
+def test_missing_features_mean_fills_nan_cells_of_every_reader(tmp_path, capsys):
+    X = load_iris()[0][::5].copy()
+    X[3, 1] = np.nan
+    original = X.copy()
+    filled = X.copy()
+    filled[3, 1] = np.nanmean(X[:, 1])
+    np.save(tmp_path / "X.npy", X)
+    text = "\n".join(",".join("" if (i, j) == (3, 1) else repr(float(v)) for j, v in enumerate(row))
+                     for i, row in enumerate(X))
+    (tmp_path / "X.csv").write_text(text + "\n")
+    ensemble = cclust.generate("kmeans", filled, 3, n_partitions=4, random_state=0)
+    expected = cclust.consensus("kcc", ensemble, 3, random_state=0).labels
+    for name in ("X.npy", "X.csv"):
+        assert_user_error(capsys, ["run", tmp_path / name, "-k", "3"], "--missing-features mean")
+        out = tmp_path / f"{name}.labels.npy"
+        assert cli.main(["run", str(tmp_path / name), "-k", "3", "-m", "kcc", "--partitions", "4",
+                         "--missing-features", "mean", "-o", str(out)]) == 0
+        np.testing.assert_array_equal(np.load(out), expected)
+    np.testing.assert_array_equal(np.load(tmp_path / "X.npy"), original)
+    (tmp_path / "gap.csv").write_text("a,b\n1,\n2,\n3,\n")
+    assert_user_error(capsys, ["run", tmp_path / "gap.csv", "-k", "2", "--missing-features", "mean"],
+                      "column 'b'", "no value")
+    capsys.readouterr()
+
+
+# -- --out: the format its extension names, written whole or not at all -----------------------------
+
+def test_out_writes_the_format_its_extension_names(tmp_path, capsys):
+    expected = {m: api_labels(m) for m in ("ivc", "kcc")}
+    for ext in (".csv", ".tsv", ".json", ".npy"):
+        out = tmp_path / f"labels{ext}"
+        assert cli.main(["run", "iris", "-m", "ivc,kcc", "--partitions", R, "-o", str(out)]) == 0
+        if ext == ".npy":
+            got = np.load(out)
+            np.testing.assert_array_equal(got, np.column_stack([expected["ivc"], expected["kcc"]]))
+        elif ext == ".json":
+            record = json.loads(out.read_text())
+            assert list(record) == ["ivc", "kcc"]
+            for method, labels in record.items():
+                np.testing.assert_array_equal(labels, expected[method])
+        else:
+            rows = list(csv.reader(out.read_text().splitlines(), delimiter="," if ext == ".csv" else "\t"))
+            assert rows[0] == ["ivc", "kcc"] and len(rows) == 151 and all(len(r) == 2 for r in rows)
+            np.testing.assert_array_equal(np.array(rows[1:], dtype=np.int64)[:, 1], expected["kcc"])
+    one = tmp_path / "one.json"
+    assert cli.main(["run", "iris", "-m", "kcc", "--partitions", R, "-o", str(one)]) == 0
+    capsys.readouterr()
+    assert list(json.loads(one.read_text())) == ["kcc"]
+    assert cli.main(["run", "iris", "-m", "kcc,kcc", "--partitions", R, "-o", str(one)]) == 0
+    capsys.readouterr()
+    assert list(json.loads(one.read_text())) == ["kcc", "kcc #2"]  # no column is lost
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+@pytest.mark.parametrize("name", ["labels.txt", "labels", "labels.xlsx", "labels.npz"])
+def test_out_refuses_an_unknown_extension_before_the_work(name, tmp_path, capsys):
+    calls = []
+
+    def recording(ensemble, n_clusters, *, random_state=None):
+        """Records that the work started."""
+        calls.append(n_clusters)
+        return cclust.ConsensusResult.from_labels(np.zeros(ensemble.n_samples, dtype=np.int64))
+
+    (tmp_path / "labels.txt").write_text("kept\n")
+    (tmp_path / "ens.csv").write_text("0,1\n0,1\n1,0\n1,0\n")
+    cclust.register("recording-for-cli-test", recording, kind="consensus")
+    try:
+        err = assert_user_error(capsys, ["run", "iris", "-m", "recording-for-cli-test", "-o", tmp_path / name],
+                                "--out", ".csv", ".tsv", ".json", ".npy")
+        assert_user_error(capsys, ["fuse", tmp_path / "ens.csv", "-k", "2", "-m", "recording-for-cli-test",
+                                   "-o", tmp_path / name], "--out", ".csv", ".json")
+    finally:
+        cclust.registry.unregister("recording-for-cli-test")
+    assert (repr(os.path.splitext(name)[1]) if "." in name else "no extension") in err
+    assert calls == []  # refused before any consensus ran
+    assert (tmp_path / "labels.txt").read_text() == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ens.csv", "labels.txt"]
+
+
+_WRITER = """
+import sys
+import numpy as np
+from cclust import ConsensusResult, cli
+labels = np.arange(int(sys.argv[2])) % 7
+cli.write_labels(sys.argv[1], [{"method": "m", "result": ConsensusResult.from_labels(labels)}])
+"""
+
+
+def _child_env():
+    root = Path(cli.__file__).resolve().parents[1]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+                PYTHONDONTWRITEBYTECODE="1")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+def test_an_interrupted_write_leaves_no_labels_file(signal_name, tmp_path):
+    import signal
+    import time
+
+    target = tmp_path / "labels.csv"
+    for n in (4_000_000, 16_000_000):  # the larger size only if the write beat the signal
+        child = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), str(n)], env=_child_env(),
+                                 cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while child.poll() is None and not list(tmp_path.glob(".labels.csv.*.part")):
+            time.sleep(0.002)
+        child.send_signal(getattr(signal, signal_name))
+        _, err = child.communicate(timeout=120)
+        if child.returncode != 0:
+            break
+        target.unlink()
+    assert child.returncode != 0, "the child finished writing before it could be interrupted"
+    assert not target.exists()  # never a truncated file under the final name
+    leftovers = list(tmp_path.glob(".labels.csv.*.part"))
+    if signal_name == "SIGINT":
+        assert "KeyboardInterrupt" in err and leftovers == []  # Ctrl-C: the temporary file is removed too
+    else:
+        assert len(leftovers) <= 1  # a process killed outright cannot clean up; the name stays free
+
+
+@pytest.mark.skipif(not hasattr(os, "setrlimit") and sys.platform == "win32", reason="POSIX resource limits")
+def test_a_write_that_fails_midway_keeps_the_previous_file(tmp_path):
+    # A real failure in the middle of the write: the file-size limit of the child process is hit
+    # after 64 KiB of the ~100 KiB of labels.
+    pytest.importorskip("resource")
+    partitions = np.repeat(np.array([[0, 1, 0], [1, 0, 1], [2, 2, 0]]), 17_000, axis=0)
+    np.save(tmp_path / "partitions.npy", partitions)
+    target = tmp_path / "labels.csv"
+    target.write_text("label\nprevious run\n")
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))\n"
+        "from cclust import cli\n"
+        "sys.exit(cli.main(['fuse', 'partitions.npy', '-k', '3', '--out', 'labels.csv']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_child_env(), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("cclust: error: --out labels.csv: cannot write it") and "Traceback" not in done.stderr
+    assert target.read_text() == "label\nprevious run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.csv", "partitions.npy"]
+
+
 # -- plots ------------------------------------------------------------------------------------------
 
 def assert_non_blank_png(path):
@@ -306,7 +556,8 @@ BAD = {
     "binary-as-csv": (["run", "{tmp}/binary.csv", "-k", "2"], ["cannot read it as csv"]),
     "ragged-csv": (["run", "{tmp}/ragged.csv", "-k", "2"], ["line 3", "fields"]),
     "non-numeric-column": (["run", "{tmp}/words.csv", "-k", "2"], ["'colour' (index 1)", "not numeric", "--labels-column"]),
-    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["'b' (index 1)", "empty cell", "line 3"]),
+    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"],
+                   ["line 3", "'b' (index 1)", "is empty", "--missing-features mean"]),
     "wrong-type": (["run", "{tmp}/data.xlsx", "-k", "2"], ["unsupported file type", ".xlsx"]),
     "pickled-npy": (["run", "{tmp}/objects.npy", "-k", "2"], ["unpickle"]),
     "npz-without-X": (["run", "{tmp}/noX.npz", "-k", "2"], ["no array named 'x'"]),
@@ -346,6 +597,64 @@ def test_user_errors_are_one_line_with_status_2(case, tmp_path, capsys):
     (tmp_path / "ens_hole.csv").write_text("0,\n0,\n1,\n1,\n")
     argv, words = BAD[case]
     assert_user_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], *words)
+
+
+# Each message names the real problem (and not a wrong one, as these inputs used to get).
+CLEAR = {
+    "header-only-csv": (["run", "{tmp}/header_only.csv", "-k", "2"], ["header row", "no data rows"],
+                        ["not numeric", "--labels-column"]),
+    "header-only-ensemble": (["fuse", "{tmp}/header_only.csv", "-k", "2"], ["header row", "no data rows"], ["row(s)"]),
+    "header-yes-only": (["run", "{tmp}/one_row.csv", "-k", "2", "--header", "yes"], ["header row", "no data rows"], []),
+    "nan-cell": (["run", "{tmp}/nan.csv", "-k", "2"], ["line 3", "'a' (index 0)", "NaN", "finite"], ["not numeric"]),
+    "inf-cell": (["run", "{tmp}/inf.csv", "-k", "2"], ["line 4", "'b' (index 1)", "infinite", "finite"],
+                 ["not numeric"]),
+    "nan-npy": (["run", "{tmp}/nan.npy", "-k", "2"], ["X[1, 0]", "is NaN", "--missing-features mean"], ["infinity"]),
+    "inf-npy": (["run", "{tmp}/inf.npy", "-k", "2"], ["X[1, 0]", "infinite"], ["NaN"]),
+    "empty-cell": (["run", "{tmp}/hole.csv", "-k", "2"], ["line 3", "'b' (index 1)", "is empty"], ["not numeric"]),
+    "one-row": (["run", "{tmp}/one_row.csv"], ["1 object", "at least 2"], ["-k must be"]),
+    "one-row-labelled": (["run", "{tmp}/one_row_labelled.csv", "--labels-column", "2"], ["1 object", "at least 2"],
+                         ["-k must be"]),
+    "one-row-ensemble": (["fuse", "{tmp}/one_row.csv", "-k", "2"], ["1 object", "at least 2"], ["-k must be"]),
+    "npz-wrong-array": (["fuse", "{tmp}/noX.npz", "-k", "2"], ["no array named 'labels'", "'data'", "fractional",
+                                                              "cclust run"], ["labels[:, 0]"]),
+    "npy-features-as-ensemble": (["fuse", "{tmp}/X.npy", "-k", "2"], ["fractional", "cclust run"], ["labels[:, 0]"]),
+    "directory-run": (["run", "{tmp}/folder", "-k", "2"], ["'", "folder", "is a directory"], ["no extension"]),
+    "directory-fuse": (["fuse", "{tmp}/folder", "-k", "2"], ["folder", "is a directory"], ["no extension"]),
+    "directory-csv": (["run", "{tmp}/folder.csv", "-k", "2"], ["folder.csv", "is a directory"], []),
+    "directory-npy": (["run", "{tmp}/folder.npy", "-k", "2"], ["folder.npy", "is a directory"], []),
+    "only-blank-rows": (["fuse", "{tmp}/only_blank.csv", "-k", "2"], ["none of its 3 rows", "every cell is empty"],
+                        ["got 1 row", "file is empty"]),
+    "only-newlines": (["run", "{tmp}/newlines.csv", "-k", "2"], ["only empty lines"], []),
+    "empty-file": (["run", "{tmp}/empty.csv", "-k", "2"], ["the file is empty"], []),
+    "space-delimited": (["run", "{tmp}/spaces.csv", "-k", "2"], ["separated by spaces", "tab"], ["--labels-column"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CLEAR), ids=list(CLEAR))
+def test_errors_name_the_real_problem(case, tmp_path, capsys):
+    (tmp_path / "header_only.csv").write_text("a,b\n")
+    (tmp_path / "nan.csv").write_text("a,b\n1,2\nnan,3\n4,5\n")
+    (tmp_path / "inf.csv").write_text("a,b\n1,2\n3,4\n5,-inf\n")
+    (tmp_path / "hole.csv").write_text("a,b\n1,2\n3,\n4,5\n")
+    (tmp_path / "one_row.csv").write_text("1,2\n")
+    (tmp_path / "one_row_labelled.csv").write_text("1,2,x\n")
+    (tmp_path / "only_blank.csv").write_text(",\n,\n,\n")
+    (tmp_path / "newlines.csv").write_text("\n\n\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "spaces.csv").write_text("a b\n1 2\n3 4\n")
+    for name in ("folder", "folder.csv", "folder.npy"):
+        (tmp_path / name).mkdir()
+    X = np.arange(12.0).reshape(6, 2) / 7
+    np.save(tmp_path / "X.npy", X)
+    np.savez(tmp_path / "noX.npz", data=X)
+    for name, value in (("nan", np.nan), ("inf", np.inf)):
+        bad = X.copy()
+        bad[1, 0] = value
+        np.save(tmp_path / f"{name}.npy", bad)
+    argv, words, absent = CLEAR[case]
+    err = assert_user_error(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv], *words)
+    for word in absent:
+        assert word.lower() not in err.lower(), (word, err)
 
 
 # -- the real command -------------------------------------------------------------------------------

@@ -1,0 +1,187 @@
+"""A new user's first hour, through the installed ``cclust`` command.
+
+The README's "From the shell" examples and the most careless inputs a user types, each run as a
+real ``cclust`` process from a folder outside the checkout (so the installed package is what
+runs). Every command must end with status 0 or 2 (a user error, reported in one line), never
+with a traceback, and a successful run writes exactly one label per data row it read. The
+processes run a few at a time, all started by one module fixture, to keep the file quick.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust.datasets import load_iris
+
+SPECIES = np.array(["setosa", "versicolor", "virginica"])
+FAST = ["--partitions", "10"]  # basic partitions: a few are enough to check the plumbing
+
+
+def _cclust_command():
+    """The ``cclust`` script installed next to this Python, else the one on PATH."""
+    name = "cclust.exe" if sys.platform == "win32" else "cclust"
+    script = Path(sysconfig.get_path("scripts")) / name
+    found = str(script) if script.exists() else shutil.which("cclust")
+    if found is None:
+        pytest.fail("the `cclust` command is not installed; install the package (pip install -e .) first")
+    return [found]
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# What the user types: {name: (argv, what the output holds)}. Files are made by _make_files;
+# a successful run names its --out file and how many data rows its input has.
+README = {
+    # the README's examples, as printed (with fewer basic partitions or resamples where noted)
+    "run-iris": (["run", "iris"], None),
+    "run-utilities": (["run", "iris", "--utilities", *FAST], None),
+    "run-csv-labels-column": (["run", "data.csv", "--labels-column", "class", "--method", "kcc,cspa,ivc", *FAST,
+                               "--out", "data_labels.csv"], ("data_labels.csv", 75)),
+    "run-npy-wosp-out-plot": (["run", "X.npy", "-k", "4", "--method", "wosp", "--out", "labels.csv",
+                               "--plot", "consensus.png", *FAST], ("labels.csv", 75)),
+    "run-method-params": (["run", "iris", "--method", "kcc", "--method-param", "utility=uc",
+                           "--method-param", "n_init=20", "--out", "iris_labels.npy"], ("iris_labels.npy", 150)),
+    "fuse-partitions": (["fuse", "partitions.csv", "-k", "3", "--out", "fused.json"], ("fused.json", 50)),
+    "select-k": (["select-k", "data.csv", "--labels-column", "class", "--k-range", "2", "5", "--resamples", "5",
+                  *FAST, "--plot", "choose_k.png", "--out", "best.tsv"], ("best.tsv", 75)),
+    "methods": (["methods", "--kind", "consensus"], None),
+}
+
+# Careless inputs that still succeed: the label count must match the rows, blank rows included.
+CARELESS_OK = {
+    "fuse-blank-row": (["fuse", "ens_blank.csv", "-k", "2", "-o", "ens_blank_labels.csv"],
+                       ("ens_blank_labels.csv", 5)),
+    "run-crlf-trailing-newlines": (["run", "crlf.csv", "-k", "2", "-m", "kcc", *FAST, "-o", "crlf_labels.npy"],
+                                   ("crlf_labels.npy", 6)),
+}
+
+# Careless inputs that are user errors: status 2 and one line naming the problem. (Ragged rows, a
+# missing file and the other mistakes run in-process in test_cli.py; each process here costs a
+# Python start-up.)
+CARELESS_ERRORS = {
+    "blank-feature-row": (["run", "feat_blank.csv", "-k", "2"], ["line 4", "no feature value"]),
+    "header-only": (["run", "header_only.csv", "-k", "2"], ["header row", "no data rows"]),
+    "nan-cell": (["run", "nan.csv", "-k", "2"], ["line 3", "NaN", "finite"]),
+    "one-row": (["run", "one_row.csv"], ["1 object", "at least 2"]),
+    "npz-wrong-array": (["fuse", "noX.npz", "-k", "2"], ["'data'", "fractional"]),
+    "directory": (["run", "a_folder", "-k", "2"], ["is a directory"]),
+    "unknown-out-extension": (["run", "iris", "-m", "kcc", "--out", "labels.txt"], ["--out", ".json", ".npy"]),
+    "empty-file": (["run", "empty.csv", "-k", "2"], ["empty"]),
+    "binary-file": (["run", "binary.csv", "-k", "2"], ["binary"]),
+    "space-delimited": (["run", "spaces.csv", "-k", "2"], ["separated by spaces"]),
+}
+
+
+def _make_files(folder):
+    X, y = load_iris()
+    with open(folder / "data.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["sepal length", "sepal width", "petal length", "petal width", "class"])
+        writer.writerows([*map(float, x), SPECIES[c]] for x, c in zip(X[::2], y[::2]))
+    np.save(folder / "X.npy", X[1::2])
+    partitions = cclust.generate("kmeans", X[::3], 3, n_partitions=6, random_state=0).labels
+    np.savetxt(folder / "partitions.csv", partitions, fmt="%d", delimiter=",",
+               header=",".join(f"run{j}" for j in range(6)), comments="")
+    (folder / "ens_blank.csv").write_text("a,b\n0,1\n0,1\n,\n1,0\n1,0\n")
+    (folder / "crlf.csv").write_bytes(b"x,y\r\n1.0,2.0\r\n1.1,2.2\r\n0.9,2.1\r\n"
+                                      b"5.0,6.0\r\n5.2,6.1\r\n4.9,6.3\r\n\r\n\r\n")
+    (folder / "feat_blank.csv").write_text("f1,f2\n1.0,2.0\n1.1,2.1\n,\n5.0,6.0\n5.1,6.1\n")
+    (folder / "header_only.csv").write_text("a,b\n")
+    (folder / "nan.csv").write_text("a,b\n1,2\nnan,3\n4,5\n")
+    (folder / "one_row.csv").write_text("1,2\n")
+    np.savez(folder / "noX.npz", data=np.random.default_rng(0).random((5, 3)))
+    (folder / "a_folder").mkdir()
+    (folder / "empty.csv").write_text("")
+    (folder / "binary.csv").write_bytes(bytes(range(256)) * 8)
+    (folder / "spaces.csv").write_text("a b c\n1 2 3\n4 5 6\n")
+
+
+def _count_labels(path):
+    if path.suffix == ".npy":
+        return np.load(path).shape[0]
+    if path.suffix == ".json":
+        lengths = {len(labels) for labels in json.loads(path.read_text()).values()}
+        assert len(lengths) == 1
+        return lengths.pop()
+    lines = path.read_text().splitlines()
+    assert lines[-1] != ""
+    return len(lines) - 1  # the header row
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """Every command of this file, run once: {name: (status, stdout, stderr, folder)}."""
+    folder = tmp_path_factory.mktemp("first_contact")
+    _make_files(folder)
+    commands = {name: argv for table in (README, CARELESS_OK, CARELESS_ERRORS) for name, (argv, _) in table.items()}
+    if not _has_matplotlib():
+        for argv in commands.values():
+            while "--plot" in argv:
+                i = argv.index("--plot")
+                del argv[i:i + 2]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    command = _cclust_command()
+    pending, running, results = list(commands.items()), {}, {}
+    while pending or running:
+        while pending and len(running) < 4:
+            name, argv = pending.pop(0)
+            running[name] = subprocess.Popen(command + argv, cwd=folder, env=env, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True)
+        name = next(iter(running))
+        out, err = running[name].communicate(timeout=600)
+        results[name] = (running.pop(name).returncode, out, err, folder)
+    return results
+
+
+@pytest.mark.parametrize("name", list(README) + list(CARELESS_OK))
+def test_the_command_succeeds_and_writes_one_label_per_data_row(name, ran):
+    status, out, err, folder = ran[name]
+    assert status == 0, err
+    assert "Traceback" not in out + err
+    expected = {**README, **CARELESS_OK}[name][1]
+    if expected is not None:
+        path, n_rows = expected
+        assert _count_labels(folder / path) == n_rows
+    assert not list(folder.glob(".*.part"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize("name", list(CARELESS_ERRORS))
+def test_a_careless_input_is_one_line_with_status_2(name, ran):
+    status, out, err, _ = ran[name]
+    assert status == 2, (out, err)
+    assert "Traceback" not in out + err
+    assert err.startswith("cclust: error: ") and err.count("\n") == 1, err
+    for word in CARELESS_ERRORS[name][1]:
+        assert word.lower() in err.lower(), (word, err)
+
+
+def test_what_the_readme_examples_show(ran):
+    status, out, _, folder = ran["run-iris"]
+    rows = {line.split()[0] for line in out.splitlines()[4:] if line.strip()}
+    assert set(cclust.available(kind="consensus")) <= rows  # the default compares every method
+    assert "150 objects, 4 features, 3 classes" in out
+    assert ran["methods"][1].count("\n") >= len(cclust.available(kind="consensus"))
+    assert "Uc" in ran["run-utilities"][1] and "NUL8" in ran["run-utilities"][1]
+    assert "75 objects" in ran["run-csv-labels-column"][1]
+    if _has_matplotlib():
+        for figure in ("consensus.png", "choose_k.png"):
+            assert (folder / figure).stat().st_size > 1000
+    # the blank row of a partitions file is an object missing from every partition, in place
+    assert "1 object(s) in no partition (data row 3)" in ran["fuse-blank-row"][1]
+    labels = np.loadtxt(folder / "ens_blank_labels.csv", skiprows=1, dtype=int)
+    assert labels[0] == labels[1] != labels[3] == labels[4]
