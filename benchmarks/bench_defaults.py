@@ -106,10 +106,13 @@ def _with_k(X, y):
     return X, y, int(np.unique(y).shape[0])
 
 
-def run(suites, data_dir, variants, n_threads):
+def run(suites, data_dir, variants, n_threads, only=None, n_seeds=None):
     rows = []
     for suite in suites:
         for name, seeds, load in scenarios(suite, data_dir):
+            if only and name not in only:
+                continue
+            seeds = seeds if n_seeds is None else list(seeds)[:n_seeds]
             scores = {label: [] for label, _, _ in variants}
             refused = 0
             seconds = {label: 0.0 for label, _, _ in variants}
@@ -131,7 +134,8 @@ def run(suites, data_dir, variants, n_threads):
                     seconds[label] += time.perf_counter() - t0
                     scores[label].append(ari(y, res.labels))
             rows.append((name, len(list(seeds)), scores, seconds, refused))
-            print(f"done {name}", file=sys.stderr, flush=True)
+            print(f"done {name}: " + ", ".join(f"{lab} {np.mean(v):.3f}" for lab, v in scores.items() if v),
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -158,12 +162,15 @@ def main(argv=None):
     parser.add_argument("--suite", nargs="+", choices=("issue", "blobs", "real"), default=["blobs"])
     parser.add_argument("--methods", nargs="+", default=None,
                         help="registry names to run (default: every method in the table)")
+    parser.add_argument("--scenarios", nargs="+", default=None,
+                        help='scenario names to run, e.g. "unbalanced n=2000 K=5" (default: all of the suites)')
+    parser.add_argument("--seeds", type=int, default=None, help="first N seeds of each scenario only")
     parser.add_argument("--data-dir", default=DEFAULT_DATA)
     parser.add_argument("--n-threads", type=int, default=None)
     parser.add_argument("--output", help="also write the Markdown report to this file")
     args = parser.parse_args(argv)
     variants = [v for v in VARIANTS if args.methods is None or v[1] in args.methods]
-    rows = run(args.suite, args.data_dir, variants, args.n_threads)
+    rows = run(args.suite, args.data_dir, variants, args.n_threads, args.scenarios, args.seeds)
     write_report(report(rows, variants, argv if argv is not None else sys.argv[1:]), args.output)
 
 
