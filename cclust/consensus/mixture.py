@@ -84,7 +84,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     Topchy et al.'s random parameters, which 004 sec. 8 found better for its EM-like methods:
     by default a k-means++ seeding on the label vectors (as :func:`ivc`), or with
     ``init="partitions"`` a base partition completed to K clusters by one IPVC pass (004's start;
-    on five well-separated blobs, n = 5,000 and 20,000, 100 k-means partitions, it ends at ARI
+    on five well-separated blobs, n = 5,000, 100 k-means partitions, it ends at ARI
     0.72 where the default reaches 1.0, see the method catalogue); the kept restart has the highest
     penalised log-likelihood among those whose hard labelling uses all K clusters (any restart if
     none does; then ``extras["fewer_clusters"]`` says how many are left).

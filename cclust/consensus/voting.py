@@ -534,7 +534,7 @@ _PARAMS_DOC = """
         gives the initial labels (0..K-1) and runs once. The default differs from 004: with
         the default ensembles (K_i from K to sqrt(n)) every base partition's K largest clusters
         tend to be the same pieces, so all restarts keep the same merge; on five well-separated
-        blobs (n = 5,000 and 20,000, 100 k-means partitions) the paper's start ends at ARI 0.72
+        blobs (n = 5,000, 100 k-means partitions) the paper's start ends at ARI 0.72
         and k-means++ at 1.0 (see the method catalogue for the measurements).
     n_init : int, default=10
         Restarts (004 uses 100); the best by the method's own objective is kept.
@@ -695,7 +695,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     usually do, aligns every partition to a reference whose K largest clusters are pieces of
     the true clusters when the base partitions have more than K clusters (the default
     ensembles have K_i from K to sqrt(n)), and the vote keeps that split: on five
-    well-separated blobs (n = 5,000 and 20,000, 100 k-means partitions) ``init="partitions"``
+    well-separated blobs (n = 5,000, 100 k-means partitions) ``init="partitions"``
     ends at ARI 0.47 and the default at 1.0.
 
     Parameters
