@@ -1533,7 +1533,8 @@ def build_parser():
     _add_generation_options(p, partitions=100, what="basic partitions")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
     p.add_argument("--utilities", action="store_true",
-                   help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms)")
+                   help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms); "
+                        "KCC++ starts by default, --method-param init=random for Wu et al.'s random objects")
     p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="one method: consensus matrix ordered by the labels; "
                                                       "several: a bar chart of the methods (needs cclust[plot])")

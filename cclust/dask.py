@@ -831,7 +831,7 @@ class _Driver:
         return np.concatenate(self.run.compute([self.d(_t_concat)(x) for x in labels])).astype(np.int64)
 
 
-def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="random", n_init=10,
+def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
         max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
         verbose=0, client=None, chunks=None):
     """KCC on a :class:`DaskEnsemble`: each Lloyd pass is one map over the row chunks.

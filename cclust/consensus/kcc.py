@@ -53,7 +53,7 @@ def _initial_labels(init, n):
 
 
 @declare(handles_missing=True, object_order="distribution")
-def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="random", n_init=10,
+def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
         max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
         verbose=0, backend=None, client=None, chunks=None):
     """K-means-based consensus clustering (KCC and KCC++).
@@ -72,10 +72,16 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="rando
         Exponent of ``ulp``/``nulp`` (> 1; 001 uses 5 and 8).
     weights : array-like of shape (n_partitions,), default=None
         Partition weights; the ensemble's own (equal by default) if None.
-    init : {"random", "k-means++"} or array-like of shape (n_samples,), default="random"
-        ``"random"``: K distinct objects as initial centroids (001). ``"k-means++"``: D^2
-        seeding on the binary dataset (KCC++ of 000); see ``kmeanspp_trials``. An array gives the initial labels
-        (0..K-1) and runs once, whatever ``n_init``.
+    init : {"k-means++", "random"} or array-like of shape (n_samples,), default="k-means++"
+        ``"k-means++"``: D^2 seeding on the binary dataset (KCC++ of Li & Liu 2018); see
+        ``kmeanspp_trials``. ``"random"``: K distinct objects as initial centroids, the start of
+        Wu et al. 2015 (001). An array gives the initial labels (0..K-1) and runs once,
+        whatever ``n_init``. The default differs from Wu et al.: K random objects fall in all
+        of K well-separated groups with probability K!/K^K per restart (3.8% for K = 5), so
+        with 10 restarts KCC often keeps a partition with two groups merged and one split; on
+        five well-separated blobs (n = 20,000, 100 k-means partitions) ``"random"`` ends at ARI
+        0.72 and ``"k-means++"`` at 1.0 (the method catalogue has the measurements, and the
+        KCC reproduction both starts).
     n_init : int, default=10
         Restarts; the one with the highest Gamma is kept.
     max_iter : int, default=100

@@ -16,10 +16,10 @@ from cclust.consensus.voting import (
     _IPVC,
     _kernel,
     canonical,
+    check_init_name,
     check_n_clusters,
     fill_empty,
-    restart_partitions,
-    start_from_partition,
+    initial_labelings,
     useful_threads,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -65,9 +65,9 @@ def _log_prior(alpha, theta, smoothing):
     return float(smoothing * (_log(alpha).sum() + _log(theta).sum()))
 
 
-@declare(handles_missing=True)
-def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10, max_iter=200,
-               tol=1e-8, random_state=None, n_threads=None):
+@declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
+def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-means++", n_init=10,
+               max_iter=200, tol=1e-8, random_state=None, n_threads=None):
     """EM consensus: a finite mixture of multinomials on the label vectors (Topchy et al. 2004).
 
     The model (Topchy et al., eq. 2-4): ``P(y_x) = sum_m alpha_m prod_i theta_mi(y_xi)``. EM
@@ -80,9 +80,12 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10,
     Zero probabilities would make the log-likelihood minus infinity as soon as a component loses
     a label; ``smoothing`` adds a symmetric Dirichlet(1 + smoothing) prior on ``alpha`` and every
     ``theta_mi`` (MAP-EM), whose penalised log-likelihood EM never decreases. ``smoothing=0``
-    is plain maximum likelihood. Restarts start from base partitions (as :func:`ivc`, completed to K
-    clusters by one IPVC pass, as hard first responsibilities) rather than Topchy et al.'s random parameters,
-    which 004 sec. 8 found better for its EM-like methods; the kept restart has the highest
+    is plain maximum likelihood. Restarts start from hard first responsibilities rather than
+    Topchy et al.'s random parameters, which 004 sec. 8 found better for its EM-like methods:
+    by default a k-means++ seeding on the label vectors (as :func:`ivc`), or with
+    ``init="partitions"`` a base partition completed to K clusters by one IPVC pass (004's start;
+    on five well-separated blobs, n = 5,000, 100 k-means partitions, it ends at ARI
+    0.72 where the default reaches 1.0, see the method catalogue); the kept restart has the highest
     penalised log-likelihood among those whose hard labelling uses all K clusters (any restart if
     none does; then ``extras["fewer_clusters"]`` says how many are left).
 
@@ -94,6 +97,8 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10,
     weights : array-like of shape (n_partitions,), default=None
     smoothing : float, default=1e-3
         Dirichlet pseudo-count (>= 0).
+    init : {"k-means++", "partitions"}, default="k-means++"
+        The first hard responsibilities of each restart (see above).
     n_init : int, default=10
     max_iter : int, default=200
     tol : float, default=1e-8
@@ -124,6 +129,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10,
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
+    check_init_name(init)
     n_threads = useful_threads(n_threads, E.n_samples)
     rng = check_random_state(random_state)
     n = E.n_samples
@@ -134,11 +140,11 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10,
     crit = _IPVC(E, n_threads)
 
     runs = []
-    for j in restart_partitions(E, n_init, rng):
-        # One IPVC pass completes the base partition to K non-empty clusters.
-        start = start_from_partition(E.labels[:, j], n_clusters)
-        start, _, fit = crit.assign(start, crit.table(start, n_clusters), n_clusters)
-        start, _ = fill_empty(start, fit, E, n_clusters)
+    for start in initial_labelings(E, n_clusters, init, n_init, rng, n_threads):
+        if init == "partitions":
+            # One IPVC pass completes the base partition to K non-empty clusters.
+            start, _, fit = crit.assign(start, crit.table(start, n_clusters), n_clusters)
+            start, _ = fill_empty(start, fit, E, n_clusters)
         resp = np.zeros((n, n_clusters))
         resp[np.arange(n), start] = 1.0
         trace, converged = [], False

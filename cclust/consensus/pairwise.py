@@ -252,13 +252,20 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     the first member in the canonical order (see :mod:`cclust.consensus.voting`), so the choice
     does not depend on partition order or cluster names.
 
+    When no member has K clusters (common with the default ensembles, whose K_i range from K
+    to sqrt(n)), the candidates are the members whose number of clusters is closest to K
+    (both K - d and K + d on a tie), and the result has that many clusters:
+    ``extras["note"]`` says so. Being a member, the result cannot have K clusters then; use
+    a fusing method, or an ensemble with K_i = K (``k_range=(K, K)``), when exactly K matter.
+
     Parameters
     ----------
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
         Complete partitions only: a member with missing labels is not a labelling of every
         object, so missing labels raise a ValidationError.
     n_clusters : int or None, default=None
-        Only members with this many clusters are candidates.
+        Only members with this many clusters are candidates, or if there are none, those
+        closest to it.
     metric : str or callable, default="nmi"
         The agreement f: "nmi" (004 eq. 10), "ari", "ami", "rand", or the distances "vi"
         (004 eq. 9) and "van-dongen" (004 eq. 7), minimised; a callable on a contingency table
@@ -271,7 +278,8 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     -------
     ConsensusResult
         ``objective`` is the chosen member's score; ``extras["member"]`` its column index in the
-        input ensemble, ``extras["scores"]`` every candidate's score (NaN for non-candidates).
+        input ensemble, ``extras["scores"]`` every candidate's score (NaN for non-candidates),
+        ``extras["note"]`` a sentence when no member has ``n_clusters`` clusters (else empty).
 
     Examples
     --------
@@ -298,11 +306,17 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     E, columns = canonical(original, return_columns=True)
     sign = -1.0 if metric in _LOWER_IS_BETTER else 1.0
     scores = np.full(E.n_partitions, np.nan)
-    candidates = np.flatnonzero(E.n_clusters == n_clusters) if n_clusters is not None else np.arange(E.n_partitions)
-    if candidates.shape[0] == 0:
-        raise ValidationError(
-            f"no member of the ensemble has n_clusters={n_clusters} clusters (members have "
-            f"{sorted(set(E.n_clusters.tolist()))}); pick one of those or n_clusters=None.")
+    note = ""
+    if n_clusters is None:
+        candidates = np.arange(E.n_partitions)
+    else:
+        gap = np.abs(E.n_clusters - n_clusters)
+        candidates = np.flatnonzero(gap == gap.min())
+        if gap.min() > 0:
+            closest = sorted(set(E.n_clusters[candidates].tolist()))
+            note = (f"no member has n_clusters={n_clusters} clusters (members have "
+                    f"{int(E.n_clusters.min())} to {int(E.n_clusters.max())}); the best member among "
+                    f"those closest, with {' or '.join(map(str, closest))} clusters, was returned")
     for j in candidates:
         scores[j] = consensus_score(E.labels[:, j], E.ensemble, metric)
     chosen = int(candidates[np.argmax(sign * scores[candidates])])
@@ -315,7 +329,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
         objective_name=f"average {metric if isinstance(metric, str) else 'agreement'} with the ensemble, "
                        f"004 eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
         n_iter=0, converged=True, method="best",
-        extras={"member": member, "scores": original_scores,
+        extras={"member": member, "scores": original_scores, "note": note,
                 "metric": metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")},
     )
 

@@ -172,6 +172,48 @@ def start_from_partition(part, n_clusters):
     return out
 
 
+INITS = ("k-means++", "partitions")
+
+
+def check_init_name(init):
+    """The name of a start rule (``INITS``), with an error naming the choices."""
+    if init not in INITS:
+        raise ValidationError(f"init must be one of {list(INITS)} or an array of labels, got {init!r}.")
+    return init
+
+
+def seeded_starts(ensemble, n_clusters, n_init, rng, n_threads):
+    """``n_init`` starting labelings by k-means++ seeding on the label vectors.
+
+    Each start draws K objects by D^2 sampling (greedy k-means++, as KCC++) under the weighted
+    Hamming distance between label vectors (the Uc distance on the one-hot rows, twice the
+    Hamming distance; a partition missing an object is charged as in KCC), and every object
+    joins its nearest seed. The seeds spread over the label space, so restarts start from
+    different basins, where a base partition with K_i != K starts every restart from the same
+    merge of its K largest clusters.
+    """
+    from cclust import _engine
+    from cclust.utilities import resolve
+
+    space = _engine.MixedSpace.categorical(ensemble, resolve("uc"))
+    starts = []
+    for _ in range(n_init):
+        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads)
+        starts.append(_engine.labels_from_seeds(space, seeds, n_threads).astype(np.int32))
+    return starts
+
+
+def initial_labelings(ensemble, n_clusters, init, n_init, rng, n_threads):
+    """The starts of the restarts for ``init`` in ``INITS``: k-means++ labelings, or base
+    partitions cut to their K largest clusters (004 sec. 8). Validates ``init`` and ``n_init``."""
+    check_init_name(init)
+    n_init = check_int(n_init, "n_init", low=1)
+    if init == "k-means++":
+        return seeded_starts(ensemble, n_clusters, n_init, rng, n_threads)
+    return [start_from_partition(ensemble.labels[:, j], n_clusters)
+            for j in restart_partitions(ensemble, n_init, rng)]
+
+
 def restart_partitions(ensemble, n_init, rng):
     """Indices of the canonical partitions the restarts start from (004 sec. 8).
 
@@ -439,15 +481,10 @@ def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, r
     crit = {"ivc": _IVC, "ipvc": _IPVC}[kind](E, n_threads) if kind != "ipc" else _IPC(E, n_threads, max_bytes)
 
     if isinstance(init, str):
-        if init != "partitions":
-            raise ValidationError(f"init must be 'partitions' or an array of labels, got {init!r}.")
-        n_init = check_int(n_init, "n_init", low=1)
-        picks = restart_partitions(E, n_init, rng)
-        starts = [start_from_partition(E.labels[:, j], n_clusters) for j in picks]
+        starts = initial_labelings(E, n_clusters, init, n_init, rng, n_threads)
     else:
         # A user labelling of the original objects: object order is unchanged by canonical().
         starts = [_check_init(init, E, n_clusters)]
-        picks = np.array([-1])
 
     best = None
     objectives, iterations = [], []
@@ -487,16 +524,23 @@ _PARAMS_DOC = """
     weights : array-like of shape (n_partitions,), default=None
         Partition weights w_i (the ensemble's own, equal by default, if None); 004 uses equal
         weights, which give its unweighted sums up to the factor 1/r.
-    init : "partitions" or array-like of shape (n_samples,), default="partitions"
-        ``"partitions"``: each restart starts from a base partition drawn at random (004 sec. 8);
-        a partition with more than K clusters keeps its K largest (the other objects join their
-        nearest cluster in the first pass), one with fewer gets the remaining clusters from the
-        empty-cluster rule below. An array gives the initial labels (0..K-1) and runs once.
+    init : {"k-means++", "partitions"} or array-like of shape (n_samples,), default="k-means++"
+        ``"k-means++"``: each restart starts from K objects drawn by k-means++ seeding on the
+        label vectors (weighted Hamming distance), every object joining its nearest seed (see
+        :func:`seeded_starts`). ``"partitions"``: each restart starts from a base partition
+        drawn at random (004 sec. 8, the paper's start); a partition with more than K clusters
+        keeps its K largest (the other objects join their nearest cluster in the first pass),
+        one with fewer gets the remaining clusters from the empty-cluster rule below. An array
+        gives the initial labels (0..K-1) and runs once. The default differs from 004: with
+        the default ensembles (K_i from K to sqrt(n)) every base partition's K largest clusters
+        tend to be the same pieces, so all restarts keep the same merge; on five well-separated
+        blobs (n = 5,000, 100 k-means partitions) the paper's start ends at ARI 0.72
+        and k-means++ at 1.0 (see the method catalogue for the measurements).
     n_init : int, default=10
         Restarts (004 uses 100); the best by the method's own objective is kept.
     max_iter : int, default=100
     random_state : int, Generator or None
-        Chooses the base partitions the restarts start from.
+        Draws the k-means++ seeds, or the base partitions the restarts start from.
     n_threads : int, default=None
         Threads of the compiled passes (None: every core); results are identical for any value.
 """
@@ -544,13 +588,13 @@ def _doc(text):
     >>> ivc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ivc(ensemble, n_clusters, *, weights=None, init="partitions", n_init=10, max_iter=100,
+def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
         random_state=None, n_threads=None):
     return _iterative("ivc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_threads)
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative probabilistic voting consensus, IPVC (004 Algorithm 2, eq. 2).
 
     Each object moves to the cluster at the smallest ``D(x, P_k) = sum_i w_i (1 - c_ki(pi_i(x))
@@ -569,13 +613,13 @@ def ivc(ensemble, n_clusters, *, weights=None, init="partitions", n_init=10, max
     >>> ipvc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipvc(ensemble, n_clusters, *, weights=None, init="partitions", n_init=10, max_iter=100,
+def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
          random_state=None, n_threads=None):
     return _iterative("ipvc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_threads)
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative pairwise consensus, IPC (004 Algorithm 3, eq. 1 and 3).
 
     Each object moves to the cluster with the highest average co-association to its members,
@@ -603,7 +647,7 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="partitions", n_init=10, ma
     >>> ipc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipc(ensemble, n_clusters, *, weights=None, init="partitions", n_init=10, max_iter=100,
+def ipc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
         random_state=None, n_threads=None, max_bytes=None):
     return _iterative("ipc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_threads,
@@ -629,8 +673,8 @@ def _vote_table(E, table, n_clusters):
 # The Hungarian alignment works on integer overlap counts, whose ties go to the lowest cluster
 # in the canonical (first-appearance) numbering: the result depends on object order in ties.
 @declare(handles_missing=True, object_order="distribution")
-def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, random_state=None,
-           n_threads=None):
+def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
+           random_state=None, n_threads=None):
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; 002 sec. 1).
 
     Every partition's clusters are matched to the clusters of a reference labelling by the
@@ -641,10 +685,18 @@ def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, rando
 
     A partition with more clusters than K cannot match them all one to one: its unmatched
     clusters vote for the reference cluster they overlap most (so every partition casts one vote
-    per object). Objects missing from a partition do not vote in it. The reference starts from a
-    base partition (as :func:`ivc`), ``n_init`` times; the kept run has the largest total
-    plurality (the summed weight of the winning votes, higher is better). Empty clusters are
-    refilled as in :func:`ivc`.
+    per object). Objects missing from a partition do not vote in it. The first reference is a
+    labelling with K clusters from k-means++ seeding on the label vectors (as :func:`ivc`), or
+    with ``init="partitions"`` a base partition cut to its K largest clusters; ``n_init``
+    restarts, the kept run has the largest total plurality (the summed weight of the winning
+    votes, higher is better). Empty clusters are refilled as in :func:`ivc`.
+
+    The k-means++ start is cclust's default; starting from a base partition, as voting methods
+    usually do, aligns every partition to a reference whose K largest clusters are pieces of
+    the true clusters when the base partitions have more than K clusters (the default
+    ensembles have K_i from K to sqrt(n)), and the vote keeps that split: on five
+    well-separated blobs (n = 5,000, 100 k-means partitions) ``init="partitions"``
+    ends at ARI 0.47 and the default at 1.0.
 
     Parameters
     ----------
@@ -652,6 +704,8 @@ def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, rando
     n_clusters : int
         K, in [2, number of distinct label vectors].
     weights : array-like of shape (n_partitions,), default=None
+    init : {"k-means++", "partitions"}, default="k-means++"
+        The first reference of each restart, as for :func:`ivc`.
     n_init : int, default=10
     max_iter : int, default=100
     random_state : int, Generator or None
@@ -672,6 +726,7 @@ def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, rando
     """
     E = canonical(ensemble, weights)
     n_clusters = check_n_clusters(n_clusters, E)
+    check_init_name(init)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = useful_threads(n_threads, E.n_samples)
@@ -683,8 +738,7 @@ def voting(ensemble, n_clusters, *, weights=None, n_init=10, max_iter=100, rando
 
     best = None
     objectives, iterations = [], []
-    for j in restart_partitions(E, n_init, rng):
-        reference = start_from_partition(E.labels[:, j], n_clusters)
+    for reference in initial_labelings(E, n_clusters, init, n_init, rng, n_threads):
         trace, converged = [], False
         for n_iter in range(1, max_iter + 1):
             table = E.contingency(reference, n_clusters, n_threads=n_threads)

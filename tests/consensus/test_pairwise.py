@@ -88,9 +88,39 @@ def test_bad_input(rng):
     for fn in (eac, fc):
         with pytest.raises(ValidationError, match="distinct label vectors"):
             fn(small, 4)
-    with pytest.raises(ValidationError, match="no member"):
-        best(small, 3)
     with pytest.raises(ValidationError, match="missing labels"):
         best(Ensemble(np.array([[0, 0], [0, -1], [1, 1], [1, 1]])), 2)
     with pytest.raises(ValidationError, match="metric"):
         best(small, 2, metric=3)
+
+
+def test_best_without_a_member_at_k_takes_the_closest():
+    # Members with 2, 4, 4 and 6 clusters; none with 3 or 5.
+    L = np.array([[0, 0, 0, 0, 1, 1, 1, 1],
+                  [0, 0, 1, 1, 2, 2, 3, 3],
+                  [0, 0, 1, 1, 2, 2, 3, 3],
+                  [0, 1, 2, 3, 4, 4, 5, 5]]).T
+    res = best(L, 3)
+    assert res.n_clusters in (2, 4)
+    assert "no member has n_clusters=3" in res.extras["note"] and "2 or 4 clusters" in res.extras["note"]
+    assert not np.isnan(res.extras["scores"][[0, 1, 2]]).any() and np.isnan(res.extras["scores"][3])
+    # the two identical 4-cluster members agree best with the ensemble
+    assert res.extras["member"] == 1 and res.n_clusters == 4
+    five = best(L, 5)
+    assert set(np.flatnonzero(~np.isnan(five.extras["scores"]))) == {1, 2, 3}
+    assert best(L, 4).extras["note"] == ""
+
+
+def test_best_with_the_default_ensemble():
+    """The default kmeans ensemble (K_i from K to sqrt(n)) may have no member with K clusters:
+    best then answers with a member of the closest K instead of refusing."""
+    from sklearn.datasets import make_blobs
+
+    from cclust.metrics import ari
+
+    X, y = make_blobs(600, n_features=4, centers=4, random_state=0)
+    E = cclust.generate("kmeans", X, 4, n_partitions=10, random_state=0)
+    assert 4 not in E.n_clusters.tolist()
+    res = cclust.consensus("best", E, 4)
+    assert res.n_clusters == min(E.n_clusters) and res.extras["note"]
+    assert ari(y, res.labels) > 0.8

@@ -130,7 +130,9 @@ def test_ivc_objective_never_increases(rng):
 def test_converges_to_stable_labels(rng, kind):
     """Stopping rule of 004: labels stable; one more pass from the result changes nothing."""
     L = noisy_labels(rng, n=80, r=9, k=4)
-    res = ITERATIVE[kind](L, 4, random_state=0)
+    # The result's clusters are renumbered, which changes the lowest-index tie-breaks of a pass;
+    # the paper's start gives a result here with no ties left to break.
+    res = ITERATIVE[kind](L, 4, init="partitions", random_state=0)
     assert res.converged
     again = ITERATIVE[kind](L, 4, init=res.labels, max_iter=1)
     assert again.converged and np.array_equal(again.labels, res.labels)

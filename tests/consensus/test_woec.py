@@ -170,7 +170,7 @@ def test_wokmeans_matches_reference(seed):
     X, _, labels = data(rng)
     E = Ensemble(labels)
     w = object_weights(E)
-    result = wokmeans(E, 3, X=X, n_init=1, random_state=seed)
+    result = wokmeans(E, 3, X=X, init="random", n_init=1, random_state=seed)
     start = np.sort(np.random.default_rng(seed).choice(X.shape[0], size=3, replace=False))
     expected, centres = ref.weighted_kmeans(X, w, X[start])
     assert same_partition(result.labels, expected)
