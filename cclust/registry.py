@@ -366,8 +366,7 @@ class Registry:
             dist, why = KNOWN_PLUGINS[name]
             raise UnknownNameError(
                 f"{name!r} is provided by the plugin distribution {dist}, which is not installed "
-                f"({why}); install it with `python -m pip install {dist}` (from a source checkout: "
-                f"`python -m pip install ./plugins/{dist}`)."
+                f"({why}): {install_hint(name)}."
             )
         if slot is None:
             raise UnknownNameError(self._unknown_message(name, kind))
@@ -463,6 +462,22 @@ class Registry:
 KNOWN_PLUGINS = MappingProxyType({
     "hgpa": ("cclust-hypergraph", "it needs the Mt-KaHyPar hypergraph partitioner"),
 })
+
+#: How to install a plugin distribution of this project: the one hint every message about a
+#: missing plugin shows (``cclust.get``, ``cclust.show_config()``, ``cclust methods``, ``cclust run``,
+#: ``cclust show-config``). The plugins are not published on PyPI, so the hint is their folder in a
+#: cclust source checkout (or unpacked sdist), from whose root the command runs.
+PLUGIN_INSTALL_HINT = "run `pip install ./plugins/{dist}` in a cclust source checkout"
+
+
+def install_hint(name):
+    """The command that installs the plugin providing ``name``, a key of :data:`KNOWN_PLUGINS`.
+
+    >>> install_hint("hgpa")
+    'run `pip install ./plugins/cclust-hypergraph` in a cclust source checkout'
+    """
+    dist, _ = KNOWN_PLUGINS[name]
+    return PLUGIN_INSTALL_HINT.format(dist=dist)
 
 
 _default = Registry()
