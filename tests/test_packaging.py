@@ -77,3 +77,47 @@ def test_strategies_draw_with_hypothesis():
 
     draw()
     assert seen and max(seen) <= 4
+
+
+# -- what the wheel carries ----------------------------------------------------------------------
+
+SOURCE_SUFFIXES = (".pyx", ".pxd", ".cpp", ".hpp", ".h", ".c")
+
+
+def test_wheel_configuration_ships_no_sources():
+    tomllib = pytest.importorskip("tomllib")
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    # Nothing rides along from the sdist's file list: the wheel gets exactly package-data.
+    assert setuptools["include-package-data"] is False
+    assert setuptools["packages"]["find"]["namespaces"] is False
+    patterns = [p for globs in setuptools["package-data"].values() for p in globs]
+    shipped = {path for pattern in patterns for path in (ROOT / "cclust").glob(pattern)}
+    assert shipped, patterns
+    assert not [p for p in shipped if p.suffix in SOURCE_SUFFIXES], shipped
+    assert {p.name for p in shipped} >= {"py.typed", "iris.npz", "wine.npz"}
+    excluded = setuptools["exclude-package-data"]["*"]
+    assert {f"*{suffix}" for suffix in SOURCE_SUFFIXES} <= set(excluded)
+
+
+def test_sdist_manifest_keeps_the_sources():
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    lines = {line.strip() for line in manifest.splitlines() if line.strip() and not line.startswith("#")}
+    assert {"include cclust/_ext/*.pyx cclust/_ext/*.pxd", "graft cclust/_ext/include",
+            "graft cclust/_ext/src", "exclude cclust/_ext/_*.cpp", "graft plugins"} <= lines
+    # every hand-written source is where the manifest looks for it
+    assert list((ROOT / "cclust" / "_ext").glob("*.pyx")) and list((ROOT / "cclust" / "_ext" / "src").glob("*.cpp"))
+
+
+def test_installed_cclust_carries_no_sources():
+    """The installed distribution's file list (RECORD) is the wheel's: in CI, where cclust is
+    installed from a wheel built by pip, it must hold no Cython or C++ sources."""
+    from importlib import metadata
+
+    files = [str(f) for f in (metadata.files("cclust") or [])]
+    if "cclust/__init__.py" not in files:
+        pytest.skip("cclust is installed in editable mode (or not at all): no wheel to inspect")
+    sources = [f for f in files if f.startswith("cclust/") and f.endswith(SOURCE_SUFFIXES)]
+    assert not sources, sources
+    for needed in ("cclust/py.typed", "cclust/datasets/iris.npz", "cclust/datasets/wine.npz"):
+        assert needed in files
+    assert [f for f in files if f.startswith("cclust/_ext/_contingency") and not f.endswith(".py")]
