@@ -10,26 +10,14 @@ catalogue's tables and entries come from the live registry (``_ext/cclust_catalo
 No extension here touches the network.
 """
 import sys
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 # The catalogue extension lives next to this file; cclust itself must be importable (installed
 # or built in place), because the API reference and the catalogue are read from the package.
 sys.path.insert(0, str(HERE / "_ext"))
-# `python -m sphinx` puts the working directory first on sys.path. From the repository root that
-# is the source tree, whose cclust has no compiled cores unless they were built in place
-# (`python setup.py build_ext --inplace`, or an editable install): then document the installed
-# cclust, which `pip install ".[docs]"` put there, not the half of it the tree would give.
-if not any((ROOT / "cclust" / "_ext" / f"_contingency{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
 
-try:
-    import cclust  # after the path set-up above
-except ImportError as exc:
-    raise ImportError(f"the documentation is read from an installed cclust: run "
-                      f"`python -m pip install \".[docs]\"` first ({exc})") from None
+import cclust  # after the path set-up above
 
 project = "cclust"
 author = "The cclust developers"
