@@ -53,16 +53,44 @@ def generate(generator, X, n_clusters, **params):
     return get(generator, kind="generator")(X, n_clusters, **params)
 
 
+#: The optional extras that add features, by the distribution each installs (pyproject's
+#: ``[project.optional-dependencies]`` less the development extras ``docs`` and ``test``).
+_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn"}
+
+
 def show_config(file=None):
-    """Print (and return as a dict) versions, OpenMP support and the default thread count."""
+    """Print (and return as a dict) what this installation has: versions, OpenMP support, the
+    default thread count, the optional extras and the plugins.
+
+    ``cclust show-config`` prints the same. An extra that is not installed says how to install
+    it; so does a plugin of this project (see :data:`cclust.registry.KNOWN_PLUGINS`).
+
+    Parameters
+    ----------
+    file : file-like, default=None
+        Where to print; None prints to ``sys.stdout``.
+
+    Returns
+    -------
+    dict
+        The printed lines, key -> value.
+    """
     import platform
     import sys
+    from importlib import metadata
 
     import numpy
     import scipy
 
     from cclust._ext import _contingency
     from cclust._validation import check_n_threads
+    from cclust.registry import KNOWN_PLUGINS, install_hint
+
+    def installed(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
 
     info = {
         "cclust": __version__,
@@ -73,13 +101,18 @@ def show_config(file=None):
         "openmp": _contingency.openmp_enabled(),
         "openmp_max_threads": _contingency.max_threads(),
         "threads_used_by_default": check_n_threads(None),
+        "pymetis": installed("pymetis") or "not installed",
     }
-    try:
-        from importlib.metadata import version
-
-        info["pymetis"] = version("pymetis")
-    except Exception:  # not installed: report rather than fail
-        info["pymetis"] = "not installed"
+    for extra, dist in _EXTRAS.items():
+        version = installed(dist)
+        info[f"extra {extra}"] = (f"{dist} {version}" if version
+                                  else f"not installed (pip install 'cclust[{extra}]')")
+    rows = available()
+    plugins = sorted({r.provider for r in rows.values() if r.provider != "cclust" and r.target != "<runtime>"})
+    info["plugins"] = ", ".join(f"{p} {installed(p) or '(version unknown)'}" for p in plugins) or "none"
+    for name, (dist, why) in KNOWN_PLUGINS.items():
+        if name not in rows:
+            info[f"plugin {dist}"] = f"not installed (provides {name!r}; {why}): {install_hint(name)}"
     width = max(len(k) for k in info)
     for key, value in info.items():
         print(f"{key:<{width}} : {value}", file=file)

@@ -714,7 +714,7 @@ def _resolve_methods(names):
     """Jobs for the named methods (errors raise), or for every registered method (errors recorded)."""
     import cclust
     from cclust.errors import CclustError
-    from cclust.registry import KNOWN_PLUGINS
+    from cclust.registry import KNOWN_PLUGINS, install_hint
 
     if names:
         jobs = []
@@ -738,9 +738,9 @@ def _resolve_methods(names):
             jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}"))
             continue
         jobs.append(Job(name, name, fn=fn))
-    for name, (dist, why) in KNOWN_PLUGINS.items():
+    for name, (_, why) in KNOWN_PLUGINS.items():
         if name not in rows:
-            jobs.append(Job(name, name, error=f"not installed: pip install {dist} ({why})"))
+            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})"))
     return sorted(jobs, key=lambda job: job.method)
 
 
@@ -1301,7 +1301,7 @@ def fuse(args, out=None):
 def methods(args, out=None):
     """``cclust methods``: the registry as a table."""
     import cclust
-    from cclust.registry import KNOWN_PLUGINS
+    from cclust.registry import KNOWN_PLUGINS, install_hint
 
     out = sys.stdout if out is None else out
     kind = None if args.kind == "all" else args.kind
@@ -1319,9 +1319,9 @@ def methods(args, out=None):
     body = [[r.name, r.kind, r.provider, r.description] for r in rows]
     print(format_table(body, ["name", "kind", "provider", "description"], align=["<", "<", "<", "<"]), file=out)
     if kind in (None, "consensus"):
-        for name, (dist, why) in KNOWN_PLUGINS.items():
+        for name, (_, why) in KNOWN_PLUGINS.items():
             if name not in cclust.available():
-                print(f"not installed: {name} (pip install {dist}; {why})", file=out)
+                print(f"not installed: {name} ({why}): {install_hint(name)}", file=out)
     return 0
 
 
@@ -1387,26 +1387,10 @@ def select_k(args, out=None):
 
 
 def show_config(args, out=None):
-    """``cclust show-config``: versions, threads, extras and plugins."""
-    from importlib import metadata
-
+    """``cclust show-config``: what ``cclust.show_config()`` prints (versions, threads, extras, plugins)."""
     import cclust
 
-    out = sys.stdout if out is None else out
-    info = cclust.show_config(file=out)
-    extras = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn",
-              "hypergraph": "mtkahypar"}
-    lines = []
-    for extra, dist in extras.items():
-        try:
-            lines.append((f"extra {extra}", f"{dist} {metadata.version(dist)}"))
-        except metadata.PackageNotFoundError:
-            lines.append((f"extra {extra}", f"not installed (pip install 'cclust[{extra}]')"))
-    plugins = sorted({r.provider for r in cclust.available().values() if r.provider != "cclust"})
-    lines.append(("plugins", ", ".join(plugins) or "none"))
-    width = max(max(len(k) for k in info), max(len(k) for k, _ in lines))
-    for key, value in lines:
-        print(f"{key:<{width}} : {value}", file=out)
+    cclust.show_config(file=sys.stdout if out is None else out)
     return 0
 
 

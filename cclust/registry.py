@@ -26,11 +26,13 @@ Contract
   contract raises ``ContractError`` at load time.
 """
 import difflib
+import html
 import importlib
 import inspect
 import re
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -149,6 +151,66 @@ class Registration:
 
     def __str__(self):
         return f"{self.name} ({self.kind}, {self.provider}): {self.description}"
+
+
+class Available(Mapping):
+    """What :func:`available` returns: a read-only mapping name -> :class:`Registration`.
+
+    It reads as a table (name, kind, provider, description) when printed or shown in a notebook,
+    and otherwise behaves as the read-only dict it is: ``available()["kcc"].description``,
+    ``sorted(available())``, ``"hgpa" in available()``, ``dict(available())``.
+
+    >>> rows = available(kind="utility")
+    >>> rows["uc"].kind
+    'utility'
+    >>> print(repr(rows).splitlines()[0].split())
+    ['name', 'kind', 'provider', 'description']
+    """
+
+    __slots__ = ("_rows",)
+    _COLUMNS = ("name", "kind", "provider", "description")
+
+    def __init__(self, rows):
+        self._rows = dict(rows)
+
+    def __getitem__(self, name):
+        return self._rows[name]
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __contains__(self, name):
+        return name in self._rows
+
+    def copy(self):
+        """A plain dict of the rows."""
+        return dict(self._rows)
+
+    def _cells(self):
+        return [[getattr(row, column) for column in self._COLUMNS] for row in self._rows.values()]
+
+    def __repr__(self):
+        if not self._rows:
+            return "(no registered names)"
+        cells = self._cells()
+        widths = [max(len(column), *(len(row[i]) for row in cells))
+                  for i, column in enumerate(self._COLUMNS[:-1])]
+        lines = [list(self._COLUMNS), ["-" * len(c) if i == 3 else "-" * widths[i]
+                                       for i, c in enumerate(self._COLUMNS)]] + cells
+        # the last column is left as long as it is: a description is never cut
+        return "\n".join("  ".join([*(f"{c:<{w}}" for c, w in zip(line, widths)), line[-1]]).rstrip()
+                         for line in lines)
+
+    __str__ = __repr__
+
+    def _repr_html_(self):
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self._COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in self._cells())
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 class _Slot:
@@ -329,13 +391,14 @@ class Registry:
 
     # queries --------------------------------------------------------------------------------
     def available(self, kind=None):
-        """Read-only mapping name -> :class:`Registration`, importing nothing."""
+        """Read-only mapping name -> :class:`Registration` (an :class:`Available`, printed as a
+        table), importing nothing."""
         if kind is not None and kind not in KINDS:
             raise ValidationError(f"kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
         table = self._table()
         rows = {name: slot.registration() for name, slot in sorted(table.items())
                 if kind is None or slot.kind == kind}
-        return MappingProxyType(rows)
+        return Available(rows)
 
     def conflicts(self):
         """Names claimed more than once: name -> providers claiming it (the winner first)."""
@@ -366,8 +429,7 @@ class Registry:
             dist, why = KNOWN_PLUGINS[name]
             raise UnknownNameError(
                 f"{name!r} is provided by the plugin distribution {dist}, which is not installed "
-                f"({why}); install it with `python -m pip install {dist}` (from a source checkout: "
-                f"`python -m pip install ./plugins/{dist}`)."
+                f"({why}): {install_hint(name)}."
             )
         if slot is None:
             raise UnknownNameError(self._unknown_message(name, kind))
@@ -463,6 +525,22 @@ class Registry:
 KNOWN_PLUGINS = MappingProxyType({
     "hgpa": ("cclust-hypergraph", "it needs the Mt-KaHyPar hypergraph partitioner"),
 })
+
+#: How to install a plugin distribution of this project: the one hint every message about a
+#: missing plugin shows (``cclust.get``, ``cclust.show_config()``, ``cclust methods``, ``cclust run``,
+#: ``cclust show-config``). The plugins are not published on PyPI, so the hint is their folder in a
+#: cclust source checkout (or unpacked sdist), from whose root the command runs.
+PLUGIN_INSTALL_HINT = "run `pip install ./plugins/{dist}` in a cclust source checkout"
+
+
+def install_hint(name):
+    """The command that installs the plugin providing ``name``, a key of :data:`KNOWN_PLUGINS`.
+
+    >>> install_hint("hgpa")
+    'run `pip install ./plugins/cclust-hypergraph` in a cclust source checkout'
+    """
+    dist, _ = KNOWN_PLUGINS[name]
+    return PLUGIN_INSTALL_HINT.format(dist=dist)
 
 
 _default = Registry()

@@ -1,4 +1,8 @@
-"""Hypothesis strategies for valid cclust inputs (needs the ``test`` extra: hypothesis).
+"""Hypothesis strategies for valid cclust inputs.
+
+Drawing from them needs hypothesis (in the ``test`` extra: ``pip install hypothesis``); the
+module itself imports without it, so its pages build from the ``docs`` extra alone and
+``help()`` shows each strategy's real signature.
 
 >>> from hypothesis import given
 >>> from cclust.testing.strategies import ensembles
@@ -10,8 +14,10 @@ Every example is a valid input: each partition labels at least one object, label
 ``0..K_i-1`` before relabelling (with possibly unused values, which ``Ensemble`` drops), ``-1``
 marks a missing label, and weights are non-negative and not all zero.
 """
+import functools
+import inspect
+
 import numpy as np
-from hypothesis import strategies as st
 
 __all__ = ["PROFILES", "degenerate_ensembles", "ensembles", "label_columns", "labellings", "profile",
            "register_profiles"]
@@ -27,9 +33,43 @@ PROFILES = {
 }
 
 
+def _hypothesis(module="hypothesis"):
+    """Import hypothesis (or one of its modules), saying how to get it when it is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            "cclust.testing.strategies needs hypothesis to draw examples: pip install hypothesis "
+            "(it comes with cclust's test extra)."
+        ) from None
+
+
+def _composite(function):
+    """``hypothesis.strategies.composite``, applied on the first call rather than at import.
+
+    The returned function has the strategy's signature (``function``'s without ``draw``) and
+    returns what the composite would.
+    """
+    composite = None
+
+    @functools.wraps(function)
+    def strategy(*args, **kwargs):
+        nonlocal composite
+        if composite is None:
+            composite = _hypothesis("hypothesis.strategies").composite(function)
+        return composite(*args, **kwargs)
+
+    signature = inspect.signature(function)
+    strategy.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    return strategy
+
+
 def register_profiles():
     """Register :data:`PROFILES` with hypothesis (idempotent)."""
-    from hypothesis import Phase, settings
+    hypothesis = _hypothesis()
+    Phase, settings = hypothesis.Phase, hypothesis.settings
 
     # No "explain" phase: it imports optional tooling whose deprecation warnings would turn a
     # test failure into a pytest internal error under filterwarnings=error.
@@ -64,8 +104,7 @@ def profile(name=None):
     """
     import os
 
-    from hypothesis import settings
-
+    settings = _hypothesis().settings
     register_profiles()
     name = name or os.environ.get("CCLUST_HYPOTHESIS_PROFILE") or "cclust-ci"
     if name not in PROFILES:
@@ -91,13 +130,14 @@ def labellings(n_samples, *, max_k=5):
     max_k : int, default=5
         Largest number of distinct labels (also capped at ``n_samples``).
     """
+    st = _hypothesis("hypothesis.strategies")
     k_cap = max(1, min(max_k, n_samples))
     return st.integers(1, k_cap).flatmap(
         lambda k: st.lists(st.integers(0, k - 1), min_size=n_samples, max_size=n_samples)
     ).map(lambda values: np.array(values, dtype=np.int64))
 
 
-@st.composite
+@_composite
 def label_columns(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partitions=1,
                   missing=False, every_object_labelled=True):
     """A list of 1-D int64 labellings of the same n objects: valid ``Ensemble(labels)`` input.
@@ -115,6 +155,7 @@ def label_columns(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_par
     every_object_labelled : bool, default=True
         With ``missing``, whether every object keeps a label in at least one partition.
     """
+    st = _hypothesis("hypothesis.strategies")
     _check_bounds(min_n, max_n, min_partitions, max_partitions, max_k)
     n = draw(st.integers(min_n, max_n))
     r = draw(st.integers(min_partitions, max_partitions))
@@ -131,7 +172,7 @@ def label_columns(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_par
     return columns
 
 
-@st.composite
+@_composite
 def ensembles(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partitions=1,
               missing=False, weights=False):
     """A valid :class:`cclust.Ensemble`.
@@ -146,6 +187,7 @@ def ensembles(draw, min_n=1, max_n=30, max_partitions=6, max_k=5, *, min_partiti
     """
     from cclust.ensemble import Ensemble
 
+    st = _hypothesis("hypothesis.strategies")
     columns = draw(label_columns(min_n, max_n, max_partitions, max_k, min_partitions=min_partitions,
                                  missing=missing))
     w = None
@@ -162,7 +204,7 @@ DEGENERATE_SHAPES = ("one-object", "two-objects", "one-partition", "all-in-one-c
                      "every-object-alone", "identical-partitions", "one-labelled-object-per-partition")
 
 
-@st.composite
+@_composite
 def degenerate_ensembles(draw, max_n=8, max_partitions=4):
     """A valid :class:`cclust.Ensemble` of a degenerate shape (see :data:`DEGENERATE_SHAPES`):
     one or two objects, one partition, every object in one cluster, every object alone,
@@ -172,6 +214,7 @@ def degenerate_ensembles(draw, max_n=8, max_partitions=4):
     """
     from cclust.ensemble import Ensemble
 
+    st = _hypothesis("hypothesis.strategies")
     shape = draw(st.sampled_from(DEGENERATE_SHAPES))
     r = draw(st.integers(1, max_partitions))
     n = {"one-object": 1, "two-objects": 2}.get(shape) or draw(st.integers(3, max(3, max_n)))

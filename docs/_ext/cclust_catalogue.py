@@ -114,9 +114,13 @@ class CatalogueEntry(SphinxDirective):
             if declares is not None:
                 field("Declares", nodes.Text(declares))
         else:
+            from cclust.registry import KNOWN_PLUGINS, install_hint
+
             plugin = self.options.get("plugin")
+            how = (install_hint(name) if name in KNOWN_PLUGINS and KNOWN_PLUGINS[name][0] == plugin
+                   else "install it")
             text = (f"Provided by the plugin distribution {plugin}, which is not installed where "
-                    "these pages were built: pip install it to use this name."
+                    f"these pages were built: {how} to use this name."
                     if plugin else "Not registered in this build.")
             section += nodes.paragraph(text, text)
         if "complexity" in self.options:

@@ -1,0 +1,123 @@
+"""What gets built and shipped: the docs build from the ``docs`` extra alone (and CI proves it),
+the hypothesis strategies import without hypothesis, and the wheel carries no sources."""
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _readme_command(marker):
+    block = re.search(rf"<!-- {marker} -->\n```bash\n(.*?)```\n<!-- /{marker} -->", README, re.S)
+    assert block, f"README.md has no {marker} block"
+    return block.group(1).strip()
+
+
+# -- the documentation build -------------------------------------------------------------------
+
+def test_readme_docs_command_installs_the_docs_extra_only():
+    command = _readme_command("docs-command")
+    installs = re.findall(r"pip install (\S+)", command)
+    assert installs == ['".[docs]"'], installs
+    assert "python -m sphinx -W -b html docs docs/_build/html" in command
+
+
+def test_ci_runs_the_docs_command_in_its_own_venv():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'in_fresh_venv "$test_cmd"' in ci and 'in_fresh_venv "$docs_cmd"' in ci
+    assert "readme_command docs-command" in ci
+    done = subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_strategies_import_without_hypothesis():
+    """The docs document cclust.testing.strategies from the docs extra, without hypothesis: the
+    module imports, shows each strategy's own signature, and says what to install when drawn."""
+    code = textwrap.dedent("""
+        import inspect, sys
+        sys.modules["hypothesis"] = None   # as if it were not installed
+        from cclust.testing import strategies
+        for name in ("ensembles", "label_columns", "degenerate_ensembles", "labellings"):
+            params = inspect.signature(getattr(strategies, name)).parameters
+            assert "draw" not in params and params, (name, params)
+        assert strategies.PROFILES["cclust-ci"]["derandomize"] is True
+        for call in (lambda: strategies.ensembles(max_n=5), lambda: strategies.labellings(3),
+                     strategies.profile):
+            try:
+                call()
+            except ImportError as exc:
+                assert "pip install hypothesis" in str(exc), exc
+            else:
+                raise AssertionError("no ImportError without hypothesis")
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_strategies_draw_with_hypothesis():
+    hypothesis = pytest.importorskip("hypothesis")
+    import inspect
+
+    from cclust.testing.strategies import ensembles, profile
+
+    assert list(inspect.signature(ensembles).parameters) == [
+        "min_n", "max_n", "max_partitions", "max_k", "min_partitions", "missing", "weights"]
+    seen = []
+
+    @hypothesis.settings(profile(), max_examples=5)
+    @hypothesis.given(ensembles(max_n=4, missing=True))
+    def draw(ensemble):
+        seen.append(ensemble.n_samples)
+
+    draw()
+    assert seen and max(seen) <= 4
+
+
+# -- what the wheel carries ----------------------------------------------------------------------
+
+SOURCE_SUFFIXES = (".pyx", ".pxd", ".cpp", ".hpp", ".h", ".c")
+
+
+def test_wheel_configuration_ships_no_sources():
+    tomllib = pytest.importorskip("tomllib")
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    # Nothing rides along from the sdist's file list: the wheel gets exactly package-data.
+    assert setuptools["include-package-data"] is False
+    assert setuptools["packages"]["find"]["namespaces"] is False
+    patterns = [p for globs in setuptools["package-data"].values() for p in globs]
+    shipped = {path for pattern in patterns for path in (ROOT / "cclust").glob(pattern)}
+    assert shipped, patterns
+    assert not [p for p in shipped if p.suffix in SOURCE_SUFFIXES], shipped
+    assert {p.name for p in shipped} >= {"py.typed", "iris.npz", "wine.npz"}
+    excluded = setuptools["exclude-package-data"]["*"]
+    assert {f"*{suffix}" for suffix in SOURCE_SUFFIXES} <= set(excluded)
+
+
+def test_sdist_manifest_keeps_the_sources():
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    lines = {line.strip() for line in manifest.splitlines() if line.strip() and not line.startswith("#")}
+    assert {"include cclust/_ext/*.pyx cclust/_ext/*.pxd", "graft cclust/_ext/include",
+            "graft cclust/_ext/src", "exclude cclust/_ext/_*.cpp", "graft plugins"} <= lines
+    # every hand-written source is where the manifest looks for it
+    assert list((ROOT / "cclust" / "_ext").glob("*.pyx")) and list((ROOT / "cclust" / "_ext" / "src").glob("*.cpp"))
+
+
+def test_installed_cclust_carries_no_sources():
+    """The installed distribution's file list (RECORD) is the wheel's: in CI, where cclust is
+    installed from a wheel built by pip, it must hold no Cython or C++ sources."""
+    from importlib import metadata
+
+    files = [str(f) for f in (metadata.files("cclust") or [])]
+    if "cclust/__init__.py" not in files:
+        pytest.skip("cclust is installed in editable mode (or not at all): no wheel to inspect")
+    sources = [f for f in files if f.startswith("cclust/") and f.endswith(SOURCE_SUFFIXES)]
+    assert not sources, sources
+    for needed in ("cclust/py.typed", "cclust/datasets/iris.npz", "cclust/datasets/wine.npz"):
+        assert needed in files
+    assert [f for f in files if f.startswith("cclust/_ext/_contingency") and not f.endswith(".py")]
