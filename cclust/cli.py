@@ -51,6 +51,7 @@ import io
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -1026,6 +1027,18 @@ def _umask():
     return mask
 
 
+def _block_sigint():
+    """Block SIGINT in this thread (POSIX); returns what :func:`_restore_sigint` needs."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _restore_sigint(previous):
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 @contextlib.contextmanager
 def _replacing(path, binary=False):
     """Open a temporary file next to ``path``; rename it over ``path`` only once it is complete.
@@ -1035,8 +1048,16 @@ def _replacing(path, binary=False):
     killed outright can leave the hidden ``.NAME.*.part`` file, never a truncated ``NAME``.)
     """
     folder, name = os.path.split(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+    # Ctrl-C between mkstemp creating the file and returning its name would leak it: hold
+    # SIGINT back until the name is known and the cleanup below is armed.
+    blocked = _block_sigint()
     try:
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+    except BaseException:
+        _restore_sigint(blocked)
+        raise
+    try:
+        _restore_sigint(blocked)
         os.chmod(temp, 0o666 & ~_umask())  # mkstemp's 0600 would make the result private
         kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
         with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
@@ -1046,8 +1067,9 @@ def _replacing(path, binary=False):
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
-        if fd is not None:
-            os.close(fd)
+        if fd is not None:  # an interruption can leave fd closed already by its file object
+            with contextlib.suppress(OSError):
+                os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
