@@ -77,8 +77,12 @@ _LARGE = 2000
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 _PLOT_HINT = "pip install 'cclust[plot]'"
 
-#: column scales (standard deviations) further apart than this draw a warning from run/select-k
-_SCALE_RATIO = 100.0
+#: Feature standard deviations further apart than this draw a warning from run and select-k.
+#: Measured (kmeans generator, 100 partitions, K = classes; ARI of kcc/ivc/hbgf): on the shared
+#: real sets whose ratio is at most 8 (iris, ecoli, vowel, satimage, semeion, ...) z-scoring
+#: lowers ARI or changes little, while from 46x up (dermatology 0.06 -> 0.87 for kcc, wine,
+#: breast cancer, australian, spambase, segment) it mostly raises it, glass (475x) the exception.
+_SCALE_RATIO = 20.0
 
 #: sort keys: larger is better for these, smaller for the others
 _DESCENDING = ("agreement", "ari", "nmi")
@@ -1129,7 +1133,7 @@ def scale_warning(X, ratio=_SCALE_RATIO):
     >>> scale_warning(np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 4.0]]))
     ''
     >>> scale_warning(np.array([[0.0, 100.0], [1.0, 900.0], [2.0, 400.0]]))[:47]
-    'the features differ in scale by a factor of 330'
+    'the features differ in scale by a factor of 404'
     """
     std = np.asarray(X, dtype=np.float64).std(axis=0)
     varying = np.flatnonzero(std > 0)
@@ -1389,12 +1393,19 @@ DATA: a bundled dataset (iris, wine), a CSV (.csv/.tsv/.txt, numeric feature col
 detected), an .npy file with X, or an .npz file with X and optionally y. Files are never unpickled.
 --method-param values: none/null, true/false, ints, floats, commas for tuples (k_range=2,6),
 otherwise text; METHOD:KEY=VALUE targets one method, KEY=VALUE every method that takes KEY.
+output: one row per method. K = clusters in the method's consensus; ARI/NMI against the true
+labels (when DATA has them); agreement = average NMI of the consensus with the basic partitions
+(ANMI, Strehl & Ghosh 2002; higher is better, no true labels needed); without true labels also
+the method's own criterion, which is not comparable across methods.
 """
 
 _EPILOG_FUSE = """\
 The file holds one column per partition (CSV with or without a header; labels may be numbers or
 words; an empty cell, or the --missing value, marks an object missing from that partition), or an
 .npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'.
+output: one row per method. K = clusters in the method's consensus; agreement = average NMI of
+the consensus with the partitions (ANMI, Strehl & Ghosh 2002; higher is better); the criterion is
+the method's own and not comparable across methods.
 examples:
   cclust fuse partitions.csv -k 3
   cclust fuse partitions.csv -k 3 --method cspa --method mcla
@@ -1436,9 +1447,10 @@ def _add_data_options(p):
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the columns (default: detect)")
     p.add_argument("--standardize", action="store_true",
-                   help="z-score every feature before clustering. Off by default (it lowers ARI on iris and "
-                        "glass); a warning suggests it when the features' standard deviations differ more than "
-                        f"{_SCALE_RATIO:g}-fold, where it usually helps (wine, breast cancer, australian)")
+                   help="z-score every feature before clustering. Off by default: it lowers ARI where the "
+                        "features share a scale (iris: kcc 0.73 -> 0.68); a warning suggests it when their standard "
+                        f"deviations differ more than {_SCALE_RATIO:g}-fold, where it mostly helps (wine: kcc "
+                        "0.37 -> 0.85; breast cancer, dermatology, australian)")
 
 
 def _int_option(low, what):
