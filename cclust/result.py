@@ -1,5 +1,6 @@
 """ConsensusResult: what every consensus function returns."""
 from dataclasses import dataclass, field
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -60,7 +61,7 @@ class ConsensusResult:
         object.__setattr__(self, "n_clusters", k)
         object.__setattr__(self, "objective", float(self.objective))
         if self.n_iter is not None:
-            if isinstance(self.n_iter, (bool, np.bool_)) or int(self.n_iter) != self.n_iter or self.n_iter < 0:
+            if isinstance(self.n_iter, (bool, np.bool_)) or not isinstance(self.n_iter, Integral) or self.n_iter < 0:
                 raise ValidationError(f"n_iter must be a non-negative int or None, got {self.n_iter!r}.")
             object.__setattr__(self, "n_iter", int(self.n_iter))
         if self.converged is not None:

@@ -389,7 +389,7 @@ def _edge_warning(k_values, best_k):
     Examples
     --------
     >>> _edge_warning([2, 3, 4, 5, 6, 7, 8], 8)
-    'K=8 is the largest K tried, so a larger K may be better still; widen the range (e.g. up to 12) to check.'
+    'K=8 is the largest K tried, so a larger K may be better still; widen the range (e.g. up to 11) to check.'
     >>> _edge_warning([2, 3, 4], 2)
     ''
     """
