@@ -1096,8 +1096,8 @@ def _generator_call(args, X, k):
     ensemble = gen(X, k, **kwargs)
     took = time.perf_counter() - start
     kis = ensemble.n_clusters
-    text = (f"{ensemble.n_partitions} {args.generator} partitions (K_i {kis.min()}..{kis.max()}), seed {args.seed}, "
-            f"{took:.3f} s")
+    text = (f"{plural(ensemble.n_partitions, f'{args.generator} partition')} (K_i {kis.min()}..{kis.max()}), "
+            f"seed {args.seed}, {took:.3f} s")
     return ensemble, text
 
 

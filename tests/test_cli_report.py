@@ -342,8 +342,9 @@ def test_counts_are_in_the_right_number(tmp_path, capsys):
     X = np.linspace(0.0, 1.0, 30)[:, None]
     path = tmp_path / "line.npy"
     np.save(path, X)
-    code, out, _ = run_cli(capsys, "run", path, "-k", "2", "--partitions", R, "-m", "kcc")
-    assert code == 0 and "30 objects, 1 feature ensemble" in flat(out)
+    code, out, _ = run_cli(capsys, "run", path, "-k", "2", "--partitions", "1", "-m", "kcc")
+    assert code == 0 and "30 objects, 1 feature ensemble : 1 kmeans partition (K_i" in flat(out)
+    assert "with the 1 partition," in out
 
 
 def test_many_cluster_sizes_are_summarised(capsys):
