@@ -1,5 +1,6 @@
 """ConsensusResult: what every consensus function returns."""
 from dataclasses import dataclass, field
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -22,10 +23,12 @@ class ConsensusResult:
         The method's own criterion for ``labels`` (e.g. KCC's consensus utility Gamma).
     objective_name : str
         What ``objective`` is, and whether larger or smaller is better.
-    n_iter : int
-        Iterations of the method's main loop (0 for one-shot methods).
-    converged : bool
-        Whether the method met its convergence rule (True for one-shot methods).
+    n_iter : int or None
+        Iterations of the method's main loop; None for a method without one (a graph cut, a
+        hierarchical clustering, a pick among the partitions), which has nothing to count.
+    converged : bool or None
+        Whether the method met its convergence rule; None when it has no such rule (then
+        ``n_iter`` is None too).
     method : str
         Registry name of the method that produced the result.
     extras : mapping
@@ -36,8 +39,8 @@ class ConsensusResult:
     n_clusters: int
     objective: float = float("nan")
     objective_name: str = ""
-    n_iter: int = 0
-    converged: bool = True
+    n_iter: int | None = None
+    converged: bool | None = None
     method: str = ""
     extras: Mapping[str, Any] = field(default_factory=dict)
 
@@ -57,8 +60,12 @@ class ConsensusResult:
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "n_clusters", k)
         object.__setattr__(self, "objective", float(self.objective))
-        object.__setattr__(self, "n_iter", int(self.n_iter))
-        object.__setattr__(self, "converged", bool(self.converged))
+        if self.n_iter is not None:
+            if isinstance(self.n_iter, (bool, np.bool_)) or not isinstance(self.n_iter, Integral) or self.n_iter < 0:
+                raise ValidationError(f"n_iter must be a non-negative int or None, got {self.n_iter!r}.")
+            object.__setattr__(self, "n_iter", int(self.n_iter))
+        if self.converged is not None:
+            object.__setattr__(self, "converged", bool(self.converged))
         object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
 
     @classmethod
@@ -81,8 +88,9 @@ class ConsensusResult:
     def __repr__(self):
         name = f" {self.objective_name}" if self.objective_name else ""
         return (f"ConsensusResult(method={self.method!r}, n_samples={self.labels.shape[0]}, "
-                f"n_clusters={self.n_clusters},{name} objective={self.objective:.6g}, "
-                f"n_iter={self.n_iter}, converged={self.converged})")
+                f"n_clusters={self.n_clusters},{name} objective={self.objective:.6g}"
+                + (f", n_iter={self.n_iter}" if self.n_iter is not None else "")
+                + (f", converged={self.converged}" if self.converged is not None else "") + ")")
 
 
 def _rebuild(*args):

@@ -76,6 +76,9 @@ class SelectKResult:
         ``keep_matrices=True``.
     labels : dict
         K -> int64 labels of the fit on all the data.
+    warnings : tuple of str
+        What to be wary of; so far one case: ``best_k`` is the largest K tried, or the smallest
+        when it is above 2, so the best K may lie outside the range (widen ``k_range``).
     """
 
     k_values: np.ndarray
@@ -92,6 +95,7 @@ class SelectKResult:
     method: str
     consensus_matrices: dict | None
     labels: dict
+    warnings: tuple = ()
 
     def as_table(self):
         """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready).
@@ -121,6 +125,8 @@ class SelectKResult:
                 return value.tolist()
             if isinstance(value, dict):  # K -> array
                 return {int(k): v.tolist() for k, v in value.items()}
+            if isinstance(value, tuple):
+                return list(value)
             return value
 
         return {field.name: plain(getattr(self, field.name)) for field in fields(self)}
@@ -149,6 +155,7 @@ class SelectKResult:
             lines.append(f"{k:>3}  {self.area[i]:>6.4f}  {self.delta_area[i]:>10.4f}  "
                          f"{self.pac[i]:>6.4f}  {self.objective[i]:>9.4g}{mark}")
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
+        lines.extend(f"warning: {text}" for text in self.warnings)
         return "\n".join(lines)
 
     def __repr__(self):
@@ -365,11 +372,38 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
     delta = delta_area(area)
     best_k, reason = _recommend(criterion, k_values, pac, delta, objective, objective_name,
                                 (low, high))
+    edge = _edge_warning(k_values, best_k)
     return SelectKResult(
         k_values=k_values, cdf_grid=_GRID.copy(), cdf=cdf, area=area, delta_area=delta, pac=pac,
         objective=objective, objective_name=objective_name, best_k=int(best_k),
         criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
-        labels=labels)
+        labels=labels, warnings=(edge,) if edge else ())
+
+
+def _edge_warning(k_values, best_k):
+    """A sentence when ``best_k`` is at an end of the K tried that could be widened, else "".
+
+    The largest K tried always counts as an edge; the smallest only above 2 (K = 1 is not
+    tried, so K = 2 at the bottom of the range is a real answer).
+
+    Examples
+    --------
+    >>> _edge_warning([2, 3, 4, 5, 6, 7, 8], 8)
+    'K=8 is the largest K tried, so a larger K may be better still; widen the range (e.g. up to 11) to check.'
+    >>> _edge_warning([2, 3, 4], 2)
+    ''
+    """
+    ks = sorted(int(k) for k in k_values)
+    if len(ks) < 2:
+        return ""
+    if best_k == ks[-1]:
+        wider = ks[-1] + max(2, (ks[-1] - ks[0] + 1) // 2)
+        return (f"K={best_k} is the largest K tried, so a larger K may be better still; widen the range "
+                f"(e.g. up to {wider}) to check.")
+    if best_k == ks[0] and ks[0] > 2:
+        return (f"K={best_k} is the smallest K tried, so a smaller K may be better still; widen the range "
+                f"(e.g. down to {max(2, ks[0] - max(2, (ks[-1] - ks[0] + 1) // 2))}) to check.")
+    return ""
 
 
 def consensus_area(grid, cdf):

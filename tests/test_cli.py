@@ -67,7 +67,7 @@ def test_run_iris_compares_every_registered_method(capsys):
     lines = out.splitlines()
     assert "150 objects" in lines[0] and "3 classes" in lines[0]
     header = lines[2].split()
-    assert header == ["method", "K", "ARI", "NMI", "seconds", "note"]
+    assert header == ["method", "K", "ARI", "NMI", "agreement", "seconds", "note"]
     rows = {line.split()[0]: line.split() for line in lines[4:] if line and not line[0].isdigit()}
     assert set(cclust.available(kind="consensus")) <= set(rows)
     kcc = rows["kcc"]
@@ -218,7 +218,7 @@ def test_fuse_csv_gives_the_api_result(tmp_path, capsys, header, words):
     out_path = tmp_path / "fused.csv"
     code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "-o", out_path)
     assert code == 0, err
-    assert "8 partitions" in out and "3 missing label(s)" in out
+    assert "8 partitions" in out and "3 missing labels" in out
     labels = ensemble.labels.copy()
     for i, j in holes:
         labels[i, j] = -1

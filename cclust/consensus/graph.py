@@ -340,7 +340,7 @@ def top_neighbor_graph(block, n, n_neighbors, *, chunk_rows=_CHUNK_ROWS):
 def _result(labels, *, objective, method, n_clusters, extras):
     return ConsensusResult.from_labels(
         labels, objective=objective, objective_name="weighted edge cut of the METIS partition (lower is better)",
-        n_iter=0, converged=True, method=method, extras=extras)
+        method=method, extras=extras)
 
 
 def meta_graph(ensemble, object_weights=None):

@@ -171,7 +171,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
         return ConsensusResult.from_labels(
             labels, objective=height,
             objective_name="single-linkage distance of the first merge above the cut (kNN graph)",
-            n_iter=0, converged=True, method="eac", extras={"linkage": linkage, **extras})
+            method="eac", extras={"linkage": linkage, **extras})
     E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
     labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
@@ -179,7 +179,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     return ConsensusResult.from_labels(
         labels, objective=height,
         objective_name=f"{linkage}-linkage distance of the first merge above the cut",
-        n_iter=0, converged=True, method="eac", extras={"linkage_matrix": Z, "linkage": linkage},
+        method="eac", extras={"linkage_matrix": Z, "linkage": linkage},
     )
 
 
@@ -235,7 +235,7 @@ def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None)
     cost = float(to_centers[np.arange(E.n_samples), labels].sum())
     return ConsensusResult.from_labels(
         labels, objective=cost, objective_name="sum of distances 1 - S to the nearest centre (lower is better)",
-        n_iter=0, converged=True, method="fc", extras={"centers": np.asarray(centers)},
+        method="fc", extras={"centers": np.asarray(centers)},
     )
 
 
@@ -328,7 +328,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
         labels, objective=float(scores[chosen]),
         objective_name=f"average {metric if isinstance(metric, str) else 'agreement'} with the ensemble, "
                        f"004 eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
-        n_iter=0, converged=True, method="best",
+        method="best",
         extras={"member": member, "scores": original_scores, "note": note,
                 "metric": metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")},
     )

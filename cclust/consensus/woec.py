@@ -263,7 +263,7 @@ def _woec_result(labels, cut, method, w, extras):
     return ConsensusResult.from_labels(
         labels, objective=cut,
         objective_name="weighted edge cut of the METIS partition (lower is better)",
-        n_iter=0, converged=True, method=method, extras=extras)
+        method=method, extras=extras)
 
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order

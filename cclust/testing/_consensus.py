@@ -103,6 +103,11 @@ class _Case:
             raise self.fail(f"result.n_clusters={k} but the labels use {used} clusters{where}.")
         if n_clusters is not None and k != n_clusters:
             raise self.fail(f"asked for n_clusters={n_clusters}, got a result with {k} clusters{where}.")
+        if (result.n_iter is None) != (result.converged is None):
+            raise self.fail(
+                f"result.n_iter={result.n_iter!r} and result.converged={result.converged!r}: a method with a "
+                f"main loop sets both, a one-shot method leaves both None{where}."
+            )
         return labels
 
     def same(self, a, b, what):
@@ -158,7 +163,8 @@ def check_consensus_contract(fn_or_name, *, n_clusters=3, X_required=None, rando
 
 @_options
 def check_consensus_result(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
-    """Returns a ConsensusResult: int64 labels of length n in 0..K-1, every cluster used.
+    """Returns a ConsensusResult: int64 labels of length n in 0..K-1, every cluster used, and
+    ``n_iter``/``converged`` both set (a method with a main loop) or both None (one-shot).
 
     Tried with ``random_state`` as given and with the default (None), on equal and on unequal
     partition weights.

@@ -280,6 +280,6 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         labels, moved = honour_n_clusters(parts, affinity, n_clusters)
     return ConsensusResult.from_labels(
         labels, objective=cut, objective_name="weighted hyperedge cut (lower is better)",
-        n_iter=0, converged=True, method="hgpa",
+        method="hgpa",
         extras={"n_moved": moved, "imbalance": imbalance, "hyperedge_objective": objective, "preset": preset,
                 "n_vertices": len(graph.vertex_weights), "n_hyperedges": len(graph.edges)})
