@@ -309,7 +309,7 @@ def test_blank_rows_of_a_partitions_file_are_objects_missing_from_every_partitio
     out = tmp_path / "labels.json"
     code, text, err = run_cli(capsys, "fuse", path, "-k", "2", "-o", out)
     assert code == 0, err
-    assert "10 objects" in text and "2 object(s) in no partition (data row 4, 8)" in text
+    assert "10 objects" in text and "2 objects in no partition (data rows 4, 8)" in text
     labels = json.loads(out.read_text())["kcc"]
     assert len(labels) == 10
     matrix = np.array([[0, 1]] * 3 + [[-1, -1]] + [[1, 0]] * 3 + [[-1, -1], [0, 1], [1, 0]])

@@ -182,6 +182,6 @@ def test_what_the_readme_examples_show(ran):
         for figure in ("consensus.png", "choose_k.png"):
             assert (folder / figure).stat().st_size > 1000
     # the blank row of a partitions file is an object missing from every partition, in place
-    assert "1 object(s) in no partition (data row 3)" in ran["fuse-blank-row"][1]
+    assert "1 object in no partition (data row 3)" in ran["fuse-blank-row"][1]
     labels = np.loadtxt(folder / "ens_blank_labels.csv", skiprows=1, dtype=int)
     assert labels[0] == labels[1] != labels[3] == labels[4]
