@@ -293,11 +293,11 @@ def test_single_method_output_explains_iterations_and_shows_the_utility(capsys):
     assert code == 0
     fields = dict(line.split(" : ", 1) for line in re.sub(r"\n {13}", " ", out).splitlines())
     fields = {key.strip(): value for key, value in fields.items()}
-    assert fields["method"] == "kcc (utility=uh, init=random)"
+    assert fields["method"] == "kcc (utility=uh, init=k-means++)"
     assert re.fullmatch(r"\d+ \(converged(: the kept restart started at a fixed point)?; "
                         r"\d+ label updates over 10 restarts\)", fields["iterations"]), fields["iterations"]
     code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc", "--method-param", "utility=uc")
-    assert "method     : kcc (utility=uc, init=random)" in out
+    assert "method     : kcc (utility=uc, init=k-means++)" in out
 
 
 def test_single_one_shot_method_prints_no_iterations(capsys):
@@ -314,7 +314,7 @@ def test_the_table_says_what_k_and_agreement_are_and_which_utility_ran(capsys):
     text = flat(out)
     assert "K: clusters in each method's consensus." in text
     assert "agreement: average NMI of the consensus with the 12 basic partitions (ANMI, Strehl & Ghosh 2002" in text
-    assert re.search(r"^kcc .*utility=uh, init=random", out, re.M)
+    assert re.search(r"^kcc .*utility=uh, init=k-means\+\+", out, re.M)
 
 
 def test_fuse_warns_when_every_partition_has_one_cluster(tmp_path, capsys):
