@@ -1,4 +1,4 @@
-"""Finite mixture of multinomials on the label vectors (Topchy, Jain & Punch, SDM 2004; 004 sec. 3.4).
+"""Finite mixture of multinomials on the label vectors (Topchy, Jain & Punch, SDM 2004; Nguyen & Caruana 2007, sec. 3.4).
 
 Each object's label vector ``y_x = (pi_1(x), ..., pi_r(x))`` is drawn from a mixture of K
 components; given the component m the labels are independent, partition i's label following a
@@ -82,7 +82,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, n_init=10,
     ``theta_mi`` (MAP-EM), whose penalised log-likelihood EM never decreases. ``smoothing=0``
     is plain maximum likelihood. Restarts start from base partitions (as :func:`ivc`, completed to K
     clusters by one IPVC pass, as hard first responsibilities) rather than Topchy et al.'s random parameters,
-    which 004 sec. 8 found better for its EM-like methods; the kept restart has the highest
+    which Nguyen & Caruana (2007, sec. 8) found better for their EM-like methods; the kept restart has the highest
     penalised log-likelihood among those whose hard labelling uses all K clusters (any restart if
     none does; then ``extras["fewer_clusters"]`` says how many are left).
 
