@@ -12,7 +12,7 @@ plus :func:`wokmeans`, k-means whose centres are object-weighted means (Algorith
 Every graph is cut by the METIS call of :mod:`cclust.consensus.graph`.
 
 Choices where Ren et al. (2017) are open to more than one reading
---------------------------------------------------
+-----------------------------------------------------------------
 * ``t`` of eq. 7, per base clustering: "the average of the squared Euclidean distances between
   the data and the weighted means" (sec. 5) — taken between each object and the weighted centre
   of its own cluster (the objects labelled by that clustering). The other reading, over every
