@@ -1,10 +1,10 @@
-"""Speed of GKCC (000, Li & Liu 2018): time and share per phase, and 000's O(I n K^2 m) claim.
+"""Speed of GKCC (Li & Liu 2018): time and share per phase, and Li & Liu's O(I n K^2 m) claim.
 
 GKCC's generation runs, at step k = 2..K, nu K-means runs with k centres in a space of d dense
 features plus r_k = nu (k - 2) categorical blocks (the partitions of the earlier steps), each
 pass costing O(n k (d + r_k)) in the compiled engine; then one refinement run in the space with
 r_{k+1} blocks. So a step costs about I nu n k (d + nu (k - 2)), and the whole generation
-O(I nu n K^2 (d + nu K)) -- cubic in K once nu K exceeds d, not the O(I n K^2 m) 000 sec. 4
+O(I nu n K^2 (d + nu K)) -- cubic in K once nu K exceeds d, not the O(I n K^2 m) Li & Liu (2018, sec. 4)
 states (which counts only the m original features). The script times every phase, fits the
 per-step candidate time against ``sum of Lloyd passes x n x k x (d + r_k)`` (the work model) and
 reports the share of time per phase::
@@ -12,7 +12,7 @@ reports the share of time per phase::
     python benchmarks/bench_gkcc.py --output /tmp/issue4_benchmarks.md
     python benchmarks/bench_gkcc.py --sets pendigits:59 letter:5 letter:15
 
-A set is ``name[:nu]``; nu defaults to 59 (000's value). letter (K = 26) with nu = 59 would
+A set is ``name[:nu]``; nu defaults to 59 (Li & Liu's value). letter (K = 26) with nu = 59 would
 need about 1475 categorical blocks at the last step and hours on a shared 2-core machine, so the
 default runs it with nu = 5 and 15 and extrapolates (candidate time is linear in nu at a given r_k, and
 r_k itself grows with nu).
@@ -66,13 +66,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
 
-    lines = ["# GKCC speed (000: Li & Liu 2018)", "",
+    lines = ["# GKCC speed (Li & Liu 2018)", "",
              f"Command: `python benchmarks/bench_gkcc.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
              f"({platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
              f"cclust {cclust.__version__}; n_jobs={args.n_jobs} on a 2-core machine shared with other "
              "engineers' jobs, so absolute times are noisy.)", ""]
     summary = ["| set | n | d | K | nu | r | total s | candidates | refinement | fusion | Rn | NMI "
-               "| error of the fit I n k (d + r_k) | error of 000's I n k d |",
+               "| error of the fit I n k (d + r_k) | error of Li & Liu's I n k d |",
                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     details = []
     for spec in args.sets:
@@ -92,7 +92,7 @@ def main(argv=None):
         # Lloyd passes = n_iter + 1 (the last pass only confirms); work in units of n k (d + r_k)
         work = np.array([(it + 1).sum() * n * k * (d + r) for it, k, r in zip(iters, ks, blocks)], dtype=float)
         per_unit, fit, rel = least_squares(work, cand)
-        # 000 sec. 4's model counts only the d original features (m in its notation)
+        # The model of Li & Liu (2018, sec. 4) counts only the d original features (m in its notation)
         _, fit_paper, rel_paper = least_squares(
             np.array([(it + 1).sum() * n * k * d for it, k in zip(iters, ks)], dtype=float), cand)
         rest = total - cand.sum() - refine.sum() - fusion

@@ -124,7 +124,7 @@ def table(rows, threads, n_init):
     lines.append("")
     lines.append(f"Ratios are anchor time / cclust's k-means++ time (higher = cclust faster). Restarts: "
                  f"n_init={n_init} on both sides; scikit-learn uses its greedy k-means++, cclust's kcc "
-                 f"Arthur & Vassilvitskii's (000's KCC++) or KCC's random objects. adds/s counts the "
+                 f"Arthur & Vassilvitskii's (the KCC++ of Li & Liu 2018) or KCC's random objects. adds/s counts the "
                  f"distance-table adds of the k-means++ run (n r K per pass, seeding and Gamma "
                  f"included in the time) against a machine bound of about {bound:.3g} adds/s "
                  f"({cores} cores x {ghz or float('nan'):.2f} GHz x 4 doubles/cycle). Threads: {threads}. "

@@ -1,6 +1,6 @@
 """Speed of the least-squares consensus cores: AddRemAdd (and the agglomeration) on n objects.
 
-Data: ``make_gaussian_mixture(n)`` (12-D, 9 Gaussians as in 002), a profile of 50 k-means
+Data: ``make_gaussian_mixture(n)`` (12-D, 9 Gaussians as in Mirkin & Shestakov), a profile of 50 k-means
 runs with k uniform on [6, 12]. Reports, per n and thread count, the time of the compiled
 AddRemAdd extraction alone (the co-association formed beforehand), the number of similarity
 updates it made (one per element of a similarity row per toggle, over every seed run), updates

@@ -13,12 +13,12 @@ in the other, and nearly every object joins the latter (ARI about 0). Every vari
 
 Data and ensembles:
 
-* The 003 Table 4 data sets (spambase 250 + 250 sample, iris, glass, yeast, vowel,
+* The data sets of Ren et al. (2017, Table 4) (spambase 250 + 250 sample, iris, glass, yeast, vowel,
   balance_scale, breast_tissue, hayes_roth, australian, semeion, wall_robot), loaded and
-  prepared by ``reproduce_woec.load_real`` from ``--data-dir``; seed s builds 003's R = 40
+  prepared by ``reproduce_woec.load_real`` from ``--data-dir``; seed s builds Ren et al.'s (2017) R = 40
   ensemble with ``reproduce_woec.ensemble_for(X, K, 40, s)`` (half ``subsample``, half
   ``subspace``), as ``reproduce_woec.py`` does for its run s.
-* With ``--datasets``, also ecoli, dermatology, wdbc, wine, breast and segment (not in 003;
+* With ``--datasets``, also ecoli, dermatology, wdbc, wine, breast and segment (not in Ren et al. 2017;
   same R = 40 protocol, standardised, all objects).
 * digits (scikit-learn) and letter (``--data-dir``/large/letter.npz): r = 100 k-means
   partitions with K_i = K, built by ``bench_graph.ensemble`` and cached in ``--cache`` (the
@@ -54,7 +54,7 @@ from reproduce_woec import DEFAULT_DATA, REAL, TABLE4, ensemble_for, load_real  
 
 LARGE = ("digits", "letter")
 DATASETS = REAL + LARGE
-# Not in 003 Table 4 and not run by default: more shared data sets with the same R = 40
+# Not in Ren et al. (2017, Table 4) and not run by default: more shared data sets with the same R = 40
 # protocol, several with strongly imbalanced classes (ecoli 143..2 objects, dermatology, wdbc).
 EXTRA = ("ecoli", "dermatology", "wdbc", "wine", "breast", "segment")
 # (column label, consensus method, keyword arguments): balance, then MCLA's ufactor with unit
@@ -71,7 +71,7 @@ UFACTOR_VARIANTS = (
     ("MCLA ufactor=3000", "mcla", {"ufactor": 3000, "balance": "clusters"}),
 )
 VARIANTS = BALANCE_VARIANTS + UFACTOR_VARIANTS
-# 003 Table 4 columns after base min / max / mean: CSPA, MCLA, HBGF, WOMC, WOSP, WOHB.
+# Ren et al. (2017, Table 4) columns after base min / max / mean: CSPA, MCLA, HBGF, WOMC, WOSP, WOHB.
 PUBLISHED = {name: (row[4], row[6]) for name, row in TABLE4.items()}
 # A consensus cluster below this fraction of the average size n / K counts as degenerate: the
 # collapse keeps K labels but gives all but a handful of objects to one meta-cluster.
@@ -148,7 +148,7 @@ def table(results, metric, variants, with_published):
     head = "| data (n, d, K) | " + " | ".join(labels)
     rule = "|---|" + "---|" * len(labels)
     if with_published:
-        head += " | objects − clusters, MCLA | objects − clusters, WOMC | 003 MCLA | 003 WOMC"
+        head += " | objects − clusters, MCLA | objects − clusters, WOMC | MCLA (Ren et al. 2017) | WOMC (Ren et al. 2017)"
         rule += "---|---|---|---|"
     lines = [head + " |", rule]
     for name, (shape, k, scores) in results.items():
@@ -177,7 +177,7 @@ def main(argv=None):
                         help="the shared data folder (default: ../shared/data beside the repository)")
     parser.add_argument("--cache", default="/tmp",
                         help="folder of the cached r-partition k-means ensembles of digits and letter")
-    parser.add_argument("--R", type=int, default=40, help="003 ensemble size for the Table 4 data sets")
+    parser.add_argument("--R", type=int, default=40, help="ensemble size for the data sets of Ren et al. 2017, Table 4")
     parser.add_argument("--r", type=int, default=100, help="k-means ensemble size for digits and letter")
     parser.add_argument("--out", default=None, help="also write the Markdown report to this file")
     args = parser.parse_args(argv)
@@ -196,12 +196,12 @@ def main(argv=None):
     command = " ".join(["python benchmarks/bench_mcla_balance.py"] + list(argv if argv is not None else sys.argv[1:]))
     machine = (f"Machine: {platform.platform()}, Python {platform.python_version()}, 2 cores shared with "
                f"other jobs; {wall:.0f} s wall, {cpu:.0f} s CPU (this process, ensembles included).")
-    protocol = (f"{args.seeds} seeds per data set. 003 Table 4 (and extra) data: seed s = the R = {args.R} "
+    protocol = (f"{args.seeds} seeds per data set. Data of Ren et al. 2017, Table 4 (and extra): seed s = the R = {args.R} "
                 f"ensemble of `reproduce_woec.py` run s. digits, letter: r = {args.r} cached k-means "
                 "partitions, seed s permutes objects, partitions and cluster names. random_state = s for "
                 "every variant; mean ± sd (ddof 1) over seeds.")
     legend = ("\"objects − clusters\": paired per-seed difference, mean ± sd (seeds where objects is "
-              "better / worse by more than 0.01). 003 MCLA / WOMC: 003 Table 4 (R = 40), for reference.")
+              "better / worse by more than 0.01). MCLA / WOMC (Ren et al. 2017): their Table 4 (R = 40), for reference.")
     lines = ["# MCLA / WOMC: balance=\"clusters\" vs \"objects\", and MCLA's ufactor", "",
              f"Command: `{command}`", machine, protocol, legend, "", "## ARI: balance", ""]
     lines += table(results, "ari", BALANCE_VARIANTS, True)

@@ -3,11 +3,11 @@
 The package (``pip install iterative-voting-consensus``; imported as ``ivc``; not a cclust
 dependency; it pins numpy<2, so install it in a separate virtual environment together with
 cclust rather than into your working one) runs one restart from a labelling ``pi_init`` for at most ``n_iter`` passes. Both
-sides get the same ensemble (r k-means partitions, K_i uniform in [2, 2K], 001's protocol) and
+sides get the same ensemble (r k-means partitions, K_i uniform in [2, 2K], the protocol of Wu et al. 2015) and
 the same random initial labelling; the package runs exactly 5 passes (``n_iter=5, tol=0``) and
 cclust at most 5 (``max_iter=5``; it stops earlier if the labels are stable), so the ratio is
 at equal work. Also shown: the package with its defaults (``tol=0.1``), cclust run from the same
-start to convergence, and cclust's default (10 restarts from base partitions, 004 sec. 8),
+start to convergence, and cclust's default (10 restarts from base partitions, Nguyen & Caruana 2007, sec. 8),
 with ARI against the classes and the number of non-empty clusters each returns.
 
 Usage::

@@ -1,7 +1,7 @@
 """Quality of every registered consensus function, side by side (ARI and NMI against the classes).
 
 For each dataset and seed, one ensemble of r k-means partitions (``cclust.generate("kmeans")``,
-K_i uniform in [2, 2K] as in 001, features standardised as in 003 sec. 4.3) is fused by every
+K_i uniform in [2, 2K] as in Wu et al. 2015, features standardised as in Ren et al. 2017, sec. 4.3) is fused by every
 consensus function registered when the script runs (``cclust.available(kind="consensus")``,
 plugins included), asking for K = the number of classes. Functions that need the features (X)
 are skipped unless ``--with-X``; a function that raises ``MemoryBudgetError`` (or any other
@@ -13,7 +13,7 @@ Usage::
     python benchmarks/compare_methods.py                                   # default, < 10 min on 2 cores
     python benchmarks/compare_methods.py --datasets iris wine --seeds 3 --methods kcc ivc eac
     python benchmarks/compare_methods.py --with-X --output /tmp/quality.md
-    python benchmarks/compare_methods.py --figure-1      # what each method returns on 004 Figure 1
+    python benchmarks/compare_methods.py --figure-1      # what each method returns on Figure 1 of Nguyen & Caruana (2007)
 """
 import argparse
 import os
@@ -73,13 +73,13 @@ def methods_to_run(requested):
     return out, seen
 
 
-# 004 Figure 1: six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
+# Figure 1 of Nguyen & Caruana (2007): six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
 FIGURE_1 = np.array([[1, 1, 1, 2, 2, 1], [2, 1, 1, 2, 2, 2], [2, 1, 2, 1, 2, 2], [1, 1, 2, 1, 2, 2]]).T
 FIGURE_1_TRUTH = np.array([0, 0, 0, 1, 1, 1])
 
 
 def figure_1(methods):
-    """Markdown table: what each method returns on 004 Figure 1, from its default restarts and,
+    """Markdown table: what each method returns on Figure 1 of Nguyen & Caruana (2007), from its default restarts and,
     for methods taking ``init``, from the ground truth."""
     import inspect
 
@@ -117,14 +117,14 @@ def main():
     parser.add_argument("--with-X", action="store_true", help="also run the methods that need X")
     parser.add_argument("--raw", action="store_true", help="do not standardise the features")
     parser.add_argument("--figure-1", action="store_true",
-                        help="only show what each method returns on the toy of 004 Figure 1")
+                        help="only show what each method returns on the toy of Figure 1 of Nguyen & Caruana 2007")
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
 
     if args.figure_1:
         methods, _ = methods_to_run(args.methods)
         text = (f"Command: `python benchmarks/compare_methods.py {' '.join(sys.argv[1:])}`\n\n"
-                "004 Figure 1 (ground truth {x1,x2,x3}, {x4,x5,x6}), K = 2, random_state=0.\n\n"
+                "Figure 1 of Nguyen & Caruana 2007 (ground truth {x1,x2,x3}, {x4,x5,x6}), K = 2, random_state=0.\n\n"
                 + figure_1(methods) + "\n")
         write_report(text, args.output)
         return

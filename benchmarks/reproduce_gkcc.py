@@ -1,7 +1,7 @@
-"""GKCC against paper 000 (Li & Liu, "Greedy optimization for K-means-based consensus
+"""GKCC against Li & Liu 2018 ("Greedy optimization for K-means-based consensus
 clustering", Tsinghua Sci. Tech. 2018): Fig. 3a/3b, Table 4 and Table 5 on the shared UCI sets.
 
-Protocol (000 sec. 5.1): K = number of classes; for every dataset and seed s GKCC runs with its
+Protocol (Li & Liu 2018, sec. 5.1): K = number of classes; for every dataset and seed s GKCC runs with its
 defaults (nu = 59 candidates per step, so r = 59 (K - 1) basic partitions) seeded with s; KCC
 (random initial objects) and KCC++ (k-means++ seeding) run once each (``n_init=1``) with Uc,
 i.e. plain K-means on the binary matrix B, on the same generated ensemble, seeded with s.
@@ -14,13 +14,13 @@ i.e. plain K-means on the binary matrix B, on the same generated ensemble, seede
 * Table 4: mean Rn (ARI) and NMI against the classes.
 * Table 5: greedy generation against RPS (k-means with K_i uniform on [2, K], as many partitions
   as the greedy ensemble) under the same fusion, KCC with Uc and ``n_init=10``; GKCC itself for
-  reference (000's "Greedy" column is GKCC).
+  reference (Li & Liu's "Greedy" column is GKCC).
 * Choices (docstring of ``cclust.consensus.gkcc.gkcc``): the four combinations of ``scaling``
   (raw / balanced) and ``fusion`` (partitions / augmented), ``--choice-seeds`` seeds on the
   small sets and ``--large-choice-seeds`` on pendigits and satimage.
 
-Datasets from ``../shared/data`` as shipped (000 does not say how it prepared them): iris,
-wine, breast, ecoli, glass, yeast, balance_scale, breast_tissue, pendigits, satimage; 000's gene
+Datasets from ``../shared/data`` as shipped (Li & Liu 2018 do not say how they prepared them): iris,
+wine, breast, ecoli, glass, yeast, balance_scale, breast_tissue, pendigits, satimage; Li & Liu's gene
 expression and image sets (26 of its 36) are not available and are skipped. pendigits and
 satimage run ``--large-seeds`` seeds (default 3) instead of 20 to stay well under 30 minutes on
 a shared 2-core machine::
@@ -135,7 +135,7 @@ def main(argv=None):
         print(f"# {name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     total = time.perf_counter() - started
 
-    lines = ["# GKCC reproduction (000: Li & Liu 2018)", "",
+    lines = ["# GKCC reproduction (Li & Liu 2018)", "",
              f"Command: `python benchmarks/reproduce_gkcc.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
              f"({platform.machine()}, Python {platform.python_version()}, cclust {cclust.__version__}; "
              f"{args.n_jobs} threads on a 2-core machine shared with other jobs; total {total / 60:.1f} min.) "
@@ -168,7 +168,7 @@ def main(argv=None):
     lines.append(f"| **mean over {len(results)} sets** | | " + " | ".join(
         f"**{avg[k][0]:.4f}**" for k in ("kcc", "kccpp", "gkcc")) + " | " + " | ".join(
         f"**{avg[k][1]:.4f}**" for k in ("kcc", "kccpp", "gkcc")) + " |")
-    lines.append("| 000 Table 4 (36 sets) | | " + " | ".join(
+    lines.append("| Li & Liu 2018, Table 4 (36 sets) | | " + " | ".join(
         f"{PAPER_TABLE4[k][0]:.4f}" for k in ("KCC", "KCC++", "GKCC")) + " | " + " | ".join(
         f"{PAPER_TABLE4[k][1]:.4f}" for k in ("KCC", "KCC++", "GKCC")) + " |")
 
@@ -181,7 +181,7 @@ def main(argv=None):
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("| **mean** | " + " | ".join(f"**{avg[k][0]:.4f}**" for k in ("kcc_rps", "kcc_greedy", "gkcc"))
                  + " | " + " | ".join(f"**{avg[k][1]:.4f}**" for k in ("kcc_rps", "kcc_greedy", "gkcc")) + " |")
-    lines.append(f"| 000 Table 5 (36 sets) | {PAPER_TABLE5['RPS'][0]:.4f} | | {PAPER_TABLE5['Greedy'][0]:.4f} "
+    lines.append(f"| Li & Liu 2018, Table 5 (36 sets) | {PAPER_TABLE5['RPS'][0]:.4f} | | {PAPER_TABLE5['Greedy'][0]:.4f} "
                  f"| {PAPER_TABLE5['RPS'][1]:.4f} | | {PAPER_TABLE5['Greedy'][1]:.4f} |")
 
     with_choices = {name: v for name, v in results.items() if v[5]}

@@ -1,24 +1,25 @@
-"""KCC against paper 001 (Becerra Tome's review of Wu et al., TKDE 2015), Tables 3, 4 and 5.
+"""KCC against Becerra Tomé's review of Wu et al. (TKDE 2015), the review's Tables 3, 4 and 5.
 
-Protocol of 001 sec. 2: for every dataset and seed s, r = 100 basic partitions by k-means
+Protocol of Wu et al. 2015 as the review's sec. 2 repeats it: for every dataset and seed s, r = 100 basic partitions by k-means
 (squared Euclidean, one initialisation each, K_i uniform on [2, 2K], K = number of classes),
 equal weights; then KCC with each of the ten utilities of ``cclust.cli.KCC_UTILITIES`` (Uc, UH,
 Ucos, UL5, UL8 and their normalised forms), default restarts (``n_init=10``), both seeded with s;
 Rn = ARI against the classes. Prints Markdown (and writes it to ``--output``): per dataset and
-utility the mean and standard deviation over seeds of Rn beside 001's "Original" (Wu et al.)
-and "Results" (the reviewer's re-implementation) columns, then times and convergence notes::
+utility the mean and standard deviation over seeds of Rn beside the review's "Original" (Wu et
+al.'s published values) and "Results" (the reviewer's re-implementation) columns, then times
+and convergence notes::
 
     python benchmarks/reproduce_kcc.py --output /tmp/kcc.md
     python benchmarks/reproduce_kcc.py --datasets iris wine --seeds 3
 
-Datasets come from ``../shared/data`` (``--data-dir``), prepared as 001 describes:
+Datasets come from ``../shared/data`` (``--data-dir``), prepared as the review describes:
 
 * wine: last attribute (proline) divided by 100;
 * breast: the 16 imputed Bare Nuclei cells (``missing`` mask) re-imputed with the column mean
-  of the observed values (001 imputes with the mean; the shared copy uses the median);
-* ecoli: the two classes of 2 objects (imL, imS) dropped, giving 001's 332 objects and 6
+  of the observed values (the review imputes with the mean; the shared copy uses the median);
+* ecoli: the two classes of 2 objects (imL, imS) dropped, giving the review's 332 objects and 6
   classes (``ecoli336`` runs the shared copy as is: 336 objects, 8 classes);
-* dermatology: the 8 rows with a missing Age dropped, giving 001's 358 rows (all 34 attributes);
+* dermatology: the 8 rows with a missing Age dropped, giving the review's 358 rows (all 34 attributes);
 * iris, pendigits, satimage: as shipped.
 
 ``--init k-means++`` runs KCC++ (the library's default start) instead of 001's random objects.
@@ -48,10 +49,10 @@ from _common import cpu_model, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
-DATASETS = ("breast", "ecoli", "iris", "pendigits", "satimage", "dermatology", "wine")  # 001's order
+DATASETS = ("breast", "ecoli", "iris", "pendigits", "satimage", "dermatology", "wine")  # the review's order
 EXTRA_DATASETS = ("ecoli336",)
 
-# 001 Tables 4 and 5: (Original = Wu et al. TKDE 2015, Results = 001's re-implementation), in
+# Becerra Tomé, Tables 4 and 5: (Original = Wu et al. 2015, Results = the review's re-implementation), in
 # the column order of cclust.cli.KCC_UTILITIES.
 PUBLISHED = {
     "breast": ((0.0556, 0.8337), (0.8673, 0.8337), (0.1111, 0.8337), (0.1212, 0.8337), (0.1333, 0.8337),
@@ -71,7 +72,7 @@ PUBLISHED = {
 }
 PUBLISHED["ecoli336"] = PUBLISHED["ecoli"]
 
-# 001 Table 3: seconds of KCC with Uc (Original, Results)
+# Becerra Tomé, Table 3: seconds of KCC with Uc (Original, Results)
 PUBLISHED_TIME = {"breast": (1.95, 0.69), "ecoli": (1.40, 2.31), "iris": (0.33, 0.52),
                   "pendigits": (81.19, 73.61), "satimage": (32.47, 25.15), "dermatology": (1.26, 1.96),
                   "wine": (0.56, 0.45)}
@@ -79,7 +80,7 @@ PUBLISHED_TIME["ecoli336"] = PUBLISHED_TIME["ecoli"]
 
 
 def load_dataset(name, data_dir):
-    """(X, y, note) of a dataset prepared as 001 describes (see the module docstring)."""
+    """(X, y, note) of a dataset prepared as the review describes (see the module docstring)."""
     base = "ecoli" if name == "ecoli336" else name
     with np.load(os.path.join(data_dir, f"{base}.npz"), allow_pickle=False) as z:
         X = np.array(z["X"], dtype=np.float64)
@@ -104,13 +105,13 @@ def load_dataset(name, data_dir):
         keep = ~np.isin(y, drop)
         X, y = X[keep], np.unique(y[keep], return_inverse=True)[1]
         dropped = ", ".join(str(names[c]) if names is not None else str(c) for c in drop)
-        note = f"classes of 2 objects dropped ({dropped}) as in 001's 332 x 6"
+        note = f"classes of 2 objects dropped ({dropped}) as in the review's 332 x 6"
     elif name == "ecoli336":
         note = "shared copy as is (8 classes incl. two of 2 objects)"
     elif name == "dermatology":
         keep = ~missing.any(1)
         X, y = X[keep], y[keep]
-        note = f"{int((~keep).sum())} rows with missing Age dropped (001's 358 rows)"
+        note = f"{int((~keep).sum())} rows with missing Age dropped (the review's 358 rows)"
     return np.ascontiguousarray(X), y, note
 
 
@@ -151,7 +152,7 @@ def machine_line(n_threads):
 def run_dataset(name, X, y, seeds, k_range_mode, n_threads, log, init="random"):
     """ARI, seconds, iterations and warnings for every (seed, utility) of one dataset."""
     K = int(len(np.unique(y)))
-    k_range = (2, 2 * K) if k_range_mode == "001" else None
+    k_range = (2, 2 * K) if k_range_mode == "review" else None
     ari = cclust.get("ari")
     n_u = len(KCC_UTILITIES)
     out = {
@@ -191,7 +192,7 @@ def fmt(x, digits=4):
 
 
 def rn_table(results, names, columns):
-    """001 Table 4 or 5 layout: per dataset rows Original / Results / ours / in-range."""
+    """Layout of Becerra Tomé's Table 4 or 5: per dataset rows Original / Results / ours / in-range."""
     labels = [KCC_UTILITIES[c][0] for c in columns]
     lines = ["| dataset | row | " + " | ".join(labels) + " |",
              "| --- | --- | " + " | ".join("---:" for _ in labels) + " |"]
@@ -209,8 +210,8 @@ def rn_table(results, names, columns):
             tags = [t for t, v in (("O", PUBLISHED[name][c][0]), ("R", PUBLISHED[name][c][1]))
                     if low - 5e-5 <= v <= high + 5e-5]
             inside.append(" ".join(tags) or "–")
-        lines.append(f"| {name} | 001 Original | " + " | ".join(orig) + " |")
-        lines.append("|  | 001 Results | " + " | ".join(rev) + " |")
+        lines.append(f"| {name} | Original (Wu et al. 2015) | " + " | ".join(orig) + " |")
+        lines.append("|  | Results (Becerra Tomé) | " + " | ".join(rev) + " |")
         lines.append(f"|  | ours, mean ± sd ({ari.shape[0]} seeds) | " + " | ".join(ours) + " |")
         lines.append("|  | ours, min–max | " + " | ".join(spread) + " |")
         lines.append("|  | published value inside our min–max | " + " | ".join(inside) + " |")
@@ -219,7 +220,7 @@ def rn_table(results, names, columns):
 
 def time_table(results, names):
     lines = ["| dataset | n x d, K | generation of 100 BPs (s) | KCC Uc per run (s) | KCC per run, "
-             "all 10 utilities (s) | 001 Table 3 Original, Uc (s) | 001 Table 3 Results, Uc (s) |",
+             "all 10 utilities (s) | Wu et al. 2015, Uc (s) | Becerra Tomé, Uc (s) |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for name in names:
         r = results[name]
@@ -275,8 +276,8 @@ def main(argv=None):
     command = "python benchmarks/reproduce_kcc.py " + " ".join(argv if argv is not None else sys.argv[1:])
     seeds = args.seeds
     seed_text = f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ",".join(map(str, seeds))
-    k_text = "K_i uniform on [2, 2K] (001 sec. 2)" if args.k_range == "001" else \
-        "K_i uniform on [K, ceil(sqrt(n))] (the KCC authors' default, NOT 001's protocol)"
+    k_text = "K_i uniform on [2, 2K] (Becerra Tomé, sec. 2)" if args.k_range == "review" else \
+        "K_i uniform on [K, ceil(sqrt(n))] (the KCC authors' default, NOT the review's protocol)"
     out = [
         f"Basic partitions: 100 k-means runs (one initialisation, k-means++ seeding), {k_text}; "
         f"KCC with n_init=10, init={args.init!r}; generation and KCC both seeded with s, seeds {seed_text}. "
@@ -289,13 +290,14 @@ def main(argv=None):
     ]
     out += [f"| {n} | {results[n]['shape'][0]} x {results[n]['shape'][1]} | {results[n]['K']} | "
             f"{results[n]['note']} |" for n in names]
-    out += ["", "**Table 4 (U forms).** Rn; O/R in the last row of a dataset: 001's Original/Results value "
-            "lies within the range of our seeds.", ""]
+    out += ["", "**Becerra Tomé's Table 4 (U forms).** Rn; O/R in the last row of a dataset: the review's "
+            "Original (Wu et al. 2015) / Results (Becerra Tomé) value lies within the range of our seeds.", ""]
     out += rn_table(results, names, range(0, 5))
-    out += ["", "**Table 5 (NU forms).**", ""]
+    out += ["", "**Becerra Tomé's Table 5 (NU forms).**", ""]
     out += rn_table(results, names, range(5, 10))
-    out += ["", "**Times** (means over seeds; wall clock, this machine). 001 Table 3 gives one time "
-            "per dataset for KCC with Uc, hardware not stated.", ""]
+    out += ["", "**Times** (means over seeds; wall clock, this machine). Becerra Tomé's Table 3 gives one "
+            "time per dataset for KCC with Uc, Original (Wu et al. 2015) and Results (the review's), "
+            "hardware not stated.", ""]
     out += time_table(results, names)
     out += ["", "**Lloyd iterations of the kept restart** (mean over seeds; in brackets the number of "
             "seeds whose kept restart ended on its nearest-seed start partition, n_iter = 0).", ""]

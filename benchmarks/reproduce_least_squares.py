@@ -1,4 +1,4 @@
-"""Reproduce the experiments of 002 (Mirkin & Shestakov), Tables 1-6, with addremadd and
+"""Reproduce the experiments of Mirkin & Shestakov, Tables 1-6, with addremadd and
 ls-agglomerative.
 
 Data: ``make_gaussian_mixture`` (1000 points, 12-D, 9 spherical Gaussians, variances in
@@ -7,11 +7,11 @@ runs (``cclust.generate("kmeans", ...)``, random initial centres from the data a
 one run each) with k = 9, 6, 12 or uniform on [6, 12] (settings a-d). Tables 1-4 report ARI
 against the generating partition and the number of clusters (mean and std over repetitions);
 Tables 5-6 repeat settings a) and d) on fresh draws and add the best k-means partition of the
-profile by the k-means criterion (002 eq. 7).
+profile by the k-means criterion (Mirkin & Shestakov, eq. 7).
 
-Readings where 002 is silent (options; the defaults follow the text and Netlab's defaults):
+Readings where Mirkin & Shestakov are silent (options; the defaults follow the text and Netlab's defaults):
 
-* ``--priors``: 002 does not give the cluster sizes. Netlab's ``gmm`` starts from equal priors
+* ``--priors``: Mirkin & Shestakov do not give the cluster sizes. Netlab's ``gmm`` starts from equal priors
   and ``gmmsamp`` draws each object's component from them (``equal``, the default, which is
   ``make_gaussian_mixture``). ``uniform`` draws the nine priors as normalised U(0, 1) values
   (``rand`` then normalise), ``dirichlet`` as a flat Dirichlet (normalised exponentials), both
@@ -41,7 +41,7 @@ from cclust.datasets import make_gaussian_mixture
 from cclust.metrics import ari, kmeans_objective
 
 SETTINGS = {"a": (9, (9, 9)), "b": (6, (6, 6)), "c": (12, (12, 12)), "d": (9, (6, 12))}
-# (table, setting, method) -> (mean ARI, std ARI, mean #classes, std #classes), from 002.
+# (table, setting, method) -> (mean ARI, std ARI, mean #classes, std #classes), from Mirkin & Shestakov.
 PUBLISHED = {
     (1, "a", "Aggl"): (0.9106, 0.0398, 6, 0.6667), (1, "a", "ARA"): (0.9578, 0.0246, 7.6, 0.5164),
     (2, "b", "Aggl"): (0.7374, 0.1083, 4.8, 0.4216), (2, "b", "ARA"): (0.8333, 0.0586, 6.2, 0.6325),
@@ -87,7 +87,7 @@ def ari_bound(y, k):
 
 
 def make_data(seed, center_variance, priors):
-    """002's data: ``make_gaussian_mixture`` for equal priors, else the same generator with
+    """Mirkin & Shestakov's data: ``make_gaussian_mixture`` for equal priors, else the same generator with
     unequal component priors drawn per repetition (see the module docstring)."""
     if priors == "equal":
         return make_gaussian_mixture(center_variance=center_variance, random_state=seed)
@@ -133,9 +133,9 @@ def main():
     parser.add_argument("--tables", default="1,2,3,4,5,6")
     parser.add_argument("--n-threads", type=int, default=None)
     parser.add_argument("--center-variance", type=float, default=0.7,
-                        help="variance of the centre coordinates (002: N(0, 0.7)); a sensitivity knob")
+                        help="variance of the centre coordinates (Mirkin & Shestakov: N(0, 0.7)); a sensitivity knob")
     parser.add_argument("--priors", choices=("equal", "uniform", "dirichlet"), default="equal",
-                        help="component priors of the generator (002 is silent; Netlab's default is equal)")
+                        help="component priors of the generator (Mirkin & Shestakov are silent; Netlab's default is equal)")
     parser.add_argument("--kmeans-max-iter", type=int, default=100,
                         help="iteration cap of each k-means run (Netlab's options(14))")
     parser.add_argument("--out", default=None)
@@ -161,8 +161,8 @@ def main():
                         f"{c.mean():.1f} ± {c.std(ddof=1):.2f} | {pub[2]:g} ± {pub[3]:g} | {bound:.3f} | {secs:.2f} |")
             print(rows[-1], flush=True)
     header = [
-        f"Reproduction of 002 Tables 1-6 ({args.repeats} repetitions per table; mean ± std, "
-        "std with ddof=1 as 002's tables appear to use).",
+        f"Reproduction of Mirkin & Shestakov, Tables 1-6 ({args.repeats} repetitions per table; mean ± std, "
+        "std with ddof=1 as Mirkin & Shestakov's tables appear to use).",
         "",
         "Command: `python benchmarks/reproduce_least_squares.py "
         f"--repeats {args.repeats}" + (f" --tables {args.tables}" if args.tables != "1,2,3,4,5,6" else "")
@@ -171,7 +171,7 @@ def main():
         + (f" --kmeans-max-iter {args.kmeans_max_iter}" if args.kmeans_max_iter != 100 else "")
         + (f" --out {args.out}" if args.out else "") + "`",
         "",
-        "| Table | setting | method | ARI (cclust) | ARI (002) | # clusters (cclust) | # clusters (002) | ARI bound at K | s / run |",
+        "| Table | setting | method | ARI (cclust) | ARI (Mirkin & Shestakov) | # clusters (cclust) | # clusters (Mirkin & Shestakov) | ARI bound at K | s / run |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     text = "\n".join(header + rows) + f"\n\nTotal wall time {time.perf_counter() - total:.0f} s.\n"

@@ -1,20 +1,20 @@
-"""WOEC and the graph baselines against paper 003 (Ren et al., KAIS 2017), Tables 2, 3 and 4.
+"""WOEC and the graph baselines against Ren et al. (KAIS 2017), Tables 2, 3 and 4.
 
-Protocol of 003 sec. 4-5: features standardised (zero mean, unit variance); R = 40 base
+Protocol of Ren et al. (2017, sec. 4-5): features standardised (zero mean, unit variance); R = 40 base
 clusterings, the first half k-means on a random 70% of the objects (the rest to the nearest
 centre: the ``subsample`` generator), the second half k-means on a random 70% of the features,
 rounded up (``subspace``), each with K = number of classes and random initial centres; k* = number of
-classes; ARI against the classes, averaged over independent runs (003 uses 100). Every method
+classes; ARI against the classes, averaged over independent runs (Ren et al. 2017 use 100). Every method
 of a run fuses the same ensemble, seeded with the run number.
 
     python benchmarks/reproduce_woec.py --output /tmp/issue5_reproduction.md
     python benchmarks/reproduce_woec.py --toys 1 2 3 --runs 20 --real iris glass --real-runs 10
 
-Real data come from ``../shared/data`` (``--data-dir``), prepared as 003 sec. 4.1 says:
+Real data come from ``../shared/data`` (``--data-dir``), prepared as Ren et al. (2017, sec. 4.1) say:
 spambase 500 objects sampled (250 per class, fixed seed), yeast and wall_robot restricted to
-their three and two largest classes; the others as shipped. Differences from 003 that remain:
-the shared wall_robot is the 24-sensor version (003 uses the 2-feature one, 4302 objects), and
-hayes_roth concatenates train and test (160 objects; 003 uses 132).
+their three and two largest classes; the others as shipped. Differences from Ren et al. (2017) that remain:
+the shared wall_robot is the 24-sensor version (Ren et al. 2017 use the 2-feature one, 4302 objects), and
+hayes_roth concatenates train and test (160 objects; Ren et al. 2017 use 132).
 """
 import argparse
 import math
@@ -42,16 +42,16 @@ DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data")
 METHODS = ("cspa", "mcla", "hbgf", "womc", "wosp", "wohb")
 NEEDS_X = ("wosp", "wohb", "wokmeans")
 
-# 003 Table 2 (ARI, R = 40): min, max, mean of the base clusterings, then METHODS.
+# Ren et al. 2017, Table 2 (ARI, R = 40): min, max, mean of the base clusterings, then METHODS.
 TABLE2 = {
     1: (0.8524, 0.9214, 0.9130, 0.9111, 0.9152, 0.9099, 0.9152, 0.9438, 0.9221),
     2: (0.9373, 0.9494, 0.9446, 0.9365, 0.9444, 0.9230, 0.9444, 0.9875, 0.9955),
     3: (0.6218, 0.9490, 0.8765, 0.9420, 0.9474, 0.9413, 0.9474, 0.9418, 0.9452),
 }
-# 003 Table 3 (ARI): k-means and WOKmeans, mean +- sd.
+# Ren et al. 2017, Table 3 (ARI): k-means and WOKmeans, mean +- sd.
 TABLE3 = {1: ("0.9100 ± 0.0515", "0.9161 ± 0.0065"), 2: ("0.9444 ± 0.0000", "0.9504 ± 0.0220"),
           3: ("0.8903 ± 0.0727", "0.9191 ± 0.0852")}
-# 003 Table 4, R = 40 rows (ARI): min, max, mean of the base clusterings, then METHODS. Read
+# Ren et al. 2017, Table 4, R = 40 rows (ARI): min, max, mean of the base clusterings, then METHODS. Read
 # from the garbled extraction by column count and the baseline in parentheses.
 TABLE4 = {
     "australian": (-0.0069, 0.5274, 0.3763, 0.4446, 0.4674, 0.4209, 0.4674, 0.4357, 0.4316),
@@ -93,7 +93,7 @@ def ensemble_for(X, k, R, seed):
     half = R // 2
     seq = np.random.SeedSequence(seed).spawn(2)
     a = cclust.generate("subsample", X, k, n_partitions=half, random_state=seq[0], n_jobs=1)
-    # 003's 70% of the features must round up: its Toy1-3 base clusterings (2 features) reach
+    # Ren et al.'s 70% of the features must round up: their Toy1-3 base clusterings (2 features) reach
     # ARI >= 0.85 (Table 2 "Min"), impossible on a single feature; ``subspace`` rounds, so ask
     # for the fraction whose rounding is ceil(0.7 d).
     d = X.shape[1]
@@ -116,7 +116,7 @@ def one_run(X, y, R, seed, methods, with_kmeans):
         times[name] = time.perf_counter() - t0
         out[name] = ari(res.labels, y)
     if with_kmeans:
-        from cclust.generators import _kmeans_labels  # one k-means run, random init (003 Table 3)
+        from cclust.generators import _kmeans_labels  # one k-means run, random init (Ren et al. 2017, Table 3)
 
         rng = np.random.default_rng(seed)
         out["kmeans"] = ari(_kmeans_labels(X, k, rng, "random", 100, 0.0)[0], y)
@@ -142,11 +142,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", ConvergenceWarning)
 
-    lines = ["# WOEC reproduction (003 Tables 2-4)", "",
+    lines = ["# WOEC reproduction (Ren et al. 2017, Tables 2-4)", "",
              f"Command: `python benchmarks/reproduce_woec.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
              f"Machine: {platform.platform()}, Python {platform.python_version()}, 2 cores shared with other jobs.",
              f"R = {args.R} (half `subsample`, half `subspace`, 70%, K = classes); ARI mean ± sd over runs; "
-             "003's value in parentheses.", ""]
+             "Ren et al.'s published value in parentheses.", ""]
     header = "| data | runs | base min | base max | base mean | " + " | ".join(m.upper() for m in METHODS) + " |"
     rule = "|" + "---|" * (5 + len(METHODS))
 
@@ -157,7 +157,7 @@ def main(argv=None):
     if args.toys:
         lines += ["## Toy1-Toy3 (Table 2)", "", header, rule]
         table3 = ["", "## k-means vs WOKmeans on the toys (Table 3; one run each, random centres)", "",
-                  "| data | k-means | WOKmeans | 003 k-means | 003 WOKmeans |", "|---|---|---|---|---|"]
+                  "| data | k-means | WOKmeans | k-means (Ren et al. 2017) | WOKmeans (Ren et al. 2017) |", "|---|---|---|---|---|"]
         for i in args.toys:
             rows = []
             for run in range(args.runs):

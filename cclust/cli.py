@@ -8,7 +8,7 @@ Sub-commands
     (``.csv``, ``.tsv``, ``.txt``), an ``.npy`` file holding X, or an ``.npz`` file holding ``X``
     and optionally ``y``. Without ``--method`` every registered consensus method (plugins
     included) fuses one shared ensemble and the command prints one row per method; with one
-    ``--method`` it prints that result. ``--utilities`` compares KCC under every utility of 001.
+    ``--method`` it prints that result. ``--utilities`` compares KCC under every utility of Wu et al. (2015).
 ``cclust fuse ENSEMBLE``
     Fuse partitions the user already has (one column per partition, any label values).
 ``cclust select-k DATA --k-range LOW HIGH``
@@ -75,7 +75,8 @@ __all__ = [
     "parse_value",
 ]
 
-#: (label, utility, p) rows of the KCC utility comparison: 001 Tables 4 and 5
+#: (label, utility, p) rows of the KCC utility comparison: Wu et al.'s (2015) ten utilities, the
+#: columns of Becerra Tomé's Tables 4 and 5
 KCC_UTILITIES = (
     ("Uc", "uc", None), ("UH", "uh", None), ("Ucos", "ucos", None),
     ("UL5", "ulp", 5.0), ("UL8", "ulp", 8.0),
@@ -1629,7 +1630,7 @@ examples:
   cclust run iris                              compare every consensus method on iris
   cclust run iris --method kcc --plot iris.png one method, consensus-matrix heatmap
   cclust run data.csv --labels-column class    CSV with the true classes in column 'class'
-  cclust run wine --standardize --utilities    KCC under every utility (001 Tables 4-5)
+  cclust run wine --standardize --utilities    KCC under the ten utilities of Wu et al. 2015
   cclust run iris --method kcc --method-param utility=uc --method-param n_init=20
 
 DATA: a bundled dataset (iris, wine), a CSV (.csv/.tsv/.txt, numeric feature columns, header row

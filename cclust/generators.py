@@ -4,7 +4,7 @@ Every generator has the signature ``gen(X, n_clusters, *, n_partitions=100, rand
 n_jobs=None, **params) -> Ensemble``. Partition j draws all its randomness from the j-th child
 of one ``numpy.random.SeedSequence``, so the ensemble is the same for any ``n_jobs``. The
 k-means runs are the compiled mixed-rows engine with a dense block only (the same Lloyd passes,
-empty-cluster rule and convergence test as KCC), one initialisation each (RPS, 001 sec. 2).
+empty-cluster rule and convergence test as KCC), one initialisation each (RPS; Wu et al. 2015).
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -134,7 +134,7 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
            verbose=0, backend=None, client=None, chunks=None):
     """Random-parameter selection (RPS): k-means with a random number of clusters per partition.
 
-    Each partition runs k-means once (``n_init=1``, as 001 sec. 2 and 000 sec. 5) with K_i
+    Each partition runs k-means once (``n_init=1``, as in Wu et al. 2015 and Li & Liu 2018, sec. 5) with K_i
     drawn uniformly from ``k_range``.
 
     Parameters
@@ -145,7 +145,7 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
     n_partitions : int, default=100
     k_range : (int, int), default=None
         Inclusive range of K_i. Default ``(K, max(K, ceil(sqrt(n))))``, the KCC authors'
-        choice; 001's experiments use ``(2, 2K)``.
+        choice; Wu et al.'s (2015) experiments use ``(2, 2K)``.
     init : {"k-means++", "random"}, default="k-means++"
     max_iter : int, default=100
     tol : float, default=1e-4
@@ -203,8 +203,8 @@ def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, ini
              verbose=0, backend=None, client=None, chunks=None):
     """Random feature selection (RFS): k-means on a random ``fraction`` of the features.
 
-    003 sec. 4.3 uses 70% of the features and randomly chosen initial centres; K_i is drawn
-    from ``k_range`` (default ``(K, K)``: 003 clusters with the consensus K).
+    Ren et al. (2017, sec. 4.3) use 70% of the features and randomly chosen initial centres; K_i is drawn
+    from ``k_range`` (default ``(K, K)``: Ren et al. 2017 cluster with the consensus K).
     Parameters as :func:`kmeans`, plus ``fraction`` in (0, 1] (at least one feature is kept).
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
@@ -228,7 +228,7 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
               verbose=0, backend=None, client=None, chunks=None):
     """k-means on a random ``fraction`` of the objects, the rest assigned to the nearest centre.
 
-    003 sec. 4.3 uses 70% of the objects and randomly chosen initial centres; K_i is drawn
+    Ren et al. (2017, sec. 4.3) use 70% of the objects and randomly chosen initial centres; K_i is drawn
     from ``k_range`` (default ``(K, K)``). Parameters as :func:`kmeans`, plus ``fraction`` in
     (0, 1] (the sample keeps at least K_i objects).
     """

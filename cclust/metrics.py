@@ -54,7 +54,7 @@ _EPS = np.finfo(np.float64).eps
 #: Tables with at most this many cells (or at most n_samples cells) are built dense.
 _DENSE_CELLS = 1 << 22
 
-#: Normalisers of NMI and AMI; "sqrt" is 000 eq. 7's geometric mean.
+#: Normalisers of NMI and AMI; "sqrt" is the geometric mean of Li & Liu (2018), eq. 7.
 _AVERAGES = ("arithmetic", "geometric", "max", "min", "sqrt")
 
 
@@ -97,7 +97,7 @@ def contingency_table(labels_a, labels_b, *, sparse=False):
     ``table[i, j]`` counts the objects in cluster i of ``labels_a`` and cluster j of
     ``labels_b``; clusters are numbered in the sorted order of their labels. This is the table
     every metric of this module reads (the matrix :math:`M = (m_{kk'})` of Nguyen & Caruana,
-    2007, section 6.1, paper 004), built in one O(n) pass of the compiled core.
+    2007, section 6.1), built in one O(n) pass of the compiled core.
 
     Parameters
     ----------
@@ -233,7 +233,7 @@ def _rand_from_table(table):
 
 
 def _mutual_info_from_table(table):
-    """MI (nats), 004 eq. 6, with scikit-learn's per-cell rounding guard and clipping at 0."""
+    """MI (nats), Nguyen & Caruana (2007, eq. 6), with scikit-learn's per-cell rounding guard and clipping at 0."""
     rows, cols = _marginals(table)
     if np.count_nonzero(rows) <= 1 or np.count_nonzero(cols) <= 1:
         return 0.0
@@ -353,7 +353,7 @@ def _ami_from_table(table, average="arithmetic"):
 
 
 def _vi_from_table(table):
-    """VI = H + H' - 2 MI (004 eq. 9), summed as non-negative terms so identity gives 0 exactly."""
+    """VI = H + H' - 2 MI (Nguyen & Caruana 2007, eq. 9), summed as non-negative terms so identity gives 0 exactly."""
     rows, cols = _marginals(table)
     nzx, nzy, nz_val = _cells(table)
     n = float(nz_val.sum())
@@ -384,7 +384,7 @@ def _accuracy_from_table(table):
 def ari(labels_true, labels_pred):
     """Adjusted Rand index: the Rand index adjusted for chance.
 
-    This is the normalised Rand index :math:`R_n` of Li & Liu (2018), eq. 8 (paper 000), equal
+    This is the normalised Rand index :math:`R_n` of Li & Liu (2018), eq. 8, equal
     to Hubert & Arabie's ARI and to ``sklearn.metrics.adjusted_rand_score``, computed in exact
     integer arithmetic from the contingency table (one O(n) compiled pass, no sort).
 
@@ -421,7 +421,7 @@ def ari(labels_true, labels_pred):
 def rand(labels_true, labels_pred):
     """Rand index: the fraction of object pairs on which two labellings agree.
 
-    ``1 - rand`` is the Rand distance of Nguyen & Caruana (2007), eq. 8 (paper 004). Equal to
+    ``1 - rand`` is the Rand distance of Nguyen & Caruana (2007), eq. 8. Equal to
     ``sklearn.metrics.rand_score``.
 
     Parameters
@@ -451,8 +451,8 @@ def rand(labels_true, labels_pred):
 def nmi(labels_true, labels_pred, *, average="sqrt"):
     """Normalized mutual information between two labellings.
 
-    With ``average="sqrt"`` this is the NMI of Li & Liu (2018), eq. 7 (paper 000) and of
-    Nguyen & Caruana (2007), eq. 10 (paper 004): the mutual information divided by the
+    With ``average="sqrt"`` this is the NMI of Li & Liu (2018), eq. 7 and of
+    Nguyen & Caruana (2007), eq. 10: the mutual information divided by the
     geometric mean of the two entropies. Equal to
     ``sklearn.metrics.normalized_mutual_info_score`` with the matching ``average_method``
     (whose default is "arithmetic"; cclust follows the papers).
@@ -490,7 +490,7 @@ def ami(labels_true, labels_pred, *, average="arithmetic"):
     """Adjusted mutual information: mutual information adjusted for chance.
 
     ``(MI - E[MI]) / (mean(H_true, H_pred) - E[MI])`` (Vinh, Epps & Bailey, 2010), the
-    chance-corrected form of the NMI of paper 000, eq. 7. Agrees with
+    chance-corrected form of the NMI of Li & Liu (2018), eq. 7. Agrees with
     ``sklearn.metrics.adjusted_mutual_info_score`` up to scikit-learn's own rounding: the
     expected mutual information E[MI] is computed here by a vectorised, normalised hypergeometric
     recurrence (about 1e-13 relative at n = 10^5), where scikit-learn's triple loop loses about
@@ -529,7 +529,7 @@ def ami(labels_true, labels_pred, *, average="arithmetic"):
 def vi(labels_true, labels_pred):
     """Variation of information between two labellings (natural log).
 
-    ``H(pi) + H(pi') - 2 MI(pi, pi')``, Nguyen & Caruana (2007), eq. 9 (paper 004), after
+    ``H(pi) + H(pi') - 2 MI(pi, pi')``, Nguyen & Caruana (2007), eq. 9, after
     Meila. A distance: 0 exactly when the partitions are identical, at most ``log(n)``.
     Computed as ``sum_ij p_ij (log(n_i / n_ij) + log(n_j / n_ij))``, a sum of non-negative terms,
     so it never comes out negative by rounding.
@@ -561,7 +561,7 @@ def vi(labels_true, labels_pred):
 def van_dongen(labels_true, labels_pred, *, normalize=True):
     """Van Dongen's set-matching distance between two labellings.
 
-    Nguyen & Caruana (2007), eq. 7 (paper 004):
+    Nguyen & Caruana (2007), eq. 7:
     ``(2n - sum_k max_k' m_kk' - sum_k' max_k m_kk') / (2n)`` where m is the contingency table.
     Each cluster of either labelling is matched to the cluster of the other that it overlaps
     most; the distance counts the objects outside those matches.
@@ -598,7 +598,7 @@ def van_dongen(labels_true, labels_pred, *, normalize=True):
 def accuracy(labels_true, labels_pred):
     """Clustering accuracy (purity): each predicted cluster votes its majority true class.
 
-    Nguyen & Caruana (2007), eq. 12 (paper 004): ``sum_k majority(C_k) / n`` where
+    Nguyen & Caruana (2007), eq. 12: ``sum_k majority(C_k) / n`` where
     ``majority(C_k)`` is the number of objects of predicted cluster k that carry its most
     frequent true label. Not symmetric, and not the one-to-one (Hungarian) matched accuracy:
     several clusters may vote for the same class, so splitting clusters never lowers it and
@@ -657,7 +657,7 @@ def kmeans_objective(X, labels):
     """The K-means objective: the sum of squared Euclidean distances to the cluster means.
 
     ``sum_k sum_{x in C_k} ||x - m_k||^2``, the criterion K-means minimises and the
-    "objective function of K-means" reported by Li & Liu (2018), section 5 (paper 000; their
+    "objective function of K-means" reported by Li & Liu (2018), section 5 (their
     figure 3 plots it divided by n^2). Computed in one O(n d) pass with the deviations from
     each mean taken explicitly (no ``||x||^2 - n ||m||^2`` cancellation).
 
@@ -704,7 +704,7 @@ def _pairwise_distance_sum(points):
 def compactness(X, labels, *, metric="euclidean"):
     """Compactness: the size-weighted average distance between objects of the same cluster.
 
-    Nguyen & Caruana (2007), eq. 11 (paper 004):
+    Nguyen & Caruana (2007), eq. 11:
     ``(1/n) sum_k n_k (sum_{i<j in C_k} d(x_i, x_j)) / (n_k (n_k - 1) / 2)``. A cluster of one
     object has no pairs and contributes 0.
 
@@ -804,7 +804,7 @@ def _as_ensemble(ensemble):
 def consensus_score(labels, ensemble, metric="nmi"):
     """Weighted average agreement of a labelling with every partition of an ensemble.
 
-    The consensus performance of Nguyen & Caruana (2007), eq. 4 (paper 004),
+    The consensus performance of Nguyen & Caruana (2007), eq. 4,
     ``Perf(pi*, Pi) = sum_i w_i f(pi*, pi_i)`` with the ensemble's weights ``w_i`` (equal
     weights give the paper's ``1/C``). One compiled pass builds the table of ``labels`` against
     every partition at once; ``f`` is then read from each partition's block. Objects missing
@@ -817,8 +817,8 @@ def consensus_score(labels, ensemble, metric="nmi"):
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
         The basic partitions (anything :class:`cclust.Ensemble` accepts).
     metric : str or callable, default="nmi"
-        ``f``: one of "ari", "nmi" (sqrt normalisation, 004 eq. 10), "ami", "rand", "vi"
-        (004 eq. 9), "van-dongen" (004 eq. 7), "accuracy"; or one of those functions of this
+        ``f``: one of "ari", "nmi" (sqrt normalisation, Nguyen & Caruana 2007, eq. 10), "ami", "rand", "vi"
+        (Nguyen & Caruana 2007, eq. 9), "van-dongen" (Nguyen & Caruana 2007, eq. 7), "accuracy"; or one of those functions of this
         module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
         ``(n_clusters, K_i)`` whose rows are the clusters of ``labels`` and columns those of
         partition i (so ``labels`` plays ``labels_true``). For the distances ("vi",

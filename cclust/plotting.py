@@ -720,7 +720,7 @@ def _confidence_source(n, confidence, ensemble, result, codes_source):
             raise ValidationError(
                 f"result.extras['object_weights'] has {values.shape[0]} values but labels has {n} objects."
             )
-        # WOEC weights (003 eq. 4) grow with the ensemble's disagreement: high = uncertain.
+        # WOEC weights (Ren et al. 2017, eq. 4) grow with the ensemble's disagreement: high = uncertain.
         return values, "WOEC object weight (high = uncertain)", "Confidence: WOEC object weights", False
     if "ensemble" in extras:
         return (object_confidence(extras["ensemble"], codes_source), "fraction of partitions agreeing",
@@ -742,7 +742,7 @@ def plot_confidence(X, labels, confidence=None, *, ensemble=None, result=None, a
     * ``confidence`` — any values, higher meaning surer (NaN: unknown, drawn hollow grey);
     * ``ensemble`` — :func:`object_confidence`: the weighted fraction of partitions agreeing
       with the consensus about the object (majority matching of clusters, see there);
-    * ``result`` — a WOEC result's ``extras["object_weights"]`` (003 eq. 4; high weights mark
+    * ``result`` — a WOEC result's ``extras["object_weights"]`` (Ren et al. 2017, eq. 4; high weights mark
       objects the partitions disagree about, so the scale is reversed: faded = heavy), or, for a
       result carrying its ensemble (``extras["ensemble"]``, e.g. gkcc), the agreeing fraction.
 

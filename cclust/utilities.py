@@ -1,10 +1,10 @@
-"""KCC utility functions (Wu et al., TKDE 2015; paper 001 Table 1) as data the compiled K-means
+"""KCC utility functions (Wu et al. 2015; Table 1 of Becerra Tomé's review) as data the compiled K-means
 passes understand.
 
 A utility U_mu(pi, pi_i) = sum_k p_k+ mu(P_k^(i)) - mu(P^(i)) is defined by a convex function mu
 on distributions. KCC maximises Gamma = sum_i w_i U_mu(pi, pi_i) by K-means on the (never
 materialised) one-hot "binary dataset" with the point-to-centroid distance f that mu induces.
-For an object whose label in pi_i is l and a centroid block m = m_{k,i} (001 eq. 4), the
+For an object whose label in pi_i is l and a centroid block m = m_{k,i} (Wu et al. 2015; eq. 4 of Becerra Tomé's review), the
 distance terms the compiled engine evaluates are:
 
 =========  ==========================  ==========================================
@@ -52,11 +52,11 @@ class Utility:
     name : str
         Registry name, e.g. ``"nucos"``.
     family : {"uc", "uh", "ucos", "ulp"}
-        The distance family (001 Table 1) the compiled engine evaluates.
+        The distance family (Wu et al. 2015; Becerra Tomé, Table 1) the compiled engine evaluates.
     normalized : bool, default=False
-        Whether U is divided by ``|mu(P^(i))|`` (the NU forms of 001).
+        Whether U is divided by ``|mu(P^(i))|`` (the NU forms of Wu et al. 2015).
     p : float, default=None
-        The exponent of ``ulp`` (> 1; 001 uses 5 and 8). Must be None for other families.
+        The exponent of ``ulp`` (> 1; Wu et al. 2015 use 5 and 8). Must be None for other families.
     description : str
         One line shown by ``cclust.available()``.
     """
@@ -133,7 +133,7 @@ class Utility:
     def gamma_offset(self, ensemble):
         """sum_i w'_i (mu(e) - mu(P^(i))) with w' the effective weights and e a one-hot vector.
 
-        On a complete ensemble every f of 001 Table 1 is a Bregman divergence whose centroid is
+        On a complete ensemble every f of Wu et al. (2015; Becerra Tomé, Table 1) is a Bregman divergence whose centroid is
         the cluster mean, so sum_x f(x, m_k) = sum_k n_k (mu(e) - mu(m_k)) per partition and
         Gamma = gamma_offset - kmeans_objective / n exactly (up to uh's eps): restarts can be
         ranked without a contingency pass each.
@@ -161,7 +161,7 @@ class Utility:
         return values
 
     def consensus_value(self, ensemble, labels, n_clusters=None, *, n_threads=None):
-        """Gamma = sum_i w_i U(pi, pi_i) (001 eq. 1) of a consensus labelling."""
+        """Gamma = sum_i w_i U(pi, pi_i) (Wu et al. 2015, eq. 1) of a consensus labelling."""
         table = ensemble.contingency(labels, n_clusters, n_threads=n_threads)
         return float(ensemble.weights @ self.partition_utilities(ensemble, table))
 
@@ -172,14 +172,14 @@ def _partition_sizes(ensemble):
     return np.split(sizes, ensemble.offsets[1:-1])
 
 
-uc = Utility("uc", "uc", description="Uc: squared Euclidean / category utility (KCC, 001 Table 1)")
-uh = Utility("uh", "uh", description="UH: KL divergence / information gain in bits (KCC, 001 Table 1)")
-ucos = Utility("ucos", "ucos", description="Ucos: cosine distance (KCC, 001 Table 1)")
-ulp = Utility("ulp", "ulp", description="ULp: Lp-norm utility, needs p > 1 (KCC, 001 Table 1)")
-nuc = Utility("nuc", "uc", True, description="NUc: Uc normalised by ||P_i||_2^2 (KCC, 001)")
-nuh = Utility("nuh", "uh", True, description="NUH: UH normalised by H(P_i) (KCC, 001)")
-nucos = Utility("nucos", "ucos", True, description="NUcos: Ucos normalised by ||P_i||_2 (KCC, 001)")
-nulp = Utility("nulp", "ulp", True, description="NULp: ULp normalised by ||P_i||_p, needs p > 1 (KCC, 001)")
+uc = Utility("uc", "uc", description="Uc: squared Euclidean / category utility (KCC; Wu et al. 2015)")
+uh = Utility("uh", "uh", description="UH: KL divergence / information gain in bits (KCC; Wu et al. 2015)")
+ucos = Utility("ucos", "ucos", description="Ucos: cosine distance (KCC; Wu et al. 2015)")
+ulp = Utility("ulp", "ulp", description="ULp: Lp-norm utility, needs p > 1 (KCC; Wu et al. 2015)")
+nuc = Utility("nuc", "uc", True, description="NUc: Uc normalised by ||P_i||_2^2 (KCC; Wu et al. 2015)")
+nuh = Utility("nuh", "uh", True, description="NUH: UH normalised by H(P_i) (KCC; Wu et al. 2015)")
+nucos = Utility("nucos", "ucos", True, description="NUcos: Ucos normalised by ||P_i||_2 (KCC; Wu et al. 2015)")
+nulp = Utility("nulp", "ulp", True, description="NULp: ULp normalised by ||P_i||_p, needs p > 1 (KCC; Wu et al. 2015)")
 
 
 def resolve(utility, p=None):

@@ -1,7 +1,7 @@
-"""Slow, obviously correct NumPy reference of GKCC (Li & Liu 2018, paper 000, Algorithm 1).
+"""Slow, obviously correct NumPy reference of GKCC (Li & Liu 2018, Algorithm 1).
 
 The augmented space is built explicitly: the rows are [sqrt(a) X, sqrt(w_1) b_1(x), ...] with
-b_i(x) the one-hot of x's label in partition i (000 eq. 3), so K-means there is textbook
+b_i(x) the one-hot of x's label in partition i (Li & Liu 2018, eq. 3), so K-means there is textbook
 K-means with the squared Euclidean distance (the compiled engine's Uc distance
 w (1 - 2 m[l] + ||m||^2) is w ||e_l - m||^2). Candidates are taken as given (the sampling is the
 only randomness of GKCC), so the reference reproduces the partitions exactly. Only for small

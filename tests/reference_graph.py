@@ -1,7 +1,7 @@
 """Slow, obviously-correct references of the graph and WOEC consensus functions.
 
 Every quantity is computed with Python loops straight from its definition (Strehl & Ghosh 2002;
-Fern & Brodley 2004; 003 eq. 1-13). The graphs are handed to the same METIS call
+Fern & Brodley 2004; Ren et al. (2017, eq. 1-13)). The graphs are handed to the same METIS call
 (``cclust.consensus.graph.partition_graph``) with the same seed draw, so the fast path and the
 reference must give the same labels whenever they build the same graph. Cluster vertices use the
 library's canonical cluster order, which only fixes vertex numbering.
@@ -26,7 +26,7 @@ def clusters(labels, weights=None):
 
 
 def coassociation(labels, weights=None):
-    """003 eq. 1 with partition weights; over the partitions labelling both objects."""
+    """Ren et al. (2017, eq. 1) with partition weights; over the partitions labelling both objects."""
     labels = np.asarray(labels)
     n, r = labels.shape
     weights = np.full(r, 1.0 / r) if weights is None else np.asarray(weights) / np.sum(weights)
@@ -44,7 +44,7 @@ def coassociation(labels, weights=None):
 
 
 def object_weights(labels, weights=None, smoothing=0.01):
-    """003 eq. 1-4."""
+    """Ren et al. (2017, eq. 1-4)."""
     A = coassociation(labels, weights)
     n = A.shape[0]
     for i in range(n):
@@ -58,7 +58,7 @@ def object_weights(labels, weights=None, smoothing=0.01):
 
 
 def meta_similarity(labels, object_w=None):
-    """003 eq. 5 (binary Jaccard when object_w is None) between clusters, one-hot column order."""
+    """Ren et al. (2017, eq. 5) (binary Jaccard when object_w is None) between clusters, one-hot column order."""
     cl = clusters(labels)
     n = np.asarray(labels).shape[0]
     w = np.ones(n) if object_w is None else np.asarray(object_w)
@@ -132,7 +132,7 @@ def merge_identical_objects(M, cap=None):
 
 
 def memberships(X, labels, object_w, t=None):
-    """003 eq. 6-9: weighted centres, exp(-d^2/t), normalised per clustering; and the t used."""
+    """Ren et al. (2017, eq. 6-9): weighted centres, exp(-d^2/t), normalised per clustering; and the t used."""
     X = np.asarray(X, dtype=np.float64)
     labels = np.asarray(labels)
     n, r = labels.shape
@@ -157,7 +157,7 @@ def memberships(X, labels, object_w, t=None):
 
 
 def wosp_similarity(X, labels, object_w, weights=None, t=None):
-    """003 eq. 10-11: cosine similarity of membership vectors averaged over clusterings."""
+    """Ren et al. (2017, eq. 10-11): cosine similarity of membership vectors averaged over clusterings."""
     labels = np.asarray(labels)
     n, r = labels.shape
     weights = np.full(r, 1.0 / r) if weights is None else np.asarray(weights) / np.sum(weights)
@@ -174,7 +174,7 @@ def wosp_similarity(X, labels, object_w, weights=None, t=None):
 
 
 def weighted_kmeans(X, w, centres, max_iter=100):
-    """003 Algorithm 4 from given centres (no empty clusters expected)."""
+    """Ren et al. (2017, Algorithm 4) from given centres (no empty clusters expected)."""
     X = np.asarray(X, dtype=np.float64)
     labels = None
     for _ in range(max_iter):

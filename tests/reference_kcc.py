@@ -1,4 +1,4 @@
-"""Slow, obviously correct KCC pieces straight from 001 (Table 1, eq. 1 and 4), for tests.
+"""Slow, obviously correct KCC pieces straight from Wu et al. 2015 (Table 1, eq. 1 and 4 of Becerra Tomé's review), for tests.
 
 The Lloyd loop itself is reference_kmeans.lloyd on the explicit one-hot matrix; this module adds
 what KCC puts around it: the utilities' mu, the normalisers |mu(P_i)| and Gamma.

@@ -1,6 +1,6 @@
-"""Slow, obviously-correct references of the least-squares consensus algorithms (paper 002).
+"""Slow, obviously-correct references of the least-squares consensus algorithms.
 
-Straight from the pseudo-code of 002 sec. 3.1 and 3.2, recomputing every quantity from the
+Straight from the pseudo-code of Mirkin & Shestakov (sec. 3.1 and 3.2), recomputing every quantity from the
 matrix at each step instead of updating it. On similarities whose sums are exact in float64
 (e.g. co-associations of eight partitions, multiples of 1/8) they must give bitwise the same
 decisions as the compiled core.
@@ -76,7 +76,7 @@ def addremadd_partition(A, tol=1e-9, max_steps=10_000):
 
 
 def agglomerate(G, target_k=0):
-    """002 sec. 3.2 on the gain matrix G (diagonal ignored): find the largest off-diagonal
+    """Mirkin & Shestakov (sec. 3.2) on the gain matrix G (diagonal ignored): find the largest off-diagonal
     entry over active clusters (ties: the first pair in row-major order); join if positive (or,
     with target_k >= 1, while more than target_k clusters remain) by summing rows and columns.
     Returns labels naming each object's cluster by its lowest member, and the merge gains."""
@@ -120,13 +120,13 @@ def projection_sums(labels):
 
 
 def ensemble_criterion(A, labels):
-    """g(S) of 002 eq. 3 by its definition."""
+    """g(S) of Mirkin & Shestakov (eq. 3) by its definition."""
     A = np.asarray(A, dtype=np.float64)
     return sum(A[np.ix_(labels == k, labels == k)].sum() / (labels == k).sum() for k in np.unique(labels))
 
 
 def combined_criterion(labels_matrix, labels):
-    """f(S, p) of 002 eq. 6 by its definition (equal weights, paper's scale)."""
+    """f(S, p) of Mirkin & Shestakov (eq. 6) by its definition (equal weights, paper's scale)."""
     labels_matrix = np.asarray(labels_matrix)
     n, T = labels_matrix.shape
     P = projection_sums(labels_matrix) * T

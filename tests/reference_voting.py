@@ -1,7 +1,7 @@
 """Slow, obviously-correct references of the voting family and the classic baselines.
 
 Plain loops over objects, partitions and clusters, straight from the papers' formulas
-(004 Algorithms 1-3 and eq. 1-4; Topchy et al. 2004 for the mixture), on small inputs. Labels
+(Nguyen & Caruana 2007, Algorithms 1-3 and eq. 1-4; Topchy et al. 2004 for the mixture), on small inputs. Labels
 are taken as given (the fast paths run on the canonical ensemble, so tests pass that).
 """
 import itertools
@@ -10,7 +10,7 @@ import numpy as np
 
 
 def coassociation(L, w):
-    """004 eq. 1 with weights; with missing labels, normalised per pair by the partitions
+    """Nguyen & Caruana (2007, eq. 1) with weights; with missing labels, normalised per pair by the partitions
     labelling both objects (0 if none)."""
     n, r = L.shape
     S = np.zeros((n, n))
@@ -39,7 +39,7 @@ def mode(values):
 
 
 def ivc_distances(L, w, labels, K):
-    """(n, K) weighted Hamming distances to the cluster modes (004 Algorithm 1); inf for
+    """(n, K) weighted Hamming distances to the cluster modes (Nguyen & Caruana 2007, Algorithm 1); inf for
     clusters without members."""
     n, r = L.shape
     D = np.full((n, K), np.inf)
@@ -57,7 +57,7 @@ def ivc_distances(L, w, labels, K):
 
 
 def ipvc_distances(L, w, labels, K):
-    """(n, K) D(x, P_k) = sum_j w_j (fraction of P_k's labelled members disagreeing), 004 eq. 2."""
+    """(n, K) D(x, P_k) = sum_j w_j (fraction of P_k's labelled members disagreeing), Nguyen & Caruana (2007, eq. 2)."""
     n, r = L.shape
     D = np.full((n, K), np.inf)
     for k in range(K):
@@ -79,7 +79,7 @@ def ipvc_distances(L, w, labels, K):
 
 
 def ipc_similarities(S, labels, K):
-    """(n, K) S(x, P_k) = mean of S(x, x') over x' in P_k (004 eq. 3); -inf for empty clusters."""
+    """(n, K) S(x, P_k) = mean of S(x, x') over x' in P_k (Nguyen & Caruana 2007, eq. 3); -inf for empty clusters."""
     n = S.shape[0]
     out = np.full((n, K), -np.inf)
     for k in range(K):
@@ -108,7 +108,7 @@ def refill(labels, dist, L, K):
 
 
 def iterate(kind, L, w, start, K, max_iter=100):
-    """004 Algorithms 1-3 from ``start`` (-1 = unassigned) until the labels stop changing."""
+    """Nguyen & Caruana (2007, Algorithms 1-3) from ``start`` (-1 = unassigned) until the labels stop changing."""
     labels = np.array(start)
     S = coassociation(L, w) if kind == "ipc" else None
     for _ in range(max_iter):
@@ -132,7 +132,7 @@ def ivc_objective(L, w, labels, K):
 
 
 def furthest_consensus(L, w, K):
-    """FC (004 sec. 3.1): furthest pair, then furthest-first centres, nearest-centre assignment."""
+    """FC (Nguyen & Caruana 2007, sec. 3.1): furthest pair, then furthest-first centres, nearest-centre assignment."""
     D = np.round(1.0 - coassociation(L, w), 12)
     n = D.shape[0]
     for x in range(n):
@@ -149,7 +149,7 @@ def furthest_consensus(L, w, K):
 
 
 def nmi_sqrt(a, b):
-    """NMI with the sqrt normalisation (004 eq. 10), from counts."""
+    """NMI with the sqrt normalisation (Nguyen & Caruana 2007, eq. 10), from counts."""
     n = len(a)
     pa, pb, pab = {}, {}, {}
     for x, y in zip(a, b):
@@ -163,7 +163,7 @@ def nmi_sqrt(a, b):
 
 
 def best_member(L, w, K):
-    """BEST (004 sec. 3.6): the member with K clusters maximising sum_i w_i NMI(member, pi_i)."""
+    """BEST (Nguyen & Caruana 2007, sec. 3.6): the member with K clusters maximising sum_i w_i NMI(member, pi_i)."""
     scores = {}
     for j in range(L.shape[1]):
         if len(set(L[:, j].tolist())) == K:

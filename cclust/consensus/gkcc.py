@@ -1,13 +1,13 @@
 """Greedy optimisation of K-means-based consensus clustering (GKCC; Li & Liu, Tsinghua Sci.
-Tech. 23(2), 2018; paper 000).
+Tech. 23(2), 2018).
 
-GKCC couples basic-partition generation and KCC fusion (000 sec. 4, Algorithm 1). It starts
+GKCC couples basic-partition generation and KCC fusion (Li & Liu 2018, sec. 4, Algorithm 1). It starts
 from the data centroid; for k = 2..K it samples nu objects, runs K-means in the current space
 from the previous k-1 centres plus each sampled object, keeps all nu partitions as basic
-partitions, appends their one-hot blocks to the space (000 eq. 3) and starts the next step
+partitions, appends their one-hot blocks to the space (Li & Liu 2018, eq. 3) and starts the next step
 from the centres of the winner (lowest K-means objective) recomputed by K-means in the
 augmented space. The nu (K-1) partitions are the ensemble; the consensus is KCC on it,
-initialised from the last winner. nu = ceil(log(1 - delta) / log(1 - p)) (000 Lemma 1: 59 for
+initialised from the last winner. nu = ceil(log(1 - delta) / log(1 - p)) (Li & Liu 2018, Lemma 1: 59 for
 p = 0.05, delta = 0.95).
 
 Everything runs on the compiled mixed-rows engine (``cclust._engine``): the augmented space is
@@ -37,7 +37,7 @@ _DELTA_DEFAULT = 0.95
 
 
 def n_candidates(p=_P_DEFAULT, delta=_DELTA_DEFAULT):
-    """nu of 000 Lemma 1: objects to sample so that, with probability at least ``delta``, the
+    """nu of Li & Liu (2018, Lemma 1): objects to sample so that, with probability at least ``delta``, the
     best of them is in the top ``p`` of all objects, ``ceil(log(1 - delta) / log(1 - p))``.
 
     >>> n_candidates(0.05, 0.95)
@@ -214,13 +214,13 @@ def _check_X(X, n_clusters, name="X"):
 
 def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw", max_iter=100,
            tol=1e-6, random_state=None, n_jobs=None):
-    """Greedy basic-partition generation with nu-sampling: the first phase of GKCC (000 Alg. 1).
+    """Greedy basic-partition generation with nu-sampling: the first phase of GKCC (Li & Liu 2018, Alg. 1).
 
     For k = 2..K: sample nu distinct objects, run K-means (squared Euclidean in the augmented
     space) from the k-1 centres of the previous step plus each sampled object, keep the nu
     partitions, append their one-hot blocks to the space and take the centres of the winner
     (lowest objective) after K-means in the augmented space as the next step's k centres.
-    000 sec. 5 (Table 5) feeds these partitions to KCC in place of RPS.
+    Li & Liu (2018, sec. 5, Table 5) feed these partitions to KCC in place of RPS.
 
     Parameters
     ----------
@@ -228,7 +228,7 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
     n_clusters : int
         K, in [2, n_samples]: the partitions have 2, 3, ..., K clusters.
     n_partitions : int, default=None
-        None: the natural count nu (K - 1), nu from ``p`` and ``delta`` (000 Lemma 1; 59 per
+        None: the natural count nu (K - 1), nu from ``p`` and ``delta`` (Li & Liu 2018, Lemma 1; 59 per
         step by default). An int (at least K - 1) fixes the total instead and spreads it over
         the K - 1 steps as evenly as possible (earlier steps take the remainder); it cannot be
         combined with ``p``/``delta``.
@@ -236,7 +236,7 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
         Lemma 1: nu = ceil(log(1 - delta) / log(1 - p)) candidates per step.
     scaling : {"raw", "balanced"}, default="raw"
         How X and the one-hot blocks are weighed against each other in the augmented space.
-        ``"raw"`` is 000's literal concatenation [X S_b]: X as given, every partition adding
+        ``"raw"`` is Li & Liu's (2018) literal concatenation [X S_b]: X as given, every partition adding
         ||b_i(x) - m_i||^2 (at most 2) to a squared distance. ``"balanced"`` divides X by its
         root mean squared distance to the data centroid and gives the partitions weights
         summing to one, so features and partitions count alike whatever the units of X. See
@@ -288,7 +288,7 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
 @declare(requires_X=True, handles_missing=True)
 def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None, scaling="raw",
          fusion="partitions", utility="uc", max_iter=100, tol=1e-6, random_state=None, n_jobs=None):
-    """Greedy optimisation of K-means-based consensus clustering (GKCC, 000 Algorithm 1).
+    """Greedy optimisation of K-means-based consensus clustering (GKCC; Li & Liu 2018, Algorithm 1).
 
     Generates nu (K - 1) basic partitions greedily (see :func:`greedy`) and fuses them by KCC
     initialised from the winner of the last step (k = K), so no random initialisation is left.
@@ -296,7 +296,7 @@ def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None,
     Parameters
     ----------
     ensemble : Ensemble, array-like of shape (n_samples, n_partitions) or None
-        Basic partitions already at hand, or None for 000's Algorithm 1 exactly (X alone).
+        Basic partitions already at hand, or None for Li & Liu's (2018) Algorithm 1 exactly (X alone).
         Given partitions join the space from the start (their one-hot blocks beside X, missing
         labels charged nothing) and the final fusion beside the generated ones, each weighing
         as much as one generated partition on average (their relative weights kept).
@@ -308,11 +308,11 @@ def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None,
         As in :func:`greedy`.
     fusion : {"partitions", "augmented"}, default="partitions"
         Where the final K-means runs. ``"partitions"``: KCC on the binary matrix B of the
-        partitions alone (000 Algorithm 1, "Build the binary matrix B of Pi; run K-means ...",
-        and the objective 000 Fig. 3 compares). ``"augmented"``: the last augmented space
+        partitions alone (Li & Liu 2018, Algorithm 1, "Build the binary matrix B of Pi; run K-means ...",
+        and the objective that Fig. 3 of Li & Liu (2018) compares). ``"augmented"``: the last augmented space
         [X B] (the other reading of "Run K-means on X" in Algorithm 1).
     utility : str or Utility, default="uc"
-        KCC utility of the ``"partitions"`` fusion; 000 runs plain K-means on B, i.e. ``"uc"``.
+        KCC utility of the ``"partitions"`` fusion; Li & Liu (2018) run plain K-means on B, i.e. ``"uc"``.
         The generation always uses the squared Euclidean distance (Uc) of the augmented space.
     random_state : int, Generator or None
     n_jobs : int, default=None
@@ -337,14 +337,14 @@ def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None,
     Choices where Algorithm 1 is open, measured with ``benchmarks/reproduce_gkcc.py`` on the
     shared UCI sets (docs/reproduction.md):
 
-    * Scaling of X against the one-hot blocks. 000 concatenates them as they are (``"raw"``),
+    * Scaling of X against the one-hot blocks. Li & Liu (2018) concatenate them as they are (``"raw"``),
       which makes the balance depend on the units of X (on pendigits, features up to 100, X
       weighs more; on iris the 59 partitions of a step outweigh X). The scale-free
       ``"balanced"`` alternative was measured against it: over the 10 shared sets (5 seeds on
       the 8 small ones, 1 on pendigits and satimage) raw/balanced gave mean Rn 0.409/0.378
       and NMI 0.476/0.460 (raw ahead on 8 sets, level on 2; satimage 0.541/0.345), so the
       paper's literal reading is the default.
-    * Space of the final K-means: the partitions (B), as 000 Fig. 3 (objective of K-means on
+    * Space of the final K-means: the partitions (B), as Fig. 3 of Li & Liu (2018) (objective of K-means on
       B) reads it. ``"augmented"`` ([X B]) gave identical results on 4 of the 10 sets and a
       lower mean Rn (0.402 against 0.409 with raw scaling; wine and breast_tissue drop,
       pendigits gains), so it is kept only for comparison.

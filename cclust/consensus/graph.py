@@ -1,12 +1,12 @@
 """Graph-based consensus: CSPA, MCLA (Strehl & Ghosh, JMLR 3, 2002) and HBGF (Fern & Brodley,
 ICML 2004), with the one METIS call every graph method of cclust goes through.
 
-* **CSPA** partitions the object graph whose edge weights are the co-association A (003 sec. 2).
+* **CSPA** partitions the object graph whose edge weights are the co-association A (Ren et al. 2017, sec. 2).
 * **MCLA** partitions the meta-graph of clusters with binary-Jaccard edge weights, then gives each
-  object to the meta-cluster it participates in most (003 sec. 2; the weighted variant WOMC of
-  003 eq. 5 shares this code, see :mod:`cclust.consensus.woec`).
+  object to the meta-cluster it participates in most (Ren et al. 2017, sec. 2; the weighted variant WOMC,
+  eq. 5 of Ren et al. 2017, shares this code, see :mod:`cclust.consensus.woec`).
 * **HBGF** partitions the bipartite graph of objects and clusters (an object is joined to each
-  cluster it belongs to) and keeps the objects' parts (003 sec. 2).
+  cluster it belongs to) and keeps the objects' parts (Ren et al. 2017, sec. 2).
 
 The METIS call (:func:`partition_graph`)
 -----------------------------------------
@@ -285,7 +285,7 @@ def honour_n_clusters(labels, affinity, n_clusters):
 
     For each empty part m (in order) the objects with the largest ``affinity[x, m] -
     affinity[x, label(x)]`` (ties kept together) move to m, never emptying the part they leave.
-    003 sec. 3.3.1 accepts fewer clusters than asked; cclust honours ``n_clusters`` instead and
+    Ren et al. (2017, sec. 3.3.1) accept fewer clusters than asked; cclust honours ``n_clusters`` instead and
     reports how many objects moved.
     """
     labels = np.array(labels, dtype=np.int64, copy=True)
@@ -307,7 +307,7 @@ def honour_n_clusters(labels, affinity, n_clusters):
 
 
 def argmax_random_ties(scores, rng):
-    """Row-wise argmax, exact ties broken at random (003 sec. 3.3.1: "Ties are broken randomly")."""
+    """Row-wise argmax, exact ties broken at random (Ren et al. 2017, sec. 3.3.1: "Ties are broken randomly")."""
     top = scores.max(axis=1, keepdims=True)
     tied = scores >= top - 1e-12 * np.maximum(1.0, np.abs(top))
     priority = np.where(tied, rng.random(scores.shape), -1.0)
@@ -346,7 +346,7 @@ def _result(labels, *, objective, method, n_clusters, extras):
 def meta_graph(ensemble, object_weights=None):
     """The meta-graph of MCLA / WOMC: (weighted) Jaccard similarity between every two clusters.
 
-    ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (003 eq. 5; binary Jaccard
+    ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (Ren et al. 2017, eq. 5; binary Jaccard
     when ``object_weights`` is None), from the sparse one-hot as ``B^T diag(w) B``.
 
     Returns
@@ -373,7 +373,7 @@ def _jaccard_graph(B, object_weights):
 
 
 def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="objects"):
-    """MCLA (object_weights None) or WOMC (003 eq. 5): meta-graph, METIS, strongest participation.
+    """MCLA (object_weights None) or WOMC (Ren et al. 2017, eq. 5): meta-graph, METIS, strongest participation.
 
     ``balance="objects"`` gives every meta-graph vertex its cluster's size as METIS vertex
     weight (Strehl & Ghosh sec. 3.4), so that meta-clusters are balanced by the objects they
@@ -389,7 +389,7 @@ def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor,
     parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=ufactor,
                                  vertex_weights=vertex_weights)
     # Association of each object with each meta-cluster: the (partition-weighted) fraction of
-    # the meta-cluster's clusters it belongs to (Strehl & Ghosh sec. 3.4; 003 sec. 3.3.1).
+    # the meta-cluster's clusters it belongs to (Strehl & Ghosh sec. 3.4; Ren et al. 2017, sec. 3.3.1).
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     member = sp.csr_matrix((pw, (np.arange(n_c), parts)), shape=(n_c, n_clusters))
     total = np.asarray(member.sum(axis=0)).reshape(-1)
@@ -741,10 +741,10 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
 @declare(handles_missing=True, object_order="distribution")  # METIS depends on the vertex order
 def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candidates=None, ufactor=None,
          max_bytes=None, random_state=None, n_threads=None):
-    """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in 003 sec. 2).
+    """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     The co-association A (the weighted fraction of partitions putting two objects together,
-    003 eq. 1) is the edge weight of a graph on the objects, cut into ``n_clusters`` parts by
+    Ren et al. 2017, eq. 1) is the edge weight of a graph on the objects, cut into ``n_clusters`` parts by
     METIS (see :func:`partition_graph` for how weights become integers).
 
     Parameters
@@ -838,7 +838,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
 
 @declare(handles_missing=True, object_order="distribution")
 def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", random_state=None):
-    """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in 003 sec. 2).
+    """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     Every cluster of every partition is a vertex of a meta-graph whose edge weights are the
     binary Jaccard similarities ``|C_i & C_j| / |C_i | C_j|``; METIS cuts it into ``n_clusters``
@@ -852,8 +852,8 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", random_state=
         Missing labels (-1) are handled: an object missing from a partition belongs to none of
         its clusters.
     n_clusters : int
-        In [2, n_samples]. If a meta-cluster wins no object (003 sec. 3.3.1 then returns fewer
-        clusters), the objects closest to winning it move to it, so exactly ``n_clusters``
+        In [2, n_samples]. If a meta-cluster wins no object (the WOMC of Ren et al. 2017, sec. 3.3.1,
+        would then return fewer clusters), the objects closest to winning it move to it, so exactly ``n_clusters``
         are returned; ``extras["n_moved"]`` counts them.
     ufactor : int, default=None
         METIS balance tolerance of the meta-graph cut (thousandths).
@@ -896,7 +896,7 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", random_state=
 
 @declare(handles_missing=True, object_order="distribution")
 def hbgf(ensemble, n_clusters, *, ufactor=None, random_state=None):
-    """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in 003 sec. 2).
+    """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in Ren et al. 2017, sec. 2).
 
     Objects and clusters are the vertices of a bipartite graph; object x is joined to every
     cluster containing it with the weight of that cluster's partition. METIS cuts the graph

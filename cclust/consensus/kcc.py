@@ -1,10 +1,10 @@
 """K-means-based consensus clustering (KCC; Wu, Liu, Xiong, Cao & Chen, TKDE 27(1), 2015).
 
 KCC turns consensus clustering into K-means: maximising the consensus function
-Gamma(pi) = sum_i w_i U_mu(pi, pi_i) (001 eq. 1) for a KCC utility U_mu is equivalent to K-means
+Gamma(pi) = sum_i w_i U_mu(pi, pi_i) (Wu et al. 2015, eq. 1) for a KCC utility U_mu is equivalent to K-means
 on the binary dataset (the one-hot encoding of every basic partition) with the point-to-centroid
-distance f that mu induces (001 Table 1), centroids being the per-partition label distributions
-of each cluster (001 eq. 4). The compiled engine never builds the binary dataset: a pass is
+distance f that mu induces (Wu et al. 2015; Becerra Tomé, Table 1), centroids being the per-partition label distributions
+of each cluster (Wu et al. 2015; eq. 4 of Becerra Tomé's review). The compiled engine never builds the binary dataset: a pass is
 O(n r K) table lookups.
 """
 import numpy as np
@@ -69,7 +69,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         A registered KCC utility: ``uc``, ``uh``, ``ucos``, ``ulp`` (needs ``p``) or the
         normalised ``nuc``, ``nuh``, ``nucos``, ``nulp``.
     p : float, default=None
-        Exponent of ``ulp``/``nulp`` (> 1; 001 uses 5 and 8).
+        Exponent of ``ulp``/``nulp`` (> 1; Wu et al. 2015 use 5 and 8).
     weights : array-like of shape (n_partitions,), default=None
         Partition weights; the ensemble's own (equal by default) if None.
     init : {"k-means++", "random"} or array-like of shape (n_samples,), default="k-means++"
@@ -91,7 +91,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     kmeanspp_trials : int, default=None
         Candidates drawn per centre by ``init="k-means++"``, the one lowering the potential most
         being kept. None: scikit-learn's greedy k-means++ (2 + log K). 1: Arthur &
-        Vassilvitskii's original, which is the KCC++ of 000 (its ref. [27]); measured on
+        Vassilvitskii's original, which is the KCC++ of Li & Liu (2018) (its ref. [27]); measured on
         pendigits (r = 100, K = 10, n_init = 10) it ends at a 1.2% higher K-means objective than
         the greedy default.
     random_state : int, Generator or None

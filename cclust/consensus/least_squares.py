@@ -1,13 +1,13 @@
-"""Least-squares consensus clustering (Mirkin & Shestakov, paper 002; Mirkin 1980).
+"""Least-squares consensus clustering (Mirkin & Shestakov; Mirkin 1980).
 
 Two symmetric least-squares criteria of a consensus partition S = {S_1, ..., S_K} of N objects
 given T basic partitions:
 
-* **ensemble consensus** (002 sec. 2.1): S best predicts the basic partitions,
+* **ensemble consensus** (Mirkin & Shestakov, sec. 2.1): S best predicts the basic partitions,
   ``||X - P_Z X||^2`` (eq. 2), equivalently maximise ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
   (eq. 3) with ``a_ij`` the co-association (the number of partitions joining i and j);
   :func:`addremadd` maximises it by Mirkin's one-cluster-at-a-time AddRemAdd (sec. 3.1).
-* **combined consensus** (002 sec. 2.2): S is best predicted by the basic partitions,
+* **combined consensus** (Mirkin & Shestakov, sec. 2.2): S is best predicted by the basic partitions,
   ``sum_u ||Z - P_u Z||^2`` (eq. 5), equivalently maximise
   ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (eq. 6) with ``p_ij`` the sum over partitions
   of ``1/N_k`` when i and j share cluster k; :func:`ls_agglomerative` maximises it by greedy
@@ -52,7 +52,7 @@ def _block_sums(A, labels, k):
 
 
 def ensemble_criterion(A, labels):
-    """g(S) of 002 eq. 3: ``sum_k sum_{i,j in S_k} A[i, j] / N_k`` (diagonal included).
+    """g(S) of Mirkin & Shestakov's eq. 3: ``sum_k sum_{i,j in S_k} A[i, j] / N_k`` (diagonal included).
 
     Parameters
     ----------
@@ -172,30 +172,30 @@ def _split_to(A, labels, k, target):
 @declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
 def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
               max_bytes=None, random_state=None, n_threads=None):
-    """Least-squares ensemble consensus by AddRemAdd cluster extraction (002 sec. 2.1, 3.1).
+    """Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, sec. 2.1, 3.1).
 
     Maximises the ensemble-consensus criterion ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
-    (002 eq. 3), ``a_ij`` the co-association of objects i and j, one cluster at a time:
+    (Mirkin & Shestakov, eq. 3), ``a_ij`` the co-association of objects i and j, one cluster at a time:
     AddRemAdd(j) grows a cluster from seed j, at each step toggling the object whose
     membership change most increases the cluster's contribution ``f(S) = lambda |S|``
     (``lambda`` the average similarity between distinct members; ``g^2 = lambda^2 |S|^2`` in
-    002), i.e. adding the outsider with the largest average similarity ``a(i, S)`` if it
+    Mirkin & Shestakov), i.e. adding the outsider with the largest average similarity ``a(i, S)`` if it
     exceeds ``lambda / 2`` or removing the member with the smallest if that increases f, with
-    the incremental updates of ``lambda`` and ``a(i, S)`` of 002 sec. 3.1. It is run from every
+    the incremental updates of ``lambda`` and ``a(i, S)`` of Mirkin & Shestakov (sec. 3.1). It is run from every
     remaining object; the cluster with the largest contribution is kept (ties: the lowest seed)
     and removed, and extraction repeats until no object is left.
 
-    Choices where 002 is terse, with the reasons:
+    Choices where Mirkin & Shestakov are terse, with the reasons:
 
     * ``a_ij`` is the raw (weighted) co-association, no threshold subtracted: eq. 3 is the
-      expansion of eq. 2 with ``A = X X^T``, and 002 sec. 3.1 takes "the consensus
+      expansion of eq. 2 with ``A = X X^T``, and Mirkin & Shestakov (sec. 3.1) take "the consensus
       co-association matrix A" as input. We use ``Ensemble.coassociation`` (the count divided
       by T, or the weighted fraction; with missing labels the fraction over the partitions
       labelling both objects); AddRemAdd's decisions do not depend on that scale.
-    * The diagonal is left out of ``lambda`` and ``a(i, S)``: 002's update
+    * The diagonal is left out of ``lambda`` and ``a(i, S)``: Mirkin & Shestakov's update
       ``lambda' = ((n-2) lambda + 2 z a(i*, S)) / n`` is exact for the average over distinct
       pairs, and with it adding i increases ``f`` by exactly ``2 a(i, S) - lambda``, which is
-      002's "add if a(i, S) > lambda / 2". Removing member i increases f iff
+      Mirkin & Shestakov's "add if a(i, S) > lambda / 2". Removing member i increases f iff
       ``a(i, S) < lambda |S| / (2 (|S| - 1))`` (about ``lambda / 2``); we use that exact
       condition. Running sums are kept in float64.
     * A toggle is made only if it increases f by more than ``tol`` (so runs always end).
@@ -291,7 +291,8 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     return ConsensusResult.from_labels(
         labels,
         objective=g,
-        objective_name="g(S), ensemble-consensus criterion of 002 eq. 3 on the co-association (higher is better)",
+        objective_name="g(S), Mirkin & Shestakov's ensemble-consensus criterion, eq. 3, on the "
+                       "co-association (higher is better)",
         n_iter=k0,
         converged=True,
         method="addremadd",
@@ -307,7 +308,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
 
 
 def projection_sums(ensemble, *, max_bytes=None):
-    """The combined-consensus matrix of 002 sec. 2.2 in weighted form, float64 (n, n).
+    """The combined-consensus matrix of Mirkin & Shestakov, sec. 2.2, in weighted form, float64 (n, n).
 
     ``P[i, j] = sum_t w_t [i, j share cluster k of partition t] / N_k^t``; with equal weights
     it is the paper's ``sum_u P_u`` divided by T. The sums are formed in 2^-50 fixed point, so
@@ -316,7 +317,7 @@ def projection_sums(ensemble, *, max_bytes=None):
     """
     ensemble = as_ensemble(ensemble)
     n = ensemble.n_samples
-    _check_budget(n, _PROJECTION_BYTES_PER_PAIR, max_bytes, "the dense projection sums P (002 sec. 2.2)",
+    _check_budget(n, _PROJECTION_BYTES_PER_PAIR, max_bytes, "the dense projection sums P (Mirkin & Shestakov, sec. 2.2)",
                   "addremadd or a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla)")
     B = ensemble.one_hot().tocsc()
     sizes = np.asarray(B.sum(axis=0)).ravel()
@@ -331,7 +332,7 @@ def projection_sums(ensemble, *, max_bytes=None):
 
 
 def combined_criterion(ensemble, labels):
-    """f(S, p) of 002 eq. 6, ``sum_k sum_{i,j in S_k} (p_ij - T/N)``, in the paper's scale.
+    """f(S, p) of Mirkin & Shestakov's eq. 6, ``sum_k sum_{i,j in S_k} (p_ij - T/N)``, in the paper's scale.
 
     With partition weights w_t (summing to one) ``p_ij = T sum_t w_t [..] / N_k^t``. Computed
     from the contingency tables of ``labels`` against the partitions, without the n x n matrix:
@@ -360,14 +361,14 @@ def combined_criterion(ensemble, labels):
 
 @declare(chooses_n_clusters=True, handles_missing=False)
 def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None, random_state=None):
-    """Least-squares combined consensus by agglomeration (002 sec. 2.2, 3.2).
+    """Least-squares combined consensus by agglomeration (Mirkin & Shestakov, sec. 2.2, 3.2).
 
-    Maximises ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (002 eq. 6), where ``p_ij``
+    Maximises ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (Mirkin & Shestakov, eq. 6), where ``p_ij``
     sums, over the T partitions, ``1/N_k`` when objects i and j share cluster k (the entries of
     the projection matrices ``P_u = Z_u (Z_u^T Z_u)^{-1} Z_u^T``). Starting from singletons, the
     pair of clusters whose merge increases f most is merged while the increase is positive.
     The gain of merging clusters r and t is ``2 sum_{i in S_r, j in S_t} (p_ij - T/N)``; the
-    gain of a merged cluster against any other is the sum of its parts' gains (002: "update by
+    gain of a merged cluster against any other is the sum of its parts' gains (Mirkin & Shestakov: "update by
     componentwise summation of rows and columns"), kept in a priority queue: O(N^2 log N)
     time, never recomputed from scratch. Ties go to the pair of clusters whose lowest members
     come first.
@@ -431,7 +432,7 @@ def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None,
     ensemble = as_ensemble(ensemble)
     if ensemble.has_missing:
         raise ValidationError(
-            "ls_agglomerative needs complete partitions (eq. 5 of 002 puts every object in every "
+            "ls_agglomerative needs complete partitions (Mirkin & Shestakov's eq. 5 puts every object in every "
             "partition) but the ensemble has missing labels (-1); drop or impute them, or use "
             "addremadd, which handles missing labels."
         )

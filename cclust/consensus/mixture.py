@@ -1,4 +1,4 @@
-"""Finite mixture of multinomials on the label vectors (Topchy, Jain & Punch, SDM 2004; 004 sec. 3.4).
+"""Finite mixture of multinomials on the label vectors (Topchy, Jain & Punch, SDM 2004; Nguyen & Caruana 2007, sec. 3.4).
 
 Each object's label vector ``y_x = (pi_1(x), ..., pi_r(x))`` is drawn from a mixture of K
 components; given the component m the labels are independent, partition i's label following a

@@ -1,6 +1,6 @@
 """Consensus from pairwise co-association and member selection: EAC/HAC, FC and BEST.
 
-The co-association ``S(x, y)`` (004 eq. 1) is the weighted fraction of partitions that put x and
+The co-association ``S(x, y)`` (Nguyen & Caruana 2007, eq. 1) is the weighted fraction of partitions that put x and
 y in the same cluster (:meth:`cclust.Ensemble.coassociation`; with missing labels, of the
 partitions labelling both). EAC and FC read the dense n x n matrix, within the memory budget
 (a :class:`cclust.errors.MemoryBudgetError` names the bytes needed past it); EAC with single
@@ -91,13 +91,13 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
 @declare(handles_missing=True)
 def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=None, max_bytes=None,
         random_state=None, n_threads=None):
-    """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of 004 sec. 3.1).
+    """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of Nguyen & Caruana 2007, sec. 3.1).
 
-    Agglomerative clustering of the distance ``1 - S`` (S the co-association, 004 eq. 1,
+    Agglomerative clustering of the distance ``1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1,
     rounded to 12 decimals so that pairs tied in exact arithmetic stay tied) by
     :func:`scipy.cluster.hierarchy.linkage`, the dendrogram cut at exactly K clusters
     (:func:`scipy.cluster.hierarchy.cut_tree`). Average linkage merges the two clusters with the
-    largest average similarity, as 004 describes HAC; Fred & Jain also use single linkage.
+    largest average similarity, as Nguyen & Caruana (2007) describe HAC; Fred & Jain also use single linkage.
     Ward is not offered: ``1 - S`` is not a squared Euclidean distance.
 
     **Sparse route** (``n_neighbors=``, single linkage only): the graph of each object's
@@ -185,14 +185,14 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
 
 @declare(handles_missing=True, object_order="distribution")  # ties go to the lowest index
 def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None):
-    """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; 004 sec. 3.1).
+    """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; Nguyen & Caruana 2007, sec. 3.1).
 
-    With the distance ``d = 1 - S`` (S the co-association, 004 eq. 1, rounded to 12 decimals as in
+    With the distance ``d = 1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1, rounded to 12 decimals as in
     :func:`eac`): the two objects furthest
     apart become the first two centres; each further centre is the object furthest from the
     centres found so far (largest distance to its nearest centre); with K centres, every object
     joins its nearest centre. Ties go to the lowest object index (pairs in row-major order) and
-    to the earliest centre. 004 describes this fixed-K form; Gionis et al.'s variant that stops
+    to the earliest centre. Nguyen & Caruana (2007) describe this fixed-K form; Gionis et al.'s variant that stops
     adding centres when the clustering cost no longer falls is not implemented.
 
     Parameters
@@ -244,10 +244,10 @@ _LOWER_IS_BETTER = ("vi", "van-dongen")
 
 @declare(chooses_n_clusters=True, handles_missing=False)
 def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=None):
-    """BEST: the ensemble member that agrees best with the ensemble (004 sec. 3.6).
+    """BEST: the ensemble member that agrees best with the ensemble (Nguyen & Caruana 2007, sec. 3.6).
 
     Every member with K clusters is scored by its average agreement with the whole ensemble,
-    ``Perf(pi_j, Pi) = sum_i w_i f(pi_j, pi_i)`` (004 eq. 4, :func:`cclust.metrics.consensus_score`),
+    ``Perf(pi_j, Pi) = sum_i w_i f(pi_j, pi_i)`` (Nguyen & Caruana 2007, eq. 4, :func:`cclust.metrics.consensus_score`),
     and the best is returned unchanged. ``n_clusters=None`` considers every member. Ties go to
     the first member in the canonical order (see :mod:`cclust.consensus.voting`), so the choice
     does not depend on partition order or cluster names.
@@ -267,8 +267,8 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
         Only members with this many clusters are candidates, or if there are none, those
         closest to it.
     metric : str or callable, default="nmi"
-        The agreement f: "nmi" (004 eq. 10), "ari", "ami", "rand", or the distances "vi"
-        (004 eq. 9) and "van-dongen" (004 eq. 7), minimised; a callable on a contingency table
+        The agreement f: "nmi" (Nguyen & Caruana 2007, eq. 10), "ari", "ami", "rand", or the distances "vi"
+        (Nguyen & Caruana 2007, eq. 9) and "van-dongen" (Nguyen & Caruana 2007, eq. 7), minimised; a callable on a contingency table
         is maximised (see :func:`cclust.metrics.consensus_score`).
     weights : array-like of shape (n_partitions,), default=None
     random_state : None

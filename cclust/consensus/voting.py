@@ -1,14 +1,14 @@
-"""Iterative voting consensus (Nguyen & Caruana, ICDM 2007; paper 004) and relabel-and-vote.
+"""Iterative voting consensus (Nguyen & Caruana, ICDM 2007) and relabel-and-vote.
 
-IVC, IPVC and IPC (004 Algorithms 1-3) are k-means-like loops on the label vectors
+IVC, IPVC and IPC (Nguyen & Caruana 2007, Algorithms 1-3) are k-means-like loops on the label vectors
 ``y_x = (pi_1(x), ..., pi_r(x))``. Every point-to-cluster quantity they need is a lookup in the
 contingency table ``c[k, i, l] = |{x in P_k : pi_i(x) = l}|`` of the current labelling against
 each partition (one compiled pass, :meth:`cclust.Ensemble.contingency`):
 
 * IVC: the centre of P_k holds, for each partition, the majority label ``argmax_l c[k, i, l]``;
   the Hamming distance of y_x to it is ``sum_i w_i [pi_i(x) != mode_ki]``.
-* IPVC (004 eq. 2): ``D(x, P_k) = sum_i w_i (1 - c[k, i, pi_i(x)] / n_ki)``.
-* IPC (004 eq. 3): ``S(x, P_k) = (1/n_k) sum_{x' in P_k} S(x, x') = sum_i w_i c[k, i, pi_i(x)] / n_k``.
+* IPVC (Nguyen & Caruana 2007, eq. 2): ``D(x, P_k) = sum_i w_i (1 - c[k, i, pi_i(x)] / n_ki)``.
+* IPC (Nguyen & Caruana 2007, eq. 3): ``S(x, P_k) = (1/n_k) sum_{x' in P_k} S(x, x') = sum_i w_i c[k, i, pi_i(x)] / n_k``.
 
 Each is a sum over partitions of a per-(cluster, partition, label) value read at x's label, so
 an assignment pass is O(n r K) reads of a transposed table (``cclust._ext._voting``) and the
@@ -215,7 +215,7 @@ def initial_labelings(ensemble, n_clusters, init, n_init, rng, n_threads):
 
 
 def restart_partitions(ensemble, n_init, rng):
-    """Indices of the canonical partitions the restarts start from (004 sec. 8).
+    """Indices of the canonical partitions the restarts start from (Nguyen & Caruana 2007, sec. 8).
 
     ``n_init`` distinct partitions drawn without replacement (all of them, in a random order, if
     there are fewer distinct ones than ``n_init``)."""
@@ -286,7 +286,7 @@ def _labelled_weight(ensemble):
     return ensemble.labelled.astype(np.float64) @ ensemble.weights
 
 
-# -- the three criteria of 004 --------------------------------------------------------------
+# -- the three criteria of Nguyen & Caruana (2007) --------------------------------------------------------------
 class _Criterion:
     """One of IVC, IPVC, IPC: its lookup table, its objective and the object fits."""
 
@@ -365,7 +365,7 @@ class _IVC(_Criterion):
 
 class _IPVC(_Criterion):
     name = "ipvc"
-    objective_name = "sum of distances D(x, P_k) to the own cluster, 004 eq. 2 (lower is better)"
+    objective_name = "sum of distances D(x, P_k) to the own cluster, Nguyen & Caruana 2007, eq. 2 (lower is better)"
 
     def values(self, table):
         n_ki = _block_sums(table, self.E)[:, self.cols].astype(np.float64)
@@ -383,7 +383,7 @@ class _IPVC(_Criterion):
 
 class _IPC(_Criterion):
     name = "ipc"
-    objective_name = "sum of average co-associations S(x, P_k) to the own cluster, 004 eq. 3 (higher is better)"
+    objective_name = "sum of average co-associations S(x, P_k) to the own cluster, Nguyen & Caruana 2007, eq. 3 (higher is better)"
     higher_is_better = True
 
     def __init__(self, ensemble, n_threads, max_bytes):
@@ -440,7 +440,7 @@ def _objective_of(crit, labels, table, n_clusters):
 
 
 def _run(crit, start, n_clusters, max_iter):
-    """One restart: assignment passes until the labels stop changing (004 Algorithms 1-3)."""
+    """One restart: assignment passes until the labels stop changing (Nguyen & Caruana 2007, Algorithms 1-3)."""
     labels = start
     table = crit.table(labels, n_clusters)
     trace = []
@@ -537,7 +537,7 @@ _PARAMS_DOC = """
         blobs (n = 5,000, 100 k-means partitions) the paper's start ends at ARI 0.72
         and k-means++ at 1.0 (see the method catalogue for the measurements).
     n_init : int, default=10
-        Restarts (004 uses 100); the best by the method's own objective is kept.
+        Restarts (Nguyen & Caruana 2007 use 100); the best by the method's own objective is kept.
     max_iter : int, default=100
     random_state : int, Generator or None
         Draws the k-means++ seeds, or the base partitions the restarts start from.
@@ -554,7 +554,7 @@ _RETURNS_DOC = """
 
     Notes
     -----
-    Empty clusters, which 004 does not discuss, are refilled after every pass: each takes the
+    Empty clusters, which Nguyen & Caruana (2007) do not discuss, are refilled after every pass: each takes the
     object farthest from its own cluster (of a cluster with other members, one object per
     distinct label vector), so K clusters are kept whenever K distinct label vectors exist.
     Ties go to the lowest cluster index; clusters are numbered by the canonical ensemble (see
@@ -572,7 +572,7 @@ def _doc(text):
 # Modes are majority counts, so ties are common and go to the lowest label in the canonical
 # (first-appearance) numbering: the result depends on the order of the objects in ties.
 @declare(handles_missing=True, object_order="distribution")
-@_doc("""Iterative voting consensus, IVC (004 Algorithm 1).
+@_doc("""Iterative voting consensus, IVC (Nguyen & Caruana 2007, Algorithm 1).
 
     K-modes on the label vectors: each cluster's centre holds the majority label of its members
     in every partition, and each object moves to the centre at the smallest (weighted) Hamming
@@ -601,7 +601,7 @@ def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_
     / n_ki)``, the weighted fraction of the cluster's members that disagree with it, partition
     by partition (``c_ki(l)`` members with label l in pi_i, ``n_ki`` members labelled by pi_i);
     repeat until the labels stop changing. The objective reported is ``sum_x D(x, P_c(x))``
-    (equal to the Uc / category-utility k-means cost); 004 gives no criterion that the passes
+    (equal to the Uc / category-utility k-means cost); Nguyen & Caruana (2007) give no criterion that the passes
     decrease, and they need not decrease it monotonically (the assignment omits the
     cluster-spread term of that cost), so convergence is by stable labels within ``max_iter``.
 {params}{returns}
@@ -626,8 +626,8 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
     ``S(x, P_k) = (1/n_k) sum_{x' in P_k} S(x, x')``; repeat until the labels stop changing.
 
     Without missing labels ``S(x, P_k) = sum_i w_i c_ki(pi_i(x)) / n_k`` exactly, read from the
-    contingency tables in O(n r K) per pass: the n x n matrix 004 keeps (its sec. 9 gives IPC
-    O(N^2) space) is never formed. As 004's eq. 3 sums over every member of P_k, the object's
+    contingency tables in O(n r K) per pass: the n x n matrix Nguyen & Caruana (2007) keep (their sec. 9 gives IPC
+    O(N^2) space) is never formed. As Nguyen & Caruana's (2007) eq. 3 sums over every member of P_k, the object's
     own cluster includes the object itself (``S(x, x) = 1``); with that term ``S(x, P_k) =
     sum_i w_i - D_IPVC(x, P_k)`` for every cluster, so from the same start IPC makes exactly the
     assignments of IPVC, and only the reported objective (the total average co-association,

@@ -1,7 +1,7 @@
-"""Weighted-object ensemble clustering (WOEC; Ren, Domeniconi, Zhang & Yu, KAIS 2017; paper 003).
+"""Weighted-object ensemble clustering (WOEC; Ren, Domeniconi, Zhang & Yu, KAIS 2017).
 
-Objects the ensemble disagrees about get large weights (one-shot, 003 sec. 3.2, eq. 1-4), and
-three consensus functions use them (003 sec. 3.3):
+Objects the ensemble disagrees about get large weights (one-shot, Ren et al. 2017, sec. 3.2, eq. 1-4), and
+three consensus functions use them (Ren et al. 2017, sec. 3.3):
 
 * :func:`womc` — MCLA whose meta-graph uses the object-weighted Jaccard similarity (eq. 5);
 * :func:`wosp` — object graph of averaged cosine similarities between soft memberships computed
@@ -11,22 +11,22 @@ three consensus functions use them (003 sec. 3.3):
 plus :func:`wokmeans`, k-means whose centres are object-weighted means (Algorithm 4, eq. 13).
 Every graph is cut by the METIS call of :mod:`cclust.consensus.graph`.
 
-Choices where 003 is open to more than one reading
---------------------------------------------------
+Choices where Ren et al. (2017) are open to more than one reading
+-----------------------------------------------------------------
 * ``t`` of eq. 7, per base clustering: "the average of the squared Euclidean distances between
   the data and the weighted means" (sec. 5) — taken between each object and the weighted centre
   of its own cluster (the objects labelled by that clustering). The other reading, over every
   object and every centre, gives a wider t and softer memberships; on Toy1-2 (R = 40, 10 runs)
   it reaches WOSP/WOHB ARI 0.933/0.927 and 0.986/0.987, the own-centre reading 0.946/0.945 and
-  0.995/0.998, against 003's 0.944/0.922 and 0.988/0.996 (Table 2), so the experiments support
+  0.995/0.998, against Ren et al.'s (2017) 0.944/0.922 and 0.988/0.996 (Table 2), so the experiments support
   the own-centre reading.
-* Partition weights (not in 003): the co-association of eq. 1 and the averages of eq. 11 use the
-  ensemble's partition weights (equal weights give 003 exactly); WOHB scales partition r's
+* Partition weights (not in Ren et al. 2017): the co-association of eq. 1 and the averages of eq. 11 use the
+  ensemble's partition weights (equal weights give Ren et al.'s method exactly); WOHB scales partition r's
   memberships by its weight.
-* Missing labels (not in 003): A of eq. 1 is taken over the partitions labelling both objects;
+* Missing labels (not in Ren et al. 2017): A of eq. 1 is taken over the partitions labelling both objects;
   weighted centres (eq. 6) use the labelled members; memberships (eq. 8) are computed for every
   object from X, so objects missing from a partition still get a membership in it.
-* WOMC may leave a meta-cluster without objects (003 sec. 3.3.1); cclust moves the objects closest
+* WOMC may leave a meta-cluster without objects (Ren et al. 2017, sec. 3.3.1); cclust moves the objects closest
   to winning it so that exactly ``n_clusters`` clusters are returned (``extras["n_moved"]``).
 """
 import numpy as np
@@ -58,7 +58,7 @@ from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
 
-#: The smoothing term e of 003 eq. 4.
+#: The smoothing term e of Ren et al. (2017, eq. 4).
 DEFAULT_SMOOTHING = 0.01
 
 _ROW_CHUNK = 4096
@@ -69,7 +69,7 @@ def _check_smoothing(smoothing):
 
 
 def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
-    """One-shot object weights of 003 sec. 3.2: how hard each object is to cluster.
+    """One-shot object weights of Ren et al. (2017, sec. 3.2): how hard each object is to cluster.
 
     With A the co-association (eq. 1, ``A_ii = 1``), ``confusion(x_i, x_j) = A_ij (1 - A_ij)``
     (eq. 2), ``w'_i = 4/n sum_j confusion(x_i, x_j)`` (eq. 3) and ``w_i = (w'_i + e) / (1 + e)``
@@ -162,7 +162,7 @@ def _check_X(X, ensemble):
 
 
 def memberships(X, ensemble, object_weights, *, t=None):
-    """Soft memberships of 003 eq. 6-9 for every base clustering.
+    """Soft memberships of Ren et al. (2017, eq. 6-9) for every base clustering.
 
     Parameters
     ----------
@@ -190,7 +190,7 @@ _MEMBERSHIP_BLOCK = 2**20
 
 
 class _MembershipModel:
-    """Weighted centres (003 eq. 6) and widths t (eq. 7) of every base clustering, from which
+    """Weighted centres (Ren et al. 2017, eq. 6) and widths t (eq. 7) of every base clustering, from which
     any rows of the memberships (eq. 8) are computed: O(n + sum K_i d) memory, so the n x
     sum K_i memberships never need to exist at once.
 
@@ -269,7 +269,7 @@ def _woec_result(labels, cut, method, w, extras):
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
          balance="objects", max_bytes=None, random_state=None):
-    """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
+    """Weighted-Object Meta Clustering (WOMC; Ren et al. 2017, sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
     ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x``, w the one-shot object
@@ -329,7 +329,7 @@ def _canonical_memberships(X, ensemble, w, t):
 @declare(requires_X=True, handles_missing=True)
 def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
          n_neighbors=None, neighbors="exact", ufactor=None, max_bytes=None, random_state=None, n_threads=None):
-    """Weighted-Object Similarity Partitioning (WOSP; 003 sec. 3.3.2, Algorithm 2).
+    """Weighted-Object Similarity Partitioning (WOSP; Ren et al. 2017, sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
     (eq. 6, the "shifting centre technique"), ``d = exp(-||x - m_l||^2 / t)`` (eq. 7),
@@ -344,10 +344,10 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     n_clusters : int
         In [2, n_samples].
     X : array-like of shape (n_samples, n_features)
-        The data the base clusterings were computed on (003 standardises it first).
+        The data the base clusterings were computed on (Ren et al. 2017 standardise it first).
     t : float, default=None
         Width of eq. 7; None: per clustering, the mean squared distance between its objects and
-        the weighted centres of their own clusters (003 sec. 5; see the module docstring).
+        the weighted centres of their own clusters (Ren et al. 2017, sec. 5; see the module docstring).
     object_weights : array-like of shape (n_samples,), default=None
         None computes them with :func:`object_weights`.
     smoothing : float, default=0.01
@@ -457,12 +457,12 @@ def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_thre
 @declare(requires_X=True, handles_missing=True)
 def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
          ufactor=None, max_bytes=None, random_state=None):
-    """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; 003 sec. 3.3.3, Algorithm 3).
+    """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; Ren et al. 2017, sec. 3.3.3, Algorithm 3).
 
     The bipartite graph of n objects and sum K_i clusters with edge weight P(C_j | x_i)
     (eq. 12; the memberships of eq. 6-9 from the weighted centres) is cut by METIS into
     ``n_clusters`` parts; the objects keep their part. Partition r's edges are scaled by its
-    weight (equal weights: 003 exactly).
+    weight (equal weights: exactly the WOHB of Ren et al. 2017).
 
     Parameters
     ----------
@@ -525,7 +525,7 @@ _WOHB_BYTES_PER_EDGE = 128
 
 
 class _MembershipGraph:
-    """WOHB's bipartite graph (003 eq. 12) without the dense n x sum K_i memberships.
+    """WOHB's bipartite graph (Ren et al. 2017, eq. 12) without the dense n x sum K_i memberships.
 
     METIS takes integer edge weights, and :func:`cclust.consensus.graph.partition_graph` rounds
     an edge lighter than half a unit of resolution (1/20,000 of the heaviest) to weight 0 and
@@ -725,7 +725,7 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
         Runs; the one with the smallest weighted sum of squared distances is kept. 003 reports
         single runs (``n_init=1``).
     max_iter : int, default=100
-        003 sec. 5.4 uses 100.
+        Ren et al. (2017, sec. 5.4) use 100.
     tol : float, default=0.0
         A run stops when its labels repeat or the centres move by at most ``tol`` (squared).
     max_bytes : int, default=None

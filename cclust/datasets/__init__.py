@@ -32,7 +32,7 @@ def load_iris():
 
 
 def load_wine():
-    """Wine: 178 objects, 13 features, 3 classes (unscaled; 001 divides the last feature by 100)."""
+    """Wine: 178 objects, 13 features, 3 classes (unscaled; Wu et al. 2015 divide the last feature by 100)."""
     return load("wine")
 
 
@@ -44,7 +44,7 @@ _WOEC_TOYS = {
 
 
 def make_woec_toy(i, random_state=None):
-    """The synthetic data Toy1-Toy3 of Ren et al. (003 sec. 4.1, Table 1, Fig. 5).
+    """The synthetic data Toy1-Toy3 of Ren et al. (2017, sec. 4.1, Table 1, Fig. 5).
 
     * Toy1: 3 Gaussian classes of 150 points, covariance 10 I, means (-10, 10), (10, 10), (0, 0).
     * Toy2: 3 classes of 300 points uniform in discs: centres (-4, 6) and (4, 6) with radius 3,
@@ -52,7 +52,7 @@ def make_woec_toy(i, random_state=None):
     * Toy3: 5 Gaussian classes of 300 points, covariance 5 I, means (-5.29, 0),
       (-8.559, 10.062), (0, 16.281), (8.559, 10.062), (5.29, 0).
 
-    The features are returned as drawn; 003 standardises them (zero mean, unit variance)
+    The features are returned as drawn; Ren et al. (2017) standardise them (zero mean, unit variance)
     before clustering.
 
     Parameters
@@ -76,7 +76,7 @@ def make_woec_toy(i, random_state=None):
     from cclust._validation import check_random_state
 
     if isinstance(i, bool) or i not in _WOEC_TOYS:
-        raise ValidationError(f"i must be 1, 2 or 3 (Toy1-Toy3 of 003), got {i!r}.")
+        raise ValidationError(f"i must be 1, 2 or 3 (Toy1-Toy3 of Ren et al. 2017), got {i!r}.")
     rng = check_random_state(random_state)
     kind, size, variance, classes = _WOEC_TOYS[i]
     parts = []
@@ -95,9 +95,9 @@ def make_woec_toy(i, random_state=None):
 
 def make_gaussian_mixture(n_samples=1000, n_features=12, n_clusters=9, *, variance_range=(0.1, 0.3),
                           center_variance=0.7, random_state=None):
-    """Spherical Gaussian mixture of the experiments of 002 (Mirkin & Shestakov, sec. 4).
+    """Spherical Gaussian mixture of the experiments of Mirkin & Shestakov (sec. 4).
 
-    002 generates its data with Netlab's ``gmm``/``gmmsamp``: 1000 twelve-dimensional objects
+    Mirkin & Shestakov generate their data with Netlab's ``gmm``/``gmmsamp``: 1000 twelve-dimensional objects
     from nine spherical Gaussian clusters, each cluster's variance in 0.1-0.3 and the centres
     drawn independently from N(0, 0.7). We read N(0, 0.7) as mean 0 and variance 0.7 (the
     usual N(mu, sigma^2) notation), draw each cluster's variance uniformly from
@@ -119,7 +119,7 @@ def make_gaussian_mixture(n_samples=1000, n_features=12, n_clusters=9, *, varian
     -------
     X : ndarray of shape (n_samples, n_features), float64
     y : ndarray of shape (n_samples,), int64
-        The generating component of each object (the partition A of 002 sec. 4), in
+        The generating component of each object (the partition A of Mirkin & Shestakov, sec. 4), in
         ``0..n_clusters-1``; a component drawn for no object leaves its label unused.
 
     Examples

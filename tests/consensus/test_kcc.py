@@ -83,7 +83,7 @@ def test_identical_partitions_come_back():
 
 
 def test_iris_reaches_the_paper_for_every_utility():
-    """001 Table 4/5: Rn ~0.73 on iris for every utility (100 RPS partitions, K_i in [2, 2K])."""
+    """Becerra Tomé, Tables 4/5: Rn ~0.73 on iris for every utility (100 RPS partitions, K_i in [2, 2K])."""
     X, y = load_iris()
     E = cclust.generate("kmeans", X, 3, n_partitions=100, k_range=(2, 6), random_state=0)
     ari = cclust.get("ari")

@@ -263,7 +263,7 @@ def test_ls_agglomerative_weights_scale_free(rng):
     assert np.array_equal(a.labels, b.labels)
 
 
-# -- the synthetic generator of 002 ---------------------------------------------------
+# -- the synthetic generator of Mirkin & Shestakov ---------------------------------------------------
 
 def test_make_gaussian_mixture():
     X, y = make_gaussian_mixture(random_state=3)

@@ -11,7 +11,7 @@ from factories import noisy_labels, same_partition
 
 ITERATIVE = {"ivc": ivc, "ipvc": ipvc, "ipc": ipc}
 
-# 004 Figure 1: six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
+# Nguyen & Caruana (2007, Figure 1): six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
 FIGURE_1 = np.array([[1, 1, 1, 2, 2, 1], [2, 1, 1, 2, 2, 2], [2, 1, 2, 1, 2, 2], [1, 1, 2, 1, 2, 2]]).T
 FIGURE_1_TRUTH = np.array([0, 0, 0, 1, 1, 1])
 
@@ -128,7 +128,7 @@ def test_ivc_objective_never_increases(rng):
 
 @pytest.mark.parametrize("kind", ["ivc", "ipvc", "ipc"])
 def test_converges_to_stable_labels(rng, kind):
-    """Stopping rule of 004: labels stable; one more pass from the result changes nothing."""
+    """Stopping rule of Nguyen & Caruana (2007): labels stable; one more pass from the result changes nothing."""
     L = noisy_labels(rng, n=80, r=9, k=4)
     # The result's clusters are renumbered, which changes the lowest-index tie-breaks of a pass;
     # the paper's start gives a result here with no ties left to break.
@@ -148,7 +148,7 @@ def test_restart_keeps_best_objective(rng):
 
 
 def test_figure_1_truth_is_a_fixed_point_of_the_iterative_methods():
-    """004 sec. 4: pairwise-similarity methods cannot return the ground truth; the iterative
+    """Nguyen & Caruana (2007, sec. 4): pairwise-similarity methods cannot return the ground truth; the iterative
     methods keep it (it is a local optimum of their passes)."""
     for fn in ITERATIVE.values():
         res = fn(FIGURE_1, 2, init=FIGURE_1_TRUTH)
@@ -293,7 +293,7 @@ def test_docstring_examples_run():
 
 
 def test_ipvc_objective_can_rise_yet_the_labels_settle():
-    """004 gives IPVC/IPC no criterion their passes decrease; the sum of D(x, P_c(x)) (the Uc
+    """Nguyen & Caruana (2007) give IPVC/IPC no criterion their passes decrease; the sum of D(x, P_c(x)) (the Uc
     k-means cost) is not one: here it rises once before the labels stop changing. IVC's cost
     never rises (test_ivc_objective_never_increases)."""
     rng = np.random.default_rng(142)

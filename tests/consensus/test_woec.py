@@ -1,4 +1,4 @@
-"""Weighted-object ensemble clustering (003): object weights, WOMC, WOSP, WOHB, WOKmeans."""
+"""Weighted-object ensemble clustering (Ren et al. 2017): object weights, WOMC, WOSP, WOHB, WOKmeans."""
 import numpy as np
 import pytest
 
@@ -66,7 +66,7 @@ def test_object_weights_hand_computed():
 # -- WOMC -------------------------------------------------------------------------------------
 
 def test_womc_similarity_matches_eq5_and_figure3():
-    # 003 Fig. 3: C_i and C_j share 5 of 10 points, weights 0.8 x3, 0.2, 0.6 inside, 1.8 outside.
+    # Ren et al. (2017, Fig. 3): C_i and C_j share 5 of 10 points, weights 0.8 x3, 0.2, 0.6 inside, 1.8 outside.
     w = np.array([0.8, 0.8, 0.8, 0.2, 0.6, 0.2, 0.2, 0.2, 0.8, 0.4])
     ci = np.array([1, 1, 1, 1, 1, 1, 1, 1, 0, 0])   # 0..4 shared, 5..7 only in C_i
     cj = np.array([1, 1, 1, 1, 1, 0, 0, 0, 1, 1])   # 8, 9 only in C_j
@@ -177,7 +177,7 @@ def test_wokmeans_matches_reference(seed):
     np.testing.assert_allclose(np.sort(result.extras["centers"], axis=0), np.sort(centres, axis=0), atol=1e-10)
 
 
-# -- the 003 toys -----------------------------------------------------------------------------
+# -- the Ren et al. (2017) toys -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("i, n, k", [(1, 450, 3), (2, 900, 3), (3, 1500, 5)])
 def test_make_woec_toy(i, n, k):
@@ -193,7 +193,7 @@ def test_make_woec_toy_bad_index():
 
 
 def test_toy2_wosp_and_wohb_beat_mcla():
-    # 003 Table 2, Toy2: the shifting-centre methods separate the sparse lower disc better.
+    # Ren et al. (2017, Table 2), Toy2: the shifting-centre methods separate the sparse lower disc better.
     X, y = make_woec_toy(2, random_state=1)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     a = cclust.generate("subsample", X, 3, n_partitions=10, random_state=0, n_jobs=1)

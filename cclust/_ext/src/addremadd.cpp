@@ -38,7 +38,7 @@ struct RunResult {
 };
 
 // AddRemAdd(seed) on the m x m row-major matrix M. s[i] holds sum_{j in S, j != i} M[i, j], so
-// a(i, S) = s[i] / |S| for an outsider and s[i] / (|S| - 1) for a member. Step 2 of 002 sec. 3.1
+// a(i, S) = s[i] / |S| for an outsider and s[i] / (|S| - 1) for a member. Step 2 of Mirkin & Shestakov (sec. 3.1)
 // picks the outsider with the largest a(i, S) (the largest s[i]) and the member with the
 // smallest; of the two toggles the one increasing f more is made if it increases f by more
 // than tol (ties: the lower index). Each update pass also finds the next candidates.
@@ -107,7 +107,7 @@ RunResult run_one(const float* M, int64_t m, int64_t seed, double tol, int64_t m
         ++res.steps;
         if (traced < max_trace) trace[traced++] = f;
 
-        // The update of a(i, S) (002 sec. 3.1) on the sums, fused with the next step's search.
+        // The update of a(i, S) (Mirkin & Shestakov, sec. 3.1) on the sums, fused with the next step's search.
         row = M + pick * m;
         out_best = -1;
         in_best = -1;

@@ -1,6 +1,6 @@
-// Least-squares consensus cores (Mirkin & Shestakov, paper 002).
+// Least-squares consensus cores (Mirkin & Shestakov).
 //
-// * AddRemAdd(j) (002 sec. 3.1): one-cluster extraction on a dense similarity A with the
+// * AddRemAdd(j) (Mirkin & Shestakov, sec. 3.1): one-cluster extraction on a dense similarity A with the
 //   incremental updates of the summed similarities s_i = sum_{j in S, j != i} a_ij. The cluster
 //   criterion is the additive-clustering contribution f(S) = lambda |S|, lambda the average
 //   off-diagonal similarity within S (f = 0 for a singleton); each step toggles the object whose
@@ -10,7 +10,7 @@
 // * The ensemble-consensus partition: AddRemAdd from every remaining object (in parallel over
 //   seeds, reduced deterministically: largest f, ties to the lowest seed), the winning
 //   cluster removed, repeated until no object is left.
-// * The combined-consensus agglomeration (002 sec. 3.2): greedy merging of the pair of
+// * The combined-consensus agglomeration (Mirkin & Shestakov, sec. 3.2): greedy merging of the pair of
 //   clusters with the largest summed gain, with a priority queue and sum-of-parts updates.
 //
 // Every output is caller-allocated. Results are bitwise identical for any thread count.
@@ -42,7 +42,7 @@ int64_t addremadd_partition(const float* similarity, int64_t n, double tol, int6
                             int n_threads, int32_t* labels, double* contributions,
                             double* lambdas, int64_t* seeds, int64_t* n_updates);
 
-// Greedy agglomeration on the gains g_ij (002 sec. 3.2; g = p_ij - p-bar, diagonal ignored).
+// Greedy agglomeration on the gains g_ij (Mirkin & Shestakov, sec. 3.2; g = p_ij - p-bar, diagonal ignored).
 // Merges the pair with the largest gain while it is positive (target_k == 0), or while more
 // than target_k clusters remain (target_k >= 1, negative gains allowed). Ties go to the pair
 // (r, t), r < t, smallest in lexicographic order, clusters being named by their lowest member.

@@ -174,7 +174,7 @@ def _context(mtk, init, preset):
 # The partition depends on the vertex numbering, hence on the objects' order: "distribution".
 @declare(handles_missing=True, object_order="distribution")
 def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto", random_state=None):
-    """HyperGraph Partitioning Algorithm (HGPA; Strehl & Ghosh, JMLR 3, 2002; 003 sec. 2).
+    """HyperGraph Partitioning Algorithm (HGPA; Strehl & Ghosh, JMLR 3, 2002; Ren et al. 2017, sec. 2).
 
     Each cluster of each basic partition is a hyperedge joining its objects; the hypergraph is
     cut into ``n_clusters`` parts of nearly equal size minimising the weight of the hyperedges
