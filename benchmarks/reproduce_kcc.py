@@ -22,11 +22,11 @@ Datasets come from ``../shared/data`` (``--data-dir``), prepared as the review d
 * dermatology: the 8 rows with a missing Age dropped, giving the review's 358 rows (all 34 attributes);
 * iris, pendigits, satimage: as shipped.
 
-``--init k-means++`` runs KCC++ (the library's default start) instead of 001's random objects.
+``--init k-means++`` runs KCC++ (the library's default start) instead of the review's random objects.
 
-``--k-range authors`` replaces 001's K_i in [2, 2K] with the KCC authors' own default
-K_i in [K, ceil(sqrt(n))] (the library's default) to test where 001's "Original" column comes
-from.
+``--k-range authors`` replaces the review's K_i in [2, 2K] (``--k-range review``, the default)
+with the KCC authors' own default K_i in [K, ceil(sqrt(n))] (the library's default) to test
+where the review's "Original" column comes from.
 """
 import argparse
 import os
@@ -250,12 +250,12 @@ def main(argv=None):
                         help=f"datasets to run (default: {' '.join(DATASETS)}; also {' '.join(EXTRA_DATASETS)})")
     parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("10"),
                         help="N (seeds 0..N-1), a-b (inclusive) or a,b,c; default 10")
-    parser.add_argument("--k-range", choices=("001", "authors"), default="001",
-                        help="K_i of the basic partitions: 001's [2, 2K] (default) or the KCC authors' "
-                             "[K, ceil(sqrt(n))]")
+    parser.add_argument("--k-range", choices=("review", "authors"), default="review",
+                        help="K_i of the basic partitions: the review's [2, 2K] (Wu et al.'s protocol as "
+                             "Becerra Tomé repeats it; default) or the KCC authors' [K, ceil(sqrt(n))]")
     parser.add_argument("--init", choices=("random", "k-means++"), default="random",
-                        help="KCC's start: random objects as 001/Wu et al. (default here) or k-means++ "
-                             "(KCC++, the library's default)")
+                        help="KCC's start: K random objects as in the review (default here) or k-means++ "
+                             "(KCC++ of Li & Liu 2018, the library's default)")
     parser.add_argument("--n-threads", type=int, default=None,
                         help="threads for generation and KCC (default: every usable core)")
     parser.add_argument("--data-dir", default=DEFAULT_DATA, help=f"dataset directory (default {DEFAULT_DATA})")

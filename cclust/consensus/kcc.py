@@ -75,7 +75,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     init : {"k-means++", "random"} or array-like of shape (n_samples,), default="k-means++"
         ``"k-means++"``: D^2 seeding on the binary dataset (KCC++ of Li & Liu 2018); see
         ``kmeanspp_trials``. ``"random"``: K distinct objects as initial centroids, the start of
-        Wu et al. 2015 (001). An array gives the initial labels (0..K-1) and runs once,
+        Wu et al. 2015 (as Becerra Tomé re-implements it). An array gives the initial labels (0..K-1) and runs once,
         whatever ``n_init``. The default differs from Wu et al.: K random objects fall in all
         of K well-separated groups with probability K!/K^K per restart (3.8% for K = 5), so
         with 10 restarts KCC often keeps a partition with two groups merged and one split; on

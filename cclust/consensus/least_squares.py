@@ -460,7 +460,7 @@ def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None,
     return ConsensusResult.from_labels(
         names,
         objective=combined_criterion(ensemble, np.unique(names, return_inverse=True)[1].reshape(-1)),
-        objective_name="f(S, p), combined-consensus criterion of 002 eq. 6 (higher is better)",
+        objective_name="f(S, p), combined-consensus criterion of Mirkin & Shestakov, eq. 6 (higher is better)",
         method="ls-agglomerative",
         extras={"merges": merges, "merge_gains": merge_gains, "objective_trace": trace},
     )

@@ -81,9 +81,9 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     a label; ``smoothing`` adds a symmetric Dirichlet(1 + smoothing) prior on ``alpha`` and every
     ``theta_mi`` (MAP-EM), whose penalised log-likelihood EM never decreases. ``smoothing=0``
     is plain maximum likelihood. Restarts start from hard first responsibilities rather than
-    Topchy et al.'s random parameters, which 004 sec. 8 found better for its EM-like methods:
+    Topchy et al.'s random parameters, which Nguyen & Caruana (2007, sec. 8) found better for its EM-like methods:
     by default a k-means++ seeding on the label vectors (as :func:`ivc`), or with
-    ``init="partitions"`` a base partition completed to K clusters by one IPVC pass (004's start;
+    ``init="partitions"`` a base partition completed to K clusters by one IPVC pass (Nguyen & Caruana's start;
     on five well-separated blobs, n = 5,000, 100 k-means partitions, it ends at ARI
     0.72 where the default reaches 1.0, see the method catalogue); the kept restart has the highest
     penalised log-likelihood among those whose hard labelling uses all K clusters (any restart if

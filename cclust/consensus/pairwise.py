@@ -327,7 +327,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     return ConsensusResult.from_labels(
         labels, objective=float(scores[chosen]),
         objective_name=f"average {metric if isinstance(metric, str) else 'agreement'} with the ensemble, "
-                       f"004 eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
+                       f"Nguyen & Caruana 2007, eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
         method="best",
         extras={"member": member, "scores": original_scores, "note": note,
                 "metric": metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")},

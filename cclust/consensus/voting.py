@@ -205,7 +205,7 @@ def seeded_starts(ensemble, n_clusters, n_init, rng, n_threads):
 
 def initial_labelings(ensemble, n_clusters, init, n_init, rng, n_threads):
     """The starts of the restarts for ``init`` in ``INITS``: k-means++ labelings, or base
-    partitions cut to their K largest clusters (004 sec. 8). Validates ``init`` and ``n_init``."""
+    partitions cut to their K largest clusters (Nguyen & Caruana 2007, sec. 8). Validates ``init`` and ``n_init``."""
     check_init_name(init)
     n_init = check_int(n_init, "n_init", low=1)
     if init == "k-means++":
@@ -522,16 +522,16 @@ _PARAMS_DOC = """
     n_clusters : int
         K, in [2, number of distinct label vectors].
     weights : array-like of shape (n_partitions,), default=None
-        Partition weights w_i (the ensemble's own, equal by default, if None); 004 uses equal
+        Partition weights w_i (the ensemble's own, equal by default, if None); Nguyen & Caruana use equal
         weights, which give its unweighted sums up to the factor 1/r.
     init : {"k-means++", "partitions"} or array-like of shape (n_samples,), default="k-means++"
         ``"k-means++"``: each restart starts from K objects drawn by k-means++ seeding on the
         label vectors (weighted Hamming distance), every object joining its nearest seed (see
         :func:`seeded_starts`). ``"partitions"``: each restart starts from a base partition
-        drawn at random (004 sec. 8, the paper's start); a partition with more than K clusters
+        drawn at random (Nguyen & Caruana 2007, sec. 8, the paper's start); a partition with more than K clusters
         keeps its K largest (the other objects join their nearest cluster in the first pass),
         one with fewer gets the remaining clusters from the empty-cluster rule below. An array
-        gives the initial labels (0..K-1) and runs once. The default differs from 004: with
+        gives the initial labels (0..K-1) and runs once. The default differs from Nguyen & Caruana: with
         the default ensembles (K_i from K to sqrt(n)) every base partition's K largest clusters
         tend to be the same pieces, so all restarts keep the same merge; on five well-separated
         blobs (n = 5,000, 100 k-means partitions) the paper's start ends at ARI 0.72
@@ -595,7 +595,7 @@ def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_
 
 
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-@_doc("""Iterative probabilistic voting consensus, IPVC (004 Algorithm 2, eq. 2).
+@_doc("""Iterative probabilistic voting consensus, IPVC (Nguyen & Caruana 2007, Algorithm 2, eq. 2).
 
     Each object moves to the cluster at the smallest ``D(x, P_k) = sum_i w_i (1 - c_ki(pi_i(x))
     / n_ki)``, the weighted fraction of the cluster's members that disagree with it, partition
@@ -620,7 +620,7 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
 
 
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-@_doc("""Iterative pairwise consensus, IPC (004 Algorithm 3, eq. 1 and 3).
+@_doc("""Iterative pairwise consensus, IPC (Nguyen & Caruana 2007, Algorithm 3, eq. 1 and 3).
 
     Each object moves to the cluster with the highest average co-association to its members,
     ``S(x, P_k) = (1/n_k) sum_{x' in P_k} S(x, x')``; repeat until the labels stop changing.
@@ -675,7 +675,7 @@ def _vote_table(E, table, n_clusters):
 @declare(handles_missing=True, object_order="distribution")
 def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
            random_state=None, n_threads=None):
-    """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; 002 sec. 1).
+    """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; Mirkin & Shestakov, sec. 1).
 
     Every partition's clusters are matched to the clusters of a reference labelling by the
     Hungarian algorithm (:func:`scipy.optimize.linear_sum_assignment` on the contingency table,

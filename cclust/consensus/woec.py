@@ -699,7 +699,7 @@ def _weighted_lloyd(X, w, centres, max_iter, tol):
 @declare(requires_X=True, handles_missing=True)
 def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_SMOOTHING,
              init="k-means++", n_init=10, max_iter=100, tol=0.0, max_bytes=None, random_state=None):
-    """Weighted-Object k-means (WOKmeans; 003 sec. 3.4, Algorithm 4).
+    """Weighted-Object k-means (WOKmeans; Ren et al. 2017, sec. 3.4, Algorithm 4).
 
     k-means on X whose centres are the object-weighted means ``c_k = sum w_i x_i / sum w_i``
     (eq. 13), w the one-shot weights of the ensemble (eq. 1-4): centres move toward the
@@ -718,11 +718,11 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     init : {"k-means++", "random"}, default="k-means++"
         Initial centres of each run: ``"k-means++"``, k-means++ seeding on X (Arthur &
         Vassilvitskii 2007, greedy variant as scikit-learn's); ``"random"``, k distinct objects
-        drawn uniformly, as 003's Algorithm 4. The default differs from 003: random centres
+        drawn uniformly, as in Ren et al.'s Algorithm 4. The default differs from Ren et al.: random centres
         hit all of k well-separated groups with probability k!/k^k per run (3.8% for k = 5),
         so the runs keep merging two groups and splitting another.
     n_init : int, default=10
-        Runs; the one with the smallest weighted sum of squared distances is kept. 003 reports
+        Runs; the one with the smallest weighted sum of squared distances is kept. Ren et al. report
         single runs (``n_init=1``).
     max_iter : int, default=100
         Ren et al. (2017, sec. 5.4) use 100.
