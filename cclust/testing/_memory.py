@@ -160,14 +160,16 @@ def peak_memory(problems, methods, *, n_clusters, env=None, timeout=600):
             with open(spec, "w") as f:
                 json.dump({"data": data, "methods": [[m, dict(kw)] for m, kw in methods],
                            "n_clusters": int(n_clusters)}, f)
+            # cwd: "python -c" puts the working folder first on sys.path, and a source checkout
+            # there (without its compiled modules) would shadow the installed cclust
             running.append(subprocess.Popen([sys.executable, "-c", _CHILD, spec],
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                            env=child_env))
-        results = []
-        for child in running:
-            out, err = child.communicate(timeout=timeout)
-            if child.returncode != 0:
-                raise RuntimeError(f"the memory-measuring child failed (status {child.returncode}):\n{err}")
-            results.append(json.loads(out))
+                                            env=child_env, cwd=tmp))
+        outputs = [child.communicate(timeout=timeout) + (child.returncode,) for child in running]
+    results = []
+    for out, err, status in outputs:
+        if status != 0:
+            raise RuntimeError(f"the memory-measuring child failed (status {status}):\n{err}")
+        results.append(json.loads(out))
     return results
 
