@@ -483,10 +483,11 @@ class Ensemble:
         """Sparse co-association keeping each object's ``n_neighbors`` strongest pairs (approximate kNN).
 
         The scalable route for the methods that read the co-association (CSPA, EAC with single
-        linkage): memory and time grow linearly in n. n = 10^6 objects with r = 100 partitions
-        took about 6 minutes and a peak RSS of 2.5 GB on 2 heavily shared cores (the estimate
-        checked against ``max_bytes`` is about 3 GB there, above the default 2 GiB budget: pass
-        ``max_bytes`` at that size), where the dense matrix would take 8 TB.
+        linkage): memory and time grow linearly in n, where the dense matrix grows as n^2 (8 TB
+        at n = 10^6). At n = 10^6 with r = 100 partitions the estimate checked against
+        ``max_bytes`` is about 3 GB, above the default 2 GiB budget: pass ``max_bytes`` at that
+        size. Measured times and memory are in docs/benchmarks.md (sparse co-association at
+        scale).
 
         How the neighbours are found:
 
