@@ -2,7 +2,7 @@
 
 Protocol of Wu et al. 2015 as the review's sec. 2 repeats it: for every dataset and seed s, r = 100 basic partitions by k-means
 (squared Euclidean, one initialisation each, K_i uniform on [2, 2K], K = number of classes),
-equal weights; then KCC with each of the ten utilities of ``cclust.cli.KCC_UTILITIES`` (Uc, UH,
+equal weights; then KCC with each of the ten utilities of ``cclust.utilities.KCC_UTILITIES`` (Uc, UH,
 Ucos, UL5, UL8 and their normalised forms), default restarts (``n_init=10``), both seeded with s;
 Rn = ARI against the classes. Prints Markdown (and writes it to ``--output``): per dataset and
 utility the mean and standard deviation over seeds of Rn beside the review's "Original" (Wu et
@@ -43,7 +43,7 @@ except ImportError:  # run from a source checkout: use the tree this script live
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import cclust  # noqa: E402
-from cclust.cli import KCC_UTILITIES  # noqa: E402
+from cclust.utilities import KCC_UTILITIES  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
 from _common import cpu_model, write_report
 
@@ -53,7 +53,7 @@ DATASETS = ("breast", "ecoli", "iris", "pendigits", "satimage", "dermatology", "
 EXTRA_DATASETS = ("ecoli336",)
 
 # Becerra Tomé, Tables 4 and 5: (Original = Wu et al. 2015, Results = the review's re-implementation), in
-# the column order of cclust.cli.KCC_UTILITIES.
+# the column order of cclust.utilities.KCC_UTILITIES.
 PUBLISHED = {
     "breast": ((0.0556, 0.8337), (0.8673, 0.8337), (0.1111, 0.8337), (0.1212, 0.8337), (0.1333, 0.8337),
                (0.0380, 0.8337), (0.8694, 0.8337), (0.1173, 0.8337), (0.1329, 0.8337), (0.1126, 0.8337)),

@@ -8,12 +8,12 @@ BUILTINS = (
     # consensus functions
     ("kcc", "consensus", "cclust.consensus.kcc:kcc",
      "K-means-based consensus clustering, KCC/KCC++ (Wu et al. 2015)"),
-    # -- GKCC (issue 4) --
+    # -- GKCC --
     ("gkcc", "consensus", "cclust.consensus.gkcc:gkcc",
      "Greedy KCC: nu-sampled greedy generation in the augmented space, KCC from the winner (Li & Liu 2018)"),
     ("greedy", "generator", "cclust.consensus.gkcc:greedy",
      "GKCC's greedy generation: nu-sampled greedy K-means in the augmented space, k = 2..K (Li & Liu 2018, Alg. 1)"),
-    # -- graph-based and weighted-object consensus (issue 5) --
+    # -- graph-based and weighted-object consensus --
     ("cspa", "consensus", "cclust.consensus.graph:cspa",
      "CSPA: METIS cut of the co-association graph (Strehl & Ghosh 2002; Ren et al. 2017, sec. 2)"),
     ("mcla", "consensus", "cclust.consensus.graph:mcla",
@@ -28,12 +28,12 @@ BUILTINS = (
      "WOHB: METIS cut of the object-cluster graph of weighted-centre memberships (Ren et al. 2017, eq. 12)"),
     ("wokmeans", "consensus", "cclust.consensus.woec:wokmeans",
      "WOKmeans: k-means with object-weighted centres, weights from the ensemble (Ren et al. 2017, Algorithm 4)"),
-    # -- least-squares consensus (issue 6) --
+    # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),
     ("ls-agglomerative", "consensus", "cclust.consensus.least_squares:ls_agglomerative",
      "Least-squares combined consensus by greedy agglomeration (Mirkin & Shestakov, eq. 6, sec. 3.2)"),
-    # -- iterative voting and classic baselines (issue 7) --
+    # -- iterative voting and classic baselines --
     ("ivc", "consensus", "cclust.consensus.voting:ivc",
      "Iterative voting consensus: k-modes on the label vectors (Nguyen & Caruana 2007, Alg. 1)"),
     ("ipvc", "consensus", "cclust.consensus.voting:ipvc",

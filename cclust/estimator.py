@@ -15,26 +15,29 @@ is:
 * Fitted attributes end in ``_``; ``__sklearn_is_fitted__`` says whether ``fit`` ran.
 * ``__sklearn_tags__`` imports scikit-learn, but only scikit-learn itself ever calls it.
 
-The private helpers at the bottom (seed derivation, calling a method with the keywords it
-accepts) are shared with :mod:`cclust.selection`.
+The generate-then-fuse steps (validating X and the parameter dicts, seed derivation, calling a
+method with the keywords it accepts) live in ``cclust._pipeline``, shared with
+:mod:`cclust.selection` and the ``cclust`` command.
 """
 import inspect
-import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from cclust._validation import check_array_2d, check_int, check_n_threads
+from cclust._pipeline import (
+    RESERVED_GENERATOR,
+    RESERVED_METHOD,
+    call_method,
+    check_name,
+    check_params_dict,
+    child_seeds,
+    generate_ensemble,
+    validate_X,
+)
+from cclust._validation import check_int, check_n_threads
 from cclust.errors import CclustError, ValidationError
-from cclust.registry import accepts
 
 __all__ = ["ConsensusClustering"]
-
-# Keywords the estimator passes itself; putting them in method_params/generator_params would
-# make the same argument come from two places.
-_RESERVED_METHOD = ("ensemble", "n_clusters", "random_state", "X", "n_threads", "n_jobs")
-_RESERVED_GENERATOR = ("X", "n_clusters", "n_partitions", "random_state", "n_jobs")
 
 
 class ConsensusClustering:
@@ -254,12 +257,12 @@ class ConsensusClustering:
         from cclust.registry import get, method_info
         from cclust.result import ConsensusResult
 
-        fn = get(_check_name(self.method, "method"), kind="consensus")
+        fn = get(check_name(self.method, "method"), kind="consensus")
         info = method_info(fn)
-        method_params = _check_params_dict(self.method_params, "method_params", _RESERVED_METHOD,
-                                           "ConsensusClustering")
-        generator_params = _check_params_dict(self.generator_params, "generator_params",
-                                              _RESERVED_GENERATOR, "ConsensusClustering")
+        method_params = check_params_dict(self.method_params, "method_params", RESERVED_METHOD,
+                                          "ConsensusClustering")
+        generator_params = check_params_dict(self.generator_params, "generator_params",
+                                             RESERVED_GENERATOR, "ConsensusClustering")
         verbose = check_int(self.verbose, "verbose", low=0)
         check_n_threads(self.n_jobs, "n_jobs")  # validated here; passed on as given
 
@@ -296,7 +299,7 @@ class ConsensusClustering:
         if ensemble is None:
             n_partitions = check_int(self.n_partitions, "n_partitions", low=1)
             ensemble = generate_ensemble(
-                _check_name(self.generator, "generator"), features, n_clusters, n_partitions,
+                check_name(self.generator, "generator"), features, n_clusters, n_partitions,
                 generator_params, generator_seed, self.n_jobs, verbose)
 
         if n_clusters == 1:
@@ -338,14 +341,6 @@ class ConsensusClustering:
         return self.fit(X, y, ensemble=ensemble).labels_
 
 
-# -- helpers shared with cclust.selection ------------------------------------------------------
-
-def _check_name(value, name):
-    if not isinstance(value, str):
-        raise ValidationError(f"{name} must be a registered name (a str), got {value!r}.")
-    return value
-
-
 def _choosing_methods():
     from cclust.registry import available, get, method_info
 
@@ -357,130 +352,3 @@ def _choosing_methods():
         except CclustError:  # a broken plugin must not hide the message being built
             pass
     return names
-
-
-def _check_params_dict(params, name, reserved, owner):
-    if params is None:
-        return {}
-    if not isinstance(params, Mapping):
-        raise ValidationError(
-            f"{name} must be a dict of keyword arguments or None, got {type(params).__name__} {params!r}."
-        )
-    bad = [key for key in params if not isinstance(key, str)]
-    if bad:
-        raise ValidationError(f"{name} keys must be parameter names (str), got {bad[0]!r}.")
-    clash = [key for key in params if key in reserved]
-    if clash:
-        raise ValidationError(
-            f"{name} must not contain {clash[0]!r}: {owner} passes it itself; set it through "
-            f"{owner}'s own parameters (n_clusters, n_partitions, random_state, n_jobs) instead."
-        )
-    return dict(params)
-
-
-def validate_X(X, name="X"):
-    """A C-contiguous float64 copy-or-view of X and its string column names (or None).
-
-    The messages follow scikit-learn's wording where its estimator checks look for it
-    ("0 feature(s) (shape=...) while a minimum of 1 is required", "n_samples=1", "Complex data
-    not supported", "sparse").
-    """
-    feature_names = None
-    if hasattr(X, "columns") and hasattr(X, "iloc"):
-        columns = np.asarray(list(X.columns), dtype=object)
-        if len(columns) and all(isinstance(c, str) for c in columns):
-            feature_names = columns
-    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
-        raise ValidationError(
-            f"{name} is a sparse matrix, but sparse input is not supported; pass a dense array "
-            f"({name}.toarray()) or reduce it first (e.g. TruncatedSVD)."
-        )
-    if hasattr(X, "__dask_graph__"):
-        raise ValidationError(f"{name} is a dask array; call .compute() first.")
-    array = np.asarray(X)
-    if array.dtype.kind == "c":
-        raise ValidationError(
-            f"Complex data not supported: {name} has dtype {array.dtype}; pass real features "
-            "(e.g. the real part, the modulus, or both as separate columns)."
-        )
-    if array.dtype.kind == "O":
-        try:
-            array = array.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{name} must hold numbers only: {exc}") from None
-    if array.ndim != 2:
-        raise ValidationError(
-            f"{name} must be 2-D (n_samples, n_features), got an array of shape {array.shape}; "
-            "reshape a single feature with X.reshape(-1, 1) or a single sample with X.reshape(1, -1)."
-        )
-    n, d = array.shape
-    if n == 0:
-        raise ValidationError(f"{name} has 0 sample(s) (shape={array.shape}) while a minimum of 2 is required.")
-    if d == 0:
-        raise ValidationError(f"{name} has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
-    if n == 1:
-        raise ValidationError(f"{name} has n_samples=1; consensus clustering needs at least 2 samples.")
-    return check_array_2d(array, name), feature_names
-
-
-def child_seeds(random_state, count, name="random_state"):
-    """``count`` independent uint32 seeds derived from ``random_state``.
-
-    An int (or None: fresh entropy) seeds a SeedSequence whose spawned children give the
-    seeds, so the same int always gives the same seeds. A Generator or a legacy RandomState is
-    drawn from once (its state advances, NumPy's convention); a SeedSequence is copied before
-    spawning so the caller's object is not changed.
-    """
-    if random_state is None:
-        root = np.random.SeedSequence()
-    elif isinstance(random_state, np.random.SeedSequence):
-        root = np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
-                                      pool_size=random_state.pool_size)
-    elif isinstance(random_state, np.random.Generator):
-        root = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif isinstance(random_state, np.random.RandomState):
-        root = np.random.SeedSequence(int(random_state.randint(2**31 - 1)))
-    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
-        if random_state < 0:
-            raise ValidationError(f"{name} must be a non-negative int, got {random_state}.")
-        root = np.random.SeedSequence(int(random_state))
-    else:
-        raise ValidationError(
-            f"{name} must be None, a non-negative int, a numpy.random.Generator, a "
-            f"numpy.random.RandomState or a numpy.random.SeedSequence, got {random_state!r}."
-        )
-    # uint32 seeds: accepted by every numpy API and by plugins that follow sklearn's convention.
-    return [int(child.generate_state(1, dtype=np.uint32)[0]) for child in root.spawn(count)]
-
-
-def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
-    """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
-    from cclust.registry import get
-
-    gen = get(generator, kind="generator")
-    kwargs = dict(params)
-    k = n_clusters
-    if k is None or k < 2:
-        # Choosing methods (and the trivial K=1) still need partitions with several clusters.
-        k = min(2, X.shape[0])
-        if n_clusters is None and "k_range" not in kwargs and accepts(gen, "k_range"):
-            kwargs["k_range"] = (2, max(2, min(X.shape[0], math.ceil(math.sqrt(X.shape[0])))))
-    if verbose and accepts(gen, "verbose"):
-        kwargs["verbose"] = verbose
-    return gen(X, k, n_partitions=n_partitions, random_state=seed, n_jobs=n_jobs, **kwargs)
-
-
-def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
-    """Call a consensus function with X / threads / verbose when its signature takes them."""
-    from cclust.registry import method_info
-
-    kwargs = dict(params)
-    if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):
-        kwargs["X"] = X
-    if accepts(fn, "n_threads", var_keyword=False):
-        kwargs["n_threads"] = n_jobs
-    elif accepts(fn, "n_jobs", var_keyword=False):
-        kwargs["n_jobs"] = n_jobs
-    if verbose and accepts(fn, "verbose", var_keyword=False):
-        kwargs["verbose"] = verbose
-    return fn(ensemble, n_clusters, random_state=seed, **kwargs)

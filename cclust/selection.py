@@ -17,12 +17,12 @@ import numpy as np
 from cclust._progress import progress
 from cclust._validation import check_float, check_int, check_n_threads
 from cclust.errors import ValidationError
-from cclust.estimator import (
-    _RESERVED_GENERATOR,
-    _RESERVED_METHOD,
-    _check_name,
-    _check_params_dict,
+from cclust._pipeline import (
+    RESERVED_GENERATOR,
+    RESERVED_METHOD,
     call_method,
+    check_name,
+    check_params_dict,
     child_seeds,
     generate_ensemble,
     validate_X,
@@ -268,11 +268,11 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
     from cclust.ensemble import Ensemble, require_memory
     from cclust.registry import get, method_info
 
-    fn = get(_check_name(method, "method"), kind="consensus")
+    fn = get(check_name(method, "method"), kind="consensus")
     info = method_info(fn)
-    method_params = _check_params_dict(method_params, "method_params", _RESERVED_METHOD, "select_k")
-    generator_params = _check_params_dict(generator_params, "generator_params", _RESERVED_GENERATOR,
-                                          "select_k")
+    method_params = check_params_dict(method_params, "method_params", RESERVED_METHOD, "select_k")
+    generator_params = check_params_dict(generator_params, "generator_params", RESERVED_GENERATOR,
+                                         "select_k")
     if isinstance(data, Ensemble):
         ensemble, X = data, None
         if info.requires_X:
@@ -287,7 +287,7 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
         ensemble = None
         X, _ = validate_X(data, "data")
         n = X.shape[0]
-        generator = _check_name(generator, "generator")
+        generator = check_name(generator, "generator")
         get(generator, kind="generator")  # fail early on an unknown name
         n_partitions = check_int(n_partitions, "n_partitions", low=1)
     k_values = _check_k_range(k_range, n)

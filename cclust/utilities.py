@@ -42,6 +42,15 @@ FAMILIES = {"uc": 0, "uh": 1, "ucos": 2, "ulp": 3}
 #: smoothing of uh's -log2(m[l] + eps)
 UH_EPS = 2.2e-16
 
+#: (label, utility, p) of Wu et al.'s (2015) ten utilities, in the column order of Becerra Tomé's
+#: Tables 4 and 5: what ``cclust run --utilities`` and the KCC reproduction compare
+KCC_UTILITIES = (
+    ("Uc", "uc", None), ("UH", "uh", None), ("Ucos", "ucos", None),
+    ("UL5", "ulp", 5.0), ("UL8", "ulp", 8.0),
+    ("NUc", "nuc", None), ("NUH", "nuh", None), ("NUcos", "nucos", None),
+    ("NUL5", "nulp", 5.0), ("NUL8", "nulp", 8.0),
+)
+
 
 @dataclass(frozen=True)
 class Utility:

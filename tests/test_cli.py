@@ -11,7 +11,9 @@ import pytest
 
 import cclust
 from cclust import cli
+from cclust.cli._readers import _detect_header
 from cclust.datasets import load_iris
+from cclust.utilities import KCC_UTILITIES
 
 R = "12"  # basic partitions per run: enough for stable consensus on iris, keeps the file fast
 SPECIES = np.array(["setosa", "versicolor", "virginica"])
@@ -116,7 +118,7 @@ def test_run_utilities_compares_kcc_utilities(capsys):
     code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "--utilities", "--format", "csv")
     assert code == 0
     rows = list(csv.DictReader(out.splitlines()))
-    assert [r["method"] for r in rows] == [f"kcc {label}" for label, _, _ in cli.KCC_UTILITIES]
+    assert [r["method"] for r in rows] == [f"kcc {label}" for label, _, _ in KCC_UTILITIES]
     assert all(r["status"] == "ok" and 0.4 < float(r["ari"]) <= 1 for r in rows)
 
 
@@ -441,7 +443,7 @@ cli.write_labels(sys.argv[1], [{"method": "m", "result": ConsensusResult.from_la
 
 
 def _child_env():
-    root = Path(cli.__file__).resolve().parents[1]
+    root = Path(cli.__file__).resolve().parents[2]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
                 PYTHONDONTWRITEBYTECODE="1")
 
@@ -661,7 +663,7 @@ def test_errors_name_the_real_problem(case, tmp_path, capsys):
 
 def _module_run(*argv):
     # The child imports the same cclust as this process (source tree or installed copy).
-    root = Path(cli.__file__).resolve().parents[1]
+    root = Path(cli.__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     return subprocess.run([sys.executable, "-m", "cclust", *argv], check=False, capture_output=True, text=True,
                           env=env, cwd=root, timeout=300)
@@ -707,11 +709,17 @@ def test_select_k_reports_the_api_recommendation(tmp_path, capsys):
 
 
 def test_cli_docstring_examples():
-    # tests/test_docs.py leaves cclust.cli out of its sweep; its examples are checked here.
+    # tests/test_docs.py leaves the cclust.cli package out of its sweep; its examples are checked here.
     import doctest
+    import importlib
+    import pkgutil
 
-    failures, tried = doctest.testmod(cli, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert tried > 0 and failures == 0
+    names = [info.name for info in pkgutil.iter_modules(cli.__path__, "cclust.cli.")
+             if info.name != "cclust.cli.__main__"]
+    results = {name: doctest.testmod(importlib.import_module(name),
+                                     optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE) for name in names}
+    assert sum(tried for _, tried in results.values()) > 0
+    assert {name: failures for name, (failures, _) in results.items() if failures} == {}
 
 
 @pytest.mark.parametrize("rows, expected", [
@@ -723,4 +731,4 @@ def test_cli_docstring_examples():
     ([["c1", "c3"], ["c1", "c3"], ["c2", "c1"]], False),     # labels as words, first row recurs
 ], ids=["names", "numbers", "numeric-data", "mixed-header", "word-header", "word-data"])
 def test_header_detection_rule(rows, expected):
-    assert cli._detect_header(rows) is expected
+    assert _detect_header(rows) is expected

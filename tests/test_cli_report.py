@@ -10,6 +10,7 @@ import pytest
 
 import cclust
 from cclust import ConsensusResult, cli
+from cclust.cli._report import plot_rows, wrap_cell
 from cclust.datasets import load_iris
 from cclust.testing import check_consensus_result
 
@@ -96,7 +97,7 @@ def test_the_direction_of_a_criterion_survives_a_narrow_terminal(partitions_csv,
 
 def test_wrap_cell_keeps_every_word():
     words = "MemoryBudgetError: pass max_bytes=990000 (or set CCLUST_MEMORY_BUDGET) or use kcc".split()
-    wrapped = cli.wrap_cell(" ".join(words), 12, 4)
+    wrapped = wrap_cell(" ".join(words), 12, 4)
     assert wrapped.split() == words
     assert all(line.startswith("    ") for line in wrapped.splitlines()[1:])
 
@@ -179,7 +180,7 @@ def test_fuse_plot_of_several_methods_draws_the_agreement(partitions_csv, tmp_pa
     assert f"figure written to {figure} (bar chart of each method's agreement with the partitions (ANMI))" in out
     rows = [{"method": m, "result": cclust.consensus(m, ensemble, 3, random_state=0), "n_clusters": 3,
              "seconds": 0.1, "agreement": a} for m, a in (("kcc", 0.7), ("hbgf", 0.6))]
-    fig, what = cli.plot_rows(str(tmp_path / "again.png"), rows, ensemble, None)
+    fig, what = plot_rows(str(tmp_path / "again.png"), rows, ensemble, None)
     assert "agreement" in fig.axes[0].get_xlabel() and "agreement" in what
     code, out, _ = run_cli(capsys, "fuse", "--help")
     assert "agreement" in option_help(out, "--plot")

@@ -138,7 +138,7 @@ def test_fit_with_ready_ensemble(iris):
     assert model.ensemble_ is E
     assert model.n_features_in_ == 0
     # The estimator seeds the method with the second child of SeedSequence(random_state).
-    from cclust.estimator import child_seeds
+    from cclust._pipeline import child_seeds
 
     method_seed = child_seeds(0, 2)[1]
     direct = cclust.consensus("kcc", E, 3, random_state=method_seed, n_threads=None)
@@ -348,7 +348,7 @@ def test_n_jobs_verbose_and_seeds_reach_generator_and_method(iris):
     finally:
         cclust.registry.unregister("test-recording-generator")
         cclust.registry.unregister("test-recording-method")
-    from cclust.estimator import child_seeds
+    from cclust._pipeline import child_seeds
 
     gen_seed, method_seed = child_seeds(3, 2)
     assert seen["generator"] == {"n_jobs": 2, "verbose": 1, "random_state": gen_seed, "n_partitions": 7,

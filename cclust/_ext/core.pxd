@@ -56,7 +56,7 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
                   int64_t* seeds) except +
 
 
-# -- voting (issue 7): lookup passes of IVC/IPVC/IPC, relabel-and-vote, EM; include/cclust/voting.hpp --
+# -- voting: lookup passes of IVC/IPVC/IPC, relabel-and-vote, EM; include/cclust/voting.hpp --
 from libc.stdint cimport uint8_t
 
 cdef extern from "cclust/voting.hpp" namespace "cclust" nogil:
@@ -77,7 +77,7 @@ cdef extern from "cclust/voting.hpp" namespace "cclust" nogil:
                           int32_t* out) except +
 
 
-# -- addremadd (issue 6): least-squares consensus, include/cclust/addremadd.hpp --
+# -- addremadd: least-squares consensus, include/cclust/addremadd.hpp --
 from libc.stdint cimport uint8_t
 
 cdef extern from "cclust/addremadd.hpp" namespace "cclust" nogil:

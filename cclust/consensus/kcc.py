@@ -7,6 +7,8 @@ distance f that mu induces (Wu et al. 2015; Becerra Tomé, Table 1), centroids b
 of each cluster (Wu et al. 2015; eq. 4 of Becerra Tomé's review). The compiled engine never builds the binary dataset: a pass is
 O(n r K) table lookups.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from cclust import _engine
@@ -21,7 +23,7 @@ from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.registry import declare
 from cclust.result import ConsensusResult
-from cclust.utilities import resolve
+from cclust.utilities import Utility, resolve
 
 _INITS = ("random", "k-means++")
 
@@ -173,11 +175,21 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
                    best.n_iter, best.converged, gammas, iterations, setup.max_iter)
 
 
+@dataclass(frozen=True)
 class _Setup:
-    """Validated KCC parameters shared by the in-memory and the Dask paths."""
+    """Validated KCC parameters shared by the in-memory and the Dask paths (see :func:`_prepare`)."""
 
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
+    n_clusters: int
+    utility: Utility
+    max_iter: int
+    tol: float
+    #: candidates per centre of k-means++; None: the greedy default (2 + log K)
+    kmeanspp_trials: int | None
+    rng: np.random.Generator
+    #: the given initial labelling as a one-element list, or None when ``init`` names a seeding
+    starts: list | None
+    #: restarts to run (1 when ``init`` gives labels)
+    n_init: int
 
 
 def _prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,

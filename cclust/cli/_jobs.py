@@ -1,0 +1,178 @@
+"""Jobs: the consensus methods a command runs, their parameters, and running them one by one
+into result rows."""
+import inspect
+import time
+import warnings
+
+from cclust.cli._messages import UserError
+from cclust.cli._parameters import _RESERVED, _accepts, _method_names, _parameter_names
+
+
+class Job:
+    """One row of a comparison: a label, the registered method and its parameters."""
+
+    def __init__(self, label, method, params=None, fn=None, error=None):
+        self.label, self.method, self.params = label, method, dict(params or {})
+        self.fn, self.error = fn, error
+
+    def settings(self):
+        """The choices this run makes: every keyword parameter whose default is a name (KCC's
+        ``utility``, EAC's ``linkage``, ...), then what was given with --method-param."""
+        shown = {}
+        try:
+            params = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        for p in params:
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and isinstance(p.default, str) and p.name not in _RESERVED:
+                shown[p.name] = p.default
+        shown.update(self.params)
+        return {key: value for key, value in shown.items() if value is not None}
+
+
+def _short(exc):
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _resolve_methods(names):
+    """Jobs for the named methods (errors raise), or for every registered method (errors recorded)."""
+    import cclust
+    from cclust.errors import CclustError
+    from cclust.registry import KNOWN_PLUGINS, install_hint
+
+    if names:
+        jobs = []
+        for name in names:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a shadowed plugin is reported by `cclust methods`
+                jobs.append(Job(name, name, fn=cclust.get(name, kind="consensus")))
+        return jobs
+    rows = cclust.available(kind="consensus")
+    jobs, targets = [], {}
+    for name, row in rows.items():
+        if row.target in targets and row.target != "<runtime>":
+            jobs.append(Job(name, name, error=f"alias of {targets[row.target]}"))
+            continue
+        targets[row.target] = name
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn = cclust.get(name, kind="consensus")
+        except (CclustError, ImportError) as exc:
+            jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}"))
+            continue
+        jobs.append(Job(name, name, fn=fn))
+    for name, (_, why) in KNOWN_PLUGINS.items():
+        if name not in rows:
+            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})"))
+    return sorted(jobs, key=lambda job: job.method)
+
+
+def _exclude(jobs, excluded):
+    """Drop the methods named by --exclude (each must be one of the jobs)."""
+    names = _method_names(excluded)
+    known = {job.method for job in jobs}
+    for name in names:
+        if name not in known:
+            raise UserError(f"--exclude {name}: not among the methods to run ({', '.join(sorted(known))}).")
+    kept = [job for job in jobs if job.method not in names]
+    if not kept:
+        raise UserError("--exclude leaves no method to run.")
+    return kept
+
+
+def _distribute_params(jobs, common, scoped, option):
+    """Give each job its parameters; a parameter nobody takes is an error."""
+    labels = {job.method for job in jobs}
+    for scope in scoped:
+        if scope not in labels:
+            raise UserError(f"{option} {scope}:...: {scope!r} is not among the methods run ({', '.join(sorted(labels))}).")
+    taken = set()
+    for job in jobs:
+        if job.fn is None:
+            continue
+        for key, value in common.items():
+            if _accepts(job.fn, key):
+                job.params.setdefault(key, value)
+                taken.add(key)
+        for key, value in scoped.get(job.method, {}).items():
+            if not _accepts(job.fn, key):
+                raise UserError(
+                    f"{option} {job.method}:{key}=...: {job.method} has no parameter {key!r}; its parameters "
+                    f"are {', '.join(_parameter_names(job.fn))}."
+                )
+            job.params[key] = value
+    for key in common:
+        if key not in taken:
+            if len(jobs) == 1 and jobs[0].fn is not None:
+                raise UserError(
+                    f"{option} {key}=...: {jobs[0].method} has no parameter {key!r}; its parameters are "
+                    f"{', '.join(_parameter_names(jobs[0].fn))}."
+                )
+            raise UserError(f"{option} {key}=...: none of the methods run takes a parameter {key!r}.")
+
+
+def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
+    """Run one job; returns a result row (dict). ``strict`` lets errors propagate."""
+    from cclust._pipeline import call_method
+    from cclust.registry import method_info
+
+    row = {"method": job.label, "status": "ok", "n_clusters": None, "agreement": None, "objective": None,
+           "objective_name": None, "seconds": None, "n_iter": None, "converged": None, "settings": {},
+           "note": "", "result": None}
+    if job.fn is None:
+        row.update(status="skipped", note=job.error)
+        return row
+    if method_info(job.fn).requires_X and X is None:
+        message = f"{job.method} needs the original features X; run it with `cclust run DATA --method {job.method}`"
+        if strict:
+            raise UserError(message + ".")
+        row.update(status="skipped", note=message)
+        return row
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
+            result = call_method(job.fn, ensemble, k, job.params, seed, X, jobs_option, 0)
+    except Exception as exc:  # one failing method (or broken plugin) must not stop the table
+        if strict:
+            raise
+        row.update(status="error", note=_short(exc))
+        return row
+    row["seconds"] = time.perf_counter() - start
+    notes = sorted({" ".join(str(w.message).split()) for w in caught})
+    row.update(n_clusters=result.n_clusters, objective=result.objective, objective_name=result.objective_name,
+               n_iter=result.n_iter, converged=result.converged, settings=job.settings(), note="; ".join(notes),
+               result=result)
+    return row
+
+
+def _score_row(row, y, ensemble):
+    """ARI and NMI against the true labels when known; always the label-free agreement."""
+    import cclust
+
+    if row["result"] is None:
+        return
+    labels = row["result"].labels
+    row["agreement"] = float(cclust.get("consensus-score")(labels, ensemble))
+    if y is not None:
+        row["ari"] = float(cclust.get("ari")(y, labels))
+        row["nmi"] = float(cclust.get("nmi")(y, labels))
+
+
+def _run_jobs(jobs, ensemble, k, X, y, args, strict, on_row=None):
+    """Run every job in order; ``on_row(row)`` sees each row as soon as it is done."""
+    from cclust._progress import progress
+
+    rows = []
+    with progress(total=len(jobs), desc="consensus methods", verbose=args.verbose) as bar:
+        for job in jobs:
+            row = _run_job(job, ensemble, k, X, args.seed, args.jobs, strict)
+            _score_row(row, y, ensemble)
+            rows.append(row)
+            bar.update(1)
+            if on_row is not None:
+                on_row(row)
+    return rows
