@@ -40,7 +40,9 @@ from cclust.consensus.graph import (
     check_dense_budget,
     check_graph_inputs,
     check_n_neighbors,
+    check_sizes,
     check_ufactor,
+    cut_with_sizes,
     honour_n_clusters,
     meta_cluster,
     partition_graph,
@@ -217,7 +219,7 @@ def _woec_result(labels, cut, method, w, extras):
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
-         balance="objects", max_bytes=None, random_state=None):
+         balance="objects", sizes="auto", max_bytes=None, random_state=None):
     """Weighted-Object Meta Clustering (WOMC; 003 sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
@@ -241,6 +243,12 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         What METIS balances between meta-clusters, as in :func:`cclust.consensus.graph.mcla`:
         the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
         or their number of clusters (unit vertex weights, as ClusterEnsembles).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates at most a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None
@@ -263,9 +271,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
     balance = check_balance(balance)
+    sizes = check_sizes(sizes)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
-                                       ufactor=ufactor, method="womc", balance=balance)
+                                       ufactor=ufactor, method="womc", balance=balance, sizes=sizes)
     return _woec_result(labels, cut, "womc", w, extras)
 
 
@@ -277,7 +286,8 @@ def _canonical_memberships(X, ensemble, w, t):
 
 @declare(requires_X=True, handles_missing=True)
 def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         n_neighbors=None, neighbors="exact", ufactor=None, max_bytes=None, random_state=None, n_threads=None):
+         n_neighbors=None, neighbors="exact", ufactor=None, sizes="auto", max_bytes=None, random_state=None,
+         n_threads=None):
     """Weighted-Object Similarity Partitioning (WOSP; 003 sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
@@ -316,6 +326,12 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         ``max_bytes``. ``n_neighbors`` defaults to 30 with "lsh".
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates at most a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
     random_state : int, Generator or None
     n_threads : int, default=None
@@ -340,6 +356,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     t = _check_t(t)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
+    sizes = check_sizes(sizes)
     n = ensemble.n_samples
     if neighbors not in ("exact", "lsh"):
         raise ValidationError(f"neighbors must be one of ['exact', 'lsh'], got {neighbors!r}.")
@@ -369,14 +386,18 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads)
     else:
         graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
-    parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=ufactor)
-    if np.unique(parts).shape[0] < n_clusters:
-        indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
-        parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
-    else:
-        moved = 0
-    return _woec_result(parts, cut, "wosp", w, {"t": ts, "n_moved": moved, "ufactor": ufactor,
-                                                "n_neighbors": n_neighbors, "neighbors": neighbors})
+
+    def cut_graph(weights, tolerance):
+        parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance, vertex_weights=weights)
+        if np.unique(parts).shape[0] < n_clusters:
+            indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
+            parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
+        else:
+            moved = 0
+        return parts, cut, {"n_moved": moved, "ufactor": tolerance}
+
+    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    return _woec_result(parts, cut, "wosp", w, dict(extras, t=ts, n_neighbors=n_neighbors, neighbors=neighbors))
 
 
 def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads):
@@ -405,7 +426,7 @@ def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_thre
 
 @declare(requires_X=True, handles_missing=True)
 def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         ufactor=None, max_bytes=None, random_state=None):
+         ufactor=None, sizes="auto", max_bytes=None, random_state=None):
     """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; 003 sec. 3.3.3, Algorithm 3).
 
     The bipartite graph of n objects and sum K_i clusters with edge weight P(C_j | x_i)
@@ -425,6 +446,12 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     smoothing : float, default=0.01
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates at most a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget (used when labels are missing, for the object weights).
     random_state : int, Generator or None
@@ -448,11 +475,19 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     t = _check_t(t)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
+    sizes = check_sizes(sizes)
+    rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     P, partition_of, ts = _canonical_memberships(X, ensemble, w, t)
     M = P * ensemble.weights[partition_of][None, :]
-    labels, cut, moved = bipartite_partition(M, n_clusters, random_state=random_state, ufactor=ufactor)
-    return _woec_result(labels, cut, "wohb", w, {"t": ts, "n_moved": moved, "ufactor": ufactor})
+
+    def cut_graph(weights, tolerance):
+        labels, cut, moved = bipartite_partition(M, n_clusters, random_state=rng, ufactor=tolerance,
+                                                 object_weights=weights)
+        return labels, cut, {"n_moved": moved, "ufactor": tolerance}
+
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    return _woec_result(labels, cut, "wohb", w, dict(extras, t=ts))
 
 
 def _weighted_lloyd(X, w, centres, max_iter, tol):

@@ -33,6 +33,11 @@ CONSENSUS_CHECKS, METRIC_CHECKS, GENERATOR_CHECKS, UTILITY_CHECKS, CHECKS
     The individual checks of each kind (``CHECKS`` maps kind -> tuple), to parametrize over.
 blob_partitions, same_partition, adjusted_rand
     The kit's data and its exact partition comparison, for authors' own tests.
+check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
+    Quality on easy data: with its defaults, a consensus function must recover well-separated
+    blobs (balanced, or one cluster several times larger) from k-means ensembles. Not part of
+    ``check_consensus`` (it is slower, and a method that chooses its own K or refuses large
+    inputs may be exempt): run it over the sizes and shapes your method should handle.
 
 Hypothesis strategies for random valid ensembles are in :mod:`cclust.testing.strategies`
 (hypothesis is a test extra; importing ``cclust.testing`` does not import it).
@@ -81,6 +86,7 @@ from cclust.testing._metric import (
     check_metric_self_agreement,
 )
 from cclust.testing._parametrize import parametrize_with_checks
+from cclust.testing._quality import check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
 
 #: kind -> the checks of that kind
 CHECKS = MappingProxyType({
@@ -145,6 +151,7 @@ __all__ = [
     "check_consensus_object_order",
     "check_consensus_order_invariance",
     "check_consensus_pickle",
+    "check_consensus_recovers_easy_structure",
     "check_consensus_relabel_invariance",
     "check_consensus_result",
     "check_consensus_thread_safety",
@@ -162,6 +169,8 @@ __all__ = [
     "check_registered",
     "check_utility",
     "check_utility_contract",
+    "easy_blobs",
+    "easy_ensemble",
     "parametrize_with_checks",
     "same_partition",
 ]
