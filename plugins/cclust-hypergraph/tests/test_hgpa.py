@@ -94,12 +94,16 @@ def test_imbalance_lets_large_clusters_stay_whole():
         column[[j, j + 20]] = 2
         columns.append(column)
     labels = np.column_stack(columns)
-    assert not same_partition(hgpa(labels, 2, random_state=0).labels, truth)
+    assert not same_partition(hgpa(labels, 2, sizes="equal", random_state=0).labels, truth)
     for preset in ("auto", "cclust", "deterministic_quality"):
-        assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+        assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, sizes="equal", random_state=0).labels,
+                              truth)
     # Without flow refinement the parts stay nearly equal whatever the tolerance (documented).
     for preset in ("cclust_fast", "deterministic"):
-        assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+        assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, sizes="equal",
+                                       random_state=0).labels, truth)
+    # The default weighs the objects by their estimated cluster's size: kept whole at 5%.
+    assert same_partition(hgpa(labels, 2, random_state=0).labels, truth)
 
 
 @pytest.mark.parametrize("imbalance, expected", [(0.05, "cclust_fast"), (0.03, "cclust_fast"), (0.06, "cclust")])
