@@ -44,13 +44,72 @@ LARGE_N = {"kcc", "hbgf", "mcla", "ivc", "ipvc", "best", "wokmeans"}
 COSTLY = {"addremadd", "wosp", "wohb", "gkcc", "em-mixture", "eac", "hgpa"}
 COSTLY_CELLS = ("n2000-k5-x5-Kdefault", "n2000-k10-x5-KiK")
 
-_INIT = "initialisation: fixed by the new default seeding (restarts from base partitions keep their merges)"
+#: addremadd takes about 7 s per call at n = 2,000 (a minute per cell under load): one cell.
+CELLS_OF = {"addremadd": ("n2000-k10-x5-KiK",)}
 
-#: method -> {cell id: measured reason}; the cell is an expected failure (strict xfail). Methods
-#: whose failures come from their initialisation are expected to pass once the seeding work
-#: lands; delete their entries then (a passing listed cell fails the run).
+_INIT = "initialisation: fixed by the new default seeding"
+_K5X5, _K10, _K3, _K10X5, _LARGE = ("n2000-k5-x5-Kdefault", "n2000-k10-balanced-Kdefault", "n2000-k3-balanced-Kdefault",
+                                    "n2000-k10-x5-KiK", "n20000-k5-x5-Kdefault")
+
+#: method -> {cell id: measured reason}; the cell is an expected failure (strict xfail). The
+#: ARIs are the first seeds' (cluster sizes in brackets where they show the failure). Entries
+#: marked "initialisation" fail because restarts keep a merge of two blobs and a split of
+#: another (random objects as KCC centres, base partitions as IVC/IPVC/IPC/EM starts), or, for
+#: voting and best, because of the reference member's number of clusters; they are expected to
+#: pass once the new default seeding lands. Delete an entry when its cell passes: a passing
+#: listed cell fails the run (strict xfail).
 EXCEPTIONS = {
+    "kcc": {
+        _K3: f"{_INIT} (random centres; k-means++): ARI 0.81 [809, 666, 525]",
+        _K5X5: f"{_INIT}: ARI 0.58, 0.60 [561, 551, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87, 0.87 [400, 200 x 7, 116, 84]",
+        _K10X5: f"{_INIT}: ARI 0.56 [284, 284, 251, 240, 231, 142 x 5], 0.97",
+        _LARGE: f"{_INIT}: ARI 1.0 on seed 0, 0.59 on seed 1 [6341, 4771, 4444, 2222, 2222]",
+    },
+    "ivc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.34, 0.60",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+        _LARGE: f"{_INIT}: ARI 0.11, 0.50 [8047, 5287, 2222, 2222, 2222]",
+    },
+    "ipvc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [590, 522, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+        _LARGE: f"{_INIT}: ARI 0.34, 0.50",
+    },
+    "ipc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [590, 522, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+    },
+    "em-mixture": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [567, 545, 444, 222, 222]",
+    },
+    "gkcc": {
+        _K5X5: f"{_INIT} (final KCC stage): ARI 0.58 [601, 511, 444, 222, 222], 0.61",
+        _K10X5: f"{_INIT} (final KCC stage): ARI 0.70, 0.70 [379, 343, 284, 142 x 7]",
+    },
+    "wokmeans": {
+        _K10X5: f"{_INIT}: ARI 0.70 [371, 351, 279, 144, ...], 0.54",
+    },
+    "voting": {
+        _K5X5: f"{_INIT} (reference partition with K clusters): ARI 0.25 [985, 384, 222, 222, 187], 0.79",
+        _K10: f"{_INIT} (reference partition with K clusters): ARI 0.88 [400, 200 x 7, 168, 32]; 2 of the 4 seeds run "
+              "reach 0.95",
+    },
+    "best": {
+        cell: "no member has K clusters with the default K_i range [K, sqrt(n)]: raises ValidationError "
+              "(what best should return then is being decided)"
+        for cell in (_K3, _K5X5, _K10, _LARGE)
+    },
+    "wosp": {
+        _K10X5: "sizes='auto' kept the equal-size cut on seed 0 (ARI 0.43, ten parts of about 200; the "
+                "estimated cut did not separate under a third of its co-association), estimated on seed 1 "
+                "(ARI 0.98); sizes='estimated' keeps the large blob on both",
+    },
 }
+
+
+def _cells_of(name):
+    return CELLS_OF.get(name, COSTLY_CELLS if name in COSTLY else tuple(CELLS))
 
 
 def _params():
@@ -62,7 +121,7 @@ def _params():
         if target in seen and target != "<runtime>":
             continue  # an alias (hac = eac): the same function
         seen[target] = name
-        cells = {c: CELLS[c] for c in COSTLY_CELLS} if name in COSTLY else dict(CELLS)
+        cells = {c: CELLS[c] for c in _cells_of(name)}
         if name in LARGE_N:
             cells.update(LARGE_CELL)
         for cell, spec in cells.items():
@@ -79,7 +138,7 @@ def test_exceptions_name_known_cells():
     rows = cclust.available(kind="consensus")
     for name, cells in EXCEPTIONS.items():
         assert name in rows, f"EXCEPTIONS lists {name!r}, which is not registered"
-        known = (set(COSTLY_CELLS) if name in COSTLY else set(CELLS)) | (set(LARGE_CELL) if name in LARGE_N else set())
+        known = set(_cells_of(name)) | (set(LARGE_CELL) if name in LARGE_N else set())
         assert set(cells) <= known, f"EXCEPTIONS[{name!r}] names unknown cells {sorted(set(cells) - known)}"
         assert all(isinstance(r, str) and r for r in cells.values()), f"EXCEPTIONS[{name!r}] needs reasons"
 
