@@ -34,7 +34,7 @@ about 750, ARI 0.52), and a looser ``ufactor`` does not fix it: min-cut then cut
 slivers (one part holding 88% of a 100,000-object mixture at ``ufactor=1000``). cclust's
 default ``sizes="auto"`` (see :func:`cut_with_sizes`) also cuts with every object weighted
 inversely to the size of its cluster in a size-free first consensus (:func:`estimate_clusters`,
-:func:`size_weights`), and keeps that cut when it separates at most a third of the
+:func:`size_weights`), and keeps that cut when it separates less than a third of the
 co-association the equal cut separates (:func:`choose_sizes`). MCLA and WOMC weight each meta-graph vertex by its cluster's size
 (Strehl & Ghosh), so their meta-clusters cover about equal numbers of objects; ``balance="clusters"``
 gives unit weights instead (ClusterEnsembles), which suits data with very unequal classes.
@@ -1044,7 +1044,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
         object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
         of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
         "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates at most a third of the co-association the "equal" cut separates
+        only if it separates less than a third of the co-association the "equal" cut separates
         (:func:`choose_sizes`): a cluster three or five times larger than the others then
         stays whole, while on overlapping classes of about equal size the paper's cut is kept.
         ``extras["sizes_used"]`` says which was kept.
@@ -1150,7 +1150,7 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
         object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
         of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
         "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates at most a third of the co-association the "equal" cut separates
+        only if it separates less than a third of the co-association the "equal" cut separates
         (:func:`choose_sizes`): a cluster three or five times larger than the others then
         stays whole, while on overlapping classes of about equal size the paper's cut is kept.
         ``extras["sizes_used"]`` says which was kept.
@@ -1211,7 +1211,7 @@ def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None)
         object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
         of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
         "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates at most a third of the co-association the "equal" cut separates
+        only if it separates less than a third of the co-association the "equal" cut separates
         (:func:`choose_sizes`): a cluster three or five times larger than the others then
         stays whole, while on overlapping classes of about equal size the paper's cut is kept.
         ``extras["sizes_used"]`` says which was kept.

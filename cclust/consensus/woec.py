@@ -247,7 +247,7 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is 003
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates at most a third of the co-association the
+        "estimated" cut only where it separates less than a third of the co-association the
         "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
@@ -330,7 +330,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is 003
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates at most a third of the co-association the
+        "estimated" cut only where it separates less than a third of the co-association the
         "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
     random_state : int, Generator or None
@@ -450,7 +450,7 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is 003
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates at most a third of the co-association the
+        "estimated" cut only where it separates less than a third of the co-association the
         "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget (used when labels are missing, for the object weights).

@@ -229,7 +229,7 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         inversely to the size of its cluster in a size-free first consensus
         (:func:`cclust.consensus.graph.estimate_clusters`), so parts of equal weight may be
         clusters of unequal size; "auto" (cclust's default, not in the paper) keeps the
-        "estimated" partition only where it separates at most a third of the co-association
+        "estimated" partition only where it separates less than a third of the co-association
         the "equal" one does. ``imbalance`` applies in every case.
     random_state : int, Generator or None
         Draws the order in which the vertices are numbered for Mt-KaHyPar.
