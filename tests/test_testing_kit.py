@@ -537,3 +537,68 @@ def test_strategy_label_columns_build_ensembles(columns):
 def test_a_correct_function_is_valid_on_any_ensemble(ensemble):
     result = average_linkage(ensemble, 2)
     assert result.n_clusters == 2 and result.labels.shape == (ensemble.n_samples,)
+
+
+# -- quality on easy data ------------------------------------------------------------------------
+
+@declare(handles_missing=True)
+def _first_member(ensemble, n_clusters, *, random_state=None):
+    """The first partition whatever it is (right only when it has K clusters and they are right)."""
+    labels = np.unique(as_ensemble(ensemble).labels[:, 0], return_inverse=True)[1].reshape(-1)
+    return ConsensusResult.from_labels(labels, objective=0.0, objective_name="none", n_iter=0, converged=True,
+                                       method="first-member")
+
+
+@declare(handles_missing=True)
+def _equal_chunks(ensemble, n_clusters, *, random_state=None):
+    """K consecutive chunks of equal size, ignoring the ensemble."""
+    n = as_ensemble(ensemble).n_samples
+    labels = (np.arange(n) * n_clusters) // n
+    return ConsensusResult.from_labels(labels, objective=0.0, objective_name="none", n_iter=0, converged=True,
+                                       method="equal-chunks")
+
+
+def test_easy_blobs_sizes_and_separation():
+    from cclust.testing import easy_blobs
+
+    X, y = easy_blobs(3000, 4, ratio=3, seed=0)
+    assert np.bincount(y).tolist() == [1500, 500, 500, 500]
+    centres = np.array([X[y == k].mean(axis=0) for k in range(4)])
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)[np.triu_indices(4, 1)]
+    assert np.allclose(gaps, 10.0, atol=0.5)
+    X2, y2 = easy_blobs(3000, 4, ratio=3, seed=0)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
+    assert np.bincount(easy_blobs(700, 3, ratio=5)[1]).tolist() == [500, 100, 100]
+
+
+def test_recovers_easy_structure_passes_a_method_that_finds_the_blobs():
+    from cclust.testing import check_consensus_recovers_easy_structure
+
+    # With K_i = K, k-means on blobs this far apart finds them, so the first member is right.
+    scores = check_consensus_recovers_easy_structure(_first_member, n_samples=300, n_clusters=3, k_range="K",
+                                                     n_partitions=5)
+    assert len(scores) == 4 and min(scores) >= 0.95  # stops once 4 of 5 seeds passed
+
+
+def test_recovers_easy_structure_fails_equal_parts_on_unbalanced_blobs():
+    from cclust.testing import check_consensus_recovers_easy_structure
+
+    # Chunks in object order are the blobs when they are balanced (blobs are stored in order) ...
+    check_consensus_recovers_easy_structure(_equal_chunks, n_samples=300, n_clusters=3, n_partitions=5)
+    # ... and not when one blob holds five times as many objects.
+    with pytest.raises(AssertionError, match=r"check_consensus_recovers_easy_structure failed for .*_equal_chunks.*"
+                                             r"0 of the seeds run, 4 of 5 needed.*true sizes \[300, 60, 60\]"):
+        check_consensus_recovers_easy_structure(_equal_chunks, n_samples=420, n_clusters=3, ratio=5, n_partitions=5)
+
+
+def test_recovers_easy_structure_bad_arguments():
+    from cclust.testing import check_consensus_recovers_easy_structure, easy_blobs
+
+    with pytest.raises(ValueError, match="min_passes=6 exceeds the 5 seeds"):
+        check_consensus_recovers_easy_structure(_first_member, min_passes=6)
+    with pytest.raises(ValueError, match="seeds must name at least one seed"):
+        check_consensus_recovers_easy_structure(_first_member, seeds=())
+    with pytest.raises(ValueError, match="ratio must be an int >= 1, got 0"):
+        easy_blobs(100, 3, ratio=0)
+    with pytest.raises(ValueError, match="too small for 3 blobs"):
+        easy_blobs(2, 3)

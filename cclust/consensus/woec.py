@@ -47,7 +47,9 @@ from cclust.consensus.graph import (
     check_dense_budget,
     check_graph_inputs,
     check_n_neighbors,
+    check_sizes,
     check_ufactor,
+    cut_with_sizes,
     honour_n_clusters,
     meta_cluster,
     partition_graph,
@@ -268,7 +270,7 @@ def _woec_result(labels, cut, method, w, extras):
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
 def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
-         balance="objects", max_bytes=None, random_state=None):
+         balance="objects", sizes="auto", max_bytes=None, random_state=None):
     """Weighted-Object Meta Clustering (WOMC; Ren et al. 2017, sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
@@ -292,6 +294,12 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         What METIS balances between meta-clusters, as in :func:`cclust.consensus.graph.mcla`:
         the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
         or their number of clusters (unit vertex weights, as ClusterEnsembles).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates less than a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None
@@ -314,9 +322,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
     balance = check_balance(balance)
+    sizes = check_sizes(sizes)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
-                                       ufactor=ufactor, method="womc", balance=balance)
+                                       ufactor=ufactor, method="womc", balance=balance, sizes=sizes)
     return _woec_result(labels, cut, "womc", w, extras)
 
 
@@ -328,7 +337,8 @@ def _canonical_memberships(X, ensemble, w, t):
 
 @declare(requires_X=True, handles_missing=True)
 def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         n_neighbors=None, neighbors="exact", ufactor=None, max_bytes=None, random_state=None, n_threads=None):
+         n_neighbors=None, neighbors="exact", ufactor=None, sizes="auto", max_bytes=None, random_state=None,
+         n_threads=None):
     """Weighted-Object Similarity Partitioning (WOSP; Ren et al. 2017, sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
@@ -367,6 +377,12 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         ``max_bytes``. ``n_neighbors`` defaults to 30 with "lsh".
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates less than a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
     random_state : int, Generator or None
     n_threads : int, default=None
@@ -391,6 +407,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     t = _check_t(t)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
+    sizes = check_sizes(sizes)
     n = ensemble.n_samples
     if neighbors not in ("exact", "lsh"):
         raise ValidationError(f"neighbors must be one of ['exact', 'lsh'], got {neighbors!r}.")
@@ -420,14 +437,18 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads)
     else:
         graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
-    parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=ufactor)
-    if np.unique(parts).shape[0] < n_clusters:
-        indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
-        parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
-    else:
-        moved = 0
-    return _woec_result(parts, cut, "wosp", w, {"t": ts, "n_moved": moved, "ufactor": ufactor,
-                                                "n_neighbors": n_neighbors, "neighbors": neighbors})
+
+    def cut_graph(weights, tolerance):
+        parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance, vertex_weights=weights)
+        if np.unique(parts).shape[0] < n_clusters:
+            indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
+            parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
+        else:
+            moved = 0
+        return parts, cut, {"n_moved": moved, "ufactor": tolerance}
+
+    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    return _woec_result(parts, cut, "wosp", w, dict(extras, t=ts, n_neighbors=n_neighbors, neighbors=neighbors))
 
 
 def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads):
@@ -456,7 +477,7 @@ def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_thre
 
 @declare(requires_X=True, handles_missing=True)
 def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         ufactor=None, max_bytes=None, random_state=None):
+         ufactor=None, sizes="auto", max_bytes=None, random_state=None):
     """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; Ren et al. 2017, sec. 3.3.3, Algorithm 3).
 
     The bipartite graph of n objects and sum K_i clusters with edge weight P(C_j | x_i)
@@ -476,6 +497,12 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     smoothing : float, default=0.01
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is 003
+        (parts of about n / K objects); "estimated" weighs every object inversely to the size
+        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
+        "estimated" cut only where it separates less than a third of the co-association the
+        "equal" cut does, so a cluster several times larger than the others stays whole.
     max_bytes : int, default=None
         Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
         peak) are counted first and refused past it (and, with missing labels, the object
@@ -509,12 +536,18 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     t = _check_t(t)
     smoothing = _check_smoothing(smoothing)
     ufactor = check_ufactor(ufactor)
+    sizes = check_sizes(sizes)
+    rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     graph = _MembershipGraph(_MembershipModel(X, ensemble, w, t), n_clusters)
     graph.require_memory(max_bytes)
-    labels, cut, moved = graph.partition(random_state=random_state, ufactor=ufactor)
-    return _woec_result(labels, cut, "wohb", w, {"t": graph.model.ts, "n_moved": moved, "ufactor": ufactor,
-                                                 "n_edges": graph.n_edges})
+
+    def cut_graph(weights, tolerance):
+        labels, cut, moved = graph.partition(random_state=rng, ufactor=tolerance, object_weights=weights)
+        return labels, cut, {"n_moved": moved, "ufactor": tolerance}
+
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    return _woec_result(labels, cut, "wohb", w, dict(extras, t=graph.model.ts, n_edges=graph.n_edges))
 
 
 #: Bytes per kept object-cluster edge at WOHB's peak: the CSR rows (12), their CSC copy (12),
@@ -642,11 +675,15 @@ class _MembershipGraph:
         G.has_sorted_indices = True
         return G
 
-    def partition(self, *, random_state, ufactor):
-        """METIS on the kept edges; returns the objects' labels, the cut and the objects moved."""
+    def partition(self, *, random_state, ufactor, object_weights=None):
+        """METIS on the kept edges; returns the objects' labels, the cut and the objects moved.
+
+        ``object_weights`` are the objects' vertex weights (None: all 1), as in
+        :func:`cclust.consensus.graph.bipartite_partition`."""
         G = self._build()
         labels, cluster_part, cut = _partition_bipartite(G, self.groups, self.top, self.n_clusters,
-                                                         random_state=random_state, ufactor=ufactor)
+                                                         random_state=random_state, ufactor=ufactor,
+                                                         object_weights=object_weights)
         del G
         # The dropped edges weigh nothing to METIS, but the cut is the whole graph's.
         for vertices, rows, counts in self._vertex_chunks():

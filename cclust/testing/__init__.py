@@ -36,6 +36,11 @@ blob_partitions, same_partition, adjusted_rand
 peak_memory
     The peak memory (RSS high-water mark, NumPy and compiled allocations alike) that consensus
     calls add, measured in child processes: run it at two sizes to see how a method grows.
+check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
+    Quality on easy data: with its defaults, a consensus function must recover well-separated
+    blobs (balanced, or one cluster several times larger) from k-means ensembles. Not part of
+    ``check_consensus`` (it is slower, and a method that chooses its own K or refuses large
+    inputs may be exempt): run it over the sizes and shapes your method should handle.
 
 Hypothesis strategies for random valid ensembles are in :mod:`cclust.testing.strategies`
 (hypothesis is a test extra; importing ``cclust.testing`` does not import it).
@@ -85,6 +90,7 @@ from cclust.testing._metric import (
     check_metric_self_agreement,
 )
 from cclust.testing._parametrize import parametrize_with_checks
+from cclust.testing._quality import check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
 
 #: kind -> the checks of that kind
 CHECKS = MappingProxyType({
@@ -149,6 +155,7 @@ __all__ = [
     "check_consensus_object_order",
     "check_consensus_order_invariance",
     "check_consensus_pickle",
+    "check_consensus_recovers_easy_structure",
     "check_consensus_relabel_invariance",
     "check_consensus_result",
     "check_consensus_thread_safety",
@@ -166,6 +173,8 @@ __all__ = [
     "check_registered",
     "check_utility",
     "check_utility_contract",
+    "easy_blobs",
+    "easy_ensemble",
     "parametrize_with_checks",
     "peak_memory",
     "same_partition",

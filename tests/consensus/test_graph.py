@@ -257,10 +257,85 @@ def test_ufactor_lets_cspa_keep_imbalanced_clusters():
     # big one; a loose balance tolerance keeps both.
     truth = np.repeat([0, 1], [40, 8])
     labels = np.column_stack([truth] * 5)
-    balanced = cspa(labels, 2, random_state=0)
-    loose = cspa(labels, 2, ufactor=1500, random_state=0)
+    balanced = cspa(labels, 2, sizes="equal", random_state=0)
+    loose = cspa(labels, 2, sizes="equal", ufactor=1500, random_state=0)
     assert not same_partition(balanced.labels, truth)
     assert same_partition(loose.labels, truth)
+    # The default balances the parts by the estimated sizes instead: both clusters kept.
+    default = cspa(labels, 2, random_state=0)
+    assert same_partition(default.labels, truth)
+    assert default.extras["sizes_used"] == "estimated"
+
+
+WOEC = ("womc", "wosp", "wohb")
+
+
+def _call(name, E, k, X, **kwargs):
+    fn = cclust.get(name)
+    return fn(E, k, X=X, **kwargs) if name in ("wosp", "wohb") else fn(E, k, **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS) + list(WOEC))
+def test_sizes_keep_a_cluster_three_times_larger_whole(name):
+    # Blobs of 300, 100, 100, 100 objects and a k-means ensemble (K_i in [K, sqrt(n)]): the
+    # paper's equal parts cut the large blob; the default keeps it.
+    from cclust.testing import easy_ensemble
+
+    X, y, E = easy_ensemble(600, 4, ratio=3, n_partitions=20, seed=1)
+    equal = _call(name, E, 4, X, sizes="equal", random_state=0)
+    default = _call(name, E, 4, X, random_state=0)
+    assert ari(y, equal.labels) < 0.8
+    assert np.bincount(equal.labels).max() < 200
+    assert ari(y, default.labels) > 0.95
+    assert default.extras["sizes"] == "auto" and default.extras["sizes_used"] == "estimated"
+    estimated = _call(name, E, 4, X, sizes="estimated", random_state=0)
+    assert estimated.extras["sizes_used"] == "estimated"
+    assert ari(y, estimated.labels) > 0.95
+
+
+@pytest.mark.parametrize("name", sorted(METHODS) + list(WOEC))
+def test_sizes_auto_keeps_equal_cut_on_balanced_blobs(name):
+    from cclust.testing import easy_ensemble
+
+    X, y, E = easy_ensemble(400, 4, n_partitions=20, seed=2)
+    default = _call(name, E, 4, X, random_state=0)
+    assert ari(y, default.labels) > 0.95
+    cuts = default.extras["separated_coassociation"]
+    assert set(cuts) == {"equal", "estimated"} and min(cuts.values()) >= 0
+
+
+@pytest.mark.parametrize("name", sorted(METHODS) + list(WOEC))
+def test_bad_sizes(name):
+    from cclust.testing import easy_ensemble
+
+    X, _, E = easy_ensemble(200, 3, n_partitions=5, seed=0)
+    with pytest.raises(ValidationError, match="sizes must be 'auto', 'estimated' or 'equal', got 'balanced'"):
+        _call(name, E, 3, X, sizes="balanced", random_state=0)
+
+
+def test_size_weights_equalise_cluster_weights():
+    from cclust.consensus.graph import SIZE_WEIGHT_UNIT, size_weights
+
+    labels = np.repeat([0, 1, 2, 3], [300, 100, 100, 100])
+    w = size_weights(labels)
+    totals = np.bincount(labels, weights=w)
+    assert w.dtype == np.int64 and w.min() >= 1
+    assert np.allclose(totals, totals.mean(), rtol=0.06)
+    assert w[0] == round(SIZE_WEIGHT_UNIT * 150 / 300)
+
+
+def test_estimate_clusters_finds_unequal_sizes():
+    from cclust.consensus.graph import estimate_clusters
+    from cclust.testing import easy_ensemble
+
+    # (With K = 3, one blob 5x and K_i up to sqrt(n), the estimate can miss: seed 0 of the
+    # 700-object set gives sizes 411/166/123, ARI 0.62; docs/benchmarks.md.)
+    _, y, E = easy_ensemble(600, 4, ratio=3, n_partitions=20, seed=1)
+    est = estimate_clusters(E, 4, random_state=0)
+    assert same_partition(est, y)
+    assert np.array_equal(estimate_clusters(E, 4, random_state=0), est)
+    _, y, E = easy_ensemble(700, 3, ratio=5, n_partitions=20, seed=1)
+    assert same_partition(estimate_clusters(E, 3, random_state=0), y)
 
 
 def test_mcla_balance_objects_survives_outlier_clusters(seed):
@@ -329,5 +404,5 @@ def test_hbgf_merge_keeps_the_balanced_cut():
     labels = np.column_stack([np.where(rng.random(4800) < 0.05, rng.integers(0, 2, 4800), truth)
                               for _ in range(8)])
     for seed in (0, 1):
-        sizes = np.bincount(hbgf(labels, 2, random_state=seed).labels)
+        sizes = np.bincount(hbgf(labels, 2, sizes="equal", random_state=seed).labels)
         assert sizes.min() >= 0.48 * 4800, sizes

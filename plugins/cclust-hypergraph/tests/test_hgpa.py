@@ -94,12 +94,16 @@ def test_imbalance_lets_large_clusters_stay_whole():
         column[[j, j + 20]] = 2
         columns.append(column)
     labels = np.column_stack(columns)
-    assert not same_partition(hgpa(labels, 2, random_state=0).labels, truth)
+    assert not same_partition(hgpa(labels, 2, sizes="equal", random_state=0).labels, truth)
     for preset in ("auto", "cclust", "deterministic_quality"):
-        assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+        assert same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, sizes="equal", random_state=0).labels,
+                              truth)
     # Without flow refinement the parts stay nearly equal whatever the tolerance (documented).
     for preset in ("cclust_fast", "deterministic"):
-        assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, random_state=0).labels, truth)
+        assert not same_partition(hgpa(labels, 2, imbalance=1.0, preset=preset, sizes="equal",
+                                       random_state=0).labels, truth)
+    # The default weighs the objects by their estimated cluster's size: kept whole at 5%.
+    assert same_partition(hgpa(labels, 2, random_state=0).labels, truth)
 
 
 @pytest.mark.parametrize("imbalance, expected", [(0.05, "cclust_fast"), (0.03, "cclust_fast"), (0.06, "cclust")])
@@ -306,3 +310,24 @@ def test_configuration_file_is_written_again_if_removed():
     before = hgpa(labels, 3, preset="cclust_fast", random_state=0).labels
     shutil.rmtree(_config._folder)  # as a forked child's exit would
     assert np.array_equal(hgpa(labels, 3, preset="cclust_fast", random_state=0).labels, before)
+
+
+def test_sizes_keep_a_cluster_three_times_larger_whole():
+    # Blobs of 300, 100, 100, 100 objects: Strehl & Ghosh's equal parts cut the large one, the
+    # default sizes="auto" keeps it (as the METIS-based methods do).
+    from cclust.metrics import ari
+    from cclust.testing import easy_ensemble
+
+    X, y, E = easy_ensemble(600, 4, ratio=3, n_partitions=20, seed=1)
+    equal = hgpa(E, 4, sizes="equal", random_state=0)
+    default = hgpa(E, 4, random_state=0)
+    assert ari(y, equal.labels) < 0.8
+    assert ari(y, default.labels) > 0.95
+    assert default.extras["sizes_used"] == "estimated"
+
+
+def test_bad_sizes():
+    from cclust.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="sizes must be 'auto', 'estimated' or 'equal', got 'x'"):
+        hgpa([[0, 0, 1, 1], [0, 0, 1, 1]], 2, sizes="x")

@@ -12,8 +12,8 @@ import scipy.sparse as sp
 
 from cclust._validation import check_float, check_n_threads, check_random_state
 from cclust.consensus.graph import (
-    canonical_cluster_order, cap_groups, check_graph_inputs, honour_n_clusters, identical_label_rows, identical_rows,
-    one_hot_in_order)
+    canonical_cluster_order, cap_groups, check_graph_inputs, check_sizes, cut_with_sizes, honour_n_clusters,
+    identical_label_rows, identical_rows, one_hot_in_order)
 from cclust.registry import declare
 from cclust.result import ConsensusResult
 
@@ -71,7 +71,8 @@ class Hypergraph(NamedTuple):
     clusters: np.ndarray
 
 
-def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=None, identical=None):
+def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=None, identical=None,
+                     object_weights=None):
     """HGPA's hypergraph of a one-hot matrix, objects with identical rows merged.
 
     Parameters
@@ -101,6 +102,9 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
     identical : tuple or None
         ``identical_rows(B)`` if already known (for instance from
         :func:`cclust.consensus.graph.identical_label_rows`), else computed here.
+    object_weights : ndarray of shape (n_samples,) of int, or None
+        Every object's weight in the balance (None: 1 each). A vertex weighs the sum of its
+        objects' weights, and ``max_edge_size`` compares a cluster's total weight.
 
     Returns
     -------
@@ -124,6 +128,8 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
     else:
         first, vertex_of, counts = groups
         G = B[first]
+    if object_weights is not None:
+        counts = np.bincount(vertex_of, weights=object_weights, minlength=G.shape[0]).astype(np.int64)
     # Vertex ids drawn from rng: Mt-KaHyPar's deterministic configurations depend on the
     # numbering, and ignore its global seed (version 1.7).
     numbering = rng.permutation(G.shape[0])
@@ -132,18 +138,20 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
     Gc = G.tocsc()
     Gc.sort_indices()
     pins = numbering[Gc.indices]
-    clusters = np.arange(Gc.shape[1]) if max_edge_size is None else _clusters_kept(B, max_edge_size)
+    clusters = np.arange(Gc.shape[1]) if max_edge_size is None else _clusters_kept(B, max_edge_size, object_weights)
     edges = [pins[Gc.indptr[c]:Gc.indptr[c + 1]].tolist() for c in clusters]
     pw = np.asarray(partition_weight, dtype=np.float64)
     edge_weights = np.maximum(1, np.rint(pw / pw.max() * HYPEREDGE_WEIGHT_RESOLUTION)).astype(np.int64)
     return Hypergraph(numbering[vertex_of], weights, edges, edge_weights[clusters], clusters)
 
 
-def _clusters_kept(B, max_edge_size):
-    """The clusters (columns of B) of at most ``max_edge_size`` objects, plus, for every
-    labelled object in none of those, its smallest cluster (the first of equal ones)."""
+def _clusters_kept(B, max_edge_size, object_weights=None):
+    """The clusters (columns of B) of at most ``max_edge_size`` objects (total object weight),
+    plus, for every labelled object in none of those, its smallest cluster (the first of equal
+    ones)."""
     n, n_c = B.shape
-    sizes = np.bincount(B.indices, minlength=n_c)
+    sizes = (np.bincount(B.indices, minlength=n_c) if object_weights is None else
+             np.rint(B.T @ np.asarray(object_weights, dtype=np.float64)).astype(np.int64))
     keep = sizes <= max_edge_size
     row_length = np.diff(B.indptr)
     labelled = row_length > 0
@@ -173,7 +181,7 @@ def _context(mtk, init, preset):
 
 # The partition depends on the vertex numbering, hence on the objects' order: "distribution".
 @declare(handles_missing=True, object_order="distribution")
-def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto", random_state=None):
+def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto", sizes="auto", random_state=None):
     """HyperGraph Partitioning Algorithm (HGPA; Strehl & Ghosh, JMLR 3, 2002; Ren et al. 2017, sec. 2).
 
     Each cluster of each basic partition is a hyperedge joining its objects; the hypergraph is
@@ -215,6 +223,14 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         (unless its objects are identical, hence merged).
         ``auto`` is ``cclust_fast`` for ``imbalance <= 0.05`` (where the two score about the
         same ARI on letter and digits) and ``cclust`` above (:data:`AUTO_FLOW_IMBALANCE`).
+    sizes : {"auto", "estimated", "equal"}, default="auto"
+        What the partitioner balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is
+        Strehl & Ghosh 2002 (parts of about n / K objects); "estimated" weighs every object
+        inversely to the size of its cluster in a size-free first consensus
+        (:func:`cclust.consensus.graph.estimate_clusters`), so parts of equal weight may be
+        clusters of unequal size; "auto" (cclust's default, not in the paper) keeps the
+        "estimated" partition only where it separates less than a third of the co-association
+        the "equal" one does. ``imbalance`` applies in every case.
     random_state : int, Generator or None
         Draws the order in which the vertices are numbered for Mt-KaHyPar.
 
@@ -241,6 +257,7 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         raise ValidationError(f"preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}.")
     if preset == "auto":
         preset = "cclust" if imbalance > AUTO_FLOW_IMBALANCE else "cclust_fast"
+    sizes = check_sizes(sizes)
     rng = check_random_state(random_state)
     n = ensemble.n_samples
 
@@ -251,35 +268,41 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
 
     mtk, init = _mtkahypar()
-    with _lock:
-        context = _context(mtk, init, preset)
-        context.logging = False
-        context.set_partitioning_parameters(
-            int(n_clusters), float(imbalance), mtk.Objective.CUT if objective == "cut" else mtk.Objective.KM1)
-        # A cluster larger than any part Mt-KaHyPar may fill is cut whatever the partition: a
-        # constant of the cut objective (not of km1, which counts the parts it spans).
-        max_edge_size = max(context.compute_max_block_weights(n)) if objective == "cut" else None
-    graph = build_hypergraph(B, pw, max(1, int(imbalance * n / n_clusters)), rng, max_edge_size=max_edge_size,
-                             identical=identical)
-    with _lock:
-        hypergraph = init.create_hypergraph(context, len(graph.vertex_weights), len(graph.edges), graph.edges,
-                                            graph.vertex_weights.tolist(), graph.edge_weights.tolist())
-        partitioned = hypergraph.partition(context)
-    parts = np.asarray(partitioned.get_partition(), dtype=np.int64)[graph.vertex_of]
 
-    # The parts every cluster's objects fall in: the cut, and (for empty parts) the affinities.
-    counts = np.bincount(B.indices * n_clusters + np.repeat(parts, np.diff(B.indptr)),
-                         minlength=n_c * n_clusters).reshape(n_c, n_clusters)
-    cut = float(pw[(counts > 0).sum(axis=1) > 1].sum())
-    labels, moved = parts, 0
-    if np.bincount(parts, minlength=n_clusters).min() == 0:
-        # Affinity of an object to a part: the weight of its clusters lying mostly in that part.
-        majority = counts.argmax(axis=1)
-        affinity = sp.csr_matrix((pw[B.indices], (np.repeat(np.arange(n), np.diff(B.indptr)), majority[B.indices])),
-                                 shape=(n, n_clusters)).toarray()
-        labels, moved = honour_n_clusters(parts, affinity, n_clusters)
+    def cut_hypergraph(weights, _tolerance):
+        total = n if weights is None else int(weights.sum())
+        with _lock:
+            context = _context(mtk, init, preset)
+            context.logging = False
+            context.set_partitioning_parameters(
+                int(n_clusters), float(imbalance), mtk.Objective.CUT if objective == "cut" else mtk.Objective.KM1)
+            # A cluster larger than any part Mt-KaHyPar may fill is cut whatever the partition: a
+            # constant of the cut objective (not of km1, which counts the parts it spans).
+            max_edge_size = max(context.compute_max_block_weights(total)) if objective == "cut" else None
+        graph = build_hypergraph(B, pw, max(1, int(imbalance * n / n_clusters)), rng, max_edge_size=max_edge_size,
+                                 identical=identical, object_weights=weights)
+        with _lock:
+            hypergraph = init.create_hypergraph(context, len(graph.vertex_weights), len(graph.edges), graph.edges,
+                                                graph.vertex_weights.tolist(), graph.edge_weights.tolist())
+            partitioned = hypergraph.partition(context)
+        parts = np.asarray(partitioned.get_partition(), dtype=np.int64)[graph.vertex_of]
+
+        # The parts every cluster's objects fall in: the cut, and (for empty parts) the affinities.
+        counts = np.bincount(B.indices * n_clusters + np.repeat(parts, np.diff(B.indptr)),
+                             minlength=n_c * n_clusters).reshape(n_c, n_clusters)
+        cut = float(pw[(counts > 0).sum(axis=1) > 1].sum())
+        labels, moved = parts, 0
+        if np.bincount(parts, minlength=n_clusters).min() == 0:
+            # Affinity of an object to a part: the weight of its clusters lying mostly in that part.
+            majority = counts.argmax(axis=1)
+            affinity = sp.csr_matrix((pw[B.indices], (np.repeat(np.arange(n), np.diff(B.indptr)),
+                                                      majority[B.indices])), shape=(n, n_clusters)).toarray()
+            labels, moved = honour_n_clusters(parts, affinity, n_clusters)
+        return labels, cut, {"n_moved": moved, "n_vertices": len(graph.vertex_weights),
+                             "n_hyperedges": len(graph.edges)}
+
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, None, rng, cut_hypergraph)
     return ConsensusResult.from_labels(
         labels, objective=cut, objective_name="weighted hyperedge cut (lower is better)",
         method="hgpa",
-        extras={"n_moved": moved, "imbalance": imbalance, "hyperedge_objective": objective, "preset": preset,
-                "n_vertices": len(graph.vertex_weights), "n_hyperedges": len(graph.edges)})
+        extras=dict(extras, imbalance=imbalance, hyperedge_objective=objective, preset=preset))

@@ -1,0 +1,150 @@
+"""Every registered consensus function, with its defaults, on data whose answer is obvious.
+
+``cclust.testing.check_consensus_recovers_easy_structure`` on well-separated blobs (balanced,
+or one cluster five times the others) with k-means ensembles, for every name that
+``cclust.available(kind="consensus")`` lists (plugins included). A method must reach ARI >= 0.95
+in 4 of 5 seeds, or be listed in ``EXCEPTIONS`` with the measured reason. Every listed cell is
+a strict xfail: an entry for a cell that passes fails the run, so stale entries are caught.
+
+The grid is a fraction of methods x 2 sizes x 3 K x 2 balances x 2 K_i ranges x 5 seeds, chosen
+to keep the run to a few minutes on 2 cores: at n = 2,000 six cells cover every K, both balances
+and both K_i ranges (each pair of K and balance once, each K with both ranges across the
+balances); methods taking over a second per call at n = 2,000 (``COSTLY``) run the two
+hardest of them; n = 20,000 is one cell (K = 5, one cluster 5x, default K_i range) for the
+fast methods of ``LARGE_N``, whose time and memory are linear in n. Ensembles are built once
+per cell and seed and shared by all methods (``easy_ensemble`` caches them), and a cell stops
+after 4 passing or 2 failing seeds.
+"""
+import pytest
+
+import cclust
+from cclust.testing import check_consensus_recovers_easy_structure
+
+#: (n_samples, n_clusters, ratio, k_range, n_partitions): the cells every method runs.
+CELLS = {
+    "n2000-k3-balanced-Kdefault": (2000, 3, 1, None, 30),
+    "n2000-k3-x5-KiK": (2000, 3, 5, "K", 30),
+    "n2000-k5-x5-Kdefault": (2000, 5, 5, None, 30),
+    "n2000-k5-balanced-KiK": (2000, 5, 1, "K", 30),
+    "n2000-k10-balanced-Kdefault": (2000, 10, 1, None, 30),
+    "n2000-k10-x5-KiK": (2000, 10, 5, "K", 30),
+}
+
+#: The cell run at n = 20,000, for the methods of LARGE_N only.
+LARGE_CELL = {"n20000-k5-x5-Kdefault": (20000, 5, 5, None, 20)}
+
+#: Fast methods whose time and memory grow linearly with n (no n x n co-association). The
+#: others refuse n = 20,000 under the default memory budget (cspa, wosp, eac/hac, fc,
+#: ls-agglomerative), take minutes there (addremadd: O(n^3); ccpivot: the dense
+#: co-association), or take several seconds per call (gkcc, hgpa, em-mixture, womc, wohb).
+LARGE_N = {"kcc", "hbgf", "mcla", "ivc", "ipvc", "best", "wokmeans"}
+
+#: Methods over a second per call at n = 2,000 on 2 cores (addremadd about 7 s: O(n^2) per
+#: extraction step): run on the two cells with a cluster five times the others only.
+COSTLY = {"addremadd", "wosp", "wohb", "gkcc", "em-mixture", "eac", "hgpa"}
+COSTLY_CELLS = ("n2000-k5-x5-Kdefault", "n2000-k10-x5-KiK")
+
+#: addremadd takes about 7 s per call at n = 2,000 (a minute per cell under load): one cell.
+CELLS_OF = {"addremadd": ("n2000-k10-x5-KiK",)}
+
+_INIT = "initialisation: fixed by the new default seeding"
+_K5X5, _K10, _K3, _K10X5, _LARGE = ("n2000-k5-x5-Kdefault", "n2000-k10-balanced-Kdefault", "n2000-k3-balanced-Kdefault",
+                                    "n2000-k10-x5-KiK", "n20000-k5-x5-Kdefault")
+
+#: method -> {cell id: measured reason}; the cell is an expected failure (strict xfail). The
+#: ARIs are the first seeds' (cluster sizes in brackets where they show the failure). Entries
+#: marked "initialisation" fail because restarts keep a merge of two blobs and a split of
+#: another (random objects as KCC centres, base partitions as IVC/IPVC/IPC/EM starts), or, for
+#: voting and best, because of the reference member's number of clusters; they are expected to
+#: pass once the new default seeding lands. Delete an entry when its cell passes: a passing
+#: listed cell fails the run (strict xfail).
+EXCEPTIONS = {
+    "kcc": {
+        _K3: f"{_INIT} (random centres; k-means++): ARI 0.81 [809, 666, 525]",
+        _K5X5: f"{_INIT}: ARI 0.58, 0.60 [561, 551, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87, 0.87 [400, 200 x 7, 116, 84]",
+        _K10X5: f"{_INIT}: ARI 0.56 [284, 284, 251, 240, 231, 142 x 5], 0.97",
+        _LARGE: f"{_INIT}: ARI 1.0 on seed 0, 0.59 on seed 1 [6341, 4771, 4444, 2222, 2222]",
+    },
+    "ivc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.34, 0.60",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+        _LARGE: f"{_INIT}: ARI 0.11, 0.50 [8047, 5287, 2222, 2222, 2222]",
+    },
+    "ipvc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [590, 522, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+        _LARGE: f"{_INIT}: ARI 0.34, 0.50",
+    },
+    "ipc": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [590, 522, 444, 222, 222]",
+        _K10: f"{_INIT}: ARI 0.87 [400, 200 x 7, 106, 94]; 2 of the 4 seeds run reach 0.95",
+    },
+    "em-mixture": {
+        _K5X5: f"{_INIT} (starts from base partitions): ARI 0.58, 0.58 [567, 545, 444, 222, 222]",
+    },
+    "gkcc": {
+        _K5X5: f"{_INIT} (final KCC stage): ARI 0.58 [601, 511, 444, 222, 222], 0.61",
+        _K10X5: f"{_INIT} (final KCC stage): ARI 0.70, 0.70 [379, 343, 284, 142 x 7]",
+    },
+    "wokmeans": {
+        _K10X5: f"{_INIT}: ARI 0.70 [371, 351, 279, 144, ...], 0.54",
+    },
+    "voting": {
+        _K5X5: f"{_INIT} (reference partition with K clusters): ARI 0.25 [985, 384, 222, 222, 187], 0.79",
+        _K10: f"{_INIT} (reference partition with K clusters): ARI 0.88 [400, 200 x 7, 168, 32]; 2 of the 4 seeds run "
+              "reach 0.95",
+    },
+    "best": {
+        cell: "no member has K clusters with the default K_i range [K, sqrt(n)]: raises ValidationError "
+              "(what best should return then is being decided)"
+        for cell in (_K3, _K5X5, _K10, _LARGE)
+    },
+    "wosp": {
+        _K10X5: "sizes='auto' kept the equal-size cut on seed 0 (ARI 0.43, ten parts of about 200; the "
+                "estimated cut did not separate under a third of its co-association), estimated on seed 1 "
+                "(ARI 0.98); sizes='estimated' keeps the large blob on both",
+    },
+}
+
+
+def _cells_of(name):
+    return CELLS_OF.get(name, COSTLY_CELLS if name in COSTLY else tuple(CELLS))
+
+
+def _params():
+    rows = cclust.available(kind="consensus")
+    seen = {}
+    params = []
+    for name in sorted(rows):
+        target = rows[name].target
+        if target in seen and target != "<runtime>":
+            continue  # an alias (hac = eac): the same function
+        seen[target] = name
+        cells = {c: CELLS[c] for c in _cells_of(name)}
+        if name in LARGE_N:
+            cells.update(LARGE_CELL)
+        for cell, spec in cells.items():
+            reason = EXCEPTIONS.get(name, {}).get(cell)
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            if spec[0] > 2000:
+                marks.append(pytest.mark.slow)
+            params.append(pytest.param(name, spec, id=f"{name}-{cell}", marks=marks))
+    return params
+
+
+def test_exceptions_name_known_cells():
+    """Every exception names a registered method and one of its cells."""
+    rows = cclust.available(kind="consensus")
+    for name, cells in EXCEPTIONS.items():
+        assert name in rows, f"EXCEPTIONS lists {name!r}, which is not registered"
+        known = set(_cells_of(name)) | (set(LARGE_CELL) if name in LARGE_N else set())
+        assert set(cells) <= known, f"EXCEPTIONS[{name!r}] names unknown cells {sorted(set(cells) - known)}"
+        assert all(isinstance(r, str) and r for r in cells.values()), f"EXCEPTIONS[{name!r}] needs reasons"
+
+
+@pytest.mark.parametrize("name, spec", _params())
+def test_recovers_easy_structure(name, spec):
+    n_samples, n_clusters, ratio, k_range, n_partitions = spec
+    check_consensus_recovers_easy_structure(name, n_samples=n_samples, n_clusters=n_clusters, ratio=ratio,
+                                            k_range=k_range, n_partitions=n_partitions)
