@@ -295,7 +295,7 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
         or their number of clusters (unit vertex weights, as ClusterEnsembles).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is 003
+        What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is Ren et al. 2017
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
         "estimated" cut only where it separates less than a third of the co-association the
@@ -378,7 +378,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is 003
+        What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is Ren et al. 2017
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
         "estimated" cut only where it separates less than a third of the co-association the
@@ -498,7 +498,7 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is 003
+        What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is Ren et al. 2017
         (parts of about n / K objects); "estimated" weighs every object inversely to the size
         of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
         "estimated" cut only where it separates less than a third of the co-association the
