@@ -235,9 +235,11 @@ def _blobs(tmp_path, centres):
 
 
 def test_select_k_warns_when_it_picks_either_end_of_the_range(tmp_path, capsys):
-    # Four tight blobs: HBGF's edge cut (lower is better) is 0 at K = 4 and only there.
+    # Four tight blobs: HBGF's edge cut (lower is better) is 0 at K = 4 and only there, with the
+    # paper's equal parts (sizes="auto" may weigh objects so that a cut of 0 is also found at K = 3).
     four = _blobs(tmp_path, [(0, 0), (0, 5), (5, 0), (5, 5)])
-    common = ["--resamples", "3", "--partitions", "8", "-m", "hbgf", "--criterion", "objective"]
+    common = ["--resamples", "3", "--partitions", "8", "-m", "hbgf", "--criterion", "objective",
+              "--method-param", "sizes=equal"]
     code, out, err = run_cli(capsys, "select-k", four, "--k-range", "2", "4", *common)
     assert code == 0 and "best K = 4" in out
     assert err == ("cclust: warning: --k-range 2 4: K=4 is the largest K tried, so a larger K may be better "
@@ -256,7 +258,7 @@ def test_select_k_result_says_when_k_is_at_the_edge():
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(c, 0.05, (20, 2)) for c in [(0, 0), (0, 5), (5, 0), (5, 5)]])
     result = cclust.select_k(X, [2, 3, 4], method="hbgf", criterion="objective", n_partitions=8, n_resamples=3,
-                             random_state=0)
+                             method_params={"sizes": "equal"}, random_state=0)
     assert result.best_k == 4 and len(result.warnings) == 1
     assert "largest K tried" in result.summary().splitlines()[-1]
     assert result.to_dict()["warnings"] == list(result.warnings)
