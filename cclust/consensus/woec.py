@@ -295,11 +295,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
         or their number of clusters (unit vertex weights, as ClusterEnsembles).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.mcla`: "equal" is Ren et al. 2017
-        (parts of about n / K objects); "estimated" weighs every object inversely to the size
-        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates less than a third of the co-association the
-        "equal" cut does, so a cluster several times larger than the others stays whole.
+        What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None
@@ -378,11 +377,10 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.cspa`: "equal" is Ren et al. 2017
-        (parts of about n / K objects); "estimated" weighs every object inversely to the size
-        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates less than a third of the co-association the
-        "equal" cut does, so a cluster several times larger than the others stays whole.
+        What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
     random_state : int, Generator or None
     n_threads : int, default=None
@@ -498,11 +496,10 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     ufactor : int, default=None
         METIS balance tolerance (thousandths).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What METIS balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is Ren et al. 2017
-        (parts of about n / K objects); "estimated" weighs every object inversely to the size
-        of its cluster in a size-free first consensus; "auto" (cclust's default) keeps the
-        "estimated" cut only where it separates less than a third of the co-association the
-        "equal" cut does, so a cluster several times larger than the others stays whole.
+        What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
         peak) are counted first and refused past it (and, with missing labels, the object
@@ -601,6 +598,7 @@ class _MembershipGraph:
             self.scale = resolution / heaviest
         self.row_max = None
         self.n_edges = None
+        self._kept = None  # the CSR of the kept edges, built on the first partition only
 
     def _rows(self, rows):
         """Rows of the weighted memberships in canonical cluster order (the dense route's M)."""
@@ -680,11 +678,11 @@ class _MembershipGraph:
 
         ``object_weights`` are the objects' vertex weights (None: all 1), as in
         :func:`cclust.consensus.graph.bipartite_partition`."""
-        G = self._build()
-        labels, cluster_part, cut = _partition_bipartite(G, self.groups, self.top, self.n_clusters,
+        if self._kept is None:  # sizes="auto" cuts the same graph twice: two membership passes saved
+            self._kept = self._build()
+        labels, cluster_part, cut = _partition_bipartite(self._kept, self.groups, self.top, self.n_clusters,
                                                          random_state=random_state, ufactor=ufactor,
                                                          object_weights=object_weights)
-        del G
         # The dropped edges weigh nothing to METIS, but the cut is the whole graph's.
         for vertices, rows, counts in self._vertex_chunks():
             values, weights = self._weights(rows, counts)
