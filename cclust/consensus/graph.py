@@ -894,11 +894,26 @@ def object_size_weights(ensemble, n_clusters, random_state):
 def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut):
     """Run a graph method's cut for ``sizes`` and pick the result.
 
+    What the ``sizes`` parameter of ``cspa``, ``mcla``, ``hbgf``, ``womc``, ``wosp``, ``wohb``
+    (and ``hgpa``) means:
+
+    * "equal" (the papers): every object counts 1, so the parts hold about n / K objects each,
+      and a natural cluster several times larger than the others is cut in pieces.
+    * "estimated": a first consensus free of any size constraint (:func:`estimate_clusters`:
+      a fine METIS cut of HBGF's graph whose parts are merged by average co-association)
+      tells how large the clusters are, and each object counts inversely to its estimated
+      cluster's size (:func:`size_weights`), so parts of equal weight may be clusters of
+      unequal size; ``ufactor`` defaults to :data:`ESTIMATED_UFACTOR` there.
+    * "auto" (cclust's default, not in the papers): both, keeping the "estimated" cut only if
+      it separates less than a third of the co-association the "equal" cut separates
+      (:func:`choose_sizes`): a cluster three or five times larger than the others then stays
+      whole, while on overlapping classes of about equal size the papers' cut is kept.
+
     ``cut(weights, ufactor)`` returns ``(labels, objective, extras)`` for the objects' vertex
-    weights (None: all 1). "equal" runs it once with unit weights (the papers); "estimated"
-    once with :func:`object_size_weights`; "auto" both -- the equal cut first, drawing the
-    same seeds from ``rng`` as "equal" does -- and keeps one by :func:`choose_sizes`.
-    Returns the chosen ``(labels, objective, extras)``, with ``extras["sizes_used"]``.
+    weights (None: all 1). "equal" runs it once with unit weights; "estimated" once with
+    :func:`object_size_weights`; "auto" both -- the equal cut first, drawing the same seeds
+    from ``rng`` as "equal" does -- and keeps one by :func:`choose_sizes`. Returns the chosen
+    ``(labels, objective, extras)``, with ``extras["sizes"]`` and ``extras["sizes_used"]``.
     """
     runs = {}
     if sizes in ("equal", "auto"):
@@ -1036,18 +1051,10 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
         METIS balance tolerance (thousandths): parts may exceed the average weight by
         ``ufactor / 1000``. None keeps METIS's default (nearly equal parts).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What the partitioner balances. "equal" is Strehl & Ghosh 2002: every object counts 1, so
-        the parts hold about n / K objects each, and a natural cluster several
-        times larger than the others is cut in pieces. "estimated": a first consensus free of
-        any size constraint (:func:`estimate_clusters`: a fine METIS cut of HBGF's graph whose
-        parts are merged by average co-association) tells how large the clusters are, and each
-        object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
-        of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
-        "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates less than a third of the co-association the "equal" cut separates
-        (:func:`choose_sizes`): a cluster three or five times larger than the others then
-        stays whole, while on overlapping classes of about equal size the paper's cut is kept.
-        ``extras["sizes_used"]`` says which was kept.
+        What the partitioner balances: "equal" is Strehl & Ghosh 2002 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget of the dense route (the matrix plus METIS's copy of the graph).
     random_state : int, Generator or None
@@ -1142,18 +1149,10 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
         when the classes differ a lot in size (ecoli: ARI 0.45 against 0.37; glass: 0.17
         against 0.14). Measured by ``benchmarks/bench_mcla_balance.py``.
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What the partitioner balances. "equal" is Strehl & Ghosh 2002: every object counts 1, so
-        the meta-clusters cover about n / K objects each (with ``balance="objects"``), and a
-        natural cluster several times larger than the others is cut in pieces. "estimated": a first consensus free of
-        any size constraint (:func:`estimate_clusters`: a fine METIS cut of HBGF's graph whose
-        parts are merged by average co-association) tells how large the clusters are, and each
-        object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
-        of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
-        "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates less than a third of the co-association the "equal" cut separates
-        (:func:`choose_sizes`): a cluster three or five times larger than the others then
-        stays whole, while on overlapping classes of about equal size the paper's cut is kept.
-        ``extras["sizes_used"]`` says which was kept.
+        What the partitioner balances: "equal" is Strehl & Ghosh 2002 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     random_state : int, Generator or None
         Seeds METIS and the tie-breaking.
 
@@ -1203,18 +1202,10 @@ def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None)
     ufactor : int, default=None
         METIS balance tolerance (thousandths) over objects and clusters together.
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What the partitioner balances. "equal" is Fern & Brodley 2004: every object counts 1, so
-        the parts hold about n / K objects each, and a natural cluster several
-        times larger than the others is cut in pieces. "estimated": a first consensus free of
-        any size constraint (:func:`estimate_clusters`: a fine METIS cut of HBGF's graph whose
-        parts are merged by average co-association) tells how large the clusters are, and each
-        object counts inversely to its estimated cluster's size (:func:`size_weights`), so parts
-        of equal weight may be clusters of unequal size; ``ufactor`` defaults to 30 there.
-        "auto" (cclust's default, not in the paper) runs both and keeps the "estimated" cut
-        only if it separates less than a third of the co-association the "equal" cut separates
-        (:func:`choose_sizes`): a cluster three or five times larger than the others then
-        stays whole, while on overlapping classes of about equal size the paper's cut is kept.
-        ``extras["sizes_used"]`` says which was kept.
+        What the partitioner balances: "equal" is Fern & Brodley 2004 (every object counts 1);
+        "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
+        in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
+        See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     random_state : int, Generator or None
         Seeds METIS.
 

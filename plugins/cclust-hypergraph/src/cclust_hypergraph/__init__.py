@@ -224,8 +224,8 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         ``auto`` is ``cclust_fast`` for ``imbalance <= 0.05`` (where the two score about the
         same ARI on letter and digits) and ``cclust`` above (:data:`AUTO_FLOW_IMBALANCE`).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What the partitioner balances, as in :func:`cclust.consensus.graph.hbgf`: "equal" is
-        Strehl & Ghosh 2002 (parts of about n / K objects); "estimated" weighs every object
+        What the partitioner balances (see :func:`cclust.consensus.graph.cut_with_sizes`):
+        "equal" is Strehl & Ghosh 2002 (parts of about n / K objects); "estimated" weighs every object
         inversely to the size of its cluster in a size-free first consensus
         (:func:`cclust.consensus.graph.estimate_clusters`), so parts of equal weight may be
         clusters of unequal size; "auto" (cclust's default, not in the paper) keeps the
