@@ -29,7 +29,7 @@ def machine_line():
     import sklearn
 
     from cclust._ext import _contingency
-    from cclust._validation import check_n_threads
+    from cclust.validation import check_n_threads
 
     try:
         usable = len(os.sched_getaffinity(0))
@@ -62,7 +62,7 @@ def main(argv=None):
         # NMI with the same (sqrt = geometric) normalisation on both sides
         "NMI": (cm.nmi, lambda a, b: skm.normalized_mutual_info_score(a, b, average_method="geometric")),
     }
-    from cclust._validation import check_n_threads
+    from cclust.validation import check_n_threads
 
     threads = args.threads or sorted({1, check_n_threads(None)})
     machine = machine_line()

@@ -136,7 +136,7 @@ def parse_seeds(spec):
 
 def machine_line(n_threads):
     from cclust._ext import _contingency
-    from cclust._validation import check_n_threads
+    from cclust.validation import check_n_threads
 
     try:
         usable = len(os.sched_getaffinity(0))

@@ -83,7 +83,7 @@ def show_config(file=None):
     import scipy
 
     from cclust._ext import _contingency
-    from cclust._validation import check_n_threads
+    from cclust.validation import check_n_threads
     from cclust.registry import KNOWN_PLUGINS, install_hint
 
     def installed(dist):

@@ -8,7 +8,7 @@ passes, in NumPy over chunks of rows on a thread pool.
 """
 import numpy as np
 
-from cclust.ensemble import require_memory
+from cclust.validation import require_memory
 from cclust.errors import ValidationError
 
 #: Label-row elements compared at once by the kNN co-association (bounds its temporaries).

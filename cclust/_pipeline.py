@@ -6,14 +6,13 @@ running a registered generator, and calling a consensus function with only the k
 signature takes (X, threads, verbosity).
 """
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from cclust._validation import check_array_2d
+from cclust.validation import check_array_2d, spawn_seed_sequences
 from cclust.errors import ValidationError
-from cclust.registry import accepts
+from cclust.base import accepts
 
 # Keywords the estimator and select_k pass themselves; putting them in method_params/generator_params
 # would make the same argument come from two places.
@@ -92,33 +91,12 @@ def validate_X(X, name="X"):
 
 
 def child_seeds(random_state, count, name="random_state"):
-    """``count`` independent uint32 seeds derived from ``random_state``.
-
-    An int (or None: fresh entropy) seeds a SeedSequence whose spawned children give the
-    seeds, so the same int always gives the same seeds. A Generator or a legacy RandomState is
-    drawn from once (its state advances, NumPy's convention); a SeedSequence is copied before
-    spawning so the caller's object is not changed.
-    """
-    if random_state is None:
-        root = np.random.SeedSequence()
-    elif isinstance(random_state, np.random.SeedSequence):
-        root = np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
-                                      pool_size=random_state.pool_size)
-    elif isinstance(random_state, np.random.Generator):
-        root = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif isinstance(random_state, np.random.RandomState):
-        root = np.random.SeedSequence(int(random_state.randint(2**31 - 1)))
-    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
-        if random_state < 0:
-            raise ValidationError(f"{name} must be a non-negative int, got {random_state}.")
-        root = np.random.SeedSequence(int(random_state))
-    else:
-        raise ValidationError(
-            f"{name} must be None, a non-negative int, a numpy.random.Generator, a "
-            f"numpy.random.RandomState or a numpy.random.SeedSequence, got {random_state!r}."
-        )
-    # uint32 seeds: accepted by every numpy API and by plugins that follow sklearn's convention.
-    return [int(child.generate_state(1, dtype=np.uint32)[0]) for child in root.spawn(count)]
+    """``count`` independent uint32 seeds derived from ``random_state``
+    (:func:`cclust.validation.spawn_seed_sequences`): the same int always gives the same seeds.
+    uint32, because every numpy API and every plugin that follows scikit-learn's convention
+    accepts it."""
+    return [int(child.generate_state(1, dtype=np.uint32)[0])
+            for child in spawn_seed_sequences(random_state, count, name)]
 
 
 def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
@@ -140,7 +118,7 @@ def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jo
 
 def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
     """Call a consensus function with X / threads / verbose when its signature takes them."""
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     kwargs = dict(params)
     if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):

@@ -38,7 +38,7 @@ import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust._validation import check_array_2d, check_int
+from cclust.validation import check_array_2d, check_int
 from cclust.ensemble import Ensemble, _encode_column
 from cclust.errors import ValidationError
 

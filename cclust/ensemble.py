@@ -7,17 +7,11 @@ views on demand, caching them: the sparse one-hot matrix, the co-association mat
 contingency tables against a labelling. It is immutable: its arrays are read-only and nothing it
 is built from is written to.
 """
-import numbers
-import os
 
 import numpy as np
 
-from cclust._validation import check_int, check_n_threads, label_vector
-from cclust.errors import MemoryBudgetError, ValidationError
-
-#: Default ceiling, in bytes, on any dense O(n^2) structure an ensemble builds (co-association).
-#: Raise it per call (``max_bytes=``) or for the process (``CCLUST_MEMORY_BUDGET``, in bytes).
-DEFAULT_MEMORY_BUDGET = 2 * 1024**3
+from cclust.errors import ValidationError
+from cclust.validation import check_int, check_n_threads, label_vector, require_memory
 
 
 def _selection(index, size, name):
@@ -38,46 +32,6 @@ def _selection(index, size, name):
         raise ValidationError(f"{name} must be indices in [{-size}, {size - 1}], got values in "
                               f"[{int(idx.min())}, {int(idx.max())}].")
     return idx.astype(np.int64, copy=False)
-
-
-def memory_budget(max_bytes=None):
-    """The memory budget in bytes: ``max_bytes`` if given, else the environment's or default."""
-    if max_bytes is not None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Real) or max_bytes <= 0:
-            raise ValidationError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}.")
-        return int(max_bytes)
-    env = os.environ.get("CCLUST_MEMORY_BUDGET")
-    if env:
-        try:
-            return int(float(env))
-        except ValueError:
-            raise ValidationError(
-                f"the environment variable CCLUST_MEMORY_BUDGET must be a number of bytes, got {env!r}."
-            ) from None
-    return DEFAULT_MEMORY_BUDGET
-
-
-def require_memory(need, what, alternative, max_bytes=None):
-    """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
-
-    The message names the bytes, the budget, how to raise it and ``alternative`` (the
-    scalable route), so every O(n^2) allocation in cclust refuses in the same words.
-    """
-    budget = memory_budget(max_bytes)
-    if need > budget:
-        raise MemoryBudgetError(
-            f"{what} needs about {format_bytes(need)} ({need} bytes), over the memory budget of "
-            f"{format_bytes(budget)}; pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to "
-            f"allow it, or {alternative}."
-        )
-    return budget
-
-
-def format_bytes(n_bytes):
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n_bytes < 1024 or unit == "TiB":
-            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
-        n_bytes /= 1024
 
 
 def _is_missing_scalar(value):
@@ -389,7 +343,7 @@ class Ensemble:
             approximation; its size is bounded by ``sum_i sum_k |C_ik|^2``).
         dtype : float32 or float64, default=float64
         max_bytes : int, default=None
-            Memory budget for the result; defaults to ``cclust.ensemble.memory_budget()``.
+            Memory budget for the result; defaults to ``cclust.validation.memory_budget()``.
 
         Raises
         ------
@@ -543,7 +497,7 @@ class Ensemble:
             ``n_threads``.
         dtype : float32 or float64, default=float32
         max_bytes : int, default=None
-            Memory budget (see :func:`memory_budget`); the estimate is checked before any
+            Memory budget (see :func:`cclust.validation.memory_budget`); the estimate is checked before any
             large allocation.
         n_threads : int, default=None
             Threads comparing label rows (NumPy releases the GIL); None: every core.
@@ -575,7 +529,7 @@ class Ensemble:
         True
         """
         from cclust._knn import knn_graph
-        from cclust._validation import check_int, check_random_state
+        from cclust.validation import check_int, check_random_state
 
         n, r = self.shape
         n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)

@@ -34,7 +34,7 @@ from cclust._pipeline import (
     generate_ensemble,
     validate_X,
 )
-from cclust._validation import check_int, check_n_threads
+from cclust.validation import check_int, check_n_threads
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
@@ -254,7 +254,8 @@ class ConsensusClustering:
         [0, 0, 1, 1]
         """
         from cclust.ensemble import as_ensemble
-        from cclust.registry import get, method_info
+        from cclust.registry import get
+        from cclust.base import method_info
         from cclust.result import ConsensusResult
 
         fn = get(check_name(self.method, "method"), kind="consensus")
@@ -342,7 +343,8 @@ class ConsensusClustering:
 
 
 def _choosing_methods():
-    from cclust.registry import available, get, method_info
+    from cclust.registry import available, get
+    from cclust.base import method_info
 
     names = []
     for name in available(kind="consensus"):

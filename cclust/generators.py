@@ -13,7 +13,7 @@ import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust._validation import check_array_2d, check_float, check_int, check_n_threads
+from cclust.validation import check_array_2d, check_float, check_int, check_n_threads, spawn_seed_sequences
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 
@@ -49,18 +49,6 @@ def _check_k_range(k_range, default, n):
     return low, high
 
 
-def _seed_sequences(random_state, count):
-    if isinstance(random_state, np.random.Generator):
-        root = np.random.SeedSequence(int(random_state.integers(2**63)))
-    elif isinstance(random_state, np.random.SeedSequence):
-        root = random_state
-    elif random_state is None:
-        root = np.random.SeedSequence()
-    else:
-        root = np.random.SeedSequence(check_int(random_state, "random_state", low=0))
-    return root.spawn(count)
-
-
 def _kmeans_labels(X, k, rng, init, max_iter, tol):
     """One k-means run (one initialisation) on X; returns int64 labels and the centres."""
     space = _engine.MixedSpace.dense(X)
@@ -79,7 +67,7 @@ def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0
     backend: with ``backend="dask"`` each partition is one Dask task drawing from the same child
     seed (see :func:`cclust.dask.generate_partitions`).
     """
-    seqs = _seed_sequences(random_state, n_partitions)
+    seqs = spawn_seed_sequences(random_state, n_partitions)
     if _wants_dask(X, backend, client):
         from cclust import dask as cdask
 

@@ -26,14 +26,14 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from cclust._validation import (
+from cclust.validation import (
     check_array_2d,
     check_n_threads,
     check_same_length,
     label_vector,
 )
 from cclust.errors import ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 
 __all__ = [
     "accuracy",
@@ -118,7 +118,7 @@ def contingency_table(labels_a, labels_b, *, sparse=False):
     ValidationError
         If a labelling is not 1-D, is empty, holds NaN, or the lengths differ.
     MemoryBudgetError
-        If the dense table would exceed the memory budget (``cclust.ensemble.memory_budget``);
+        If the dense table would exceed the memory budget (``cclust.validation.memory_budget``);
         pass ``sparse=True``.
 
     Examples
@@ -129,7 +129,7 @@ def contingency_table(labels_a, labels_b, *, sparse=False):
     """
     a, ka, b, kb = _codes(labels_a, labels_b, "labels_a", "labels_b")
     if not sparse:
-        from cclust.ensemble import require_memory
+        from cclust.validation import require_memory
 
         require_memory(ka * kb * 8, f"the dense {ka} x {kb} contingency table", "pass sparse=True")
     return _table_from_codes(a, ka, b, kb, sparse=bool(sparse))

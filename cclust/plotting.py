@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from cclust._validation import check_array_2d, check_int, check_random_state, label_vector
+from cclust.validation import check_array_2d, check_int, check_random_state, label_vector
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 

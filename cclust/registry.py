@@ -9,7 +9,7 @@ Contract
 
       consensus  -> cclust.consensus       fn(ensemble, n_clusters, *, random_state=None, **params)
                                            -> ConsensusResult
-      utility    -> cclust.utilities       a cclust.utilities.Utility
+      utility    -> cclust.utilities       a cclust.base.Utility
       generator  -> cclust.generators      fn(X, n_clusters, *, n_partitions, random_state, n_jobs,
                                               **params) -> Ensemble
       metric     -> cclust.metrics         fn(labels_a, labels_b_or_ensemble, ...) -> float
@@ -28,7 +28,6 @@ Contract
 import difflib
 import html
 import importlib
-import inspect
 import re
 import threading
 import warnings
@@ -36,8 +35,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from cclust.base import (  # noqa: F401  (re-exported: they lived here before cclust.base)
+    KINDS, OBJECT_ORDERS, MethodInfo, accepts, check_contract, declare, method_info)
 from cclust.errors import (
-    ContractError,
     PluginLoadError,
     RegistryConflictError,
     RegistryWarning,
@@ -45,98 +45,8 @@ from cclust.errors import (
     ValidationError,
 )
 
-#: kind -> entry-point group
-KINDS = MappingProxyType({
-    "consensus": "cclust.consensus",
-    "utility": "cclust.utilities",
-    "generator": "cclust.generators",
-    "metric": "cclust.metrics",
-})
-
 BUILTIN_PROVIDER = "cclust"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_+-]*$")
-
-
-@dataclass(frozen=True)
-class MethodInfo:
-    """What a consensus function declares about itself (set with :func:`declare`).
-
-    Attributes
-    ----------
-    requires_X : bool
-        A consensus function needs the original features as ``X=`` (WOSP, WOHB, GKCC); a
-        metric is an internal criterion ``fn(X, labels)`` (compactness) rather than a
-        comparison of two labellings.
-    chooses_n_clusters : bool
-        The function can choose the number of clusters itself and accepts ``n_clusters=None``.
-    handles_missing : bool
-        The function accepts ensembles with missing labels (-1).
-    object_order : {"exact", "distribution"}
-        How the result depends on the order of the objects (the rows of the ensemble and of
-        ``X``). ``"exact"``: for a fixed ``random_state``, permuting the objects permutes the
-        labels and nothing else. ``"distribution"``: the method draws random objects (seeds,
-        tie-breaks) by position, so a permutation changes which draw each object gets; the
-        result is the same only in distribution, and the conformance kit then asks for exact
-        invariance only where the answer is unambiguous (identical partitions).
-    """
-
-    requires_X: bool = False
-    chooses_n_clusters: bool = False
-    handles_missing: bool = True
-    object_order: str = "exact"
-
-
-#: The values of :attr:`MethodInfo.object_order`.
-OBJECT_ORDERS = ("exact", "distribution")
-
-
-def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact"):
-    """Decorator recording a consensus function's :class:`MethodInfo`.
-
-    Raises
-    ------
-    cclust.errors.ValidationError
-        If ``object_order`` is not one of ``"exact"``, ``"distribution"``.
-
-    Examples
-    --------
-    >>> from cclust.registry import declare, method_info
-    >>> @declare(requires_X=True)
-    ... def mine(ensemble, n_clusters, *, X, random_state=None):
-    ...     ...
-    >>> method_info(mine).requires_X
-    True
-    """
-    if object_order not in OBJECT_ORDERS:
-        raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
-                              f"got {object_order!r}.")
-    info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
-                      handles_missing=handles_missing, object_order=object_order)
-
-    def mark(fn):
-        fn.__cclust_info__ = info
-        return fn
-
-    return mark
-
-
-def method_info(fn):
-    """The :class:`MethodInfo` of a consensus function (defaults if it declares none)."""
-    return getattr(fn, "__cclust_info__", MethodInfo())
-
-
-def accepts(fn, keyword, *, var_keyword=True, unknown=False):
-    """Whether ``fn`` can be called with ``keyword=``.
-
-    ``var_keyword``: whether a ``**params`` catch-all counts as accepting it. ``unknown``: the
-    answer when the signature cannot be read (some builtins and C extensions).
-    """
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return unknown
-    return keyword in params or (var_keyword and any(p.kind is inspect.Parameter.VAR_KEYWORD
-                                                     for p in params.values()))
 
 
 @dataclass(frozen=True)
@@ -243,87 +153,6 @@ def _entry_points(group):
     from importlib.metadata import entry_points
 
     return entry_points(group=group)
-
-
-# -- contracts ---------------------------------------------------------------------------------
-
-def _parameters(obj, what):
-    try:
-        return inspect.signature(obj).parameters
-    except (TypeError, ValueError) as exc:
-        raise ContractError(f"{what}: cannot read its signature ({exc}).") from None
-
-
-def _check_no_varargs(params, what):
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()):
-        raise ContractError(f"{what} takes *args; name every parameter so it can be checked and documented.")
-
-
-def _positional(params):
-    return [p for p in params.values()
-            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-
-
-def _check_consensus(obj, what):
-    if not callable(obj):
-        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
-    params = _parameters(obj, what)
-    _check_no_varargs(params, what)
-    positional = _positional(params)
-    if len(positional) < 2 or positional[1].name != "n_clusters":
-        raise ContractError(
-            f"{what} must have the signature fn(ensemble, n_clusters, *, random_state=None, **params)."
-        )
-    if "random_state" not in params:
-        raise ContractError(f"{what} must accept a random_state keyword (int, Generator or None).")
-    info = method_info(obj)
-    if info.requires_X and "X" not in params:
-        raise ContractError(f"{what} declares requires_X=True but has no X parameter.")
-
-
-def _check_generator(obj, what):
-    if not callable(obj):
-        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
-    params = _parameters(obj, what)
-    _check_no_varargs(params, what)
-    if not _positional(params):
-        raise ContractError(f"{what} must take the data X as its first argument.")
-    missing = [p for p in ("n_partitions", "random_state", "n_jobs") if p not in params]
-    if missing:
-        raise ContractError(f"{what} must accept the keyword(s) {', '.join(missing)}.")
-
-
-def _check_metric(obj, what):
-    if not callable(obj):
-        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
-    params = _parameters(obj, what)
-    _check_no_varargs(params, what)
-    positional = _positional(params)
-    if len(positional) < 2:
-        raise ContractError(f"{what} must take two labellings (or a labelling and an Ensemble) positionally.")
-    if method_info(obj).requires_X and positional[0].name != "X":
-        raise ContractError(f"{what} declares requires_X=True, so its first parameter must be X.")
-
-
-def _check_utility(obj, what):
-    from cclust.utilities import Utility
-
-    if not isinstance(obj, Utility):
-        raise ContractError(
-            f"{what} must be a cclust.utilities.Utility (a distance the compiled K-means passes "
-            f"can evaluate), got {type(obj).__name__}."
-        )
-
-
-_CONTRACTS = {"consensus": _check_consensus, "generator": _check_generator,
-              "metric": _check_metric, "utility": _check_utility}
-
-
-def check_contract(kind, obj, what="object"):
-    """Raise ContractError unless ``obj`` satisfies the contract of ``kind``."""
-    if kind not in KINDS:
-        raise ValidationError(f"kind must be one of {sorted(KINDS)}, got {kind!r}.")
-    _CONTRACTS[kind](obj, what)
 
 
 # -- the registry ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from cclust._progress import progress
-from cclust._validation import check_float, check_int, check_n_threads
+from cclust.validation import check_float, check_int, check_n_threads
 from cclust.errors import ValidationError
 from cclust._pipeline import (
     RESERVED_GENERATOR,
@@ -232,7 +232,7 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
         Return every consensus matrix (n x n float64 each).
     max_bytes : int, optional
         Memory budget for the n x n buffers (two, plus one per K if ``keep_matrices``);
-        default ``cclust.ensemble.memory_budget()`` (``CCLUST_MEMORY_BUDGET``).
+        default ``cclust.validation.memory_budget()`` (``CCLUST_MEMORY_BUDGET``).
 
     Returns
     -------
@@ -265,8 +265,10 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
     >>> result.cdf.shape
     (4, 101)
     """
-    from cclust.ensemble import Ensemble, require_memory
-    from cclust.registry import get, method_info
+    from cclust.ensemble import Ensemble
+    from cclust.validation import require_memory
+    from cclust.registry import get
+    from cclust.base import method_info
 
     fn = get(check_name(method, "method"), kind="consensus")
     info = method_info(fn)

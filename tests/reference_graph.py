@@ -2,7 +2,7 @@
 
 Every quantity is computed with Python loops straight from its definition (Strehl & Ghosh 2002;
 Fern & Brodley 2004; Ren et al. (2017, eq. 1-13)). The graphs are handed to the same METIS call
-(``cclust.consensus.graph.partition_graph``) with the same seed draw, so the fast path and the
+(``cclust.graph.partition_graph``) with the same seed draw, so the fast path and the
 reference must give the same labels whenever they build the same graph. Cluster vertices use the
 library's canonical cluster order, which only fixes vertex numbering.
 """
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from cclust.consensus.graph import argmax_random_ties, canonical_cluster_order, partition_graph
+from cclust.graph import argmax_random_ties, canonical_cluster_order, partition_graph
 
 
 def clusters(labels, weights=None):

@@ -185,7 +185,7 @@ def run(args, out=None):
 
 def fuse(args, out=None):
     """``cclust fuse``: fuse an ensemble read from a file."""
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     out = sys.stdout if out is None else out
     ensemble, what = load_ensemble(args.ensemble, args.header, args.missing)

@@ -116,7 +116,7 @@ def _distribute_params(jobs, common, scoped, option):
 def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     """Run one job; returns a result row (dict). ``strict`` lets errors propagate."""
     from cclust._pipeline import call_method
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     row = {"method": job.label, "status": "ok", "n_clusters": None, "agreement": None, "objective": None,
            "objective_name": None, "seconds": None, "n_iter": None, "converged": None, "settings": {},

@@ -3,7 +3,7 @@ registered function takes."""
 import inspect
 
 from cclust.cli._messages import UserError
-from cclust.registry import accepts
+from cclust.base import accepts
 
 
 #: parameters the command itself sets; giving them as --method-param would be ambiguous

@@ -309,7 +309,7 @@ def _load_npy(path):
 
 
 def _check_X(X, where):
-    from cclust._validation import check_array_2d
+    from cclust.validation import check_array_2d
     from cclust.errors import ValidationError
 
     X = np.asarray(X)

@@ -23,12 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cclust import _engine
-from cclust._validation import check_array_2d, check_float, check_int, check_n_threads, check_random_state
+from cclust.validation import check_array_2d, check_float, check_int, check_n_threads, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
-from cclust.utilities import FAMILIES, resolve
+from cclust.base import FAMILIES
+from cclust.utilities import resolve
 
 _SCALINGS = ("raw", "balanced")
 _FUSIONS = ("partitions", "augmented")

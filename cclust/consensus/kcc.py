@@ -13,7 +13,7 @@ import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust._validation import (
+from cclust.validation import (
     check_float,
     check_int,
     check_n_threads,
@@ -21,9 +21,10 @@ from cclust._validation import (
 )
 from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
-from cclust.utilities import Utility, resolve
+from cclust.base import Utility
+from cclust.utilities import resolve
 
 _INITS = ("random", "k-means++")
 

@@ -17,10 +17,10 @@ Both choose the number of clusters themselves (``n_clusters=None``).
 """
 import numpy as np
 
-from cclust._validation import check_float, check_int, check_n_threads, check_random_state
-from cclust.ensemble import as_ensemble, require_memory
+from cclust.validation import check_float, check_int, check_n_threads, check_random_state, require_memory
+from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
 
 # Fixed-point scale of the projection sums p_ij: integer sums are exact, so p_ij does not depend
@@ -231,7 +231,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
         Cap on the toggles of one AddRemAdd run (default ``10 * n_samples + 10``).
     max_bytes : int, default=None
         Memory budget for the dense float32 co-association and its working copy
-        (``8 * n_samples**2`` bytes); defaults to ``cclust.ensemble.memory_budget()``.
+        (``8 * n_samples**2`` bytes); defaults to ``cclust.validation.memory_budget()``.
     random_state : int, Generator or None
         Accepted for the common contract; AddRemAdd is deterministic.
     n_threads : int, default=None
@@ -403,7 +403,7 @@ def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None,
         Partition weights; the ensemble's own (equal by default) if None.
     max_bytes : int, default=None
         Memory budget for the dense float64 gains and their working copy (``24 *
-        n_samples**2`` bytes at the peak); defaults to ``cclust.ensemble.memory_budget()``.
+        n_samples**2`` bytes at the peak); defaults to ``cclust.validation.memory_budget()``.
     random_state : int, Generator or None
         Accepted for the common contract; the agglomeration is deterministic.
 

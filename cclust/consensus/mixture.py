@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from cclust._validation import check_float, check_int, check_random_state
+from cclust.validation import check_float, check_int, check_random_state
 from cclust.consensus.voting import (
     _IPVC,
     _kernel,
@@ -23,7 +23,7 @@ from cclust.consensus.voting import (
     useful_threads,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
 
 __all__ = ["em_mixture"]

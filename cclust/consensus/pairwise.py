@@ -9,11 +9,10 @@ never forms it.
 """
 import numpy as np
 
-from cclust._validation import check_int, check_n_threads
+from cclust.validation import check_int, check_n_threads, memory_budget, require_memory
 from cclust.consensus.voting import canonical, check_n_clusters
-from cclust.ensemble import memory_budget, require_memory
 from cclust.errors import ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
 
 __all__ = ["eac", "fc", "best"]

@@ -25,10 +25,10 @@ import warnings
 
 import numpy as np
 
-from cclust._validation import check_int, check_n_threads, check_random_state
+from cclust.validation import check_int, check_n_threads, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
 
 __all__ = ["ivc", "ipvc", "ipc", "voting"]
@@ -392,7 +392,7 @@ class _IPC(_Criterion):
         if ensemble.has_missing:
             # Pair-normalised co-association: not a sum of per-partition terms, so the matrix route.
             # Checked here so the refusal names routes IPC can take (not the kNN co-association).
-            from cclust.ensemble import require_memory
+            from cclust.validation import require_memory
 
             require_memory(ensemble.ensemble.coassociation_bytes(),
                            f"IPC on missing labels (the dense co-association of {ensemble.n_samples} objects)",
@@ -637,7 +637,7 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
     the dense co-association matrix, within the memory budget ``max_bytes``.
 {params}    max_bytes : int, default=None
         Memory budget of the co-association matrix, used only when labels are missing
-        (:func:`cclust.ensemble.memory_budget` if None).
+        (:func:`cclust.validation.memory_budget` if None).
 {returns}
     Examples
     --------

@@ -9,7 +9,7 @@ three consensus functions use them (Ren et al. 2017, sec. 3.3):
 * :func:`wohb` — bipartite object-cluster graph weighted by those memberships (eq. 12);
 
 plus :func:`wokmeans`, k-means whose centres are object-weighted means (Algorithm 4, eq. 13).
-Every graph is cut by the METIS call of :mod:`cclust.consensus.graph`.
+Every graph is cut by the METIS call of :mod:`cclust.graph`.
 
 Choices where Ren et al. (2017) are open to more than one reading
 -----------------------------------------------------------------
@@ -33,14 +33,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust import _engine
-from cclust._validation import check_array_2d, check_float, check_int, check_n_threads, check_random_state
-from cclust.consensus.graph import (
+from cclust.validation import (
+    check_array_2d, check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory)
+from cclust.graph import (
     EDGE_WEIGHT_RESOLUTION,
-    _has_empty_part,
-    _merge_cap,
-    _mix64,
-    _number_by_first,
-    _partition_bipartite,
     canonical_cluster_order,
     cap_groups,
     check_balance,
@@ -50,14 +46,19 @@ from cclust.consensus.graph import (
     check_sizes,
     check_ufactor,
     cut_with_sizes,
+    has_empty_part,
     honour_n_clusters,
+    merge_cap,
     meta_cluster,
+    mix64,
+    number_by_first,
+    partition_bipartite_groups,
     partition_graph,
     top_neighbor_graph,
 )
-from cclust.ensemble import as_ensemble, memory_budget, require_memory
+from cclust.ensemble import as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.registry import declare
+from cclust.base import declare
 from cclust.result import ConsensusResult
 
 #: The smoothing term e of Ren et al. (2017, eq. 4).
@@ -298,7 +299,7 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
         "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
-        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
+        See :func:`cclust.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget (only used when labels are missing; see :func:`object_weights`).
     random_state : int, Generator or None
@@ -380,7 +381,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
         "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
-        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
+        See :func:`cclust.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
     random_state : int, Generator or None
     n_threads : int, default=None
@@ -499,7 +500,7 @@ def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         What the partitioner balances: "equal" is Ren et al. 2017 (every object counts 1);
         "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
-        See :func:`cclust.consensus.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
+        See :func:`cclust.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
         peak) are counted first and refused past it (and, with missing labels, the object
@@ -557,7 +558,7 @@ _WOHB_BYTES_PER_EDGE = 128
 class _MembershipGraph:
     """WOHB's bipartite graph (Ren et al. 2017, eq. 12) without the dense n x sum K_i memberships.
 
-    METIS takes integer edge weights, and :func:`cclust.consensus.graph.partition_graph` rounds
+    METIS takes integer edge weights, and :func:`cclust.graph.partition_graph` rounds
     an edge lighter than half a unit of resolution (1/20,000 of the heaviest) to weight 0 and
     drops it, so the soft memberships give METIS far fewer edges than n sum K_i: an object
     keeps the clusters of each partition whose centres are near it. This class keeps only those
@@ -565,7 +566,7 @@ class _MembershipGraph:
     METIS exactly the graph, vertex weights and seed that the dense route gave it:
 
     1. hash every full row (and find the heaviest entry); objects with identical rows are
-       merged into one vertex as :func:`cclust.consensus.graph.bipartite_partition` merges them
+       merged into one vertex as :func:`cclust.graph.bipartite_partition` merges them
        (groups checked entry by entry, capped as there);
     2. count the edges whose integer weight is not 0, with the merged vertices' scaled weights
        and the same scale (:meth:`require_memory` refuses past the budget here, before
@@ -573,7 +574,7 @@ class _MembershipGraph:
     3. build the CSR of those edges;
     4. after METIS, add the weight of the dropped cut edges to the cut (the objective is the cut
        of the whole graph, as before) and, if a part holds no object, compute the affinities
-       :func:`cclust.consensus.graph.honour_n_clusters` needs from the full rows.
+       :func:`cclust.graph.honour_n_clusters` needs from the full rows.
 
     Memory: O(n + kept edges + a chunk of rows); time: four to five membership passes.
     """
@@ -592,7 +593,7 @@ class _MembershipGraph:
             self.scale = EDGE_WEIGHT_RESOLUTION / self.top
         else:
             self.vertices, self.counts = self.groups[0], self.groups[2].astype(np.float64)
-            # As _partition_bipartite and integer_edge_weights compute it for the merged graph.
+            # As partition_bipartite_groups and integer_edge_weights compute it for the merged graph.
             heaviest = float((self.row_max[self.vertices] * self.counts).max())
             resolution = EDGE_WEIGHT_RESOLUTION * (heaviest / self.top)
             self.scale = resolution / heaviest
@@ -627,7 +628,7 @@ class _MembershipGraph:
         self.row_max = np.empty(self.n)
         for rows in _MembershipModel.chunks(self.n, self.n_columns):
             M = self._rows(rows)
-            entry = _mix64(keys[None, :] ^ _mix64(M.view(np.uint64)))
+            entry = mix64(keys[None, :] ^ mix64(M.view(np.uint64)))
             entry[M == 0] = 0                       # a zero is no edge (as in the sparse rows)
             row_hash[rows] = entry.sum(axis=1, dtype=np.uint64)  # wraps mod 2^64
             self.row_max[rows] = M.max(axis=1)
@@ -635,14 +636,14 @@ class _MembershipGraph:
         _, first, inverse, counts = np.unique(row_hash, return_index=True, return_inverse=True, return_counts=True)
         if first.shape[0] == self.n:
             return None, top
-        first, inverse, counts = _number_by_first(first, inverse.reshape(-1), counts)
+        first, inverse, counts = number_by_first(first, inverse.reshape(-1), counts)
         # Exact check: every row sharing a group is compared with its group's first row.
         shared = np.flatnonzero(counts[inverse] > 1)
         for chunk in _MembershipModel.chunks(shared.shape[0], 2 * self.n_columns):
             members = shared[chunk]
             if not np.array_equal(self._rows(members), self._rows(first[inverse[members]])):
                 return None, top                    # a hash collision: merge nothing
-        return cap_groups((first, inverse, counts), _merge_cap(self.n, self.n_clusters)), top
+        return cap_groups((first, inverse, counts), merge_cap(self.n, self.n_clusters)), top
 
     def require_memory(self, max_bytes):
         """Count the edges METIS will get and refuse before building them past the budget."""
@@ -677,10 +678,10 @@ class _MembershipGraph:
         """METIS on the kept edges; returns the objects' labels, the cut and the objects moved.
 
         ``object_weights`` are the objects' vertex weights (None: all 1), as in
-        :func:`cclust.consensus.graph.bipartite_partition`."""
+        :func:`cclust.graph.bipartite_partition`."""
         if self._kept is None:  # sizes="auto" cuts the same graph twice: two membership passes saved
             self._kept = self._build()
-        labels, cluster_part, cut = _partition_bipartite(self._kept, self.groups, self.top, self.n_clusters,
+        labels, cluster_part, cut = partition_bipartite_groups(self._kept, self.groups, self.top, self.n_clusters,
                                                          random_state=random_state, ufactor=ufactor,
                                                          object_weights=object_weights)
         # The dropped edges weigh nothing to METIS, but the cut is the whole graph's.
@@ -689,7 +690,7 @@ class _MembershipGraph:
             part = labels[rows]
             cut += float(values[(weights == 0) & (cluster_part[None, :] != part[:, None])].sum())
         moved = 0
-        if _has_empty_part(labels, self.n_clusters):
+        if has_empty_part(labels, self.n_clusters):
             member = sp.csr_matrix((np.ones(self.n_columns), (np.arange(self.n_columns), cluster_part)),
                                    shape=(self.n_columns, self.n_clusters))
             affinity = np.empty((self.n, self.n_clusters))

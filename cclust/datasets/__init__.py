@@ -73,7 +73,7 @@ def make_woec_toy(i, random_state=None):
     >>> X.shape, int(y.max()) + 1
     ((900, 2), 3)
     """
-    from cclust._validation import check_random_state
+    from cclust.validation import check_random_state
 
     if isinstance(i, bool) or i not in _WOEC_TOYS:
         raise ValidationError(f"i must be 1, 2 or 3 (Toy1-Toy3 of Ren et al. 2017), got {i!r}.")
@@ -129,7 +129,7 @@ def make_gaussian_mixture(n_samples=1000, n_features=12, n_clusters=9, *, varian
     >>> X.shape, int(y.max()) + 1
     ((1000, 12), 9)
     """
-    from cclust._validation import check_float, check_int, check_random_state
+    from cclust.validation import check_float, check_int, check_random_state
 
     n_samples = check_int(n_samples, "n_samples", low=1)
     n_features = check_int(n_features, "n_features", low=1)

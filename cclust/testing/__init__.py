@@ -48,8 +48,6 @@ Hypothesis strategies for random valid ensembles are in :mod:`cclust.testing.str
 The kit builds all its inputs with NumPy from fixed seeds and does not use ``cclust.metrics``,
 so a defect in one part of cclust cannot hide a defect in another.
 """
-from types import MappingProxyType
-
 from cclust.testing._bad_input import check_bad_input
 from cclust.testing._consensus import (
     CONSENSUS_CHECKS,
@@ -89,16 +87,8 @@ from cclust.testing._metric import (
     check_metric_returns_float,
     check_metric_self_agreement,
 )
-from cclust.testing._parametrize import parametrize_with_checks
+from cclust.testing._parametrize import CHECKS, parametrize_with_checks
 from cclust.testing._quality import check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
-
-#: kind -> the checks of that kind
-CHECKS = MappingProxyType({
-    "consensus": CONSENSUS_CHECKS,
-    "metric": METRIC_CHECKS,
-    "generator": GENERATOR_CHECKS,
-    "utility": UTILITY_CHECKS,
-})
 
 _RUNNERS = {"consensus": check_consensus, "metric": check_metric,
             "generator": check_generator, "utility": check_utility}

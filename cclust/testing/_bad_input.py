@@ -235,7 +235,7 @@ def _judge(call, expectation, words, same_as=None, compare=None, valid=None):
 
 def _consensus_outcomes(name):
     import cclust
-    from cclust.registry import method_info
+    from cclust.base import method_info
     from cclust.testing._data import same_partition
 
     fn = cclust.get(name, kind="consensus")
@@ -322,7 +322,7 @@ def _metric_outcomes(name):
     import inspect
 
     import cclust
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     fn = cclust.get(name, kind="metric")
     params = list(inspect.signature(fn).parameters)

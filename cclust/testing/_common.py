@@ -50,7 +50,7 @@ def _short(value):
 
 
 def contract_failure(failure, kind, obj):
-    from cclust.registry import check_contract
+    from cclust.base import check_contract
 
     try:
         check_contract(kind, obj, failure.label)

@@ -52,7 +52,7 @@ class _Case:
     """One check of one consensus function on the kit's blob data."""
 
     def __init__(self, check, fn_or_name, n_clusters, X_required, random_state):
-        from cclust.registry import method_info
+        from cclust.base import method_info
 
         self.fn, self.label = resolve(fn_or_name, "consensus")
         self.fail = Failure(check, self.label)
@@ -146,12 +146,12 @@ def check_consensus_contract(fn_or_name, *, n_clusters=3, X_required=None, rando
     defaults to None, that ``method_info(fn)`` is a ``MethodInfo``, and that a function
     declaring ``requires_X`` takes ``X``.
     """
-    from cclust.registry import MethodInfo
+    from cclust.base import MethodInfo
 
     case = _Case("check_consensus_contract", fn_or_name, n_clusters, X_required, random_state)
     contract_failure(case.fail, "consensus", case.fn)
     if not isinstance(case.info, MethodInfo):
-        raise case.fail(f"its __cclust_info__ is a {type(case.info).__name__}; set it with cclust.registry.declare().")
+        raise case.fail(f"its __cclust_info__ is a {type(case.info).__name__}; set it with cclust.base.declare().")
     params = parameters(case.fn)
     default = params["random_state"].default
     if default is not inspect.Parameter.empty and default is not None:
@@ -357,7 +357,7 @@ def check_consensus_object_order(fn_or_name, *, n_clusters=3, X_required=None, r
     The keyword ``object_order`` (``"exact"``, ``"distribution"`` or None, the default) overrides
     the declaration, e.g. for a plugin that declares nothing yet.
     """
-    from cclust.registry import OBJECT_ORDERS
+    from cclust.base import OBJECT_ORDERS
 
     case = _Case("check_consensus_object_order", fn_or_name, n_clusters, X_required, random_state)
     order = case.info.object_order if object_order is None else object_order
@@ -379,7 +379,7 @@ def check_consensus_object_order(fn_or_name, *, n_clusters=3, X_required=None, r
             if strict and not same_partition(base, back):
                 hint = ("" if order == "distribution" else
                         " If the method draws objects by position, declare it with "
-                        "cclust.registry.declare(object_order='distribution').")
+                        "cclust.base.declare(object_order='distribution').")
                 raise case.fail(
                     f"permuting the objects of {what} changed the consensus partition with "
                     f"random_state={random_state!r} (ARI = {adjusted_rand(base, back):.6f} after undoing "

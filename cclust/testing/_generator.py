@@ -135,7 +135,7 @@ def check_generator(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0)
 
 
 def check_utility_contract(fn_or_name):
-    """The registry contract: the object is a ``cclust.utilities.Utility``."""
+    """The registry contract: the object is a ``cclust.base.Utility``."""
     obj, label = resolve(fn_or_name, "utility")
     contract_failure(Failure("check_utility_contract", label), "utility", obj)
 

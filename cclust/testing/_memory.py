@@ -84,7 +84,7 @@ def _measure(call):
 def _child(spec_path):
     import cclust
     from cclust.errors import MemoryBudgetError
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     with open(spec_path) as f:
         spec = json.load(f)

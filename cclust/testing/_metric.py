@@ -14,7 +14,7 @@ homogeneity is also maximal for refinements), and exactly as much as with a copy
 are renamed. Symmetry is not required: the kit always puts the labelling under test first.
 
 Internal criteria that score a labelling of data, ``fn(X, labels)`` (``compactness``,
-``kmeans-objective``), declare it with ``cclust.registry.declare(requires_X=True)``. For them
+``kmeans-objective``), declare it with ``cclust.base.declare(requires_X=True)``. For them
 the kit calls ``fn(X, labels)`` on its blob data, and "self-agreement" becomes: the value does
 not depend on cluster names, and the blobs score differently from a random labelling.
 """
@@ -58,7 +58,7 @@ class _Case:
         return np.array(a, dtype=np.int64, copy=True)
 
     def mode(self):
-        from cclust.registry import method_info
+        from cclust.base import method_info
 
         if self._mode is None and method_info(self.fn).requires_X:
             self._mode = "data"

@@ -1,12 +1,26 @@
 """``parametrize_with_checks``: one pytest test per (function, check) pair."""
 import inspect
 from functools import partial
+from types import MappingProxyType
 
-__all__ = ["parametrize_with_checks"]
+from cclust.testing._consensus import CONSENSUS_CHECKS
+from cclust.testing._generator import GENERATOR_CHECKS, UTILITY_CHECKS
+from cclust.testing._metric import METRIC_CHECKS
+
+#: kind -> the checks of that kind
+CHECKS = MappingProxyType({
+    "consensus": CONSENSUS_CHECKS,
+    "metric": METRIC_CHECKS,
+    "generator": GENERATOR_CHECKS,
+    "utility": UTILITY_CHECKS,
+})
+
+__all__ = ["CHECKS", "parametrize_with_checks"]
 
 
 def _kind_of(item, kind):
-    from cclust.registry import KINDS, available
+    from cclust.registry import available
+    from cclust.base import KINDS
 
     if kind is not None:
         if kind not in KINDS:
@@ -19,7 +33,7 @@ def _kind_of(item, kind):
 
             get(item)  # raises UnknownNameError with suggestions
         return rows[item].kind
-    from cclust.utilities import Utility
+    from cclust.base import Utility
 
     if isinstance(item, Utility):
         return "utility"
@@ -96,8 +110,6 @@ def parametrize_with_checks(items, *, kind=None, options=None):
             check(obj)
     """
     import pytest
-
-    from cclust.testing import CHECKS
 
     options = {} if options is None else dict(options)
     params = []

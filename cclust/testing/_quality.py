@@ -151,7 +151,7 @@ def check_consensus_recovers_easy_structure(fn_or_name, *, n_samples=2000, n_clu
     >>> from cclust.testing import check_consensus_recovers_easy_structure
     >>> check_consensus_recovers_easy_structure("kcc", n_clusters=3, ratio=5)  # doctest: +SKIP
     """
-    from cclust.registry import method_info
+    from cclust.base import method_info
 
     fn, label = resolve(fn_or_name, "consensus")
     seeds = [int(s) for s in seeds]

@@ -10,7 +10,7 @@ Three directives:
 ``.. cclust-method:: NAME`` (options ``:complexity:``, ``:plugin:``)
     One catalogue entry: a section titled with the registry name, the registry's description,
     kind, provider, the API link and (for consensus functions) what the function declares with
-    ``cclust.registry.declare``; then the hand-written prose given as the directive's content
+    ``cclust.base.declare``; then the hand-written prose given as the directive's content
     (the method in a few sentences and its paper). ``:plugin:`` names the distribution for an
     entry that documents a plugin, which may not be installed where the docs are built.
 

@@ -5,18 +5,16 @@ import scipy.sparse as sp
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus.graph import (
+from cclust.graph import (
     EDGE_WEIGHT_RESOLUTION,
     MERGE_CAP_DIVISOR,
     canonical_cluster_order,
-    cspa,
-    hbgf,
     identical_rows,
     integer_edge_weights,
-    mcla,
     meta_graph,
     partition_graph,
 )
+from cclust.consensus.graph import cspa, hbgf, mcla
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.metrics import ari
 from cclust.testing import CONSENSUS_CHECKS, same_partition
@@ -314,7 +312,7 @@ def test_bad_sizes(name):
 
 
 def test_size_weights_equalise_cluster_weights():
-    from cclust.consensus.graph import SIZE_WEIGHT_UNIT, size_weights
+    from cclust.graph import SIZE_WEIGHT_UNIT, size_weights
 
     labels = np.repeat([0, 1, 2, 3], [300, 100, 100, 100])
     w = size_weights(labels)
@@ -325,7 +323,7 @@ def test_size_weights_equalise_cluster_weights():
 
 
 def test_estimate_clusters_finds_unequal_sizes():
-    from cclust.consensus.graph import estimate_clusters
+    from cclust.graph import estimate_clusters
     from cclust.testing import easy_ensemble
 
     # (With K = 3, one blob 5x and K_i up to sqrt(n), the estimate can miss: seed 0 of the

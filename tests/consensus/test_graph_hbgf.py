@@ -9,18 +9,18 @@ import pytest
 import scipy.sparse as sp
 
 from cclust import Ensemble
-from cclust.consensus.graph import (
+from cclust.graph import (
     MERGE_CAP_DIVISOR,
     _group_rows,
-    _hbgf_graph,
+    hbgf_graph,
     identical_label_rows,
     bipartite_partition,
     canonical_cluster_order,
     cap_groups,
-    hbgf,
     identical_rows,
     one_hot_in_order,
 )
+from cclust.consensus.graph import hbgf
 
 from factories import noisy_labels
 
@@ -145,7 +145,7 @@ def test_identical_label_rows_match_identical_rows_of_the_one_hot(rng, variant):
 @pytest.mark.parametrize("n_clusters", [2, 3, 7])
 def test_hbgf_graph_is_the_one_hot_graph_bit_for_bit(rng, variant, n_clusters):
     E = awkward_ensemble(rng, **variant)
-    G, groups, weight_by_rank = _hbgf_graph(E, n_clusters)
+    G, groups, weight_by_rank = hbgf_graph(E, n_clusters)
     ref, ref_groups = one_hot_graph(E, n_clusters)
     assert G.shape == ref.shape and G.has_sorted_indices
     assert np.array_equal(G.indptr, ref.indptr) and np.array_equal(G.indices, ref.indices)

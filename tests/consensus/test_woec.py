@@ -4,7 +4,8 @@ import pytest
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus.graph import canonical_cluster_order, integer_edge_weights, mcla, meta_graph, partition_graph
+from cclust.graph import canonical_cluster_order, integer_edge_weights, meta_graph, partition_graph
+from cclust.consensus.graph import mcla
 from cclust.consensus.woec import memberships, object_weights, wohb, wokmeans, womc, wosp
 from cclust.datasets import make_woec_toy
 from cclust.errors import MemoryBudgetError, ValidationError

@@ -16,7 +16,7 @@ from cclust_example import (
 import cclust
 from cclust import Ensemble
 from cclust.errors import ValidationError
-from cclust.registry import method_info
+from cclust.base import method_info
 from cclust.testing import (
     blob_partitions,
     check_consensus,
@@ -213,7 +213,7 @@ def test_accepts_array_likes_and_generators():
     ({"n_clusters": 7}, r"n_clusters must be an int in the range \[1, 6\], got 7"),
     ({"n_clusters": 2.0}, r"n_clusters must be an int, got 2.0"),
     ({"n_clusters": 2, "n_init": 0}, r"n_init must be an int in the range \[1, inf\], got 0"),
-    ({"n_clusters": 2, "random_state": -1}, r"random_state must be None, a non-negative int"),
+    ({"n_clusters": 2, "random_state": -1}, r"random_state must be a non-negative int, got -1"),
     ({"n_clusters": 2, "random_state": "seed"}, r"random_state must be None"),
 ])
 def test_bad_arguments(kwargs, match):

@@ -5,19 +5,17 @@ matrix), through the ``cclust.consensus`` entry-point group of its ``pyproject.t
 here is imported by ``import cclust``; the registry imports this module the first time the
 name ``ccpivot`` is asked for.
 
-It uses only cclust's public API: :func:`cclust.registry.declare`,
-:func:`cclust.ensemble.as_ensemble`, :class:`cclust.ConsensusResult` and
-:class:`cclust.errors.ValidationError`.
+It uses only cclust's public API: :func:`cclust.base.declare`,
+:func:`cclust.ensemble.as_ensemble`, :class:`cclust.ConsensusResult` and the argument checks
+and memory budget of :mod:`cclust.validation`, so its errors read as the built-in methods' do.
 """
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 
-from cclust.ensemble import as_ensemble, require_memory
-from cclust.errors import ValidationError
-from cclust.registry import declare
+from cclust.base import declare
+from cclust.ensemble import as_ensemble
 from cclust.result import ConsensusResult
+from cclust.validation import check_int, check_random_state, require_memory
 
 __version__ = "0.1.0"
 __all__ = ["ccpivot", "disagreement_cost", "merge_to", "pivot_clustering", "split_to"]
@@ -25,33 +23,6 @@ __all__ = ["ccpivot", "disagreement_cost", "merge_to", "pivot_clustering", "spli
 #: Co-association must exceed 1/2 by more than this to count as a majority: weights summed in
 #: floating point can land an exact half one ulp above 0.5.
 MAJORITY_SLACK = 1e-9
-
-
-# -- validation: plugin code raises cclust's own error type --------------------------------------
-
-def _check_int(value, name, *, low, high=None, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValidationError(f"{name} must be an int, got {value!r} of type {type(value).__name__}.")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        raise ValidationError(
-            f"{name} must be an int in the range [{low}, {'inf' if high is None else high}], got {value}."
-        )
-    return value
-
-
-def _check_random_state(random_state):
-    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)) \
-            and random_state >= 0:
-        return np.random.default_rng(int(random_state))
-    raise ValidationError(
-        "random_state must be None, a non-negative int, a numpy.random.SeedSequence or a "
-        f"numpy.random.Generator, got {random_state!r}."
-    )
 
 
 # -- the algorithm -------------------------------------------------------------------------------
@@ -276,9 +247,9 @@ def ccpivot(ensemble, n_clusters=None, *, n_init=10, random_state=None, max_byte
     """
     ensemble = as_ensemble(ensemble)
     n = ensemble.n_samples
-    n_clusters = _check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
-    n_init = _check_int(n_init, "n_init", low=1)
-    rng = _check_random_state(random_state)
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
+    n_init = check_int(n_init, "n_init", low=1)
+    rng = check_random_state(random_state)
     # The matrix and the pivot loop's float64 working copy, checked before either is allocated.
     require_memory(ensemble.coassociation_bytes() + n * n * 8, f"ccpivot on the dense co-association of {n} objects",
                    "use a linear-memory method (kcc, hbgf, mcla) or cspa(neighbors='lsh')", max_bytes)

@@ -10,12 +10,12 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from cclust._validation import check_float, check_n_threads, check_random_state
-from cclust.consensus.graph import (
+from cclust.base import declare
+from cclust.graph import (
     canonical_cluster_order, cap_groups, check_graph_inputs, check_sizes, cut_with_sizes, honour_n_clusters,
     identical_label_rows, identical_rows, one_hot_in_order)
-from cclust.registry import declare
 from cclust.result import ConsensusResult
+from cclust.validation import check_float, check_n_threads, check_random_state
 
 from cclust_hypergraph._config import CONFIGS, config_path
 
@@ -101,7 +101,7 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
         of 2,600 hyperedges and 0.5 of 1.4 million pins, and halves the partitioner's time.
     identical : tuple or None
         ``identical_rows(B)`` if already known (for instance from
-        :func:`cclust.consensus.graph.identical_label_rows`), else computed here.
+        :func:`cclust.graph.identical_label_rows`), else computed here.
     object_weights : ndarray of shape (n_samples,) of int, or None
         Every object's weight in the balance (None: 1 each). A vertex weighs the sum of its
         objects' weights, and ``max_edge_size`` compares a cluster's total weight.
@@ -224,10 +224,10 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         ``auto`` is ``cclust_fast`` for ``imbalance <= 0.05`` (where the two score about the
         same ARI on letter and digits) and ``cclust`` above (:data:`AUTO_FLOW_IMBALANCE`).
     sizes : {"auto", "estimated", "equal"}, default="auto"
-        What the partitioner balances (see :func:`cclust.consensus.graph.cut_with_sizes`):
+        What the partitioner balances (see :func:`cclust.graph.cut_with_sizes`):
         "equal" is Strehl & Ghosh 2002 (parts of about n / K objects); "estimated" weighs every object
         inversely to the size of its cluster in a size-free first consensus
-        (:func:`cclust.consensus.graph.estimate_clusters`), so parts of equal weight may be
+        (:func:`cclust.graph.estimate_clusters`), so parts of equal weight may be
         clusters of unequal size; "auto" (cclust's default, not in the paper) keeps the
         "estimated" partition only where it separates less than a third of the co-association
         the "equal" one does. ``imbalance`` applies in every case.

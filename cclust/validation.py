@@ -1,15 +1,31 @@
-"""Argument checks shared by every public function.
+"""Argument checks, random state and the memory budget: public, for cclust and its plugins.
 
 Each check returns a clean value (a new array when conversion is needed, never a write into
 the caller's array) or raises ``ValidationError`` naming the argument, the expectation and the
-value received.
+value received. A plugin that uses these raises the same errors, in the same words, as the
+built-in methods.
+
+Random state has one normaliser, :func:`seed_sequence`: every other entry point
+(:func:`check_random_state` for one stream, :func:`spawn_seed_sequences` for independent
+streams) is built on it, so every function of cclust accepts the same values.
+
+The memory budget (:func:`cclust.validation.memory_budget`, :func:`require_memory`) is what every allocation that
+can grow past O(n * r) asks before it allocates.
 """
 import numbers
 import os
 
 import numpy as np
 
-from cclust.errors import ValidationError
+from cclust.errors import MemoryBudgetError, ValidationError
+
+__all__ = ["check_int", "check_float", "check_random_state", "seed_sequence", "spawn_seed_sequences",
+           "check_n_threads", "check_array_2d", "label_vector", "check_same_length", "memory_budget",
+           "require_memory", "format_bytes", "DEFAULT_MEMORY_BUDGET"]
+
+#: Bytes one O(n^2) (or otherwise super-linear) structure may take when neither ``max_bytes``
+#: nor the environment variable ``CCLUST_MEMORY_BUDGET`` says otherwise.
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3
 
 
 def check_int(value, name, *, low=None, high=None, allow_none=False):
@@ -45,25 +61,50 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
     return value
 
 
-def check_random_state(random_state, name="random_state"):
-    """A ``numpy.random.Generator`` from None, an int, a SeedSequence or a Generator.
+def seed_sequence(random_state, name="random_state"):
+    """The ``numpy.random.SeedSequence`` that ``random_state`` stands for.
 
-    A Generator passed in is used as is (its state advances), as in NumPy's own convention.
+    None gives fresh entropy; a non-negative int seeds a SeedSequence; a SeedSequence is copied
+    (spawning from the copy leaves the caller's object unchanged); a Generator or a legacy
+    ``RandomState`` is drawn from once (its state advances, NumPy's convention).
     """
     if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, np.random.Generator):
-        return random_state
+        return np.random.SeedSequence()
     if isinstance(random_state, np.random.SeedSequence):
-        return np.random.default_rng(random_state)
+        return np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
+                                      pool_size=random_state.pool_size)
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(2**63)))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(int(random_state.randint(2**31 - 1)))
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
         if random_state < 0:
             raise ValidationError(f"{name} must be a non-negative int, got {random_state}.")
-        return np.random.default_rng(int(random_state))
+        return np.random.SeedSequence(int(random_state))
     raise ValidationError(
-        f"{name} must be None, a non-negative int, a numpy.random.SeedSequence or a "
-        f"numpy.random.Generator, got {random_state!r}."
+        f"{name} must be None, a non-negative int, a numpy.random.SeedSequence, a "
+        f"numpy.random.Generator or a numpy.random.RandomState, got {random_state!r}."
     )
+
+
+def check_random_state(random_state, name="random_state"):
+    """A ``numpy.random.Generator`` from anything :func:`seed_sequence` accepts.
+
+    A Generator passed in is used as is (its state advances), as in NumPy's own convention; an
+    int gives the same stream as ``numpy.random.default_rng(int)``.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(seed_sequence(random_state, name))
+
+
+def spawn_seed_sequences(random_state, count, name="random_state"):
+    """``count`` independent SeedSequences derived from ``random_state`` (its spawned children).
+
+    The same int always gives the same children, whatever is done with them later, so work
+    split into ``count`` tasks is reproducible however the tasks are scheduled.
+    """
+    return seed_sequence(random_state, name).spawn(count)
 
 
 def check_n_threads(n_threads, name="n_threads"):
@@ -142,3 +183,44 @@ def check_same_length(a, b, name_a, name_b):
         raise ValidationError(
             f"{name_a} and {name_b} must label the same objects: got {a.shape[0]} and {b.shape[0]} labels."
         )
+
+
+def memory_budget(max_bytes=None):
+    """The memory budget in bytes: ``max_bytes`` if given, else ``CCLUST_MEMORY_BUDGET`` or 2 GiB."""
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Real) or max_bytes <= 0:
+            raise ValidationError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}.")
+        return int(max_bytes)
+    env = os.environ.get("CCLUST_MEMORY_BUDGET")
+    if env:
+        try:
+            return int(float(env))
+        except ValueError:
+            raise ValidationError(
+                f"the environment variable CCLUST_MEMORY_BUDGET must be a number of bytes, got {env!r}."
+            ) from None
+    return DEFAULT_MEMORY_BUDGET
+
+
+def require_memory(need, what, alternative, max_bytes=None):
+    """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
+
+    The message names the bytes, the budget, how to raise it and ``alternative`` (the
+    scalable route), so every O(n^2) allocation in cclust refuses in the same words.
+    """
+    budget = memory_budget(max_bytes)
+    if need > budget:
+        raise MemoryBudgetError(
+            f"{what} needs about {format_bytes(need)} ({need} bytes), over the memory budget of "
+            f"{format_bytes(budget)}; pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to "
+            f"allow it, or {alternative}."
+        )
+    return budget
+
+
+def format_bytes(n_bytes):
+    """``n_bytes`` in the largest binary unit that keeps it at or above 1 (``1.5 GiB``)."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n_bytes < 1024 or unit == "TiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024

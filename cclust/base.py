@@ -1,0 +1,341 @@
+"""What an extension of cclust builds on: the kinds, their contracts and the method metadata.
+
+A plugin (or a built-in, which uses the same door) needs from cclust:
+
+* :data:`KINDS`, the four kinds of registered object and their entry-point groups;
+* :func:`declare` and :class:`MethodInfo`, what a consensus function says about itself (needs
+  ``X``, chooses its K, takes missing labels, depends on object order);
+* :class:`Utility`, the type of a KCC utility (Wu et al. 2015): a convex function the compiled
+  K-means passes can evaluate;
+* :func:`check_contract`, the check the registry runs on every object it loads, which a plugin
+  author can run on their own function in a test.
+
+The argument checks, random state and memory budget a plugin uses are in
+:mod:`cclust.validation`; the graph toolkit of the METIS-based methods in :mod:`cclust.graph`;
+the conformance kit in :mod:`cclust.testing`. This module imports neither the registry nor any
+method, so anything can import it.
+
+The API a plugin sees is versioned by :data:`API_VERSION`: a plugin pins the cclust releases
+whose API it was written for (``cclust>=0.1,<0.2`` while the API version is 1).
+"""
+import inspect
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+import numpy as np
+
+from cclust.errors import ContractError, ValidationError
+from cclust.validation import check_float
+
+__all__ = ["API_VERSION", "KINDS", "MethodInfo", "OBJECT_ORDERS", "declare", "method_info", "accepts",
+           "Utility", "FAMILIES", "check_contract"]
+
+#: Version of the plugin-facing API (this module, :mod:`cclust.validation`, :mod:`cclust.graph`,
+#: :mod:`cclust.testing`, the Ensemble and ConsensusResult). It changes, with the minor release
+#: of cclust, only when a change would break a plugin written for the previous one.
+API_VERSION = 1
+
+#: kind -> entry-point group
+KINDS = MappingProxyType({
+    "consensus": "cclust.consensus",
+    "utility": "cclust.utilities",
+    "generator": "cclust.generators",
+    "metric": "cclust.metrics",
+})
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a consensus function declares about itself (set with :func:`declare`).
+
+    Attributes
+    ----------
+    requires_X : bool
+        A consensus function needs the original features as ``X=`` (WOSP, WOHB, GKCC); a
+        metric is an internal criterion ``fn(X, labels)`` (compactness) rather than a
+        comparison of two labellings.
+    chooses_n_clusters : bool
+        The function can choose the number of clusters itself and accepts ``n_clusters=None``.
+    handles_missing : bool
+        The function accepts ensembles with missing labels (-1).
+    object_order : {"exact", "distribution"}
+        How the result depends on the order of the objects (the rows of the ensemble and of
+        ``X``). ``"exact"``: for a fixed ``random_state``, permuting the objects permutes the
+        labels and nothing else. ``"distribution"``: the method draws random objects (seeds,
+        tie-breaks) by position, so a permutation changes which draw each object gets; the
+        result is the same only in distribution, and the conformance kit then asks for exact
+        invariance only where the answer is unambiguous (identical partitions).
+    """
+
+    requires_X: bool = False
+    chooses_n_clusters: bool = False
+    handles_missing: bool = True
+    object_order: str = "exact"
+
+
+#: The values of :attr:`MethodInfo.object_order`.
+OBJECT_ORDERS = ("exact", "distribution")
+
+
+def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact"):
+    """Decorator recording a consensus function's :class:`MethodInfo`.
+
+    Raises
+    ------
+    cclust.errors.ValidationError
+        If ``object_order`` is not one of ``"exact"``, ``"distribution"``.
+
+    Examples
+    --------
+    >>> from cclust.base import declare, method_info
+    >>> @declare(requires_X=True)
+    ... def mine(ensemble, n_clusters, *, X, random_state=None):
+    ...     ...
+    >>> method_info(mine).requires_X
+    True
+    """
+    if object_order not in OBJECT_ORDERS:
+        raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
+                              f"got {object_order!r}.")
+    info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
+                      handles_missing=handles_missing, object_order=object_order)
+
+    def mark(fn):
+        fn.__cclust_info__ = info
+        return fn
+
+    return mark
+
+
+def method_info(fn):
+    """The :class:`MethodInfo` of a consensus function (defaults if it declares none)."""
+    return getattr(fn, "__cclust_info__", MethodInfo())
+
+
+def accepts(fn, keyword, *, var_keyword=True, unknown=False):
+    """Whether ``fn`` can be called with ``keyword=``.
+
+    ``var_keyword``: whether a ``**params`` catch-all counts as accepting it. ``unknown``: the
+    answer when the signature cannot be read (some builtins and C extensions).
+    """
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return unknown
+    return keyword in params or (var_keyword and any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                                     for p in params.values()))
+
+
+#: distance family -> code of the compiled engine
+FAMILIES = {"uc": 0, "uh": 1, "ucos": 2, "ulp": 3}
+
+#: smoothing of uh's -log2(m[l] + eps)
+UH_EPS = 2.2e-16
+
+
+@dataclass(frozen=True)
+class Utility:
+    """A KCC utility: its convex function, point-to-centroid distance and normalisation.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, e.g. ``"nucos"``.
+    family : {"uc", "uh", "ucos", "ulp"}
+        The distance family (Wu et al. 2015; Becerra Tomé, Table 1) the compiled engine evaluates.
+    normalized : bool, default=False
+        Whether U is divided by ``|mu(P^(i))|`` (the NU forms of Wu et al. 2015).
+    p : float, default=None
+        The exponent of ``ulp`` (> 1; Wu et al. 2015 use 5 and 8). Must be None for other families.
+    description : str
+        One line shown by ``cclust.available()``.
+    """
+
+    name: str
+    family: str
+    normalized: bool = False
+    p: float = None
+    description: str = ""
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ValidationError(f"family must be one of {sorted(FAMILIES)}, got {self.family!r}.")
+        if self.family == "ulp":
+            if self.p is not None:
+                object.__setattr__(self, "p", check_float(self.p, "p", low=1, low_open=True))
+        elif self.p is not None:
+            raise ValidationError(f"p only applies to the ulp family, not {self.family!r}.")
+
+    @property
+    def code(self):
+        """The compiled engine's distance code."""
+        return FAMILIES[self.family]
+
+    @property
+    def exponent(self):
+        """p for ``ulp`` (checked to be set), 0.0 otherwise."""
+        if self.family != "ulp":
+            return 0.0
+        if self.p is None:
+            raise ValidationError(
+                f"utility {self.name!r} needs p > 1 (the KCC papers use p=5 and p=8); pass p=..."
+            )
+        return float(self.p)
+
+    def with_params(self, p=None):
+        """This utility with its parameter set (``p`` for ``ulp``)."""
+        if p is None:
+            return self
+        if self.family != "ulp":
+            raise ValidationError(f"utility {self.name!r} takes no p; only ulp and nulp do.")
+        return replace(self, p=p)
+
+    def mu(self, dist):
+        """mu applied to each row of ``dist`` (rows are probability vectors)."""
+        dist = np.asarray(dist, dtype=np.float64)
+        if self.family == "uc":
+            return (dist ** 2).sum(-1)
+        if self.family == "uh":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(dist > 0, dist * np.log2(np.where(dist > 0, dist, 1.0)), 0.0)
+            return terms.sum(-1)
+        if self.family == "ucos":
+            return np.sqrt((dist ** 2).sum(-1))
+        p = self.exponent
+        return (dist ** p).sum(-1) ** (1.0 / p)
+
+    def normalizers(self, ensemble):
+        """``|mu(P^(i))|`` per partition for the normalised forms, ones otherwise."""
+        if not self.normalized:
+            return np.ones(ensemble.n_partitions)
+        sizes = _partition_sizes(ensemble)
+        out = np.empty(ensemble.n_partitions)
+        for i, counts in enumerate(sizes):
+            out[i] = abs(float(self.mu(counts / counts.sum())))
+        # A partition with one cluster has H = 0 under uh: it carries no information, and
+        # dividing by zero would give it infinite weight. Give it weight zero instead.
+        return np.where(out > 0, out, np.inf)
+
+    def effective_weights(self, ensemble):
+        """``w_i / |mu(P^(i))|`` (normalised) or w_i: the weights the compiled distance uses."""
+        return ensemble.weights / self.normalizers(ensemble)
+
+    def gamma_offset(self, ensemble):
+        """sum_i w'_i (mu(e) - mu(P^(i))) with w' the effective weights and e a one-hot vector.
+
+        On a complete ensemble every f of Wu et al. (2015; Becerra Tomé, Table 1) is a Bregman divergence whose centroid is
+        the cluster mean, so sum_x f(x, m_k) = sum_k n_k (mu(e) - mu(m_k)) per partition and
+        Gamma = gamma_offset - kmeans_objective / n exactly (up to uh's eps): restarts can be
+        ranked without a contingency pass each.
+        """
+        point = float(self.mu(np.array([1.0])))
+        sizes = _partition_sizes(ensemble)
+        mus = np.array([float(self.mu(c / c.sum())) for c in sizes])
+        weights = self.effective_weights(ensemble)
+        return float(np.where(weights > 0, weights * (point - mus), 0.0).sum())
+
+    def partition_utilities(self, ensemble, table):
+        """U(pi, pi_i) for every partition from the batched contingency table (K, sum K_i)."""
+        values = np.empty(ensemble.n_partitions)
+        norm = self.normalizers(ensemble)
+        for i in range(ensemble.n_partitions):
+            block = table[:, ensemble.offsets[i]:ensemble.offsets[i + 1]].astype(np.float64)
+            rows = block.sum(1)
+            total = rows.sum()
+            filled = rows > 0
+            p_k = rows[filled] / total
+            P_k = block[filled] / rows[filled, None]
+            P = block.sum(0) / total
+            u = float((p_k * self.mu(P_k)).sum() - self.mu(P))
+            values[i] = u / norm[i] if np.isfinite(norm[i]) else 0.0
+        return values
+
+    def consensus_value(self, ensemble, labels, n_clusters=None, *, n_threads=None):
+        """Gamma = sum_i w_i U(pi, pi_i) (Wu et al. 2015, eq. 1) of a consensus labelling."""
+        table = ensemble.contingency(labels, n_clusters, n_threads=n_threads)
+        return float(ensemble.weights @ self.partition_utilities(ensemble, table))
+
+
+def _partition_sizes(ensemble):
+    """Cluster sizes of each partition over the objects it labels."""
+    sizes = ensemble.cluster_sizes.astype(np.float64)
+    return np.split(sizes, ensemble.offsets[1:-1])
+
+
+# -- the contracts of the kinds ---------------------------------------------------------------------------------
+
+def _parameters(obj, what):
+    try:
+        return inspect.signature(obj).parameters
+    except (TypeError, ValueError) as exc:
+        raise ContractError(f"{what}: cannot read its signature ({exc}).") from None
+
+
+def _check_no_varargs(params, what):
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()):
+        raise ContractError(f"{what} takes *args; name every parameter so it can be checked and documented.")
+
+
+def _positional(params):
+    return [p for p in params.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
+def _check_consensus(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    positional = _positional(params)
+    if len(positional) < 2 or positional[1].name != "n_clusters":
+        raise ContractError(
+            f"{what} must have the signature fn(ensemble, n_clusters, *, random_state=None, **params)."
+        )
+    if "random_state" not in params:
+        raise ContractError(f"{what} must accept a random_state keyword (int, Generator or None).")
+    info = method_info(obj)
+    if info.requires_X and "X" not in params:
+        raise ContractError(f"{what} declares requires_X=True but has no X parameter.")
+
+
+def _check_generator(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    if not _positional(params):
+        raise ContractError(f"{what} must take the data X as its first argument.")
+    missing = [p for p in ("n_partitions", "random_state", "n_jobs") if p not in params]
+    if missing:
+        raise ContractError(f"{what} must accept the keyword(s) {', '.join(missing)}.")
+
+
+def _check_metric(obj, what):
+    if not callable(obj):
+        raise ContractError(f"{what} must be callable, got {type(obj).__name__}.")
+    params = _parameters(obj, what)
+    _check_no_varargs(params, what)
+    positional = _positional(params)
+    if len(positional) < 2:
+        raise ContractError(f"{what} must take two labellings (or a labelling and an Ensemble) positionally.")
+    if method_info(obj).requires_X and positional[0].name != "X":
+        raise ContractError(f"{what} declares requires_X=True, so its first parameter must be X.")
+
+
+def _check_utility(obj, what):
+    if not isinstance(obj, Utility):
+        raise ContractError(
+            f"{what} must be a cclust.base.Utility (a distance the compiled K-means passes "
+            f"can evaluate), got {type(obj).__name__}."
+        )
+
+
+_CONTRACTS = {"consensus": _check_consensus, "generator": _check_generator,
+              "metric": _check_metric, "utility": _check_utility}
+
+
+def check_contract(kind, obj, what="object"):
+    """Raise ContractError unless ``obj`` satisfies the contract of ``kind``."""
+    if kind not in KINDS:
+        raise ValidationError(f"kind must be one of {sorted(KINDS)}, got {kind!r}.")
+    _CONTRACTS[kind](obj, what)

@@ -1,0 +1,184 @@
+"""The surface plugins build on: public modules only, no import circles.
+
+* Each plugin shipped in ``plugins/`` is imported and run in a fresh interpreter in which any
+  import of a private ``cclust._*`` module *from the plugin's own code* raises ImportError, so a
+  plugin that reached into cclust's internals fails here (cached modules included: the check
+  sits on ``__import__``, not on the module finder).
+* cclust's module-level imports form no circle (a circle makes the import order decide which
+  names exist, and was how ``registry`` and ``utilities`` had to import each other lazily).
+"""
+import ast
+import importlib.util
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import cclust
+import cclust.base
+import cclust.graph
+import cclust.validation
+
+PACKAGE = pathlib.Path(cclust.__file__).parent
+
+#: plugin module -> the name it registers
+PLUGINS = {"cclust_example": "ccpivot", "cclust_hypergraph": "hgpa"}
+
+_BLOCKED_RUN = textwrap.dedent("""
+    import builtins, sys
+
+    PLUGIN = sys.argv[1]
+    NAME = sys.argv[2]
+    real_import = builtins.__import__
+    seen = []
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        importer = (globals or {}).get("__name__", "")
+        if importer == PLUGIN or importer.startswith(PLUGIN + "."):
+            target = name if level == 0 else None
+            wanted = [target] if target else []
+            wanted += [f"{target}.{item}" for item in (fromlist or ()) if target]
+            for full in wanted:
+                parts = full.split(".")
+                if parts[0] == "cclust" and any(part.startswith("_") for part in parts[1:]):
+                    seen.append(full)
+                    raise ImportError(f"{importer} imports the private module {full}")
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+    import numpy as np
+    import cclust
+
+    fn = cclust.get(NAME)
+    assert fn.__module__.split(".")[0] == PLUGIN, fn.__module__
+    rng = np.random.default_rng(0)
+    truth = np.repeat(np.arange(3), 20)
+    labels = np.column_stack([np.where(rng.random(60) < 0.1, rng.integers(0, 3, 60), truth)
+                              for _ in range(8)])
+    result = fn(cclust.Ensemble(labels), 3, random_state=0)
+    assert result.labels.shape == (60,), result.labels.shape
+    print("private imports:", seen)
+""")
+
+
+@pytest.mark.parametrize("plugin", sorted(PLUGINS))
+def test_plugin_runs_with_private_cclust_modules_blocked(plugin):
+    if importlib.util.find_spec(plugin) is None:
+        pytest.skip(f"{plugin} is not installed (the README's test command installs it)")
+    done = subprocess.run([sys.executable, "-c", _BLOCKED_RUN, plugin, PLUGINS[plugin]],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "private imports: []" in done.stdout
+
+
+def test_the_guard_catches_a_private_import(tmp_path):
+    """The check above can fail: a module named like a plugin that imports cclust._engine."""
+    (tmp_path / "cclust_example.py").write_text("from cclust._engine import useful_threads\n")
+    script = _BLOCKED_RUN.split("builtins.__import__ = guarded")[0] + (
+        "builtins.__import__ = guarded\nimport cclust_example\n")
+    done = subprocess.run([sys.executable, "-c", script, "cclust_example", "ccpivot"], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path),
+                                                                     "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0
+    assert "imports the private module cclust._engine" in done.stderr
+
+
+def _module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_level_imports(path, name, modules):
+    """cclust modules imported when ``name`` is (top-level statements, including under if/try)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module
+                found.add(module)
+                found.update(f"{module}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in modules and m != name}
+
+
+def _import_graph():
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: _module_level_imports(path, name, paths) for name, path in paths.items()}
+
+
+def _circles(graph):
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, circles = {}, {}, set(), [], []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return circles
+
+
+def test_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_in_cclust():
+    graph = _import_graph()
+    assert "cclust.registry" in graph and "cclust.base" in graph["cclust.registry"]
+    assert _circles(graph) == []
+
+
+def test_base_imports_neither_registry_nor_methods():
+    imported = _import_graph()["cclust.base"]
+    assert imported <= {"cclust.errors", "cclust.validation"}, imported
+
+
+@pytest.mark.parametrize("module", [cclust.base, cclust.validation, cclust.graph])
+def test_public_modules_list_what_they_offer(module):
+    assert module.__all__, module.__name__
+    for name in module.__all__:
+        assert not name.startswith("_")
+        assert hasattr(module, name), f"{module.__name__}.__all__ names {name}, which it lacks"
