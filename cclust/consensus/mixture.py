@@ -11,7 +11,8 @@ import warnings
 
 import numpy as np
 
-from cclust.validation import check_float, check_int, check_random_state
+from cclust._engine import useful_threads
+from cclust.validation import check_float, check_int, check_n_threads, check_random_state
 from cclust.consensus.voting import (
     _IPVC,
     _kernel,
@@ -20,7 +21,6 @@ from cclust.consensus.voting import (
     check_n_clusters,
     fill_empty,
     initial_labelings,
-    useful_threads,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
@@ -130,7 +130,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
     check_init_name(init)
-    n_threads = useful_threads(n_threads, E.n_samples)
+    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
     rng = check_random_state(random_state)
     n = E.n_samples
     C = np.ascontiguousarray(E.labels, dtype=np.int32)

@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from cclust._engine import useful_threads
 from cclust.validation import check_int, check_n_threads, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -146,11 +147,6 @@ def check_n_clusters(n_clusters, ensemble):
             f"apart, so at most {n_distinct} clusters are meaningful; ask for n_clusters <= {n_distinct}."
         )
     return n_clusters
-
-
-def useful_threads(n_threads, n_samples):
-    """Threads worth starting: the compiled passes split objects in chunks of 4096."""
-    return max(1, min(check_n_threads(n_threads), -(-n_samples // 4096)))
 
 
 def block_index(ensemble):
@@ -476,7 +472,7 @@ def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, r
     E = canonical(ensemble, weights)
     n_clusters = check_n_clusters(n_clusters, E)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = useful_threads(n_threads, E.n_samples)
+    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
     rng = check_random_state(random_state)
     crit = {"ivc": _IVC, "ipvc": _IPVC}[kind](E, n_threads) if kind != "ipc" else _IPC(E, n_threads, max_bytes)
 
@@ -729,7 +725,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     check_init_name(init)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = useful_threads(n_threads, E.n_samples)
+    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
     rng = check_random_state(random_state)
     C = np.ascontiguousarray(E.labels, dtype=np.int32)
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)

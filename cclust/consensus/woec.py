@@ -64,7 +64,9 @@ from cclust.result import ConsensusResult
 #: The smoothing term e of Ren et al. (2017, eq. 4).
 DEFAULT_SMOOTHING = 0.01
 
-_ROW_CHUNK = 4096
+#: Rows of the weighted one-hot per sparse product in the confusion sum: bounds that temporary's
+#: memory (a memory knob, unrelated to the compiled engine's chunk of objects).
+_CONFUSION_ROWS = 4096
 
 
 def _check_smoothing(smoothing):
@@ -131,9 +133,9 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
         row_sum = Bw @ sizes
         G = (B.T @ B).tocsr()    # sparse: (sum K_i)^2 can be large, its non-zeros are few
         row_sq = np.empty(n)
-        for start in range(0, n, _ROW_CHUNK):
-            chunk = Bw[start:start + _ROW_CHUNK]
-            row_sq[start:start + _ROW_CHUNK] = np.asarray((chunk @ G).multiply(chunk).sum(axis=1)).reshape(-1)
+        for start in range(0, n, _CONFUSION_ROWS):
+            chunk = Bw[start:start + _CONFUSION_ROWS]
+            row_sq[start:start + _CONFUSION_ROWS] = np.asarray((chunk @ G).multiply(chunk).sum(axis=1)).reshape(-1)
         confusion = np.maximum(row_sum - row_sq, 0.0)
     raw = 4.0 / n * confusion
     return (raw + smoothing) / (1.0 + smoothing)
