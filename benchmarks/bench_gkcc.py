@@ -32,7 +32,7 @@ except ImportError:  # run from a source checkout: use the tree this script live
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import cclust  # noqa: E402
-from cclust.consensus.gkcc import gkcc  # noqa: E402
+from cclust.consensus_functions.gkcc import gkcc  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
 from cclust.metrics import ari, nmi  # noqa: E402
 

@@ -22,7 +22,7 @@ import numpy as np
 
 import cclust
 from cclust._ext import _addremadd
-from cclust.consensus.least_squares import ls_agglomerative
+from cclust.consensus_functions.least_squares import ls_agglomerative
 from cclust.datasets import make_gaussian_mixture
 
 

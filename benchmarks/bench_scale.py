@@ -3,7 +3,7 @@
 Two paths:
 
 * ``memory`` -- the whole (n, r) int32 label matrix in one Ensemble, the compiled engine on
-  every core (cclust.consensus.kcc.kcc);
+  every core (cclust.consensus_functions.kcc.kcc);
 * ``dask`` -- a DaskEnsemble whose chunks *generate* their labels when computed (never all in
   memory: each Lloyd pass regenerates them chunk by chunk), KCC by cclust.dask.kcc on a
   ``dask.distributed.LocalCluster`` of worker processes.
@@ -64,7 +64,7 @@ def chunk_sizes(n):
 
 def run_memory(n, args):
     import cclust
-    from cclust.consensus.kcc import kcc
+    from cclust.consensus_functions.kcc import kcc
 
     ks, split = partition_params()
     t0 = time.perf_counter()

@@ -22,7 +22,7 @@ import numpy as np
 
 import cclust
 from cclust import dask as cdask
-from cclust.consensus.kcc import kcc
+from cclust.consensus_functions.kcc import kcc
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "large")
 # K of the consensus and the k_range of the basic partitions (kept modest: 784-d k-means is slow)

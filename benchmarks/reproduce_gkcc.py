@@ -15,7 +15,7 @@ i.e. plain K-means on the binary matrix B, on the same generated ensemble, seede
 * Table 5: greedy generation against RPS (k-means with K_i uniform on [2, K], as many partitions
   as the greedy ensemble) under the same fusion, KCC with Uc and ``n_init=10``; GKCC itself for
   reference (Li & Liu's "Greedy" column is GKCC).
-* Choices (docstring of ``cclust.consensus.gkcc.gkcc``): the four combinations of ``scaling``
+* Choices (docstring of ``cclust.consensus_functions.gkcc.gkcc``): the four combinations of ``scaling``
   (raw / balanced) and ``fusion`` (partitions / augmented), ``--choice-seeds`` seeds on the
   small sets and ``--large-choice-seeds`` on pendigits and satimage.
 
@@ -43,8 +43,8 @@ except ImportError:  # run from a source checkout: use the tree this script live
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import cclust  # noqa: E402
-from cclust.consensus.gkcc import gkcc  # noqa: E402
-from cclust.consensus.kcc import kcc  # noqa: E402
+from cclust.consensus_functions.gkcc import gkcc  # noqa: E402
+from cclust.consensus_functions.kcc import kcc  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
 from cclust.metrics import ari, nmi  # noqa: E402
 

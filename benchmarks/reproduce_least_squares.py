@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 import cclust
-from cclust.consensus.least_squares import addremadd, ls_agglomerative
+from cclust.consensus_functions.least_squares import addremadd, ls_agglomerative
 from cclust.datasets import make_gaussian_mixture
 from cclust.metrics import ari, kmeans_objective
 

@@ -10,7 +10,6 @@ that third-party distributions extend through entry points.
 
 Importing cclust imports no compiled module and no plugin.
 """
-from cclust import consensus  # the package is callable: consensus(method, ensemble, K, ...)
 from cclust.ensemble import Ensemble
 from cclust.registry import available, get, register
 from cclust.result import ConsensusResult
@@ -46,6 +45,28 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
+
+
+def consensus(method, ensemble, n_clusters, **params):
+    """Fuse an ensemble with the consensus function registered as ``method``.
+
+    A shortcut for ``cclust.get(method, kind="consensus")(ensemble, n_clusters, **params)``
+    that first turns a label matrix (or anything :class:`Ensemble` takes) into an Ensemble; a
+    :class:`cclust.dask.DaskEnsemble` is passed on as it is (``kcc`` takes it chunked).
+
+    Examples
+    --------
+    >>> import numpy as np, cclust
+    >>> labels = np.array([[0, 0], [0, 0], [1, 1], [1, 1]])   # 4 objects, 2 partitions
+    >>> cclust.consensus("kcc", labels, 2, random_state=0).labels.tolist()
+    [0, 0, 1, 1]
+    """
+    from cclust.ensemble import as_ensemble, is_dask_ensemble
+
+    fn = get(method, kind="consensus")
+    if not is_dask_ensemble(ensemble):
+        ensemble = as_ensemble(ensemble)
+    return fn(ensemble, n_clusters, **params)
 
 
 def generate(generator, X, n_clusters, **params):

@@ -20,7 +20,7 @@ outgrow its cores. This module runs the two linear-in-n steps on Dask (a
   for a block with no labelled member, re-seeding of empty clusters, ties keep the current
   cluster, the tolerance test, an objective rise undoes the step). Random and k-means++ seeding
   use the same random numbers as the in-memory path. Labels, objective, trace and n_iter are
-  therefore identical to :func:`cclust.consensus.kcc.kcc` for the same seed.
+  therefore identical to :func:`cclust.consensus_functions.kcc.kcc` for the same seed.
 
 Nothing ever gathers the label matrix: the client holds K x sum K_i tables and n-vectors of
 int32 labels are kept chunked on the workers between passes. When the ensemble's graph
@@ -836,7 +836,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         verbose=0, client=None, chunks=None):
     """KCC on a :class:`DaskEnsemble`: each Lloyd pass is one map over the row chunks.
 
-    Parameters are those of :func:`cclust.consensus.kcc.kcc` (which calls this function for a
+    Parameters are those of :func:`cclust.consensus_functions.kcc.kcc` (which calls this function for a
     DaskEnsemble or ``backend="dask"``); the result is identical to the in-memory one for the
     same ``random_state`` and ``init``.
 
@@ -845,7 +845,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     ensemble : DaskEnsemble, Ensemble or array-like
         In-memory input is chunked with :func:`from_array` (``chunks`` rows per chunk).
     n_clusters, utility, p, weights, init, n_init, max_iter, tol, kmeanspp_trials, random_state
-        As :func:`cclust.consensus.kcc.kcc`.
+        As :func:`cclust.consensus_functions.kcc.kcc`.
     n_threads : int, default=None
         Ignored: each chunk task runs the kernels on one thread and the chunks are the
         parallelism (results do not depend on it anyway).
@@ -859,7 +859,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     Returns
     -------
     ConsensusResult
-        As :func:`cclust.consensus.kcc.kcc`, with ``extras["backend"] = "dask"``.
+        As :func:`cclust.consensus_functions.kcc.kcc`, with ``extras["backend"] = "dask"``.
 
     Examples
     --------
@@ -873,7 +873,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     >>> bool((a.labels == b.labels).all())
     True
     """
-    from cclust.consensus import kcc as kcc_module
+    from cclust.consensus_functions import kcc as kcc_module
 
     if not isinstance(ensemble, DaskEnsemble):
         ensemble = from_array(ensemble, chunks=chunks, client=client)

@@ -1,6 +1,6 @@
 """The graph toolkit of cclust's graph-based consensus functions, public for plugins.
 
-CSPA, MCLA, HBGF (:mod:`cclust.consensus.graph`), WOMC, WOSP, WOHB (:mod:`cclust.consensus.woec`)
+CSPA, MCLA, HBGF (:mod:`cclust.consensus_functions.graph`), WOMC, WOSP, WOHB (:mod:`cclust.consensus_functions.woec`)
 and the hypergraph plugin's HGPA build their graphs and cut them with what is here:
 
 * the one METIS call, :func:`partition_graph` (and :func:`bipartite_partition` for graphs of

@@ -10,7 +10,7 @@ import numpy as np
 
 with atheris.instrument_imports(include=["cclust"]):
     import cclust
-    import cclust.consensus.least_squares
+    import cclust.consensus_functions.least_squares
     from cclust._ext import _addremadd
 
 from _harness import call_public, floats, label_matrix, main

@@ -11,7 +11,7 @@ import numpy as np
 with atheris.instrument_imports(include=["cclust"]):
     import cclust
     import cclust._engine
-    import cclust.consensus.kcc
+    import cclust.consensus_functions.kcc
     import cclust.generators
     from cclust._ext import _kmeans
 

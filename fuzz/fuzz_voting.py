@@ -10,8 +10,8 @@ import numpy as np
 
 with atheris.instrument_imports(include=["cclust"]):
     import cclust
-    import cclust.consensus.mixture
-    import cclust.consensus.voting
+    import cclust.consensus_functions.mixture
+    import cclust.consensus_functions.voting
     from cclust._ext import _voting
 
 from _harness import call_public, floats, label_matrix, main, offsets_of

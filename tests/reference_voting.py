@@ -91,7 +91,7 @@ def ipc_similarities(S, labels, K):
 
 
 def refill(labels, dist, L, K):
-    """The empty-cluster rule of cclust.consensus.voting.fill_empty, written out."""
+    """The empty-cluster rule of cclust.consensus_functions.voting.fill_empty, written out."""
     labels = list(labels)
     vectors = [tuple(row) for row in L.tolist()]
     fit = [dist[x, labels[x]] for x in range(len(labels))]

@@ -14,7 +14,7 @@ distributed = pytest.importorskip("distributed")
 import cclust
 from cclust import Ensemble, generators
 from cclust import dask as cdask
-from cclust.consensus.kcc import kcc
+from cclust.consensus_functions.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
 

@@ -4,9 +4,9 @@ import pytest
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus.graph import cspa
-from cclust.consensus.pairwise import eac
-from cclust.consensus.woec import wosp
+from cclust.consensus_functions.graph import cspa
+from cclust.consensus_functions.pairwise import eac
+from cclust.consensus_functions.woec import wosp
 from cclust.errors import MemoryBudgetError, ValidationError
 from factories import noisy_labels, noisy_labels_with_truth, same_partition
 

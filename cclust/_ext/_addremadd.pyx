@@ -1,6 +1,6 @@
 """Thin wrappers over the least-squares consensus core (include/cclust/addremadd.hpp).
 
-Callers (cclust.consensus.least_squares) validate; these functions assume C-contiguous arrays
+Callers (cclust.consensus_functions.least_squares) validate; these functions assume C-contiguous arrays
 of the right dtype and shape. Memoryviews in, NumPy arrays out, the GIL released.
 """
 import numpy as np

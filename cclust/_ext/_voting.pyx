@@ -1,6 +1,6 @@
 """Thin wrappers over the voting lookup core: memoryviews in, NumPy arrays out, GIL released.
 
-Callers (cclust.consensus.voting, cclust.consensus.mixture) validate; these functions assume
+Callers (cclust.consensus_functions.voting, cclust.consensus_functions.mixture) validate; these functions assume
 C-contiguous arrays of the right dtype and raise ValueError (from the C++ core) only on labels
 out of range.
 """

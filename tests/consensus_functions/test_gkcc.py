@@ -5,7 +5,7 @@ import pytest
 
 import cclust
 from cclust import ConsensusResult, Ensemble
-from cclust.consensus.gkcc import gkcc, greedy, n_candidates
+from cclust.consensus_functions.gkcc import gkcc, greedy, n_candidates
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
 from cclust.metrics import ari

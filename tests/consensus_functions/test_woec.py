@@ -5,8 +5,8 @@ import pytest
 import cclust
 from cclust import Ensemble
 from cclust.graph import canonical_cluster_order, integer_edge_weights, meta_graph, partition_graph
-from cclust.consensus.graph import mcla
-from cclust.consensus.woec import memberships, object_weights, wohb, wokmeans, womc, wosp
+from cclust.consensus_functions.graph import mcla
+from cclust.consensus_functions.woec import memberships, object_weights, wohb, wokmeans, womc, wosp
 from cclust.datasets import make_woec_toy
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.metrics import ari
@@ -130,7 +130,7 @@ def test_wosp_matches_reference(seed):
     result = wosp(E, 3, X=X, random_state=seed)
     np.testing.assert_allclose(result.extras["object_weights"], w)
     iu = np.triu_indices_from(S, 1)
-    from cclust.consensus.woec import _canonical_memberships
+    from cclust.consensus_functions.woec import _canonical_memberships
 
     P, part_of, _ = _canonical_memberships(X, E, w, None)
     Q = np.hstack([P[:, part_of == j] / np.linalg.norm(P[:, part_of == j], axis=1, keepdims=True)

@@ -6,7 +6,7 @@ import pytest
 import cclust
 from cclust import Ensemble
 from cclust._ext import _addremadd
-from cclust.consensus.least_squares import (
+from cclust.consensus_functions.least_squares import (
     addremadd,
     combined_criterion,
     ensemble_criterion,

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 import cclust
-from cclust.consensus import mixture
-from cclust.consensus.mixture import em_mixture
-from cclust.consensus.voting import canonical
+from cclust.consensus_functions import mixture
+from cclust.consensus_functions.mixture import em_mixture
+from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
 from cclust.testing import check_consensus
 import reference_voting as ref

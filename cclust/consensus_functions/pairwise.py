@@ -10,7 +10,7 @@ never forms it.
 import numpy as np
 
 from cclust.validation import check_int, check_n_threads, memory_budget, require_memory
-from cclust.consensus.voting import canonical, check_n_clusters
+from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -144,7 +144,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.pairwise import eac
+    >>> from cclust.consensus_functions.pairwise import eac
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> eac(labels, 2).labels.tolist()
     [0, 0, 1, 1, 1]
@@ -214,7 +214,7 @@ def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None)
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.pairwise import fc
+    >>> from cclust.consensus_functions.pairwise import fc
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> fc(labels, 2).labels.tolist()
     [0, 0, 1, 1, 1]
@@ -248,7 +248,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     Every member with K clusters is scored by its average agreement with the whole ensemble,
     ``Perf(pi_j, Pi) = sum_i w_i f(pi_j, pi_i)`` (Nguyen & Caruana 2007, eq. 4, :func:`cclust.metrics.consensus_score`),
     and the best is returned unchanged. ``n_clusters=None`` considers every member. Ties go to
-    the first member in the canonical order (see :mod:`cclust.consensus.voting`), so the choice
+    the first member in the canonical order (see :mod:`cclust.consensus_functions.voting`), so the choice
     does not depend on partition order or cluster names.
 
     When no member has K clusters (common with the default ensembles, whose K_i range from K
@@ -283,7 +283,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.pairwise import best
+    >>> from cclust.consensus_functions.pairwise import best
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> res = best(labels, 2)
     >>> res.labels.tolist(), res.extras["member"]

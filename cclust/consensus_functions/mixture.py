@@ -5,7 +5,7 @@ components; given the component m the labels are independent, partition i's labe
 multinomial ``theta_mi`` over its K_i clusters. EM fits ``alpha`` and ``theta``; each object
 joins its most probable component. The E-step's per-object log-likelihoods are sums over
 partitions of ``log theta_mi(y_xi)``, read by the same compiled lookup pass as IVC/IPVC
-(:mod:`cclust.consensus.voting`); the M-step is one sparse product with the one-hot matrix.
+(:mod:`cclust.consensus_functions.voting`); the M-step is one sparse product with the one-hot matrix.
 """
 import warnings
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from cclust._engine import useful_threads
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state
-from cclust.consensus.voting import (
+from cclust.consensus_functions.voting import (
     _IPVC,
     _kernel,
     canonical,
@@ -118,7 +118,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.mixture import em_mixture
+    >>> from cclust.consensus_functions.mixture import em_mixture
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> em_mixture(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]

@@ -4,7 +4,7 @@ ICML 2004), built and cut with the graph toolkit :mod:`cclust.graph`.
 * **CSPA** partitions the object graph whose edge weights are the co-association A (Ren et al. 2017, sec. 2).
 * **MCLA** partitions the meta-graph of clusters with binary-Jaccard edge weights, then gives each
   object to the meta-cluster it participates in most (Ren et al. 2017, sec. 2; the weighted variant WOMC,
-  eq. 5 of Ren et al. 2017, shares this code, see :mod:`cclust.consensus.woec`).
+  eq. 5 of Ren et al. 2017, shares this code, see :mod:`cclust.consensus_functions.woec`).
 * **HBGF** partitions the bipartite graph of objects and clusters (an object is joined to each
   cluster it belongs to) and keeps the objects' parts (Ren et al. 2017, sec. 2).
 

@@ -387,7 +387,7 @@ def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None,
     f = 18,096, while EAC's 2-cluster partition (ARI 0.70) has f = 22,912: at K = 2 the
     criterion prefers the right answer but the greedy path cannot reach it (and moving single
     objects does not either: 18,096 is a local optimum). For a requested K prefer
-    :func:`addremadd` (ARI 0.63 there) or :func:`cclust.consensus.kcc.kcc`.
+    :func:`addremadd` (ARI 0.63 there) or :func:`cclust.consensus_functions.kcc.kcc`.
 
     Parameters
     ----------

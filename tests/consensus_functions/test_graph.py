@@ -14,7 +14,7 @@ from cclust.graph import (
     meta_graph,
     partition_graph,
 )
-from cclust.consensus.graph import cspa, hbgf, mcla
+from cclust.consensus_functions.graph import cspa, hbgf, mcla
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.metrics import ari
 from cclust.testing import CONSENSUS_CHECKS, same_partition
@@ -117,7 +117,7 @@ def test_cspa_sparse_route_keeps_the_strongest_neighbours(seed):
     dense = cspa(E, 3, random_state=seed)
     assert np.array_equal(full.labels, dense.labels)
     # With few neighbours every object keeps at least its k strongest links.
-    from cclust.consensus.graph import _coassociation_graph
+    from cclust.consensus_functions.graph import _coassociation_graph
 
     G = _coassociation_graph(E, 5, None).toarray()
     A = coassociation(labels)
@@ -135,7 +135,7 @@ def test_cspa_sparse_route_keeps_the_strongest_neighbours(seed):
 
 @pytest.mark.parametrize("missing", [0.0, 0.15], ids=["complete", "missing"])
 def test_cspa_sampled_candidates_keep_exact_weights(seed, missing):
-    from cclust.consensus.graph import _sampled_coassociation_graph
+    from cclust.consensus_functions.graph import _sampled_coassociation_graph
 
     rng = np.random.default_rng(seed)
     labels = noisy_ensemble(rng, n=40, missing=missing)

@@ -20,7 +20,7 @@ from cclust.graph import (
     identical_rows,
     one_hot_in_order,
 )
-from cclust.consensus.graph import hbgf
+from cclust.consensus_functions.graph import hbgf
 
 from factories import noisy_labels
 

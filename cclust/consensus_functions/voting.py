@@ -35,7 +35,7 @@ from cclust.result import ConsensusResult
 __all__ = ["ivc", "ipvc", "ipc", "voting"]
 
 
-# -- shared machinery (also used by cclust.consensus.pairwise and .mixture) ---------------------
+# -- shared machinery (also used by cclust.consensus_functions.pairwise and .mixture) ---------------------
 def _kernel():
     from cclust._ext import _voting
 
@@ -579,7 +579,7 @@ def _doc(text):
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.voting import ivc
+    >>> from cclust.consensus_functions.voting import ivc
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> ivc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
@@ -604,7 +604,7 @@ def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.voting import ipvc
+    >>> from cclust.consensus_functions.voting import ipvc
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> ipvc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
@@ -638,7 +638,7 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.voting import ipc
+    >>> from cclust.consensus_functions.voting import ipc
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> ipc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
@@ -715,7 +715,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.consensus.voting import voting
+    >>> from cclust.consensus_functions.voting import voting
     >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
     >>> voting(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]

@@ -5,7 +5,7 @@ from factories import FakeTerminal
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus.kcc import kcc
+from cclust.consensus_functions.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import UnknownNameError, ValidationError
 

@@ -5,7 +5,7 @@ from scipy.spatial.distance import squareform
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus.pairwise import best, eac, fc
+from cclust.consensus_functions.pairwise import best, eac, fc
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.testing import check_consensus
 import reference_voting as ref

@@ -100,7 +100,7 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
 
     Examples
     --------
-    >>> from cclust.consensus.woec import object_weights
+    >>> from cclust.consensus_functions.woec import object_weights
     >>> w = object_weights([[0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1]])
     >>> bool(w[1] > w[0])
     True
@@ -294,7 +294,7 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     ufactor : int, default=None
         METIS balance tolerance (thousandths) of the meta-graph cut.
     balance : {"objects", "clusters"}, default="objects"
-        What METIS balances between meta-clusters, as in :func:`cclust.consensus.graph.mcla`:
+        What METIS balances between meta-clusters, as in :func:`cclust.consensus_functions.graph.mcla`:
         the objects their clusters hold (Strehl & Ghosh's vertex weights, the clusters' sizes)
         or their number of clusters (unit vertex weights, as ClusterEnsembles).
     sizes : {"auto", "estimated", "equal"}, default="auto"

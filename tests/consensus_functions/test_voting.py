@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 import cclust
-from cclust.consensus import voting as voting_module
-from cclust.consensus.voting import canonical, ipc, ipvc, ivc, voting
+from cclust.consensus_functions import voting as voting_module
+from cclust.consensus_functions.voting import canonical, ipc, ipvc, ivc, voting
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.testing import check_consensus
 import reference_voting as ref
@@ -285,7 +285,7 @@ def test_compiled_passes_reject_bad_labels_and_tables():
 def test_docstring_examples_run():
     import doctest
 
-    from cclust.consensus import mixture, pairwise
+    from cclust.consensus_functions import mixture, pairwise
 
     for module in (voting_module, pairwise, mixture):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
