@@ -16,8 +16,16 @@ namespace {
 void reduce_buffers(const std::vector<std::vector<int64_t>>& buffers, int64_t size, int64_t* out) {
     std::fill(out, out + size, int64_t{0});
     for (const auto& buf : buffers) {
+        if (buf.empty()) continue;  // a thread the team did not start (or a serial build)
         for (int64_t c = 0; c < size; ++c) out[c] += buf[c];
     }
+}
+
+// This thread's table, zeroed (the tables are allocated by the threads that fill them).
+std::vector<int64_t>& zeroed(std::vector<std::vector<int64_t>>& buffers, int64_t size) {
+    std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
+    buf.assign(static_cast<size_t>(size), 0);
+    return buf;
 }
 
 [[noreturn]] void bad_label(const char* what, int64_t row, int64_t value, int64_t bound) {
@@ -34,30 +42,18 @@ void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r, const i
     const int64_t width = offsets[r];
     const int64_t size = static_cast<int64_t>(n_clusters) * width;
     if (n_threads < 1) n_threads = 1;
-    // One buffer per thread; a table per chunk would be wasteful and integer sums are exact.
+    // One table per thread; a table per chunk would be wasteful and integer sums are exact.
     std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
-    int64_t bad_row = -1;
-    const int64_t chunks = n_chunks(n);
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
-        buf.assign(static_cast<size_t>(size), 0);
-        int64_t local_bad = -1;
-#if defined(_OPENMP)
-#pragma omp for schedule(static)
-#endif
-        for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+    FirstBad bad;
+    for_each_chunk_with(
+        n, n_threads, [&]() -> std::vector<int64_t>& { return zeroed(buffers, size); },
+        [&](std::vector<int64_t>& buf, int64_t, int64_t start, int64_t stop) {
+            int64_t first_bad = -1;
+            for (int64_t x = start; x < stop; ++x) {
                 const int32_t k = labels[x];
-                if (k < 0) {
-                    if (k != -1 && local_bad < 0) local_bad = x;
-                    continue;
-                }
-                if (k >= n_clusters) {
-                    if (local_bad < 0) local_bad = x;
+                if (k == -1) continue;
+                if (k < -1 || k >= n_clusters) {
+                    if (first_bad < 0) first_bad = x;
                     continue;
                 }
                 int64_t* row = buf.data() + static_cast<int64_t>(k) * width;
@@ -67,15 +63,9 @@ void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r, const i
                     if (l >= 0) row[offsets[j] + l] += 1;
                 }
             }
-        }
-        if (local_bad >= 0) {
-#if defined(_OPENMP)
-#pragma omp critical
-#endif
-            if (bad_row < 0 || local_bad < bad_row) bad_row = local_bad;
-        }
-    }
-    if (bad_row >= 0) bad_label("consensus", bad_row, labels[bad_row], n_clusters);
+            if (first_bad >= 0) bad.report(first_bad);
+        });
+    if (bad.found()) bad_label("consensus", bad.index(), labels[bad.index()], n_clusters);
     reduce_buffers(buffers, size, out);
 }
 
@@ -87,41 +77,26 @@ void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka,
     // small beside n (measured: below ~2^20 objects a thread, the second thread made it slower).
     if (n < (int64_t{1} << 20) * n_threads || size * n_threads * 8 > n) n_threads = 1;
     std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
-    int64_t bad_row = -1;
-    const int64_t chunks = n_chunks(n);
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
-        buf.assign(static_cast<size_t>(size), 0);
-        int64_t local_bad = -1;
-#if defined(_OPENMP)
-#pragma omp for schedule(static)
-#endif
-        for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+    FirstBad bad;
+    for_each_chunk_with(
+        n, n_threads, [&]() -> std::vector<int64_t>& { return zeroed(buffers, size); },
+        [&](std::vector<int64_t>& buf, int64_t, int64_t start, int64_t stop) {
+            int64_t first_bad = -1;
+            for (int64_t x = start; x < stop; ++x) {
                 const int64_t i = a[x], j = b[x];
                 if (i == -1 || j == -1) continue;
                 if (i < 0 || i >= ka || j < 0 || j >= kb) {
-                    if (local_bad < 0) local_bad = x;
+                    if (first_bad < 0) first_bad = x;
                     continue;
                 }
                 buf[static_cast<size_t>(i * kb + j)] += 1;
             }
-        }
-        if (local_bad >= 0) {
-#if defined(_OPENMP)
-#pragma omp critical
-#endif
-            if (bad_row < 0 || local_bad < bad_row) bad_row = local_bad;
-        }
-    }
-    if (bad_row >= 0) {
-        const bool first = a[bad_row] < -1 || a[bad_row] >= ka;
-        bad_label(first ? "first" : "second", bad_row, first ? a[bad_row] : b[bad_row],
-                  first ? ka : kb);
+            if (first_bad >= 0) bad.report(first_bad);
+        });
+    if (bad.found()) {
+        const int64_t row = bad.index();
+        const bool first = a[row] < -1 || a[row] >= ka;
+        bad_label(first ? "first" : "second", row, first ? a[row] : b[row], first ? ka : kb);
     }
     reduce_buffers(buffers, size, out);
 }

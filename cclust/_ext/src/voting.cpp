@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cclust/lookup.hpp"
 #include "cclust/parallel.hpp"
 
 namespace cclust {
@@ -19,22 +20,10 @@ void check_sizes(int64_t n, int64_t r, const int64_t* offsets, int32_t n_cluster
     }
 }
 
-// Accumulate score(x, .) into acc (n_clusters values); returns the first bad column or -1.
-inline int64_t accumulate(const int32_t* lab, int64_t r, const int64_t* offsets,
-                          const double* table, int32_t n_clusters, double* acc) {
-    std::fill(acc, acc + n_clusters, 0.0);
-    for (int64_t j = 0; j < r; ++j) {
-        const int32_t l = lab[j];
-        if (l < 0) {
-            if (l != -1) return j;
-            continue;
-        }
-        const int64_t row = offsets[j] + l;
-        if (row >= offsets[j + 1]) return j;
-        const double* t = table + row * n_clusters;
-        for (int32_t k = 0; k < n_clusters; ++k) acc[k] += t[k];
+void check_allowed(const uint8_t* allowed, int32_t n_clusters) {
+    if (std::none_of(allowed, allowed + n_clusters, [](uint8_t a) { return a != 0; })) {
+        throw std::invalid_argument("no cluster is allowed");
     }
-    return -1;
 }
 
 [[noreturn]] void bad_label(int64_t x, int64_t j, int32_t value, int64_t bound) {
@@ -43,36 +32,13 @@ inline int64_t accumulate(const int32_t* lab, int64_t r, const int64_t* offsets,
                                 std::to_string(bound - 1) + " (or -1 for missing)");
 }
 
-}  // namespace
-
-void vote_scores(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                 const double* table, int32_t n_clusters, double* out, int n_threads) {
-    check_sizes(n, r, offsets, n_clusters);
-    if (n_threads < 1) n_threads = 1;
-    const int64_t chunks = n_chunks(n);
-    int64_t bad_x = -1;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(n_threads)
-#endif
-    for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t stop = std::min(n, (c + 1) * kChunk);
-        for (int64_t x = c * kChunk; x < stop; ++x) {
-            if (accumulate(labels + x * r, r, offsets, table, n_clusters, out + x * n_clusters) >= 0) {
-#if defined(_OPENMP)
-#pragma omp critical
-#endif
-                if (bad_x < 0 || x < bad_x) bad_x = x;
-            }
-        }
-    }
-    if (bad_x >= 0) {
-        std::vector<double> acc(static_cast<size_t>(n_clusters));
-        const int64_t j = accumulate(labels + bad_x * r, r, offsets, table, n_clusters, acc.data());
-        bad_label(bad_x, j, labels[bad_x * r + j], offsets[j + 1] - offsets[j]);
-    }
+// Throws for the lowest object any thread flagged, naming its first bad label.
+void throw_if_bad(const FirstBad& bad, const int32_t* labels, int64_t r, const Slots& slots) {
+    if (!bad.found()) return;
+    const int64_t x = bad.index();
+    const int64_t j = first_bad_label(labels + x * r, slots.size.data(), r);
+    bad_label(x, j, labels[x * r + j], slots.size[static_cast<size_t>(j)]);
 }
-
-namespace {
 
 // Best allowed cluster (lowest index on ties) of one object's scores.
 inline void pick(const double* acc, int32_t n_clusters, const uint8_t* allowed, int32_t* arg_out,
@@ -89,16 +55,80 @@ inline void pick(const double* acc, int32_t n_clusters, const uint8_t* allowed, 
     *best_out = top;
 }
 
+// score(x, .) of every object through the dense lookup (lookup.hpp), handed to
+// use(x, acc) on the thread that computed it; rows with a bad label are reported to `bad` and
+// skipped (use(x, nullptr)).
+template <class Use>
+void dense_pass(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets, const double* table,
+                int32_t n_clusters, const Slots& slots, FirstBad& bad, int n_threads, Use&& use) {
+    const int64_t kq = lanes_for(n_clusters);
+    const std::vector<Lanes> lanes = slot_table(table, offsets, r, n_clusters, slots);
+    struct Scratch {
+        std::vector<double> acc;
+        std::vector<Lanes> lanes;
+    };
+    dispatch_lanes(kq, [&](auto tag) {
+        constexpr int KQ = decltype(tag)::value;
+        for_each_chunk_with(
+            n, n_threads,
+            [&] {
+                return Scratch{std::vector<double>(static_cast<size_t>(kLane * kq)),
+                               std::vector<Lanes>(static_cast<size_t>(kq))};
+            },
+            [&](Scratch& s, int64_t, int64_t start, int64_t stop) {
+                int64_t first_bad = -1;
+                for (int64_t x = start; x < stop; ++x) {
+                    const int32_t* lab = labels + x * r;
+                    if (row_has_bad_label(lab, slots.size.data(), r)) {
+                        if (first_bad < 0) first_bad = x;
+                        use(x, nullptr);
+                        continue;
+                    }
+                    label_row_sums<KQ>(lab, r, slots.of.data(), lanes.data(), kq, s.acc.data(), s.lanes.data());
+                    use(x, s.acc.data());
+                }
+                if (first_bad >= 0) bad.report(first_bad);
+            });
+    });
+}
+
 }  // namespace
+
+void vote_scores(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                 const double* table, int32_t n_clusters, double* out, int n_threads) {
+    check_sizes(n, r, offsets, n_clusters);
+    const Slots slots(offsets, r);
+    FirstBad bad;
+    dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
+        if (acc != nullptr) std::copy(acc, acc + n_clusters, out + x * n_clusters);
+    });
+    throw_if_bad(bad, labels, r, slots);
+}
+
+void vote_argmax(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+                 const double* table, int32_t n_clusters, const uint8_t* allowed,
+                 int32_t* assignment, double* best, int n_threads) {
+    check_sizes(n, r, offsets, n_clusters);
+    check_allowed(allowed, n_clusters);
+    const Slots slots(offsets, r);
+    FirstBad bad;
+    dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
+        if (acc == nullptr) {
+            assignment[x] = -1;
+            best[x] = 0.0;
+            return;
+        }
+        pick(acc, n_clusters, allowed, assignment + x, best + x);
+    });
+    throw_if_bad(bad, labels, r, slots);
+}
 
 void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
                         const int64_t* indptr, const int32_t* indices, const double* values,
                         int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
                         double* best, int n_threads) {
     check_sizes(n, r, offsets, n_clusters);
-    if (std::none_of(allowed, allowed + n_clusters, [](uint8_t a) { return a != 0; })) {
-        throw std::invalid_argument("no cluster is allowed");
-    }
+    check_allowed(allowed, n_clusters);
     const int64_t width = offsets[r];
     for (int64_t row = 0; row < width; ++row) {
         if (indptr[row + 1] < indptr[row]) throw std::invalid_argument("indptr must be non-decreasing");
@@ -109,89 +139,27 @@ void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64
                                         " is outside 0.." + std::to_string(n_clusters - 1));
         }
     }
-    if (n_threads < 1) n_threads = 1;
-    const int64_t chunks = n_chunks(n);
-    int64_t bad_x = -1;
-    int64_t bad_j = -1;
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        std::vector<double> acc(static_cast<size_t>(n_clusters));
-#if defined(_OPENMP)
-#pragma omp for schedule(static)
-#endif
-        for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+    const Slots slots(offsets, r);
+    FirstBad bad;
+    for_each_chunk_with(
+        n, n_threads, [&] { return std::vector<double>(static_cast<size_t>(n_clusters)); },
+        [&](std::vector<double>& acc, int64_t, int64_t start, int64_t stop) {
+            int64_t first_bad = -1;
+            for (int64_t x = start; x < stop; ++x) {
                 const int32_t* lab = labels + x * r;
+                if (row_has_bad_label(lab, slots.size.data(), r)) {
+                    if (first_bad < 0) first_bad = x;
+                    assignment[x] = -1;
+                    best[x] = 0.0;
+                    continue;
+                }
                 std::fill(acc.begin(), acc.end(), 0.0);
-                int64_t bad = -1;
-                for (int64_t j = 0; j < r; ++j) {
-                    const int32_t l = lab[j];
-                    if (l < 0) {
-                        if (l != -1) { bad = j; break; }
-                        continue;
-                    }
-                    const int64_t row = offsets[j] + l;
-                    if (row >= offsets[j + 1]) { bad = j; break; }
-                    for (int64_t e = indptr[row]; e < indptr[row + 1]; ++e) acc[indices[e]] += values[e];
-                }
-                if (bad >= 0) {
-#if defined(_OPENMP)
-#pragma omp critical
-#endif
-                    if (bad_x < 0 || x < bad_x) { bad_x = x; bad_j = bad; }
-                    assignment[x] = -1;
-                    best[x] = 0.0;
-                    continue;
-                }
+                add_label_rows_csr(lab, r, offsets, indptr, indices, values, acc.data());
                 pick(acc.data(), n_clusters, allowed, assignment + x, best + x);
             }
-        }
-    }
-    if (bad_x >= 0) bad_label(bad_x, bad_j, labels[bad_x * r + bad_j], offsets[bad_j + 1] - offsets[bad_j]);
-}
-
-void vote_argmax(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                 const double* table, int32_t n_clusters, const uint8_t* allowed,
-                 int32_t* assignment, double* best, int n_threads) {
-    check_sizes(n, r, offsets, n_clusters);
-    if (std::none_of(allowed, allowed + n_clusters, [](uint8_t a) { return a != 0; })) {
-        throw std::invalid_argument("no cluster is allowed");
-    }
-    if (n_threads < 1) n_threads = 1;
-    const int64_t chunks = n_chunks(n);
-    int64_t bad_x = -1;
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-        std::vector<double> acc(static_cast<size_t>(n_clusters));
-#if defined(_OPENMP)
-#pragma omp for schedule(static)
-#endif
-        for (int64_t c = 0; c < chunks; ++c) {
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
-                if (accumulate(labels + x * r, r, offsets, table, n_clusters, acc.data()) >= 0) {
-#if defined(_OPENMP)
-#pragma omp critical
-#endif
-                    if (bad_x < 0 || x < bad_x) bad_x = x;
-                    assignment[x] = -1;
-                    best[x] = 0.0;
-                    continue;
-                }
-                pick(acc.data(), n_clusters, allowed, assignment + x, best + x);
-            }
-        }
-    }
-    if (bad_x >= 0) {
-        std::vector<double> acc(static_cast<size_t>(n_clusters));
-        const int64_t j = accumulate(labels + bad_x * r, r, offsets, table, n_clusters, acc.data());
-        bad_label(bad_x, j, labels[bad_x * r + j], offsets[j + 1] - offsets[j]);
-    }
+            if (first_bad >= 0) bad.report(first_bad);
+        });
+    throw_if_bad(bad, labels, r, slots);
 }
 
 void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* modes,
@@ -199,17 +167,9 @@ void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* mod
                  int n_threads) {
     if (n < 0 || r < 0) throw std::invalid_argument("n and r must be non-negative");
     if (n_clusters < 1) throw std::invalid_argument("n_clusters must be at least 1");
-    if (std::none_of(allowed, allowed + n_clusters, [](uint8_t a) { return a != 0; })) {
-        throw std::invalid_argument("no cluster is allowed");
-    }
-    if (n_threads < 1) n_threads = 1;
-    const int64_t chunks = n_chunks(n);
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(n_threads)
-#endif
-    for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t stop = std::min(n, (c + 1) * kChunk);
-        for (int64_t x = c * kChunk; x < stop; ++x) {
+    check_allowed(allowed, n_clusters);
+    for_each_chunk(n, n_threads, [&](int64_t, int64_t start, int64_t stop) {
+        for (int64_t x = start; x < stop; ++x) {
             const int32_t* lab = labels + x * r;
             int32_t arg = -1;
             int32_t top = -1;
@@ -226,7 +186,7 @@ void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* mod
             assignment[x] = arg;
             matches[x] = top;
         }
-    }
+    });
 }
 
 void first_appearance(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
