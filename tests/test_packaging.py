@@ -121,3 +121,66 @@ def test_installed_cclust_carries_no_sources():
     for needed in ("cclust/py.typed", "cclust/datasets/iris.npz", "cclust/datasets/wine.npz"):
         assert needed in files
     assert [f for f in files if f.startswith("cclust/_ext/_contingency") and not f.endswith(".py")]
+
+
+# -- the wheels ----------------------------------------------------------------------------------
+
+def _pyproject():
+    tomllib = pytest.importorskip("tomllib")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_cibuildwheel_builds_every_supported_cpython():
+    pyproject = _pyproject()
+    cibw = pyproject["tool"]["cibuildwheel"]
+    oldest = re.fullmatch(r">=3\.(\d+)", pyproject["project"]["requires-python"])
+    assert oldest, pyproject["project"]["requires-python"]
+    minors = sorted(int(re.fullmatch(r"cp3(\d+)-\*", pattern).group(1)) for pattern in cibw["build"])
+    # from the oldest Python the package admits, none skipped
+    assert minors[0] == int(oldest.group(1)) and minors == list(range(minors[0], minors[-1] + 1)), minors
+    assert cibw["archs"] == ["auto64"]
+    # the serial build on macOS is asked for by a switch setup.py reads
+    assert cibw["macos"]["environment"]["CCLUST_NO_OPENMP"] == "1"
+    assert 'os.environ.get("CCLUST_NO_OPENMP") == "1"' in (ROOT / "setup.py").read_text(encoding="utf-8")
+
+
+def test_cibuildwheel_test_command_names_tests_that_exist():
+    """Every wheel is tested from a directory holding only test-sources: each must exist, and so
+    must each test file and test function the command names."""
+    cibw = _pyproject()["tool"]["cibuildwheel"]
+    for source in cibw["test-sources"]:
+        assert (ROOT / source).exists(), source
+    commands = cibw["test-command"]
+    assert "cclust run iris" in commands
+    pytest_commands = [c for c in commands if c.startswith("pytest ")]
+    assert len(pytest_commands) == 1, commands
+    targets = [arg for arg in pytest_commands[0].split()[1:] if not arg.startswith("-") and arg != "no:cacheprovider"]
+    assert targets, pytest_commands
+    for target in targets:
+        path, _, function = target.partition("::")
+        assert path.split("/")[0] in cibw["test-sources"], target
+        assert (ROOT / path).is_file(), target
+        if function:
+            assert re.search(rf"^def {function}\(", (ROOT / path).read_text(encoding="utf-8"), re.M), target
+    assert any(t.endswith("::test_installed_cclust_carries_no_sources") for t in targets), targets
+
+
+def test_local_wheel_check_runs_the_cibuildwheel_test_command():
+    script = ROOT / "tools" / "check_wheel.sh"
+    text = script.read_text(encoding="utf-8")
+    # the command cibuildwheel runs on every wheel, read from pyproject.toml, not a copy of it
+    assert '["tool"]["cibuildwheel"]' in text and '"test-command"' in text and '"test-sources"' in text
+    assert "auditwheel show" in text and "build --sdist" in text and "build --wheel" in text
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_wheels_workflow_builds_each_platform_and_checks_the_sdist():
+    if not (ROOT / ".github").is_dir():
+        pytest.skip("no .github: a test run from the unpacked sdist, which carries no CI files")
+    workflow = (ROOT / ".github" / "workflows" / "wheels.yml").read_text(encoding="utf-8")
+    assert re.search(r"uses: pypa/cibuildwheel@v\d", workflow)
+    runners = re.search(r"os: \[(.*)\]", workflow).group(1).split(", ")
+    assert {r.split("-")[0] for r in runners} == {"ubuntu", "macos", "windows"}, runners
+    assert len([r for r in runners if r.startswith("macos")]) == 2, runners  # x86_64 and arm64
+    assert "tools/check_wheel.sh" in workflow
