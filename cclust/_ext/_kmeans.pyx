@@ -32,6 +32,8 @@ from cclust._ext.core cimport (
     costliest_movable as _costliest_movable,
     first_above as _first_above,
     kChunk,
+    kStopMaxIter,
+    kStopRose,
     kmeanspp as _kmeanspp,
     last_positive as _last_positive,
     lloyd as _lloyd,
@@ -44,6 +46,9 @@ from cclust._ext.core cimport (
 
 #: objects per chunk of every pass; per-chunk partials are sums over runs of this many rows
 CHUNK = kChunk
+#: lloyd_verdict's reasons to stop that a driver acts on (the others only end the run)
+STOP_MAX_ITER = kStopMaxIter
+STOP_ROSE = kStopRose
 
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,

@@ -34,6 +34,12 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
         int32_t distance
         double p
 
+    cdef enum LloydStop:
+        kStopMaxIter
+        kStopStable
+        kStopTol
+        kStopRose
+
     cdef cppclass LloydResult:
         int64_t n_iter
         cbool converged
