@@ -13,14 +13,16 @@ outgrow its cores. This module runs the two linear-in-n steps on Dask (a
   Chunks are kept at a multiple of 4096 rows, the compiled engine's own chunk, so that sums
   computed chunk by chunk add up in exactly the engine's order. ``compute()`` gives the
   in-memory :class:`~cclust.Ensemble`.
-* :func:`kcc`: each Lloyd pass maps the compiled kernels over the row chunks (nearest centre,
-  cost to the current centre, the contingency counts of the objects that moved), sums the
-  per-chunk counts and objective parts in chunk order and updates the centroids on the client
-  with the engine's own rules (counts / labelled members, the whole partition's distribution
-  for a block with no labelled member, re-seeding of empty clusters, ties keep the current
-  cluster, the tolerance test, an objective rise undoes the step). Random and k-means++ seeding
-  use the same random numbers as the in-memory path. Labels, objective, trace and n_iter are
-  therefore identical to :func:`cclust.consensus.kcc.kcc` for the same seed.
+* :func:`kcc`: KCC (Wu et al. 2015) with every pass mapped over the row chunks. Each chunk runs
+  the compiled engine's own per-block kernels -- the Lloyd pass of ``lloyd`` (best labels, ties
+  kept at the current cluster, per-4096-object objective partials, moved count, tally change),
+  the tally, the reseed pick and the k-means++ (Arthur & Vassilvitskii 2007) candidate pass and
+  draw of ``kmeanspp`` -- and the client adds the partials in chunk order, builds the centres
+  from the tally and applies the stop rule with the engine's own ``centres_from_tally`` and
+  ``lloyd_verdict``. Seeding uses the same random numbers as the in-memory path
+  (``cclust._engine``). Labels, objective, trace and n_iter are therefore those of
+  :func:`cclust.consensus.kcc.kcc` for the same seed, by construction; parameter checks,
+  restarts and the result are shared with it (``cclust.consensus._kcc_run``).
 
 Nothing ever gathers the label matrix: the client holds K x sum K_i tables and n-vectors of
 int32 labels are kept chunked on the workers between passes. When the ensemble's graph

@@ -6,6 +6,12 @@ on the binary dataset (the one-hot encoding of every basic partition) with the p
 distance f that mu induces (Wu et al. 2015; Becerra Tomé, Table 1), centroids being the per-partition label distributions
 of each cluster (Wu et al. 2015; eq. 4 of Becerra Tomé's review). The compiled engine never builds the binary dataset: a pass is
 O(n r K) table lookups.
+
+In memory the whole run (k-means++ seeding, the Lloyd loop) is the compiled engine's
+(``cclust._engine``). A :class:`cclust.dask.DaskEnsemble`, ``backend="dask"`` or ``client=``
+hands over to :func:`cclust.dask.kcc`, imported only then, which maps the same engine's
+per-block kernels over row chunks; parameter checks, restarts and the result are shared by
+both (``cclust.consensus._kcc_run``), and ``cclust.dask`` does not import this module.
 """
 from cclust import _engine
 from cclust.base import declare

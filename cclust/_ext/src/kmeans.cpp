@@ -757,6 +757,18 @@ void tally_to_columns(const MixedRows& rows, const Shape& sh, const Slots& slots
     }
 }
 
+// The tally of a labelling in which -1 means "in no cluster" (checked here, with the labels).
+Tally tally_of(const MixedRows& rows, const Shape& sh, int32_t n_clusters,
+               const int32_t* assignment, int n_threads) {
+    check_n_clusters(n_clusters, sh.n, false);
+    check_assignment(assignment, sh.n, n_clusters, true);
+    Engine engine(rows, sh, n_clusters, n_threads);
+    Tally out;
+    engine.count(assignment);
+    engine.reduce(out, false);
+    return out;
+}
+
 bool any_empty(const Tally& tally, int64_t n_clusters) {
     for (int64_t k = 0; k < n_clusters; ++k) {
         if (tally.sizes[static_cast<size_t>(k)] == 0) return true;
@@ -940,15 +952,10 @@ double objective(const MixedRows& rows, int32_t n_clusters, const double* dense_
 void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
                double* dense_centers, double* cat_centers, int n_threads) {
     const Shape sh = validate_rows(rows);
-    check_n_clusters(n_clusters, sh.n, false);
     if (sh.d > 0 && dense_centers == nullptr) fail("dense_centers is null but d = " + str(sh.d));
     if (sh.width > 0 && cat_centers == nullptr) fail("cat_centers is null but offsets[r] > 0");
-    check_assignment(assignment, sh.n, n_clusters, true);
-    Engine engine(rows, sh, n_clusters, n_threads);
-    Tally tally;
-    engine.count(assignment);
-    engine.reduce(tally, false);
-    centres_from_tally(rows, sh, engine.slots(), n_clusters, tally, dense_centers, cat_centers);
+    const Tally tally = tally_of(rows, sh, n_clusters, assignment, n_threads);
+    centres_from_tally(rows, sh, Slots(rows, sh.r), n_clusters, tally, dense_centers, cat_centers);
 }
 
 void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const double* uniforms,
@@ -1038,15 +1045,10 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
 void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment, int64_t* counts,
            int64_t* sizes, int n_threads) {
     const Shape sh = validate_rows(rows);
-    check_n_clusters(n_clusters, sh.n, false);
     if (sizes == nullptr) fail("sizes is null");
     if (sh.width > 0 && counts == nullptr) fail("counts is null but offsets[r] > 0");
-    check_assignment(assignment, sh.n, n_clusters, true);
-    Engine engine(rows, sh, n_clusters, n_threads);
-    Tally out;
-    engine.count(assignment);
-    engine.reduce(out, false);
-    tally_to_columns(rows, sh, engine.slots(), n_clusters, out, counts, sizes);
+    const Tally out = tally_of(rows, sh, n_clusters, assignment, n_threads);
+    tally_to_columns(rows, sh, Slots(rows, sh.r), n_clusters, out, counts, sizes);
 }
 
 void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
