@@ -98,12 +98,18 @@ def _chunk_rows(chunks, n, r):
 
 # -- tasks (module level so that worker processes unpickle them by reference) ------------------
 
+def _aligned(a, dtype=None):
+    """``a`` C-contiguous and aligned: an array unpickled on a worker may start at any byte of
+    its message, and the compiled kernels read their inputs as typed (aligned) memory."""
+    return np.require(a, dtype=dtype, requirements=["C", "A"])
+
+
 def _checked_X(X):
     return check_array_2d(np.asarray(X), "X")
 
 
 def _one_column(one_partition, X, seq, j):
-    labels = one_partition(X, np.random.default_rng(seq))
+    labels = one_partition(_aligned(X), np.random.default_rng(seq))
     codes, _ = _encode_column(np.asarray(labels), j, -1)
     return codes
 
@@ -129,7 +135,7 @@ def _check_block(block, r, j, rows=None):
         raise ValidationError(f"chunk {j} of the ensemble has {block.shape[0]} rows, its metadata says {rows}.")
     if block.dtype.kind not in "iu":
         raise ValidationError(f"chunk {j} of the ensemble has dtype {block.dtype}; labels must be integers.")
-    return np.ascontiguousarray(block, dtype=np.int32)
+    return _aligned(block, np.int32)
 
 
 def _block_stats(block, r, j):
@@ -166,7 +172,7 @@ def _fold(parts):
 def _task_tally(block, labels, n_clusters, r, j, params):
     """The block's tally of ``labels``: (counts, sizes) with a last row for label -1."""
     block = _check_block(block, r, j)
-    return _kernel().tally(*_rows_args(block, params), labels, n_clusters, 1)
+    return _kernel().tally(*_rows_args(block, params), _aligned(labels, np.int32), n_clusters, 1)
 
 
 def _task_assign(block, centres, r, j, params):
@@ -175,7 +181,7 @@ def _task_assign(block, centres, r, j, params):
     kernel = _kernel()
     args = _rows_args(block, params)
     k = centres.shape[0]
-    labels, _, _ = kernel.assign(*args, np.empty((k, 0)), centres, 1)
+    labels, _, _ = kernel.assign(*args, np.empty((k, 0)), _aligned(centres, np.float64), 1)
     return labels, kernel.tally(*args, labels, k, 1)
 
 
@@ -183,7 +189,8 @@ def _task_costs(block, labels, centres, r, j, params):
     """Each object's cost to the centre of its label."""
     block = _check_block(block, r, j)
     k = centres.shape[0]
-    costs, _ = _kernel().objective(*_rows_args(block, params), np.empty((k, 0)), centres, labels, 1)
+    costs, _ = _kernel().objective(*_rows_args(block, params), np.empty((k, 0)),
+                                   _aligned(centres, np.float64), _aligned(labels, np.int32), 1)
     return costs
 
 
@@ -192,7 +199,7 @@ def _task_lloyd_pass(block, labels, centres, r, j, params):
     (best labels, their costs, (chunk objectives, moved, count changes, size changes))."""
     block = _check_block(block, r, j)
     best, cost, chunk_objective, moved, delta_counts, delta_sizes, _ = _kernel().lloyd_pass(
-        *_rows_args(block, params), centres, labels, 1)
+        *_rows_args(block, params), _aligned(centres, np.float64), _aligned(labels, np.int32), 1)
     return best, cost, (chunk_objective, moved, delta_counts, delta_sizes)
 
 
@@ -206,8 +213,8 @@ def _with_overrides(labels, overrides, start):
 
 def _task_reseed_pick(labels, costs, sizes, overrides, start):
     """The block's reseed pick (global index, cost, label), or None when no object may move."""
-    labels = _with_overrides(labels, overrides, start)
-    local, cost = _kernel().costliest_movable(labels, costs, sizes)
+    labels = _aligned(_with_overrides(labels, overrides, start), np.int32)
+    local, cost = _kernel().costliest_movable(labels, _aligned(costs, np.float64), _aligned(sizes, np.int64))
     if local < 0:
         return None
     return local + start, cost, int(labels[local])
@@ -222,26 +229,29 @@ def _task_candidate_costs(block, closest, candidates, r, j, params):
     """k-means++ D^2 to each candidate (label rows), capped by ``closest`` (None: not capped),
     and the per-chunk potentials: the compiled kmeanspp's own candidate pass."""
     block = _check_block(block, r, j)
-    return _kernel().candidate_costs(*_rows_args(block, params), candidates, closest, 1)
+    closest = None if closest is None else _aligned(closest, np.float64)
+    return _kernel().candidate_costs(*_rows_args(block, params), _aligned(candidates, np.int32), closest, 1)
 
 
 def _task_candidate_row(costs, t):
-    """D^2 of the block's objects to candidate ``t`` (a row of _task_candidate_costs' first item)."""
-    return costs[0][t]
+    """D^2 of the block's objects to candidate ``t`` (a row of _task_candidate_costs' first
+    item), copied so that the other candidates' rows can be freed."""
+    return costs[0][t].copy()
 
 
 def _task_running_end(closest, start):
     """The k-means++ running sum of D^2 after this block, continuing from ``start``."""
-    return _kernel().draw_positions(closest, start, np.empty(0))[0]
+    return _kernel().draw_positions(_aligned(closest, np.float64), start, np.empty(0))[0]
 
 
 def _task_draw(closest, start, targets):
     """Block positions of the draws ``targets`` on the running sum continued from ``start``."""
-    return _kernel().draw_positions(closest, start, np.asarray(targets, dtype=np.float64))[1].tolist()
+    return _kernel().draw_positions(_aligned(closest, np.float64), start,
+                                    np.asarray(targets, dtype=np.float64))[1].tolist()
 
 
 def _task_last_positive(closest):
-    return _kernel().draw_positions(closest, 0.0, np.empty(0))[2]
+    return _kernel().draw_positions(_aligned(closest, np.float64), 0.0, np.empty(0))[2]
 
 
 def _task_zero_at(closest, local):
