@@ -3,9 +3,18 @@
 A ``MixedSpace`` describes the rows the engine clusters: an optional dense block (real
 features, squared Euclidean, times ``dense_weight``) and optional categorical blocks (basic
 partitions, never expanded to one-hot) with per-partition weights and a KCC distance family.
-KCC, the k-means generators and GKCC all run through the functions here, so seeding, empty
-clusters, convergence and restarts behave the same everywhere. Callers validate; this module
-assumes clean arrays.
+KCC, the k-means generators, GKCC, voting's seeding and WOEC's k-means run through the
+functions here, so seeding, empty clusters, convergence and restarts behave the same
+everywhere. Callers validate; this module assumes clean arrays.
+
+The Lloyd loop (undo on a rise, the tolerance test, reseeding of empty clusters) and k-means++
+(Arthur & Vassilvitskii 2007) run inside the compiled ``lloyd`` and ``kmeanspp``: a loop in
+Python would add about 6-50 us per pass, which is 40% of the k-means generator's time on small
+data (benchmarks/bench_driver_overhead.py). The compiled module also exports the pieces those
+two are made of (one Lloyd pass with its per-chunk partials and tally change, a tally, centres
+from a tally, the reseed pick, a k-means++ candidate pass and draw, the stop rule), which
+:mod:`cclust.dask` maps over row blocks; this module's :func:`random_seeds` and
+:func:`kmeanspp_draws` give both paths the same random numbers.
 """
 from dataclasses import dataclass
 
@@ -62,7 +71,7 @@ def _kernel():
     return _kmeans
 
 
-_CHUNK = 4096  # the engine's kChunk
+_CHUNK = 4096  # the engine's kChunk (_kmeans.CHUNK; kept here so importing this module loads no extension)
 
 
 def useful_threads(n_samples, n_threads):

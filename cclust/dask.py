@@ -13,14 +13,16 @@ outgrow its cores. This module runs the two linear-in-n steps on Dask (a
   Chunks are kept at a multiple of 4096 rows, the compiled engine's own chunk, so that sums
   computed chunk by chunk add up in exactly the engine's order. ``compute()`` gives the
   in-memory :class:`~cclust.Ensemble`.
-* :func:`kcc`: each Lloyd pass maps the compiled kernels over the row chunks (nearest centre,
-  cost to the current centre, the contingency counts of the objects that moved), sums the
-  per-chunk counts and objective parts in chunk order and updates the centroids on the client
-  with the engine's own rules (counts / labelled members, the whole partition's distribution
-  for a block with no labelled member, re-seeding of empty clusters, ties keep the current
-  cluster, the tolerance test, an objective rise undoes the step). Random and k-means++ seeding
-  use the same random numbers as the in-memory path. Labels, objective, trace and n_iter are
-  therefore identical to :func:`cclust.consensus_functions.kcc.kcc` for the same seed.
+* :func:`kcc`: KCC (Wu et al. 2015) with every pass mapped over the row chunks. Each chunk runs
+  the compiled engine's own per-block kernels -- the Lloyd pass of ``lloyd`` (best labels, ties
+  kept at the current cluster, per-4096-object objective partials, moved count, tally change),
+  the tally, the reseed pick and the k-means++ (Arthur & Vassilvitskii 2007) candidate pass and
+  draw of ``kmeanspp`` -- and the client adds the partials in chunk order, builds the centres
+  from the tally and applies the stop rule with the engine's own ``centres_from_tally`` and
+  ``lloyd_verdict``. Seeding uses the same random numbers as the in-memory path
+  (``cclust._engine``). Labels, objective, trace and n_iter are therefore those of
+  :func:`cclust.consensus_functions.kcc.kcc` for the same seed, by construction; parameter checks,
+  restarts and the result are shared with it (``cclust.consensus_functions._kcc_run``).
 
 Nothing ever gathers the label matrix: the client holds K x sum K_i tables and n-vectors of
 int32 labels are kept chunked on the workers between passes. When the ensemble's graph
@@ -33,11 +35,14 @@ is gathered once into one task and must fit in one worker's memory; a NumPy X is
 the cluster once.
 """
 import itertools
+import operator
+from dataclasses import dataclass
 
 import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
+from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.validation import check_array_2d, check_int
 from cclust.ensemble import Ensemble, _encode_column
 from cclust.errors import ValidationError
@@ -93,12 +98,18 @@ def _chunk_rows(chunks, n, r):
 
 # -- tasks (module level so that worker processes unpickle them by reference) ------------------
 
+def _aligned(a, dtype=None):
+    """``a`` C-contiguous and aligned: an array unpickled on a worker may start at any byte of
+    its message, and the compiled kernels read their inputs as typed (aligned) memory."""
+    return np.require(a, dtype=dtype, requirements=["C", "A"])
+
+
 def _checked_X(X):
     return check_array_2d(np.asarray(X), "X")
 
 
 def _one_column(one_partition, X, seq, j):
-    labels = one_partition(X, np.random.default_rng(seq))
+    labels = one_partition(_aligned(X), np.random.default_rng(seq))
     codes, _ = _encode_column(np.asarray(labels), j, -1)
     return codes
 
@@ -124,7 +135,7 @@ def _check_block(block, r, j, rows=None):
         raise ValidationError(f"chunk {j} of the ensemble has {block.shape[0]} rows, its metadata says {rows}.")
     if block.dtype.kind not in "iu":
         raise ValidationError(f"chunk {j} of the ensemble has dtype {block.dtype}; labels must be integers.")
-    return np.ascontiguousarray(block, dtype=np.int32)
+    return _aligned(block, np.int32)
 
 
 def _block_stats(block, r, j):
@@ -139,26 +150,18 @@ def _block_stats(block, r, j):
     return counts, low.astype(np.int64)
 
 
-def _space(block, params):
+_kernel = _engine._kernel
+
+
+def _rows_args(block, params):
+    """The compiled kernels' leading "rows" arguments for a label block (no dense block)."""
     offsets, weights, family, p = params
-    return _engine.MixedSpace(np.empty((block.shape[0], 0)), 0.0, block, offsets, weights, family, p)
-
-
-def _block_sums(values):
-    """Sums of consecutive BLOCK-sized runs, each added left to right from 0.0 (the engine's
-    per-chunk partials); np.cumsum is a sequential left fold, unlike np.sum's pairwise sum."""
-    m = values.shape[0]
-    full = m // BLOCK
-    out = np.empty(full + (1 if m % BLOCK else 0))
-    if full:
-        out[:full] = np.cumsum(values[: full * BLOCK].reshape(full, BLOCK), axis=1)[:, -1]
-    if m % BLOCK:
-        out[full] = np.cumsum(values[full * BLOCK:])[-1]
-    return out
+    return (np.empty((block.shape[0], 0)), 0.0, block, offsets, weights, family, p)
 
 
 def _fold(parts):
-    """Left-to-right sum from 0.0 of a list of arrays of partials (the engine's chunk order)."""
+    """Left-to-right sum from 0.0 of a list of arrays of per-chunk partials, in chunk order:
+    the order in which the compiled passes add their chunks, so the sum is theirs bit for bit."""
     total = 0.0
     for part in parts:
         for v in part.tolist():
@@ -166,145 +169,98 @@ def _fold(parts):
     return total
 
 
-def _table(block, labels, n_clusters, offsets):
-    from cclust._ext import _contingency
-
-    return _contingency.ensemble_table(block, offsets, np.ascontiguousarray(labels, dtype=np.int32),
-                                       n_clusters, 1)
-
-
-def _t_count(block, labels, n_clusters, r, j, params):
+def _task_tally(block, labels, n_clusters, r, j, params):
+    """The block's tally of ``labels``: (counts, sizes) with a last row for label -1."""
     block = _check_block(block, r, j)
-    return _table(block, labels, n_clusters, params[0]), np.bincount(labels, minlength=n_clusters)
+    return _kernel().tally(*_rows_args(block, params), _aligned(labels, np.int32), n_clusters, 1)
 
 
-def _t_assign(block, cat, r, j, params):
-    """Nearest seed per object, with the chunk's counts of those labels (saves a pass)."""
+def _task_assign(block, centres, r, j, params):
+    """Nearest centre per object, with the block's tally of those labels (saves a pass)."""
     block = _check_block(block, r, j)
-    k = cat.shape[0]
-    labels, _, _ = _engine._kernel().assign(*_space(block, params)._args(), np.empty((k, 0)), cat, 1)
-    return labels, (_table(block, labels, k, params[0]), np.bincount(labels, minlength=k))
+    kernel = _kernel()
+    args = _rows_args(block, params)
+    k = centres.shape[0]
+    labels, _, _ = kernel.assign(*args, np.empty((k, 0)), _aligned(centres, np.float64), 1)
+    return labels, kernel.tally(*args, labels, k, 1)
 
 
-def _t_costs(block, labels, cat, r, j, params):
+def _task_costs(block, labels, centres, r, j, params):
+    """Each object's cost to the centre of its label."""
     block = _check_block(block, r, j)
-    k = cat.shape[0]
-    costs, _ = _engine._kernel().objective(*_space(block, params)._args(), np.empty((k, 0)), cat,
-                                           labels, 1)
+    k = centres.shape[0]
+    costs, _ = _kernel().objective(*_rows_args(block, params), np.empty((k, 0)),
+                                   _aligned(centres, np.float64), _aligned(labels, np.int32), 1)
     return costs
 
 
-def _t_pass(block, labels, cat, r, j, params):
-    """One Lloyd pass over a chunk (see lloyd_pass in kmeans.cpp): best labels with ties kept
-    at the current cluster, the cost of each best label, and the small summary the client
-    needs (objective partials, moves, count and size changes)."""
+def _task_lloyd_pass(block, labels, centres, r, j, params):
+    """One Lloyd pass over the block: the compiled lloyd's own pass, as
+    (best labels, their costs, (chunk objectives, moved, count changes, size changes))."""
     block = _check_block(block, r, j)
-    k = cat.shape[0]
-    kernel = _engine._kernel()
-    args = _space(block, params)._args()
-    dense = np.empty((k, 0))
-    current, _ = kernel.objective(*args, dense, cat, labels, 1)
-    best, best_cost, _ = kernel.assign(*args, dense, cat, 1)
-    # Both kernels add the same table rows in the same order, so equal means a tie.
-    keep = current == best_cost
-    best = np.where(keep, labels, best).astype(np.int32)
-    moved = np.flatnonzero(best != labels)
-    width = int(params[0][-1])
-    if moved.shape[0]:
-        sub = np.ascontiguousarray(block[moved])
-        delta = _table(sub, best[moved], k, params[0]) - _table(sub, labels[moved], k, params[0])
-        dsizes = (np.bincount(best[moved], minlength=k) - np.bincount(labels[moved], minlength=k))
-    else:
-        delta = np.zeros((k, width), dtype=np.int64)
-        dsizes = np.zeros(k, dtype=np.int64)
-    return best, best_cost, (_block_sums(current), int(moved.shape[0]), delta, dsizes)
+    best, cost, chunk_objective, moved, delta_counts, delta_sizes, _ = _kernel().lloyd_pass(
+        *_rows_args(block, params), _aligned(centres, np.float64), _aligned(labels, np.int32), 1)
+    return best, cost, (chunk_objective, moved, delta_counts, delta_sizes)
 
 
-def _first(x):
-    return x[0]
-
-
-def _second(x):
-    return x[1]
-
-
-def _third(x):
-    return x[2]
-
-
-def _t_reseed_pick(labels, costs, sizes, overrides, start):
-    """The first costliest object (global index, cost, label) whose cluster keeps a member."""
-    eff = labels.copy()
-    for x, k in overrides.items():
-        eff[x - start] = k
-    eligible = np.flatnonzero(sizes[eff] >= 2)
-    if eligible.shape[0] == 0:
-        return None
-    local = eligible[int(np.argmax(costs[eligible]))]
-    return float(costs[local]), int(local) + start, int(eff[local])
-
-
-def _t_override(labels, overrides, start):
+def _with_overrides(labels, overrides, start):
+    """``labels`` of a block whose first object is ``start``, with objects moved by a reseed."""
     out = labels.copy()
     for x, k in overrides.items():
         out[x - start] = k
     return out
 
 
-def _t_rows(block, local, r, j):
+def _task_reseed_pick(labels, costs, sizes, overrides, start):
+    """The block's reseed pick (global index, cost, label), or None when no object may move."""
+    labels = _aligned(_with_overrides(labels, overrides, start), np.int32)
+    local, cost = _kernel().costliest_movable(labels, _aligned(costs, np.float64), _aligned(sizes, np.int64))
+    if local < 0:
+        return None
+    return local + start, cost, int(labels[local])
+
+
+def _task_label_rows(block, local, r, j):
     block = _check_block(block, r, j)
     return block[np.asarray(local, dtype=np.int64)].copy()
 
 
-def _candidate_d2(block, row, params):
-    """k-means++ D^2 of every object to the object whose labels are ``row`` (see kmeanspp in
-    kmeans.cpp): Uc against the candidate's one-hot gives 2 w_i per differing label and 0 for
-    an equal one; a weight of 0 where the candidate is unlabelled gives the kernel's 0 there."""
-    offsets, weights, _, _ = params
-    labelled = row >= 0
-    masked = np.where(labelled, weights, 0.0)
-    cat = np.zeros((1, int(offsets[-1])))
-    cat[0, offsets[:-1][labelled] + row[labelled]] = 1.0
-    space = _space(block, (offsets, masked, 0, 0.0))
-    _, costs, _ = _engine._kernel().assign(*space._args(), np.empty((1, 0)), cat, 1)
-    return costs
-
-
-def _t_d2_first(block, row, r, j, params):
-    return _candidate_d2(_check_block(block, r, j), row, params)
-
-
-def _t_cum_end(closest, prefix):
-    return float(np.cumsum(np.concatenate(([prefix], closest)))[-1])
-
-
-def _t_locate(closest, prefix, targets):
-    cum = np.cumsum(np.concatenate(([prefix], closest)))[1:]
-    return [int(np.searchsorted(cum, t, side="right")) for t in targets]
-
-
-def _t_last_positive(closest):
-    hits = np.flatnonzero(closest > 0.0)
-    return int(hits[-1]) if hits.shape[0] else -1
-
-
-def _t_potentials(block, closest, rows, r, j, params):
+def _task_candidate_costs(block, closest, candidates, r, j, params):
+    """k-means++ D^2 to each candidate (label rows), capped by ``closest`` (None: not capped),
+    and the per-chunk potentials: the compiled kmeanspp's own candidate pass."""
     block = _check_block(block, r, j)
-    return [_block_sums(np.minimum(closest, _candidate_d2(block, row, params))) for row in rows]
+    closest = None if closest is None else _aligned(closest, np.float64)
+    return _kernel().candidate_costs(*_rows_args(block, params), _aligned(candidates, np.int32), closest, 1)
 
 
-def _t_closest_update(block, closest, row, r, j, params):
-    block = _check_block(block, r, j)
-    return np.minimum(closest, _candidate_d2(block, row, params))
+def _task_candidate_row(costs, t):
+    """D^2 of the block's objects to candidate ``t`` (a row of _task_candidate_costs' first
+    item), copied so that the other candidates' rows can be freed."""
+    return costs[0][t].copy()
 
 
-def _t_zero_at(closest, local):
+def _task_running_end(closest, start):
+    """The k-means++ running sum of D^2 after this block, continuing from ``start``."""
+    return _kernel().draw_positions(_aligned(closest, np.float64), start, np.empty(0))[0]
+
+
+def _task_draw(closest, start, targets):
+    """Block positions of the draws ``targets`` on the running sum continued from ``start``."""
+    return _kernel().draw_positions(_aligned(closest, np.float64), start,
+                                    np.asarray(targets, dtype=np.float64))[1].tolist()
+
+
+def _task_last_positive(closest):
+    return _kernel().draw_positions(_aligned(closest, np.float64), 0.0, np.empty(0))[2]
+
+
+def _task_zero_at(closest, local):
     out = closest.copy()
     out[local] = 0.0
     return out
 
 
-def _t_concat(*parts):
+def _task_concat(*parts):
     return np.concatenate(parts)
 
 
@@ -629,117 +585,126 @@ def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, ver
 
 # -- KCC ------------------------------------------------------------------------------------
 
-class _Run:
-    def __init__(self, labels, objective, trace, n_iter, converged):
-        self.labels, self.objective, self.trace = labels, objective, trace
-        self.n_iter, self.converged = n_iter, converged
+def _seed_centres(seed_labels, offsets, cluster_sizes):
+    """Centres of K seed objects from their label rows, without a pass over the data: the tally
+    of "seed k alone in cluster k, every other object in no cluster" (its last row is the
+    partition sizes minus the seeds' labels), turned into centres by the engine's rule, so a seed
+    missing from a partition gets that partition's distribution as the in-memory path gives it."""
+    k, width = seed_labels.shape[0], int(offsets[-1])
+    counts = np.zeros((k + 1, width), dtype=np.int64)
+    for i in range(seed_labels.shape[1]):
+        labelled = seed_labels[:, i] >= 0
+        np.add.at(counts, (np.flatnonzero(labelled), offsets[i] + seed_labels[labelled, i]), 1)
+    counts[k] = cluster_sizes - counts[:k].sum(axis=0)
+    return _kernel().centres_from_tally(offsets, counts)
 
 
-def _centres(counts, offsets, n_clusters):
-    """centres_from_tally of kmeans.cpp for a labelling of every object (d = 0)."""
-    cat = np.zeros((n_clusters, int(offsets[-1])))
-    for i in range(offsets.shape[0] - 1):
-        a, b = int(offsets[i]), int(offsets[i + 1])
-        block = counts[:, a:b]
-        totals = block.sum(axis=1)
-        whole = block.sum(axis=0)
-        whole_total = int(whole.sum())
-        filled = totals > 0
-        cat[filled, a:b] = block[filled].astype(np.float64) / totals[filled, None].astype(np.float64)
-        if whole_total > 0 and not filled.all():
-            cat[~filled, a:b] = whole.astype(np.float64) / float(whole_total)
-    return cat
+@dataclass(frozen=True)
+class _BlockRun:
+    """A Lloyd run of the block executor (labels as a list of blocks) and its contingency table."""
+
+    run: _engine.LloydRun
+    table: np.ndarray
+
+    @property
+    def n_iter(self):
+        return self.run.n_iter
 
 
-class _Driver:
-    """Chunk maps of one KCC run: the ensemble's blocks, the compiled-space parameters, a runner."""
+class _BlockExecutor:
+    """The passes of one KCC run mapped over a DaskEnsemble's row blocks.
+
+    Every method runs the compiled engine's own per-block kernels (kmeans.hpp: lloyd_pass,
+    tally, centres_from_tally, costliest_movable, candidate_costs, the k-means++ draw) and adds
+    their per-chunk partials in chunk order, so each step gives what the in-memory ``lloyd`` and
+    ``kmeanspp`` compute for the whole array.
+    """
 
     def __init__(self, ensemble, params, runner):
-        self.E, self.params, self.run = ensemble, params, runner
+        self.ensemble, self.params, self.runner = ensemble, params, runner
         self.blocks = ensemble.blocks()
         self.starts = ensemble.chunk_starts
-        self.r = ensemble.n_partitions
-        self.d = runner.delayed
+        self.n_partitions = ensemble.n_partitions
+        self.delayed = runner.delayed
 
-    def map(self, fn, *per_chunk, shared=()):
-        """fn(block_j, *per_chunk_j, *shared, r, j, params) for every chunk, as Delayed."""
-        return [self.d(fn)(b, *(p[j] for p in per_chunk), *shared, self.r, j, self.params)
+    def map(self, fn, *per_block, shared=()):
+        """fn(block_j, *per_block_j, *shared, r, j, params) for every block, as Delayed."""
+        return [self.delayed(fn)(b, *(p[j] for p in per_block), *shared, self.n_partitions, j, self.params)
                 for j, b in enumerate(self.blocks)]
 
-    def rows(self, index):
-        """Label rows of the objects ``index`` (global), in that order."""
-        index = np.asarray(index, dtype=np.int64)
-        chunk = np.searchsorted(self.starts, index, side="right") - 1
-        jobs = [self.d(_t_rows)(self.blocks[c], [int(x - self.starts[c])], self.r, int(c))
-                for x, c in zip(index.tolist(), chunk.tolist())]
-        return np.concatenate(self.run.compute(jobs), axis=0)
+    def part(self, objs, i):
+        """Item ``i`` of each Delayed tuple in ``objs``."""
+        return [self.delayed(operator.getitem)(o, i) for o in objs]
 
-    def count(self, labels, n_clusters):
-        parts = self.run.compute(self.map(_t_count, labels, shared=(n_clusters,)))
-        return sum(p[0] for p in parts), sum(p[1] for p in parts).astype(np.int64)
+    def label_rows(self, index):
+        """Label rows of the objects ``index`` (global), in that order, as int32 (len, r)."""
+        index = np.asarray(index, dtype=np.int64)
+        block = np.searchsorted(self.starts, index, side="right") - 1
+        jobs = [self.delayed(_task_label_rows)(self.blocks[c], [int(x - self.starts[c])], self.n_partitions, int(c))
+                for x, c in zip(index.tolist(), block.tolist())]
+        return np.ascontiguousarray(np.concatenate(self.runner.compute(jobs), axis=0), dtype=np.int32)
+
+    def tally(self, labels, n_clusters):
+        parts = self.runner.compute(self.map(_task_tally, labels, shared=(n_clusters,)))
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    def centres(self, counts):
+        return _kernel().centres_from_tally(self.ensemble.offsets, counts)
 
     def labels_from_seeds(self, seeds):
-        seed_labels = self.rows(seeds)
-        offsets = self.E.offsets
-        cat = np.zeros((seeds.shape[0], int(offsets[-1])))
-        for k in range(seeds.shape[0]):
-            for i in range(self.r):
-                a, b = int(offsets[i]), int(offsets[i + 1])
-                if seed_labels[k, i] >= 0:
-                    cat[k, a + seed_labels[k, i]] = 1.0
-                else:  # the engine's block for a cluster with no labelled member: P_i
-                    whole = self.E.cluster_sizes[a:b]
-                    cat[k, a:b] = whole.astype(np.float64) / float(whole.sum())
-        out = self.run.persist(self.map(_t_assign, shared=(self.d(cat),)))
-        parts = self.run.compute([self.d(_second)(o) for o in out])
-        tally = (sum(p[0] for p in parts), sum(p[1] for p in parts).astype(np.int64))
-        return self.run.persist([self.d(_first)(o) for o in out]), tally
+        """Every object's nearest seed (the in-memory labels_from_seeds), and their tally."""
+        centres = _seed_centres(self.label_rows(seeds), self.ensemble.offsets, self.ensemble.cluster_sizes)
+        out = self.runner.persist(self.map(_task_assign, shared=(self.delayed(centres),)))
+        parts = self.runner.compute(self.part(out, 1))
+        tally = (sum(p[0] for p in parts), sum(p[1] for p in parts))
+        return self.runner.persist(self.part(out, 0)), tally
 
     def kmeanspp(self, n_clusters, first, uniforms):
-        """kmeanspp of kmeans.cpp, chunk by chunk (every sum in the engine's order)."""
-        run, d = self.run, self.d
+        """The compiled kmeanspp, step by step over the blocks (same draws, same sums)."""
+        runner, delayed = self.runner, self.delayed
         n_trials = uniforms.shape[1]
-        first_row = self.rows([first])[0]
-        closest = run.persist(self.map(_t_d2_first, shared=(first_row,)))
+        first_costs = self.map(_task_candidate_costs, shared=(None, self.label_rows([first])))
+        closest = runner.persist([delayed(_task_candidate_row)(c, 0) for c in first_costs])
         seeds, chosen = [first], {first}
         for s in range(1, n_clusters):
-            ends, prefix = [], 0.0
-            for c in closest:  # the running sum is one left fold over every object
-                prefix = d(_t_cum_end)(c, prefix)
-                ends.append(prefix)
-            ends = run.compute(ends)
+            ends, running = [], 0.0
+            for c in closest:  # one running sum over every object, block after block
+                running = delayed(_task_running_end)(c, running)
+                ends.append(running)
+            ends = runner.compute(ends)
             total = ends[-1]
             seed = -1
             if total > 0.0:
                 targets = [float(u) * total for u in uniforms[s - 1]]
-                where = [int(np.searchsorted(ends, t, side="right")) for t in targets]
+                where = np.searchsorted(ends, targets, side="right").tolist()
                 candidates = [None] * n_trials
                 jobs, slots = [], []
                 for j in sorted(set(where)):
                     if j >= len(closest):
                         continue
-                    idx = [t for t in range(n_trials) if where[t] == j]
-                    prefix_j = ends[j - 1] if j > 0 else 0.0
-                    jobs.append(d(_t_locate)(closest[j], prefix_j, [targets[t] for t in idx]))
-                    slots.append((j, idx))
-                for (j, idx), local in zip(slots, run.compute(jobs)):
-                    for t, x in zip(idx, local):
+                    trials = [t for t in range(n_trials) if where[t] == j]
+                    start = ends[j - 1] if j > 0 else 0.0
+                    jobs.append(delayed(_task_draw)(closest[j], start, [targets[t] for t in trials]))
+                    slots.append((j, trials))
+                for (j, trials), local in zip(slots, runner.compute(jobs)):
+                    for t, x in zip(trials, local):
                         candidates[t] = int(self.starts[j] + x)
                 if any(c is None for c in candidates):  # u * total rounded up to total
-                    lasts = run.compute([d(_t_last_positive)(c) for c in closest])
-                    last = next(int(self.starts[j] + x) for j, x in reversed(list(enumerate(lasts)))
-                                if x >= 0)
+                    lasts = runner.compute([delayed(_task_last_positive)(c) for c in closest])
+                    last = next((int(self.starts[j] + x) for j, x in reversed(list(enumerate(lasts)))
+                                 if x >= 0), 0)
                     candidates = [last if c is None else c for c in candidates]
-                rows = self.rows(candidates)
-                parts = run.compute(self.map(_t_potentials, closest, shared=(rows,)))
-                potentials = [_fold([p[t] for p in parts]) for t in range(n_trials)]
+                rows = self.label_rows(candidates)
+                costs = runner.persist(self.map(_task_candidate_costs, closest, shared=(rows,)))
+                chunk_potentials = np.concatenate(runner.compute(self.part(costs, 1)), axis=0)
+                potentials = [_fold([chunk_potentials[:, t]]) for t in range(n_trials)]
                 win = 0
                 for t in range(1, n_trials):
                     if potentials[t] < potentials[win]:
                         win = t
                 seed = candidates[win]
                 if seed not in chosen:
-                    closest = run.persist(self.map(_t_closest_update, closest, shared=(rows[win],)))
+                    closest = runner.persist([delayed(_task_candidate_row)(c, win) for c in costs])
                 else:
                     seed = -1
             if seed < 0:
@@ -747,88 +712,92 @@ class _Driver:
                 while seed in chosen:
                     seed += 1
                 j = int(np.searchsorted(self.starts, seed, side="right") - 1)
-                closest[j] = run.persist([d(_t_zero_at)(closest[j], seed - int(self.starts[j]))])[0]
+                closest[j] = runner.persist([delayed(_task_zero_at)(closest[j], seed - int(self.starts[j]))])[0]
             seeds.append(seed)
             chosen.add(seed)
         return np.array(seeds, dtype=np.int64)
 
     def reseed(self, labels, costs, sizes, n_clusters):
-        """reseed of kmeans.cpp: each empty cluster takes the costliest movable object."""
+        """The compiled lloyd's reseed: each empty cluster, in increasing index, takes the
+        costliest object whose cluster keeps a member. Each block's pick and the choice among
+        the blocks' picks are the engine's costliest_movable, so ties go to the lowest index."""
+        kernel = _kernel()
         overrides = {}
-        sizes = sizes.copy()
-        for e in range(n_clusters):
-            if sizes[e] != 0:
+        sizes = np.ascontiguousarray(sizes[:n_clusters])
+        bounds = list(itertools.pairwise(self.starts.tolist()))
+
+        def block_overrides(a, b):
+            return {x: k for x, k in overrides.items() if a <= x < b}
+
+        for empty in range(n_clusters):
+            if sizes[empty] != 0:
                 continue
-            jobs = []
-            for j in range(len(labels)):
-                a, b = int(self.starts[j]), int(self.starts[j + 1])
-                local = {x: k for x, k in overrides.items() if a <= x < b}
-                jobs.append(self.d(_t_reseed_pick)(labels[j], costs[j], sizes.copy(), local, a))
-            pick = None
-            for found in self.run.compute(jobs):
-                if found is not None and (pick is None or found[0] > pick[0]):
-                    pick = found
-            if pick is None:
+            jobs = [self.delayed(_task_reseed_pick)(labels[j], costs[j], sizes.copy(), block_overrides(a, b), a)
+                    for j, (a, b) in enumerate(bounds)]
+            picks = [p for p in self.runner.compute(jobs) if p is not None]
+            winner = -1
+            if picks:
+                winner, _ = kernel.costliest_movable(np.array([p[2] for p in picks], dtype=np.int32),
+                                                     np.array([p[1] for p in picks]), sizes)
+            if winner < 0:
                 raise ValidationError("cannot re-seed an empty cluster: n_clusters exceeds n_samples.")
-            sizes[pick[2]] -= 1
-            sizes[e] = 1
-            overrides[pick[1]] = e
+            index, _, label = picks[winner]
+            sizes[label] -= 1
+            sizes[empty] = 1
+            overrides[index] = empty
         out = list(labels)
-        for j in range(len(labels)):
-            a, b = int(self.starts[j]), int(self.starts[j + 1])
-            local = {x: k for x, k in overrides.items() if a <= x < b}
-            if local:
-                out[j] = self.run.persist([self.d(_t_override)(labels[j], local, a)])[0]
+        for j, (a, b) in enumerate(bounds):
+            moved = block_overrides(a, b)
+            if moved:
+                out[j] = self.runner.persist([self.delayed(_with_overrides)(labels[j], moved, a)])[0]
         return out
 
     def lloyd(self, labels, n_clusters, max_iter, tol, tally=None):
-        """lloyd of kmeans.cpp with every pass mapped over the chunks; ``tally`` is the counts
-        and sizes of ``labels`` when known. Returns the run and the counts of its labels."""
-        run, d, offsets = self.run, self.d, self.E.offsets
-        counts, sizes = self.count(labels, n_clusters) if tally is None else tally
-        cur = _centres(counts, offsets, n_clusters)
-        if (sizes == 0).any():
-            costs = run.persist(self.map(_t_costs, labels, shared=(d(cur),)))
+        """The compiled lloyd with every pass mapped over the blocks; ``tally`` is the tally of
+        ``labels`` when known. Returns the run (labels as blocks) and its labels' counts."""
+        runner, delayed, kernel = self.runner, self.delayed, _kernel()
+        counts, sizes = self.tally(labels, n_clusters) if tally is None else tally
+        centres = self.centres(counts)
+        if (sizes[:n_clusters] == 0).any():
+            costs = runner.persist(self.map(_task_costs, labels, shared=(delayed(centres),)))
             labels = self.reseed(labels, costs, sizes, n_clusters)
-            counts, sizes = self.count(labels, n_clusters)
-            cur = _centres(counts, offsets, n_clusters)
+            counts, sizes = self.tally(labels, n_clusters)
+            centres = self.centres(counts)
         trace = []
-        obj = prev_obj = 0.0
-        prev_labels, prev, prev_counts = labels, cur, counts
+        objective = previous_objective = 0.0
+        previous_labels, previous_centres, previous_counts = labels, centres, counts
         converged = True
         it = 0
         while True:
-            out = run.persist(self.map(_t_pass, labels, shared=(d(cur),)))
-            summary = run.compute([d(_third)(o) for o in out])
-            obj = _fold([s[0] for s in summary])
-            changed = sum(s[1] for s in summary)
-            if it > 0 and obj > prev_obj:  # a rise is undone (see kmeans.cpp)
-                labels, cur, obj, counts = prev_labels, prev, prev_obj, prev_counts
+            passes = runner.persist(self.map(_task_lloyd_pass, labels, shared=(delayed(centres),)))
+            summaries = runner.compute(self.part(passes, 2))
+            objective = _fold([s[0] for s in summaries])
+            moved = sum(s[1] for s in summaries)
+            verdict = kernel.lloyd_verdict(it, objective, previous_objective, moved, max_iter, tol)
+            if verdict == kernel.STOP_ROSE:
+                labels, centres, objective, counts = (previous_labels, previous_centres,
+                                                      previous_objective, previous_counts)
                 break
-            trace.append(obj)
-            if it > 0 and (prev_obj - obj) < tol * abs(prev_obj):
+            trace.append(objective)
+            if verdict >= 0:
+                converged = verdict != kernel.STOP_MAX_ITER
                 break
-            if changed == 0:
-                break
-            if it == max_iter:
-                converged = False
-                break
-            best = run.persist([d(_first)(o) for o in out])
-            prev_labels, labels, prev, prev_obj, prev_counts = labels, best, cur, obj, counts
-            counts = counts + sum(s[2] for s in summary)
-            sizes = sizes + sum(s[3] for s in summary)
-            if (sizes == 0).any():
-                costs = run.persist([d(_second)(o) for o in out])
-                labels = self.reseed(labels, costs, sizes, n_clusters)
-                counts, sizes = self.count(labels, n_clusters)
-            cur = _centres(counts, offsets, n_clusters)
+            previous_labels, previous_centres, previous_objective, previous_counts = (
+                labels, centres, objective, counts)
+            labels = runner.persist(self.part(passes, 0))
+            counts = counts + sum(s[2] for s in summaries)
+            sizes = sizes + sum(s[3] for s in summaries)
+            if (sizes[:n_clusters] == 0).any():
+                labels = self.reseed(labels, runner.persist(self.part(passes, 1)), sizes, n_clusters)
+                counts, sizes = self.tally(labels, n_clusters)
+            centres = self.centres(counts)
             it += 1
-        result = _Run(labels, obj, np.array(trace), len(trace) - 1, converged)
-        result.table = counts
-        return result
+        run = _engine.LloydRun(labels, objective, np.array(trace), len(trace) - 1, converged,
+                               np.empty((n_clusters, 0)), centres)
+        return _BlockRun(run, counts[:n_clusters])
 
     def gather(self, labels):
-        return np.concatenate(self.run.compute([self.d(_t_concat)(x) for x in labels])).astype(np.int64)
+        return np.concatenate(self.runner.compute([self.delayed(_task_concat)(x) for x in labels])).astype(np.int64)
 
 
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
@@ -873,20 +842,18 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     >>> bool((a.labels == b.labels).all())
     True
     """
-    from cclust.consensus_functions import kcc as kcc_module
-
     if not isinstance(ensemble, DaskEnsemble):
         ensemble = from_array(ensemble, chunks=chunks, client=client)
     client = client or ensemble._client
     if weights is not None:
         ensemble = ensemble.with_weights(weights)
-    setup = kcc_module._prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol,
-                                kmeanspp_trials, random_state, init_labels=_init_labels)
+    setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
+                    random_state, init_labels=_init_labels)
     util, K = setup.utility, setup.n_clusters
     params = (np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
               np.ascontiguousarray(util.effective_weights(ensemble), dtype=np.float64),
               util.code, util.exponent)
-    driver = _Driver(ensemble, params, _Runner(client))
+    executor = _BlockExecutor(ensemble, params, _Runner(client))
     n = ensemble.n_samples
     offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
 
@@ -896,23 +863,23 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
                 seeds = _engine.random_seeds(setup.rng, n, K)
             else:
                 first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
-                seeds = driver.kmeanspp(K, first, uniforms)
-            start, tally = driver.labels_from_seeds(seeds)
+                seeds = executor.kmeanspp(K, first, uniforms)
+            start, tally = executor.labels_from_seeds(seeds)
         else:
             labels0 = setup.starts[restart]
             start = [np.ascontiguousarray(labels0[a:b], dtype=np.int32)
-                     for a, b in itertools.pairwise(driver.starts)]
+                     for a, b in itertools.pairwise(executor.starts)]
             tally = None
-        result = driver.lloyd(start, K, setup.max_iter, setup.tol, tally)
+        result = executor.lloyd(start, K, setup.max_iter, setup.tol, tally)
         if offset is None:
             return result, float(ensemble.weights @ util.partition_utilities(ensemble, result.table))
-        return result, offset - result.objective / n
+        return result, offset - result.run.objective / n
 
-    best, gammas, iterations = kcc_module.best_restart(setup.n_init, one_restart, verbose)
-    labels = driver.gather(best.labels)
-    return kcc_module._finish(ensemble, util, labels, K, best.table, best.objective, best.trace,
-                              best.n_iter, best.converged, gammas, iterations, setup.max_iter,
-                              extras={"backend": "dask"})
+    best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
+    run = best.run
+    labels = executor.gather(run.labels)
+    return finish(ensemble, util, labels, K, best.table, run.objective, run.trace, run.n_iter,
+                  run.converged, gammas, iterations, setup.max_iter, extras={"backend": "dask"})
 
 
 def _init_labels(init, n):

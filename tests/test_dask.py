@@ -253,3 +253,23 @@ def test_worker_failure_mid_run_raises_the_workers_error(client, tmp_path):
         future = pool.submit(kcc, D, 3, n_init=3, random_state=0, client=client)
         with pytest.raises(RuntimeError, match="disk on fire"):
             future.result(timeout=120)  # a hang would fail here instead
+
+
+@pytest.mark.parametrize("n_clusters", [3, 5, 8])
+def test_few_distinct_objects_match(n_clusters):
+    """Three distinct rows: k-means++ runs out of objects at D^2 > 0 and takes the next index,
+    and Lloyd re-seeds the clusters left empty, across several chunks."""
+    E = Ensemble(np.tile(np.array([[0, 0], [1, 1], [0, 1]]), (3000, 1)))
+    a = kcc(E, n_clusters, utility="uc", n_init=2, random_state=1)
+    b = cdask.kcc(cdask.from_array(E, chunks=4096), n_clusters, utility="uc", n_init=2,
+                  random_state=1)
+    assert_same_result(a, b)
+
+
+def test_many_empty_clusters_reseeded_across_chunks_match():
+    E = labelled_ensemble(6, missing=0.2)
+    start = np.zeros(E.n_samples, dtype=np.int64)
+    start[5000:] = 1  # clusters 2..8 empty
+    a = kcc(E, 9, utility="uh", init=start)
+    b = cdask.kcc(cdask.from_array(E, chunks=4096), 9, utility="uh", init=da.from_array(start, chunks=5000))
+    assert_same_result(a, b)

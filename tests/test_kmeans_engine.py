@@ -380,3 +380,100 @@ def test_bad_call_arguments_raise_value_error():
         km.lloyd(*rows, None, 2, 10, 0.0, 1)
     with pytest.raises(ValueError):  # a strided view is not C-contiguous
         km.lloyd(np.zeros((8, 2))[::2], *rows[1:], init, 2, 10, 0.0, 1)
+
+
+# -- the pieces lloyd and kmeanspp are made of (exported for the Dask executor) ----------------
+
+def _block(rows, a, b):
+    X, dense_weight, labels, offsets, weights, distance, p = rows
+    return (np.ascontiguousarray(X[a:b]), dense_weight, np.ascontiguousarray(labels[a:b]),
+            offsets, weights, distance, p)
+
+
+@pytest.mark.parametrize("distance", [UC, UH, UCOS, ULP], ids=["uc", "uh", "ucos", "ulp"])
+def test_lloyd_pass_over_blocks_is_lloyds_first_pass(distance, rng):
+    """Two blocks of 4096 and a partial one: their passes, partials added in chunk order, give
+    what one lloyd pass gives on the whole array (labels, costs, objective, tally change)."""
+    rows = make_rows(rng, 2 * km.CHUNK + 700, r=5, missing=0.2, distance=distance, p=3.0)
+    n = rows[2].shape[0]
+    start = rng.integers(0, 4, n).astype(np.int32)
+    counts, sizes = km.tally(*rows, start, 4, 1)
+    centres = km.centres_from_tally(rows[3], counts)
+    _, want_cat = km.centroids(*rows, start, 4, 1)
+    assert bitwise_equal(centres, want_cat)
+    whole = km.lloyd_pass(*rows, centres, start, 2)
+    bounds = [0, km.CHUNK, 2 * km.CHUNK, n]
+    parts = [km.lloyd_pass(*_block(rows, a, b), centres, start[a:b], 1)
+             for a, b in zip(bounds[:-1], bounds[1:])]
+    assert bitwise_equal(np.concatenate([q[0] for q in parts]), whole[0])
+    assert bitwise_equal(np.concatenate([q[1] for q in parts]), whole[1])
+    assert bitwise_equal(np.concatenate([q[2] for q in parts]), whole[2])
+    total = 0.0
+    for v in np.concatenate([q[2] for q in parts]).tolist():
+        total += v
+    assert total == whole[6]
+    assert sum(q[3] for q in parts) == whole[3] == int((whole[0] != start).sum())
+    assert np.array_equal(sum(q[4] for q in parts), whole[4])
+    new_counts, new_sizes = km.tally(*rows, whole[0], 4, 1)
+    assert np.array_equal(counts + whole[4], new_counts)
+    assert np.array_equal(sizes + whole[5], new_sizes)
+    # the objective is lloyd's first trace entry
+    trace = km.lloyd(*rows, start, 4, 0, 0.0, 1)[1]
+    assert trace[0] == whole[6]
+
+
+def test_lloyd_verdict_is_lloyds_stop_rule():
+    assert km.lloyd_verdict(0, 5.0, 0.0, 3, 10, 1e-6) == -1  # the first pass never compares
+    assert km.lloyd_verdict(1, 5.0, 4.0, 3, 10, 0.0) == km.STOP_ROSE
+    assert km.lloyd_verdict(1, 4.0, 4.0, 3, 10, 1e-6) == 2  # kStopTol
+    assert km.lloyd_verdict(1, 3.0, 4.0, 0, 10, 1e-6) == 1  # kStopStable
+    assert km.lloyd_verdict(10, 3.0, 4.0, 2, 10, 1e-6) == km.STOP_MAX_ITER
+    assert km.lloyd_verdict(3, 3.0, 4.0, 2, 10, 1e-6) == -1
+
+
+def test_costliest_movable_is_lloyds_reseed_pick():
+    labels = np.array([0, 0, 1, 2, 2], dtype=np.int32)
+    sizes = np.array([2, 1, 2, 0], dtype=np.int64)
+    costs = np.array([1.0, 3.0, 9.0, 3.0, 2.0])
+    assert km.costliest_movable(labels, costs, sizes) == (1, 3.0)  # 2 is alone; 1 and 3 tie
+    assert km.costliest_movable(labels[2:3], costs[2:3], sizes) == (-1, 0.0)
+    nan_first = np.array([np.nan, 3.0, 9.0, 5.0, 2.0])
+    assert km.costliest_movable(labels, nan_first, sizes)[0] == 0  # as lloyd: a NaN is kept
+
+
+@pytest.mark.parametrize("n_trials", [1, 3])
+def test_candidate_costs_and_draw_over_blocks_are_kmeanspp(n_trials, rng):
+    """kmeanspp's first steps rebuilt from candidate_costs and draw_positions over blocks."""
+    rows = make_rows(rng, km.CHUNK + 900, r=4, missing=0.1)
+    n = rows[2].shape[0]
+    uniforms = rng.random((2, n_trials))
+    want = km.kmeanspp(*rows, 3, 17, uniforms, 2)
+    bounds = [(0, km.CHUNK), (km.CHUNK, n)]
+    blocks = [_block(rows, a, b) for a, b in bounds]
+    first = np.ascontiguousarray(rows[2][[17]])
+    closest = [km.candidate_costs(*blk, first, None, 1)[0][0] for blk in blocks]
+    seeds = [17]
+    for s in range(2):
+        ends, running = [], 0.0
+        for c in closest:
+            running = km.draw_positions(c, running, np.empty(0))[0]
+            ends.append(running)
+        targets = uniforms[s] * ends[-1]
+        candidates = []
+        for t in targets:
+            j = int(np.searchsorted(ends, t, side="right"))
+            start = ends[j - 1] if j else 0.0
+            candidates.append(bounds[j][0] + int(km.draw_positions(closest[j], start, np.array([t]))[1][0]))
+        rows_c = np.ascontiguousarray(rows[2][candidates])
+        outs = [km.candidate_costs(*blk, rows_c, c, 1) for blk, c in zip(blocks, closest)]
+        chunk_potentials = np.concatenate([o[1] for o in outs])
+        potentials = []
+        for t in range(n_trials):
+            total = 0.0
+            for v in chunk_potentials[:, t].tolist():
+                total += v
+            potentials.append(total)
+        win = int(np.argmin(potentials))
+        seeds.append(candidates[win])
+        closest = [o[0][win] for o in outs]
+    assert seeds == want.tolist()

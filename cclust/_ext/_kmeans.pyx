@@ -26,11 +26,29 @@ from cclust._ext.core cimport (
     LloydResult,
     MixedRows,
     assign as _assign,
+    candidate_costs as _candidate_costs,
+    centres_from_tally as _centres_from_tally,
     centroids as _centroids,
+    costliest_movable as _costliest_movable,
+    first_above as _first_above,
+    kChunk,
+    kStopMaxIter,
+    kStopRose,
     kmeanspp as _kmeanspp,
+    last_positive as _last_positive,
     lloyd as _lloyd,
+    lloyd_pass as _lloyd_pass,
+    lloyd_verdict as _lloyd_verdict,
     objective as _objective,
+    running_sum as _running_sum,
+    tally as _tally,
 )
+
+#: objects per chunk of every pass; per-chunk partials are sums over runs of this many rows
+CHUNK = kChunk
+#: lloyd_verdict's reasons to stop that a driver acts on (the others only end the run)
+STOP_MAX_ITER = kStopMaxIter
+STOP_ROSE = kStopRose
 
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,
@@ -211,3 +229,163 @@ def kmeanspp(const double[:, ::1] X not None, double dense_weight,
     with nogil:
         _kmeanspp(rows, n_clusters, first, uniforms_ptr, n_trials, n_threads, &seeds_view[0])
     return seeds
+
+
+# -- the pieces of lloyd and kmeanspp, for an executor that holds the rows in blocks ----------
+
+def lloyd_verdict(Py_ssize_t it, double objective, double previous_objective,
+                  Py_ssize_t changed, Py_ssize_t max_iter, double tol):
+    """What lloyd decides after pass ``it``: -1 to go on, else why it stops (kmeans.hpp)."""
+    return int(_lloyd_verdict(it, objective, previous_objective, changed, max_iter, tol))
+
+
+def tally(const double[:, ::1] X not None, double dense_weight,
+          const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+          const double[::1] weights not None, int distance, double p,
+          const int32_t[::1] assignment not None, int n_clusters, int n_threads):
+    """Members and label counts per cluster, a last row for -1: ``(counts, sizes)`` int64 of
+    shapes (n_clusters + 1, offsets[-1]) and (n_clusters + 1,)."""
+    cdef MixedRows rows
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    _check_n_clusters(n_clusters)
+    if assignment.shape[0] != rows.n:
+        raise ValueError(f"assignment must have n = {rows.n} entries, got {assignment.shape[0]}")
+    counts = np.empty((n_clusters + 1, offsets[rows.r]), dtype=np.int64)
+    sizes = np.empty(n_clusters + 1, dtype=np.int64)
+    cdef int64_t[:, ::1] counts_view = counts
+    cdef int64_t[::1] sizes_view = sizes
+    cdef int64_t* counts_ptr = &counts_view[0, 0] if counts.shape[1] > 0 else NULL
+    cdef const int32_t* assignment_ptr = &assignment[0] if rows.n > 0 else NULL
+    with nogil:
+        _tally(rows, n_clusters, assignment_ptr, counts_ptr, &sizes_view[0], n_threads)
+    return counts, sizes
+
+
+def centres_from_tally(const int64_t[::1] offsets not None, const int64_t[:, ::1] counts not None):
+    """Categorical centroids (n_clusters, offsets[-1]) of a tally of n_clusters + 1 rows."""
+    cdef int64_t r = offsets.shape[0] - 1
+    if r < 0:
+        raise ValueError("offsets must have at least one entry")
+    cdef int n_clusters = counts.shape[0] - 1
+    _check_n_clusters(n_clusters)
+    if counts.shape[1] != offsets[r]:
+        raise ValueError(f"counts must have offsets[-1] = {offsets[r]} columns, got {counts.shape[1]}")
+    cat = np.zeros((n_clusters, offsets[r]), dtype=np.float64)
+    cdef double* cat_ptr = _mptr(cat)
+    cdef const int64_t* counts_ptr = &counts[0, 0] if counts.shape[1] > 0 else NULL
+    with nogil:
+        _centres_from_tally(&offsets[0], r, n_clusters, counts_ptr, cat_ptr)
+    return cat
+
+
+def lloyd_pass(const double[:, ::1] X not None, double dense_weight,
+               const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+               const double[::1] weights not None, int distance, double p,
+               const double[:, ::1] cat_centers not None,
+               const int32_t[::1] assignment not None, int n_threads):
+    """One lloyd pass (categorical rows): ``(best, best_cost, chunk_objective, moved,
+    delta_counts, delta_sizes, objective)``; see kmeans.hpp."""
+    cdef MixedRows rows
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    cdef int n_clusters = cat_centers.shape[0]
+    _check_n_clusters(n_clusters)
+    if cat_centers.shape[1] != offsets[rows.r]:
+        raise ValueError(f"cat_centers must have offsets[-1] = {offsets[rows.r]} columns, "
+                         f"got {cat_centers.shape[1]}")
+    if assignment.shape[0] != rows.n:
+        raise ValueError(f"assignment must have n = {rows.n} entries, got {assignment.shape[0]}")
+    best = np.empty(rows.n, dtype=np.int32)
+    best_cost = np.empty(rows.n, dtype=np.float64)
+    chunk_objective = np.empty((rows.n + kChunk - 1) // kChunk, dtype=np.float64)
+    delta_counts = np.empty((n_clusters + 1, offsets[rows.r]), dtype=np.int64)
+    delta_sizes = np.empty(n_clusters + 1, dtype=np.int64)
+    cdef int32_t[::1] best_view = best
+    cdef double[::1] cost_view = best_cost
+    cdef double[::1] chunk_view = chunk_objective
+    cdef int64_t[:, ::1] counts_view = delta_counts
+    cdef int64_t[::1] sizes_view = delta_sizes
+    cdef int32_t* best_ptr = &best_view[0] if rows.n > 0 else NULL
+    cdef double* cost_ptr = &cost_view[0] if rows.n > 0 else NULL
+    cdef double* chunk_ptr = &chunk_view[0] if rows.n > 0 else NULL
+    cdef int64_t* counts_ptr = &counts_view[0, 0] if delta_counts.shape[1] > 0 else NULL
+    cdef const int32_t* assignment_ptr = &assignment[0] if rows.n > 0 else NULL
+    cdef const double* cat_ptr = _cptr(cat_centers)
+    cdef int64_t moved = 0
+    cdef double total
+    with nogil:
+        total = _lloyd_pass(rows, n_clusters, cat_ptr, assignment_ptr, best_ptr, cost_ptr,
+                            chunk_ptr, &moved, counts_ptr, &sizes_view[0], n_threads)
+    return best, best_cost, chunk_objective, int(moved), delta_counts, delta_sizes, float(total)
+
+
+def costliest_movable(const int32_t[::1] assignment not None, const double[::1] costs not None,
+                      const int64_t[::1] sizes not None):
+    """lloyd's reseed pick: ``(index, cost)`` of the costliest object whose cluster has at least
+    two members, index -1 when none has; assignment must index into sizes."""
+    cdef Py_ssize_t n = assignment.shape[0], x
+    if costs.shape[0] != n:
+        raise ValueError(f"costs must have n = {n} entries, got {costs.shape[0]}")
+    for x in range(n):
+        if assignment[x] < 0 or assignment[x] >= sizes.shape[0]:
+            raise ValueError(f"assignment {assignment[x]} at {x} is outside 0..{sizes.shape[0] - 1}")
+    cdef double cost = 0.0
+    cdef int64_t pick
+    cdef const int32_t* assignment_ptr = &assignment[0] if n > 0 else NULL
+    cdef const double* costs_ptr = &costs[0] if n > 0 else NULL
+    cdef const int64_t* sizes_ptr = &sizes[0] if sizes.shape[0] > 0 else NULL
+    with nogil:
+        pick = _costliest_movable(assignment_ptr, costs_ptr, n, sizes_ptr, &cost)
+    return int(pick), float(cost)
+
+
+def candidate_costs(const double[:, ::1] X not None, double dense_weight,
+                    const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+                    const double[::1] weights not None, int distance, double p,
+                    const int32_t[:, ::1] candidate_labels not None, closest, int n_threads):
+    """One k-means++ candidate pass (categorical rows): ``(dist, chunk_potentials)`` of shapes
+    (n_candidates, n) and (n_chunks, n_candidates); ``closest`` is float64 (n,) or None."""
+    cdef MixedRows rows
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    cdef int64_t n_candidates = candidate_labels.shape[0]
+    if n_candidates < 1:
+        raise ValueError("candidate_labels must hold at least one candidate")
+    if candidate_labels.shape[1] != rows.r:
+        raise ValueError(f"candidate_labels must have r = {rows.r} columns, "
+                         f"got {candidate_labels.shape[1]}")
+    cdef const double[::1] closest_view
+    cdef const double* closest_ptr = NULL
+    if closest is not None:
+        closest_view = closest
+        if closest_view.shape[0] != rows.n:
+            raise ValueError(f"closest must have n = {rows.n} entries, got {closest_view.shape[0]}")
+        closest_ptr = &closest_view[0] if rows.n > 0 else NULL
+    dist = np.empty((n_candidates, rows.n), dtype=np.float64)
+    chunk_potentials = np.empty(((rows.n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64)
+    cdef double* dist_ptr = _mptr(dist)
+    cdef double* chunk_ptr = _mptr(chunk_potentials)
+    cdef const int32_t* cand_ptr = &candidate_labels[0, 0] if rows.r > 0 else NULL
+    with nogil:
+        _candidate_costs(rows, n_candidates, cand_ptr, closest_ptr, dist_ptr, chunk_ptr, n_threads)
+    return dist, chunk_potentials
+
+
+def draw_positions(const double[::1] values not None, double start, const double[::1] targets not None):
+    """The k-means++ draw over a block that continues a running sum at ``start``: ``(end,
+    positions, last_positive)`` with end the running sum after the block, positions[t] the first
+    x with start + values[0] + ... + values[x] > targets[t] (len(values) if none) and
+    last_positive the last x with values[x] > 0 (-1 if none)."""
+    cdef Py_ssize_t n = values.shape[0], t
+    cum = np.empty(n, dtype=np.float64)
+    positions = np.empty(targets.shape[0], dtype=np.int64)
+    cdef double[::1] cum_view = cum
+    cdef int64_t[::1] pos_view = positions
+    cdef double* cum_ptr = &cum_view[0] if n > 0 else NULL
+    cdef const double* values_ptr = &values[0] if n > 0 else NULL
+    cdef double end
+    cdef int64_t last
+    with nogil:
+        end = _running_sum(values_ptr, n, start, cum_ptr)
+        for t in range(targets.shape[0]):
+            pos_view[t] = _first_above(cum_ptr, n, targets[t])
+        last = _last_positive(values_ptr, n)
+    return float(end), positions, int(last)

@@ -5,6 +5,7 @@ from libcpp cimport bool as cbool
 
 
 cdef extern from "cclust/parallel.hpp" namespace "cclust" nogil:
+    const int64_t kChunk
     cbool openmp_enabled()
     int max_threads()
 
@@ -33,6 +34,12 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
         int32_t distance
         double p
 
+    cdef enum LloydStop:
+        kStopMaxIter
+        kStopStable
+        kStopTol
+        kStopRose
+
     cdef cppclass LloydResult:
         int64_t n_iter
         cbool converged
@@ -54,6 +61,25 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
                   const double* uniforms, int64_t n_trials, int n_threads,
                   int64_t* seeds) except +
+    int32_t lloyd_verdict(int64_t it, double objective, double previous_objective,
+                          int64_t changed, int64_t max_iter, double tol)
+    void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
+               int64_t* counts, int64_t* sizes, int n_threads) except +
+    void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
+                            const int64_t* counts, double* cat_centers) except +
+    double lloyd_pass(const MixedRows& rows, int32_t n_clusters, const double* cat_centers,
+                      const int32_t* assignment, int32_t* best, double* best_cost,
+                      double* chunk_objective, int64_t* moved, int64_t* delta_counts,
+                      int64_t* delta_sizes, int n_threads) except +
+    int64_t costliest_movable(const int32_t* assignment, const double* costs, int64_t n,
+                              const int64_t* sizes, double* cost)
+    void candidate_costs(const MixedRows& rows, int64_t n_candidates,
+                         const int32_t* candidate_labels, const double* closest, double* dist,
+                         double* chunk_potentials, int n_threads) except +
+    double running_sum(const double* values, int64_t n, double start, double* cum)
+    int64_t first_above(const double* cum, int64_t n, double target)
+    int64_t last_positive(const double* values, int64_t n)
+
 
 
 # -- voting: lookup passes of IVC/IPVC/IPC, relabel-and-vote, EM; include/cclust/voting.hpp --

@@ -6,53 +6,19 @@ on the binary dataset (the one-hot encoding of every basic partition) with the p
 distance f that mu induces (Wu et al. 2015; Becerra Tomé, Table 1), centroids being the per-partition label distributions
 of each cluster (Wu et al. 2015; eq. 4 of Becerra Tomé's review). The compiled engine never builds the binary dataset: a pass is
 O(n r K) table lookups.
+
+In memory the whole run (k-means++ seeding, the Lloyd loop) is the compiled engine's
+(``cclust._engine``). A :class:`cclust.dask.DaskEnsemble`, ``backend="dask"`` or ``client=``
+hands over to :func:`cclust.dask.kcc`, imported only then, which maps the same engine's
+per-block kernels over row chunks; parameter checks, restarts and the result are shared by
+both (``cclust.consensus_functions._kcc_run``), and ``cclust.dask`` does not import this module.
 """
-from dataclasses import dataclass
-
-import numpy as np
-
 from cclust import _engine
-from cclust._progress import progress
-from cclust.validation import (
-    check_float,
-    check_int,
-    check_n_threads,
-    check_random_state,
-)
-from cclust.ensemble import as_ensemble, is_dask_ensemble
-from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
-from cclust.result import ConsensusResult
-from cclust.base import Utility
-from cclust.utilities import resolve
-
-_INITS = ("random", "k-means++")
-
-
-def best_restart(n_init, one_restart, verbose):
-    """Run ``one_restart(i) -> (run, gamma)`` for i < n_init and keep the run of highest Gamma
-    (the first on ties); also the Gammas and ``run.n_iter`` of every restart, in order.
-    The in-memory and the Dask KCC share it, so both keep the same restart."""
-    best = best_gamma = None
-    gammas, iterations = [], []
-    with progress(total=n_init, desc="kcc restarts", verbose=verbose) as bar:
-        for restart in range(n_init):
-            run, gamma = one_restart(restart)
-            gammas.append(gamma)
-            iterations.append(run.n_iter)
-            if best is None or gamma > best_gamma:
-                best, best_gamma = run, gamma
-            bar.update(1)
-    return best, gammas, iterations
-
-
-def _initial_labels(init, n):
-    labels = np.asarray(init)
-    if labels.ndim != 1 or labels.shape[0] != n:
-        raise ValidationError(f"init as an array must have shape ({n},), got {labels.shape}.")
-    if labels.dtype.kind not in "iu":
-        raise ValidationError(f"init as an array must hold integer labels, got dtype {labels.dtype}.")
-    return labels
+from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
+from cclust.ensemble import as_ensemble, is_dask_ensemble
+from cclust.errors import ValidationError
+from cclust.validation import check_n_threads
 
 
 @declare(handles_missing=True, object_order="distribution")
@@ -149,8 +115,8 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     ensemble = as_ensemble(ensemble)
     if weights is not None:
         ensemble = ensemble.with_weights(weights)
-    setup = _prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
-                     random_state)
+    setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
+                    random_state)
     n, n_clusters, util, rng = ensemble.n_samples, setup.n_clusters, setup.utility, setup.rng
     n_threads = check_n_threads(n_threads)
     space = _engine.MixedSpace.categorical(ensemble, util)
@@ -172,76 +138,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
 
     best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
     table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
-    return _finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
-                   best.n_iter, best.converged, gammas, iterations, setup.max_iter)
+    return finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
+                  best.n_iter, best.converged, gammas, iterations, setup.max_iter)
 
 
-@dataclass(frozen=True)
-class _Setup:
-    """Validated KCC parameters shared by the in-memory and the Dask paths (see :func:`_prepare`)."""
-
-    n_clusters: int
-    utility: Utility
-    max_iter: int
-    tol: float
-    #: candidates per centre of k-means++; None: the greedy default (2 + log K)
-    kmeanspp_trials: int | None
-    rng: np.random.Generator
-    #: the given initial labelling as a one-element list, or None when ``init`` names a seeding
-    starts: list | None
-    #: restarts to run (1 when ``init`` gives labels)
-    n_init: int
-
-
-def _prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
-             random_state, init_labels=None):
-    n = ensemble.n_samples
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    util = resolve(utility, p)
-    _ = util.exponent  # raises now, naming p, when ulp/nulp has none
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    tol = check_float(tol, "tol", low=0)
-    kmeanspp_trials = check_int(kmeanspp_trials, "kmeanspp_trials", low=1, allow_none=True)
-    rng = check_random_state(random_state)
-    if isinstance(init, str):
-        if init not in _INITS:
-            raise ValidationError(f"init must be one of {list(_INITS)} or an array of labels, got {init!r}.")
-        n_init = check_int(n_init, "n_init", low=1)
-        starts = None
-    else:
-        labels0 = _initial_labels(init if init_labels is None else init_labels(init, n), n)
-        if labels0.min() < 0 or labels0.max() >= n_clusters:
-            raise ValidationError(
-                f"init labels must lie in 0..{n_clusters - 1}, got values in [{labels0.min()}, {labels0.max()}]."
-            )
-        starts = [labels0]
-        n_init = 1
-    return _Setup(n_clusters=n_clusters, utility=util, max_iter=max_iter, tol=tol,
-                  kmeanspp_trials=kmeanspp_trials, rng=rng, starts=starts, n_init=n_init)
-
-
-def _finish(ensemble, util, labels, n_clusters, table, kmeans_objective, trace, n_iter, converged,
-            gammas, iterations, max_iter, extras=None):
-    if not converged:
-        import warnings
-
-        warnings.warn(f"kcc stopped at max_iter={max_iter} before converging; raise max_iter.",
-                      ConvergenceWarning, stacklevel=3)
-    partition_utilities = util.partition_utilities(ensemble, table)
-    return ConsensusResult.from_labels(
-        labels,
-        objective=float(ensemble.weights @ partition_utilities),
-        objective_name="Gamma (consensus utility, higher is better)",
-        n_iter=n_iter,
-        converged=converged,
-        method="kcc",
-        extras={
-            "kmeans_objective": kmeans_objective,
-            "objective_trace": trace,
-            "utility": util.name if util.p is None else f"{util.name}(p={util.p:g})",
-            "gammas": np.array(gammas),
-            "n_iter_per_restart": np.array(iterations),
-            "partition_utilities": partition_utilities,
-            **(extras or {}),
-        },
-    )

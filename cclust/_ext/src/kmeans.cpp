@@ -382,12 +382,13 @@ public:
         }
     }
 
-    // k-means++ candidates as centres: entry (label l, candidate t) is the weighted squared
-    // distance 2 w_i [l != label of t] between one-hot blocks, 0 where t is unlabelled.
-    void build_candidate_table(const int64_t* candidates) {
+    // k-means++ candidates as centres, given by their labels (kc x r): entry (label l, candidate
+    // t) is the weighted squared distance 2 w_i [l != label of t] between one-hot blocks, 0
+    // where t is unlabelled.
+    void build_candidate_table(const int32_t* candidate_labels) {
         clear_table();
         for (int64_t t = 0; t < kc_; ++t) {
-            const int32_t* lab = rows_.labels + candidates[t] * sh_.r;
+            const int32_t* lab = candidate_labels + t * sh_.r;
             for (int64_t i = 0; i < sh_.r; ++i) {
                 const int64_t ly = lab[i];
                 if (ly < 0) continue;
@@ -472,6 +473,13 @@ public:
         });
         for (int64_t t = 0; t < kc_; ++t) potentials[t] = chunk_sum(t);
     }
+
+    // The partial of centre (or candidate) t in chunk c of the last pass.
+    double chunk_value(int64_t c, int64_t t) const {
+        return chunk_value_[static_cast<size_t>(c * kc_ + t)];
+    }
+
+    int64_t chunks() const { return chunks_; }
 
     // Per-thread counts (of count()) or their changes (of lloyd_pass(), with `update`) into out.
     // Integer counts are exact in any order; feature sums are added chunk by chunk in order.
@@ -669,6 +677,41 @@ private:
     std::vector<double> chunk_sums_;      // chunks x (kc + 1) x d
 };
 
+// Categorical centroids from label counts laid out with partition i's label l in column
+// first_col[i] + l of rows of `stride` entries (n_clusters + 1 rows, the last for objects in no
+// cluster); see the header for the fallback of a block with no labelled member.
+void categorical_centres(const int64_t* offsets, int64_t r, int64_t n_clusters,
+                         const int64_t* counts, const int64_t* first_col, int64_t stride,
+                         double* cat) {
+    const int64_t width = offsets[r];
+    std::vector<int64_t> whole(static_cast<size_t>(stride), 0);
+    for (int64_t k = 0; k <= n_clusters; ++k) {
+        for (int64_t e = 0; e < stride; ++e) whole[static_cast<size_t>(e)] += counts[k * stride + e];
+    }
+    for (int64_t i = 0; i < r; ++i) {
+        const int64_t first = first_col[i];
+        const int64_t k_i = offsets[i + 1] - offsets[i];
+        int64_t whole_total = 0;
+        for (int64_t l = 0; l < k_i; ++l) whole_total += whole[static_cast<size_t>(first + l)];
+        for (int64_t k = 0; k < n_clusters; ++k) {
+            const int64_t* row = counts + k * stride + first;
+            int64_t total = 0;
+            for (int64_t l = 0; l < k_i; ++l) total += row[l];
+            double* m = cat + k * width + offsets[i];
+            for (int64_t l = 0; l < k_i; ++l) {
+                double v = 0.0;
+                if (total > 0) {
+                    v = static_cast<double>(row[l]) / static_cast<double>(total);
+                } else if (whole_total > 0) {
+                    v = static_cast<double>(whole[static_cast<size_t>(first + l)]) /
+                        static_cast<double>(whole_total);
+                }
+                m[l] = v;
+            }
+        }
+    }
+}
+
 // Centroids from a tally (see the header for the fallbacks of empty blocks and clusters).
 void centres_from_tally(const MixedRows& rows, const Shape& sh, const Slots& slots,
                         int64_t n_clusters, const Tally& tally, double* dense, double* cat) {
@@ -696,37 +739,34 @@ void centres_from_tally(const MixedRows& rows, const Shape& sh, const Slots& slo
         }
     }
     if (sh.r > 0) {
-        const int64_t* off = rows.offsets;
-        const int64_t n_slots = slots.count;
-        std::vector<int64_t> whole(static_cast<size_t>(n_slots), 0);
-        for (int64_t k = 0; k < rows_k; ++k) {
-            for (int64_t e = 0; e < n_slots; ++e) {
-                whole[static_cast<size_t>(e)] += tally.counts[static_cast<size_t>(k * n_slots + e)];
-            }
-        }
-        for (int64_t i = 0; i < sh.r; ++i) {
-            const int64_t first = slots.of[static_cast<size_t>(i)];
-            const auto k_i = static_cast<int64_t>(slots.size[static_cast<size_t>(i)]);
-            int64_t whole_total = 0;
-            for (int64_t l = 0; l < k_i; ++l) whole_total += whole[static_cast<size_t>(first + l)];
-            for (int64_t k = 0; k < n_clusters; ++k) {
-                const int64_t* counts = tally.counts.data() + k * n_slots + first;
-                int64_t total = 0;
-                for (int64_t l = 0; l < k_i; ++l) total += counts[l];
-                double* m = cat + k * sh.width + off[i];
-                for (int64_t l = 0; l < k_i; ++l) {
-                    double v = 0.0;
-                    if (total > 0) {
-                        v = static_cast<double>(counts[l]) / static_cast<double>(total);
-                    } else if (whole_total > 0) {
-                        v = static_cast<double>(whole[static_cast<size_t>(first + l)]) /
-                            static_cast<double>(whole_total);
-                    }
-                    m[l] = v;
-                }
-            }
-        }
+        categorical_centres(rows.offsets, sh.r, n_clusters, tally.counts.data(), slots.of.data(),
+                            slots.count, cat);
     }
+}
+
+// The engine's tally (label slots, see Slots) in the one-hot columns of the public functions.
+void tally_to_columns(const MixedRows& rows, const Shape& sh, const Slots& slots,
+                      int64_t n_clusters, const Tally& tally, int64_t* counts, int64_t* sizes) {
+    for (int64_t k = 0; k <= n_clusters; ++k) {
+        for (int64_t i = 0; i < sh.r; ++i) {
+            const int64_t* from = tally.counts.data() + k * slots.count + slots.of[static_cast<size_t>(i)];
+            int64_t* to = counts + k * sh.width + rows.offsets[i];
+            std::copy(from, from + (rows.offsets[i + 1] - rows.offsets[i]), to);
+        }
+        sizes[k] = tally.sizes[static_cast<size_t>(k)];
+    }
+}
+
+// The tally of a labelling in which -1 means "in no cluster" (checked here, with the labels).
+Tally tally_of(const MixedRows& rows, const Shape& sh, int32_t n_clusters,
+               const int32_t* assignment, int n_threads) {
+    check_n_clusters(n_clusters, sh.n, false);
+    check_assignment(assignment, sh.n, n_clusters, true);
+    Engine engine(rows, sh, n_clusters, n_threads);
+    Tally out;
+    engine.count(assignment);
+    engine.reduce(out, false);
+    return out;
 }
 
 bool any_empty(const Tally& tally, int64_t n_clusters) {
@@ -744,17 +784,9 @@ void reseed(std::vector<int32_t>& labels, const std::vector<double>& costs,
     const int64_t n = static_cast<int64_t>(labels.size());
     for (int64_t e = 0; e < n_clusters; ++e) {
         if (sizes[static_cast<size_t>(e)] != 0) continue;
-        int64_t pick = -1;
         double pick_cost = 0.0;
-        for (int64_t x = 0; x < n; ++x) {
-            if (sizes[static_cast<size_t>(labels[static_cast<size_t>(x)])] < 2) continue;
-            const double v = costs[static_cast<size_t>(x)];
-            // Written so a NaN cost is never preferred and never leaves pick unset.
-            if (pick < 0 || v > pick_cost) {
-                pick = x;
-                pick_cost = v;
-            }
-        }
+        const int64_t pick = costliest_movable(labels.data(), costs.data(), n, sizes.data(),
+                                               &pick_cost);
         if (pick < 0) fail("cannot re-seed an empty cluster: n_clusters exceeds n");
         sizes[static_cast<size_t>(labels[static_cast<size_t>(pick)])] -= 1;
         sizes[static_cast<size_t>(e)] = 1;
@@ -763,6 +795,55 @@ void reseed(std::vector<int32_t>& labels, const std::vector<double>& costs,
 }
 
 }  // namespace
+
+int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, int64_t changed,
+                      int64_t max_iter, double tol) {
+    // Any rise (only round-off or the UH smoothing can cause one, the mean being optimal) is
+    // undone, so the trace never rises and the best labels seen are returned.
+    if (it > 0 && objective > previous_objective) return kStopRose;
+    if (it > 0 && (previous_objective - objective) < tol * std::fabs(previous_objective)) {
+        return kStopTol;
+    }
+    if (changed == 0) return kStopStable;
+    if (it == max_iter) return kStopMaxIter;
+    return -1;
+}
+
+int64_t costliest_movable(const int32_t* assignment, const double* costs, int64_t n,
+                          const int64_t* sizes, double* cost) {
+    int64_t pick = -1;
+    double pick_cost = 0.0;
+    for (int64_t x = 0; x < n; ++x) {
+        if (sizes[assignment[x]] < 2) continue;
+        const double v = costs[x];
+        // Written so a NaN cost is never preferred and never leaves pick unset.
+        if (pick < 0 || v > pick_cost) {
+            pick = x;
+            pick_cost = v;
+        }
+    }
+    if (cost != nullptr) *cost = pick_cost;
+    return pick;
+}
+
+double running_sum(const double* values, int64_t n, double start, double* cum) {
+    double running = start;
+    for (int64_t x = 0; x < n; ++x) {
+        running += values[x];
+        cum[x] = running;
+    }
+    return running;
+}
+
+int64_t first_above(const double* cum, int64_t n, double target) {
+    return std::upper_bound(cum, cum + n, target) - cum;
+}
+
+int64_t last_positive(const double* values, int64_t n) {
+    int64_t x = n - 1;
+    while (x >= 0 && !(values[x] > 0.0)) --x;
+    return x;
+}
 
 LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment,
                   int64_t max_iter, double tol, int n_threads, double* objective_trace,
@@ -807,9 +888,8 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
         int64_t changed = 0;
         obj = engine.lloyd_pass(cur.dense.data(), labels.data(), best.data(), best_cost.data(),
                                 &changed);
-        // Any rise (only round-off or the UH smoothing can cause one, the mean being optimal) is
-        // undone, so the trace never rises and the best labels seen are returned.
-        if (it > 0 && obj > prev_obj) {
+        const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
+        if (verdict == kStopRose) {
             labels.swap(prev_labels);
             cur.swap(prev);
             obj = prev_obj;
@@ -817,16 +897,8 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
             break;
         }
         objective_trace[result.n_trace++] = obj;
-        if (it > 0 && (prev_obj - obj) < tol * std::fabs(prev_obj)) {
-            result.stop = kStopTol;
-            break;
-        }
-        if (changed == 0) {
-            result.stop = kStopStable;
-            break;
-        }
-        if (it == max_iter) {
-            result.stop = kStopMaxIter;
+        if (verdict >= 0) {
+            result.stop = verdict;
             break;
         }
         prev_labels.swap(labels);
@@ -880,15 +952,10 @@ double objective(const MixedRows& rows, int32_t n_clusters, const double* dense_
 void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
                double* dense_centers, double* cat_centers, int n_threads) {
     const Shape sh = validate_rows(rows);
-    check_n_clusters(n_clusters, sh.n, false);
     if (sh.d > 0 && dense_centers == nullptr) fail("dense_centers is null but d = " + str(sh.d));
     if (sh.width > 0 && cat_centers == nullptr) fail("cat_centers is null but offsets[r] > 0");
-    check_assignment(assignment, sh.n, n_clusters, true);
-    Engine engine(rows, sh, n_clusters, n_threads);
-    Tally tally;
-    engine.count(assignment);
-    engine.reduce(tally, false);
-    centres_from_tally(rows, sh, engine.slots(), n_clusters, tally, dense_centers, cat_centers);
+    const Tally tally = tally_of(rows, sh, n_clusters, assignment, n_threads);
+    centres_from_tally(rows, sh, Slots(rows, sh.r), n_clusters, tally, dense_centers, cat_centers);
 }
 
 void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const double* uniforms,
@@ -912,13 +979,18 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
     std::vector<double> dist(static_cast<size_t>(n_trials) * un);
     std::vector<double> dense(static_cast<size_t>(n_trials * d));
     std::vector<int64_t> candidates(static_cast<size_t>(n_trials));
+    std::vector<int32_t> candidate_labels(static_cast<size_t>(n_trials * sh.r));
 
     auto gather = [&](Engine& engine, int64_t count) {
-        if (sh.r > 0) engine.build_candidate_table(candidates.data());
-        for (int64_t t = 0; d > 0 && t < count; ++t) {
-            std::copy(rows.X + candidates[static_cast<size_t>(t)] * d,
-                      rows.X + (candidates[static_cast<size_t>(t)] + 1) * d, dense.begin() + t * d);
+        for (int64_t t = 0; t < count; ++t) {
+            const int64_t c = candidates[static_cast<size_t>(t)];
+            if (sh.r > 0) {
+                std::copy(rows.labels + c * sh.r, rows.labels + (c + 1) * sh.r,
+                          candidate_labels.begin() + t * sh.r);
+            }
+            if (d > 0) std::copy(rows.X + c * d, rows.X + (c + 1) * d, dense.begin() + t * d);
         }
+        if (sh.r > 0) engine.build_candidate_table(candidate_labels.data());
     };
 
     {
@@ -934,22 +1006,14 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
     Engine engine(rows, sh, n_trials, n_threads);
     for (int64_t s = 1; s < k_count; ++s) {
         // A running sum in object order, so the draw is the same on any machine and thread count.
-        double running = 0.0;
-        for (size_t x = 0; x < un; ++x) {
-            running += closest[x];
-            cum[x] = running;
-        }
-        const double total = running;
+        const double total = running_sum(closest.data(), n, 0.0, cum.data());
         int64_t seed = -1;
         if (total > 0.0) {
-            int64_t last_positive = n - 1;
-            while (last_positive > 0 && !(closest[static_cast<size_t>(last_positive)] > 0.0)) {
-                --last_positive;
-            }
+            const int64_t last = std::max<int64_t>(last_positive(closest.data(), n), 0);
             for (int64_t t = 0; t < n_trials; ++t) {
                 const double target = uniforms[(s - 1) * n_trials + t] * total;
-                int64_t x = std::upper_bound(cum.begin(), cum.end(), target) - cum.begin();
-                if (x >= n) x = last_positive;  // u * total rounded up to total
+                int64_t x = first_above(cum.data(), n, target);
+                if (x >= n) x = last;  // u * total rounded up to total
                 candidates[static_cast<size_t>(t)] = x;
             }
             gather(engine, n_trials);
@@ -975,6 +1039,87 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
         }
         seeds[s] = seed;
         chosen[static_cast<size_t>(seed)] = 1;
+    }
+}
+
+void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment, int64_t* counts,
+           int64_t* sizes, int n_threads) {
+    const Shape sh = validate_rows(rows);
+    if (sizes == nullptr) fail("sizes is null");
+    if (sh.width > 0 && counts == nullptr) fail("counts is null but offsets[r] > 0");
+    const Tally out = tally_of(rows, sh, n_clusters, assignment, n_threads);
+    tally_to_columns(rows, sh, Slots(rows, sh.r), n_clusters, out, counts, sizes);
+}
+
+void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
+                        const int64_t* counts, double* cat_centers) {
+    if (r < 0) fail("r must be >= 0, got " + str(r));
+    if (n_clusters < 1) fail("n_clusters must be >= 1, got " + str(int64_t{n_clusters}));
+    if (offsets == nullptr) fail("offsets is null");
+    if (r == 0 || offsets[r] == 0) return;
+    if (counts == nullptr || cat_centers == nullptr) fail("counts or cat_centers is null");
+    categorical_centres(offsets, r, n_clusters, counts, offsets, offsets[r], cat_centers);
+}
+
+namespace {
+
+// The block kernels read no dense block: the executor that uses them holds partitions only.
+Shape validate_categorical(const MixedRows& rows, const char* what) {
+    const Shape sh = validate_rows(rows);
+    if (sh.d != 0) fail(std::string(what) + " takes categorical rows only (d = 0), got d = " + str(sh.d));
+    return sh;
+}
+
+}  // namespace
+
+double lloyd_pass(const MixedRows& rows, int32_t n_clusters, const double* cat_centers,
+                  const int32_t* assignment, int32_t* best, double* best_cost,
+                  double* chunk_objective, int64_t* moved, int64_t* delta_counts,
+                  int64_t* delta_sizes, int n_threads) {
+    const Shape sh = validate_categorical(rows, "lloyd_pass");
+    check_n_clusters(n_clusters, sh.n, false);
+    check_centers(sh, n_clusters, nullptr, cat_centers);
+    check_assignment(assignment, sh.n, n_clusters, false);
+    if (sh.n > 0 && (best == nullptr || best_cost == nullptr || chunk_objective == nullptr)) {
+        fail("best, best_cost or chunk_objective is null");
+    }
+    if (moved == nullptr || delta_sizes == nullptr) fail("moved or delta_sizes is null");
+    if (sh.width > 0 && delta_counts == nullptr) fail("delta_counts is null but offsets[r] > 0");
+    Engine engine(rows, sh, n_clusters, n_threads);
+    engine.check_labels();
+    engine.build_table(cat_centers);
+    const double total = engine.lloyd_pass(nullptr, assignment, best, best_cost, moved);
+    for (int64_t c = 0; c < engine.chunks(); ++c) chunk_objective[c] = engine.chunk_value(c, 0);
+    Tally delta;
+    engine.reduce(delta, false);  // from zero: the pass's changes alone
+    tally_to_columns(rows, sh, engine.slots(), n_clusters, delta, delta_counts, delta_sizes);
+    return total;
+}
+
+void candidate_costs(const MixedRows& rows, int64_t n_candidates, const int32_t* candidate_labels,
+                     const double* closest, double* dist, double* chunk_potentials,
+                     int n_threads) {
+    const Shape sh = validate_categorical(rows, "candidate_costs");
+    if (n_candidates < 1) fail("n_candidates must be >= 1, got " + str(n_candidates));
+    if (sh.n > 0 && (dist == nullptr || chunk_potentials == nullptr)) {
+        fail("dist or chunk_potentials is null");
+    }
+    if (candidate_labels == nullptr) fail("candidate_labels is null");
+    Engine engine(rows, sh, n_candidates, n_threads);
+    engine.check_labels();
+    const Slots& slots = engine.slots();
+    for (int64_t t = 0; t < n_candidates; ++t) {
+        if (row_has_bad_label(candidate_labels + t * sh.r, slots.size.data(), sh.r)) {
+            fail("candidate " + str(t) + " has a label outside 0..K_i-1 (or -1 for missing)");
+        }
+    }
+    engine.build_candidate_table(candidate_labels);
+    std::vector<double> potentials(static_cast<size_t>(n_candidates));
+    engine.candidate_pass(nullptr, closest, dist, potentials.data());
+    for (int64_t c = 0; c < engine.chunks(); ++c) {
+        for (int64_t t = 0; t < n_candidates; ++t) {
+            chunk_potentials[c * n_candidates + t] = engine.chunk_value(c, t);
+        }
     }
 }
 

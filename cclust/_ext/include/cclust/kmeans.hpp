@@ -137,4 +137,78 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
               int64_t n_trials, int n_threads,
               int64_t* seeds);         // OUT n_clusters
 
+// ---- The pieces `lloyd` and `kmeanspp` are made of -----------------------------------------
+//
+// The functions below are what the two drivers above call between passes, exported so that an
+// executor holding the objects in row blocks (cclust.dask) runs the very same code per block and
+// gets the same numbers. Per-chunk partials are those of kChunk-object chunks counted from the
+// block's first row: a block starting at a multiple of kChunk of the whole data set has exactly
+// the chunks of the whole array, and adding its partials after the earlier blocks' (from 0.0, in
+// order) gives the whole array's sums bit for bit.
+
+// What `lloyd` decides after a pass: -1 to go on, else the LloydStop that ends the run. `it` is
+// the pass (0 = the first), `changed` the objects the pass would move.
+int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, int64_t changed,
+                      int64_t max_iter, double tol);
+
+// The tally of a labelling: per cluster k < n_clusters, and a last row n_clusters for objects
+// assigned to no cluster (-1), the members (sizes) and the members' label counts in the one-hot
+// columns of every partition (counts; missing labels are not counted). Validates the labels.
+void tally(const MixedRows& rows, int32_t n_clusters,
+           const int32_t* assignment,  // IN n, -1..n_clusters-1
+           int64_t* counts,            // OUT (n_clusters + 1) x offsets[r]
+           int64_t* sizes,             // OUT n_clusters + 1
+           int n_threads);
+
+// Categorical centroids from a tally (rows n_clusters + 1 as `tally` writes them): block i of
+// centre k is counts / labelled members, or P_i (partition i over every object of the tally)
+// when the centre has no member labelled in i. Exactly what `lloyd` and `centroids` compute.
+void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
+                        const int64_t* counts,  // IN (n_clusters + 1) x offsets[r]
+                        double* cat_centers);   // OUT n_clusters x offsets[r]
+
+// One pass of `lloyd` over the rows (no dense block: d must be 0): each object's best centre
+// (ties keep the current one), its cost there, the current labelling's cost per chunk, the number
+// of objects that move and the change of the tally (counts and sizes, rows as in `tally`) when
+// they do. Returns the sum of the chunk costs, in chunk order. Validates the labels.
+double lloyd_pass(const MixedRows& rows, int32_t n_clusters,
+                  const double* cat_centers,  // IN n_clusters x offsets[r]
+                  const int32_t* assignment,  // IN n, 0..n_clusters-1
+                  int32_t* best,              // OUT n
+                  double* best_cost,          // OUT n
+                  double* chunk_objective,    // OUT n_chunks(n)
+                  int64_t* moved,             // OUT 1
+                  int64_t* delta_counts,      // OUT (n_clusters + 1) x offsets[r]
+                  int64_t* delta_sizes,       // OUT n_clusters + 1
+                  int n_threads);
+
+// The reseed pick of `lloyd`: the object of highest cost (ties: lowest index, a NaN cost never
+// preferred) whose cluster has at least two members (sizes indexed by assignment). Returns its
+// index, or -1 when no object qualifies; *cost gets its cost.
+int64_t costliest_movable(const int32_t* assignment,  // IN n
+                          const double* costs,        // IN n
+                          int64_t n,
+                          const int64_t* sizes,       // IN n_clusters
+                          double* cost);              // OUT 1
+
+// One k-means++ candidate pass (no dense block: d must be 0): dist[t][x] = min(closest[x],
+// D^2(x, candidate t)) with D^2 as in `kmeanspp` (closest null: D^2 itself), and each chunk's sum
+// of dist[t]. A candidate is given by its labels (-1 = missing), so it may lie in another block.
+void candidate_costs(const MixedRows& rows, int64_t n_candidates,
+                     const int32_t* candidate_labels,  // IN n_candidates x r
+                     const double* closest,            // IN n, or null
+                     double* dist,                     // OUT n_candidates x n
+                     double* chunk_potentials,         // OUT n_chunks(n) x n_candidates
+                     int n_threads);
+
+// The k-means++ draw: cum[x] = start + values[0] + ... + values[x], added left to right (so a
+// block continues where the previous one ended); returns the last sum (start when n == 0).
+double running_sum(const double* values, int64_t n, double start, double* cum);
+
+// The first x with cum[x] > target, or n when there is none.
+int64_t first_above(const double* cum, int64_t n, double target);
+
+// The last x with values[x] > 0, or -1 when there is none.
+int64_t last_positive(const double* values, int64_t n);
+
 }  // namespace cclust
