@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cclust/lookup.hpp"
 #include "cclust/parallel.hpp"
 
 namespace cclust {
@@ -129,101 +130,6 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
     fail("bad label at row " + str(x));
 }
 
-// The first chunk that saw a bad label holds the lowest bad row, whatever the thread count.
-void throw_first_bad(const MixedRows& rows, const std::vector<int64_t>& chunk_bad) {
-    for (const int64_t x : chunk_bad) {
-        if (x >= 0) bad_partition_label(rows, x);
-    }
-}
-
-// kLane doubles added as one unit. With GCC/Clang the vector type makes the per-label add a few
-// whole-register adds (the 16-byte register every x86-64 and arm64 target has: wider generic
-// vectors are lowered through memory on such targets); elsewhere a loop the compiler may
-// vectorise. Each lane is an independent sum, so the result does not depend on the width used.
-constexpr int64_t kLane = 2;
-
-struct alignas(kLane * sizeof(double)) Lanes {
-#if defined(__GNUC__) || defined(__clang__)
-    typedef double Vec __attribute__((vector_size(kLane * sizeof(double))));
-    Vec v;
-    void add(const Lanes& o) { v += o.v; }
-#else
-    double v[kLane];
-    void add(const Lanes& o) {
-        for (int64_t j = 0; j < kLane; ++j) v[j] += o.v[j];
-    }
-#endif
-};
-
-int64_t lanes_for(int64_t k) { return (k + kLane - 1) / kLane; }
-
-// Fixed lane counts (up to 32 centres) are instantiated so the accumulator stays in registers;
-// 0 = any count.
-template <class F>
-void dispatch_lanes(int64_t kq, F&& f) {
-    switch (kq) {
-        case 1: f(std::integral_constant<int, 1>()); return;
-        case 2: f(std::integral_constant<int, 2>()); return;
-        case 3: f(std::integral_constant<int, 3>()); return;
-        case 4: f(std::integral_constant<int, 4>()); return;
-        case 5: f(std::integral_constant<int, 5>()); return;
-        case 6: f(std::integral_constant<int, 6>()); return;
-        case 7: f(std::integral_constant<int, 7>()); return;
-        case 8: f(std::integral_constant<int, 8>()); return;
-        case 9: f(std::integral_constant<int, 9>()); return;
-        case 10: f(std::integral_constant<int, 10>()); return;
-        case 11: f(std::integral_constant<int, 11>()); return;
-        case 12: f(std::integral_constant<int, 12>()); return;
-        case 13: f(std::integral_constant<int, 13>()); return;
-        case 14: f(std::integral_constant<int, 14>()); return;
-        case 15: f(std::integral_constant<int, 15>()); return;
-        case 16: f(std::integral_constant<int, 16>()); return;
-        default: f(std::integral_constant<int, 0>()); return;
-    }
-}
-
-template <int KQ>
-struct LaneBuffer {
-    Lanes v[static_cast<size_t>(KQ)];
-    Lanes* get(Lanes*) { return v; }
-};
-
-template <>
-struct LaneBuffer<0> {
-    Lanes* get(Lanes* scratch) { return scratch; }  // per-thread, allocated outside the region
-};
-
-// Label slots: partition i owns the slots slot_of[i] - 1 .. slot_of[i] + K_i - 1, the first one
-// for "missing". Label l (-1 included) of partition i is slot slot_of[i] + l, so tables and
-// counts are indexed without a branch on the (random, often 30%) missing pattern; the missing
-// slot of a table is all zero (adding +0 changes nothing) and its counts are never read.
-struct Slots {
-    std::vector<int64_t> of;     // r: offsets[i] + i + 1
-    std::vector<uint32_t> size;  // r: K_i (< 2^31, checked by validate_rows)
-    int64_t count = 0;           // offsets[r] + r
-
-    Slots(const MixedRows& rows, int64_t r)
-        : of(static_cast<size_t>(r)), size(static_cast<size_t>(r)) {
-        for (int64_t i = 0; i < r; ++i) {
-            of[static_cast<size_t>(i)] = rows.offsets[i] + i + 1;
-            size[static_cast<size_t>(i)] =
-                static_cast<uint32_t>(rows.offsets[i + 1] - rows.offsets[i]);
-        }
-        count = r > 0 ? rows.offsets[r] + r : 0;
-    }
-};
-
-// True when some label of the row is neither -1 nor in 0..K_i-1. One unsigned compare per label
-// (-1 wraps to 0) and no early exit, so the loop vectorises and streams at memory speed.
-inline bool row_has_bad_label(const int32_t* __restrict lab, const uint32_t* __restrict size,
-                              int64_t r) {
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < r; ++i) {
-        bad |= static_cast<uint32_t>(static_cast<uint32_t>(lab[i]) + 1u > size[i]);
-    }
-    return bad != 0;
-}
-
 // Costs of object x against kc centres into acc[0..kLane kq): the dense part against `dense`
 // (kc x d), then, partition by partition in order, the table row of each label. The table has
 // kq Lanes per label slot (entry k = weighted cost of that label under centre k). Labels must
@@ -257,11 +163,7 @@ inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t k
     LaneBuffer<KQ> buffer;
     Lanes* sum = buffer.get(lane_scratch);
     std::memcpy(sum, acc, bytes);
-    const int32_t* lab = rows.labels + x * r;
-    for (int64_t i = 0; i < r; ++i) {
-        const Lanes* t = table + (slot_of[i] + lab[i]) * kq;
-        for (int64_t q = 0; q < kq; ++q) sum[q].add(t[q]);
-    }
+    add_label_rows<KQ>(rows.labels + x * r, r, slot_of, table, kq, sum);
     std::memcpy(acc, sum, bytes);
 }
 
@@ -307,12 +209,11 @@ struct Centres {
 class Engine {
 public:
     Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads)
-        : rows_(rows), sh_(sh), slots_(rows, sh.r), kc_(kc), kq_(lanes_for(kc)),
+        : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r), kc_(kc), kq_(lanes_for(kc)),
           kp_(kLane * kq_), chunks_(n_chunks(sh.n)), nt_(team_size(n_threads, chunks_)),
           table_(static_cast<size_t>(slots_.count * kq_)),
           chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
           chunk_count_(static_cast<size_t>(chunks_), 0),
-          chunk_bad_(static_cast<size_t>(chunks_), -1),
           scratch_(static_cast<size_t>(nt_ * kp_), 0.0),
           lane_scratch_(static_cast<size_t>(nt_ * kq_)) {}
 
@@ -321,18 +222,16 @@ public:
     // Throws on the first row (lowest index, whatever the thread count) with a bad label.
     void check_labels() {
         if (sh_.r == 0) return;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt_)
-#endif
-        for (int64_t c = 0; c < chunks_; ++c) {
-            int64_t bad = -1;
-            const int64_t stop = std::min(sh_.n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop && bad < 0; ++x) {
-                if (row_has_bad_label(rows_.labels + x * sh_.r, slots_.size.data(), sh_.r)) bad = x;
+        FirstBad bad;
+        for_each_chunk(sh_.n, nt_, [&](int64_t, int64_t start, int64_t stop) {
+            for (int64_t x = start; x < stop; ++x) {
+                if (row_has_bad_label(rows_.labels + x * sh_.r, slots_.size.data(), sh_.r)) {
+                    bad.report(x);
+                    return;
+                }
             }
-            chunk_bad_[static_cast<size_t>(c)] = bad;
-        }
-        throw_first_bad(rows_, chunk_bad_);
+        });
+        if (bad.found()) bad_partition_label(rows_, bad.index());
     }
 
     // Fold the categorical centres (kc x width) into the lookup table.
@@ -407,20 +306,17 @@ public:
     void count(const int32_t* assignment) {
         ensure_tally();
         zero_thread_tally();
-        const int64_t n = sh_.n, d = sh_.d, r = sh_.r, width = slots_.count;
+        const int64_t d = sh_.d, r = sh_.r, width = slots_.count;
         const int64_t* slot_of = slots_.of.data();
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt_)
-#endif
-        for (int64_t c = 0; c < chunks_; ++c) {
+        FirstBad bad_row;
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
             int64_t* counts = thread_counts_.data() + tid * (kc_ + 1) * width;
             int64_t* sizes = thread_sizes_.data() + tid * (kc_ + 1);
             double* sums = chunk_sums_.data() + c * (kc_ + 1) * d;
             std::fill(sums, sums + (kc_ + 1) * d, 0.0);
             int64_t bad = -1;
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+            for (int64_t x = start; x < stop; ++x) {
                 const int64_t k = assignment[x] < 0 ? kc_ : assignment[x];
                 sizes[k] += 1;
                 if (r > 0) {
@@ -434,9 +330,9 @@ public:
                 }
                 if (d > 0) add_row(x, sums + k * d);
             }
-            chunk_bad_[static_cast<size_t>(c)] = bad;
-        }
-        throw_first_bad(rows_, chunk_bad_);
+            if (bad >= 0) bad_row.report(bad);
+        });
+        if (bad_row.found()) bad_partition_label(rows_, bad_row.index());
     }
 
     // One Lloyd pass: the cost of every object to its current centre (summed per chunk), its
@@ -551,14 +447,11 @@ private:
     template <int KQ>
     void lloyd_pass_impl(const double* dense, const int32_t* labels, int32_t* best,
                          double* best_cost) {
-        const int64_t n = sh_.n, d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_,
+        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_,
                       kq = kq_, kp = kp_;
         const int64_t* slot_of = slots_.of.data();
         const Lanes* table = table_.data();
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt_)
-#endif
-        for (int64_t c = 0; c < chunks_; ++c) {
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
             double* acc = scratch_.data() + tid * kp;
             Lanes* lanes = lane_scratch_.data() + tid * kq;
@@ -566,7 +459,6 @@ private:
             int64_t* sizes = thread_sizes_.data() + tid * (kc + 1);
             double objective = 0.0;
             int64_t moved = 0;
-            const int64_t start = c * kChunk, stop = std::min(n, (c + 1) * kChunk);
             for (int64_t x = start; x < stop; ++x) {
                 object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
                 const int64_t cur = labels[x];
@@ -598,24 +490,20 @@ private:
             }
             chunk_value_[static_cast<size_t>(c * kc)] = objective;
             chunk_count_[static_cast<size_t>(c)] = moved;
-        }
+        });
     }
 
     template <int KQ>
     void cost_pass_impl(const double* dense, const int32_t* given, int32_t* best, double* costs) {
-        const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
+        const int64_t kc = kc_, kq = kq_, kp = kp_;
         const int64_t* slot_of = slots_.of.data();
         const Lanes* table = table_.data();
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt_)
-#endif
-        for (int64_t c = 0; c < chunks_; ++c) {
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
             double* acc = scratch_.data() + tid * kp;
             Lanes* lanes = lane_scratch_.data() + tid * kq;
             double total = 0.0;
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+            for (int64_t x = start; x < stop; ++x) {
                 object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
                 double cost;
                 if (given != nullptr) {
@@ -629,7 +517,7 @@ private:
                 total += cost;
             }
             chunk_value_[static_cast<size_t>(c * kc)] = total;
-        }
+        });
     }
 
     template <int KQ>
@@ -637,17 +525,13 @@ private:
         const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
         const int64_t* slot_of = slots_.of.data();
         const Lanes* table = table_.data();
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(nt_)
-#endif
-        for (int64_t c = 0; c < chunks_; ++c) {
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
             double* acc = scratch_.data() + tid * kp;
             Lanes* lanes = lane_scratch_.data() + tid * kq;
             double* potential = chunk_value_.data() + c * kc;
             std::fill(potential, potential + kc, 0.0);
-            const int64_t stop = std::min(n, (c + 1) * kChunk);
-            for (int64_t x = c * kChunk; x < stop; ++x) {
+            for (int64_t x = start; x < stop; ++x) {
                 object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
                 for (int64_t t = 0; t < kc; ++t) {
                     const double v = closest != nullptr ? std::min(closest[x], acc[t]) : acc[t];
@@ -655,7 +539,7 @@ private:
                     potential[t] += v;
                 }
             }
-        }
+        });
     }
 
     const MixedRows& rows_;
@@ -669,7 +553,6 @@ private:
     std::vector<Lanes> table_;         // slots x kq; missing slots stay zero
     std::vector<double> chunk_value_;  // chunks x kc: objective (lane 0) or potentials
     std::vector<int64_t> chunk_count_;
-    std::vector<int64_t> chunk_bad_;
     std::vector<double> scratch_;      // nt x kp, each thread's costs of one object
     std::vector<Lanes> lane_scratch_;  // nt x kq, accumulators for the any-count fallback
     std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
@@ -955,7 +838,7 @@ void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignm
     if (sh.d > 0 && dense_centers == nullptr) fail("dense_centers is null but d = " + str(sh.d));
     if (sh.width > 0 && cat_centers == nullptr) fail("cat_centers is null but offsets[r] > 0");
     const Tally tally = tally_of(rows, sh, n_clusters, assignment, n_threads);
-    centres_from_tally(rows, sh, Slots(rows, sh.r), n_clusters, tally, dense_centers, cat_centers);
+    centres_from_tally(rows, sh, Slots(rows.offsets, sh.r), n_clusters, tally, dense_centers, cat_centers);
 }
 
 void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const double* uniforms,
@@ -1048,7 +931,7 @@ void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
     if (sizes == nullptr) fail("sizes is null");
     if (sh.width > 0 && counts == nullptr) fail("counts is null but offsets[r] > 0");
     const Tally out = tally_of(rows, sh, n_clusters, assignment, n_threads);
-    tally_to_columns(rows, sh, Slots(rows, sh.r), n_clusters, out, counts, sizes);
+    tally_to_columns(rows, sh, Slots(rows.offsets, sh.r), n_clusters, out, counts, sizes);
 }
 
 void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
