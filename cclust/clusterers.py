@@ -184,27 +184,52 @@ def _sklearn(cls_name, generator):
     return getattr(mixture if cls_name == "GaussianMixture" else cluster, cls_name)
 
 
-class _DBSCANAuto:
-    """DBSCAN whose ``eps`` (when None) is the median distance to the ``min_samples``-th neighbour."""
+class _AutoParams:
+    """A scikit-learn estimator whose size parameter, when None, is chosen from each partition's sample.
 
-    def __init__(self, eps=None, min_samples=5, **params):
-        self.eps, self.min_samples, self.params = eps, min_samples, params
+    ``n_clusters`` is only a hint of scale here: DBSCAN and HDBSCAN find K themselves and are
+    never held to it.
+    """
+
+    _defaults = {}
+
+    def __init__(self, n_clusters=2, **params):
+        self.n_clusters, self.params = n_clusters, {**self._defaults, **params}
 
     def get_params(self, deep=True):
-        return {"eps": self.eps, "min_samples": self.min_samples, **self.params}
+        return {"n_clusters": self.n_clusters, **self.params}
 
     def set_params(self, **params):
         for key, value in params.items():
-            if key in ("eps", "min_samples"):
-                setattr(self, key, value)
+            if key == "n_clusters":
+                self.n_clusters = value
             else:
                 self.params[key] = value
         return self
 
+
+class _DBSCANAuto(_AutoParams):
+    """DBSCAN whose ``eps`` (when None) is the median distance to the ``min_samples``-th neighbour."""
+
+    _defaults = {"eps": None, "min_samples": 5}
+
     def fit_predict(self, X, y=None):
-        DBSCAN = _sklearn("DBSCAN", "dbscan")
-        eps = self.eps if self.eps is not None else dbscan_eps(X, self.min_samples)
-        return DBSCAN(eps=eps, min_samples=self.min_samples, **self.params).fit_predict(X)
+        params = dict(self.params)
+        if params["eps"] is None:
+            params["eps"] = dbscan_eps(X, params["min_samples"])
+        return _sklearn("DBSCAN", "dbscan")(**params).fit_predict(X)
+
+
+class _HDBSCANAuto(_AutoParams):
+    """HDBSCAN whose ``min_cluster_size`` (when None) is ``min(5, max(2, m // K))`` for m objects."""
+
+    _defaults = {"min_cluster_size": None, "copy": True}
+
+    def fit_predict(self, X, y=None):
+        params = dict(self.params)
+        if params["min_cluster_size"] is None:
+            params["min_cluster_size"] = min(5, max(2, X.shape[0] // max(1, int(self.n_clusters))))
+        return _sklearn("HDBSCAN", "hdbscan")(**params).fit_predict(X)
 
 
 def dbscan_eps(X, min_samples=5):
@@ -224,7 +249,8 @@ def dbscan_eps(X, min_samples=5):
     return eps if eps > 0 else float(dist.max()) or 1.0
 
 
-#: preset name -> (one-line description, factory(**params) -> unfitted estimator, provenance(params))
+#: preset name -> (one-line description, factory(**params) -> unfitted estimator, provenance(params)).
+#: hdbscan, dbscan and affinity-propagation find K themselves (_FINDS_K): never held to K_j.
 PRESETS = {
     "hierarchical": (
         "Agglomerative hierarchical clustering cut at K (linkage average, complete, single or ward)",
@@ -236,7 +262,7 @@ PRESETS = {
     "gmm": ("Gaussian mixture by EM, each object to its most probable component",
             lambda **p: _sklearn("GaussianMixture", "gmm")(**p), None),
     "hdbscan": ("HDBSCAN (Campello et al. 2013): finds K itself, noise points are missing labels",
-                lambda **p: _sklearn("HDBSCAN", "hdbscan")(**{"copy": True, **p}), None),
+                lambda **p: _HDBSCANAuto(**p), None),
     "dbscan": ("DBSCAN (Ester et al. 1996): finds K itself, noise points are missing labels",
                lambda **p: _DBSCANAuto(**p), None),
     "affinity-propagation": ("Affinity propagation (Frey & Dueck 2007): finds K itself",
@@ -247,6 +273,7 @@ PRESETS = {
                          lambda **p: _sklearn("MiniBatchKMeans", "minibatch-kmeans")(**p), None),
 }
 
+_FINDS_K = ("hdbscan", "dbscan", "affinity-propagation")
 _K_PARAMS = ("n_clusters", "n_components")
 
 
@@ -264,6 +291,7 @@ class _Clusterer:
 
     def __init__(self, spec, params, generator):
         self.generator = generator
+        finds_k = isinstance(spec, str) and spec in _FINDS_K
         if isinstance(spec, str):
             if spec not in PRESETS:
                 raise ValidationError(f"{generator}: estimator {spec!r} is not a preset; give one of "
@@ -297,7 +325,7 @@ class _Clusterer:
             self.k_param = "n_clusters"
         self.seeded = "random_state" in names
         #: whether K is set per partition (False: the algorithm finds K itself)
-        self.takes_k = self.k_param is not None or not self.is_estimator
+        self.takes_k = not finds_k and (self.k_param is not None or not self.is_estimator)
 
     def _clone(self):
         try:
@@ -557,9 +585,10 @@ gmm = _make_preset("gmm", """Gaussian mixture, once per partition: each object t
     a k-means start). A component can end up with no object: see ``fewer_clusters``.""")
 hdbscan = _make_preset("hdbscan", """HDBSCAN (Campello et al. 2013), once per partition; noise points are missing labels.
 
-    scikit-learn's ``HDBSCAN`` (``min_cluster_size=5`` by default). It finds K itself, so
-    ``n_clusters`` and ``k_range`` are not used; its noise points (label -1) are missing from
-    that partition.""")
+    scikit-learn's ``HDBSCAN``. It finds K itself, so it is never held to K_j; its noise points
+    (label -1) are missing from that partition. ``min_cluster_size=None`` (the default) is
+    scikit-learn's 5, lowered to ``max(2, m // K_j)`` for a sample of m < 5 K_j objects, where
+    clusters of 5 could not all exist.""")
 dbscan = _make_preset("dbscan", """DBSCAN (Ester et al. 1996), once per partition; noise points are missing labels.
 
     scikit-learn's ``DBSCAN``. It finds K itself (``n_clusters`` and ``k_range`` are not used).
@@ -589,7 +618,8 @@ DEFAULT_GENERATORS = ("kmeans", "hierarchical", "pam", "gmm")
 def _spec_entries(generators, n_partitions):
     """[(name, count, params)] from the accepted spellings of ``generators``."""
     where = "heterogeneous: generators"
-    if generators is None:
+    default = generators is None
+    if default:
         generators = DEFAULT_GENERATORS
     if isinstance(generators, str):
         generators = [generators]
@@ -632,11 +662,12 @@ def _spec_entries(generators, n_partitions):
                                   f"generators ({total}); leave n_partitions out or make them agree.")
     else:
         total = check_int(100 if n_partitions is None else n_partitions, "n_partitions", low=1)
-        if total < len(entries):
+        if total < len(entries) and not default:
             raise ValidationError(f"heterogeneous: n_partitions={total} is fewer than the {len(entries)} generators.")
         share, extra = divmod(total, len(entries))
         for i, e in enumerate(entries):
             e[1] = share + (i < extra)
+        entries = [e for e in entries if e[1] > 0]  # the default's last ones, when n_partitions < 4
     return entries
 
 
@@ -660,7 +691,8 @@ def heterogeneous(X, n_clusters, *, generators=None, n_partitions=None, random_s
         ("hierarchical", 25, {"linkage": "complete"})]`` (repeats allowed), or names without
         counts (``["kmeans", "gmm"]``), which share ``n_partitions`` evenly (the first get one
         more when it does not divide). Any registered generator name works, the presets of
-        :func:`estimator` included. Default: ``kmeans``, ``hierarchical``, ``pam`` and ``gmm``.
+        :func:`estimator` included. Default: ``kmeans``, ``hierarchical``, ``pam`` and ``gmm``
+        sharing ``n_partitions`` (with fewer than 4 partitions, the first ones only).
     n_partitions : int, default=None
         Total partitions; with counts it must be None or their sum; without counts, None
         means 100.
