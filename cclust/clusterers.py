@@ -249,7 +249,8 @@ def dbscan_eps(X, min_samples=5):
     return eps if eps > 0 else float(dist.max()) or 1.0
 
 
-#: preset name -> (one-line description, factory(**params) -> unfitted estimator, provenance(params)).
+#: preset name -> (one-line description, a factory of the unfitted estimator from its parameters,
+#: the provenance from its parameters or None for the name).
 #: hdbscan, dbscan and affinity-propagation find K themselves (_FINDS_K): never held to K_j.
 PRESETS = {
     "hierarchical": (
