@@ -34,6 +34,24 @@ def _selection(index, size, name):
     return idx.astype(np.int64, copy=False)
 
 
+def _check_provenance(provenance, r):
+    """None, or a tuple of ``r`` strings from one string or a sequence of them."""
+    if provenance is None:
+        return None
+    if isinstance(provenance, str):
+        return (provenance,) * r
+    try:
+        values = tuple(provenance)
+    except TypeError:
+        raise ValidationError(f"provenance must be a string or a sequence of {r} strings, got {provenance!r}.") from None
+    if len(values) != r:
+        raise ValidationError(f"provenance must name what made each of the {r} partitions, got {len(values)} names.")
+    bad = [v for v in values if not isinstance(v, str)]
+    if bad:
+        raise ValidationError(f"provenance must hold strings, got {bad[0]!r} of type {type(bad[0]).__name__}.")
+    return values
+
+
 def _is_missing_scalar(value):
     return value is None or (isinstance(value, float) and value != value)
 
@@ -135,6 +153,11 @@ class Ensemble:
     missing : int, str or None, default=-1
         The value that marks a missing label besides ``None``/``NaN``; ``None`` means that every
         integer is a real label.
+    provenance : str or sequence of str, default=None
+        What made each partition (the algorithm's name, such as ``"kmeans"`` or
+        ``"hierarchical-ward"``): one string per partition, or one string for all. Kept by
+        :meth:`take`, :meth:`with_weights`, pickling and equality; ``None`` when unknown. When
+        ``labels`` is an Ensemble and ``provenance`` is None, its provenance is kept.
 
     Attributes
     ----------
@@ -143,6 +166,7 @@ class Ensemble:
     offsets : ndarray of shape (n_partitions + 1,), int64 — partition i's one-hot columns are
         ``offsets[i]:offsets[i+1]``
     weights : ndarray of shape (n_partitions,), float64, sums to one
+    provenance : tuple of str of length n_partitions, or None
 
     Examples
     --------
@@ -154,9 +178,14 @@ class Ensemble:
     [1.0, 1.0, 0.5, 0.0]
     """
 
-    def __init__(self, labels, weights=None, *, missing=-1):
-        if isinstance(labels, Ensemble) and weights is None:
-            self.__setstate__(labels.__getstate__())
+    def __init__(self, labels, weights=None, *, missing=-1, provenance=None):
+        if isinstance(labels, Ensemble):
+            state = labels.__getstate__()
+            if weights is not None:
+                state["weights"] = self._check_weights(weights, labels.n_partitions)
+            if provenance is not None:
+                state["provenance"] = _check_provenance(provenance, labels.n_partitions)
+            self.__setstate__(state)
             return
         columns = _columns_from(labels)
         if len(columns) == 0:
@@ -172,15 +201,17 @@ class Ensemble:
                 raise ValidationError(
                     f"labels[:, {j}] labels no object (every entry is missing); drop that partition."
                 )
-        self._init(matrix, n_clusters, self._check_weights(weights, len(columns)))
+        self._init(matrix, n_clusters, self._check_weights(weights, len(columns)),
+                   _check_provenance(provenance, len(columns)))
 
-    def _init(self, matrix, n_clusters, weights):
+    def _init(self, matrix, n_clusters, weights, provenance=None):
         matrix.setflags(write=False)
         n_clusters.setflags(write=False)
         weights.setflags(write=False)
         self._labels = matrix
         self._n_clusters = n_clusters
         self._weights = weights
+        self._provenance = provenance
         offsets = np.zeros(len(n_clusters) + 1, dtype=np.int64)
         np.cumsum(n_clusters, out=offsets[1:])
         offsets.setflags(write=False)
@@ -237,6 +268,11 @@ class Ensemble:
         return self._weights
 
     @property
+    def provenance(self):
+        """What made each partition: a tuple of ``n_partitions`` strings, or None if unknown."""
+        return self._provenance
+
+    @property
     def has_missing(self):
         if "has_missing" not in self._cache:
             self._cache["has_missing"] = bool((self._labels < 0).any())
@@ -273,16 +309,18 @@ class Ensemble:
         if not isinstance(other, Ensemble):
             return NotImplemented
         return (self.shape == other.shape and np.array_equal(self._labels, other._labels)
-                and np.array_equal(self._weights, other._weights))
+                and np.array_equal(self._weights, other._weights) and self._provenance == other._provenance)
 
     __hash__ = None
 
     def __getstate__(self):
-        return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights}
+        return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights,
+                "provenance": self._provenance}
 
     def __setstate__(self, state):
+        # state.get: pickles written before provenance existed have no such key
         self._init(np.array(state["labels"], dtype=np.int32), np.array(state["n_clusters"], dtype=np.int64),
-                   np.array(state["weights"], dtype=np.float64))
+                   np.array(state["weights"], dtype=np.float64), state.get("provenance"))
 
     # -- derived ensembles -------------------------------------------------------------------
     def take(self, objects=None, partitions=None):
@@ -293,18 +331,21 @@ class Ensemble:
         """
         labels = self._labels
         weights = self._weights
+        provenance = self._provenance
         if partitions is not None:
             idx = _selection(partitions, self.n_partitions, "partitions")
             labels = labels[:, idx]
             weights = weights[idx]
+            if provenance is not None:
+                provenance = tuple(provenance[i] for i in idx.tolist())
         if objects is not None:
             labels = labels[_selection(objects, self.n_samples, "objects")]
         if labels.ndim != 2:
             raise ValidationError("partitions must select a list of partitions, not a single index.")
-        return Ensemble(labels, weights=weights)
+        return Ensemble(labels, weights=weights, provenance=provenance)
 
     def with_weights(self, weights):
-        """The same partitions with other weights."""
+        """The same partitions (and provenance) with other weights."""
         return Ensemble(self, weights=weights) if weights is not None else self
 
     # -- views -------------------------------------------------------------------------------

@@ -19,7 +19,11 @@ from cclust.cli._report import (
     _plotting,
     _print_single,
     _save_figure,
+    ensemble_format,
     format_table,
+    provenance_counts,
+    provenance_text,
+    write_ensemble,
     plot_rows,
     write_labels,
 )
@@ -43,28 +47,82 @@ def _check_k(k, n):
     return k
 
 
+def _generator_entries(text):
+    """``--generator`` as [(name, count or None)]: one name, or several for a heterogeneous ensemble."""
+    entries = []
+    for item in (v.strip() for v in text.split(",")):
+        if not item:
+            continue
+        name, colon, count = item.partition(":")
+        if colon and not (count.strip().isdigit() and int(count) > 0):
+            raise UserError(f"--generator {text}: a count after ':' must be a positive integer, got {item!r} "
+                            "(e.g. --generator kmeans:50,hierarchical:25,gmm:25).")
+        entries.append((name.strip(), int(count) if colon else None))
+    if not entries:
+        raise UserError("--generator needs a generator name (see `cclust methods --kind generator`).")
+    if len({c is None for _, c in entries}) > 1:
+        raise UserError(f"--generator {text}: give a count to every generator or to none.")
+    return entries
+
+
 def _generator_call(args, X, k):
     import cclust
 
-    gen = cclust.get(args.generator, kind="generator")
+    entries = _generator_entries(args.generator)
     common, scoped = parse_params(args.generator_param, "--generator-param")
-    if scoped:
-        raise UserError("--generator-param takes KEY=VALUE (there is only one generator).")
-    for key in common:
-        if not _accepts(gen, key):
-            raise UserError(
-                f"--generator-param {key}=...: the generator {args.generator!r} has no parameter {key!r}; its "
-                f"parameters are {', '.join(_parameter_names(gen))}."
-            )
-    kwargs = dict(common, n_partitions=args.partitions, random_state=args.seed, n_jobs=args.jobs)
+    partitions = args.partitions
+    if len(entries) == 1 and entries[0][1] is None:
+        name = entries[0][0]
+        gen = cclust.get(name, kind="generator")
+        if scoped:
+            raise UserError("--generator-param takes KEY=VALUE (there is only one generator).")
+        for key in common:
+            if not _accepts(gen, key):
+                raise UserError(
+                    f"--generator-param {key}=...: the generator {name!r} has no parameter {key!r}; its "
+                    f"parameters are {', '.join(_parameter_names(gen))}."
+                )
+        kwargs = dict(common)
+    else:
+        # several generators (or one with a count): a heterogeneous ensemble, G:KEY=VALUE per generator
+        name, gen = "heterogeneous", cclust.get("heterogeneous", kind="generator")
+        names = [n for n, _ in entries]
+        if common:
+            raise UserError(f"--generator {args.generator} names several generators: give their parameters as "
+                            f"G:KEY=VALUE (e.g. --generator-param {names[0]}:{next(iter(common))}=...).")
+        for scope, params in scoped.items():
+            if scope not in names:
+                raise UserError(f"--generator-param {scope}:...: {scope!r} is not one of the generators "
+                                f"({', '.join(names)}).")
+            fn = cclust.get(scope, kind="generator")
+            for key in params:
+                if not _accepts(fn, key):
+                    raise UserError(f"--generator-param {scope}:{key}=...: the generator {scope!r} has no parameter "
+                                    f"{key!r}; its parameters are {', '.join(_parameter_names(fn))}.")
+        kwargs = {"generators": [(n, c, scoped.get(n, {})) for n, c in entries]}
+        if entries[0][1] is not None:
+            if args.partitions_given:
+                raise UserError(f"--partitions {args.partitions} and the counts in --generator {args.generator} "
+                                "both set the number of partitions; give one of them.")
+            partitions = None
+    kwargs.update(n_partitions=partitions, random_state=args.seed, n_jobs=args.jobs)
     if args.verbose and _accepts(gen, "verbose"):
         kwargs["verbose"] = args.verbose
     start = time.perf_counter()
     ensemble = gen(X, k, **kwargs)
     took = time.perf_counter() - start
     kis = ensemble.n_clusters
-    text = (f"{plural(ensemble.n_partitions, f'{args.generator} partition')} (K_i {kis.min()}..{kis.max()}), "
-            f"seed {args.seed}, {took:.3f} s")
+    made_by = provenance_text(ensemble)
+    if name == "heterogeneous":
+        what = f"{plural(ensemble.n_partitions, 'partition')} ({made_by})"
+    else:
+        what = plural(ensemble.n_partitions, f"{name} partition")
+        if made_by and set(ensemble.provenance) != {name}:
+            what += f" ({made_by})"
+    text = f"{what} (K_i {kis.min()}..{kis.max()}), seed {args.seed}, {took:.3f} s"
+    if getattr(args, "save_ensemble", None):
+        provenance = ensemble.provenance or (name,) * ensemble.n_partitions
+        write_ensemble(args.save_ensemble, ensemble, provenance)
     return ensemble, text
 
 
@@ -111,7 +169,8 @@ def scale_warning(X, ratio=_SCALE_RATIO):
 
 def _check_outputs(args):
     """Refuse unwritable --out/--plot paths before the work, not after it."""
-    for option, path in (("--out", getattr(args, "out", None)), ("--plot", getattr(args, "plot", None))):
+    for option, path in (("--out", getattr(args, "out", None)), ("--plot", getattr(args, "plot", None)),
+                         ("--save-ensemble", getattr(args, "save_ensemble", None))):
         if not path:
             continue
         folder = os.path.dirname(os.path.abspath(path))
@@ -121,6 +180,8 @@ def _check_outputs(args):
             raise UserError(f"{option} {path}: is a directory; give a file name.")
     if getattr(args, "out", None):
         _out_format(args.out)
+    if getattr(args, "save_ensemble", None):
+        ensemble_format(args.save_ensemble)
     if getattr(args, "plot", None):
         _plotting()  # matplotlib missing: say so before the work
         from matplotlib.backend_bases import FigureCanvasBase
@@ -172,8 +233,14 @@ def run(args, out=None):
     if not args.standardize and (text := scale_warning(X)):
         _warn(text, notices)
     ensemble, ens_text = _generator_call(args, X, k)
-    context = {"data": data.summary(), "ensemble": ens_text, "n_clusters": k, "warnings": notices,
-               "summary": f"{data.summary()}\nensemble: {ens_text}; consensus K = {k}"}
+    if args.save_ensemble and args.format == "table":
+        notices_text = f"; written to {args.save_ensemble}"
+    else:
+        notices_text = ""
+    context = {"data": data.summary(), "ensemble": ens_text + notices_text, "n_clusters": k, "warnings": notices,
+               "summary": f"{data.summary()}\nensemble: {ens_text}{notices_text}; consensus K = {k}"}
+    if ensemble.provenance is not None:
+        context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
         rows = _run_jobs(jobs, ensemble, k, X, data.y, args, strict=True)
         _print_single(rows[0], data.y, args.format, context, out, ensemble)
@@ -203,8 +270,9 @@ def fuse(args, out=None):
     _check_outputs(args)
     kis = ensemble.n_clusters
     missing = int((ensemble.labels < 0).sum())
-    ens_text = (f"{plural(ensemble.n_partitions, 'partition')} (K_i {kis.min()}..{kis.max()}), "
-                f"{plural(missing, 'missing label')}")
+    made_by = provenance_text(ensemble, repeated_only=True)
+    ens_text = (f"{plural(ensemble.n_partitions, 'partition')}{f' ({made_by})' if made_by else ''} "
+                f"(K_i {kis.min()}..{kis.max()}), {plural(missing, 'missing label')}")
     unlabelled = np.flatnonzero((ensemble.labels < 0).all(axis=1)) + 1
     if unlabelled.size:
         # such an object keeps its row (and its line in --out); its consensus label is a guess
@@ -219,6 +287,8 @@ def fuse(args, out=None):
               f"that each column of the file is a partition (--header, --missing).", notices)
     context = {"data": f"{what}: {plural(n, 'object')}", "ensemble": ens_text, "n_clusters": k, "warnings": notices,
                "summary": f"{what}: {plural(n, 'object')}, {ens_text}; consensus K = {shown_k}"}
+    if ensemble.provenance is not None:
+        context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
         rows = _run_jobs(jobs, ensemble, k, None, None, args, strict=True)
         _print_single(rows[0], None, args.format, context, out, ensemble)

@@ -24,6 +24,9 @@ examples:
   cclust run data.csv --labels-column class    CSV with the true classes in column 'class'
   cclust run wine --standardize --utilities    KCC under the ten utilities of Wu et al. 2015
   cclust run iris --method kcc --method-param utility=uc --method-param n_init=20
+  cclust run iris --generator kmeans:50,hierarchical:25,gmm:25 --generator-param hierarchical:linkage=ward
+                                               a heterogeneous ensemble (the summary counts each generator)
+  cclust run iris --generator pam --generator-param p_item=0.8 --save-ensemble parts.csv
 
 DATA: a bundled dataset (iris, wine), a CSV (.csv/.tsv/.txt, numeric feature columns, header row
 detected), an .npy file with X, or an .npz file with X and optionally y. Files are never unpickled.
@@ -40,7 +43,9 @@ the method's own criterion, which is not comparable across methods.
 _EPILOG_FUSE = """\
 The file holds one column per partition (CSV with or without a header; labels may be numbers or
 words; an empty cell, or the --missing value, marks an object missing from that partition), or an
-.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'. Every data row is
+.npy array (n_samples, n_partitions), or an .npz archive with an array 'labels'. A header row names
+the partitions; names that repeat (as `cclust run --save-ensemble` writes them: kmeans, kmeans, gmm,
+...) are counted in the summary as what made them. Every data row is
 one object: a row of empty cells (`,`, or an empty line between rows) is an object missing from
 every partition; empty lines after the last row are not rows.
 output: one row per method. K = clusters in the method's consensus; agreement = average NMI of
@@ -55,11 +60,24 @@ examples:
 
 def _add_generation_options(p, *, partitions, what):
     """The options of commands that generate the basic partitions themselves (run, select-k)."""
-    p.add_argument("--generator", default="kmeans", metavar="G", help="basic-partition generator (default kmeans)")
-    p.add_argument("--partitions", type=_positive_int, default=partitions, metavar="R",
+    p.add_argument("--generator", default="kmeans", metavar="G",
+                   help="basic-partition generator (default kmeans); for a heterogeneous ensemble, several with "
+                        "counts, G:R,G:R (kmeans:50,hierarchical:25,gmm:25), or without counts (they share "
+                        "--partitions)")
+    p.add_argument("--partitions", type=_positive_int, default=partitions, metavar="R", action=_Given,
                    help=f"{what} (default {partitions})")
-    p.add_argument("--generator-param", action="append", metavar="KEY=VALUE", help="parameter for the generator")
+    p.set_defaults(partitions_given=False)
+    p.add_argument("--generator-param", action="append", metavar="KEY=VALUE",
+                   help="parameter for the generator (G:KEY=VALUE for one of several)")
     p.add_argument("--seed", type=_seed, default=0, metavar="S", help="random seed (default 0)")
+
+
+class _Given(argparse.Action):
+    """Store the value and remember that the option was given (``partitions_given``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
 
 
 def _add_common_output(p, comparison=True, labels=True):
@@ -148,6 +166,10 @@ def build_parser():
                    help="clusters in the consensus (default: the number of true classes)")
     _add_generation_options(p, partitions=100, what="basic partitions")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
+    p.add_argument("--save-ensemble", metavar="FILE",
+                   help="also write the basic partitions: .csv/.tsv (a header row naming what made each "
+                        "partition, then one line per object, -1 = missing) or .npz (labels, provenance); "
+                        "`cclust fuse FILE` reads them back")
     p.add_argument("--utilities", action="store_true",
                    help="compare KCC under every utility (Uc, UH, Ucos, UL5, UL8 and normalised forms); "
                         "KCC++ starts by default, --method-param init=random for Wu et al.'s random objects")

@@ -485,7 +485,9 @@ def load_ensemble(path, header="auto", missing="-1"):
         for j in range(len(rows[0])):
             name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
             columns.append(_encode_partition([row[j] for row in body], missing, name))
-        return Ensemble(np.column_stack(columns)), f"{path}"
+        # the header names what made each partition (cclust run --save-ensemble writes it so)
+        provenance = [cell.strip() for cell in names] if names else None
+        return Ensemble(np.column_stack(columns), provenance=provenance), f"{path}"
     if suffix not in (".npy", ".npz"):
         if not os.path.exists(path):
             raise UserError(f"{path}: no such file.")
@@ -500,10 +502,11 @@ def load_ensemble(path, header="auto", missing="-1"):
                 raise UserError(f"{path}: the .npz archive needs an array named 'labels' (it has {files}).")
             try:
                 array = loaded[key]
+                provenance = _npz_provenance(loaded, path) if key == "labels" else None
             except ValueError as exc:
                 raise UserError(f"{path}: cannot read it ({exc}); cclust never unpickles user files.") from None
     else:
-        array, key = loaded, None
+        array, key, provenance = loaded, None, None
     # name the array the labels came from: an archive's only array may be called anything
     what = f"{path}: array {key!r}" if key not in (None, "labels") else path
     if array.ndim >= 1:
@@ -522,7 +525,7 @@ def load_ensemble(path, header="auto", missing="-1"):
         marker = parse_value(missing) if missing != "" else None
         marker = marker if isinstance(marker, (int, float)) and not isinstance(marker, bool) else None
         try:
-            return Ensemble(array, missing=marker), path
+            return Ensemble(array, missing=marker, provenance=provenance), path
         except ValidationError as exc:
             raise UserError(f"{what}: {exc}") from None
     if array.dtype.kind in "US":
@@ -533,5 +536,16 @@ def load_ensemble(path, header="auto", missing="-1"):
             raise UserError(f"{what}: labels must be 2-D (n_samples, n_partitions), got shape {array.shape}.")
         columns = [_encode_partition(list(array[:, j]), missing, f"{what}: partition {j}")
                    for j in range(array.shape[1])]
-        return Ensemble(np.column_stack(columns)), path
+        return Ensemble(np.column_stack(columns), provenance=provenance), path
     raise UserError(f"{what}: labels must be numbers or strings, got dtype {array.dtype}.")
+
+
+def _npz_provenance(archive, path):
+    """The archive's ``provenance`` (text, one entry per partition), or None if it has none."""
+    if "provenance" not in archive.files:
+        return None
+    values = archive["provenance"]
+    if values.dtype.kind not in "US" or values.ndim != 1:
+        raise UserError(f"{path}: the array 'provenance' must be 1-D text naming what made each partition, got "
+                        f"dtype {values.dtype} and shape {values.shape}.")
+    return [str(v) for v in values]

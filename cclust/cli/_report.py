@@ -384,6 +384,67 @@ def write_labels(path, rows):
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 
 
+def provenance_counts(ensemble):
+    """{what made the partitions: how many}, in order of first appearance; {} without provenance."""
+    counts = {}
+    for name in ensemble.provenance or ():
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def provenance_text(ensemble, *, repeated_only=False, most=8):
+    """``"50 kmeans, 25 hierarchical-ward, 25 gmm"``: what made the partitions, or "".
+
+    ``repeated_only``: "" unless some name covers several partitions (a file whose header names
+    every partition differently says nothing a count would add).
+    """
+    counts = provenance_counts(ensemble)
+    if not counts or (repeated_only and len(counts) == ensemble.n_partitions):
+        return ""
+    parts = [f"{count} {name}" for name, count in counts.items()]
+    if len(parts) > most:
+        parts = parts[:most] + [f"{len(parts) - most} more"]
+    return ", ".join(parts)
+
+
+#: what --save-ensemble writes, by the file's extension
+_ENSEMBLE_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".npz": "NumPy archive"}
+
+
+def ensemble_format(path):
+    """The extension of a --save-ensemble path, refused up front unless cclust writes it."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in _ENSEMBLE_FORMATS:
+        allowed = ", ".join(f"{ext} ({what})" for ext, what in _ENSEMBLE_FORMATS.items())
+        raise UserError(f"--save-ensemble {path}: the extension names the format to write, one of {allowed}; "
+                        f"got {repr(suffix) if suffix else 'no extension'}.")
+    return suffix
+
+
+def write_ensemble(path, ensemble, provenance):
+    """Write the basic partitions so that ``cclust fuse`` reads them back, provenance included.
+
+    ``.csv``/``.tsv``: a header row naming what made each partition (``kmeans``, ``gmm``, ...;
+    names repeat), then one line per object, -1 for an object missing from a partition.
+    ``.npz``: arrays ``labels`` (int32, n_samples x n_partitions) and ``provenance`` (text).
+    Written under a temporary name and renamed when complete.
+    """
+    suffix = ensemble_format(path)
+    try:
+        if suffix == ".npz":
+            with _replacing(path, binary=True) as handle:
+                np.savez(handle, labels=np.asarray(ensemble.labels), provenance=np.array(provenance, dtype=str))
+        else:
+            with _replacing(path) as handle:
+                writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
+                writer.writerow(provenance)
+                labels = ensemble.labels
+                for start in range(0, labels.shape[0], 65536):
+                    writer.writerows(labels[start:start + 65536].tolist())
+    except OSError as exc:
+        raise UserError(f"--save-ensemble {path}: cannot write it ({exc.strerror or exc}).") from None
+
+
 def _plotting():
     try:
         import matplotlib  # noqa: F401
