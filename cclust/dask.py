@@ -156,7 +156,8 @@ _kernel = _engine._kernel
 def _rows_args(block, params):
     """The compiled kernels' leading "rows" arguments for a label block (no dense block)."""
     offsets, weights, family, p = params
-    return (np.empty((block.shape[0], 0)), 0.0, block, offsets, weights, family, p)
+    return (np.empty((block.shape[0], 0)), 0.0, block, _aligned(offsets, np.int64),
+            _aligned(weights, np.float64), family, p)
 
 
 def _fold(parts):

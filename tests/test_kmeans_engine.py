@@ -477,3 +477,11 @@ def test_candidate_costs_and_draw_over_blocks_are_kmeanspp(n_trials, rng):
         seeds.append(candidates[win])
         closest = [o[0][win] for o in outs]
     assert seeds == want.tolist()
+
+
+def test_centres_from_tally_refuses_bad_offsets():
+    counts = np.ones((3, 5), dtype=np.int64)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        km.centres_from_tally(np.array([0, 10, 5], dtype=np.int64), counts)
+    with pytest.raises(ValueError, match="offsets\\[0\\]"):
+        km.centres_from_tally(np.array([1, 3, 5], dtype=np.int64), counts)

@@ -939,6 +939,13 @@ void centres_from_tally(const int64_t* offsets, int64_t r, int32_t n_clusters,
     if (r < 0) fail("r must be >= 0, got " + str(r));
     if (n_clusters < 1) fail("n_clusters must be >= 1, got " + str(int64_t{n_clusters}));
     if (offsets == nullptr) fail("offsets is null");
+    if (offsets[0] != 0) fail("offsets[0] must be 0, got " + str(offsets[0]));
+    for (int64_t i = 0; i < r; ++i) {
+        if (offsets[i + 1] < offsets[i]) {
+            fail("offsets must be non-decreasing; offsets[" + str(i + 1) + "] = " +
+                 str(offsets[i + 1]) + " < offsets[" + str(i) + "] = " + str(offsets[i]));
+        }
+    }
     if (r == 0 || offsets[r] == 0) return;
     if (counts == nullptr || cat_centers == nullptr) fail("counts or cat_centers is null");
     categorical_centres(offsets, r, n_clusters, counts, offsets, offsets[r], cat_centers);
