@@ -48,6 +48,7 @@ QUADRATIC = {
     "addremadd": None,
     "ls-agglomerative": None,
     "ccpivot": None,
+    "ecpcs-hc": None,
 }
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
