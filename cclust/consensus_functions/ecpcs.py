@@ -168,7 +168,9 @@ def propagate_cluster_similarity(similarity, t=DEFAULT_T):
     scale = np.where(isolated, 0.0, 1.0 / np.sqrt(np.where(isolated, 1.0, d)))
     S *= scale[:, None]
     S *= scale[None, :]                        # A = D^-1/2 S D^-1/2, symmetric
-    lam, U = scipy.linalg.eigh(S, overwrite_a=True, check_finite=False)
+    # Divide and conquer: the MRRR driver (SciPy's default, 'evr') fails with "Internal Error"
+    # on the highly repeated eigenvalues of ensembles whose partitions agree.
+    lam, U = scipy.linalg.eigh(S, overwrite_a=True, check_finite=False, driver="evd")
     del S
     Q = U.T @ (d[:, None] * U)                 # U^T D U
     Q *= _geometric_sums(np.multiply.outer(lam, lam), t)
@@ -471,8 +473,8 @@ def ncut_meta_clusters(similarity, n_parts, *, random_state=None):
     scale = 1.0 / np.sqrt(d + np.finfo(float).eps)
     W *= scale[:, None]
     W *= scale[None, :]
-    _, vectors = scipy.linalg.eigh(W, subset_by_index=[n - k, n - 1], overwrite_a=True, check_finite=False)
-    vectors = vectors[:, ::-1] * scale[:, None]
+    _, vectors = scipy.linalg.eigh(W, overwrite_a=True, check_finite=False, driver="evd")  # see propagate
+    vectors = vectors[:, n - k:][:, ::-1] * scale[:, None]
     vectors *= np.sqrt(n) / np.linalg.norm(vectors, axis=0)
     first = np.sign(vectors[0])
     vectors *= np.where(first != 0, -first, 1.0)
