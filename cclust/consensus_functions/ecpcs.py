@@ -5,7 +5,7 @@ Both methods share the cluster level (Huang et al. 2021, sec. IV):
 
 1. the cluster similarity graph: the base clusters C_1..C_Nc of all partitions are the
    vertices, ``e_ij = Jaccard(C_i, C_j) = |C_i & C_j| / |C_i | C_j|`` the edge weights
-   (eq. 1-3; :func:`cclust.graph.meta_graph`, the meta-graph MCLA cuts);
+   (eq. 1-3; the meta-graph MCLA cuts, :func:`cclust.graph.meta_graph`);
 2. the random walk: ``p_ij = e_ij / sum_{k != i} e_ik`` for i != j, ``p_ii = 0`` (eq. 4), and
    its t-step transitions ``P^(s) = P^s`` (eq. 5);
 3. the propagated cluster-wise similarity: the cosine of the trajectories
@@ -36,17 +36,11 @@ every other partition) has a zero trajectory; its similarities are 0, as in the 
   meta-cluster holding the largest fraction of its clusters (eq. 25-26). Linear in n.
 """
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
 
 from cclust.base import declare
 from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
-from cclust.graph import (
-    _participation,
-    identical_label_rows,
-    meta_graph,
-)
+from cclust.graph import _participation, identical_label_rows
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, check_random_state, require_memory
 
@@ -66,6 +60,8 @@ EXTRAS_MAX_OBJECTS = 1000
 NCUT_VALUE_MIN = 1e-6
 NCUT_OFFSET = 0.5
 NCUT_MAX_ROTATIONS = 20
+#: Up to this many clusters the Ncut eigenvectors come from a dense decomposition.
+DENSE_EIGEN_MAX = 1000
 
 _DECIMALS = 12
 _HC_ALTERNATIVE = ("use ecpcs-mc, which works on the clusters and is linear in n, or a linear method "
@@ -117,16 +113,50 @@ def jaccard_matrix(E, max_bytes=None):
     """Dense Jaccard similarity of the clusters of the canonical ensemble E (Huang et al. 2021, eq. 1-3).
 
     Rows and columns follow E's one-hot columns (partition offsets + label); the diagonal is 1.
+    The intersections ``|C_i & C_j|`` are the contingency tables of each partition against all
+    (r compiled passes over the labels, missing labels skipped), not the sparse product
+    ``B^T B`` of the one-hot (about 9x slower at n = 100,000, r = 100).
     """
     n_c = int(E.offsets[-1])
     require_memory(_cluster_bytes(n_c), f"the cluster-wise similarity propagation of {n_c} clusters",
                    _CLUSTER_ALTERNATIVE, max_bytes)
-    ensemble = E.ensemble
-    order, S = meta_graph(ensemble)
-    rank = np.empty(n_c, dtype=np.int64)
-    rank[order] = np.arange(n_c)
-    dense = S.toarray()
-    return dense[np.ix_(rank, rank)]
+    inter = np.empty((n_c, n_c))
+    for j in range(E.n_partitions):
+        inter[E.offsets[j]:E.offsets[j + 1]] = E.contingency(E.labels[:, j], int(E.n_clusters[j]))
+    size = np.diag(inter).copy()
+    union = size[:, None] + size[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def _symmetric_eigh(A):
+    """All eigenpairs of a symmetric matrix by divide and conquer (LAPACK syevd, NumPy's eigh).
+
+    SciPy's default MRRR driver ('evr') fails with "Internal Error" on the highly repeated
+    eigenvalues of ensembles whose partitions agree; syevd does not, and NumPy's build of it
+    was 3-5x faster than SciPy's here (Nc = 1,509).
+    """
+    return np.linalg.eigh(A)
+
+
+def _leading_eigenvectors(W, k):
+    """The k eigenvectors of the symmetric W with the largest eigenvalues, largest first.
+
+    As the authors' Ncut: Lanczos (ARPACK) from the all-ones start vector with
+    ``max(35, 2k)`` Lanczos vectors, tolerance 1e-8 and 300 restarts, for more than
+    :data:`DENSE_EIGEN_MAX` vertices; a dense decomposition below that, or if ARPACK fails.
+    """
+    n = W.shape[0]
+    if n > DENSE_EIGEN_MAX and k < n - 1:
+        from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
+
+        try:
+            values, vectors = eigsh(W, k=k, which="LA", v0=np.ones(n), ncv=min(n - 1, max(35, 2 * k)), tol=1e-8,
+                                    maxiter=300)
+            return vectors[:, np.argsort(-values, kind="stable")]
+        except (ArpackNoConvergence, ArpackError):
+            pass
+    _, vectors = _symmetric_eigh(W)
+    return vectors[:, n - k:][:, ::-1]
 
 
 def _geometric_sums(q, t):
@@ -168,9 +198,7 @@ def propagate_cluster_similarity(similarity, t=DEFAULT_T):
     scale = np.where(isolated, 0.0, 1.0 / np.sqrt(np.where(isolated, 1.0, d)))
     S *= scale[:, None]
     S *= scale[None, :]                        # A = D^-1/2 S D^-1/2, symmetric
-    # Divide and conquer: the MRRR driver (SciPy's default, 'evr') fails with "Internal Error"
-    # on the highly repeated eigenvalues of ensembles whose partitions agree.
-    lam, U = scipy.linalg.eigh(S, overwrite_a=True, check_finite=False, driver="evd")
+    lam, U = _symmetric_eigh(S)
     del S
     Q = U.T @ (d[:, None] * U)                 # U^T D U
     Q *= _geometric_sums(np.multiply.outer(lam, lam), t)
@@ -473,8 +501,8 @@ def ncut_meta_clusters(similarity, n_parts, *, random_state=None):
     scale = 1.0 / np.sqrt(d + np.finfo(float).eps)
     W *= scale[:, None]
     W *= scale[None, :]
-    _, vectors = scipy.linalg.eigh(W, overwrite_a=True, check_finite=False, driver="evd")  # see propagate
-    vectors = vectors[:, n - k:][:, ::-1] * scale[:, None]
+    vectors = _leading_eigenvectors(W, k)
+    vectors = vectors * scale[:, None]
     vectors *= np.sqrt(n) / np.linalg.norm(vectors, axis=0)
     first = np.sign(vectors[0])
     vectors *= np.where(first != 0, -first, 1.0)
