@@ -95,7 +95,8 @@ def _prepare(ensemble, n_clusters, weights):
         unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
         if unlabelled.size:
             raise ValidationError(
-                f"ensemble: {unlabelled.size} object(s) are missing from every partition (all labels -1; "
+                f"ensemble: {unlabelled.size} object(s) are missing from every partition (missing labels, -1, "
+                f"everywhere; "
                 f"first: {unlabelled[:5].tolist()}); ECPCS places an object through the clusters that "
                 "contain it, so drop those objects first (ensemble.take(objects=...)).")
     return original, E, columns, check_n_clusters(n_clusters, E)
