@@ -28,6 +28,11 @@ BUILTINS = (
      "WOHB: METIS cut of the object-cluster graph of weighted-centre memberships (Ren et al. 2017, eq. 12)"),
     ("wokmeans", "consensus", "cclust.consensus_functions.woec:wokmeans",
      "WOKmeans: k-means with object-weighted centres, weights from the ensemble (Ren et al. 2017, Algorithm 4)"),
+    # -- propagated cluster-wise similarities --
+    ("ecpcs-hc", "consensus", "cclust.consensus_functions.ecpcs:ecpcs_hc",
+     "ECPCS-HC: average linkage of the co-association enhanced by random-walk cluster similarities (Huang et al. 2021)"),
+    ("ecpcs-mc", "consensus", "cclust.consensus_functions.ecpcs:ecpcs_mc",
+     "ECPCS-MC: Ncut meta-clusters of random-walk propagated cluster similarities, majority vote (Huang et al. 2021)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),

@@ -48,7 +48,13 @@ QUADRATIC = {
     "addremadd": None,
     "ls-agglomerative": None,
     "ccpivot": None,
+    "ecpcs-hc": None,
 }
+#: Quadratic methods that work on microclusters (objects with identical label rows merged): their
+#: n x n structure is m x m for m distinct label rows, which on the clean blobs here may fit the
+#: budget (then the call must run); on the ensemble with missing labels every row differs and they
+#: must refuse, as the others do.
+MICROCLUSTERS = {"ecpcs-hc"}
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
 QUADRATIC_WITH_MISSING = {"ipc"}
@@ -107,6 +113,12 @@ def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypa
     X, complete, with_missing = data
     ensemble = complete if labels == "complete" else with_missing
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(BUDGET))
+    if name in MICROCLUSTERS and labels == "complete":
+        try:
+            assert _call(name, ensemble, X).labels.shape == (N_SAMPLES,)
+        except MemoryBudgetError as exc:
+            _check_refusal(exc, BUDGET)
+        return
     if not refuses:
         if name in N_SUM_K:   # may need more than the budget here: then it must refuse in the same words
             try:
