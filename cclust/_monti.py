@@ -24,9 +24,12 @@ GRID = np.arange(101, dtype=np.float64) / 100.0
 
 #: Elements of the n x n counts read at once in the row-block passes (bounds the temporaries).
 _BLOCK_ELEMENTS = 2**20
-#: Bytes of those temporaries: about six float64/int64 arrays of _BLOCK_ELEMENTS (measured with
-#: the rest of the dense estimate in tests/test_memory_guards.py).
-_BLOCK_BYTES = 6 * 8 * _BLOCK_ELEMENTS
+
+
+def _block_bytes(n):
+    """Bytes of those temporaries: about six float64/int64 arrays of a block (measured with the
+    rest of the dense estimate in tests/test_memory_guards.py)."""
+    return 6 * 8 * min(n * n, _BLOCK_ELEMENTS + n)
 #: Landmark objects of the sparse route and random pairs its CDF is estimated from.
 LANDMARKS = 2000
 PAIRS = 1_000_000
@@ -132,16 +135,22 @@ def dense_bytes(n, n_resamples, k_values, keep_matrices):
     pairs = n * (n - 1) // 2
     k_max = int(max(k_values))
     per_k = max(4 * n * n + 8 * pairs, 16 * pairs) + 4 * n * n_resamples * k_max
-    return (4 * n * n + per_k + 4 * n * n_resamples * (len(k_values) + 1) + _BLOCK_BYTES
+    return (4 * n * n + per_k + 4 * n * n_resamples * (len(k_values) + 1) + _block_bytes(n)
             + (8 * n * n * len(k_values) if keep_matrices else 0))
 
 
-def sparse_bytes(n, n_resamples, k_values, landmarks=LANDMARKS, pairs=PAIRS):
+def n_pairs(n):
+    """Random pairs the sparse route's CDF is estimated from (at most one per pair's count)."""
+    return min(PAIRS, n * (n - 1) // 2)
+
+
+def sparse_bytes(n, n_resamples, k_values, landmarks=LANDMARKS):
     """Peak bytes of the sparse route: label matrices, the landmarks' dense route, the sampled
-    pairs and one block of the landmark item consensus."""
+    pairs (two int64 indices, their values and a sorted copy) and one block of the landmark item
+    consensus."""
     m = min(n, landmarks)
     return (4 * n * n_resamples * (len(k_values) + 2) + dense_bytes(m, n_resamples, k_values, False)
-            + pairs * (8 * 3 + n_resamples * 2) + 4 * n * n_resamples * int(max(k_values)) + _BLOCK_BYTES)
+            + n_pairs(n) * 32 + 4 * m * n_resamples * int(max(k_values)) + 2 * _block_bytes(n))
 
 
 def _one_hot(L, k):

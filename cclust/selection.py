@@ -379,10 +379,9 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
         ensemble = None
         X, _ = validate_X(data, "data")
         n = X.shape[0]
-        if not monti:
-            generator = check_name(generator, "generator")
-            get(generator, kind="generator")  # fail early on an unknown name
-            n_partitions = check_int(n_partitions, "n_partitions", low=1)
+        generator = check_name(generator, "generator")
+        get(generator, kind="generator")  # fail early on an unknown name
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
     k_values = _check_k_range(k_range, n)
     n_resamples = (100 if monti else 50) if n_resamples is None else n_resamples
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
@@ -439,8 +438,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
         else:
             landmarks = np.sort(pick.choice(n, size=min(n, _monti.LANDMARKS), replace=False))
             sampled = _monti.sampled_counts(runs[ks[0]][landmarks])
-            a = pick.integers(0, n, size=_monti.PAIRS)
-            b = (a + pick.integers(1, n, size=_monti.PAIRS)) % n       # uniform over the other objects
+            a = pick.integers(0, n, size=_monti.n_pairs(n))
+            b = (a + pick.integers(1, n, size=a.shape[0])) % n       # uniform over the other objects
             pairs = (a, b)
         cdf = np.empty((len(ks), _monti.GRID.shape[0]))
         pac = np.empty(len(ks))
