@@ -299,7 +299,9 @@ def test_memory_budget_refuses_before_allocating(monkeypatch):
     # past the dense budget, "auto" takes the sparse route (when that one fits)
     import cclust._monti
 
-    monkeypatch.setattr(cclust._monti, "dense_bytes", lambda *args: 10**12)
+    dense = cclust._monti.dense_bytes
+    monkeypatch.setattr(cclust._monti, "dense_bytes", lambda n, *args: 10**12 if n == 30 else dense(n, *args))
+    monkeypatch.setattr(cclust._monti, "LANDMARKS", 20)
     assert select_k(X, [2, 3], n_resamples=2, random_state=0).route == "sparse"
     monkeypatch.undo()
     with pytest.raises(MemoryBudgetError, match="select_k's consensus matrices"):
