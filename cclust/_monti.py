@@ -144,11 +144,11 @@ def n_pairs(n):
     return min(PAIRS, n * (n - 1) // 2)
 
 
-def sparse_bytes(n, n_resamples, k_values, landmarks=LANDMARKS):
+def sparse_bytes(n, n_resamples, k_values):
     """Peak bytes of the sparse route: label matrices, the landmarks' dense route, the sampled
     pairs (two int64 indices, their values and a sorted copy) and one block of the landmark item
     consensus."""
-    m = min(n, landmarks)
+    m = min(n, LANDMARKS)
     return (4 * n * n_resamples * (len(k_values) + 2) + dense_bytes(m, n_resamples, k_values, False)
             + n_pairs(n) * 32 + 4 * m * n_resamples * int(max(k_values)) + 2 * _block_bytes(n))
 
