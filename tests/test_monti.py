@@ -219,3 +219,41 @@ def test_ensemble_needs_a_consensus_method():
     E = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0)
     with pytest.raises(ValidationError, match="method='monti' clusters the objects' features, but data is an Ensemble"):
         select_k(E, [2, 3])
+
+
+def test_plots_render(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_consensus_heatmap, plot_tracking
+
+    X, _ = blobs(n_per=15)
+    res = select_k(X, [2, 3, 4], n_resamples=10, random_state=0, keep_matrices=True)
+    fig = plot_consensus_heatmap(res, max_objects=30)
+    assert "subsample of 30" in fig.axes[2].get_title()
+    fig.savefig(tmp_path / "heatmap.png", dpi=50)
+    ax = plot_tracking(res)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["2", "3", "4"]
+    ax.figure.savefig(tmp_path / "tracking.png", dpi=50)
+    with pytest.raises(ValidationError, match="keep_matrices=True"):
+        plot_consensus_heatmap(select_k(X, [2, 3], n_resamples=3, random_state=0))
+    with pytest.raises(ValidationError, match=r"k must be one of the K tried \[2, 3, 4\], got 7"):
+        plot_consensus_heatmap(res, 7)
+
+
+def test_cli_json_and_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import json
+
+    from cclust.cli import main
+
+    assert main(["select-k", "iris", "--k-range", "2", "4", "--resamples", "20", "--format", "json",
+                 "--plot", str(tmp_path / "k.png")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["method"] == "monti" and record["inner"] == "kmeans" and record["n_resamples"] == 20
+    rows = [r for r in record["cluster_consensus"] if r["k"] == record["best_k"]]
+    assert len(rows) == record["best_k"] and all(0 <= r["cluster_consensus"] <= 1 for r in rows)
+    assert len(record["item_consensus"]) == 150 * (2 + 3 + 4)
+    assert {p.name for p in tmp_path.iterdir()} == {"k.png", "k-heatmap.png", "k-tracking.png"}
+    assert main(["select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--inner", "hierarchical"]) == 0
+    assert "monti (hierarchical)" in capsys.readouterr().out
+    assert main(["select-k", "iris", "--k-range", "2", "3", "--method-param", "utility=uh"]) != 0
+    assert "--method-param applies to a consensus method" in capsys.readouterr().err
