@@ -568,14 +568,6 @@ def delta_area(area):
     return out
 
 
-def _clusters(labels, idx):
-    """The objects (as indices into the full data) of each cluster of a run on ``idx``."""
-    labels = np.asarray(labels)
-    order = np.argsort(labels, kind="stable")
-    bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    return [idx[part] for part in np.split(order, bounds)]
-
-
 def _check_k_range(k_range, n):
     if isinstance(k_range, (str, bytes)) or not isinstance(k_range, Iterable):
         raise ValidationError(f"k_range must be an iterable of ints such as range(2, 9), got {k_range!r}.")
