@@ -28,6 +28,7 @@ SETS = ["iris", "wine", "glass", "ecoli", "breast", "yeast", "segment", "spambas
 
 R_SCRIPT = r"""
 suppressMessages(library(ConsensusClusterPlus))
+pdf(NULL)  # CCP draws its CDF even with plot = NULL: to no file
 args <- commandArgs(trailingOnly = TRUE)
 d <- t(as.matrix(read.csv(args[1], header = FALSE)))
 t0 <- proc.time()[["elapsed"]]
@@ -58,7 +59,7 @@ def zscore(X):
 
 
 def run(cmd):
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
