@@ -106,6 +106,7 @@ def main():
         diff = max(abs(a - b) for a, b in zip(ccp_runs[0]["pac"], ours[0]["pac"]))
         lines.append(f"| {name} ({n}) | {ccp_s:.2f} | {our_s:.2f} | {ccp_s / our_s:.1f}x | {ccp_k} ({gap:.3f}) | "
                      f"{our_k} | {diff:.3f} |")
+        print(lines[-1], file=sys.stderr, flush=True)
     for name in args.large:
         X = zscore(np.load(os.path.join(args.data, "large", f"{name}.npz"))["X"])
         path = os.path.join(tmp, f"{name}.csv")
