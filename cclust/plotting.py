@@ -5,6 +5,9 @@
 * :func:`plot_consensus_cdf`, :func:`plot_delta_area`, :func:`plot_pac` and :func:`plot_select_k`
   — Monti et al.'s consensus CDF and delta-area curves and the PAC of Senbabaoglu et al. for the
   result of :func:`cclust.select_k`.
+* :func:`plot_consensus_heatmap` and :func:`plot_tracking` — Monti et al.'s consensus heatmap at
+  one K with its dendrogram and cluster colour bar, and ConsensusClusterPlus's tracking plot of
+  every object's cluster across K.
 * :func:`plot_confidence` — how sure the ensemble is of each object, on a 2-D embedding, with
   :func:`object_confidence` (the fraction of partitions agreeing with the consensus).
 * :func:`plot_method_comparison` — a bar chart of a score per consensus method.
@@ -31,11 +34,13 @@ __all__ = [
     "object_confidence",
     "plot_confidence",
     "plot_consensus_cdf",
+    "plot_consensus_heatmap",
     "plot_consensus_matrix",
     "plot_delta_area",
     "plot_method_comparison",
     "plot_pac",
     "plot_select_k",
+    "plot_tracking",
 ]
 
 _INSTALL_HINT = "pip install 'cclust[plot]'"
@@ -976,4 +981,171 @@ def plot_method_comparison(table, *, metric="ARI", ax=None):
     ax.set_xlabel(xlabel)
     ax.set_title(f"Methods by {key if key is not None else metric}")
     ax.grid(True, axis="x", alpha=0.3)
+    return ax
+
+
+# -- Monti et al.'s consensus heatmap and ConsensusClusterPlus's tracking plot ------------------
+def _result_k(result, k):
+    """(K, its labels) of a SelectKResult, K defaulting to ``result.best_k``."""
+    if not hasattr(result, "labels") or not hasattr(result, "k_values"):
+        raise ValidationError(f"result must be the SelectKResult returned by cclust.select_k, got {type(result).__name__}.")
+    k = result.best_k if k is None else k
+    if k not in result.labels:
+        raise ValidationError(f"k must be one of the K tried {sorted(result.labels)}, got {k!r}.")
+    return int(k), np.asarray(result.labels[k], dtype=np.int64)
+
+
+def plot_consensus_heatmap(result, k=None, *, cmap="Blues", max_objects=1000, random_state=0):
+    """Monti et al.'s consensus heatmap at one K: dendrogram, cluster colour bar and matrix.
+
+    The objects are ordered by the leaves of the average-linkage tree of ``1 - M`` (the tree
+    whose cut gives :func:`cclust.select_k`'s labels), drawn above the matrix, with a bar giving
+    each object's cluster; a stable K shows dark blocks on the diagonal, as in Monti et al.
+    (2003, fig. 2) and ConsensusClusterPlus (Wilkerson & Hayes 2010).
+
+    Parameters
+    ----------
+    result : SelectKResult
+        From ``select_k(..., keep_matrices=True)``.
+    k : int, default=None
+        The K to draw; None: ``result.best_k``.
+    cmap : str or matplotlib Colormap, default="Blues"
+    max_objects : int, default=1000
+        Above this many objects a stratified subsample (every cluster in proportion, each at
+        least once) is drawn and the title says so.
+    random_state : int, Generator or None, default=0
+        Seed of the subsample.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust import select_k
+    >>> from cclust.plotting import plot_consensus_heatmap
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(c, 0.3, (15, 2)) for c in (0, 3)])
+    >>> fig = plot_consensus_heatmap(select_k(X, [2, 3], n_resamples=10, keep_matrices=True, random_state=0))
+    >>> fig.axes[2].get_title()
+    'Consensus matrix at K = 2 (30 objects)'
+    """
+    from scipy.cluster.hierarchy import dendrogram, linkage
+    from scipy.spatial.distance import squareform
+
+    k, labels = _result_k(result, k)
+    matrices = getattr(result, "consensus_matrices", None)
+    if not matrices or k not in matrices or matrices[k] is None:
+        raise ValidationError("the heatmap needs the consensus matrices: call select_k(..., keep_matrices=True).")
+    max_objects = check_int(max_objects, "max_objects", low=2)
+    _, n, getter = _matrix_input(matrices[k])
+    codes, n_clusters, _ = _labels(labels, n)
+    idx = None
+    if n > max_objects:
+        idx = _stratified_sample(codes, n_clusters, max_objects, check_random_state(random_state))
+        codes = codes[idx]
+    A = getter(idx)
+    D = np.clip(1.0 - (A + A.T) / 2.0, 0.0, 1.0)
+    np.fill_diagonal(D, 0.0)
+    mpl = _matplotlib()
+    figure = mpl.figure.Figure(figsize=(5.6, 6.4), layout="constrained")
+    grid = figure.add_gridspec(3, 2, height_ratios=(1.2, 0.18, 4.2), width_ratios=(20, 1))
+    tree_ax = figure.add_subplot(grid[0, 0])
+    bar_ax = figure.add_subplot(grid[1, 0])
+    heat_ax = figure.add_subplot(grid[2, 0])
+    if A.shape[0] >= 2:
+        Z = linkage(squareform(D, checks=False), method="average")
+        order = dendrogram(Z, ax=tree_ax, no_labels=True, color_threshold=0, above_threshold_color="0.3")["leaves"]
+    else:
+        order = [0]
+    tree_ax.set_axis_off()
+    colours = _cluster_colors(n_clusters)
+    bar_ax.imshow(colours[codes[order]][None, :, :], aspect="auto", interpolation="nearest")
+    bar_ax.set_xticks([])
+    bar_ax.set_yticks([0], ["cluster"])
+    image = heat_ax.imshow(A[np.ix_(order, order)], cmap=_colormap(cmap), vmin=0.0, vmax=1.0,
+                           interpolation="nearest", aspect="auto")
+    heat_ax.set_xticks([])
+    heat_ax.set_yticks([])
+    heat_ax.set_xlabel("objects (consensus-tree order)")
+    title = f"Consensus matrix at K = {k} ({n} objects)"
+    if idx is not None:
+        title += f"\n(stratified subsample of {A.shape[0]})"
+    heat_ax.set_title(title)
+    figure.colorbar(image, cax=figure.add_subplot(grid[2, 1]), label="consensus")
+    handles = [mpl.patches.Patch(color=colours[c], label=str(c)) for c in range(min(n_clusters, _MAX_LEGEND_CLUSTERS))]
+    tree_ax.legend(handles=handles, title="cluster", loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
+                   title_fontsize=7, frameon=False)
+    return figure
+
+
+def plot_tracking(result, *, ax=None):
+    """ConsensusClusterPlus's tracking plot: every object's cluster at every K tried.
+
+    One row per K, one column per object; the colour is the object's cluster at that K. Objects
+    are sorted by their clusters at the smallest K, then the next, and so on, and each cluster
+    takes the colour of the cluster of the previous K it shares most objects with (a new colour
+    when that one is already taken), so a cluster that splits keeps its colour in its larger
+    part. Objects that change colour often between K are the unstable ones (Wilkerson & Hayes
+    2010).
+
+    Parameters
+    ----------
+    result : SelectKResult
+    ax : matplotlib Axes, default=None
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust import select_k
+    >>> from cclust.plotting import plot_tracking
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(c, 0.3, (15, 2)) for c in (0, 3)])
+    >>> ax = plot_tracking(select_k(X, [2, 3, 4], n_resamples=10, random_state=0))
+    >>> ax.get_ylabel()
+    'K'
+    """
+    if not hasattr(result, "labels") or not hasattr(result, "k_values"):
+        raise ValidationError(f"result must be the SelectKResult returned by cclust.select_k, got {type(result).__name__}.")
+    ks = [int(k) for k in np.asarray(result.k_values).tolist()]
+    rows = np.array([np.asarray(result.labels[k], dtype=np.int64) for k in ks])
+    order = np.lexsort(rows[::-1])
+    colour_of = []                     # per K: cluster -> colour index
+    next_colour = 0
+    for r, k in enumerate(ks):
+        mapping = {}
+        if r == 0:
+            for c in range(k):
+                mapping[c] = c
+            next_colour = k
+        else:
+            previous = rows[r - 1]
+            taken = set()
+            sizes = np.bincount(rows[r], minlength=k)
+            for c in np.argsort(-sizes, kind="stable"):
+                members = rows[r] == c
+                overlap = np.bincount(previous[members], minlength=int(previous.max()) + 1)
+                best = colour_of[-1].get(int(np.argmax(overlap))) if members.any() else None
+                if best is None or best in taken:
+                    best, next_colour = next_colour, next_colour + 1
+                taken.add(best)
+                mapping[int(c)] = best
+        colour_of.append(mapping)
+    colours = _cluster_colors(max(next_colour, 1))
+    image = np.empty((len(ks), rows.shape[1], 3))
+    for r in range(len(ks)):
+        lookup = np.array([colour_of[r].get(c, 0) for c in range(int(rows[r].max()) + 1)])
+        image[r] = colours[lookup[rows[r][order]]]
+    ax = _axes(ax, (6.4, 0.45 * len(ks) + 1.4))
+    ax.imshow(image, aspect="auto", interpolation="nearest")
+    ax.set_yticks(range(len(ks)), [str(k) for k in ks])
+    ax.set_ylabel("K")
+    ax.set_xticks([])
+    ax.set_xlabel(f"objects ({rows.shape[1]}, sorted by their clusters across K)")
+    ax.set_title("Tracking plot: each object's cluster at each K")
     return ax

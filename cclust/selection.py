@@ -1,12 +1,14 @@
 """Choosing the number of clusters: Monti et al.'s resampling consensus matrix, its CDF, the
-delta-area curve and PAC, next to each method's own consensus criterion.
+delta-area curve, PAC, and item and cluster consensus.
 
-For every K, the consensus method is run ``n_resamples`` times, each time on a random
-subsample of the objects, and the consensus matrix ``M_K(i, j)`` (Monti et al. 2003, eq. 2-3)
-counts how often i and j were put in the same cluster among the runs that sampled both. A
-stable K gives entries near 0 and 1; the empirical CDF of the entries, the area under it, the
-relative growth of that area (delta area) and the proportion of ambiguous entries (PAC,
-Senbabaoglu et al. 2014) summarise how far from 0/1 the entries are.
+For every K, ``n_resamples`` random subsamples of the objects are clustered at K (by one k-means
+or hierarchical clustering each, Monti et al.'s protocol as ConsensusClusterPlus runs it, or by
+a consensus function over generated partitions), and the consensus matrix ``M_K(i, j)`` (Monti
+et al. 2003, eq. 2-3) counts how often i and j were put in the same cluster among the resamples
+that drew both. A stable K gives entries near 0 and 1; the empirical CDF of the entries, the area
+under it, the relative growth of that area (delta area) and the proportion of ambiguous entries
+(PAC, Şenbabaoğlu et al. 2014) summarise how far from 0/1 the entries are. The passes live in
+:mod:`cclust._monti`.
 """
 import re
 from collections.abc import Iterable
@@ -33,10 +35,6 @@ __all__ = ["CRITERIA", "SelectKResult", "select_k"]
 #: The rules select_k can recommend K by.
 CRITERIA = ("pac", "delta_area", "objective")
 
-#: Points at which the CDF is reported and the area computed: 0, 0.01, ..., 1 (the 100 bins
-#: of ConsensusClusterPlus). ``k / 100`` rather than ``linspace`` so that 0.1, 0.9 ... are the
-#: same doubles as the literals.
-_GRID = np.arange(101, dtype=np.float64) / 100.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +70,26 @@ class SelectKResult:
     method : str
         The consensus method.
     consensus_matrices : dict or None
-        K -> (n, n) float64 consensus matrix (NaN for pairs never sampled together), when
-        ``keep_matrices=True``.
+        K -> consensus matrix, when ``keep_matrices=True``: (n, n) float64 (0 for pairs never
+        drawn together, 1 on the diagonal of objects ever drawn) on the dense route; the sparse
+        graph of each object's strongest entries (scipy CSR) on the sparse route.
     labels : dict
-        K -> int64 labels of the fit on all the data.
+        K -> int64 labels: the average-linkage clusters of the consensus matrix (default), or the
+        consensus method's fit on all the data (``labels_from="fit"``).
+    item_consensus : dict
+        K -> (n, K) float64: ``[i, c]`` is the mean consensus of object i with the members
+        (other than i) of cluster c of ``labels[K]`` (ConsensusClusterPlus's item consensus;
+        NaN where the cluster has no other member).
+    cluster_consensus : dict
+        K -> (K,) float64: the mean consensus over the pairs of members of each cluster of
+        ``labels[K]`` (NaN for a cluster of one).
+    inner : str or None
+        The Monti protocol's clusterer (``"kmeans"``, ``"hierarchical"``), None for a consensus
+        method.
+    route : str
+        ``"dense"`` (exact n x n matrices) or ``"sparse"`` (estimated; see :func:`select_k`).
+    n_resamples : int
+        Resamples per K.
     warnings : tuple of str
         What to be wary of; so far one case: ``best_k`` is the largest K tried, or the smallest
         when it is above 2, so the best K may lie outside the range (widen ``k_range``).
@@ -96,6 +110,11 @@ class SelectKResult:
     consensus_matrices: dict | None
     labels: dict
     warnings: tuple = ()
+    item_consensus: dict = None
+    cluster_consensus: dict = None
+    inner: str = None
+    route: str = "dense"
+    n_resamples: int = 0
 
     def as_table(self):
         """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready).
@@ -106,7 +125,7 @@ class SelectKResult:
         >>> from cclust.selection import select_k
         >>> rng = np.random.default_rng(0)
         >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
-        >>> table = select_k(X, [2, 3], n_partitions=5, n_resamples=5, random_state=0).as_table()
+        >>> table = select_k(X, [2, 3], n_resamples=5, random_state=0).as_table()
         >>> sorted(table), table["k"]
         (['area', 'delta_area', 'k', 'objective', 'pac'], [2, 3])
         """
@@ -123,8 +142,8 @@ class SelectKResult:
         def plain(value):
             if isinstance(value, np.ndarray):
                 return value.tolist()
-            if isinstance(value, dict):  # K -> array
-                return {int(k): v.tolist() for k, v in value.items()}
+            if isinstance(value, dict):  # K -> array (a sparse kNN graph is left out: too large)
+                return {int(k): v.tolist() for k, v in value.items() if isinstance(v, np.ndarray)}
             if isinstance(value, tuple):
                 return list(value)
             return value
@@ -140,15 +159,17 @@ class SelectKResult:
         >>> from cclust.selection import select_k
         >>> rng = np.random.default_rng(0)
         >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
-        >>> print(select_k(X, [2, 3], n_partitions=5, n_resamples=5, random_state=0).summary())
+        >>> print(select_k(X, [2, 3], n_resamples=5, random_state=0).summary())
         ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
-        select_k with kcc: ...
+        select_k with monti (kmeans), ...
           K    area  delta area     PAC  objective
           2  ...
           3  ...
         best K = 2 (pac): ...
         """
-        lines = [f"select_k with {self.method}: objective = {self.objective_name or 'n/a'}",
+        how = f"monti ({self.inner})" if self.method == "monti" else self.method
+        lines = [f"select_k with {how}, {self.n_resamples} resamples, {self.route} consensus matrix: "
+                 f"objective = {self.objective_name or 'n/a'}",
                  f"{'K':>3}  {'area':>6}  {'delta area':>10}  {'PAC':>6}  {'objective':>9}"]
         for i, k in enumerate(self.k_values.tolist()):
             mark = "  <-" if k == self.best_k else ""
@@ -163,76 +184,119 @@ class SelectKResult:
                 f"best_k={self.best_k}, criterion={self.criterion!r})")
 
 
-def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_partitions=50,
-             n_resamples=50, subsample=0.8, method_params=None, generator_params=None,
-             criterion="pac", pac_interval=(0.1, 0.9), random_state=None, n_jobs=None, verbose=0,
-             keep_matrices=False, max_bytes=None):
+def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", generator="kmeans",
+             n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
+             criterion="pac", pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto",
+             random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) and PAC.
 
-    For each K in ``k_range`` and each of ``n_resamples`` resamples, a random ``subsample``
-    fraction of the objects is drawn (without replacement); on it, ``n_partitions`` basic
-    partitions are generated with ``generator`` and fused at K with ``method`` (when ``data``
-    is an Ensemble, its rows are taken instead). The consensus matrix
+    By default this is Monti et al.'s protocol as ConsensusClusterPlus runs it (Wilkerson &
+    Hayes 2010): ``n_resamples`` times, a random ``subsample`` fraction of the objects is drawn
+    (``floor(subsample * n)`` of them, without replacement; the same draws for every K) and
+    clustered at exactly K by the ``inner`` clusterer. The consensus matrix
 
-        M_K(i, j) = #(runs putting i and j in one cluster) / #(runs sampling both i and j)
+        M_K(i, j) = #(resamples putting i and j in one cluster) / #(resamples drawing both)
 
-    (Monti et al. 2003, Machine Learning 52:91-118, eq. 3) is summarised by:
+    (Monti et al. 2003, eq. 3; 0 for a pair never drawn together, as in ConsensusClusterPlus) is
+    summarised by:
 
-    * the empirical CDF of its entries ``M_K(i, j)``, i < j, over the pairs sampled together
-      at least once, reported on the grid 0, 0.01, ..., 1;
-    * the area under the CDF, Monti et al.'s ``A(K) = sum_{i=2}^{m} (x_i - x_{i-1}) CDF(x_i)``
-      evaluated at the grid points x_i (ConsensusClusterPlus's 100-bin histogram method);
-    * the delta area, the relative increase of the area when K grows: ``Delta(K_1) = A(K_1)``
-      for the smallest K tried (Monti's ``Delta(2) = A(2)``) and ``Delta(K) = (A(K) -
-      A(K_prev)) / A(K_prev)`` for the others, as ConsensusClusterPlus plots it (Monti et al.
-      index the same ratio at the smaller K);
+    * the empirical CDF of its entries ``M_K(i, j)`` over all pairs i < j, on the grid
+      0, 0.01, ..., 1 (ConsensusClusterPlus's 100-bin histogram);
+    * the area under the CDF, ``A(K) = sum_{j=1}^{100} 0.01 CDF(j / 100)`` (Monti et al.'s
+      ``sum_i (x_i - x_{i-1}) CDF(x_i)`` on that grid, ConsensusClusterPlus's ``areaK``);
+    * the delta area: ``A(K_1)`` for the smallest K tried, then ``(A(K) - A(K_prev)) /
+      A(K_prev)``, as ConsensusClusterPlus plots it;
     * PAC, the proportion of ambiguous clustering ``CDF(u2) - CDF(u1)`` for ``pac_interval =
-      (u1, u2)``, the fraction of entries in ``(u1, u2]`` (Senbabaoglu, Michailidis & Li 2014,
-      Sci Rep 4:6207), computed from the entries themselves rather than the grid;
-    * the method's own consensus criterion (``ConsensusResult.objective``) of one fit on all
-      the objects at K, whose labels are returned too.
+      (u1, u2)``, the share of entries in ``(u1, u2]`` (Şenbabaoğlu et al. 2014), computed from
+      the entries themselves;
+    * item and cluster consensus (ConsensusClusterPlus's ``calcICL``; Monti et al. 2003, sec.
+      3.3): for the final clusters at K, ``m(k)`` is the mean of M over the pairs of members of
+      cluster k, and ``m_i(k)`` the mean of ``M(i, j)`` over the members j != i of cluster k.
 
-    Every K uses the same ``n_resamples`` subsamples (fewer differences between K that come
-    from the draw alone), and the seeds of K's runs depend only on ``random_state`` and K, so
-    a K gets the same numbers whatever else ``k_range`` holds.
+    The labels at each K come from the consensus matrix: the average-linkage tree of ``1 - M``
+    cut at K (ConsensusClusterPlus's ``finalLinkage="average"``), clusters numbered in order of
+    their first object.
+
+    With ``method`` set to a registered consensus function (e.g. ``"kcc"``), each resample is
+    instead clustered by generating ``n_partitions`` basic partitions of it with ``generator``
+    and fusing them at K (when ``data`` is an Ensemble, its rows are taken instead); the same
+    consensus matrix and summaries follow, and the method's own criterion of one fit on all the
+    data is reported as ``objective``.
+
+    **Past the memory budget** (``matrix="auto"``), the n x n matrices are not formed: the CDF,
+    area and PAC are estimated from 10^6 random pairs whose consensus entries are computed
+    exactly from the resamples' labels (standard error of PAC below 0.0005); the labels are the
+    average-linkage clusters of the exact consensus matrix of 2,000 random landmark objects,
+    every other object joining the cluster to whose landmark members its item consensus is
+    highest; item and cluster consensus are estimated on the landmark members; and with
+    ``keep_matrices`` each K's consensus matrix is the sparse graph of each object's 30
+    strongest entries (:meth:`cclust.Ensemble.knn_coassociation`). docs/guide/monti.rst
+    compares the two routes.
+
+    Every K uses the same resamples, and the seeds of K's runs depend only on ``random_state``
+    and K, so a K gets the same numbers whatever else ``k_range`` holds.
 
     Parameters
     ----------
     data : array-like of shape (n_samples, n_features), DataFrame, or cclust.Ensemble
-        The objects, or ready basic partitions of them.
+        The objects, or ready basic partitions of them (with a consensus ``method`` only).
     k_range : iterable of int, default=range(2, 9)
         The K to try, each in ``[2, n_samples]``; sorted and de-duplicated.
-    method : str, default="kcc"
-        A registered consensus function. With an Ensemble, methods needing the features
-        (``requires_X``) cannot be used.
+    method : str, default="monti"
+        ``"monti"``: each resample is clustered once by ``inner`` (Monti et al.'s protocol).
+        Or a registered consensus function, which fuses ``n_partitions`` partitions of each
+        resample. With an Ensemble, methods needing the features (``requires_X``) cannot be used.
+    inner : {"kmeans", "hierarchical"}, default="kmeans"
+        The clusterer of the Monti protocol: one k-means run at exactly K (k-means++ seeding,
+        Lloyd iterations; the registered ``kmeans`` generator with ``k_range=(K, K)``), or the
+        average-linkage tree of the resample's Euclidean distances cut at K.
     generator : str, default="kmeans"
-        A registered generator (unused for an Ensemble).
+        A registered generator (consensus methods only; unused for an Ensemble).
     n_partitions : int, default=50
-        Basic partitions generated per run (unused for an Ensemble).
-    n_resamples : int, default=50
-        Resampled runs per K (Monti et al.'s H).
+        Basic partitions generated per run (consensus methods only).
+    n_resamples : int, default=None
+        Resamples per K (Monti et al.'s H). None: 100 for the Monti protocol, 50 for a consensus
+        method (each of its resamples costs ``n_partitions`` clusterings and a fusion). 100 keeps
+        the sampling noise of an entry of M near 0.06 (about 64 draws of each pair); PAC's
+        window is 0.8 wide, so more resamples move it little. ConsensusClusterPlus's default is
+        10 (noise near 0.2) and its vignette uses 1,000.
     subsample : float in (0, 1], default=0.8
-        Fraction of the objects in each resample; it must keep at least max(k_range) objects.
-    method_params, generator_params : dict or None
-        Extra keyword arguments of the method and the generator.
+        Fraction of the objects drawn in each resample (ConsensusClusterPlus's ``pItem``); it must
+        keep at least max(k_range) objects.
+    method_params : dict or None
+        Extra keyword arguments of the consensus method.
+    generator_params : dict, callable or None
+        Extra keyword arguments of the generator, the same for every K; or a function of K
+        returning them, for settings that depend on the K tested (e.g. ``lambda k: {"k_range":
+        (k, 2 * k)}``). A fixed ``k_range`` in a dict is refused: it would make every K tested
+        fuse the same kind of partitions.
     criterion : {"pac", "delta_area", "objective"}, default="pac"
         How ``best_k`` is chosen: the lowest PAC (ties go to the smaller K); the largest delta
         area among the K after the first (the K after which adding a cluster gains most
-        stability); or the best objective, using the direction its name gives ("higher is
-        better" / "lower is better"). Many objectives drift with K, so prefer "pac".
+        stability); or the best objective of a consensus method (its name says "higher is
+        better" or "lower is better"). Many objectives drift with K, so prefer "pac".
     pac_interval : (float, float), default=(0.1, 0.9)
         ``(u1, u2)`` with ``0 <= u1 < u2 <= 1``.
+    labels_from : {"consensus", "fit"}, default="consensus"
+        Where ``labels[K]`` come from: the consensus matrix (above), or, with a consensus method,
+        its one fit on all the data (the fit whose objective is reported).
+    matrix : {"auto", "dense", "sparse"}, default="auto"
+        ``"dense"``: the exact n x n route (refused past ``max_bytes``); ``"sparse"``: the
+        estimated route above; ``"auto"``: dense when it fits the budget.
     random_state : int, numpy.random.Generator or None, default=None
         Same value, same result, for any ``n_jobs``.
     n_jobs : int or None, default=None
-        Threads for the generator and the method (labels do not depend on it).
+        Threads (labels do not depend on it).
     verbose : int, default=0
-        A progress bar over K x resamples (on a terminal only).
+        A progress bar over the K (on a terminal only).
     keep_matrices : bool, default=False
-        Return every consensus matrix (n x n float64 each).
+        Return every consensus matrix: (n, n) float64 each on the dense route, the sparse kNN
+        consensus graph on the sparse route.
     max_bytes : int, optional
-        Memory budget for the n x n buffers (two, plus one per K if ``keep_matrices``);
-        default ``cclust.validation.memory_budget()`` (``CCLUST_MEMORY_BUDGET``).
+        Memory budget; default ``cclust.validation.memory_budget()`` (``CCLUST_MEMORY_BUDGET``).
+        The dense route's estimate counts the co-sampling and co-clustering counts (float32
+        n x n each), the condensed distances ``1 - M`` and average linkage's copy of them
+        (float64, n(n - 1)/2 each), and a float64 n x n per K kept.
 
     Returns
     -------
@@ -241,16 +305,19 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
     Raises
     ------
     ValidationError
-        Bad ``k_range``, ``subsample``, ``n_resamples``, ``criterion``, ``pac_interval`` ...
+        Bad ``k_range``, ``subsample``, ``n_resamples``, ``criterion``, ``pac_interval``,
+        ``inner``, ``labels_from``, ``matrix`` or ``generator_params``.
     MemoryBudgetError
-        If the n x n buffers exceed the budget.
+        ``matrix="dense"`` (or ``"sparse"``) past the budget.
 
     References
     ----------
     S. Monti, P. Tamayo, J. Mesirov, T. Golub. Consensus clustering: a resampling-based method
     for class discovery and visualization of gene expression microarray data. Machine Learning
     52:91-118, 2003.
-    Y. Senbabaoglu, G. Michailidis, J. Z. Li. Critical limitations of consensus clustering in
+    M. D. Wilkerson, D. N. Hayes. ConsensusClusterPlus: a class discovery tool with confidence
+    assessments and item tracking. Bioinformatics 26(12):1572-1573, 2010.
+    Y. Şenbabaoğlu, G. Michailidis, J. Z. Li. Critical limitations of consensus clustering in
     class discovery. Scientific Reports 4:6207, 2014.
 
     Examples
@@ -259,23 +326,46 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
     >>> from cclust import select_k
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(c, 0.2, (20, 2)) for c in ((0, 0), (4, 0), (0, 4))])
-    >>> result = select_k(X, range(2, 6), n_partitions=10, n_resamples=10, random_state=0)
+    >>> result = select_k(X, range(2, 6), random_state=0)
     >>> result.best_k, result.criterion
     (3, 'pac')
-    >>> result.cdf.shape
-    (4, 101)
+    >>> result.cluster_consensus[3].round(2).tolist()
+    [1.0, 1.0, 1.0]
     """
     from cclust.ensemble import Ensemble
-    from cclust.validation import require_memory
+    from cclust.validation import memory_budget, require_memory
     from cclust.registry import get
     from cclust.base import method_info
+    from cclust import _monti
 
-    fn = get(check_name(method, "method"), kind="consensus")
-    info = method_info(fn)
+    monti = method == "monti"
+    if inner not in _monti.INNER:
+        raise ValidationError(f"inner must be one of {list(_monti.INNER)}, got {inner!r}.")
+    if labels_from not in ("consensus", "fit"):
+        raise ValidationError(f"labels_from must be 'consensus' or 'fit', got {labels_from!r}.")
+    if matrix not in ("auto", "dense", "sparse"):
+        raise ValidationError(f"matrix must be one of ['auto', 'dense', 'sparse'], got {matrix!r}.")
+    if monti:
+        fn = info = None
+        if labels_from == "fit":
+            raise ValidationError(
+                "labels_from='fit' takes the labels of a consensus method's fit on all the data; with "
+                "method='monti' there is none: use labels_from='consensus' or a method such as 'kcc'.")
+        if criterion == "objective":
+            raise ValidationError(
+                "criterion='objective' reads a consensus method's own criterion; method='monti' has none: "
+                "use criterion='pac' or 'delta_area', or a method such as 'kcc'.")
+    else:
+        fn = get(check_name(method, "method"), kind="consensus")
+        info = method_info(fn)
     method_params = check_params_dict(method_params, "method_params", RESERVED_METHOD, "select_k")
-    generator_params = check_params_dict(generator_params, "generator_params", RESERVED_GENERATOR,
-                                         "select_k")
+    params_for_k = _per_k_params(generator_params)
     if isinstance(data, Ensemble):
+        if monti:
+            raise ValidationError(
+                "method='monti' clusters the objects' features, but data is an Ensemble; pass the "
+                "features X as data, or choose a consensus method (e.g. method='kcc') to resample the "
+                "Ensemble's rows.")
         ensemble, X = data, None
         if info.requires_X:
             raise ValidationError(
@@ -291,11 +381,12 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
         n = X.shape[0]
         generator = check_name(generator, "generator")
         get(generator, kind="generator")  # fail early on an unknown name
-        n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
     k_values = _check_k_range(k_range, n)
+    n_resamples = (100 if monti else 50) if n_resamples is None else n_resamples
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     subsample = check_float(subsample, "subsample", low=0, high=1, low_open=True)
-    size = round(subsample * n)
+    size = _monti.sample_size(n, subsample)
     if size < max(2, int(k_values[-1])):
         raise ValidationError(
             f"subsample={subsample} keeps {size} of the {n} objects, fewer than the "
@@ -306,35 +397,107 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
         raise ValidationError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}.")
     low, high = _check_interval(pac_interval)
     verbose = check_int(verbose, "verbose", low=0)
-    check_n_threads(n_jobs, "n_jobs")
+    threads = check_n_threads(n_jobs, "n_jobs")
     if not isinstance(keep_matrices, (bool, np.bool_)):
         raise ValidationError(f"keep_matrices must be True or False, got {keep_matrices!r}.")
 
-    m = k_values.shape[0]
-    buffers = 2 + (m if keep_matrices else 0)
-    require_memory(buffers * n * n * 8, f"select_k's {buffers} consensus buffers of {n} x {n} objects",
-                   "pass fewer objects, e.g. a random subset of the rows of data (the "
-                   "subsample parameter does not shrink these n x n matrices)", max_bytes)
+    ks = k_values.tolist()
+    dense_need = _monti.dense_bytes(n, n_resamples, ks, keep_matrices)
+    what = f"select_k's consensus matrices of {n} objects ({len(ks)} K, {n_resamples} resamples)"
+    if matrix == "dense" or (matrix == "auto" and dense_need <= memory_budget(max_bytes)):
+        require_memory(dense_need, what, "pass matrix='sparse' (estimated CDF and PAC, landmark labels; "
+                       "linear memory), or fewer objects", max_bytes)
+        route = "dense"
+    else:
+        require_memory(_monti.sparse_bytes(n, n_resamples, ks), what + " on the sparse route",
+                       "lower n_resamples or the largest K", max_bytes)
+        route = "sparse"
 
     root = child_seeds(random_state, 1)[0]
     draw = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(0,)))
-    samples = [np.sort(draw.choice(n, size=size, replace=False)) for _ in range(n_resamples)]
+    samples = _monti.draw_resamples(n, n_resamples, subsample, draw)
 
-    sampled = np.zeros((n, n), dtype=np.float64)  # runs that sampled both i and j
-    for idx in samples:
-        sampled[np.ix_(idx, idx)] += 1.0
-    together = np.empty((n, n), dtype=np.float64)  # runs that put i and j in one cluster
-    upper = np.triu_indices(n, k=1)
-    pair_sampled = sampled[upper] > 0
-
-    cdf = np.empty((m, _GRID.shape[0]))
-    pac = np.empty(m)
-    objective = np.empty(m)
+    objective = np.full(len(ks), np.nan)
     objective_name = ""
-    labels = {}
-    matrices = {} if keep_matrices else None
+    fit_labels = {}
+    with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
+        if monti:
+            runs = _monti.inner_labels(X, samples, ks, inner, root, threads)
+        else:
+            runs = {}
+            for row, k in enumerate(ks):
+                runs[k], full = _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions,
+                                            params_for_k(k), method_params, root, n_jobs)
+                fit_labels[k] = np.array(full.labels, dtype=np.int64)
+                objective[row] = full.objective
+                objective_name = objective_name or full.objective_name
 
-    def fuse(k, gen_seed, method_seed, idx):
+        pick = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(1,)))
+        if route == "dense":
+            sampled = _monti.sampled_counts(runs[ks[0]])
+        else:
+            landmarks = np.sort(pick.choice(n, size=min(n, _monti.LANDMARKS), replace=False))
+            sampled = _monti.sampled_counts(runs[ks[0]][landmarks])
+            a = pick.integers(0, n, size=_monti.n_pairs(n))
+            b = (a + pick.integers(1, n, size=a.shape[0])) % n       # uniform over the other objects
+            pairs = (a, b)
+        cdf = np.empty((len(ks), _monti.GRID.shape[0]))
+        pac = np.empty(len(ks))
+        labels, items, clusters = {}, {}, {}
+        matrices = {} if keep_matrices else None
+        for row, k in enumerate(ks):
+            if route == "dense":
+                one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices)
+            else:
+                one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, landmarks, sampled,
+                                              keep_matrices, root, threads)
+            del runs[k]
+            cdf[row], pac[row] = one.cdf, one.pac
+            labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
+            items[k], clusters[k] = one.item, one.cluster
+            if keep_matrices:
+                matrices[k] = one.matrix
+            bar.update(1)
+
+    area = consensus_area(_monti.GRID, cdf)
+    delta = delta_area(area)
+    best_k, reason = _recommend(criterion, k_values, pac, delta, objective, objective_name,
+                                (low, high))
+    edge = _edge_warning(k_values, best_k)
+    return SelectKResult(
+        k_values=k_values, cdf_grid=_monti.GRID.copy(), cdf=cdf, area=area, delta_area=delta, pac=pac,
+        objective=objective, objective_name=objective_name, best_k=int(best_k),
+        criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
+        labels=labels, warnings=(edge,) if edge else (), item_consensus=items,
+        cluster_consensus=clusters, inner=inner if monti else None, route=route,
+        n_resamples=n_resamples)
+
+
+def _per_k_params(generator_params):
+    """``generator_params`` as a function of K (see :func:`select_k`)."""
+    if callable(generator_params):
+        def params(k):
+            value = generator_params(k)
+            return check_params_dict(value, f"generator_params({k})", RESERVED_GENERATOR, "select_k")
+        return params
+    fixed = check_params_dict(generator_params, "generator_params", RESERVED_GENERATOR, "select_k")
+    if "k_range" in fixed:
+        raise ValidationError(
+            f"generator_params must not fix k_range={fixed['k_range']!r}: select_k would pass the same "
+            "k_range to the generator at every K tested. Give generator_params as a function of K, "
+            "e.g. generator_params=lambda k: {'k_range': (k, 2 * k)}, or leave k_range to the "
+            "generator's default (which follows K).")
+    return lambda k: fixed
+
+
+def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generator_params, method_params,
+                root, n_jobs):
+    """The consensus method's labels of every resample at K ((n, H) int32, -1 = not drawn) and
+    its fit on all the data; seeds from (random_state, K) only."""
+    seeds = np.random.SeedSequence(root, spawn_key=(k,)).generate_state(
+        2 * (len(samples) + 1), dtype=np.uint32).tolist()
+
+    def fuse(gen_seed, method_seed, idx):
         features = None if X is None else (X if idx is None else np.ascontiguousarray(X[idx]))
         if ensemble is not None:
             part = ensemble if idx is None else ensemble.take(idx)
@@ -343,43 +506,10 @@ def select_k(data, k_range=range(2, 9), *, method="kcc", generator="kmeans", n_p
                                      n_jobs, 0)
         return call_method(fn, part, k, method_params, method_seed, features, n_jobs, 0)
 
-    with progress(total=m * (n_resamples + 1), desc=f"select_k ({method})", verbose=verbose) as bar:
-        for row, k in enumerate(k_values.tolist()):
-            seeds = np.random.SeedSequence(root, spawn_key=(k,)).generate_state(
-                2 * (n_resamples + 1), dtype=np.uint32).tolist()
-            together.fill(0.0)
-            for h, idx in enumerate(samples):
-                run = fuse(k, seeds[2 * h], seeds[2 * h + 1], idx)
-                for members in _clusters(run.labels, idx):
-                    together[np.ix_(members, members)] += 1.0
-                bar.update(1)
-            full = fuse(k, seeds[-2], seeds[-1], None)
-            bar.update(1)
-            labels[k] = np.array(full.labels, dtype=np.int64)
-            objective[row] = full.objective
-            objective_name = objective_name or full.objective_name
-
-            with np.errstate(invalid="ignore", divide="ignore"):
-                np.divide(together, sampled, out=together)
-            together[sampled == 0] = np.nan
-            entries = np.sort(together[upper][pair_sampled])
-            count = entries.shape[0]
-            cdf[row] = np.searchsorted(entries, _GRID, side="right") / count
-            pac[row] = (np.searchsorted(entries, high, side="right")
-                        - np.searchsorted(entries, low, side="right")) / count
-            if keep_matrices:
-                matrices[k] = together.copy()
-
-    area = consensus_area(_GRID, cdf)
-    delta = delta_area(area)
-    best_k, reason = _recommend(criterion, k_values, pac, delta, objective, objective_name,
-                                (low, high))
-    edge = _edge_warning(k_values, best_k)
-    return SelectKResult(
-        k_values=k_values, cdf_grid=_GRID.copy(), cdf=cdf, area=area, delta_area=delta, pac=pac,
-        objective=objective, objective_name=objective_name, best_k=int(best_k),
-        criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
-        labels=labels, warnings=(edge,) if edge else ())
+    out = np.full((n, len(samples)), -1, dtype=np.int32)
+    for h, idx in enumerate(samples):
+        out[idx, h] = fuse(seeds[2 * h], seeds[2 * h + 1], idx).labels
+    return out, fuse(seeds[-2], seeds[-1], None)
 
 
 def _edge_warning(k_values, best_k):
@@ -436,14 +566,6 @@ def delta_area(area):
         with np.errstate(invalid="ignore", divide="ignore"):
             out[1:] = (area[1:] - area[:-1]) / area[:-1]
     return out
-
-
-def _clusters(labels, idx):
-    """The objects (as indices into the full data) of each cluster of a run on ``idx``."""
-    labels = np.asarray(labels)
-    order = np.argsort(labels, kind="stable")
-    bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    return [idx[part] for part in np.split(order, bounds)]
 
 
 def _check_k_range(k_range, n):

@@ -23,7 +23,8 @@ def blobs(n_per=25, centres=((0, 0), (6, 0), (0, 6)), scale=0.4, seed=0):
 # -- a slow, obviously correct reference -------------------------------------------------------
 
 def reference_consensus_matrix(n, runs):
-    """M(i, j) = #(runs with i, j in one cluster) / #(runs sampling both); NaN if never sampled."""
+    """M(i, j) = #(runs with i, j in one cluster) / #(runs sampling both); 0 if never sampled
+    (ConsensusClusterPlus's ``res[[k]][which(tmpCount == 0)] = 0``)."""
     together = [[0] * n for _ in range(n)]
     sampled = [[0] * n for _ in range(n)]
     for idx, labels in runs:
@@ -32,13 +33,33 @@ def reference_consensus_matrix(n, runs):
                 sampled[idx[a]][idx[b]] += 1
                 if labels[a] == labels[b]:
                     together[idx[a]][idx[b]] += 1
-    return [[together[i][j] / sampled[i][j] if sampled[i][j] else float("nan") for j in range(n)]
+    return [[together[i][j] / sampled[i][j] if sampled[i][j] else 0.0 for j in range(n)]
             for i in range(n)]
+
+
+def reference_average_linkage(M, k):
+    """UPGMA on 1 - M, merging the closest pair of clusters until k remain (plain loops)."""
+    n = len(M)
+    clusters = [[i] for i in range(n)]
+    while len(clusters) > k:
+        best = None
+        for a in range(len(clusters)):
+            for b in range(a + 1, len(clusters)):
+                d = sum(1 - M[i][j] for i in clusters[a] for j in clusters[b]) / (len(clusters[a]) * len(clusters[b]))
+                if best is None or d < best[0] - 1e-12:
+                    best = (d, a, b)
+        _, a, b = best
+        clusters[a] = clusters[a] + clusters.pop(b)
+    labels = [0] * n
+    for c, members in enumerate(clusters):
+        for i in members:
+            labels[i] = c
+    return labels
 
 
 def reference_summary(M, grid, interval):
     n = len(M)
-    entries = [M[i][j] for i in range(n) for j in range(i + 1, n) if M[i][j] == M[i][j]]
+    entries = [M[i][j] for i in range(n) for j in range(i + 1, n)]   # every pair, as CCP
     cdf = [sum(1 for e in entries if e <= x) / len(entries) for x in grid]
     area = sum((grid[i] - grid[i - 1]) * cdf[i] for i in range(1, len(grid)))
     u1, u2 = interval
@@ -84,18 +105,19 @@ def test_matches_reference_on_a_tiny_case(recorder):
         calls = recorder[row * (n_resamples + 1):(row + 1) * (n_resamples + 1)]
         assert all(c[0] == k for c in calls)
         runs = [(c[1].tolist(), c[2].tolist()) for c in calls[:-1]]
-        assert all(len(idx) == round(0.7 * n) for idx, _ in runs)
+        assert all(len(idx) == int(np.floor(0.7 * n)) for idx, _ in runs)   # CCP's floor(pItem n)
         M = reference_consensus_matrix(n, runs)
         np.testing.assert_allclose(res.consensus_matrices[k], np.array(M), equal_nan=True, rtol=0, atol=1e-15)
         cdf, area, pac = reference_summary(M, res.cdf_grid.tolist(), (0.2, 0.8))
         np.testing.assert_allclose(res.cdf[row], cdf, rtol=0, atol=1e-12)
         assert res.area[row] == pytest.approx(area, abs=1e-12)
         assert res.pac[row] == pytest.approx(pac, abs=1e-12)
-        # the full-data fit is the last call for K: its labels and objective are reported
+        # the full-data fit is the last call for K: its objective is reported, and its labels with
+        # labels_from="fit"; by default the labels cut the average-linkage tree of 1 - M at K
         full_idx, full_labels = calls[-1][1], calls[-1][2]
         np.testing.assert_array_equal(full_idx, np.arange(n))
-        np.testing.assert_array_equal(res.labels[k], full_labels)
         assert res.objective[row] == k % 3
+        assert cclust.get("ari")(res.labels[k], reference_average_linkage(M, k)) == 1.0
     expected_delta = [res.area[0]] + [(res.area[i] - res.area[i - 1]) / res.area[i - 1] for i in (1, 2)]
     np.testing.assert_allclose(res.delta_area, expected_delta, rtol=1e-12)
     assert res.objective_name == "test score (higher is better)"
@@ -193,8 +215,9 @@ def test_ensemble_input():
     same = Ensemble(np.column_stack([y] * 5))
     res = select_k(same, [3], method="kcc", n_resamples=6, subsample=0.6, keep_matrices=True, random_state=0)
     M = res.consensus_matrices[3]
-    sampled = ~np.isnan(M)
+    sampled = M > 0       # pairs drawn together and in one class; every other entry is 0
     np.testing.assert_array_equal(M[sampled], (y[:, None] == y[None, :])[sampled])
+    assert not M[y[:, None] != y[None, :]].any()
     assert res.pac[0] == 0
     with pytest.raises(ValidationError, match="method 'wosp' needs the original features, but data is an Ensemble"):
         select_k(E, [2, 3], method="wosp")
@@ -266,12 +289,23 @@ def test_bad_data_and_names():
 
 
 def test_memory_budget_refuses_before_allocating(monkeypatch):
-    X, _ = blobs(n_per=10)  # n = 30: two buffers of 30 * 30 * 8 = 14400 bytes
-    with pytest.raises(MemoryBudgetError, match=r"select_k's 2 consensus buffers of 30 x 30.*pass fewer objects"):
-        select_k(X, [2, 3], max_bytes=14399, n_resamples=2, n_partitions=2)
-    select_k(X, [2, 3], max_bytes=14400, n_resamples=2, n_partitions=2, random_state=0)
-    with pytest.raises(MemoryBudgetError, match="select_k's 4 consensus buffers"):
-        select_k(X, [2, 3], max_bytes=14400, keep_matrices=True, n_resamples=2, n_partitions=2)
+    from cclust._monti import dense_bytes
+
+    X, _ = blobs(n_per=10)  # n = 30
+    need = dense_bytes(30, 2, [2, 3], False)
+    with pytest.raises(MemoryBudgetError, match=r"select_k's consensus matrices of 30 objects.*matrix='sparse'"):
+        select_k(X, [2, 3], max_bytes=need - 1, n_resamples=2, matrix="dense")
+    assert select_k(X, [2, 3], max_bytes=need, n_resamples=2, random_state=0).route == "dense"
+    # past the dense budget, "auto" takes the sparse route (when that one fits)
+    import cclust._monti
+
+    dense = cclust._monti.dense_bytes
+    monkeypatch.setattr(cclust._monti, "dense_bytes", lambda n, *args: 10**12 if n == 30 else dense(n, *args))
+    monkeypatch.setattr(cclust._monti, "LANDMARKS", 20)
+    assert select_k(X, [2, 3], n_resamples=2, random_state=0).route == "sparse"
+    monkeypatch.undo()
+    with pytest.raises(MemoryBudgetError, match="select_k's consensus matrices"):
+        select_k(X, [2, 3], max_bytes=need, keep_matrices=True, n_resamples=2, matrix="dense")
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "10000")
     with pytest.raises(MemoryBudgetError, match="CCLUST_MEMORY_BUDGET"):
-        select_k(X, [2, 3], n_resamples=2, n_partitions=2)
+        select_k(X, [2, 3], n_resamples=2, matrix="dense")

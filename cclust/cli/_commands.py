@@ -343,8 +343,13 @@ def select_k(args, out=None):
     generator_params, gen_scoped = parse_params(args.generator_param, "--generator-param")
     if scoped or gen_scoped:
         raise UserError("select-k runs one method and one generator: give parameters as KEY=VALUE.")
-    job = Job(args.method, args.method, fn=cclust.get(args.method, kind="consensus"))
-    _distribute_params([job], method_params, {}, "--method-param")
+    if args.method == "monti":
+        if method_params:
+            raise UserError("--method-param applies to a consensus method; the monti method takes --inner, "
+                            "--resamples and --subsample.")
+    else:
+        job = Job(args.method, args.method, fn=cclust.get(args.method, kind="consensus"))
+        _distribute_params([job], method_params, {}, "--method-param")
     gen = cclust.get(args.generator, kind="generator")
     for key in generator_params:
         if not _accepts(gen, key):
@@ -355,16 +360,27 @@ def select_k(args, out=None):
         select = cclust.select_k
     except ImportError as exc:
         raise UserError(f"select-k is not available in this installation of cclust ({exc}).") from None
-    result = select(X, range(low, high + 1), method=args.method, generator=args.generator,
+    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=args.generator,
                     n_partitions=args.partitions, n_resamples=args.resamples, subsample=args.subsample,
                     method_params=method_params or None, generator_params=generator_params or None,
-                    criterion=args.criterion, random_state=args.seed, n_jobs=args.jobs, verbose=args.verbose)
+                    criterion=args.criterion, matrix=args.matrix, random_state=args.seed, n_jobs=args.jobs,
+                    verbose=args.verbose, keep_matrices=bool(args.plot))
     for text in result.warnings:
         _warn(f"--k-range {low} {high}: {text}")
     if args.format == "json":
         record = result.to_dict()
         record.pop("consensus_matrices", None)
         record.pop("labels", None)
+        # item consensus per object and K, as rows k, cluster, item, item_consensus (CCP's calcICL table)
+        record.pop("item_consensus", None)
+        record["cluster_consensus"] = [
+            {"k": k, "cluster": c, "cluster_consensus": float(v)}
+            for k, values in result.cluster_consensus.items() for c, v in enumerate(values.tolist())]
+        record["item_consensus"] = [
+            {"k": k, "item": i, "cluster": c, "item_consensus": float(v)}
+            for k, table in result.item_consensus.items() for i, row in enumerate(table.tolist())
+            for c, v in enumerate(row)]
+        record["labels"] = {int(k): v.tolist() for k, v in result.labels.items()}
         record["warnings"] = notices + list(result.warnings)
         json.dump(_json_safe({"data": data.summary(), **record}), out, indent=2)
         out.write("\n")
@@ -387,9 +403,16 @@ def select_k(args, out=None):
         if args.format == "table":
             print(f"labels at K = {result.best_k} written to {args.out}", file=out)
     if args.plot:
-        _save_figure(_plotting().plot_select_k(result), args.plot)
+        plotting = _plotting()
+        stem, dot, ext = args.plot.rpartition(".")
+        stem, ext = (stem, "." + ext) if dot else (args.plot, "")
+        extra = {f"{stem}-heatmap{ext}": plotting.plot_consensus_heatmap(result),
+                 f"{stem}-tracking{ext}": plotting.plot_tracking(result).figure}
+        _save_figure(plotting.plot_select_k(result), args.plot)
+        for path, figure in extra.items():
+            _save_figure(figure, path)
         if args.format == "table":
-            print(f"figure written to {args.plot}", file=out)
+            print(f"figures written to {args.plot}, {', '.join(extra)}", file=out)
     return 0
 
 

@@ -203,24 +203,39 @@ def build_parser():
     _add_common_output(p, labels=False)
     p.set_defaults(func=fuse)
 
-    p = sub.add_parser("select-k", help="choose K: consensus CDF, delta area and PAC per K",
-                       description="Resample, cluster and fuse DATA for each K in a range; report Monti et "
-                                   "al.'s consensus CDF area, delta area and PAC, and the recommended K.")
+    p = sub.add_parser("select-k", help="choose K: consensus CDF, delta area, PAC and item consensus per K",
+                       description="For each K in a range, cluster many random subsamples of DATA at K and "
+                                   "build Monti et al.'s consensus matrix; report its CDF area, delta area and "
+                                   "PAC, the recommended K, and each cluster's consensus. By default each "
+                                   "subsample is clustered once by k-means (Monti et al.'s protocol, as "
+                                   "ConsensusClusterPlus runs it); --method KCC etc. fuses generated "
+                                   "partitions of each subsample instead.")
     p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
     p.add_argument("--k-range", nargs=2, type=int, required=True, metavar=("LOW", "HIGH"),
                    help="inclusive range of K to try")
-    p.add_argument("-m", "--method", default="kcc", metavar="M", help="consensus method (default kcc)")
-    p.add_argument("--resamples", type=_positive_int, default=50, metavar="N",
-                   help="resampled runs per K (Monti et al.'s H; default 50)")
+    p.add_argument("-m", "--method", default="monti", metavar="M",
+                   help="monti (default: each subsample clustered once by --inner) or a consensus method "
+                        "fusing --partitions generated partitions of each subsample (e.g. kcc)")
+    p.add_argument("--inner", choices=("kmeans", "hierarchical"), default="kmeans",
+                   help="clusterer of the monti method: k-means at exactly K, or average linkage of the "
+                        "Euclidean distances cut at K (default kmeans)")
+    p.add_argument("--resamples", type=_positive_int, default=None, metavar="N",
+                   help="subsamples per K (Monti et al.'s H; default 100 for monti, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
-                   help="fraction of the objects in each resample (default 0.8)")
+                   help="fraction of the objects in each subsample (default 0.8)")
     p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
-    _add_generation_options(p, partitions=50, what="basic partitions per run")
+    p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
+                   help="consensus matrices: exact n x n (dense), estimated in linear memory (sparse), or "
+                        "dense while it fits the memory budget (default auto)")
+    _add_generation_options(p, partitions=50, what="basic partitions per subsample (consensus methods only)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",
                    help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
-    p.add_argument("--plot", metavar="FILE.png", help="consensus CDF and delta-area curves (needs cclust[plot])")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="consensus CDF, delta area and PAC curves; FILE-heatmap.png (the consensus matrix at the "
+                        "recommended K with its dendrogram and clusters) and FILE-tracking.png (each object's "
+                        "cluster across K) beside it (needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=select_k)

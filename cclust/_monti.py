@@ -1,0 +1,329 @@
+"""The passes behind :func:`cclust.select_k`: resamples, the inner clusterings, and the consensus
+matrix of each K with its CDF, PAC, final labels and item/cluster consensus.
+
+The consensus matrix of Monti et al. (2003) for one K is held as two counts per pair: how many
+resamples drew both objects (the same for every K) and how many of those put them in one cluster.
+Both are symmetric rank-H products of indicator matrices (one-hot of the labels, per resample), so
+BLAS's SYRK computes them (upper triangle only); the pairs are then read once, in row blocks, for
+the CDF histogram, PAC, and the condensed distance vector ``1 - M`` that average linkage reads.
+
+Past the dense memory budget the same statistics are estimated: the CDF and PAC from a seeded
+random sample of pairs whose consensus entries are computed exactly, the labels by average
+linkage of the exact consensus matrix of a random subset of landmark objects, every other object
+joining the cluster with the highest item consensus to the landmark members, and the item and
+cluster consensus from those landmark members.
+"""
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+#: Points at which the CDF is reported: 0, 0.01, ..., 1, the 100 bins of ConsensusClusterPlus.
+#: ``k / 100`` rather than ``linspace`` so that 0.1, 0.9 ... are the same doubles as the literals.
+GRID = np.arange(101, dtype=np.float64) / 100.0
+
+#: Elements of the n x n counts read at once in the row-block passes (bounds the temporaries).
+_BLOCK_ELEMENTS = 2**20
+
+
+def _block_bytes(n):
+    """Bytes of those temporaries: about six float64/int64 arrays of a block (measured with the
+    rest of the dense estimate in tests/test_memory_guards.py)."""
+    return 6 * 8 * min(n * n, _BLOCK_ELEMENTS + n)
+#: Landmark objects of the sparse route and random pairs its CDF is estimated from.
+LANDMARKS = 2000
+PAIRS = 1_000_000
+
+INNER = ("kmeans", "hierarchical")
+
+
+def draw_resamples(n, n_resamples, p_item, rng):
+    """``n_resamples`` sorted draws of ``floor(p_item * n)`` objects without replacement
+    (ConsensusClusterPlus's ``sampleCols``)."""
+    size = int(math.floor(p_item * n))
+    return [np.sort(rng.choice(n, size=size, replace=False)) for _ in range(n_resamples)]
+
+
+def sample_size(n, p_item):
+    return int(math.floor(p_item * n))
+
+
+def inner_labels(X, samples, k_values, inner, root, n_jobs):
+    """Labels of every resample at every K: K -> (n, H) int32, -1 for objects not drawn.
+
+    ``inner="kmeans"``: one k-means run (k-means++ seeding, Lloyd) at exactly K on each resample
+    (the registered ``kmeans`` generator with ``k_range=(K, K)``), seeded by (K, h) only.
+    ``inner="hierarchical"``: one average-linkage tree of the resample's Euclidean distances,
+    cut at every K (as ConsensusClusterPlus does with ``clusterAlg="hc"``).
+    """
+    n = X.shape[0]
+    out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
+    if inner == "kmeans":
+        from cclust.generators import _kmeans_labels
+        from cclust.validation import spawn_seed_sequences
+
+        seeds = {k: np.random.SeedSequence(root, spawn_key=(k,)).generate_state(len(samples), dtype=np.uint32)
+                 for k in k_values}
+
+        def one(task):
+            # Exactly what the registered kmeans generator does with n_partitions=1, k_range=(k, k)
+            # and this seed (tests check it), without its per-call validation and Ensemble.
+            k, h = task
+            idx = samples[h]
+            rng = np.random.default_rng(spawn_seed_sequences(int(seeds[k][h]), 1)[0])
+            rng.integers(k, k + 1)               # the generator's draw of K_i
+            out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(X[idx]), k, rng, "k-means++", 100, 1e-4)[0]
+
+        tasks = [(k, h) for k in k_values for h in range(len(samples))]
+    else:
+        from scipy.cluster.hierarchy import linkage
+
+        def one(h):
+            idx = samples[h]
+            Z = linkage(X[idx], method="average", metric="euclidean")
+            for k in k_values:
+                out[k][idx, h] = cut(Z, k)
+
+        tasks = list(range(len(samples)))
+    workers = min(n_jobs, len(tasks))
+    if workers <= 1:
+        for task in tasks:
+            one(task)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(one, tasks))
+    return out
+
+
+def cut(Z, k):
+    """Labels of the k clusters left after the first n - k merges of SciPy's linkage matrix Z
+    (what ``scipy.cluster.hierarchy.cut_tree`` gives, numbered differently, many times faster)."""
+    n = Z.shape[0] + 1
+    parent = np.arange(2 * n - 1)
+    merged = Z[:n - k, :2].astype(np.int64)
+    parent[merged[:, 0]] = np.arange(n, 2 * n - k)
+    parent[merged[:, 1]] = np.arange(n, 2 * n - k)
+    while True:                                  # pointer jumping: O(n log depth)
+        up = parent[parent]
+        if np.array_equal(up, parent):
+            break
+        parent = up
+    return np.unique(parent[:n], return_inverse=True)[1].reshape(-1)
+
+
+def _syrk(A):
+    """Upper triangle of ``A @ A.T`` for a C-contiguous float32 A (n, m), as the lower triangle of
+    a C-contiguous (n, n) array (entry [j, i], i <= j, holds pair (i, j)); the rest is zero."""
+    from scipy.linalg.blas import ssyrk
+
+    # f2py copies A to Fortran order (small next to the n x n result); passing the Fortran view
+    # A.T with trans=1 avoids that copy but measured up to 17x slower in OpenBLAS at n = 178.
+    return ssyrk(1.0, A).T
+
+
+def sampled_counts(L):
+    """Pairs' co-sampling counts from any K's label matrix (-1 = not drawn): (n, n) float32,
+    lower triangle valid (see :func:`_syrk`)."""
+    return _syrk((L >= 0).astype(np.float32))
+
+
+def dense_bytes(n, n_resamples, k_values, keep_matrices):
+    """Peak bytes of the dense route: the co-sampling counts (float32 n x n) held throughout;
+    per K the co-clustering counts (float32 n x n) with the condensed distances (float64, n(n-1)/2)
+    and then the condensed distances with average linkage's own copy; the label matrices, the
+    one-hot of one K, the row-block temporaries, and a float64 n x n per K if kept."""
+    pairs = n * (n - 1) // 2
+    k_max = int(max(k_values))
+    per_k = max(4 * n * n + 8 * pairs, 16 * pairs) + 4 * n * n_resamples * k_max
+    return (4 * n * n + per_k + 4 * n * n_resamples * (len(k_values) + 1) + _block_bytes(n)
+            + (8 * n * n * len(k_values) if keep_matrices else 0))
+
+
+def n_pairs(n):
+    """Random pairs the sparse route's CDF is estimated from (at most one per pair's count)."""
+    return min(PAIRS, n * (n - 1) // 2)
+
+
+def sparse_bytes(n, n_resamples, k_values):
+    """Peak bytes of the sparse route: label matrices, the landmarks' dense route, the sampled
+    pairs (two int64 indices, their values and a sorted copy) and one block of the landmark item
+    consensus."""
+    m = min(n, LANDMARKS)
+    return (4 * n * n_resamples * (len(k_values) + 2) + dense_bytes(m, n_resamples, k_values, False)
+            + n_pairs(n) * 32 + 4 * m * n_resamples * int(max(k_values)) + 2 * _block_bytes(n))
+
+
+def _one_hot(L, k):
+    """(n, H * k) float32 indicator of ``L[:, h] == c`` at column ``h * k + c``."""
+    n, H = L.shape
+    D = np.zeros((n, H * k), dtype=np.float32)
+    rows, cols = np.nonzero(L >= 0)
+    D[rows, cols * k + L[rows, cols]] = 1.0
+    return D
+
+
+class Consensus:
+    """One K's summaries: ``cdf`` (101,), ``pac``, ``labels``, ``item`` (n, K), ``cluster`` (K,)
+    and, if asked, ``matrix`` (the consensus matrix)."""
+
+    __slots__ = ("cdf", "pac", "labels", "item", "cluster", "matrix")
+
+
+def _blocks(n):
+    step = max(1, _BLOCK_ELEMENTS // max(1, n))
+    return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def dense_consensus(L, k, sampled, interval, keep_matrix):
+    """The exact consensus matrix of one K (ConsensusClusterPlus's definitions) and its summaries.
+
+    ``M(i, j) = together(i, j) / sampled(i, j)``, 0 for pairs never drawn together; the CDF and
+    PAC are over every pair i < j (ConsensusClusterPlus's ``triangle(ml, mode=1)``); the labels cut
+    the average-linkage tree of ``1 - M`` at K (its ``finalLinkage="average"``).
+    """
+    from scipy.cluster.hierarchy import linkage
+
+    n = L.shape[0]
+    together = _syrk(_one_hot(L, k))
+    low, high = interval
+    counts = np.zeros(GRID.shape[0], dtype=np.int64)
+    ambiguous = 0
+    condensed = np.empty(n * (n - 1) // 2, dtype=np.float64)
+    # Position of pair (i, j), i < j, in the condensed vector is base[i] + j.
+    base = np.arange(n, dtype=np.int64) * n - np.arange(n, dtype=np.int64) * (np.arange(n, dtype=np.int64) + 3) // 2 - 1
+    for s, e in _blocks(n):
+        rows = np.arange(s, e)
+        mask = np.arange(e)[None, :] < rows[:, None]
+        tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
+        counts += np.bincount(np.searchsorted(GRID, values, side="left"), minlength=GRID.shape[0])
+        ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
+        cols = np.nonzero(mask)
+        condensed[base[cols[1]] + rows[cols[0]]] = 1.0 - values
+    del together
+    total = n * (n - 1) // 2
+    out = Consensus()
+    out.cdf = np.cumsum(counts) / total
+    out.pac = ambiguous / total
+    if n > 1:
+        labels = cut(linkage(condensed, method="average"), k)
+    else:
+        labels = np.zeros(n, dtype=np.int64)
+    out.labels = first_appearance(labels)
+    out.item, out.cluster = _item_consensus_condensed(condensed, out.labels, k)
+    out.matrix = _square(condensed, n) if keep_matrix else None
+    return out
+
+
+def first_appearance(labels):
+    """Relabel so clusters are numbered in order of their first object (R's ``cutree`` order)."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.shape[0], dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.shape[0])
+    return rank[inverse.reshape(-1)]
+
+
+def _square(condensed, n):
+    from scipy.spatial.distance import squareform
+
+    M = 1.0 - squareform(condensed, checks=False)
+    return M
+
+
+def _item_consensus_condensed(condensed, labels, k):
+    """ConsensusClusterPlus's calcICL from the condensed distances ``1 - M``: item consensus
+    ``m_i(c)``, the mean of M(i, j) over the members j != i of cluster c, and cluster consensus
+    ``m(c)``, the mean of M over the pairs of members (NaN for a cluster of one)."""
+    n = labels.shape[0]
+    sums = np.zeros((n, k))
+    offset = 0
+    for i in range(n - 1):
+        width = n - i - 1
+        m = 1.0 - condensed[offset:offset + width]
+        offset += width
+        rest = labels[i + 1:]
+        sums[i] += np.bincount(rest, weights=m, minlength=k)
+        sums[i + 1:, labels[i]] += m
+    return _item_and_cluster(sums, labels, k)
+
+
+def _item_and_cluster(sums, labels, k):
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    denominator = np.broadcast_to(sizes, sums.shape).copy()
+    denominator[np.arange(labels.shape[0]), labels] -= 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item = np.where(denominator > 0, sums / np.where(denominator > 0, denominator, 1.0), np.nan)
+        own = item[np.arange(labels.shape[0]), labels]
+        cluster = np.bincount(labels, weights=np.nan_to_num(own), minlength=k) / sizes
+    cluster[sizes < 2] = np.nan
+    return item, cluster
+
+
+def _pair_values(L, a, b):
+    """Exact consensus entries of the pairs (a[t], b[t]) from the label rows (0 if never co-drawn)."""
+    out = np.empty(a.shape[0])
+    step = max(1, _BLOCK_ELEMENTS // max(1, L.shape[1]))
+    for s in range(0, a.shape[0], step):
+        la, lb = L[a[s:s + step]], L[b[s:s + step]]
+        both = (la >= 0) & (lb >= 0)
+        same = np.count_nonzero((la == lb) & both, axis=1)
+        drawn = np.count_nonzero(both, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[s:s + step] = np.where(drawn > 0, same / np.maximum(drawn, 1), 0.0)
+    return out
+
+
+def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_matrix, seed, n_jobs):
+    """One K's summaries past the dense budget (see the module docstring)."""
+    n = L.shape[0]
+    low, high = interval
+    values = _pair_values(L, pairs[0], pairs[1])
+    out = Consensus()
+    out.cdf = np.searchsorted(np.sort(values), GRID, side="right") / values.shape[0]
+    out.pac = float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
+    core = dense_consensus(L[landmarks], k, landmark_sampled, interval, False)
+    # Item consensus of every object to the landmark members of each cluster: co-clustering and
+    # co-sampling counts against the landmarks, in row blocks, by GEMM of the indicators.
+    D_land = _one_hot(L[landmarks], k)
+    S_land = (L[landmarks] >= 0).astype(np.float32)
+    Y = np.zeros((landmarks.shape[0], k))
+    Y[np.arange(landmarks.shape[0]), core.labels] = 1.0
+    sums = np.empty((n, k))
+    step = max(1, _BLOCK_ELEMENTS // max(1, landmarks.shape[0]))
+    for s in range(0, n, step):
+        block = L[s:s + step]
+        tog = _one_hot(block, k) @ D_land.T
+        smp = (block >= 0).astype(np.float32) @ S_land.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            M = np.where(smp > 0, tog.astype(np.float64) / np.maximum(smp, 1), 0.0)
+        sums[s:s + step] = M @ Y
+    # An object's own entry (M = 1 with itself when it was ever drawn) is left out of its mean.
+    sizes = Y.sum(axis=0)
+    where = np.full(n, -1)
+    where[landmarks] = core.labels
+    is_land = where >= 0
+    self_value = (L[landmarks] >= 0).any(axis=1).astype(np.float64)
+    sums[landmarks, core.labels] -= self_value
+    denominator = np.broadcast_to(sizes, sums.shape).copy()
+    denominator[np.flatnonzero(is_land), where[is_land]] -= 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item = np.where(denominator > 0, sums / np.where(denominator > 0, denominator, 1.0), np.nan)
+    labels = np.where(is_land, where, np.argmax(np.nan_to_num(item, nan=-1.0), axis=1))
+    out.labels = first_appearance(labels)
+    # Renumber the item-consensus columns the same way.
+    perm = np.empty(k, dtype=np.int64)
+    perm[labels] = out.labels
+    order = np.argsort(perm)
+    out.item = item[:, order]
+    own = out.item[np.arange(n), out.labels]
+    sizes_all = np.bincount(out.labels, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out.cluster = np.bincount(out.labels, weights=np.nan_to_num(own), minlength=k) / sizes_all
+    out.cluster[sizes_all < 2] = np.nan
+    out.matrix = None
+    if keep_matrix:
+        from cclust.ensemble import Ensemble
+
+        out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_threads=n_jobs)
+    return out

@@ -1,0 +1,259 @@
+"""select_k's default, Monti et al.'s protocol as ConsensusClusterPlus (CCP) runs it: the consensus
+matrix, its CDF/area/PAC, the final labels, item and cluster consensus, the sparse route."""
+import numpy as np
+import pytest
+
+import cclust
+from cclust import select_k
+from cclust import _monti
+from cclust.errors import ValidationError
+from cclust.result import ConsensusResult
+
+
+def blobs(n_per=20, centres=((0, 0), (5, 0), (0, 5)), scale=0.5, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.vstack([rng.normal(c, scale, (n_per, 2)) for c in centres]), np.repeat(np.arange(len(centres)), n_per)
+
+
+# -- slow, literal references --------------------------------------------------------------------
+
+def reference_matrix(L):
+    """CCP's ccRun: co-clustered / co-sampled counts per pair, 0 if never drawn together."""
+    n, H = L.shape
+    M = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            drawn = sum(1 for h in range(H) if L[i, h] >= 0 and L[j, h] >= 0)
+            same = sum(1 for h in range(H) if L[i, h] >= 0 and L[i, h] == L[j, h])
+            M[i, j] = same / drawn if drawn else 0.0
+    return M
+
+
+def reference_icl(M, labels):
+    """CCP's calcICL, loop for loop: m(k) over the pairs i < j of cluster k; m_i(k) over the
+    members j != i of cluster k (denominator n_k - 1 for a member, n_k otherwise)."""
+    n = len(labels)
+    K = max(labels) + 1
+    cluster = np.full(K, np.nan)
+    item = np.full((n, K), np.nan)
+    for c in range(K):
+        items = [i for i in range(n) if labels[i] == c]
+        nk = len(items)
+        if nk > 1:
+            cluster[c] = sum(M[a][b] for a in items for b in items if a < b) / (nk * (nk - 1) / 2)
+        for e in range(n):
+            denom = nk - 1 if e in items else nk
+            if denom > 0:
+                item[e, c] = sum(M[e][j] for j in items if j != e) / denom
+    return item, cluster
+
+
+def test_hand_computed_fixture():
+    # 3 objects, 4 resamples (-1: not drawn). Pairs: (0,1) drawn together in resamples 0, 1 and
+    # together in 0: 1/2; (0,2) drawn in 0, 1, 3, never together: 0; (1,2) drawn in 0, 1, 2,
+    # together in 1, 2: 2/3.
+    L = np.array([[0, 0, -1, 1], [0, 1, 0, -1], [1, 1, 0, 0]], dtype=np.int32)
+    out = _monti.dense_consensus(L, 2, _monti.sampled_counts(L), (0.1, 0.9), True)
+    np.testing.assert_allclose(out.matrix, [[1, 0.5, 0], [0.5, 1, 2 / 3], [0, 2 / 3, 1]], atol=1e-15)
+    # CDF: 1/3 below 0.5, 2/3 below 2/3, then 1 (grid points j/100: 0..49, 50..66, 67..100)
+    expected_cdf = np.array([1 / 3] * 50 + [2 / 3] * 17 + [1.0] * 34)
+    np.testing.assert_allclose(out.cdf, expected_cdf, atol=1e-15)
+    area = 0.01 * (49 / 3 + 17 * 2 / 3 + 34)                 # CCP: sum_j 0.01 * CDF(j / 100), j >= 1
+    assert cclust.selection.consensus_area(_monti.GRID, out.cdf)[0] == pytest.approx(area, abs=1e-12)
+    assert out.pac == pytest.approx(2 / 3)                    # 0.5 and 2/3 lie in (0.1, 0.9]
+    # average linkage of 1 - M: {1, 2} merge at 1/3, object 0 stays alone
+    np.testing.assert_array_equal(out.labels, [0, 1, 1])
+    np.testing.assert_allclose(out.item, [[np.nan, 0.25], [0.5, 2 / 3], [0.0, 2 / 3]], atol=1e-15)
+    np.testing.assert_allclose(out.cluster, [np.nan, 2 / 3], atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dense_consensus_against_references(seed):
+    rng = np.random.default_rng(seed)
+    n, H, k = 23, 9, 3
+    L = rng.integers(0, k, size=(n, H)).astype(np.int32)
+    L[rng.random((n, H)) < 0.25] = -1
+    out = _monti.dense_consensus(L, k, _monti.sampled_counts(L), (0.2, 0.8), True)
+    M = reference_matrix(L)
+    np.fill_diagonal(M, (L >= 0).any(axis=1).astype(float))
+    np.testing.assert_allclose(out.matrix, M, atol=1e-12)
+    entries = M[np.triu_indices(n, 1)]
+    np.testing.assert_allclose(out.cdf, [(entries <= x).mean() for x in _monti.GRID], atol=1e-12)
+    assert out.pac == pytest.approx(((entries > 0.2) & (entries <= 0.8)).mean())
+    item, cluster = reference_icl(M, out.labels.tolist())
+    np.testing.assert_allclose(out.item, item, atol=1e-12)
+    np.testing.assert_allclose(out.cluster, cluster, atol=1e-12)
+    # the numbering follows the first object of each cluster, as R's cutree
+    assert out.labels[0] == 0 and len(np.unique(out.labels)) == k
+
+
+def test_select_k_result_matches_references():
+    X, _ = blobs(n_per=12, scale=1.2)
+    res = select_k(X, [2, 3, 4], n_resamples=15, keep_matrices=True, random_state=3)
+    for row, k in enumerate(res.k_values.tolist()):
+        M = res.consensus_matrices[k]
+        item, cluster = reference_icl(M, res.labels[k].tolist())
+        np.testing.assert_allclose(res.item_consensus[k], item, atol=1e-12)
+        np.testing.assert_allclose(res.cluster_consensus[k], cluster, atol=1e-12)
+        entries = M[np.triu_indices(M.shape[0], 1)]
+        assert res.pac[row] == pytest.approx(((entries > 0.1) & (entries <= 0.9)).mean())
+
+
+def test_inner_kmeans_is_the_kmeans_generator_at_exactly_k():
+    X, _ = blobs()
+    samples = _monti.draw_resamples(X.shape[0], 3, 0.8, np.random.default_rng(0))
+    runs = _monti.inner_labels(X, samples, [2, 4], "kmeans", 7, 2)
+    for k in (2, 4):
+        seeds = np.random.SeedSequence(7, spawn_key=(k,)).generate_state(3, dtype=np.uint32)
+        for h, idx in enumerate(samples):
+            E = cclust.generate("kmeans", X[idx], k, n_partitions=1, k_range=(k, k), random_state=int(seeds[h]))
+            np.testing.assert_array_equal(runs[k][idx, h], E.labels[:, 0])
+            assert (np.delete(runs[k][:, h], idx) == -1).all()
+
+
+def test_inner_hierarchical_cuts_the_average_linkage_tree():
+    from scipy.cluster.hierarchy import cut_tree, linkage
+
+    X, _ = blobs(scale=1.5)
+    samples = _monti.draw_resamples(X.shape[0], 2, 0.8, np.random.default_rng(1))
+    runs = _monti.inner_labels(X, samples, [2, 3, 5], "hierarchical", 0, 1)
+    for h, idx in enumerate(samples):
+        expected = cut_tree(linkage(X[idx], "average"), n_clusters=[2, 3, 5])
+        for col, k in enumerate((2, 3, 5)):
+            assert cclust.get("ari")(runs[k][idx, h], expected[:, col]) == 1.0
+
+
+@pytest.mark.parametrize("inner", ["kmeans", "hierarchical"])
+def test_default_finds_three_blobs_and_is_deterministic(inner):
+    X, y = blobs()
+    a = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=1)
+    b = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=2)
+    assert a.method == "monti" and a.inner == inner and a.n_resamples == 100
+    # average linkage merges the same two blobs in every resample, so K = 2 ties K = 3 at PAC 0
+    # (and the tie goes to the smaller K); k-means splits them differently from run to run
+    assert a.pac[1] == a.pac.min() and a.best_k == (3 if inner == "kmeans" else 2)
+    assert cclust.get("ari")(a.labels[3], y) == 1.0
+    assert np.nanmin(a.cluster_consensus[3]) > 0.95
+    np.testing.assert_array_equal(a.pac, b.pac)
+    for k in a.k_values.tolist():
+        np.testing.assert_array_equal(a.labels[k], b.labels[k])
+    assert "monti (" + inner + ")" in a.summary()
+
+
+def test_sparse_route_agrees_with_dense():
+    X, y = blobs(n_per=40, scale=0.9)
+    dense = select_k(X, range(2, 6), n_resamples=40, random_state=0)
+    sparse = select_k(X, range(2, 6), n_resamples=40, random_state=0, matrix="sparse", keep_matrices=True)
+    assert sparse.route == "sparse" and dense.route == "dense"
+    # n = 120 < 2,000 landmarks and every pair sampled: the labels are the dense route's
+    for k in dense.k_values.tolist():
+        np.testing.assert_array_equal(sparse.labels[k], dense.labels[k])
+        np.testing.assert_allclose(sparse.item_consensus[k], dense.item_consensus[k], atol=1e-12)
+        A = sparse.consensus_matrices[k]
+        assert A.shape == (120, 120) and A.nnz > 0
+    np.testing.assert_allclose(sparse.pac, dense.pac, atol=0.01)
+    assert sparse.best_k == dense.best_k == 3
+
+
+def test_sparse_route_with_few_landmarks(monkeypatch):
+    monkeypatch.setattr(_monti, "LANDMARKS", 40)
+    X, y = blobs(n_per=40)
+    res = select_k(X, [2, 3, 4], n_resamples=30, random_state=0, matrix="sparse")
+    assert res.best_k == 3 and cclust.get("ari")(res.labels[3], y) == 1.0
+    assert res.item_consensus[3].shape == (120, 3)
+
+
+@pytest.fixture
+def k_recorder():
+    seen = []
+
+    def gen(X, n_clusters, *, n_partitions=10, random_state=None, n_jobs=None, k_range=None):
+        """Test generator: records the K it is asked for and its k_range."""
+        seen.append((n_clusters, k_range))
+        return cclust.generate("kmeans", X, n_clusters, n_partitions=n_partitions, random_state=random_state)
+
+    cclust.register("test-k-recorder", gen, kind="generator")
+    yield seen
+    cclust.registry.unregister("test-k-recorder")
+
+
+def test_generator_params_per_k(k_recorder):
+    X, _ = blobs(n_per=8)
+    select_k(X, [2, 3], method="kcc", generator="test-k-recorder", n_partitions=3, n_resamples=2, random_state=0,
+             generator_params=lambda k: {"k_range": (k, 2 * k)})
+    assert set(k_recorder) == {(2, (2, 4)), (3, (3, 6))}
+    with pytest.raises(ValidationError, match=r"generator_params must not fix k_range=\(3, 3\).*function of K"):
+        select_k(X, [2, 3], method="kcc", generator_params={"k_range": (3, 3)})
+    with pytest.raises(ValidationError, match=r"generator_params\(2\) must be a dict"):
+        select_k(X, [2, 3], method="kcc", generator_params=lambda k: [k])
+
+
+def test_consensus_method_labels_from(k_recorder):
+    X, y = blobs(n_per=10)
+    by_matrix = select_k(X, [2, 3], method="kcc", n_partitions=5, n_resamples=6, random_state=0)
+    by_fit = select_k(X, [2, 3], method="kcc", n_partitions=5, n_resamples=6, random_state=0, labels_from="fit")
+    np.testing.assert_array_equal(by_matrix.pac, by_fit.pac)
+    full = cclust.consensus("kcc", cclust.generate("kmeans", X, 3, n_partitions=5, random_state=0), 3)
+    assert isinstance(full, ConsensusResult)
+    assert cclust.get("ari")(by_matrix.labels[3], y) == 1.0
+    assert by_matrix.inner is None and by_matrix.method == "kcc"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"inner": "pam"}, r"inner must be one of \['kmeans', 'hierarchical'\], got 'pam'"),
+    ({"labels_from": "full"}, r"labels_from must be 'consensus' or 'fit', got 'full'"),
+    ({"labels_from": "fit"}, "labels_from='fit' takes the labels of a consensus method"),
+    ({"matrix": "csr"}, r"matrix must be one of \['auto', 'dense', 'sparse'\], got 'csr'"),
+    ({"criterion": "objective"}, "criterion='objective' reads a consensus method's own criterion"),
+    ({"subsample": 1.2}, r"subsample must be a finite number in \(0, 1\]"),
+    ({"subsample": 0}, r"subsample must be a finite number in \(0, 1\]"),
+])
+def test_bad_input(kwargs, message):
+    X, _ = blobs(n_per=5)
+    with pytest.raises(ValidationError, match=message):
+        select_k(X, [2, 3], n_resamples=2, **kwargs)
+
+
+def test_ensemble_needs_a_consensus_method():
+    X, _ = blobs(n_per=5)
+    E = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0)
+    with pytest.raises(ValidationError, match="method='monti' clusters the objects' features, but data is an Ensemble"):
+        select_k(E, [2, 3])
+
+
+def test_plots_render(tmp_path):
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_consensus_heatmap, plot_tracking
+
+    X, _ = blobs(n_per=15)
+    res = select_k(X, [2, 3, 4], n_resamples=10, random_state=0, keep_matrices=True)
+    fig = plot_consensus_heatmap(res, max_objects=30)
+    assert "subsample of 30" in fig.axes[2].get_title()
+    fig.savefig(tmp_path / "heatmap.png", dpi=50)
+    ax = plot_tracking(res)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["2", "3", "4"]
+    ax.figure.savefig(tmp_path / "tracking.png", dpi=50)
+    with pytest.raises(ValidationError, match="keep_matrices=True"):
+        plot_consensus_heatmap(select_k(X, [2, 3], n_resamples=3, random_state=0))
+    with pytest.raises(ValidationError, match=r"k must be one of the K tried \[2, 3, 4\], got 7"):
+        plot_consensus_heatmap(res, 7)
+
+
+def test_cli_json_and_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import json
+
+    from cclust.cli import main
+
+    assert main(["select-k", "iris", "--k-range", "2", "4", "--resamples", "20", "--format", "json",
+                 "--plot", str(tmp_path / "k.png")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["method"] == "monti" and record["inner"] == "kmeans" and record["n_resamples"] == 20
+    rows = [r for r in record["cluster_consensus"] if r["k"] == record["best_k"]]
+    assert len(rows) == record["best_k"] and all(0 <= r["cluster_consensus"] <= 1 for r in rows)
+    assert len(record["item_consensus"]) == 150 * (2 + 3 + 4)
+    assert {p.name for p in tmp_path.iterdir()} == {"k.png", "k-heatmap.png", "k-tracking.png"}
+    assert main(["select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--inner", "hierarchical"]) == 0
+    assert "monti (hierarchical)" in capsys.readouterr().out
+    assert main(["select-k", "iris", "--k-range", "2", "3", "--method-param", "utility=uh"]) != 0
+    assert "--method-param applies to a consensus method" in capsys.readouterr().err
