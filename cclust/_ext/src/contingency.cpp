@@ -11,21 +11,35 @@ namespace cclust {
 
 namespace {
 
-// Sum per-thread integer buffers into out. Integer sums are exact, so the order cannot change
-// the result.
-void reduce_buffers(const std::vector<std::vector<int64_t>>& buffers, int64_t size, int64_t* out) {
+// Integer tallies over the objects, one table of `size` counts per thread: count(table, x) adds
+// object x to its thread's table and returns false for an object it cannot count (reported to
+// the returned FirstBad). The tables are summed into out; integer sums are exact in any order, so
+// a table per thread (not per chunk) is enough.
+template <class Count>
+FirstBad tally_objects(int64_t n, int n_threads, int64_t size, int64_t* out, Count&& count) {
+    if (n_threads < 1) n_threads = 1;
+    std::vector<std::vector<int64_t>> tables(static_cast<size_t>(n_threads));
+    FirstBad bad;
+    for_each_chunk_with(
+        n, n_threads,
+        [&]() -> std::vector<int64_t>& {
+            std::vector<int64_t>& table = tables[static_cast<size_t>(thread_id())];
+            table.assign(static_cast<size_t>(size), 0);
+            return table;
+        },
+        [&](std::vector<int64_t>& table, int64_t, int64_t start, int64_t stop) {
+            int64_t first_bad = -1;
+            for (int64_t x = start; x < stop; ++x) {
+                if (!count(table.data(), x) && first_bad < 0) first_bad = x;
+            }
+            if (first_bad >= 0) bad.report(first_bad);
+        });
     std::fill(out, out + size, int64_t{0});
-    for (const auto& buf : buffers) {
-        if (buf.empty()) continue;  // a thread the team did not start (or a serial build)
-        for (int64_t c = 0; c < size; ++c) out[c] += buf[c];
+    for (const auto& table : tables) {
+        if (table.empty()) continue;  // a thread the team did not start (or a serial build)
+        for (int64_t c = 0; c < size; ++c) out[c] += table[static_cast<size_t>(c)];
     }
-}
-
-// This thread's table, zeroed (the tables are allocated by the threads that fill them).
-std::vector<int64_t>& zeroed(std::vector<std::vector<int64_t>>& buffers, int64_t size) {
-    std::vector<int64_t>& buf = buffers[static_cast<size_t>(thread_id())];
-    buf.assign(static_cast<size_t>(size), 0);
-    return buf;
+    return bad;
 }
 
 [[noreturn]] void bad_label(const char* what, int64_t row, int64_t value, int64_t bound) {
@@ -40,65 +54,39 @@ void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r, const i
                           const int32_t* labels, int32_t n_clusters, int64_t* out,
                           int n_threads) {
     const int64_t width = offsets[r];
-    const int64_t size = static_cast<int64_t>(n_clusters) * width;
-    if (n_threads < 1) n_threads = 1;
-    // One table per thread; a table per chunk would be wasteful and integer sums are exact.
-    std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
-    FirstBad bad;
-    for_each_chunk_with(
-        n, n_threads, [&]() -> std::vector<int64_t>& { return zeroed(buffers, size); },
-        [&](std::vector<int64_t>& buf, int64_t, int64_t start, int64_t stop) {
-            int64_t first_bad = -1;
-            for (int64_t x = start; x < stop; ++x) {
-                const int32_t k = labels[x];
-                if (k == -1) continue;
-                if (k < -1 || k >= n_clusters) {
-                    if (first_bad < 0) first_bad = x;
-                    continue;
-                }
-                int64_t* row = buf.data() + static_cast<int64_t>(k) * width;
-                const int32_t* lab = ensemble + x * r;
-                for (int64_t j = 0; j < r; ++j) {
-                    const int32_t l = lab[j];
-                    if (l >= 0) row[offsets[j] + l] += 1;
-                }
-            }
-            if (first_bad >= 0) bad.report(first_bad);
-        });
+    const FirstBad bad = tally_objects(n, n_threads, n_clusters * width, out, [&](int64_t* table, int64_t x) {
+        const int32_t k = labels[x];
+        if (k == -1) return true;
+        if (k < -1 || k >= n_clusters) return false;
+        int64_t* row = table + static_cast<int64_t>(k) * width;
+        const int32_t* lab = ensemble + x * r;
+        for (int64_t j = 0; j < r; ++j) {
+            const int32_t l = lab[j];
+            if (l >= 0) row[offsets[j] + l] += 1;
+        }
+        return true;
+    });
     if (bad.found()) bad_label("consensus", bad.index(), labels[bad.index()], n_clusters);
-    reduce_buffers(buffers, size, out);
 }
 
 void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka, int64_t kb,
                       int64_t* out, int n_threads) {
-    const int64_t size = ka * kb;
     if (n_threads < 1) n_threads = 1;
     // Threads pay only when each gets a large share of objects and the per-thread tables are
     // small beside n (measured: below ~2^20 objects a thread, the second thread made it slower).
-    if (n < (int64_t{1} << 20) * n_threads || size * n_threads * 8 > n) n_threads = 1;
-    std::vector<std::vector<int64_t>> buffers(static_cast<size_t>(n_threads));
-    FirstBad bad;
-    for_each_chunk_with(
-        n, n_threads, [&]() -> std::vector<int64_t>& { return zeroed(buffers, size); },
-        [&](std::vector<int64_t>& buf, int64_t, int64_t start, int64_t stop) {
-            int64_t first_bad = -1;
-            for (int64_t x = start; x < stop; ++x) {
-                const int64_t i = a[x], j = b[x];
-                if (i == -1 || j == -1) continue;
-                if (i < 0 || i >= ka || j < 0 || j >= kb) {
-                    if (first_bad < 0) first_bad = x;
-                    continue;
-                }
-                buf[static_cast<size_t>(i * kb + j)] += 1;
-            }
-            if (first_bad >= 0) bad.report(first_bad);
-        });
+    if (n < (int64_t{1} << 20) * n_threads || ka * kb * n_threads * 8 > n) n_threads = 1;
+    const FirstBad bad = tally_objects(n, n_threads, ka * kb, out, [&](int64_t* table, int64_t x) {
+        const int64_t i = a[x], j = b[x];
+        if (i == -1 || j == -1) return true;
+        if (i < 0 || i >= ka || j < 0 || j >= kb) return false;
+        table[i * kb + j] += 1;
+        return true;
+    });
     if (bad.found()) {
         const int64_t row = bad.index();
         const bool first = a[row] < -1 || a[row] >= ka;
         bad_label(first ? "first" : "second", row, first ? a[row] : b[row], first ? ka : kb);
     }
-    reduce_buffers(buffers, size, out);
 }
 
 void label_range(const int64_t* labels, int64_t n, int64_t* low, int64_t* high) {
