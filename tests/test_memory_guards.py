@@ -48,6 +48,9 @@ QUADRATIC = {
     "addremadd": None,
     "ls-agglomerative": None,
     "ccpivot": None,
+    # Dense M x M trajectories over M microclusters; M is close to n for these ensembles.
+    "pta": None,
+    "ptgp": None,
 }
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
