@@ -74,8 +74,8 @@ def _check_ensemble(ensemble, n_clusters, weights, method):
     unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
     if unlabelled.size:
         raise ValidationError(
-            f"ensemble: object(s) {unlabelled[:5].tolist()}{' ...' if unlabelled.size > 5 else ''} are missing "
-            f"from every partition ({unlabelled.size} in all); {method} has no co-association for them "
+            f"ensemble: object(s) {unlabelled[:5].tolist()}{' ...' if unlabelled.size > 5 else ''} have missing "
+            f"labels in every partition ({unlabelled.size} in all); {method} has no co-association for them "
             "(Huang et al. 2016 define none): drop them or label them in at least one partition.")
     return E, n_clusters
 

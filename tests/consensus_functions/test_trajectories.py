@@ -218,7 +218,7 @@ def test_bad_ensembles(fn):
         fn(np.array([[0], [0], [1], [1]]), 2)
     with pytest.raises(ValidationError, match="n_clusters"):   # one cluster everywhere: one microcluster
         fn(np.zeros((5, 3), dtype=int), 2)
-    with pytest.raises(ValidationError, match=r"missing from every partition"):
+    with pytest.raises(ValidationError, match=r"missing labels in every partition"):
         fn(np.array([[0, 0], [0, 1], [-1, -1], [1, 1]]), 2)
     with pytest.raises(ValidationError, match="microclusters"):
         fn(np.array([[0, 0], [0, 0], [1, 1], [1, 1]]), 3)
