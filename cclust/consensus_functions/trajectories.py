@@ -194,6 +194,17 @@ def _check_microclusters(n_clusters, m):
             f"for n_clusters <= {m}.")
 
 
+def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max_bytes, method):
+    """Check the ensemble and K, run :func:`probability_trajectories`; returns (walk, K, M,
+    whether the intermediates go into extras)."""
+    E, n_clusters = _check_ensemble(ensemble, n_clusters, weights, method)
+    walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
+                                    max_bytes=max_bytes, method=method)
+    m = walk["first"].shape[0]
+    _check_microclusters(n_clusters, m)
+    return walk, n_clusters, m, m <= EXTRAS_MAX_MICROCLUSTERS
+
+
 def _extras(walk, keep):
     extras = {"microclusters": walk["inverse"], "microcluster_sizes": walk["sizes"],
               "n_microclusters": int(walk["first"].shape[0]), "elite_neighbors": walk["elite_neighbors"],
@@ -282,12 +293,8 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
     if linkage not in LINKAGES:
         raise ValidationError(f"linkage must be one of {list(LINKAGES)}, got {linkage!r}.")
     elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
-    E, n_clusters = _check_ensemble(ensemble, n_clusters, weights, "PTA")
-    walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
-                                    max_bytes=max_bytes, method="PTA")
-    m = walk["first"].shape[0]
-    _check_microclusters(n_clusters, m)
-    keep = m <= EXTRAS_MAX_MICROCLUSTERS
+    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
+                                      max_bytes, "PTA")
     D = walk["pts"] if not keep else walk["pts"].copy()
     np.subtract(1.0, D, out=D)
     np.round(D, _DECIMALS, out=D)
@@ -374,12 +381,8 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
     max_iter = check_int(max_iter, "max_iter", low=1)
     ufactor = check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
     rng = check_random_state(random_state)
-    E, n_clusters = _check_ensemble(ensemble, n_clusters, weights, "PTGP")
-    walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
-                                    max_bytes=max_bytes, method="PTGP")
-    m = walk["first"].shape[0]
-    _check_microclusters(n_clusters, m)
-    keep = m <= EXTRAS_MAX_MICROCLUSTERS
+    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
+                                      max_bytes, "PTGP")
     member = _one_hot(walk["labels"], walk["offsets"])        # microcluster x cluster
     per_cluster = np.asarray(member.sum(axis=0)).reshape(-1)   # |C_j| in microclusters
     mcbg = np.asarray((member.T @ walk["pts"]).T) / np.where(per_cluster > 0, per_cluster, 1.0)[None, :]
