@@ -38,6 +38,11 @@ BUILTINS = (
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),
     ("ls-agglomerative", "consensus", "cclust.consensus_functions.least_squares:ls_agglomerative",
      "Least-squares combined consensus by greedy agglomeration (Mirkin & Shestakov, eq. 6, sec. 3.2)"),
+    # -- probability trajectories --
+    ("pta", "consensus", "cclust.consensus_functions.trajectories:pta",
+     "PTA: agglomerative clustering of microclusters by probability trajectory similarity (Huang, Lai & Wang 2016)"),
+    ("ptgp", "consensus", "cclust.consensus_functions.trajectories:ptgp",
+     "PTGP: transfer cut of the microcluster-cluster graph weighted by trajectory similarity (Huang, Lai & Wang 2016)"),
     # -- iterative voting and classic baselines --
     ("ivc", "consensus", "cclust.consensus_functions.voting:ivc",
      "Iterative voting consensus: k-modes on the label vectors (Nguyen & Caruana 2007, Alg. 1)"),

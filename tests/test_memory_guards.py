@@ -49,6 +49,9 @@ QUADRATIC = {
     "ls-agglomerative": None,
     "ccpivot": None,
     "ecpcs-hc": None,
+    # Dense M x M trajectories over M microclusters; M is close to n for these ensembles.
+    "pta": None,
+    "ptgp": None,
 }
 #: Quadratic methods that work on microclusters (objects with identical label rows merged): their
 #: n x n structure is m x m for m distinct label rows, which on the clean blobs here may fit the

@@ -1,0 +1,184 @@
+"""PTA and PTGP (Huang, Lai & Wang 2016): reproduction of the paper's Table 9 and speed against
+the authors' MATLAB code under GNU Octave.
+
+Two modes:
+
+``--reproduce``
+    The paper's protocol (sec. 5.2, 5.5) on the authors' own pools of 200 base clusterings
+    (k-means and RPCL, k in [2, min(sqrt(N)/2, 50)]) that ship with their code as
+    ``bc_pool_<NAME>.mat`` (``--pools DIR``): each run draws an ensemble of M = 10 members at
+    random from the pool and fuses it with the true number of classes (true-k). Prints mean
+    +- sd of NMI (max-normalised, as the authors' ``computeNMI``; and the sqrt-normalised NMI
+    cclust uses) and ARI next to the published true-k NMI of Table 9, for PTA-AL, PTA-CL,
+    PTA-SL, PTGP (Tcut) and PTGP with METIS.
+
+``--bench``
+    The same ensembles (M = 10 members of the authors' pools) fused by cclust and by the
+    authors' code under ``octave-cli`` (``--authors DIR``: a checkout of their repository,
+    with the statistics package), in the same run: wall time of each and ARI between the
+    two labelings. ``--scale`` adds time and peak memory of cclust alone at n = 20,000 and
+    n = 100,000 (r = 100) on synthetic blobs.
+
+Usage::
+
+    python benchmarks/modern_trajectories.py --reproduce --pools /tmp/pta_authors --runs 10
+    python benchmarks/modern_trajectories.py --bench --authors /tmp/pta_authors --runs 3
+    python benchmarks/modern_trajectories.py --scale
+"""
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import cclust
+from cclust.metrics import ari, nmi
+
+#: Table 9 of Huang, Lai & Wang (2016): true-k NMI over 100 runs (PTA-AL, PTA-CL, PTA-SL, PTGP).
+PUBLISHED_TRUE_K = {
+    "MF": (0.614, 0.611, 0.522, 0.613),
+    "IS": (0.607, 0.609, 0.521, 0.611),
+    "MNIST": (0.578, 0.577, 0.103, 0.576),
+    "ODR": (0.804, 0.793, 0.533, 0.813),
+    "LS": (0.622, 0.584, 0.114, 0.625),
+    "PD": (0.732, 0.733, 0.445, 0.738),
+    "USPS": (0.565, 0.530, 0.051, 0.551),
+}
+NAMES = {"MF": "Multiple features", "IS": "Image segmentation (segment)", "MNIST": "MNIST (5,000)",
+         "ODR": "optdigits", "LS": "Landsat (satimage)", "PD": "pendigits", "USPS": "USPS"}
+VARIANTS = (("PTA-AL", "pta", {"linkage": "average"}), ("PTA-CL", "pta", {"linkage": "complete"}),
+            ("PTA-SL", "pta", {"linkage": "single"}), ("PTGP", "ptgp", {}), ("PTGP-METIS", "ptgp", {"cut": "metis"}))
+
+
+def load_pool(pools, name):
+    from scipy.io import loadmat
+
+    m = loadmat(os.path.join(pools, f"bc_pool_{name}.mat"))
+    return m["members"].astype(np.int64) - 1, m["gt"].reshape(-1).astype(np.int64)
+
+
+def draw_ensembles(members, runs, size, seed):
+    rng = np.random.default_rng(seed)
+    return [members[:, rng.permutation(members.shape[1])[:size]] for _ in range(runs)]
+
+
+def nmi_max(a, b):
+    return nmi(a, b, average="max")
+
+
+def reproduce(args):
+    print(f"True-k, M = {args.size} members drawn from the authors' pools, {args.runs} runs "
+          f"(the paper: 100); mean +- sd.\n")
+    print("| data set | n | method | NMI (max) | NMI (sqrt) | ARI | published NMI (Table 9, true-k) |")
+    print("|---|---|---|---|---|---|---|")
+    for name in args.datasets:
+        members, gt = load_pool(args.pools, name)
+        k = int(np.unique(gt).shape[0])
+        ensembles = draw_ensembles(members, args.runs, args.size, args.seed)
+        for label, method, kwargs in VARIANTS:
+            scores = []
+            for run, L in enumerate(ensembles):
+                res = cclust.consensus(method, L, k, random_state=run, **kwargs)
+                scores.append((nmi_max(gt, res.labels), nmi(gt, res.labels), ari(gt, res.labels)))
+            s = np.array(scores)
+            published = dict(zip(("PTA-AL", "PTA-CL", "PTA-SL", "PTGP"), PUBLISHED_TRUE_K[name])).get(label)
+            cells = " | ".join(f"{s[:, j].mean():.3f} +- {s[:, j].std(ddof=1):.3f}" for j in range(3))
+            print(f"| {NAMES[name]} ({name}) | {members.shape[0]} | {label} | {cells} | "
+                  f"{'-' if published is None else f'{published:.3f}'} |", flush=True)
+
+
+def run_octave(authors, L, k):
+    with tempfile.TemporaryDirectory() as tmp:
+        inp, out = os.path.join(tmp, "in.csv"), os.path.join(tmp, "out.csv")
+        np.savetxt(inp, L + 1, fmt="%d", delimiter=",")
+        script = (f"addpath('{authors}'); addpath('{os.path.dirname(os.path.abspath(__file__))}'); pkg load statistics; "
+                  f"octave_trajectories('{inp}', '{out}', {k});")
+        start = time.perf_counter()
+        subprocess.run(["octave-cli", "--no-gui", "--eval", script], check=True, capture_output=True)
+        wall = time.perf_counter() - start
+        labels = np.loadtxt(out, delimiter=",").astype(np.int64)
+        inner = [float(x) for x in open(out + ".time").read().split()]
+    return labels, wall, inner
+
+
+def bench(args):
+    print(f"M = {args.size} members of the authors' pools, true k; {args.runs} ensembles per data set. "
+          "Octave: total wall time of one octave-cli call (start-up included) and its own timers "
+          "(PTS, PTA-AL, PTGP); cclust: wall time of each call.\n")
+    print("| data set | n | M microclusters | cclust PTA | cclust PTGP | Octave PTS+PTA | Octave PTS+PTGP | "
+          "Octave wall | ratio PTA | ratio PTGP | ARI PTA ours-theirs | ARI PTGP ours-theirs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in args.datasets:
+        members, gt = load_pool(args.pools, name)
+        k = int(np.unique(gt).shape[0])
+        for L in draw_ensembles(members, args.runs, args.size, args.seed):
+            start = time.perf_counter()
+            a = cclust.consensus("pta", L, k)
+            t_pta = time.perf_counter() - start
+            start = time.perf_counter()
+            b = cclust.consensus("ptgp", L, k, random_state=0)
+            t_ptgp = time.perf_counter() - start
+            theirs, wall, (t_pts, t_al, t_gp, m) = run_octave(args.authors, L, k)
+            o_pta, o_ptgp = t_pts + t_al, t_pts + t_gp
+            print(f"| {name} | {L.shape[0]} | {int(m)} | {t_pta:.3f} s | {t_ptgp:.3f} s | {o_pta:.2f} s | "
+                  f"{o_ptgp:.2f} s | {wall:.1f} s | {o_pta / t_pta:.0f}x | {o_ptgp / t_ptgp:.0f}x | "
+                  f"{ari(a.labels, theirs[:, 0]):.4f} | {ari(b.labels, theirs[:, 1]):.4f} |", flush=True)
+
+
+def _peak_child(n, r, k_high, seed):
+    """Time and peak RSS of pta and ptgp in a fresh process (ru_maxrss of the child)."""
+    code = f"""
+import time, resource, numpy as np, cclust
+rng = np.random.default_rng({seed})
+centres = rng.normal(0, 8, size=(10, 8))
+X = centres[rng.integers(0, 10, {n})] + rng.normal(size=({n}, 8))
+E = cclust.generate("kmeans", X, 10, n_partitions={r}, k_range=(2, {k_high}), random_state={seed})
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+out = []
+for name in ("pta", "ptgp"):
+    start = time.perf_counter()
+    try:
+        res = cclust.consensus(name, E, 10, random_state=0)
+        out.append(f"{{name}}: {{time.perf_counter() - start:.1f}} s, M = {{res.extras['n_microclusters']}}")
+    except MemoryError as exc:
+        out.append(f"{{name}}: refused ({{str(exc)[:160]}})")
+print("; ".join(out), f"| peak RSS {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}} MiB "
+      f"(after generating: {{base / 1024:.0f}} MiB)")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return (proc.stdout or proc.stderr).strip()
+
+
+def scale(args):
+    for n, r, k_high in ((20_000, 10, 50), (100_000, 100, 50)):
+        print(f"n = {n}, r = {r}, k in [2, {k_high}]: {_peak_child(n, r, k_high, 0)}", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--reproduce", action="store_true")
+    p.add_argument("--bench", action="store_true")
+    p.add_argument("--scale", action="store_true")
+    p.add_argument("--pools", default="/tmp/pta_authors", help="directory with the authors' bc_pool_*.mat")
+    p.add_argument("--authors", default="/tmp/pta_authors", help="checkout of the authors' MATLAB code")
+    p.add_argument("--datasets", nargs="+", default=None)
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--size", type=int, default=10, help="ensemble size M (the paper: 10)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    if args.reproduce:
+        args.datasets = args.datasets or ["IS", "ODR", "LS", "PD", "MNIST"]
+        reproduce(args)
+    if args.bench:
+        args.datasets = args.datasets or ["MNIST", "ODR"]
+        bench(args)
+    if args.scale:
+        scale(args)
+
+
+if __name__ == "__main__":
+    main()
