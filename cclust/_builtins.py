@@ -28,6 +28,11 @@ BUILTINS = (
      "WOHB: METIS cut of the object-cluster graph of weighted-centre memberships (Ren et al. 2017, eq. 12)"),
     ("wokmeans", "consensus", "cclust.consensus_functions.woec:wokmeans",
      "WOKmeans: k-means with object-weighted centres, weights from the ensemble (Ren et al. 2017, Algorithm 4)"),
+    # -- locally weighted ensemble clustering --
+    ("lwea", "consensus", "cclust.consensus_functions.locally_weighted:lwea",
+     "LWEA: average linkage of the ECI-weighted co-association, on microclusters (Huang, Wang & Lai 2018)"),
+    ("lwgp", "consensus", "cclust.consensus_functions.locally_weighted:lwgp",
+     "LWGP: transfer cut of the ECI-weighted object-cluster graph (Huang, Wang & Lai 2018)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),
