@@ -48,6 +48,8 @@ QUADRATIC = {
     "addremadd": None,
     "ls-agglomerative": None,
     "ccpivot": None,
+    # average linkage of the m x m LWCA of the distinct label rows; the route: METIS groups first
+    "lwea": {"n_groups": 100},
 }
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
@@ -59,6 +61,11 @@ COMPLETE_ONLY = {"best", "ls-agglomerative"}
 #: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth
 #: is measured against that of n sum K_i, and they must refuse under a budget below their need.
 N_SUM_K = {"wosp", "wohb"}
+
+#: Methods whose square structure is over the distinct label rows, not the objects (LWEA's
+#: microclusters): they refuse under BUDGET only when the rows are many (here: with missing
+#: labels), and must then refuse in the same words; the route of QUADRATIC is measured.
+QUADRATIC_IN_DISTINCT_ROWS = {"lwea"}
 
 #: Words of which a refusal's alternative must name at least one (a method or a sparse route).
 ALTERNATIVES = ("n_neighbors", "knn_coassociation", "kcc", "hbgf", "mcla", "wohb", "womc")
@@ -107,6 +114,12 @@ def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypa
     X, complete, with_missing = data
     ensemble = complete if labels == "complete" else with_missing
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(BUDGET))
+    if name in QUADRATIC_IN_DISTINCT_ROWS:
+        try:
+            assert _call(name, ensemble, X).labels.shape == (N_SAMPLES,)
+        except MemoryBudgetError as exc:
+            _check_refusal(exc, BUDGET)
+        return
     if not refuses:
         if name in N_SUM_K:   # may need more than the budget here: then it must refuse in the same words
             try:

@@ -95,7 +95,7 @@ def _prepare(ensemble, n_clusters=None):
         unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
         if unlabelled.size:
             raise ValidationError(
-                f"ensemble: {unlabelled.size} object(s) have no label in any partition (first: object "
+                f"ensemble: {unlabelled.size} object(s) have missing labels in every partition (first: object "
                 f"{int(unlabelled[0])}); locally weighted consensus has no evidence about them. Drop them "
                 "(ensemble.take(objects=...)) or label them in at least one partition.")
     if n_clusters is not None:

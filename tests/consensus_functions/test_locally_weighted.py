@@ -241,7 +241,7 @@ def test_bad_theta_of_the_helpers():
 def test_an_object_without_labels_is_refused(fn, rng):
     L = noisy_labels(rng, missing=0.1)
     L[5] = -1
-    with pytest.raises(ValidationError, match="ensemble: 1 object"):
+    with pytest.raises(ValidationError, match="ensemble: 1 object.*missing labels in every partition"):
         fn(L, 3)
 
 
