@@ -113,7 +113,7 @@ def test_lwea_group_route_with_singleton_groups_is_the_exact_route(rng):
     exact = lwea(L, 3)
     n_distinct = exact.extras["n_microclusters"]
     assert lwea(L, 3, n_groups=n_distinct).extras["route"] == "microclusters"
-    grouped = lwea(L, 3, n_groups=max(3, n_distinct - 1), random_state=0)
+    grouped = lwea(L, 3, n_groups=10, random_state=0)
     assert grouped.extras["route"] == "groups"
     assert grouped.n_clusters == 3
 
@@ -146,7 +146,7 @@ def test_lwea_refuses_past_the_memory_budget_and_names_the_route(rng):
     L = noisy_labels(rng, n=300, r=8, noise=0.9)
     with pytest.raises(MemoryBudgetError, match="n_groups"):
         lwea(L, 3, max_bytes=100_000)
-    assert lwea(L, 3, n_groups=20, max_bytes=200_000, random_state=0).n_clusters == 3
+    assert lwea(L, 3, n_groups=20, max_bytes=400_000, random_state=0).n_clusters == 3
 
 
 def test_lwea_one_partition_gives_it_back():
@@ -274,3 +274,20 @@ def test_bad_parameters():
         tcut(np.eye(3), 4)
     with pytest.raises(ValidationError, match="non-negative"):
         tcut(-np.eye(3), 2)
+
+
+def test_lwea_group_route_recovers_planted_clusters():
+    rng = np.random.default_rng(5)
+    L, truth = noisy_labels_with_truth(rng, n=600, r=10, k=3, noise=0.3)
+    res = lwea(L, 3, n_groups=60, random_state=0)
+    assert res.extras["n_groups"] == 60
+    assert cclust.get("ari")(res.labels, truth) > 0.9
+
+
+def test_lwea_group_route_refuses_a_cut_with_too_few_groups(rng, monkeypatch):
+    import cclust.consensus_functions.locally_weighted as module
+
+    L = noisy_labels(rng, n=40, r=6)
+    monkeypatch.setattr(module, "_fine_groups", lambda E, *args: np.arange(E.n_samples) % 2)
+    with pytest.raises(ValidationError, match="n_groups=10: .* only 2 non-empty groups"):
+        lwea(L, 3, n_groups=10, random_state=0)
