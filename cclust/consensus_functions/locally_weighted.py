@@ -47,6 +47,7 @@ from cclust.graph import (
     bipartite_partition,
     check_ufactor,
     identical_label_rows,
+    one_hot_in_order,
     partition_graph,
     tcut,
 )
@@ -483,13 +484,7 @@ def _lwca_in_extras(n, max_bytes):
 def _bipartite_graph(E, edge_values, rows=None):
     """LWGP's graph (Definition 8): rows of objects (or the listed objects), columns of clusters,
     entry ``edge_values[C]`` where the object belongs to C."""
-    L = E.labels if rows is None else E.labels[rows]
-    present = L >= 0
-    cols = (L + E.offsets[:-1])[present]
-    r_idx = np.broadcast_to(np.arange(L.shape[0])[:, None], L.shape)[present]
-    B = sp.csr_matrix((edge_values[cols], (r_idx, cols)), shape=(L.shape[0], int(E.offsets[-1])))
-    B.sort_indices()
-    return B
+    return one_hot_in_order(E, np.arange(int(E.offsets[-1])), rows=rows, values=edge_values)
 
 
 def _fine_groups(E, n_groups, n_neighbors, random_state, max_bytes):
