@@ -33,6 +33,11 @@ BUILTINS = (
      "ECPCS-HC: average linkage of the co-association enhanced by random-walk cluster similarities (Huang et al. 2021)"),
     ("ecpcs-mc", "consensus", "cclust.consensus_functions.ecpcs:ecpcs_mc",
      "ECPCS-MC: Ncut meta-clusters of random-walk propagated cluster similarities, majority vote (Huang et al. 2021)"),
+    # -- locally weighted ensemble clustering --
+    ("lwea", "consensus", "cclust.consensus_functions.locally_weighted:lwea",
+     "LWEA: average linkage of the ECI-weighted co-association, on microclusters (Huang, Wang & Lai 2018)"),
+    ("lwgp", "consensus", "cclust.consensus_functions.locally_weighted:lwgp",
+     "LWGP: transfer cut of the ECI-weighted object-cluster graph (Huang, Wang & Lai 2018)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),

@@ -14,8 +14,8 @@ and the hypergraph plugin's HGPA build their graphs and cut them with what is he
   :func:`estimate_clusters`, :func:`size_weights`, :func:`choose_sizes`);
 * shared argument checks (:func:`check_graph_inputs`, :func:`check_sizes`, ...) and
   :func:`honour_n_clusters`, which fills parts a cut left empty;
-* the spectral transfer cut of a bipartite graph, :func:`transfer_cut` (Li, Wu & Chang 2012),
-  for the methods whose papers cut with Tcut instead of METIS (PTGP).
+* the spectral cut of a bipartite graph, the transfer cut :func:`tcut` (Li et al. 2012), for
+  the methods whose papers cut their object-cluster graphs with it instead of METIS.
 
 The METIS call (:func:`partition_graph`)
 -----------------------------------------
@@ -67,7 +67,8 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",
            "one_hot_in_order", "hbgf_graph", "check_sizes", "separated_coassociation", "choose_sizes",
-           "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "transfer_cut"]
+           "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut",
+           "TCUT_DENSE_MAX"]
 
 #: Integer edge weight METIS receives for the heaviest edge of a graph; the others are scaled in
 #: proportion and rounded (see the module docstring).
@@ -943,105 +944,169 @@ def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut):
     return labels, objective, extras
 
 
-# -- the transfer cut --------------------------------------------------------------------------
+# -- the transfer cut ----------------------------------------------------------------------------
 
-def transfer_cut(B, n_clusters, *, random_state=None, n_init=3, max_iter=100):
-    """Transfer cut, Tcut (Li, Wu & Chang 2012): spectral partition of a bipartite graph.
+#: :func:`tcut` decomposes the column graph densely (LAPACK) up to this many columns when forming
+#: it costs little (at most ``TCUT_DENSE_MAX ** 2 * 50`` multiply-adds); beyond, ARPACK finds
+#: the leading eigenvectors through products with B, without forming the column graph.
+TCUT_DENSE_MAX = 2000
 
-    The graph is ``[[0, B], [B^T, 0]]`` between ``n_x`` row vertices and ``n_y`` column
-    vertices (for PTGP: microclusters and clusters). Its normalised-cut eigenproblem is solved
-    on the small side only and transferred to the rows:
 
-    1. ``W_Y = B^T D_X^{-1} B`` (``D_X``: the rows' degrees; a row of degree 0 counts 1e-10),
-       the column vertices' graph with degrees ``D_Y``;
-    2. the ``k = min(n_clusters, n_y)`` leading eigenvectors ``u`` of
-       ``D_Y^{-1/2} W_Y D_Y^{-1/2}`` (symmetrised), i.e. the smallest generalised eigenvectors
-       ``v = D_Y^{-1/2} u`` of ``(D_Y - W_Y) v = lambda D_Y v``;
-    3. the rows' embedding ``F = D_X^{-1} B v``, each row scaled to unit length (plus 1e-10);
-    4. k-means on the rows of F: ``n_init`` k-means++ starts of at most ``max_iter`` Lloyd
-       passes each, the lowest sum of squares kept; parts left empty are filled as
-       :func:`honour_n_clusters` does (by distance to the centres).
+class TransferCut:
+    """What :func:`tcut` returns.
 
-    Li et al. scale each transferred eigenvector by ``1 / (1 - gamma)`` (gamma its eigenvalue
-    on the whole graph); their code, and that of Huang, Lai & Wang (2016) for PTGP, omit the
-    scaling before normalising the rows, and so does this function. Step 2 is a dense
-    eigendecomposition of the ``n_y x n_y`` matrix (the column side is the small one: the
-    clusters of an ensemble).
+    Attributes
+    ----------
+    labels : ndarray of shape (n_objects,), int64
+        The part of every object (every row of B, or every object of ``groups``), 0..K-1, every
+        part used, numbered in order of their first object.
+    embedding : ndarray of shape (n_rows, min(K, n_columns))
+        The row-normalised transferred eigenvectors, one row per row of B (per group).
+    eigenvalues : ndarray of shape (min(K, n_columns),)
+        The leading eigenvalues of the normalised column graph, in decreasing order.
+    objective : float
+        Within-cluster sum of squares of the k-means run kept (over the objects).
+    n_iter : int
+        Lloyd iterations of the k-means run kept.
+    n_moved : int
+        Objects moved into parts that k-means left empty (possible when K exceeds the number
+        of distinct embedded rows).
+    """
+
+    __slots__ = ("labels", "embedding", "eigenvalues", "objective", "n_iter", "n_moved")
+
+    def __init__(self, labels, embedding, eigenvalues, objective, n_iter, n_moved=0):
+        self.labels, self.embedding, self.eigenvalues = labels, embedding, eigenvalues
+        self.objective, self.n_iter, self.n_moved = objective, n_iter, n_moved
+
+
+def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
+    """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` (D the
+    diagonal of ``col_degree``), largest first: dense when the column graph is small and cheap
+    to form, else ARPACK on products with B."""
+    import scipy.linalg
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n_cols = B.shape[1]
+    inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
+    row_nnz = np.diff(B.indptr).astype(np.float64)
+    if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
+        W = (B.T @ sp.diags(row_scale) @ B).toarray()
+        W = inv_sqrt[:, None] * W * inv_sqrt[None, :]
+        W = (W + W.T) / 2.0
+        try:
+            values, vectors = scipy.linalg.eigh(W, subset_by_index=(n_cols - n_vectors, n_cols - 1))
+        except np.linalg.LinAlgError:  # MRRR can fail on the repeated eigenvalues of agreeing partitions
+            values, vectors = np.linalg.eigh(W)
+            values, vectors = values[n_cols - n_vectors:], vectors[:, n_cols - n_vectors:]
+        return values[::-1], vectors[:, ::-1]
+    Bt = B.T.tocsr()
+
+    def matvec(v):
+        v = np.asarray(v).reshape(-1)
+        return inv_sqrt * (Bt @ (row_scale * (B @ (inv_sqrt * v))))
+
+    operator = LinearOperator((n_cols, n_cols), matvec=matvec, dtype=np.float64)
+    # A fixed start vector (the leading eigenvector of a connected graph): ARPACK is then
+    # deterministic, and invariant to the order of the columns.
+    v0 = np.sqrt(np.maximum(col_degree, 0.0)) + 1e-3
+    values, vectors = eigsh(operator, k=n_vectors, which="LA", v0=v0 / np.linalg.norm(v0), tol=0.0)
+    order = np.argsort(-values, kind="stable")
+    return values[order], vectors[:, order]
+
+
+def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
+    """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
+
+    The spectral (normalised-cut) partition of a bipartite graph of objects (rows of B) and
+    clusters or other features (columns), computed on the small side only (Li et al. 2012,
+    sec. 3-4): with ``d_x`` the weighted degree of object x and ``W = B^T diag(1/d_x) B`` the
+    column graph that the transfer induces,
+
+    1. the K leading eigenvectors of ``D^-1/2 W D^-1/2`` (D the degrees of W), scaled by
+       ``D^-1/2``, are the normalised-cut eigenvectors on the columns;
+    2. they are transferred to the objects, ``diag(1/d_x) B`` times them;
+    3. each object's row is normalised to unit length (plus 1e-10) and k-means with K
+       clusters (k-means++ seeding, ``n_init`` runs, at most ``max_iter`` Lloyd iterations,
+       the run of lowest within-cluster sum of squares kept) gives the parts.
+
+    The cost is that of the column side: a dense eigen-decomposition up to
+    :data:`TCUT_DENSE_MAX` columns, else Lanczos (ARPACK) on products with B, never an
+    object x object matrix; k-means on an n x K embedding. Objects without any edge (``d_x =
+    0``) get ``d_x = 1e-10``, as in the authors' code.
 
     Parameters
     ----------
-    B : array-like or sparse matrix of shape (n_x, n_y)
-        Non-negative edge weights between the row and column vertices.
+    B : sparse matrix or ndarray of shape (n_rows, n_columns)
+        Non-negative cross-affinities; every column needs a positive sum.
     n_clusters : int
-        Parts of the rows, in [1, n_x].
+        K, in [1, n_objects]. ``min(K, n_columns)`` eigenvectors are used; parts k-means
+        leaves empty (K above the number of distinct embedded rows) are filled with the objects
+        closest to their centres, as :func:`honour_n_clusters` does.
+    groups : tuple or None, default=None
+        ``(first, inverse, counts)`` as :func:`identical_label_rows` returns it when the rows
+        of B stand for groups of identical objects (row g for ``counts[g]`` of them): the
+        column graph counts row g ``counts[g]`` times and the parts are returned per object
+        (``labels[x]`` is the part of row ``inverse[x]``). Exactly the cut of the unmerged graph.
     random_state : int, Generator or None
-        Seeds the k-means starts.
-    n_init, max_iter : int
-        k-means starts and Lloyd passes per start (MATLAB's ``kmeans`` with 3 replicates and
-        100 iterations in the authors' code).
+        Seeds k-means.
+    n_init : int, default=3
+    max_iter : int, default=100
+    n_threads : int, default=None
+        Threads of the k-means passes; the labels do not depend on it.
 
     Returns
     -------
-    labels : ndarray of shape (n_x,), int64
-        The part of every row vertex, every one of ``0..n_clusters-1`` used, numbered in order
-        of their first row.
-    objective : float
-        The k-means sum of squared distances in the embedding (lower is better).
-    extras : dict
-        ``eigenvalues`` (the k leading ones of step 2, descending), ``embedding`` (F) and
-        ``n_moved`` (rows moved into parts k-means left empty).
+    TransferCut
+        ``labels`` of the objects, the ``embedding`` of the rows, the ``eigenvalues``, the
+        k-means ``objective`` and ``n_iter``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from cclust.graph import transfer_cut
-    >>> B = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0.1, 1, 1]])
-    >>> transfer_cut(B, 2, random_state=0)[0].tolist()
-    [0, 0, 1, 1]
+    >>> from cclust.graph import tcut
+    >>> B = np.array([[1, 0, 1, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 1, 0, 1.0]])
+    >>> tcut(B, 2, random_state=0).labels.tolist() in ([0, 0, 1, 1], [1, 1, 0, 0])
+    True
     """
     from cclust import _engine
+    from cclust.validation import check_n_threads
 
-    n_x, n_y = B.shape
-    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n_x)
+    B = sp.csr_matrix(B, dtype=np.float64)
+    n_rows, n_cols = B.shape
+    if B.nnz and (B.data.min() < 0 or not np.isfinite(B.data).all()):
+        raise ValidationError("B must hold finite non-negative affinities to be cut by tcut.")
+    n_objects = n_rows if groups is None else int(np.asarray(groups[1]).shape[0])
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=max(1, n_objects))
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
-    if sp.issparse(B):
-        B = sp.csr_matrix(B, dtype=np.float64)
-        dx = np.asarray(B.sum(axis=1)).reshape(-1)
-    else:
-        B = np.asarray(B, dtype=np.float64)
-        dx = B.sum(axis=1)
-    dx = np.where(dx == 0, 1e-10, dx)
-    scaled = (sp.diags(1.0 / dx) @ B) if sp.issparse(B) else B / dx[:, None]
-    Wy = B.T @ scaled
-    Wy = np.asarray(Wy.todense()) if sp.issparse(Wy) else np.asarray(Wy)
-    dy = Wy.sum(axis=1)
-    dy = np.where(dy > 0, dy, 1e-10)
-    root = 1.0 / np.sqrt(dy)
-    S = Wy * root[:, None] * root[None, :]
-    S = (S + S.T) / 2.0
-    values, vectors = np.linalg.eigh(S)
-    k = min(n_clusters, n_y)
-    top = np.argsort(-values, kind="stable")[:k]
-    V = vectors[:, top] * root[:, None]
-    F = np.asarray(B @ V) / dx[:, None]
-    F /= (np.sqrt((F * F).sum(axis=1)) + 1e-10)[:, None]
-    space = _engine.MixedSpace.dense(F)
+    n_threads = check_n_threads(n_threads)
+    counts = np.ones(n_rows) if groups is None else np.asarray(groups[2], dtype=np.float64)
+    if counts.shape[0] != n_rows:
+        raise ValidationError(f"groups describe {counts.shape[0]} rows, but B has {n_rows}.")
+    row_degree = np.asarray(B.sum(axis=1)).reshape(-1)
+    row_degree[row_degree == 0] = 1e-10
+    col_degree = B.T @ (counts * 1.0)          # W 1 = B^T diag(c / d) B 1 = B^T c
+    values, vectors = _leading_eigenvectors(B, counts / row_degree, col_degree, min(n_clusters, n_cols))
+    ncut_vectors = vectors / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))[:, None]
+    embedding = (B @ ncut_vectors) / row_degree[:, None]
+    embedding /= np.sqrt((embedding * embedding).sum(axis=1))[:, None] + 1e-10
+    X = embedding if groups is None else embedding[groups[1]]
+    space = _engine.MixedSpace.dense(X)
     best = None
     for _ in range(n_init):
-        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, 1)
-        start = _engine.labels_from_seeds(space, seeds, 1)
-        run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=0.0, n_threads=1)
+        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
+        start = _engine.labels_from_seeds(space, seeds, n_threads)
+        run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=0.0, n_threads=n_threads)
         if best is None or run.objective < best.objective:
             best = run
     labels, moved = best.labels, 0
     if has_empty_part(labels, n_clusters):
-        centres = best.dense_centers
-        closeness = -((F[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+        closeness = -((X[:, None, :] - best.dense_centers[None, :, :]) ** 2).sum(axis=2)
         labels, moved = honour_n_clusters(labels, closeness, n_clusters)
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     rank = np.empty_like(first)
     rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
-    labels = rank[inverse.reshape(-1)].astype(np.int64)  # parts numbered by first row
-    return labels, best.objective, {"eigenvalues": values[top], "embedding": F, "n_moved": moved}
+    labels = rank[inverse.reshape(-1)].astype(np.int64)  # parts numbered by their first object
+    return TransferCut(labels, embedding, values, float(best.objective), best.n_iter, moved)

@@ -52,12 +52,14 @@ QUADRATIC = {
     # Dense M x M trajectories over M microclusters; M is close to n for these ensembles.
     "pta": None,
     "ptgp": None,
+    # average linkage of the m x m LWCA of the distinct label rows; the route: METIS groups first
+    "lwea": {"n_groups": 100},
 }
 #: Quadratic methods that work on microclusters (objects with identical label rows merged): their
 #: n x n structure is m x m for m distinct label rows, which on the clean blobs here may fit the
 #: budget (then the call must run); on the ensemble with missing labels every row differs and they
 #: must refuse, as the others do.
-MICROCLUSTERS = {"ecpcs-hc"}
+MICROCLUSTERS = {"ecpcs-hc", "lwea"}
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
 QUADRATIC_WITH_MISSING = {"ipc"}
@@ -68,6 +70,7 @@ COMPLETE_ONLY = {"best", "ls-agglomerative"}
 #: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth
 #: is measured against that of n sum K_i, and they must refuse under a budget below their need.
 N_SUM_K = {"wosp", "wohb"}
+
 
 #: Words of which a refusal's alternative must name at least one (a method or a sparse route).
 ALTERNATIVES = ("n_neighbors", "knn_coassociation", "kcc", "hbgf", "mcla", "wohb", "womc")

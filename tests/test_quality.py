@@ -37,7 +37,7 @@ LARGE_CELL = {"n20000-k5-x5-Kdefault": (20000, 5, 5, None, 20)}
 #: others refuse n = 20,000 under the default memory budget (cspa, wosp, eac/hac, fc,
 #: ls-agglomerative), take minutes there (addremadd: O(n^3); ccpivot: the dense
 #: co-association), or take several seconds per call (gkcc, hgpa, em-mixture, womc, wohb).
-LARGE_N = {"kcc", "hbgf", "mcla", "ivc", "ipvc", "best", "wokmeans", "ecpcs-mc"}
+LARGE_N = {"kcc", "hbgf", "mcla", "ivc", "ipvc", "best", "wokmeans", "ecpcs-mc", "lwgp"}
 
 #: Methods over a second per call at n = 2,000 on 2 cores (addremadd about 7 s: O(n^2) per
 #: extraction step): run on the two cells with a cluster five times the others only.

@@ -17,7 +17,7 @@ that every partition labels alike, :func:`cclust.graph.identical_label_rows`):
 PTA clusters the microclusters hierarchically on PTS (Algorithm 2, eq. 14); PTGP cuts the
 microcluster-cluster bipartite graph weighted by the average PTS between a microcluster and
 the microclusters of a cluster (Algorithm 3, eq. 15-17) with the transfer cut
-(:func:`cclust.graph.transfer_cut`).
+(:func:`cclust.graph.tcut`).
 
 Memory is O(n r + M^2) for M microclusters: the MCA, the trajectories and PTS are dense
 M x M float64 matrices (three of them at once), guarded by
@@ -31,7 +31,7 @@ from cclust.base import declare
 from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
 from cclust.graph import bipartite_affinity, has_empty_part, honour_n_clusters, identical_label_rows, \
-    partition_graph, transfer_cut
+    partition_graph, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, require_memory
 
@@ -326,7 +326,7 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
     every object takes its microcluster's part.
 
     ``cut="tcut"`` (the paper's): the transfer cut of Li, Wu & Chang (2012),
-    :func:`cclust.graph.transfer_cut`: the normalised-cut eigenvectors of the clusters' graph
+    :func:`cclust.graph.tcut`: the normalised-cut eigenvectors of the clusters' graph
     transferred to the microclusters, rows normalised, then k-means with ``n_init`` k-means++
     starts of at most ``max_iter`` passes (the authors' code: 3 and 100).
     ``cut="metis"``: METIS on the same bipartite graph (:func:`cclust.graph.partition_graph`),
@@ -389,9 +389,10 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
     if not keep:
         walk["pts"] = None
     if cut == "tcut":
-        micro, objective, info = transfer_cut(mcbg, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter)
+        spectral = tcut(mcbg, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter)
+        micro, objective = spectral.labels, spectral.objective
         objective_name = "k-means sum of squares in the transfer-cut embedding (lower is better)"
-        details = {"eigenvalues": info["eigenvalues"], "n_moved": info["n_moved"]}
+        details = {"eigenvalues": spectral.eigenvalues, "n_moved": spectral.n_moved}
     else:
         n_c = mcbg.shape[1]
         W = sp.bmat([[None, sp.csr_matrix(mcbg)], [sp.csr_matrix(mcbg.T), None]], format="csr")
