@@ -40,7 +40,7 @@ import numpy as np
 from cclust.base import declare
 from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
-from cclust.graph import _participation, identical_label_rows
+from cclust.graph import _participation, identical_label_rows, one_blas_thread
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
 from cclust.validation import check_int, check_n_threads, check_random_state, require_memory
@@ -223,24 +223,9 @@ def propagate_cluster_similarity(similarity, t=DEFAULT_T):
     return inner
 
 
-def _blas_threads(n_c):
-    """The cluster-level linear algebra runs on one BLAS thread (threadpoolctl, scikit-learn's
-    dependency, when installed; else unchanged). OpenBLAS's thread team spins for its share of
-    the cores: on this two-core machine under a load of 6-12 the eigendecomposition of Nc = 871
-    clusters took 12.6 s with the team and 0.73 s on one thread, Nc = 1,509 (with one product)
-    35.6 s against 4.3 s; on an idle machine the team would save at most a factor of two."""
-    from contextlib import nullcontext
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
 def _cluster_level(E, t, max_bytes):
     S = jaccard_matrix(E, max_bytes)
-    with _blas_threads(S.shape[0]):
+    with one_blas_thread():
         return S, propagate_cluster_similarity(S, t)
 
 
@@ -608,7 +593,7 @@ def ecpcs_mc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
             "ECPCS-MC groups the clusters into n_clusters meta-clusters (Huang et al. 2021, eq. 24); ask for "
             f"n_clusters <= {n_c} or use ecpcs-hc.")
     S, Z = _cluster_level(E, t, max_bytes)
-    with _blas_threads(n_c):
+    with one_blas_thread():
         meta = ncut_meta_clusters(Z, n_clusters, random_state=rng)
     objective = normalized_cut(Z, meta)
     pw = np.repeat(E.weights, E.n_clusters)
