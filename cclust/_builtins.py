@@ -33,6 +33,11 @@ BUILTINS = (
      "ECPCS-HC: average linkage of the co-association enhanced by random-walk cluster similarities (Huang et al. 2021)"),
     ("ecpcs-mc", "consensus", "cclust.consensus_functions.ecpcs:ecpcs_mc",
      "ECPCS-MC: Ncut meta-clusters of random-walk propagated cluster similarities, majority vote (Huang et al. 2021)"),
+    # -- matrix factorization and selection among methods --
+    ("nmf", "consensus", "cclust.consensus_functions.nmf:nmf",
+     "Symmetric NMF M ~ H S H^T of the co-association, never formed (Li, Ding & Jordan 2007)"),
+    ("best-of", "consensus", "cclust.consensus_functions.selection:best_of",
+     "Run several consensus methods, keep the labels of highest average NMI with the ensemble (Strehl & Ghosh 2002)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),
