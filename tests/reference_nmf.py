@@ -5,16 +5,19 @@ import numpy as np
 from reference_voting import coassociation
 
 
-def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=False):
-    """Every restart's (H, S, objective trace), with the same draws as the fast code."""
+def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=False, starts=None):
+    """Every restart's (H, S, objective trace), with the same draws as the fast code's random
+    start, or from the given (H, S) starts."""
     M = coassociation(np.asarray(L), np.asarray(w, dtype=float) / np.sum(w))
     n = M.shape[0]
     rng = np.random.default_rng(seed)
     runs = []
-    for _ in range(n_init):
+    for i in range(n_init):
         H = rng.random((n, n_clusters))
         S = rng.random((n_clusters, n_clusters))
         S = (S + S.T) / 2.0
+        if starts is not None:
+            H, S = starts[i]
         trace = []
         it = 0
         while True:

@@ -85,9 +85,25 @@ def initial_factors(rng, n, n_clusters):
     return H, (S + S.T) / 2.0
 
 
+def kmeans_start(ensemble, n_clusters, rng):
+    """One-hot of a K-means of the one-hot rows (KCC with the uc utility, one start) + 0.2."""
+    from cclust.consensus_functions.kcc import kcc
+
+    seed = int(rng.integers(2**63 - 1))
+    labels = kcc(ensemble, n_clusters, utility="uc", n_init=1, random_state=seed, n_threads=1).labels
+    H = np.full((ensemble.n_samples, n_clusters), _KMEANS_OFFSET)
+    H[np.arange(ensemble.n_samples), labels] += 1.0
+    return H
+
+
+#: Ding et al.'s (2006) start: the K-means indicator plus 0.2 everywhere.
+_KMEANS_OFFSET = 0.2
+_INITS = ("kmeans", "random")
+
+
 @declare(handles_missing=False, object_order="distribution")
-def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=False, weights=None,
-        random_state=None):
+def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-6, orthogonal=False,
+        weights=None, random_state=None):
     """Consensus clustering by symmetric NMF of the co-association (Li, Ding & Jordan 2007).
 
     Minimises ``J = ||M - H S H^T||_F^2`` over nonnegative H (n x K) and S (K x K), M the
@@ -104,16 +120,19 @@ def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=F
     ``H S H^T H S`` by ``H H^T M H S``: it pushes H towards orthogonal columns but J itself can
     rise (measured: by up to 14% of the initial J on small random ensembles), so it is an
     option and not the default. Each object goes to the column of its largest H entry (ties: the
-    first). ``n_init`` restarts from uniform random H and symmetric S; the one with the lowest
-    final J is kept.
+    first). ``n_init`` restarts, each from a symmetric uniform random S and, by default, the
+    start Ding et al. (2006) use, the K-means indicator plus 0.2 (``init="kmeans"``: K-means of
+    the one-hot rows, i.e. :func:`kcc` with the uc utility and one start, seeded from
+    ``random_state``), or a uniform random H (``init="random"``); the restart with the lowest
+    final J is kept. Random starts stall in poor local minima on easy blobs (measured: ARI 0.58
+    on three blobs, n = 2,000, where the K-means start reaches the true partition's lower J).
 
     **Scalable route** (always): M is never formed. ``M H = B W (B^T H)`` with B the sparse
     one-hot matrix (:meth:`cclust.Ensemble.one_hot`), ``||M||_F^2 = sum_ab w_a w_b |C_a ∩ C_b|^2``
     over pairs of clusters, and the rest of J from the K x K matrices ``H^T M H`` and ``H^T H``:
     O(n r K) time per iteration and O(n K + (sum_i K_i)^2) memory.
 
-    Choices where the paper leaves room: restarts from uniform random factors (the paper's
-    initialisation is not specified here); the loop stops when J falls by less than
+    Choices where the paper leaves room: the starts above; the loop stops when J falls by less than
     ``tol`` relative to its previous value or after ``max_iter`` updates; zero denominators are
     floored at 1e-300.
 
@@ -127,6 +146,8 @@ def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=F
         Complete partitions (no -1).
     n_clusters : int
         K, the number of columns of H, in [2, number of distinct label vectors].
+    init : {"kmeans", "random"}, default="kmeans"
+        The start of H (see above).
     n_init : int, default=10
         Restarts; the lowest final J wins.
     max_iter : int, default=300
@@ -151,7 +172,7 @@ def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=F
     Raises
     ------
     ValidationError
-        Missing labels; n_clusters, n_init, max_iter or tol out of range.
+        Missing labels; n_clusters, init, n_init, max_iter, tol or orthogonal out of range.
 
     Examples
     --------
@@ -169,6 +190,8 @@ def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=F
             "form; complete or drop those partitions (ensemble.take(partitions=...)), or use a method "
             "that handles missing labels (kcc, hbgf, eac).")
     n_clusters = check_n_clusters(n_clusters, E)
+    if not isinstance(init, str) or init not in _INITS:
+        raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0.0)
@@ -180,6 +203,8 @@ def nmf(ensemble, n_clusters, *, n_init=10, max_iter=300, tol=1e-6, orthogonal=F
     finals = []
     for _ in range(n_init):
         H0, S0 = initial_factors(rng, E.n_samples, n_clusters)
+        if init == "kmeans":
+            H0 = kmeans_start(E.ensemble, n_clusters, rng)
         H, S, trace, n_iter, converged = factorize(op, H0, S0, max_iter, tol, orthogonal)
         finals.append(trace[-1])
         if best is None or trace[-1] < best[2][-1]:

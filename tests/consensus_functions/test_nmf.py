@@ -29,7 +29,8 @@ def test_fast_path_matches_dense_reference(seed, orthogonal):
     L = random_ensemble(seed)
     w = np.random.default_rng(seed + 100).random(L.shape[1]) + 0.1
     k = 2 + seed % 3
-    res = nmf(L, k, weights=w, random_state=seed, n_init=3, max_iter=50, tol=1e-6, orthogonal=orthogonal)
+    res = nmf(L, k, weights=w, random_state=seed, n_init=3, max_iter=50, tol=1e-6, orthogonal=orthogonal,
+              init="random")
     runs = ref.nmf_factorize(L, w, k, seed, 3, 50, 1e-6, orthogonal)
     finals = [t[-1] for _, _, t in runs]
     np.testing.assert_allclose(res.extras["objectives"], finals, rtol=1e-9, atol=1e-12)
@@ -61,6 +62,26 @@ def test_objective_never_increases(seed):
     assert res.objective == trace[-1] == res.extras["objectives"].min()
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_kmeans_start_then_reference_updates(seed):
+    from cclust.consensus_functions import nmf as module
+
+    L = random_ensemble(seed, n=40, r=6)
+    res = nmf(L, 3, random_state=seed, n_init=2, max_iter=40, tol=0.0)
+    # the fast code's starts: per restart, the random draws, then a KCC(uc) seed from the same stream
+    rng = np.random.default_rng(seed)
+    starts = []
+    for _ in range(2):
+        _, S = module.initial_factors(rng, 40, 3)
+        H = module.kmeans_start(module.canonical(Ensemble(L)).ensemble, 3, rng)
+        assert np.all(np.sort(H, axis=1)[:, :-1] == 0.2) and np.all(H.max(axis=1) == 1.2)
+        starts.append((H, S))
+    runs = ref.nmf_factorize(L, np.ones(L.shape[1]), 3, seed, 2, 40, 0.0, starts=starts)
+    finals = [t[-1] for _, _, t in runs]
+    np.testing.assert_allclose(res.extras["objectives"], finals, rtol=1e-9)
+    np.testing.assert_allclose(res.extras["H"], runs[int(np.argmin(finals))][0], rtol=1e-8, atol=1e-12)
+
+
 def test_toy_two_blocks():
     L = np.array([[0, 0, 0], [0, 0, 0], [0, 0, 1], [1, 1, 1], [1, 1, 1], [1, 1, 0]])
     res = nmf(L, 2, random_state=0)
@@ -89,7 +110,7 @@ def test_input_not_mutated():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_init": 0}, "n_init"), ({"max_iter": 0}, "max_iter"), ({"tol": -1.0}, "tol"),
-    ({"tol": float("nan")}, "tol"), ({"orthogonal": "yes"}, "orthogonal"), ({"n_init": 1.5}, "n_init"),
+    ({"tol": float("nan")}, "tol"), ({"init": "nope"}, "init"), ({"init": None}, "init"), ({"orthogonal": "yes"}, "orthogonal"), ({"n_init": 1.5}, "n_init"),
 ])
 def test_nmf_bad_parameters(kwargs, match):
     with pytest.raises(ValidationError, match=match):

@@ -1,0 +1,61 @@
+"""Scale run of nmf (Li, Ding & Jordan 2007) and best-of: time and peak memory at n objects,
+r partitions, on a synthetic ensemble (K true groups, each partition a random refinement into
+K..2K clusters with 10% of the objects relabelled at random).
+
+    PYTHONPATH=. python benchmarks/modern_nmf.py --scale --n 100000 --r 100
+"""
+import argparse
+import time
+
+import numpy as np
+
+
+def synthetic(n, r, k, seed):
+    from cclust import Ensemble
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    cols = []
+    for _ in range(r):
+        ki = int(rng.integers(k, 2 * k + 1))
+        split = rng.integers(0, ki, k)          # true group -> a cluster (a refinement when ki > k)
+        split[:] = np.concatenate([np.arange(k), rng.integers(0, ki, 0)])[:k] if ki == k else split
+        lab = (y * 7919 + rng.integers(0, 2, n) * (ki > k)) % ki if False else None
+        # each true group keeps one cluster, extra clusters take random halves of some groups
+        lab = y.copy()
+        for extra in range(k, ki):
+            g = int(rng.integers(0, k))
+            lab[(y == g) & (rng.random(n) < 0.5)] = extra
+        noise = rng.random(n) < 0.1
+        lab[noise] = rng.integers(0, ki, int(noise.sum()))
+        cols.append(lab)
+    return y, Ensemble(np.column_stack(cols))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--r", type=int, default=100)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--methods", default="nmf,best-of")
+    args = ap.parse_args()
+    import cclust
+    from cclust.metrics import ari
+    from cclust.testing import peak_memory
+
+    y, E = synthetic(args.n, args.r, args.k, 0)
+    print(f"| method | n | r | K | time (s) | peak memory (MB) | ARI vs truth | n_iter |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.methods.split(","):
+        t = time.perf_counter()
+        res = cclust.consensus(name, E, args.k, random_state=0)
+        dt = time.perf_counter() - t
+        mem = peak_memory([(None, E)], [(name, {})], n_clusters=args.k)[0][name]
+        mb = mem["bytes"] / 2**20 if "bytes" in mem else float("nan")
+        print(f"| {name} | {args.n} | {args.r} | {args.k} | {dt:.1f} | {mb:.0f} | {ari(res.labels, y):.3f} | "
+              f"{res.n_iter} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
