@@ -28,16 +28,40 @@ class CoassociationOperator:
     """``M = B W B^T`` as products only: ``M @ H`` and ``||M||_F^2`` without the n x n matrix."""
 
     def __init__(self, ensemble):
-        B = ensemble.one_hot()                       # CSR (n, sum K_i), ones
         self.Bw = ensemble.one_hot(weighted=True)    # CSR, w_i in partition i's columns
-        self.Bt = B.T.tocsr()                        # CSR (sum K_i, n): B^T H by rows
-        w = np.repeat(ensemble.weights, ensemble.n_clusters)
-        G = (self.Bt @ B).tocoo()                    # cluster overlaps |C_a ∩ C_b|
-        # ||B W B^T||_F^2 = tr(W G W G) = sum_ab w_a w_b G_ab^2
-        self.sq_norm = float(np.sum(w[G.row] * w[G.col] * G.data.astype(np.float64) ** 2))
+        self.Bt = ensemble.one_hot().T.tocsr()       # CSR (sum K_i, n): B^T H by rows
+        self.sq_norm = coassociation_sq_norm(ensemble)
 
     def matmul(self, H):
         return self.Bw @ (self.Bt @ H)
+
+
+def coassociation_sq_norm(ensemble, chunk=20000):
+    """``||B W B^T||_F^2 = sum_ab w_a w_b |C_a ∩ C_b|^2`` over pairs of clusters a, b.
+
+    The overlaps of partition p's clusters with those of partitions q >= p are counted by one
+    bincount per block of rows (the pairs q > p twice by symmetry): O(n r^2 / 2) counting and
+    O(chunk r + K_p sum K_i) memory, half a sparse ``B^T B``'s work.
+    """
+    L = ensemble.labels
+    off = np.asarray(ensemble.offsets, dtype=np.int64)
+    wcol = np.repeat(ensemble.weights, ensemble.n_clusters)
+    n, r = L.shape
+    total = 0.0
+    for p in range(r):
+        kp = int(off[p + 1] - off[p])
+        width = int(off[-1] - off[p])
+        counts = np.zeros(kp * width, dtype=np.int64)
+        for start in range(0, n, chunk):
+            rows = L[start:start + chunk]
+            codes = rows[:, p:].astype(np.int64) + (off[p:-1] - off[p])[None, :]
+            codes += rows[:, p].astype(np.int64)[:, None] * width
+            counts += np.bincount(codes.ravel(), minlength=kp * width)
+        G = counts.reshape(kp, width).astype(np.float64)
+        row = float(ensemble.weights[p]) * (G ** 2 @ wcol[off[p]:])
+        own = float(ensemble.weights[p]) ** 2 * float(np.sum(np.diag(G[:, :kp]) ** 2))
+        total += 2.0 * float(row.sum()) - own
+    return total
 
 
 def objective(sq_norm, HtMH, HtH, S):
