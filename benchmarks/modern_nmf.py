@@ -18,10 +18,6 @@ def synthetic(n, r, k, seed):
     cols = []
     for _ in range(r):
         ki = int(rng.integers(k, 2 * k + 1))
-        split = rng.integers(0, ki, k)          # true group -> a cluster (a refinement when ki > k)
-        split[:] = np.concatenate([np.arange(k), rng.integers(0, ki, 0)])[:k] if ki == k else split
-        lab = (y * 7919 + rng.integers(0, 2, n) * (ki > k)) % ki if False else None
-        # each true group keeps one cluster, extra clusters take random halves of some groups
         lab = y.copy()
         for extra in range(k, ki):
             g = int(rng.integers(0, k))

@@ -18,6 +18,7 @@ def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=Fals
         S = (S + S.T) / 2.0
         if starts is not None:
             H, S = starts[i]
+        S = S * np.trace(H.T @ M @ H @ S) / np.sum((H @ S @ H.T) ** 2)
         trace = []
         it = 0
         while True:

