@@ -7,7 +7,7 @@ nonnegative (H of shape (n, K), S of shape (K, K)) and solved by the multiplicat
 Li, Ding & Jordan (2007), which come from the orthogonal tri-factorization of Ding et al.
 (2006). The scalable route never forms M: with B the sparse one-hot matrix of the ensemble and
 W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so every product
-``M H`` is ``B W (B^T H)``, O(n sum_i K_i K) time and O(n K + (sum_i K_i)^2) memory.
+``M H`` is ``B W (B^T H)``, O(n r K) time per iteration and O(n r + n K) memory.
 """
 import numpy as np
 
@@ -145,7 +145,7 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
     **Scalable route** (always): M is never formed. ``M H = B W (B^T H)`` with B the sparse
     one-hot matrix (:meth:`cclust.Ensemble.one_hot`), ``||M||_F^2 = sum_ab w_a w_b |C_a ∩ C_b|^2``
     over pairs of clusters, and the rest of J from the K x K matrices ``H^T M H`` and ``H^T H``:
-    O(n r K) time per iteration and O(n K + (sum_i K_i)^2) memory.
+    O(n r K) time per iteration and O(n r + n K) memory (the one-hot and a few n x K arrays).
 
     Choices where the paper leaves room: the starts above, with S then scaled by the factor
     that minimises J along it; the loop stops when J falls by less than
