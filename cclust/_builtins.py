@@ -38,6 +38,11 @@ BUILTINS = (
      "LWEA: average linkage of the ECI-weighted co-association, on microclusters (Huang, Wang & Lai 2018)"),
     ("lwgp", "consensus", "cclust.consensus_functions.locally_weighted:lwgp",
      "LWGP: transfer cut of the ECI-weighted object-cluster graph (Huang, Wang & Lai 2018)"),
+    # -- matrix factorization and selection among methods --
+    ("nmf", "consensus", "cclust.consensus_functions.nmf:nmf",
+     "Symmetric NMF M ~ H S H^T of the co-association, never formed (Li, Ding & Jordan 2007)"),
+    ("best-of", "consensus", "cclust.consensus_functions.selection:best_of",
+     "Run several consensus methods, keep the labels of highest average NMI with the ensemble (Strehl & Ghosh 2002)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",
      "Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, eq. 3, sec. 3.1)"),
