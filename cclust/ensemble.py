@@ -652,6 +652,21 @@ def is_dask_ensemble(obj):
     return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__ == "cclust.dask"
 
 
+def require_every_object_labelled(ensemble, method, reason, name="ensemble"):
+    """Refuse an ensemble with an object missing from every partition, for the methods that place
+    an object only through the clusters that hold it (ECPCS, LWEA/LWGP, PTA/PTGP): the message
+    names how many, the first few and the fix."""
+    if not ensemble.has_missing:
+        return
+    unlabelled = np.flatnonzero(~ensemble.labelled.any(axis=1))
+    if unlabelled.size:
+        more = " ..." if unlabelled.size > 5 else ""
+        raise ValidationError(
+            f"{name}: {unlabelled.size} object(s) are missing from every partition, i.e. have missing labels "
+            f"in every partition (first: {unlabelled[:5].tolist()}{more}); {method} {reason}. Drop them "
+            f"({name}.take(objects=...)) or label them in at least one partition.")
+
+
 def as_ensemble(ensemble, name="ensemble"):
     """An Ensemble from an Ensemble (returned as is) or anything Ensemble() accepts."""
     if isinstance(ensemble, Ensemble):

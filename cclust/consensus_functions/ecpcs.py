@@ -76,7 +76,7 @@ _CLUSTER_ALTERNATIVE = ("use partitions with fewer clusters (a smaller k_range),
 def _prepare(ensemble, n_clusters, weights):
     """The input ensemble (with ``weights``), its canonical form, the input column of every
     canonical partition, and K, with ECPCS's own refusals."""
-    from cclust.ensemble import as_ensemble
+    from cclust.ensemble import as_ensemble, require_every_object_labelled
 
     original = as_ensemble(ensemble)
     if weights is not None:
@@ -91,14 +91,7 @@ def _prepare(ensemble, n_clusters, weights):
         raise ValidationError(
             "ensemble: every partition puts all objects in one cluster, so the cluster similarity graph "
             "carries no information; generate partitions with at least two clusters.")
-    if E.has_missing:
-        unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
-        if unlabelled.size:
-            raise ValidationError(
-                f"ensemble: {unlabelled.size} object(s) are missing from every partition (missing labels, -1, "
-                f"everywhere; "
-                f"first: {unlabelled[:5].tolist()}); ECPCS places an object through the clusters that "
-                "contain it, so drop those objects first (ensemble.take(objects=...)).")
+    require_every_object_labelled(E, "ECPCS", "places an object through the clusters that contain it")
     return original, E, columns, check_n_clusters(n_clusters, E)
 
 

@@ -89,18 +89,12 @@ def _check_theta(theta):
 def _prepare(ensemble, n_clusters=None):
     """Canonical ensemble (clusters numbered by first appearance, partitions sorted), the input
     ensemble, and the input column of each canonical partition; refuses objects without labels."""
-    from cclust.ensemble import as_ensemble
+    from cclust.ensemble import as_ensemble, require_every_object_labelled
 
     original = as_ensemble(ensemble)
     C, columns = canonical(original, return_columns=True)
     E = C.ensemble
-    if E.has_missing:
-        unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
-        if unlabelled.size:
-            raise ValidationError(
-                f"ensemble: {unlabelled.size} object(s) have missing labels in every partition (first: object "
-                f"{int(unlabelled[0])}); locally weighted consensus has no evidence about them. Drop them "
-                "(ensemble.take(objects=...)) or label them in at least one partition.")
+    require_every_object_labelled(E, "locally weighted consensus", "has no evidence about them")
     if n_clusters is not None:
         n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
     if (E.n_clusters <= 1).all():
@@ -393,7 +387,7 @@ def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbor
     n_groups : int, default=None
         None: the exact route on the distinct label rows. An int in [n_clusters, n_samples]:
         the scalable route above (used only when it is below the number of distinct rows);
-        leave several objects per group (e.g. G = 1,000 to 2,000 at n = 20,000 to 100,000).
+        leave several objects per group (e.g. G = 1,500 for n between 20,000 and 100,000).
     n_neighbors : int, default=10
         Neighbours per object of the kNN graph of the scalable route (ignored otherwise).
     max_bytes : int, default=None

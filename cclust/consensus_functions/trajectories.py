@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from cclust.base import declare
 from cclust.consensus_functions.voting import canonical
+from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ValidationError
 from cclust.graph import bipartite_affinity, has_empty_part, honour_n_clusters, identical_label_rows, \
     partition_graph, tcut
@@ -71,12 +72,7 @@ def _check_ensemble(ensemble, n_clusters, weights, method):
             f"ensemble has one partition: {method} (Huang et al. 2016) links microclusters through the "
             "partitions that put them together, and with one partition no two of its clusters are linked; "
             "pass at least two partitions.")
-    unlabelled = np.flatnonzero(~E.labelled.any(axis=1))
-    if unlabelled.size:
-        raise ValidationError(
-            f"ensemble: object(s) {unlabelled[:5].tolist()}{' ...' if unlabelled.size > 5 else ''} have missing "
-            f"labels in every partition ({unlabelled.size} in all); {method} has no co-association for them "
-            "(Huang et al. 2016 define none): drop them or label them in at least one partition.")
+    require_every_object_labelled(E, method, "has no co-association for them (Huang et al. 2016 define none)")
     return E, n_clusters
 
 
