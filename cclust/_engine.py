@@ -151,3 +151,14 @@ def assign(space, dense_centers, cat_centers, n_threads):
     labels, _, objective = _kernel().assign(*space._args(), np.ascontiguousarray(dense_centers),
                                             np.ascontiguousarray(cat_centers), n_threads)
     return labels.astype(np.int64), float(objective)
+
+
+def label_table(labels, offsets, assignment, n_clusters, n_threads):
+    """(n_clusters, offsets[-1]) int64 counts of ``assignment`` (-1 = skip an object) against every
+    label of every partition: the engine's own tally, so K-means passes, the voting methods and
+    :meth:`cclust.ensemble.Ensemble.contingency` count the table with one kernel. Callers
+    validate ``assignment``; partition labels are checked by the kernel."""
+    n, r = labels.shape
+    counts, _ = _kernel().tally(np.empty((n, 0)), 0.0, labels, offsets, np.ones(r), 0, 0.0,
+                                assignment, int(n_clusters), useful_threads(n, n_threads))
+    return counts[:-1]

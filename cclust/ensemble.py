@@ -634,9 +634,9 @@ class Ensemble:
                 f"labels must lie in 0..{n_clusters - 1} (or -1 to skip an object), got values in "
                 f"[{int(y.min())}, {int(y.max())}]."
             )
-        from cclust._ext import _contingency
+        from cclust._engine import label_table
 
-        return _contingency.ensemble_table(
+        return label_table(
             self._labels if self._labels.flags.c_contiguous else np.ascontiguousarray(self._labels),
             self._offsets, np.ascontiguousarray(y, dtype=np.int32), int(n_clusters),
             check_n_threads(n_threads))

@@ -12,6 +12,7 @@ with atheris.instrument_imports(include=["cclust"]):
     import cclust
     import cclust.metrics
     from cclust._ext import _contingency
+    from cclust._engine import label_table
     from cclust.ensemble import Ensemble
 
 from _harness import call_public, label_matrix, main, offsets_of
@@ -48,7 +49,7 @@ def test_one_input(data):
         k = fdp.ConsumeIntInRange(1, 6)
         consensus = np.array([fdp.ConsumeIntInRange(-2, 7) for _ in range(n)], dtype=np.int32)
         try:
-            table = _contingency.ensemble_table(labels, offsets, consensus, k, fdp.ConsumeIntInRange(1, 3))
+            table = label_table(labels, offsets, consensus, k, fdp.ConsumeIntInRange(1, 3))
         except ValueError:
             assert ((consensus < -1) | (consensus >= k)).any()
             return

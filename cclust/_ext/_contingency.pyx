@@ -10,7 +10,6 @@ from libc.stdint cimport int32_t, int64_t
 from libcpp cimport bool as cbool
 
 from cclust._ext.core cimport (
-    contingency_ensemble as _contingency_ensemble,
     contingency_pair as _contingency_pair,
     label_range as _label_range,
     max_threads as _max_threads,
@@ -27,21 +26,6 @@ def openmp_enabled():
 def max_threads():
     """Threads OpenMP would use by default (1 for a serial build)."""
     return int(_max_threads())
-
-
-def ensemble_table(const int32_t[:, ::1] ensemble, const int64_t[::1] offsets,
-                   const int32_t[::1] labels, int n_clusters, int n_threads):
-    """(n_clusters, offsets[-1]) int64 table of ``labels`` against every partition."""
-    cdef int64_t n = ensemble.shape[0]
-    cdef int64_t r = ensemble.shape[1]
-    out = np.empty((n_clusters, offsets[r]), dtype=np.int64)
-    cdef int64_t[:, ::1] out_view = out
-    cdef int64_t* out_ptr = &out_view[0, 0] if out.size else NULL
-    cdef const int32_t* ens_ptr = &ensemble[0, 0] if ensemble.size else NULL
-    with nogil:
-        _contingency_ensemble(ens_ptr, n, r, &offsets[0], &labels[0],
-                              n_clusters, out_ptr, n_threads)
-    return out
 
 
 def pair_table(const int64_t[::1] a, const int64_t[::1] b, int64_t ka, int64_t kb,

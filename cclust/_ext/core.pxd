@@ -11,9 +11,6 @@ cdef extern from "cclust/parallel.hpp" namespace "cclust" nogil:
 
 
 cdef extern from "cclust/contingency.hpp" namespace "cclust" nogil:
-    void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r,
-                              const int64_t* offsets, const int32_t* labels,
-                              int32_t n_clusters, int64_t* out, int n_threads) except +
     void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka,
                           int64_t kb, int64_t* out, int n_threads) except +
     void label_range(const int64_t* labels, int64_t n, int64_t* low, int64_t* high) except +

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from cclust._engine import useful_threads
+from cclust._engine import label_table, useful_threads
 from cclust.validation import check_int, check_n_threads, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -107,11 +107,8 @@ class Canonical:
         return self._ensemble
 
     def contingency(self, labels, n_clusters, *, n_threads=None):
-        from cclust._ext import _contingency
-
-        return _contingency.ensemble_table(self.labels, self.offsets,
-                                           np.ascontiguousarray(labels, dtype=np.int32),
-                                           int(n_clusters), check_n_threads(n_threads))
+        return label_table(self.labels, self.offsets, np.ascontiguousarray(labels, dtype=np.int32),
+                           int(n_clusters), check_n_threads(n_threads))
 
     def one_hot(self):
         return self.ensemble.one_hot()

@@ -50,25 +50,6 @@ FirstBad tally_objects(int64_t n, int n_threads, int64_t size, int64_t* out, Cou
 
 }  // namespace
 
-void contingency_ensemble(const int32_t* ensemble, int64_t n, int64_t r, const int64_t* offsets,
-                          const int32_t* labels, int32_t n_clusters, int64_t* out,
-                          int n_threads) {
-    const int64_t width = offsets[r];
-    const FirstBad bad = tally_objects(n, n_threads, n_clusters * width, out, [&](int64_t* table, int64_t x) {
-        const int32_t k = labels[x];
-        if (k == -1) return true;
-        if (k < -1 || k >= n_clusters) return false;
-        int64_t* row = table + static_cast<int64_t>(k) * width;
-        const int32_t* lab = ensemble + x * r;
-        for (int64_t j = 0; j < r; ++j) {
-            const int32_t l = lab[j];
-            if (l >= 0) row[offsets[j] + l] += 1;
-        }
-        return true;
-    });
-    if (bad.found()) bad_label("consensus", bad.index(), labels[bad.index()], n_clusters);
-}
-
 void contingency_pair(const int64_t* a, const int64_t* b, int64_t n, int64_t ka, int64_t kb,
                       int64_t* out, int n_threads) {
     if (n_threads < 1) n_threads = 1;

@@ -10,16 +10,6 @@
 
 namespace cclust {
 
-// Table of `labels` (n, values in 0..n_clusters-1 or -1 = skip) against every column of the
-// ensemble at once: out is n_clusters x offsets[r], row-major, overwritten.
-void contingency_ensemble(const int32_t* ensemble,   // IN  n x r
-                          int64_t n, int64_t r,
-                          const int64_t* offsets,    // IN  r + 1
-                          const int32_t* labels,     // IN  n
-                          int32_t n_clusters,
-                          int64_t* out,              // OUT n_clusters x offsets[r]
-                          int n_threads);
-
 // Table of two labellings: out is ka x kb, row-major, overwritten. Pairs with a -1 are skipped.
 void contingency_pair(const int64_t* a, const int64_t* b,  // IN n each
                       int64_t n, int64_t ka, int64_t kb,
