@@ -6,7 +6,10 @@ textbook form on the explicit one-hot vectors with plain loops, and runs the tex
 with the engine's tie, stopping and empty-cluster rules. Only for small inputs.
 
 The rows arguments are the same as the compiled wrappers':
-``X, dense_weight, labels, offsets, weights, distance, p``.
+``X, dense_weight, labels, offsets, weights, distance, p``; ``object_weights`` and ``row_scale``
+(keywords, None = all 1) are the weighted objects of the engine's header: centres are weighted
+means, the objective a weighted sum, and with ``row_scale`` object x is the row s_x b_x (zero
+blocks where it is unlabelled) under plain squared Euclidean distance.
 """
 import math
 
@@ -39,28 +42,43 @@ def ordered_sum(values):
     return total
 
 
-def centroids(X, dense_weight, labels, offsets, weights, distance, p, assignment, n_clusters):
-    """Dense part: mean of the members' rows (whole-data mean for an empty cluster).
+def _mean(rows, w):
+    """Weighted mean of the rows, summed object by object."""
+    total = np.zeros(rows.shape[1])
+    for row, v in zip(rows, w):
+        total += v * row
+    return total / sum(w)
 
-    Block i: column means of the one-hot block over the members labelled in i; if none is,
-    the column means over every object labelled in i (P_i), or zeros if no object is.
+
+def centroids(X, dense_weight, labels, offsets, weights, distance, p, assignment, n_clusters,
+              object_weights=None, row_scale=None):
+    """Dense part: (weighted) mean of the members' rows (whole-data mean for an empty cluster).
+
+    Block i: (weighted) column means of the one-hot block over the members labelled in i; if
+    none is, the column means over every object labelled in i (P_i), or zeros if no object is.
+    With ``row_scale``: the weighted mean of the members' scaled rows s_x b_x.
     """
     B = one_hot(labels, offsets)
     n, d = X.shape
     r = labels.shape[1]
+    w = np.ones(n) if object_weights is None else np.asarray(object_weights, dtype=float)
     dense = np.zeros((n_clusters, d))
     cat = np.zeros((n_clusters, int(offsets[-1])))
     for k in range(n_clusters):
         members = np.flatnonzero(assignment == k)
         if d:
-            dense[k] = X[members].mean(axis=0) if len(members) else X.mean(axis=0)
+            dense[k] = _mean(X[members], w[members]) if len(members) else _mean(X, w)
+        if row_scale is not None:
+            rows = members if len(members) else np.arange(n)
+            cat[k] = _mean(row_scale[rows, None] * B[rows], w[rows])
+            continue
         for i in range(r):
             block = slice(offsets[i], offsets[i + 1])
             labelled = members[labels[members, i] >= 0]
             if len(labelled) == 0:
                 labelled = np.flatnonzero(labels[:, i] >= 0)  # fallback P_i
             if len(labelled):
-                cat[k, block] = B[labelled, block].mean(axis=0)
+                cat[k, block] = _mean(B[labelled, block], w[labelled])
     return dense, cat
 
 
@@ -85,9 +103,18 @@ def block_distance(b, m, distance, p):
     raise ValueError(distance)
 
 
-def cost_matrix(X, dense_weight, labels, offsets, weights, distance, p, dense, cat):
-    """(n, K) costs: dense_weight ||x - c_k||^2 + sum over labelled i of w_i f(b_i, m_{k,i})."""
+def cost_matrix(X, dense_weight, labels, offsets, weights, distance, p, dense, cat, row_scale=None):
+    """(n, K) costs: dense_weight ||x - c_k||^2 + sum over labelled i of w_i f(b_i, m_{k,i});
+    with ``row_scale``, sum over every i of w_i ||s_x b_i - m_{k,i}||^2 (b_i = 0 if unlabelled)."""
     B = one_hot(labels, offsets)
+    if row_scale is not None:
+        costs = np.zeros((B.shape[0], len(cat)))
+        for x in range(B.shape[0]):
+            for k in range(len(cat)):
+                for i in range(labels.shape[1]):
+                    block = slice(offsets[i], offsets[i + 1])
+                    costs[x, k] += weights[i] * float(((row_scale[x] * B[x, block] - cat[k, block]) ** 2).sum())
+        return costs
     n, d = X.shape
     r = labels.shape[1]
     n_clusters = len(dense) if d else len(cat)
@@ -136,22 +163,23 @@ def reseed(assignment, costs, n_clusters):
 
 
 def lloyd(X, dense_weight, labels, offsets, weights, distance, p, assignment, n_clusters,
-          max_iter, tol):
+          max_iter, tol, object_weights=None, row_scale=None):
     """Textbook Lloyd loop; returns the same tuple as the compiled ``lloyd``."""
     rows = (X, dense_weight, labels, offsets, weights, distance, p)
     n = len(assignment)
+    w = np.ones(n) if object_weights is None else np.asarray(object_weights, dtype=float)
     current = np.asarray(assignment, dtype=np.int32).copy()
     if np.bincount(current, minlength=n_clusters).min() == 0:
-        dense, cat = centroids(*rows, current, n_clusters)
-        costs = cost_matrix(*rows, dense, cat)
+        dense, cat = centroids(*rows, current, n_clusters, object_weights, row_scale)
+        costs = cost_matrix(*rows, dense, cat, row_scale)
         current = reseed(current, costs[np.arange(n), current], n_clusters)
     trace = []
     previous = None
     it = 0
     while True:
-        dense, cat = centroids(*rows, current, n_clusters)
-        costs = cost_matrix(*rows, dense, cat)
-        objective = ordered_sum(costs[np.arange(n), current])
+        dense, cat = centroids(*rows, current, n_clusters, object_weights, row_scale)
+        costs = cost_matrix(*rows, dense, cat, row_scale)
+        objective = ordered_sum(w * costs[np.arange(n), current])
         best = best_clusters(costs, current)
         if it > 0 and objective > previous[3]:  # a rise is undone
             current, dense, cat, objective = previous

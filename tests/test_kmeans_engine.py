@@ -485,3 +485,88 @@ def test_centres_from_tally_refuses_bad_offsets():
         km.centres_from_tally(np.array([0, 10, 5], dtype=np.int64), counts)
     with pytest.raises(ValueError, match="offsets\\[0\\]"):
         km.centres_from_tally(np.array([1, 3, 5], dtype=np.int64), counts)
+
+
+# -- weighted objects (object_weights) and scaled rows (row_scale) ------------------------------
+WEIGHTED_CASES = {
+    "uc": dict(r=6, distance=UC),
+    "uh": dict(r=6, distance=UH),
+    "ulp-p3": dict(r=6, distance=ULP, p=3.0),
+    "dense-only": dict(d=3),
+    "mixed-uc": dict(r=5, d=2, distance=UC, dense_weight=0.3),
+}
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3], ids=["complete", "missing"])
+@pytest.mark.parametrize("case", list(WEIGHTED_CASES), ids=list(WEIGHTED_CASES))
+def test_weighted_lloyd_matches_reference(case, missing, rng):
+    rows = make_rows(rng, 120, **{"missing": missing, **WEIGHTED_CASES[case]})
+    w = rng.gamma(1.0, 1.0, 120) + 0.05
+    init = rng.integers(0, 4, 120).astype(np.int32)
+    got = km.lloyd(*rows, init, 4, 50, 0.0, 1, object_weights=w)
+    want = ref_lloyd(*rows, init, 4, 50, 0.0, object_weights=w)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9)
+    assert (got[2], got[3]) == (want[2], want[3])
+    np.testing.assert_allclose(got[5], want[5], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[6], want[6], rtol=1e-10, atol=1e-12)
+    # A weight that differs from 1 changes the centres: the weights are really read.
+    plain = km.lloyd(*rows, init, 4, 50, 0.0, 1)
+    assert not np.allclose(got[6] if rows[4].size else got[5], plain[6] if rows[4].size else plain[5])
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3], ids=["complete", "missing"])
+def test_scaled_rows_match_reference(missing, rng):
+    X, _, labels, offsets, weights, _, _ = make_rows(rng, 100, r=6, missing=missing)
+    d = rng.random(100) * 3 + 0.5
+    init = rng.integers(0, 4, 100).astype(np.int32)
+    rows = (np.empty((100, 0)), 0.0, labels, offsets, weights, UC, 0.0)
+    got = km.lloyd(*rows, init, 4, 50, 0.0, 1, object_weights=d, row_scale=1.0 / d)
+    want = ref_lloyd(*rows, init, 4, 50, 0.0, object_weights=d, row_scale=1.0 / d)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9)
+    np.testing.assert_allclose(got[6], want[6], rtol=1e-10, atol=1e-13)
+    labels_a, costs, total = km.assign(*rows, got[5], got[6], 1, object_weights=d, row_scale=1.0 / d)
+    np.testing.assert_array_equal(labels_a, got[0])  # a converged run is its own assignment
+    assert total == pytest.approx(float((d * costs).sum()), rel=1e-12)
+
+
+def test_unit_weights_are_bitwise_the_unweighted_run(rng):
+    rows = make_rows(rng, 300, r=6, d=2, missing=0.2, dense_weight=0.5)
+    init = rng.integers(0, 5, 300).astype(np.int32)
+    plain = km.lloyd(*rows, init, 5, 30, 0.0, 1)
+    ones = km.lloyd(*rows, init, 5, 30, 0.0, 1, object_weights=np.ones(300))
+    np.testing.assert_array_equal(plain[0], ones[0])
+    np.testing.assert_allclose(plain[1], ones[1], rtol=1e-13)
+
+
+def test_weighted_runs_are_identical_for_any_thread_count(rng):
+    n = 14_000  # four chunks of kChunk = 4096
+    _, _, labels, offsets, weights, _, _ = make_rows(rng, n, r=10, n_groups=5, missing=0.1)
+    d = rng.random(n) + 0.5
+    rows = (np.empty((n, 0)), 0.0, labels, offsets, weights, UC, 0.0)
+    init = rng.integers(0, 5, n).astype(np.int32)
+    one = km.lloyd(*rows, init, 5, 30, 0.0, 1, object_weights=d, row_scale=1.0 / d)
+    two = km.lloyd(*rows, init, 5, 30, 0.0, 2, object_weights=d, row_scale=1.0 / d)
+    for a, b in zip(one, two):
+        assert bitwise_equal(a, b) if isinstance(a, np.ndarray) else a == b
+    assert np.all(np.diff(one[1]) <= 0)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(object_weights=np.zeros(50)), "object_weights must be finite and > 0"),
+    (dict(object_weights=np.full(50, np.nan)), "object_weights must be finite and > 0"),
+    (dict(object_weights=np.ones(49)), "object_weights must have n = 50"),
+    (dict(row_scale=-np.ones(50)), "row_scale must be finite and > 0"),
+])
+def test_bad_object_weights_raise(bad, match, rng):
+    rows = make_rows(rng, 50, r=3)
+    with pytest.raises(ValueError, match=match):
+        km.lloyd(*rows, np.zeros(50, dtype=np.int32), 2, 5, 0.0, 1, **bad)
+
+
+def test_row_scale_needs_uc_without_a_dense_block(rng):
+    for shape in (dict(r=3, distance=UH), dict(r=3, d=2)):
+        rows = make_rows(rng, 50, **shape)
+        with pytest.raises(ValueError, match="row_scale needs the squared Euclidean"):
+            km.lloyd(*rows, np.zeros(50, dtype=np.int32), 2, 5, 0.0, 1, row_scale=np.ones(50))

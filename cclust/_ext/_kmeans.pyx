@@ -53,7 +53,8 @@ STOP_ROSE = kStopRose
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,
                     const int32_t[:, ::1] labels, const int64_t[::1] offsets,
-                    const double[::1] weights, int distance, double p) except -1:
+                    const double[::1] weights, int distance, double p,
+                    const double[::1] object_weights=None, const double[::1] row_scale=None) except -1:
     cdef Py_ssize_t r = labels.shape[1]
     if X.shape[0] != labels.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but labels has {labels.shape[0]}")
@@ -73,6 +74,18 @@ cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight
     rows.weights = &weights[0] if r > 0 else NULL
     rows.distance = distance
     rows.p = p
+    rows.object_weights = NULL
+    rows.row_scale = NULL
+    if object_weights is not None:
+        if object_weights.shape[0] != rows.n:
+            raise ValueError(f"object_weights must have n = {rows.n} entries, got {object_weights.shape[0]}")
+        if rows.n > 0:
+            rows.object_weights = &object_weights[0]
+    if row_scale is not None:
+        if row_scale.shape[0] != rows.n:
+            raise ValueError(f"row_scale must have n = {rows.n} entries, got {row_scale.shape[0]}")
+        if rows.n > 0:
+            rows.row_scale = &row_scale[0]
     return 0
 
 
@@ -106,7 +119,8 @@ def lloyd(const double[:, ::1] X not None, double dense_weight,
           const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
           const double[::1] weights not None, int distance, double p,
           const int32_t[::1] assignment not None, int n_clusters, Py_ssize_t max_iter,
-          double tol, int n_threads):
+          double tol, int n_threads,
+          const double[::1] object_weights=None, const double[::1] row_scale=None):
     """Lloyd iterations from ``assignment`` (copied, never written).
 
     Returns ``(assignment, trace, n_iter, converged, objective, dense_centers, cat_centers)``:
@@ -114,7 +128,7 @@ def lloyd(const double[:, ::1] X not None, double dense_weight,
     and the (n_clusters, d) / (n_clusters, offsets[-1]) centroids of the returned labels.
     """
     cdef MixedRows rows
-    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p, object_weights, row_scale)
     _check_n_clusters(n_clusters)
     if assignment.shape[0] != rows.n:
         raise ValueError(f"assignment must have n = {rows.n} entries, got {assignment.shape[0]}")
@@ -141,10 +155,11 @@ def assign(const double[:, ::1] X not None, double dense_weight,
            const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
            const double[::1] weights not None, int distance, double p,
            const double[:, ::1] dense_centers not None,
-           const double[:, ::1] cat_centers not None, int n_threads):
+           const double[:, ::1] cat_centers not None, int n_threads,
+           const double[::1] object_weights=None, const double[::1] row_scale=None):
     """One assignment step: ``(assignment int32 (n,), costs float64 (n,), objective)``."""
     cdef MixedRows rows
-    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p, object_weights, row_scale)
     cdef int n_clusters = dense_centers.shape[0]
     _check_n_clusters(n_clusters)
     _check_centers(&rows, n_clusters, dense_centers, cat_centers)
@@ -167,10 +182,11 @@ def objective(const double[:, ::1] X not None, double dense_weight,
               const double[::1] weights not None, int distance, double p,
               const double[:, ::1] dense_centers not None,
               const double[:, ::1] cat_centers not None,
-              const int32_t[::1] assignment not None, int n_threads):
+              const int32_t[::1] assignment not None, int n_threads,
+              const double[::1] object_weights=None, const double[::1] row_scale=None):
     """Cost of ``assignment`` under given centres: ``(costs float64 (n,), objective)``."""
     cdef MixedRows rows
-    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p, object_weights, row_scale)
     cdef int n_clusters = dense_centers.shape[0]
     _check_n_clusters(n_clusters)
     _check_centers(&rows, n_clusters, dense_centers, cat_centers)
@@ -192,10 +208,11 @@ def objective(const double[:, ::1] X not None, double dense_weight,
 def centroids(const double[:, ::1] X not None, double dense_weight,
               const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
               const double[::1] weights not None, int distance, double p,
-              const int32_t[::1] assignment not None, int n_clusters, int n_threads):
+              const int32_t[::1] assignment not None, int n_clusters, int n_threads,
+              const double[::1] object_weights=None, const double[::1] row_scale=None):
     """Centroids of ``assignment`` (-1 = in no cluster): ``(dense_centers, cat_centers)``."""
     cdef MixedRows rows
-    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p, object_weights, row_scale)
     _check_n_clusters(n_clusters)
     if assignment.shape[0] != rows.n:
         raise ValueError(f"assignment must have n = {rows.n} entries, got {assignment.shape[0]}")

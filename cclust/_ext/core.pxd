@@ -30,6 +30,8 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
         const double* weights
         int32_t distance
         double p
+        const double* object_weights
+        const double* row_scale
 
     cdef enum LloydStop:
         kStopMaxIter

@@ -75,7 +75,30 @@ Shape validate_rows(const MixedRows& rows) {
     if (rows.distance == kUlp && !(std::isfinite(rows.p) && rows.p > 1.0)) {
         fail("p must be finite and > 1 for ulp, got " + str(rows.p));
     }
+    auto check_positive = [&](const double* v, const char* what) {
+        for (int64_t x = 0; x < rows.n; ++x) {
+            if (!(std::isfinite(v[x]) && v[x] > 0.0)) {
+                fail(std::string(what) + " must be finite and > 0; " + what + "[" + str(x) +
+                     "] = " + str(v[x]));
+            }
+        }
+    };
+    if (rows.object_weights != nullptr) check_positive(rows.object_weights, "object_weights");
+    if (rows.row_scale != nullptr) {
+        if (rows.distance != kUc || rows.d != 0) {
+            fail("row_scale needs the squared Euclidean distance (uc) and no dense block");
+        }
+        check_positive(rows.row_scale, "row_scale");
+    }
     return Shape{rows.n, rows.d, rows.r, width};
+}
+
+bool weighted(const MixedRows& rows) {
+    return rows.object_weights != nullptr || rows.row_scale != nullptr;
+}
+
+void require_unweighted(const MixedRows& rows, const char* what) {
+    if (weighted(rows)) fail(std::string(what) + " takes unweighted rows only (no object_weights or row_scale)");
 }
 
 void check_n_clusters(int32_t n_clusters, int64_t n, bool at_most_n) {
@@ -191,7 +214,10 @@ int team_size(int n_threads, int64_t chunks) {
 struct Tally {
     std::vector<int64_t> counts;  // (K + 1) x slots
     std::vector<int64_t> sizes;   // K + 1
-    std::vector<double> sums;     // (K + 1) x d
+    std::vector<double> sums;     // (K + 1) x d (weighted sums with object weights)
+    // Weighted rows only: label counts weighted by w_x s_x (slots layout) and cluster masses.
+    std::vector<double> wcounts;  // (K + 1) x slots
+    std::vector<double> mass;     // K + 1
 };
 
 struct Centres {
@@ -215,7 +241,8 @@ public:
           chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
           chunk_count_(static_cast<size_t>(chunks_), 0),
           scratch_(static_cast<size_t>(nt_ * kp_), 0.0),
-          lane_scratch_(static_cast<size_t>(nt_ * kq_)) {}
+          lane_scratch_(static_cast<size_t>(nt_ * kq_)), weighted_(weighted(rows)),
+          scaled_(rows.row_scale != nullptr) {}
 
     const Slots& slots() const { return slots_; }
 
@@ -237,6 +264,10 @@ public:
     // Fold the categorical centres (kc x width) into the lookup table.
     void build_table(const double* cat) {
         clear_table();
+        if (scaled_) {
+            build_scaled_table(cat);
+            return;
+        }
         const int64_t* off = rows_.offsets;
         const double p = rows_.p;
         for (int64_t k = 0; k < kc_; ++k) {
@@ -328,9 +359,13 @@ public:
                     int64_t* row = counts + k * width;
                     for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
                 }
-                if (d > 0) add_row(x, sums + k * d);
+                if (d > 0 && !weighted_) add_row(x, sums + k * d);
             }
-            if (bad >= 0) bad_row.report(bad);
+            if (bad >= 0) {
+                bad_row.report(bad);
+                return;
+            }
+            if (weighted_) weigh_chunk(c, start, stop, assignment);
         });
         if (bad_row.found()) bad_partition_label(rows_, bad_row.index());
     }
@@ -398,6 +433,15 @@ public:
             const double* sums = chunk_sums_.data() + c * rows_k * d;
             for (int64_t e = 0; e < rows_k * d; ++e) out.sums[static_cast<size_t>(e)] += sums[e];
         }
+        if (!weighted_) return;
+        out.wcounts.assign(static_cast<size_t>(rows_k * width), 0.0);
+        out.mass.assign(static_cast<size_t>(rows_k), 0.0);
+        for (int64_t c = 0; c < chunks_; ++c) {
+            const double* counts = chunk_wcounts_.data() + c * rows_k * width;
+            for (int64_t e = 0; e < rows_k * width; ++e) out.wcounts[static_cast<size_t>(e)] += counts[e];
+            const double* mass = chunk_mass_.data() + c * rows_k;
+            for (int64_t k = 0; k < rows_k; ++k) out.mass[static_cast<size_t>(k)] += mass[k];
+        }
     }
 
 private:
@@ -424,6 +468,85 @@ private:
         thread_counts_.assign(static_cast<size_t>(nt_ * rows_k * slots_.count), 0);
         thread_sizes_.assign(static_cast<size_t>(nt_ * rows_k), 0);
         chunk_sums_.assign(static_cast<size_t>(chunks_ * rows_k * sh_.d), 0.0);
+        if (weighted_) {
+            chunk_wcounts_.assign(static_cast<size_t>(chunks_ * rows_k * slots_.count), 0.0);
+            chunk_mass_.assign(static_cast<size_t>(chunks_ * rows_k), 0.0);
+        }
+    }
+
+    double object_weight(int64_t x) const {
+        return rows_.object_weights != nullptr ? rows_.object_weights[x] : 1.0;
+    }
+
+    // Chunk c's weighted tally (label counts by w_x s_x, masses, dense sums by w_x) of the
+    // labels in `assignment` (-1: the row of objects in no cluster), recomputed from scratch.
+    // Labels are valid here (count() checks the chunk first; a Lloyd pass follows a count()).
+    void weigh_chunk(int64_t c, int64_t start, int64_t stop, const int32_t* assignment) {
+        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, rows_k = kc_ + 1;
+        const int64_t* slot_of = slots_.of.data();
+        double* counts = chunk_wcounts_.data() + c * rows_k * width;
+        double* mass = chunk_mass_.data() + c * rows_k;
+        double* sums = chunk_sums_.data() + c * rows_k * d;
+        std::fill(counts, counts + rows_k * width, 0.0);
+        std::fill(mass, mass + rows_k, 0.0);
+        std::fill(sums, sums + rows_k * d, 0.0);
+        for (int64_t x = start; x < stop; ++x) {
+            const int64_t k = assignment[x] < 0 ? kc_ : assignment[x];
+            const double w = object_weight(x);
+            mass[k] += w;
+            if (r > 0) {
+                const double ws = rows_.row_scale != nullptr ? w * rows_.row_scale[x] : w;
+                const int32_t* lab = rows_.labels + x * r;
+                double* row = counts + k * width;
+                for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += ws;
+            }
+            if (d > 0) {
+                const double* xr = rows_.X + x * d;
+                double* to = sums + k * d;
+                for (int64_t j = 0; j < d; ++j) to[j] += w * xr[j];
+            }
+        }
+    }
+
+    // Squared Euclidean table of scaled rows: entry -2 w_i m[l]; the centre's constant
+    // sum_i w_i ||m_i||^2 and the object's s_x^2 sum_i w_i [labelled] are added per object.
+    void build_scaled_table(const double* cat) {
+        const int64_t* off = rows_.offsets;
+        centre_norm_.assign(static_cast<size_t>(kc_), 0.0);
+        for (int64_t k = 0; k < kc_; ++k) {
+            double norm = 0.0;
+            for (int64_t i = 0; i < sh_.r; ++i) {
+                const double* m = cat + k * sh_.width + off[i];
+                const int64_t k_i = off[i + 1] - off[i];
+                const double w = rows_.weights[i];
+                const Column t = column(k, i);
+                double n2 = 0.0;
+                for (int64_t l = 0; l < k_i; ++l) {
+                    n2 += m[l] * m[l];
+                    t[l] = -2.0 * w * m[l];
+                }
+                norm += w * n2;
+            }
+            centre_norm_[static_cast<size_t>(k)] = norm;
+        }
+        if (!row_norm_.empty()) return;
+        row_norm_.resize(static_cast<size_t>(sh_.n));
+        for (int64_t x = 0; x < sh_.n; ++x) {
+            const int32_t* lab = rows_.labels + x * sh_.r;
+            double labelled = 0.0;
+            for (int64_t i = 0; i < sh_.r; ++i) {
+                if (lab[i] >= 0) labelled += rows_.weights[i];
+            }
+            const double s = rows_.row_scale[x];
+            row_norm_[static_cast<size_t>(x)] = s * s * labelled;
+        }
+    }
+
+    // Scaled rows: the table gave sum_i -2 w_i m[L[x,i]] per centre; complete the costs.
+    void finish_costs(int64_t x, double* acc) const {
+        if (!scaled_) return;
+        const double s = rows_.row_scale[x], q = row_norm_[static_cast<size_t>(x)];
+        for (int64_t k = 0; k < kc_; ++k) acc[k] = s * acc[k] + centre_norm_[static_cast<size_t>(k)] + q;
     }
 
     void zero_thread_tally() {
@@ -461,10 +584,11 @@ private:
             int64_t moved = 0;
             for (int64_t x = start; x < stop; ++x) {
                 object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+                finish_costs(x, acc);
                 const int64_t cur = labels[x];
                 int64_t b = argmin(acc, kc);
                 if (acc[cur] == acc[b]) b = cur;  // ties keep the current cluster: no churn
-                objective += acc[cur];
+                objective += weighted_ ? object_weight(x) * acc[cur] : acc[cur];
                 best[x] = static_cast<int32_t>(b);
                 best_cost[x] = acc[b];
                 if (b == cur) continue;
@@ -483,7 +607,9 @@ private:
             }
             // Feature sums are floating, so they are not updated by differences: a chunk with a
             // move is summed again from scratch, which gives exactly what a full recount would.
-            if (moved > 0 && d > 0) {
+            if (moved > 0 && weighted_) {
+                weigh_chunk(c, start, stop, best);
+            } else if (moved > 0 && d > 0) {
                 double* sums = chunk_sums_.data() + c * (kc + 1) * d;
                 std::fill(sums, sums + (kc + 1) * d, 0.0);
                 for (int64_t x = start; x < stop; ++x) add_row(x, sums + best[x] * d);
@@ -505,6 +631,7 @@ private:
             double total = 0.0;
             for (int64_t x = start; x < stop; ++x) {
                 object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+                finish_costs(x, acc);
                 double cost;
                 if (given != nullptr) {
                     cost = acc[given[x]];
@@ -514,7 +641,7 @@ private:
                     cost = acc[b];
                 }
                 if (costs != nullptr) costs[x] = cost;
-                total += cost;
+                total += weighted_ ? object_weight(x) * cost : cost;
             }
             chunk_value_[static_cast<size_t>(c * kc)] = total;
         });
@@ -558,27 +685,35 @@ private:
     std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
     std::vector<int64_t> thread_sizes_;   // nt x (kc + 1)
     std::vector<double> chunk_sums_;      // chunks x (kc + 1) x d
+    const bool weighted_;                 // object weights or row scales given
+    const bool scaled_;                   // row scales given
+    std::vector<double> chunk_wcounts_;   // weighted: chunks x (kc + 1) x slots
+    std::vector<double> chunk_mass_;      // weighted: chunks x (kc + 1)
+    std::vector<double> centre_norm_;     // scaled: kc, sum_i w_i ||m_{k,i}||^2
+    std::vector<double> row_norm_;        // scaled: n, s_x^2 sum of w_i over labelled i
 };
 
 // Categorical centroids from label counts laid out with partition i's label l in column
 // first_col[i] + l of rows of `stride` entries (n_clusters + 1 rows, the last for objects in no
 // cluster); see the header for the fallback of a block with no labelled member.
+// Count is int64_t (members) or double (weighted members); integer sums are exact.
+template <class Count>
 void categorical_centres(const int64_t* offsets, int64_t r, int64_t n_clusters,
-                         const int64_t* counts, const int64_t* first_col, int64_t stride,
+                         const Count* counts, const int64_t* first_col, int64_t stride,
                          double* cat) {
     const int64_t width = offsets[r];
-    std::vector<int64_t> whole(static_cast<size_t>(stride), 0);
+    std::vector<Count> whole(static_cast<size_t>(stride), 0);
     for (int64_t k = 0; k <= n_clusters; ++k) {
         for (int64_t e = 0; e < stride; ++e) whole[static_cast<size_t>(e)] += counts[k * stride + e];
     }
     for (int64_t i = 0; i < r; ++i) {
         const int64_t first = first_col[i];
         const int64_t k_i = offsets[i + 1] - offsets[i];
-        int64_t whole_total = 0;
+        Count whole_total = 0;
         for (int64_t l = 0; l < k_i; ++l) whole_total += whole[static_cast<size_t>(first + l)];
         for (int64_t k = 0; k < n_clusters; ++k) {
-            const int64_t* row = counts + k * stride + first;
-            int64_t total = 0;
+            const Count* row = counts + k * stride + first;
+            Count total = 0;
             for (int64_t l = 0; l < k_i; ++l) total += row[l];
             double* m = cat + k * width + offsets[i];
             for (int64_t l = 0; l < k_i; ++l) {
@@ -595,33 +730,76 @@ void categorical_centres(const int64_t* offsets, int64_t r, int64_t n_clusters,
     }
 }
 
+// Scaled rows: block i of centre k is sum w_x s_x e_{L[x,i]} / sum w_x over the members; a
+// cluster with no member gets the whole data set's.
+void scaled_centres(const MixedRows& rows, const Shape& sh, const Slots& slots,
+                    int64_t n_clusters, const Tally& tally, double* cat) {
+    const int64_t stride = slots.count;
+    std::vector<double> whole(static_cast<size_t>(stride), 0.0);
+    double whole_mass = 0.0;
+    for (int64_t k = 0; k <= n_clusters; ++k) {
+        for (int64_t e = 0; e < stride; ++e) {
+            whole[static_cast<size_t>(e)] += tally.wcounts[static_cast<size_t>(k * stride + e)];
+        }
+        whole_mass += tally.mass[static_cast<size_t>(k)];
+    }
+    for (int64_t k = 0; k < n_clusters; ++k) {
+        const double mass = tally.mass[static_cast<size_t>(k)];
+        const double* row = mass > 0.0 ? tally.wcounts.data() + k * stride : whole.data();
+        const double total = mass > 0.0 ? mass : whole_mass;
+        for (int64_t i = 0; i < sh.r; ++i) {
+            const int64_t first = slots.of[static_cast<size_t>(i)];
+            double* m = cat + k * sh.width + rows.offsets[i];
+            for (int64_t l = 0; l < rows.offsets[i + 1] - rows.offsets[i]; ++l) {
+                m[l] = row[first + l] / total;
+            }
+        }
+    }
+}
+
 // Centroids from a tally (see the header for the fallbacks of empty blocks and clusters).
 void centres_from_tally(const MixedRows& rows, const Shape& sh, const Slots& slots,
                         int64_t n_clusters, const Tally& tally, double* dense, double* cat) {
     const int64_t d = sh.d, rows_k = n_clusters + 1;
+    const bool by_mass = weighted(rows);
     if (d > 0) {
+        // The denominators: members, or their summed weights (exact integers without weights).
+        auto size_of = [&](int64_t k) {
+            return by_mass ? tally.mass[static_cast<size_t>(k)]
+                           : static_cast<double>(tally.sizes[static_cast<size_t>(k)]);
+        };
         std::vector<double> whole(static_cast<size_t>(d), 0.0);
-        int64_t total = 0;
+        double total = 0.0;
+        int64_t members = 0;
         for (int64_t k = 0; k < rows_k; ++k) {
             for (int64_t j = 0; j < d; ++j) {
                 whole[static_cast<size_t>(j)] += tally.sums[static_cast<size_t>(k * d + j)];
             }
-            total += tally.sizes[static_cast<size_t>(k)];
+            members += tally.sizes[static_cast<size_t>(k)];
+            if (by_mass) total += size_of(k);
         }
+        if (!by_mass) total = static_cast<double>(members);
         for (int64_t k = 0; k < n_clusters; ++k) {
-            const int64_t size = tally.sizes[static_cast<size_t>(k)];
+            const bool has_members = tally.sizes[static_cast<size_t>(k)] > 0;
+            const double size = size_of(k);
             for (int64_t j = 0; j < d; ++j) {
                 double v = 0.0;
-                if (size > 0) {
-                    v = tally.sums[static_cast<size_t>(k * d + j)] / static_cast<double>(size);
-                } else if (total > 0) {
-                    v = whole[static_cast<size_t>(j)] / static_cast<double>(total);
+                if (has_members) {
+                    v = tally.sums[static_cast<size_t>(k * d + j)] / size;
+                } else if (members > 0) {
+                    v = whole[static_cast<size_t>(j)] / total;
                 }
                 dense[k * d + j] = v;
             }
         }
     }
-    if (sh.r > 0) {
+    if (sh.r == 0) return;
+    if (rows.row_scale != nullptr) {
+        scaled_centres(rows, sh, slots, n_clusters, tally, cat);
+    } else if (by_mass) {
+        categorical_centres(rows.offsets, sh.r, n_clusters, tally.wcounts.data(), slots.of.data(),
+                            slots.count, cat);
+    } else {
         categorical_centres(rows.offsets, sh.r, n_clusters, tally.counts.data(), slots.of.data(),
                             slots.count, cat);
     }
@@ -844,6 +1022,7 @@ void centroids(const MixedRows& rows, int32_t n_clusters, const int32_t* assignm
 void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const double* uniforms,
               int64_t n_trials, int n_threads, int64_t* seeds) {
     const Shape sh = validate_rows(rows);
+    require_unweighted(rows, "kmeanspp");
     check_n_clusters(n_clusters, sh.n, true);
     const int64_t n = sh.n, d = sh.d, k_count = n_clusters;
     if (first < 0 || first >= n) fail("first must be in 0.." + str(n - 1) + ", got " + str(first));
@@ -928,6 +1107,7 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
 void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment, int64_t* counts,
            int64_t* sizes, int n_threads) {
     const Shape sh = validate_rows(rows);
+    require_unweighted(rows, "tally");
     if (sizes == nullptr) fail("sizes is null");
     if (sh.width > 0 && counts == nullptr) fail("counts is null but offsets[r] > 0");
     const Tally out = tally_of(rows, sh, n_clusters, assignment, n_threads);
@@ -967,6 +1147,7 @@ double lloyd_pass(const MixedRows& rows, int32_t n_clusters, const double* cat_c
                   double* chunk_objective, int64_t* moved, int64_t* delta_counts,
                   int64_t* delta_sizes, int n_threads) {
     const Shape sh = validate_categorical(rows, "lloyd_pass");
+    require_unweighted(rows, "lloyd_pass");
     check_n_clusters(n_clusters, sh.n, false);
     check_centers(sh, n_clusters, nullptr, cat_centers);
     check_assignment(assignment, sh.n, n_clusters, false);
@@ -990,6 +1171,7 @@ void candidate_costs(const MixedRows& rows, int64_t n_candidates, const int32_t*
                      const double* closest, double* dist, double* chunk_potentials,
                      int n_threads) {
     const Shape sh = validate_categorical(rows, "candidate_costs");
+    require_unweighted(rows, "candidate_costs");
     if (n_candidates < 1) fail("n_candidates must be >= 1, got " + str(n_candidates));
     if (sh.n > 0 && (dist == nullptr || chunk_potentials == nullptr)) {
         fail("dist or chunk_potentials is null");

@@ -29,6 +29,18 @@
 // costs per label, so an object costs r row-adds of K doubles (O(n r K) per pass, never
 // O(n K sum K_i)), plus O(n d K) for the dense block. Labels are checked once per call.
 //
+// Weighted objects: with object_weights w_x, a cluster's centre is the w-weighted mean of its
+// members (dense sums and label counts weighted; block i of a categorical centre is the weighted
+// distribution of partition i's labels among the members labelled in i) and the objective is
+// sum_x w_x cost(x); assignments still go to the cheapest centre, and an empty cluster still
+// takes the object costliest to its own centre (unweighted cost). With row_scale s_x (squared
+// Euclidean kUc, no dense block) object x is the scaled one-hot row s_x b_x: block i of a centre
+// is sum w_x s_x e_{L[x,i]} / sum w_x over all members, and the cost of x is
+// sum_i w_i (s_x^2 [x labelled in i] - 2 s_x m[L[x,i]] + ||m||^2) — the weighted K-means on
+// D^{-1} B with weights D that Liu et al. (2017) prove equivalent to spectral clustering of the
+// co-association. Without weights or scales every result is bitwise the unweighted one.
+// kmeanspp and the block kernels (lloyd_pass, candidate_costs) take unweighted rows only.
+//
 // Every function writes into caller-allocated memory, is bitwise deterministic for any thread
 // count (fixed chunks of kChunk objects, floating partials reduced in chunk order) and throws
 // std::invalid_argument (never crashes) on bad sizes, parameters or labels.
@@ -53,6 +65,9 @@ struct MixedRows {
     const double* weights = nullptr;   // IN r, effective weights (already normalised), >= 0
     int32_t distance = kUc;            // a Distance code
     double p = 2.0;                    // exponent of kUlp, > 1
+    // Object weights and row scales (see "Weighted objects" above); null = all 1.
+    const double* object_weights = nullptr;  // IN n, finite and > 0
+    const double* row_scale = nullptr;       // IN n, finite and > 0; kUc and d == 0 only
 };
 
 // Why `lloyd` stopped.
