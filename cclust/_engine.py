@@ -30,6 +30,8 @@ class MixedSpace:
     weights: np.ndarray    # (r,) float64, the effective per-partition weights
     family: int = 0        # distance code (cclust.utilities.FAMILIES)
     p: float = 0.0
+    object_weights: np.ndarray | None = None  # (n,) float64 > 0: weighted centres and objective
+    row_scale: np.ndarray | None = None       # (n,) float64 > 0: object x is s_x times its one-hot row
 
     @property
     def n(self):
@@ -52,6 +54,16 @@ class MixedSpace:
 
     def _args(self):
         return (self.X, self.dense_weight, self.labels, self.offsets, self.weights, self.family, self.p)
+
+    def _weighting(self):
+        """The keywords of the kernels that take weighted objects (lloyd, assign, centroids)."""
+        return {"object_weights": self.object_weights, "row_scale": self.row_scale}
+
+    def with_weights(self, object_weights=None, row_scale=None):
+        """The same rows with object weights and/or row scales (see the engine's header)."""
+        def as_vector(v):
+            return None if v is None else np.ascontiguousarray(v, dtype=np.float64)
+        return MixedSpace(*self._args(), as_vector(object_weights), as_vector(row_scale))
 
 
 @dataclass(frozen=True)
@@ -86,7 +98,8 @@ def seed_objects(space, n_clusters, init, rng, n_threads, n_trials=None):
     ``n_trials`` candidates are drawn per centre and the one lowering the potential most is
     kept: 1 is Arthur & Vassilvitskii's k-means++; None means scikit-learn's greedy variant,
     ``2 + log(K)``. Every random number comes from ``rng`` (NumPy), so the seeds are the same
-    on any machine.
+    on any machine. k-means++ reads the unweighted rows: object weights and row scales play no
+    part in the seeding.
     """
     n = space.n
     n_threads = useful_threads(n, n_threads)
@@ -125,13 +138,16 @@ def labels_from_seeds(space, seeds, n_threads):
     if (seed_labels < 0).any():
         marks = np.full(space.n, -1, dtype=np.int32)
         marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
-        dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads)
+        dense_centers, cat_centers = kernel.centroids(*space._args(), marks, seeds.shape[0], n_threads,
+                                                      **space._weighting())
     else:
         dense_centers = np.ascontiguousarray(space.X[seeds])
         cat_centers = np.zeros((seeds.shape[0], int(space.offsets[-1])))
         rows = np.repeat(np.arange(seeds.shape[0]), seed_labels.shape[1])
         cat_centers[rows, (space.offsets[:-1][None, :] + seed_labels).reshape(-1)] = 1.0
-    labels, _, _ = kernel.assign(*space._args(), dense_centers, cat_centers, n_threads)
+        if space.row_scale is not None:
+            cat_centers *= space.row_scale[seeds][:, None]
+    labels, _, _ = kernel.assign(*space._args(), dense_centers, cat_centers, n_threads, **space._weighting())
     return labels
 
 
@@ -140,7 +156,7 @@ def lloyd(space, initial_labels, n_clusters, *, max_iter, tol, n_threads):
     n_threads = useful_threads(space.n, n_threads)
     labels, trace, n_iter, converged, objective, dense_c, cat_c = _kernel().lloyd(
         *space._args(), np.ascontiguousarray(initial_labels, dtype=np.int32), n_clusters,
-        max_iter, tol, n_threads)
+        max_iter, tol, n_threads, **space._weighting())
     return LloydRun(labels.astype(np.int64), float(objective), trace, int(n_iter), bool(converged),
                     dense_c, cat_c)
 
@@ -149,7 +165,8 @@ def assign(space, dense_centers, cat_centers, n_threads):
     """Nearest-centre labels and the objective for given centres."""
     n_threads = useful_threads(space.n, n_threads)
     labels, _, objective = _kernel().assign(*space._args(), np.ascontiguousarray(dense_centers),
-                                            np.ascontiguousarray(cat_centers), n_threads)
+                                            np.ascontiguousarray(cat_centers), n_threads,
+                                            **space._weighting())
     return labels.astype(np.int64), float(objective)
 
 
@@ -162,3 +179,24 @@ def label_table(labels, offsets, assignment, n_clusters, n_threads):
     counts, _ = _kernel().tally(np.empty((n, 0)), 0.0, labels, offsets, np.ones(r), 0, 0.0,
                                 assignment, int(n_clusters), useful_threads(n, n_threads))
     return counts[:-1]
+
+
+def reseed(labels, costs, n_clusters):
+    """The engine's empty-cluster rule, for iterative methods whose passes are not the engine's
+    (IVC, IPVC, IPC, relabel-and-vote): each empty cluster, in increasing index, takes the object
+    costliest to its own cluster (``costs``; ties: lowest index) among objects whose cluster keeps
+    another member. Returns (labels, number of clusters left empty: 0 unless n < n_clusters)."""
+    sizes = np.bincount(labels, minlength=n_clusters).astype(np.int64)
+    empty = np.flatnonzero(sizes == 0)
+    if empty.shape[0] == 0:
+        return labels, 0
+    labels = np.ascontiguousarray(labels, dtype=np.int32).copy()
+    costs = np.ascontiguousarray(costs, dtype=np.float64)
+    for e in empty:
+        pick, _ = _kernel().costliest_movable(labels, costs, sizes)
+        if pick < 0:
+            return labels.astype(np.int64), int(np.count_nonzero(sizes == 0))
+        sizes[labels[pick]] -= 1
+        sizes[e] = 1
+        labels[pick] = e
+    return labels.astype(np.int64), 0

@@ -91,19 +91,17 @@ def ipc_similarities(S, labels, K):
 
 
 def refill(labels, dist, L, K):
-    """The empty-cluster rule of cclust.consensus_functions.voting.fill_empty, written out."""
+    """The engine's empty-cluster rule (cclust._engine.reseed), written out: each empty cluster,
+    in increasing index, takes the object farthest from its own cluster (ties: lowest index)
+    among objects whose cluster keeps another member."""
     labels = list(labels)
-    vectors = [tuple(row) for row in L.tolist()]
     fit = [dist[x, labels[x]] for x in range(len(labels))]
-    empty = [k for k in range(K) if labels.count(k) == 0]
-    used = set()
-    for x in sorted(range(len(labels)), key=lambda x: (-fit[x], x)):
-        if not empty or fit[x] <= 0:
-            break
-        if labels.count(labels[x]) < 2 or vectors[x] in used:
+    for e in range(K):
+        if labels.count(e):
             continue
-        labels[x] = empty.pop(0)
-        used.add(vectors[x])
+        movable = [x for x in range(len(labels)) if labels.count(labels[x]) > 1]
+        pick = max(movable, key=lambda x: (fit[x], -x))
+        labels[pick] = e
     return np.array(labels)
 
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from cclust._engine import useful_threads
+from cclust._engine import reseed
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state
 from cclust.consensus_functions.voting import (
     _IPVC,
@@ -19,7 +20,6 @@ from cclust.consensus_functions.voting import (
     canonical,
     check_init_name,
     check_n_clusters,
-    fill_empty,
     initial_labelings,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -144,7 +144,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
         if init == "partitions":
             # One IPVC pass completes the base partition to K non-empty clusters.
             start, _, fit = crit.assign(start, crit.table(start, n_clusters), n_clusters)
-            start, _ = fill_empty(start, fit, E, n_clusters)
+            start, _ = reseed(start, fit, n_clusters)
         resp = np.zeros((n, n_clusters))
         resp[np.arange(n), start] = 1.0
         trace, converged = [], False

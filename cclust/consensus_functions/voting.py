@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from cclust._engine import label_table, useful_threads
+from cclust._engine import label_table, reseed, useful_threads
 from cclust.validation import check_int, check_n_threads, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -215,34 +215,6 @@ def restart_partitions(ensemble, n_init, rng):
     _, first = np.unique(_row_keys(ensemble.labels.T), return_index=True)
     first = np.sort(first)
     return first[rng.permutation(first.shape[0])[:n_init]]
-
-
-def fill_empty(labels, fit, ensemble, n_clusters):
-    """Give every empty cluster one member: the worst-fitted object (largest ``fit``, i.e. the
-    distance to its own cluster) of a cluster that keeps other members, one object per distinct
-    label vector. Objects at distance 0 are never moved. Returns (labels, number still empty)."""
-    counts = np.bincount(labels[labels >= 0], minlength=n_clusters)
-    empty = np.flatnonzero(counts == 0)
-    if empty.shape[0] == 0:
-        return labels, 0
-    labels = labels.copy()
-    vector_id = ensemble.vector_id
-    used_vectors = set()
-    order = np.argsort(-fit, kind="stable")
-    slot = 0
-    for x in order:
-        if slot == empty.shape[0] or fit[x] <= 0:
-            break
-        k = labels[x]
-        v = int(vector_id[x])
-        if counts[k] < 2 or v in used_vectors:
-            continue
-        counts[k] -= 1
-        labels[x] = empty[slot]
-        counts[empty[slot]] += 1
-        used_vectors.add(v)
-        slot += 1
-    return labels, int(empty.shape[0] - slot)
 
 
 def _block_sums(table, ensemble):
@@ -441,7 +413,7 @@ def _run(crit, start, n_clusters, max_iter):
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         new, _, fit = crit.assign(labels, table, n_clusters)
-        new, _ = fill_empty(new, fit, crit.E, n_clusters)
+        new, _ = reseed(new, fit, n_clusters)
         new_table = crit.table(new, n_clusters)
         trace.append(_objective_of(crit, new, new_table, n_clusters))
         if np.array_equal(new, labels):
@@ -547,9 +519,9 @@ _RETURNS_DOC = """
 
     Notes
     -----
-    Empty clusters, which Nguyen & Caruana (2007) do not discuss, are refilled after every pass: each takes the
-    object farthest from its own cluster (of a cluster with other members, one object per
-    distinct label vector), so K clusters are kept whenever K distinct label vectors exist.
+    Empty clusters, which Nguyen & Caruana (2007) do not discuss, are refilled after every pass by
+    the rule of every K-means in cclust: each, in increasing index, takes the object farthest
+    from its own cluster (ties: lowest index) among objects whose cluster keeps another member.
     Ties go to the lowest cluster index; clusters are numbered by the canonical ensemble (see
     the module docstring), so results are invariant to cluster names and partition order.
 """
@@ -736,7 +708,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
         for n_iter in range(1, max_iter + 1):
             table = E.contingency(reference, n_clusters, n_threads=n_threads)
             new, score = lookup_argmax(C, offsets, _vote_table(E, table, n_clusters), allowed, n_threads)
-            new, _ = fill_empty(new, ceiling - score, E, n_clusters)
+            new, _ = reseed(new, ceiling - score, n_clusters)
             trace.append(float(score.sum()))
             if np.array_equal(new, reference):
                 converged = True

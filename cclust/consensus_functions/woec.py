@@ -705,35 +705,6 @@ class _MembershipGraph:
 _WOKMEANS_INITS = ("k-means++", "random")
 
 
-def _weighted_lloyd(X, w, centres, max_iter, tol):
-    """Algorithm 4 from given centres: nearest centre, then object-weighted means (eq. 13)."""
-    k = centres.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    labels = None
-    for it in range(1, max_iter + 1):
-        d2 = sq[:, None] - 2.0 * X @ centres.T + np.einsum("ij,ij->i", centres, centres)[None, :]
-        new = d2.argmin(axis=1)
-        mass = np.bincount(new, weights=w, minlength=k)
-        if (mass == 0).any():
-            # An empty cluster takes the object farthest from its own centre (as scikit-learn).
-            far = d2[np.arange(X.shape[0]), new]
-            for m in np.flatnonzero(mass == 0):
-                x = int(np.argmax(far))
-                new[x] = m
-                far[x] = -np.inf
-            mass = np.bincount(new, weights=w, minlength=k)
-        moved_centres = np.zeros_like(centres)
-        np.add.at(moved_centres, new, w[:, None] * X)
-        moved_centres /= mass[:, None]
-        shift = float(((moved_centres - centres) ** 2).sum())
-        centres = moved_centres
-        stable = labels is not None and np.array_equal(new, labels)
-        labels = new
-        if stable or shift <= tol:
-            return labels, centres, it, True
-    return labels, centres, max_iter, False
-
-
 @declare(requires_X=True, handles_missing=True)
 def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_SMOOTHING,
              init="k-means++", n_init=10, max_iter=100, tol=0.0, max_bytes=None, random_state=None):
@@ -765,7 +736,9 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     max_iter : int, default=100
         Ren et al. (2017, sec. 5.4) use 100.
     tol : float, default=0.0
-        A run stops when its labels repeat or the centres move by at most ``tol`` (squared).
+        A run stops when its labels repeat or the objective falls by less than ``tol`` times
+        its previous value: the K-means engine's rule, which also re-seeds an empty cluster
+        with the object costliest to its own centre, as every other K-means in cclust does.
     max_bytes : int, default=None
     random_state : int, Generator or None
 
@@ -799,17 +772,20 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     if distinct < n_clusters:
         raise ValidationError(f"X has only {distinct} distinct rows, fewer than n_clusters={n_clusters}.")
     best = None
-    space = _engine.MixedSpace.dense(X) if init == "k-means++" else None
+    n_threads = check_n_threads(None)
+    space = _engine.MixedSpace.dense(X)
+    weighted = space.with_weights(object_weights=w)
     for _ in range(n_init):
-        if space is None:
+        if init == "random":
             start = np.sort(rng.choice(n, size=n_clusters, replace=False))
         else:
-            start = _engine.seed_objects(space, n_clusters, init, rng, check_n_threads(None))
-        labels, centres, n_iter, converged = _weighted_lloyd(X, w, X[start].copy(), max_iter, tol)
-        sse = float((w * ((X - centres[labels]) ** 2).sum(axis=1)).sum())
-        if best is None or sse < best[0]:
-            best = (sse, labels, centres, n_iter, converged)
-    sse, labels, centres, n_iter, converged = best
+            start = _engine.seed_objects(space, n_clusters, init, rng, n_threads)
+        run = _engine.lloyd(weighted, _engine.labels_from_seeds(weighted, start, n_threads), n_clusters,
+                            max_iter=max_iter, tol=tol, n_threads=n_threads)
+        if best is None or run.objective < best.objective:
+            best = run
+    sse, labels, centres, n_iter, converged = (best.objective, best.labels, best.dense_centers,
+                                               best.n_iter, best.converged)
     if not converged:
         import warnings
 

@@ -41,6 +41,32 @@ def test_matches_reference_from_same_start(rng, kind, weighted, missing):
     assert same_partition(fast.labels, slow)
 
 
+@pytest.mark.parametrize("kind", ["ivc", "ipvc", "ipc"])
+def test_empty_clusters_follow_the_engine_rule(rng, kind):
+    """Starts that leave clusters empty (every object in 0 or 1 of K = 5): the refills are the
+    K-means engine's rule, as written out in the reference."""
+    L = canonical(noisy_labels(rng, n=60, missing=0.1)).labels
+    w = np.full(L.shape[1], 1.0 / L.shape[1])
+    start = rng.integers(0, 2, size=L.shape[0])
+    fast = ITERATIVE[kind](L, 5, weights=w, init=start, max_iter=200)
+    slow = ref.iterate(kind, L, w, start, 5, max_iter=200)
+    assert np.array_equal(fast.labels, slow) or same_partition(fast.labels, slow)
+    assert np.unique(fast.labels).shape[0] == 5
+
+
+def test_engine_reseed_rule_by_hand():
+    from cclust._engine import reseed
+
+    labels = np.array([0, 0, 0, 1, 1])
+    costs = np.array([0.5, 2.0, 2.0, 9.0, 1.0])
+    # Cluster 2 takes object 3 (costliest; its cluster keeps object 4), then cluster 3 takes
+    # object 1 (ties with object 2: the lower index).
+    out, left = reseed(labels, costs, 4)
+    assert out.tolist() == [0, 3, 0, 2, 1] and left == 0
+    out, left = reseed(np.array([0, 1]), np.array([1.0, 1.0]), 3)
+    assert left == 1  # two objects cannot fill three clusters
+
+
 @pytest.mark.parametrize("kind", ["ivc", "ipvc"])
 def test_single_pass_distances_match_reference(rng, kind):
     L = canonical(noisy_labels(rng, missing=0.15)).labels
