@@ -68,6 +68,8 @@ BUILTINS = (
      "Furthest consensus: furthest-first centres on 1 - co-association (Gionis et al. 2005; Nguyen & Caruana 2007, sec. 3.1)"),
     ("best", "consensus", "cclust.consensus_functions.pairwise:best",
      "BEST: the ensemble member with the best average agreement (Nguyen & Caruana 2007, sec. 3.6, eq. 4)"),
+    ("medoid", "consensus", "cclust.consensus_functions.pairwise:medoid",
+     "Medoid partition: the member of least summed dissimilarity to the others, clue's cl_medoid (Hornik 2005)"),
     ("em-mixture", "consensus", "cclust.consensus_functions.mixture:em_mixture",
      "EM on a finite mixture of multinomials over the label vectors (Topchy et al. 2004)"),
     ("voting", "consensus", "cclust.consensus_functions.voting:voting",
