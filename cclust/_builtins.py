@@ -83,6 +83,10 @@ BUILTINS = (
      "k-means on a random 70% of the objects, the rest to the nearest centre (Ren et al. 2017, sec. 4.3)"),
     ("projection", "generator", "cclust.generators:projection",
      "k-means on random Gaussian projections (Fern & Brodley 2003)"),
+    ("boot", "generator", "cclust.generators:boot",
+     "k-means from new starts or on bootstrap samples, nearest centre for all, clue's cl_boot (Hornik 2005)"),
+    ("bag", "generator", "cclust.generators:bag",
+     "Bagged k-means: BagClust1 of bootstrap partitions matched to a reference, clue's cl_bag (Dudoit & Fridlyand 2003)"),
     # -- any clusterer, presets by name, heterogeneous ensembles (cclust.clusterers) --
     ("estimator", "generator", "cclust.clusterers:estimator",
      "Any clusterer (scikit-learn estimator, preset or function) per partition, with item/feature resampling (Monti et al. 2003)"),
