@@ -313,18 +313,28 @@ def boot(X, n_clusters, *, n_partitions=100, resample=False, k_range=None, init=
 
 def _bagged_votes(X, k, rng, n_bootstrap, init, max_iter, tol):
     """Votes (n, k) of BagClust1: bootstrap partitions matched to a reference partition of all of X."""
-    from cclust.matching import match_clusters
-
     n = X.shape[0]
     reference = _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
     boots = [_kmeans_on_rows(X, rng.integers(0, n, size=n), k, rng, init, max_iter, tol)
              for _ in range(n_bootstrap)]
-    ensemble = Ensemble(np.column_stack(boots))
+    return _matched_votes(reference, np.column_stack(boots), k)
+
+
+def _matched_votes(reference, partitions, k):
+    """votes[o, i]: partitions (columns) putting object o in the cluster matched to reference cluster i.
+
+    Each partition's clusters are matched one-to-one to the reference's (labels 0..k-1) so that
+    the most objects agree; clusters beyond the reference's k cannot occur (k-means with k).
+    """
+    from cclust.matching import match_clusters
+
+    n = reference.shape[0]
+    ensemble = Ensemble(partitions)
     table = np.asarray(ensemble.contingency(reference, k))  # one compiled pass: k x sum K_b
     offsets = np.asarray(ensemble.offsets)
     votes = np.zeros(n * k, dtype=np.int64)
     base = np.arange(n, dtype=np.int64) * k
-    for b in range(n_bootstrap):
+    for b in range(ensemble.n_partitions):
         permutation = match_clusters(table[:, offsets[b]:offsets[b + 1]])
         to_reference = np.empty_like(permutation)
         to_reference[permutation] = np.arange(permutation.shape[0])
