@@ -380,7 +380,7 @@ def bagged_memberships(X, n_clusters, *, n_bootstrap=10, init="random", max_iter
     --------
     >>> from cclust.datasets import load_iris
     >>> X, y = load_iris()
-    >>> bagged_memberships(X, 3, n_bootstrap=5, random_state=0).sum(axis=1).min()
+    >>> float(bagged_memberships(X, 3, n_bootstrap=5, random_state=0).sum(axis=1).min())
     1.0
     """
     from cclust.validation import check_random_state

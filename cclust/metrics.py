@@ -1116,8 +1116,8 @@ def jaccard(partition_a, partition_b):
     Examples
     --------
     >>> from cclust.metrics import jaccard
-    >>> jaccard([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2])
-    0.25
+    >>> round(jaccard([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]), 4)
+    0.2857
     """
     return _jaccard_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
