@@ -465,7 +465,8 @@ def _fowlkes_mallows_from_table(table):
     together_a, together_b = first - n, second - n  # ordered pairs of distinct objects
     if together_a == 0 or together_b == 0:
         return 1.0 if together_a == together_b else 0.0
-    return (both - n) / math.sqrt(together_a) / math.sqrt(together_b)
+    # Clipped: the two roots may round so that identical partitions score 1 + 1 ulp.
+    return min(1.0, (both - n) / math.sqrt(together_a) / math.sqrt(together_b))
 
 
 def _jaccard_from_table(table):
@@ -480,7 +481,7 @@ def _katz_powell_from_table(table):
     spread_a, spread_b = first * (nn - first), second * (nn - second)
     if spread_a == 0 or spread_b == 0:
         return 1.0 if spread_a == spread_b else 0.0
-    return (nn * both - first * second) / math.sqrt(spread_a) / math.sqrt(spread_b)
+    return max(-1.0, min(1.0, (nn * both - first * second) / math.sqrt(spread_a) / math.sqrt(spread_b)))
 
 
 def _purity_from_table(table):
@@ -1042,7 +1043,7 @@ def angle(partition_a, partition_b):
         return _diag_from_table(_hard_table(a, b))
     Ma, Mb = soft
     inner = float(np.einsum("ij,ij->", Ma, _matched_columns(Ma, Mb)))
-    return inner / math.sqrt(float(np.einsum("ij,ij->", Ma, Ma)) * float(np.einsum("ij,ij->", Mb, Mb)))
+    return min(1.0, inner / math.sqrt(float(np.einsum("ij,ij->", Ma, Ma)) * float(np.einsum("ij,ij->", Mb, Mb))))
 
 
 def diag(partition_a, partition_b):
