@@ -1420,11 +1420,14 @@ def consensus_score(labels, ensemble, metric="nmi"):
         The basic partitions (anything :class:`cclust.Ensemble` accepts).
     metric : str or callable, default="nmi"
         ``f``: one of "ari", "nmi" (sqrt normalisation, Nguyen & Caruana 2007, eq. 10), "ami", "rand", "vi"
-        (Nguyen & Caruana 2007, eq. 9), "van-dongen" (Nguyen & Caruana 2007, eq. 7), "accuracy"; or one of those functions of this
-        module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
+        (Nguyen & Caruana 2007, eq. 9), "van-dongen" (Nguyen & Caruana 2007, eq. 7), "accuracy", or one of clue's
+        measures (Hornik 2005) on hard partitions: "euclidean-distance", "euclidean-agreement",
+        "manhattan-distance", "manhattan-agreement", "mallows-distance" (p = 1), "angle", "diag",
+        "fowlkes-mallows", "jaccard", "katz-powell", "purity", "boorman-arabie-a",
+        "boorman-arabie-d"; or one of those functions of this module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
         ``(n_clusters, K_i)`` whose rows are the clusters of ``labels`` and columns those of
-        partition i (so ``labels`` plays ``labels_true``). For the distances ("vi",
-        "van-dongen") lower is better.
+        partition i (so ``labels`` plays ``labels_true``). For the distances
+        (:data:`DISSIMILARITIES`) lower is better.
 
     Returns
     -------
