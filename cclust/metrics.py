@@ -1105,9 +1105,10 @@ def fowlkes_mallows(partition_a, partition_b):
 def jaccard(partition_a, partition_b):
     """Jaccard index of the co-clustered pairs: together in both over together in at least one.
 
-    Over unordered pairs of distinct objects (Jaccard 1908, as clue's ``cl_agreement(method =
-    "Jaccard")``, Hornik 2005), from exact pair counts of one contingency table. Higher is
-    better. Soft partitions are hardened as in :func:`fowlkes_mallows`.
+    The Jaccard coefficient of the sets of co-clustered pairs of distinct objects (clue's
+    ``cl_agreement(method = "Jaccard")``, Hornik 2005), from exact pair counts of one
+    contingency table. Higher is better. Soft partitions are hardened as in
+    :func:`fowlkes_mallows`.
 
     Returns
     -------
