@@ -807,7 +807,9 @@ class _Partition:
             self.codes, self.k = label_vector(value, name)
 
     def dense(self, k):
-        """Memberships padded with empty clusters to k columns (one-hot for a hard partition)."""
+        """Memberships padded with empty clusters to k columns (one-hot for a hard partition); read only."""
+        if self.memberships is not None and self.k == k:
+            return self.memberships
         n = self.codes.shape[0]
         M = np.zeros((n, k))
         if self.memberships is None:
@@ -909,7 +911,10 @@ def euclidean_distance(partition_a, partition_b):
     >>> euclidean_distance([0, 0, 1, 1], [0, 0, 0, 1]) == 2 ** 0.5
     True
     """
-    a, b = _partitions(partition_a, partition_b)
+    return _euclidean(*_partitions(partition_a, partition_b))
+
+
+def _euclidean(a, b):
     soft = _soft(a, b)
     if soft is None:
         return _euclidean_from_table(_hard_table(a, b))
@@ -931,8 +936,8 @@ def euclidean_agreement(partition_a, partition_b):
     >>> euclidean_agreement([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    n = _partitions(partition_a, partition_b)[0].codes.shape[0]
-    return 1.0 - euclidean_distance(partition_a, partition_b) / math.sqrt(2 * n)
+    a, b = _partitions(partition_a, partition_b)
+    return 1.0 - _euclidean(a, b) / math.sqrt(2 * a.codes.shape[0])
 
 
 def manhattan_distance(partition_a, partition_b):
@@ -958,7 +963,10 @@ def manhattan_distance(partition_a, partition_b):
     >>> manhattan_distance([[1.0, 0.0], [0.5, 0.5]], [[0.0, 1.0], [0.0, 1.0]])
     1.0
     """
-    a, b = _partitions(partition_a, partition_b)
+    return _manhattan(*_partitions(partition_a, partition_b))
+
+
+def _manhattan(a, b):
     soft = _soft(a, b)
     if soft is None:
         return _manhattan_from_table(_hard_table(a, b))
@@ -977,8 +985,8 @@ def manhattan_agreement(partition_a, partition_b):
     >>> manhattan_agreement([0, 0, 1, 1], [0, 0, 0, 1])
     0.75
     """
-    n = _partitions(partition_a, partition_b)[0].codes.shape[0]
-    return 1.0 - manhattan_distance(partition_a, partition_b) / (2.0 * n)
+    a, b = _partitions(partition_a, partition_b)
+    return 1.0 - _manhattan(a, b) / (2.0 * a.codes.shape[0])
 
 
 def mallows_distance(partition_a, partition_b, *, p=1.0):
