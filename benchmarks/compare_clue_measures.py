@@ -220,11 +220,11 @@ def main(argv=None):
         report += [f"| {m} | {a} | {b} | {s:.12g} | {t:.12g} |" for m, a, b, s, t in compare_medoid(workdir)]
         if not args.no_speed:
             sizes = [int(s) for s in args.sizes.split(",")]
-            report += ["", "| n | inputs | measure | cclust (s) | clue (s) | clue / cclust |",
+            report += ["", "| n | inputs | measure | cclust (ms) | clue (ms) | clue / cclust |",
                        "|---|---|---|---|---|---|"]
             for n, label, name, ours, theirs in compare_speed(workdir, sizes):
                 ratio = theirs / ours if ours > 0 else float("inf")
-                report.append(f"| {n:,} | {label} | {name} | {ours:.4f} | {theirs:.3f} | {ratio:.0f}x |")
+                report.append(f"| {n:,} | {label} | {name} | {ours * 1e3:.3g} | {theirs * 1e3:.0f} | {ratio:.0f}x |")
     write_report("\n".join(report), args.out)
 
 

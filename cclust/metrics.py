@@ -777,13 +777,14 @@ def membership_matrix(memberships, name="memberships"):
         raise ValidationError(f"{name} is a membership matrix with {k} column; a soft partition needs at least "
                               "2 clusters (pass a label vector for the one-cluster partition).")
     M = np.ascontiguousarray(array, dtype=np.float64)
-    if not np.isfinite(M).all():
+    sums = M.sum(axis=1)  # NaN or infinity anywhere in a row makes its sum non-finite
+    if not np.isfinite(sums).all() and not np.isfinite(M).all():
         raise ValidationError(f"{name} contains NaN or infinity; memberships must be finite.")
-    if (M < 0).any():
+    if M.min() < 0:
         row = int(np.flatnonzero((M < 0).any(axis=1))[0])
         raise ValidationError(f"{name} has a negative membership (row {row}: {M[row].min()!r}); memberships "
                               "must be non-negative.")
-    deviation = np.abs(M.sum(axis=1) - 1.0)
+    deviation = np.abs(sums - 1.0)
     if (deviation > MEMBERSHIP_ROW_TOL).any():
         row = int(np.argmax(deviation))
         raise ValidationError(f"{name} must have rows summing to 1 (within {MEMBERSHIP_ROW_TOL:g}): row {row} "
