@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cclust
 import reference_clue_measures as ref
@@ -17,6 +19,7 @@ from cclust.datasets import load_iris
 from cclust.errors import ValidationError
 from cclust.generators import _matched_votes, bag, bagged_memberships, boot, kmeans
 from cclust.matching import match_clusters, matched_total, pad_square
+from cclust.testing.strategies import labellings, profile
 from cclust.validation import spawn_seed_sequences
 
 MEASURES = {
@@ -280,3 +283,40 @@ def test_bag_bad_input():
         bagged_memberships(X, 3, n_bootstrap=2.5)
     with pytest.raises(ValidationError, match="n_clusters"):
         bagged_memberships(X, 1)
+
+
+# -- properties on random labellings ---------------------------------------------------------------
+
+SYMMETRIC = ("euclidean-distance", "manhattan-distance", "mallows-distance", "angle", "diag", "fowlkes-mallows",
+             "jaccard", "katz-powell", "boorman-arabie-a", "boorman-arabie-d")
+
+
+@st.composite
+def _pairs(draw, max_n=25, max_k=6):
+    n = draw(st.integers(1, max_n))
+    return draw(labellings(n, max_k=max_k)), draw(labellings(n, max_k=max_k))
+
+
+@settings(profile(), max_examples=4 * profile().max_examples)
+@given(_pairs())
+def test_symmetry_bounds_and_identities(pair):
+    a, b = pair
+    n = a.shape[0]
+    value = {name: cclust.get(name)(a, b) for name in SYMMETRIC + ("purity",)}
+    for name in SYMMETRIC:
+        assert cclust.get(name)(b, a) == pytest.approx(value[name], abs=1e-12), name
+    assert 0.0 <= value["euclidean-distance"] <= math.sqrt(2 * n)
+    assert 0.0 <= value["manhattan-distance"] <= 2 * n
+    assert value["mallows-distance"] == value["manhattan-distance"]
+    for name in ("angle", "diag", "fowlkes-mallows", "jaccard", "purity"):
+        assert 0.0 <= value[name] <= 1.0, name
+    assert -1.0 <= value["katz-powell"] <= 1.0
+    # Hard partitions: every matched measure is a function of m, the most objects on matched clusters.
+    m = value["diag"] * n
+    assert value["boorman-arabie-a"] == pytest.approx(n - m, abs=1e-9)
+    assert value["manhattan-distance"] == pytest.approx(2 * (n - m), abs=1e-9)
+    assert value["euclidean-distance"] == pytest.approx(math.sqrt(2 * (n - m)), abs=1e-9)
+    assert value["angle"] == value["diag"]
+    assert value["boorman-arabie-d"] == pytest.approx(1.0 - cclust.get("rand")(a, b), abs=1e-12)
+    assert value["purity"] == pytest.approx(cclust.get("accuracy")(b, a), abs=1e-12)
+    assert value["diag"] <= min(value["purity"], metrics.purity(b, a)) + 1e-12
