@@ -58,6 +58,13 @@ def _kmeans_labels(X, k, rng, init, max_iter, tol):
     return run.labels, run.dense_centers
 
 
+def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol):
+    """k-means on the rows ``X[rows]`` (repeats allowed), then every object of X to its nearest centre."""
+    _, centres = _kmeans_labels(np.ascontiguousarray(X[rows]), k, rng, init, max_iter, tol)
+    labels, _ = _engine.assign(_engine.MixedSpace.dense(X), centres, np.empty((k, 0)), 1)
+    return labels
+
+
 def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0, desc="partitions",
               backend=None, client=None, chunks=None):
     """Ensemble of ``one_partition(X, rng)`` over per-partition generators.
@@ -229,9 +236,7 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
         k = int(rng.integers(low, high + 1))
         size = min(n, max(k, int(round(fraction * n))))
         sample = np.sort(rng.choice(n, size=size, replace=False))
-        _, centres = _kmeans_labels(np.ascontiguousarray(X[sample]), k, rng, init, max_iter, tol)
-        labels, _ = _engine.assign(_engine.MixedSpace.dense(X), centres, np.empty((k, 0)), 1)
-        return labels
+        return _kmeans_on_rows(X, sample, k, rng, init, max_iter, tol)
 
     return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
                      desc="subsample partitions", backend=backend, client=client, chunks=chunks)
@@ -260,3 +265,162 @@ def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=No
 
     return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
                      desc="projection partitions", backend=backend, client=client, chunks=chunks)
+
+
+def boot(X, n_clusters, *, n_partitions=100, resample=False, k_range=None, init="random", max_iter=100,
+         tol=1e-4, random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
+    """clue's ``cl_boot``: k-means from different starts, or on bootstrap samples (Hornik 2005).
+
+    ``resample=False`` (clue's default) runs k-means on the whole data once per partition, each
+    run from its own random start. ``resample=True`` draws a bootstrap sample (n objects with
+    replacement) per partition, runs k-means on it and gives every object of X to its nearest
+    centre, as clue's ``cl_predict`` does for a k-means fit. K_i is drawn from ``k_range``
+    (default ``(K, K)``: clue's single k).
+
+    clue calls R's ``kmeans``, whose default is the Hartigan-Wong algorithm from k distinct
+    random rows; here each run is the compiled Lloyd engine of :func:`kmeans` (one start,
+    ``init="random"`` picks k distinct objects, as R does). A bootstrap sample with fewer than
+    K_i distinct points yields fewer clusters.
+
+    Parameters as :func:`kmeans`, plus:
+
+    resample : bool, default=False
+        Bootstrap samples (True) or the whole data with a new start (False).
+
+    Examples
+    --------
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> boot(X, 3, n_partitions=5, resample=True, random_state=0).shape
+    (150, 5)
+    """
+    X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
+    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    tol = check_float(tol, "tol", low=0)
+    if not isinstance(resample, (bool, np.bool_)):
+        raise ValidationError(f"resample must be True or False, got {resample!r}.")
+
+    def one_partition(X, rng):
+        k = int(rng.integers(low, high + 1))
+        if not resample:
+            return _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
+        return _kmeans_on_rows(X, rng.integers(0, n, size=n), k, rng, init, max_iter, tol)
+
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="bootstrap partitions" if resample else "restarted k-means partitions",
+                     backend=backend, client=client, chunks=chunks)
+
+
+def _bagged_votes(X, k, rng, n_bootstrap, init, max_iter, tol):
+    """Votes (n, k) of BagClust1: bootstrap partitions matched to a reference partition of all of X."""
+    n = X.shape[0]
+    reference = _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
+    boots = [_kmeans_on_rows(X, rng.integers(0, n, size=n), k, rng, init, max_iter, tol)
+             for _ in range(n_bootstrap)]
+    return _matched_votes(reference, np.column_stack(boots), k)
+
+
+def _matched_votes(reference, partitions, k):
+    """votes[o, i]: partitions (columns) putting object o in the cluster matched to reference cluster i.
+
+    Each partition's clusters are matched one-to-one to the reference's (labels 0..k-1) so that
+    the most objects agree; clusters beyond the reference's k cannot occur (k-means with k).
+    """
+    from cclust.matching import match_clusters
+
+    n = reference.shape[0]
+    ensemble = Ensemble(partitions)
+    table = np.asarray(ensemble.contingency(reference, k))  # one compiled pass: k x sum K_b
+    offsets = np.asarray(ensemble.offsets)
+    votes = np.zeros(n * k, dtype=np.int64)
+    base = np.arange(n, dtype=np.int64) * k
+    for b in range(ensemble.n_partitions):
+        permutation = match_clusters(table[:, offsets[b]:offsets[b + 1]])
+        to_reference = np.empty_like(permutation)
+        to_reference[permutation] = np.arange(permutation.shape[0])
+        votes += np.bincount(base + to_reference[ensemble.labels[:, b]], minlength=n * k)
+    return votes.reshape(n, k)
+
+
+def _check_bagging(X, n_clusters, n_bootstrap, init, max_iter, tol):
+    X, n, n_clusters, _ = _check_common(X, n_clusters, 1, init, max_iter)
+    n_bootstrap = check_int(n_bootstrap, "n_bootstrap", low=1)
+    return X, n_clusters, n_bootstrap, check_float(tol, "tol", low=0)
+
+
+def bagged_memberships(X, n_clusters, *, n_bootstrap=10, init="random", max_iter=100, tol=1e-4,
+                       random_state=None):
+    """Bagged clustering BagClust1 (Dudoit & Fridlyand 2003) as clue's ``cl_bag`` computes it: a soft partition.
+
+    A reference partition of all of X by k-means; ``n_bootstrap`` k-means partitions of
+    bootstrap samples, every object given to its nearest centre (:func:`boot` with
+    ``resample=True``); each bootstrap partition's clusters matched one-to-one to the
+    reference's so that the most objects agree (:func:`cclust.matching.match_clusters` on their
+    contingency table, which is clue's largest ``trace(M_ref^T M_b P)``); the memberships are
+    the fraction of bootstrap partitions that put each object in each (matched) cluster
+    (Hornik 2005, ``cl_bag(method = "DFBC1")``). Its hard partition, each object in its
+    cluster of most votes, is Dudoit & Fridlyand's plurality vote.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    n_clusters : int
+        k of the reference and of every bootstrap k-means.
+    n_bootstrap : int, default=10
+        B, the number of bootstrap partitions (clue has no default; 10 is cclust's).
+    init, max_iter, tol : as :func:`kmeans`
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    memberships : ndarray of shape (n_samples, n_clusters)
+        Rows sum to 1; column i is the reference's cluster i.
+
+    Examples
+    --------
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> float(bagged_memberships(X, 3, n_bootstrap=5, random_state=0).sum(axis=1).min())
+    1.0
+    """
+    from cclust.validation import check_random_state
+
+    X, n_clusters, n_bootstrap, tol = _check_bagging(X, n_clusters, n_bootstrap, init, max_iter, tol)
+    votes = _bagged_votes(X, n_clusters, check_random_state(random_state), n_bootstrap, init, max_iter, tol)
+    return votes / float(n_bootstrap)
+
+
+def bag(X, n_clusters, *, n_partitions=100, n_bootstrap=10, init="random", max_iter=100, tol=1e-4,
+        random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
+    """Bagged k-means partitions: each partition is one BagClust1 result (Dudoit & Fridlyand 2003; clue's ``cl_bag``).
+
+    clue's ``cl_bag`` maps data to one partition, like a clustering algorithm: it is a base
+    clusterer made more stable by bagging, not a way of fusing a given ensemble (its reference
+    partition is a fresh clustering of the data, which a consensus function does not have).
+    So cclust offers it as a generator whose every partition is one bagged clustering: the
+    hard partition of :func:`bagged_memberships` (each object in the matched cluster most
+    bootstrap partitions give it; ties to the lowest cluster number, where clue's
+    ``max.col`` breaks them at random). ``n_partitions=1`` is clue's ``cl_bag(X, B, k)``
+    hardened. To fuse bootstrap partitions with another consensus function instead, generate
+    them with :func:`boot` (``resample=True``), as clue's documentation suggests.
+
+    Parameters as :func:`kmeans` (each partition uses K clusters), plus:
+
+    n_bootstrap : int, default=10
+        B, bootstrap partitions per bagged partition; each partition costs B + 1 k-means runs.
+
+    Examples
+    --------
+    >>> from cclust.datasets import load_iris
+    >>> X, y = load_iris()
+    >>> bag(X, 3, n_partitions=4, n_bootstrap=5, random_state=0).shape
+    (150, 4)
+    """
+    X, n_clusters, n_bootstrap, tol = _check_bagging(X, n_clusters, n_bootstrap, init, max_iter, tol)
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+
+    def one_partition(X, rng):
+        return np.argmax(_bagged_votes(X, n_clusters, rng, n_bootstrap, init, max_iter, tol), axis=1)
+
+    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                     desc="bagged partitions", backend=backend, client=client, chunks=chunks)

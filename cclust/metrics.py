@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from cclust.validation import (
     check_array_2d,
+    check_float,
     check_n_threads,
     check_same_length,
     label_vector,
@@ -41,7 +42,21 @@ __all__ = [
     "ari",
     "compactness",
     "consensus_score",
+    "angle",
+    "boorman_arabie_a",
+    "boorman_arabie_d",
     "contingency_table",
+    "diag",
+    "euclidean_agreement",
+    "euclidean_distance",
+    "fowlkes_mallows",
+    "jaccard",
+    "katz_powell",
+    "mallows_distance",
+    "manhattan_agreement",
+    "manhattan_distance",
+    "membership_matrix",
+    "purity",
     "kmeans_objective",
     "nmi",
     "rand",
@@ -379,6 +394,100 @@ def _accuracy_from_table(table):
     return int(_max_per(table, axis=0).sum()) / n if n else 1.0
 
 
+# -- clue's measures from a table (Hornik 2005) ------------------------------------------------
+# For hard partitions every matched measure reduces to m, the largest number of objects that a
+# one-to-one matching of the clusters puts on matched clusters: the squared Euclidean and the
+# Manhattan distance of the (padded) membership matrices are both 2 (n - m), and angle = diag = m/n.
+
+def _dense_table(table):
+    """A dense int64 copy of a (possibly sparse) table, asking the memory budget first."""
+    if not sp.issparse(table):
+        return np.asarray(table)
+    from cclust.validation import require_memory
+
+    k = max(table.shape)
+    require_memory(k * k * 8, f"the {k} x {k} table of the optimal cluster matching",
+                   "compare partitions with fewer clusters")
+    return table.toarray()
+
+
+def _matched_count(table):
+    """(n, m): objects, and the most objects on matched clusters over one-to-one matchings."""
+    from cclust.matching import matched_total
+
+    dense = _dense_table(table)
+    return int(dense.sum()), matched_total(dense)[0]
+
+
+def _euclidean_from_table(table):
+    n, m = _matched_count(table)
+    return math.sqrt(2 * (n - m))
+
+
+def _manhattan_from_table(table):
+    n, m = _matched_count(table)
+    return float(2 * (n - m))
+
+
+def _euclidean_agreement_from_table(table):
+    n, m = _matched_count(table)
+    return 1.0 - math.sqrt(2 * (n - m)) / math.sqrt(2 * n) if n else 1.0
+
+
+def _manhattan_agreement_from_table(table):
+    n, m = _matched_count(table)
+    return 1.0 - (2 * (n - m)) / (2.0 * n) if n else 1.0
+
+
+def _diag_from_table(table):
+    n, m = _matched_count(table)
+    return m / n if n else 1.0
+
+
+def _boorman_arabie_a_from_table(table):
+    n, m = _matched_count(table)
+    return float(n - m)
+
+
+def _boorman_arabie_d_from_table(table):
+    return 1.0 - _rand_from_table(table)
+
+
+def _pair_sums(table):
+    """(n, sum of squared cells, of squared row sums, of squared column sums), exact ints."""
+    rows, cols = _marginals(table)
+    cells = _cells(table)[2] if sp.issparse(table) else np.asarray(table).reshape(-1)
+    return int(rows.sum()), _sum_of_squares(cells), _sum_of_squares(rows), _sum_of_squares(cols)
+
+
+def _fowlkes_mallows_from_table(table):
+    n, both, first, second = _pair_sums(table)
+    together_a, together_b = first - n, second - n  # ordered pairs of distinct objects
+    if together_a == 0 or together_b == 0:
+        return 1.0 if together_a == together_b else 0.0
+    # Clipped: the two roots may round so that identical partitions score 1 + 1 ulp.
+    return min(1.0, (both - n) / math.sqrt(together_a) / math.sqrt(together_b))
+
+
+def _jaccard_from_table(table):
+    n, both, first, second = _pair_sums(table)
+    union = first + second - n - both
+    return (both - n) / union if union else 1.0
+
+
+def _katz_powell_from_table(table):
+    n, both, first, second = _pair_sums(table)
+    nn = n * n
+    spread_a, spread_b = first * (nn - first), second * (nn - second)
+    if spread_a == 0 or spread_b == 0:
+        return 1.0 if spread_a == spread_b else 0.0
+    return max(-1.0, min(1.0, (nn * both - first * second) / math.sqrt(spread_a) / math.sqrt(spread_b)))
+
+
+def _purity_from_table(table):
+    return _accuracy_from_table(table.T)
+
+
 # -- label-level metrics -----------------------------------------------------------------------
 
 def ari(labels_true, labels_pred):
@@ -625,6 +734,486 @@ def accuracy(labels_true, labels_pred):
     return _accuracy_from_table(_labels_table(labels_true, labels_pred))
 
 
+# -- hard or soft partitions: clue's agreement and dissimilarity measures (Hornik 2005) ---------
+
+#: A membership matrix's rows may sum to 1 within this absolute tolerance.
+MEMBERSHIP_ROW_TOL = 1e-6
+
+
+def membership_matrix(memberships, name="memberships"):
+    """Check a soft partition: an (n_samples, n_clusters) matrix of memberships, rows summing to 1.
+
+    Parameters
+    ----------
+    memberships : array-like of shape (n_samples, n_clusters)
+        Non-negative, finite, at least 2 columns, each row summing to 1 within
+        :data:`MEMBERSHIP_ROW_TOL` (e.g. a Gaussian mixture's ``predict_proba``, fuzzy c-means
+        memberships, or a one-hot matrix of a hard partition).
+    name : str
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    memberships : ndarray of shape (n_samples, n_clusters), float64, C-contiguous
+        The caller's array itself when it already is one (read it, never write it).
+
+    Raises
+    ------
+    ValidationError
+        Naming ``name``: not numeric, empty, fewer than 2 columns, NaN or infinity, a negative
+        membership, or a row whose sum differs from 1.
+    """
+    array = np.asarray(memberships)
+    if array.ndim != 2:
+        raise ValidationError(f"{name} must be a 2-D membership matrix (n_samples, n_clusters), got an "
+                              f"array of shape {array.shape}.")
+    if array.dtype.kind not in "biuf":
+        raise ValidationError(f"{name} is read as a membership matrix (2-D) and must be numeric, got dtype "
+                              f"{array.dtype}.")
+    n, k = array.shape
+    if n == 0:
+        raise ValidationError(f"{name} must not be empty.")
+    if k < 2:
+        raise ValidationError(f"{name} is a membership matrix with {k} column; a soft partition needs at least "
+                              "2 clusters (pass a label vector for the one-cluster partition).")
+    M = np.ascontiguousarray(array, dtype=np.float64)
+    sums = M.sum(axis=1)  # NaN or infinity anywhere in a row makes its sum non-finite
+    if not np.isfinite(sums).all() and not np.isfinite(M).all():
+        raise ValidationError(f"{name} contains NaN or infinity; memberships must be finite.")
+    if M.min() < 0:
+        row = int(np.flatnonzero((M < 0).any(axis=1))[0])
+        raise ValidationError(f"{name} has a negative membership (row {row}: {M[row].min()!r}); memberships "
+                              "must be non-negative.")
+    deviation = np.abs(sums - 1.0)
+    if (deviation > MEMBERSHIP_ROW_TOL).any():
+        row = int(np.argmax(deviation))
+        raise ValidationError(f"{name} must have rows summing to 1 (within {MEMBERSHIP_ROW_TOL:g}): row {row} "
+                              f"sums to {M[row].sum()!r}.")
+    return M
+
+
+class _Partition:
+    """One side of a comparison: hard codes (0..k-1) and, for a soft partition, its memberships."""
+
+    __slots__ = ("codes", "k", "memberships")
+
+    def __init__(self, value, name):
+        if np.ndim(value) == 2:
+            self.memberships = membership_matrix(value, name)
+            # The nearest hard partition, as clue's cl_class_ids (ties: first cluster, not at random).
+            self.codes = np.argmax(self.memberships, axis=1).astype(np.int64)
+            self.k = self.memberships.shape[1]
+        else:
+            self.memberships = None
+            self.codes, self.k = label_vector(value, name)
+
+    def dense(self, k):
+        """Memberships padded with empty clusters to k columns (one-hot for a hard partition); read only."""
+        if self.memberships is not None and self.k == k:
+            return self.memberships
+        n = self.codes.shape[0]
+        M = np.zeros((n, k))
+        if self.memberships is None:
+            M[np.arange(n), self.codes] = 1.0
+        else:
+            M[:, :self.k] = self.memberships
+        return M
+
+
+def _partitions(partition_a, partition_b):
+    a = _Partition(partition_a, "partition_a")
+    b = _Partition(partition_b, "partition_b")
+    check_same_length(a.codes, b.codes, "partition_a", "partition_b")
+    return a, b
+
+
+def _hard_table(a, b):
+    """Contingency table of the two (nearest) hard partitions."""
+    return _table_from_codes(a.codes, a.k, b.codes, b.k)
+
+
+def _soft(a, b):
+    """Both sides as dense membership matrices with a common number of columns, or None if both are hard."""
+    if a.memberships is None and b.memberships is None:
+        return None
+    k = max(a.k, b.k)
+    from cclust.validation import require_memory
+
+    require_memory(2 * a.codes.shape[0] * k * 8, f"two {a.codes.shape[0]} x {k} membership matrices",
+                   "compare partitions with fewer clusters")
+    return a.dense(k), b.dense(k)
+
+
+def _matched_columns(Ma, Mb):
+    """Mb with its columns permuted to fit Ma best (largest trace of Ma^T Mb; Hornik 2005, sec. 4)."""
+    from cclust.matching import match_clusters
+
+    return Mb[:, match_clusters(Ma.T @ Mb)]
+
+
+#: Objects x clusters^2 entries per block of the column-distance pass.
+_COLUMN_BLOCK = 1 << 20
+
+
+def _column_distances(Ma, Mb, p):
+    """C[i, j] = sum_o |Ma[o, i] - Mb[o, j]|^p over row blocks (O(n k^2) time, O(k^2) extra memory)."""
+    n, k = Ma.shape
+    C = np.zeros((k, k))
+    block = max(1, _COLUMN_BLOCK // (k * k))
+    for start in range(0, n, block):
+        d = np.abs(Ma[start:start + block, :, None] - Mb[start:start + block, None, :])
+        if p != 1.0:
+            d **= p
+        C += d.sum(axis=0)
+    return C
+
+
+def _matched_distance(Ma, Mb, p):
+    """min over column permutations of sum_j ||Ma[:, j] - Mb[:, perm_j]||_p^p (clue's Manhattan, Mallows)."""
+    from cclust.matching import match_clusters
+
+    C = _column_distances(Ma, Mb, p)
+    return float(C[np.arange(C.shape[0]), match_clusters(C, maximize=False)].sum())
+
+
+def _check_p(p):
+    return check_float(p, "p", low=1.0)
+
+
+def euclidean_distance(partition_a, partition_b):
+    """Euclidean dissimilarity of two partitions under the best matching of their clusters (lower is better).
+
+    ``min_P ||M_a - M_b P||_F`` over column permutations P of the membership matrices, both
+    brought to ``k = max(K_a, K_b)`` columns by adding empty clusters (Dimitriadou, Weingessel
+    & Hornik 2002; Hornik 2005, clue's ``cl_dissimilarity(method = "euclidean")``). The best P
+    maximises ``trace(M_a^T M_b P)`` (``scipy.optimize.linear_sum_assignment`` on the
+    cross-product); the distance is then summed directly over the matched memberships. For hard
+    partitions it is ``sqrt(2 (n - m))`` with m the largest number of objects on matched
+    clusters, read from one compiled contingency pass: twice the transfer distance (Charon et
+    al. 2006) under the square root.
+
+    Parameters
+    ----------
+    partition_a : array-like of shape (n_samples,) or (n_samples, K_a)
+        A labelling, or a membership matrix (rows non-negative and summing to 1).
+    partition_b : array-like of shape (n_samples,) or (n_samples, K_b)
+        The same for the second partition.
+
+    Returns
+    -------
+    distance : float
+        0.0 exactly for identical hard partitions (cluster names aside); at most ``sqrt(2n)``.
+
+    Examples
+    --------
+    >>> from cclust.metrics import euclidean_distance
+    >>> euclidean_distance([0, 0, 1, 1], [1, 1, 0, 0])
+    0.0
+    >>> euclidean_distance([0, 0, 1, 1], [0, 0, 0, 1]) == 2 ** 0.5
+    True
+    """
+    return _euclidean(*_partitions(partition_a, partition_b))
+
+
+def _euclidean(a, b):
+    soft = _soft(a, b)
+    if soft is None:
+        return _euclidean_from_table(_hard_table(a, b))
+    Ma, Mb = soft
+    difference = Ma - _matched_columns(Ma, Mb)
+    return float(math.sqrt(np.einsum("ij,ij->", difference, difference)))
+
+
+def euclidean_agreement(partition_a, partition_b):
+    """Euclidean agreement ``1 - d / sqrt(2n)`` with d the :func:`euclidean_distance` (higher is better).
+
+    clue's ``cl_agreement(method = "euclidean")`` (Hornik 2005): ``sqrt(2n)`` bounds the
+    distance, so the agreement lies in [0, 1], 1 for identical partitions. Parameters as
+    :func:`euclidean_distance`.
+
+    Examples
+    --------
+    >>> from cclust.metrics import euclidean_agreement
+    >>> euclidean_agreement([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
+    a, b = _partitions(partition_a, partition_b)
+    return 1.0 - _euclidean(a, b) / math.sqrt(2 * a.codes.shape[0])
+
+
+def manhattan_distance(partition_a, partition_b):
+    """Manhattan dissimilarity of two partitions under the best matching of their clusters (lower is better).
+
+    ``min_P sum |M_a - M_b P|`` over column permutations P, the memberships brought to a common
+    number of columns (Hornik 2005, clue's ``cl_dissimilarity(method = "manhattan")``). The
+    cost of matching cluster i with cluster j is ``sum_o |M_a[o, i] - M_b[o, j]|``; for soft
+    partitions it takes one O(n k^2) pass in row blocks, for hard ones it is
+    ``n_i + n_j - 2 n_ij`` from the contingency table, so the distance is ``2 (n - m)``
+    (twice the transfer distance, Charon et al. 2006). Parameters as :func:`euclidean_distance`.
+
+    Returns
+    -------
+    distance : float
+        0.0 for identical hard partitions; at most ``2n``.
+
+    Examples
+    --------
+    >>> from cclust.metrics import manhattan_distance
+    >>> manhattan_distance([0, 0, 1, 1], [0, 0, 0, 1])
+    2.0
+    >>> manhattan_distance([[1.0, 0.0], [0.5, 0.5]], [[0.0, 1.0], [0.0, 1.0]])
+    1.0
+    """
+    return _manhattan(*_partitions(partition_a, partition_b))
+
+
+def _manhattan(a, b):
+    soft = _soft(a, b)
+    if soft is None:
+        return _manhattan_from_table(_hard_table(a, b))
+    return _matched_distance(*soft, 1.0)
+
+
+def manhattan_agreement(partition_a, partition_b):
+    """Manhattan agreement ``1 - d / (2n)`` with d the :func:`manhattan_distance` (higher is better).
+
+    clue's ``cl_agreement(method = "manhattan")`` (Hornik 2005); in [0, 1], 1 for identical
+    partitions. Parameters as :func:`euclidean_distance`.
+
+    Examples
+    --------
+    >>> from cclust.metrics import manhattan_agreement
+    >>> manhattan_agreement([0, 0, 1, 1], [0, 0, 0, 1])
+    0.75
+    """
+    a, b = _partitions(partition_a, partition_b)
+    return 1.0 - _manhattan(a, b) / (2.0 * a.codes.shape[0])
+
+
+def mallows_distance(partition_a, partition_b, *, p=1.0):
+    """Mallows-type distance of Zhou, Li & Zha (2005) with unit cluster masses (lower is better).
+
+    The p-th root of the least cost ``sum_{jk} w_jk sum_o |M_a[o, j] - M_b[o, k]|^p`` of the
+    transportation problem whose supplies and demands are all 1 (clue's
+    ``cl_dissimilarity(method = "Mallows")`` with its default ``alpha = beta = 1``; Hornik
+    2005). With unit masses on both sides (k of each after padding) the transportation polytope
+    is the Birkhoff polytope, whose vertices are permutations, so the optimum is an assignment:
+    solved by ``scipy.optimize.linear_sum_assignment``, with no LP. For ``p = 1`` this is the
+    :func:`manhattan_distance`. Other cluster masses (clue's ``alpha``, ``beta``) are not
+    offered.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices, as :func:`euclidean_distance`.
+    p : float, default=1.0
+        Exponent, at least 1.
+
+    Returns
+    -------
+    distance : float
+        0.0 for identical hard partitions; ``(2 (n - m))^(1/p)`` for hard ones.
+
+    Examples
+    --------
+    >>> from cclust.metrics import mallows_distance
+    >>> mallows_distance([0, 0, 1, 1], [0, 0, 0, 1], p=2) == 2 ** 0.5
+    True
+    """
+    p = _check_p(p)
+    a, b = _partitions(partition_a, partition_b)
+    soft = _soft(a, b)
+    if soft is None:
+        return _manhattan_from_table(_hard_table(a, b)) ** (1.0 / p)
+    return _matched_distance(*soft, p) ** (1.0 / p)
+
+
+def angle(partition_a, partition_b):
+    """Angle agreement: the largest cosine between the membership matrices over matchings (higher is better).
+
+    ``max_P <M_a, M_b P> / (||M_a||_F ||M_b||_F)`` over column permutations P (Hornik 2005,
+    clue's ``cl_agreement(method = "angle")``). For hard partitions it equals :func:`diag`,
+    ``m / n``. Parameters as :func:`euclidean_distance`.
+
+    Returns
+    -------
+    angle : float
+        In [0, 1]; 1.0 for identical partitions.
+
+    Examples
+    --------
+    >>> from cclust.metrics import angle
+    >>> angle([0, 0, 1, 1], [0, 0, 0, 1])
+    0.75
+    """
+    a, b = _partitions(partition_a, partition_b)
+    soft = _soft(a, b)
+    if soft is None:
+        return _diag_from_table(_hard_table(a, b))
+    Ma, Mb = soft
+    inner = float(np.einsum("ij,ij->", Ma, _matched_columns(Ma, Mb)))
+    return min(1.0, inner / math.sqrt(float(np.einsum("ij,ij->", Ma, Ma)) * float(np.einsum("ij,ij->", Mb, Mb))))
+
+
+def diag(partition_a, partition_b):
+    """Diag agreement: the largest co-classification rate over matchings of the clusters (higher is better).
+
+    ``max_P trace(M_a^T M_b P) / n`` (Hornik 2005, clue's ``cl_agreement(method = "diag")``):
+    for hard partitions the fraction of objects whose clusters correspond under the best
+    one-to-one matching (the Hungarian-matched accuracy, not :func:`accuracy`'s majority vote).
+    Parameters as :func:`euclidean_distance`.
+
+    Returns
+    -------
+    diag : float
+        In (0, 1]; 1.0 for identical partitions.
+
+    Examples
+    --------
+    >>> from cclust.metrics import diag
+    >>> diag([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1])
+    0.6666666666666666
+    """
+    a, b = _partitions(partition_a, partition_b)
+    soft = _soft(a, b)
+    if soft is None:
+        return _diag_from_table(_hard_table(a, b))
+    Ma, Mb = soft
+    return float(np.einsum("ij,ij->", Ma, _matched_columns(Ma, Mb))) / Ma.shape[0]
+
+
+def fowlkes_mallows(partition_a, partition_b):
+    """Fowlkes-Mallows index: pairs together in both over the geometric mean of pairs together in each.
+
+    ``N_ab / sqrt(N_a N_b)`` over unordered pairs of distinct objects (Fowlkes & Mallows 1983;
+    clue's ``cl_agreement(method = "FM")``, Hornik 2005), from exact integer pair counts of one
+    contingency table. Higher is better. For a soft partition the nearest hard partition (each
+    object in its cluster of largest membership, the first on a tie) is used, as clue does;
+    clue breaks ties at random.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices.
+
+    Returns
+    -------
+    fm : float
+        In [0, 1]. When a partition puts every object alone (no pairs, clue's 0/0): 1.0 if
+        both do, else 0.0.
+
+    Examples
+    --------
+    >>> from cclust.metrics import fowlkes_mallows
+    >>> round(fowlkes_mallows([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]), 4)
+    0.4714
+    """
+    return _fowlkes_mallows_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def jaccard(partition_a, partition_b):
+    """Jaccard index of the co-clustered pairs: together in both over together in at least one.
+
+    The Jaccard coefficient of the sets of co-clustered pairs of distinct objects (clue's
+    ``cl_agreement(method = "Jaccard")``, Hornik 2005), from exact pair counts of one
+    contingency table. Higher is better. Soft partitions are hardened as in
+    :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    jaccard : float
+        In [0, 1]; 1.0 when no pair is together in either (every object alone in both; clue's 0/0).
+
+    Examples
+    --------
+    >>> from cclust.metrics import jaccard
+    >>> round(jaccard([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]), 4)
+    0.2857
+    """
+    return _jaccard_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def katz_powell(partition_a, partition_b):
+    """Katz-Powell index: the correlation of the two co-membership matrices (higher is better).
+
+    The product-moment correlation of the n x n entries of ``C_a = M_a M_a^T`` and ``C_b``
+    (Katz & Powell 1953; clue's ``cl_agreement(method = "KP")``, Hornik 2005):
+    ``(n^2 S_ab - S_a S_b) / sqrt(S_a (n^2 - S_a) S_b (n^2 - S_b))`` with ``S_ab`` the sum of
+    squared contingency cells and ``S_a``, ``S_b`` the sums of squared cluster sizes, computed
+    in exact integers. Soft partitions are hardened as in :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    kp : float
+        In [-1, 1]. When a partition is a single cluster its co-memberships are constant (clue's
+        0/0): 1.0 if both are, else 0.0.
+
+    Examples
+    --------
+    >>> from cclust.metrics import katz_powell
+    >>> katz_powell([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
+    return _katz_powell_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def purity(partition_a, partition_b):
+    """Purity of the clusters of ``partition_a`` with respect to ``partition_b`` (higher is better).
+
+    ``sum_i max_j n_ij / n``: each cluster of the first partition counts its objects in its
+    majority cluster of the second (clue's ``cl_agreement(method = "purity")``, Hornik 2005).
+    This is :func:`accuracy` with the arguments the other way round
+    (``purity(a, b) == accuracy(b, a)``); not symmetric. Soft partitions are hardened as in
+    :func:`fowlkes_mallows`.
+
+    Examples
+    --------
+    >>> from cclust.metrics import purity
+    >>> purity([0, 0, 1, 1, 1, 1], ["a", "a", "a", "b", "b", "b"])
+    0.8333333333333334
+    """
+    return _purity_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def boorman_arabie_a(partition_a, partition_b):
+    """Boorman-Arabie distance A: the fewest single-object moves from one partition to the other (lower is better).
+
+    Moves of one object to another or a new cluster (Rubin 1967; Boorman & Arabie 1972):
+    ``n - m`` with m the most objects on matched clusters, half the hard
+    :func:`manhattan_distance` (clue's ``cl_dissimilarity(method = "BA/A")``, Hornik 2005).
+    Soft partitions are hardened as in :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    moves : float
+        A whole number in [0, n - 1].
+
+    Examples
+    --------
+    >>> from cclust.metrics import boorman_arabie_a
+    >>> boorman_arabie_a([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1])
+    2.0
+    """
+    return _boorman_arabie_a_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def boorman_arabie_d(partition_a, partition_b):
+    """Boorman-Arabie distance D, the pair-bonds distance: ``1 - rand`` (lower is better).
+
+    The share of pairs of distinct objects together in exactly one of the partitions (Boorman &
+    Arabie 1972; clue's ``cl_dissimilarity(method = "BA/D")``, Hornik 2005), equal to the Rand
+    distance for hard partitions. Soft partitions are hardened as in :func:`fowlkes_mallows`.
+    A single object has no pairs: 0.0 (clue: 0/0).
+
+    Examples
+    --------
+    >>> from cclust.metrics import boorman_arabie_d
+    >>> round(boorman_arabie_d([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1]), 4)
+    0.3333
+    """
+    return _boorman_arabie_d_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
 # -- criteria on the data ----------------------------------------------------------------------
 
 def _features_and_codes(X, labels):
@@ -762,11 +1351,34 @@ _TABLE_METRICS = {
     "vi": _vi_from_table,
     "van-dongen": _van_dongen_from_table,
     "accuracy": _accuracy_from_table,
+    # Hornik (2005), clue's measures of hard partitions
+    "euclidean-distance": _euclidean_from_table,
+    "euclidean-agreement": _euclidean_agreement_from_table,
+    "manhattan-distance": _manhattan_from_table,
+    "manhattan-agreement": _manhattan_agreement_from_table,
+    "mallows-distance": _manhattan_from_table,  # p = 1
+    "angle": _diag_from_table,
+    "diag": _diag_from_table,
+    "fowlkes-mallows": _fowlkes_mallows_from_table,
+    "jaccard": _jaccard_from_table,
+    "katz-powell": _katz_powell_from_table,
+    "purity": _purity_from_table,
+    "boorman-arabie-a": _boorman_arabie_a_from_table,
+    "boorman-arabie-d": _boorman_arabie_d_from_table,
 }
+
+#: The distances among them (lower is better), for the methods that pick a best member.
+DISSIMILARITIES = ("vi", "van-dongen", "euclidean-distance", "manhattan-distance", "mallows-distance",
+                   "boorman-arabie-a", "boorman-arabie-d")
 
 #: The label-level functions, accepted by consensus_score in place of their names.
 _BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
-                van_dongen: "van-dongen", accuracy: "accuracy"}
+                van_dongen: "van-dongen", accuracy: "accuracy",
+                euclidean_distance: "euclidean-distance", euclidean_agreement: "euclidean-agreement",
+                manhattan_distance: "manhattan-distance", manhattan_agreement: "manhattan-agreement",
+                mallows_distance: "mallows-distance", angle: "angle", diag: "diag",
+                fowlkes_mallows: "fowlkes-mallows", jaccard: "jaccard", katz_powell: "katz-powell",
+                purity: "purity", boorman_arabie_a: "boorman-arabie-a", boorman_arabie_d: "boorman-arabie-d"}
 
 
 def _resolve_metric(metric):
@@ -818,11 +1430,14 @@ def consensus_score(labels, ensemble, metric="nmi"):
         The basic partitions (anything :class:`cclust.Ensemble` accepts).
     metric : str or callable, default="nmi"
         ``f``: one of "ari", "nmi" (sqrt normalisation, Nguyen & Caruana 2007, eq. 10), "ami", "rand", "vi"
-        (Nguyen & Caruana 2007, eq. 9), "van-dongen" (Nguyen & Caruana 2007, eq. 7), "accuracy"; or one of those functions of this
-        module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
+        (Nguyen & Caruana 2007, eq. 9), "van-dongen" (Nguyen & Caruana 2007, eq. 7), "accuracy", or one of clue's
+        measures (Hornik 2005) on hard partitions: "euclidean-distance", "euclidean-agreement",
+        "manhattan-distance", "manhattan-agreement", "mallows-distance" (p = 1), "angle", "diag",
+        "fowlkes-mallows", "jaccard", "katz-powell", "purity", "boorman-arabie-a",
+        "boorman-arabie-d"; or one of those functions of this module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
         ``(n_clusters, K_i)`` whose rows are the clusters of ``labels`` and columns those of
-        partition i (so ``labels`` plays ``labels_true``). For the distances ("vi",
-        "van-dongen") lower is better.
+        partition i (so ``labels`` plays ``labels_true``). For the distances
+        (:data:`DISSIMILARITIES`) lower is better.
 
     Returns
     -------

@@ -26,12 +26,13 @@ METHODS = sorted(cclust.available(kind="consensus"))
 def _small(method, **params):
     """An estimator small enough for scikit-learn's checks (they fit it dozens of times).
 
-    A fixed seed keeps the checks that do not set one themselves reproducible. ``best`` returns
+    A fixed seed keeps the checks that do not set one themselves reproducible. ``best`` (and
+    ``medoid``) returns
     an ensemble member with exactly n_clusters clusters, so its members are generated with K_i
     in {2, 3}, the K values the checks ask for (the default kmeans generator draws K_i from
     n_clusters..ceil(sqrt(n)) and may draw no member with K).
     """
-    if method == "best":
+    if method in ("best", "medoid"):
         params.setdefault("generator_params", {"k_range": (2, 3)})
     return ConsensusClustering(method=method, n_clusters=3, n_partitions=10, random_state=0, **params)
 

@@ -64,7 +64,7 @@ MICROCLUSTERS = {"ecpcs-hc", "lwea"}
 #: pair and reads the dense co-association.
 QUADRATIC_WITH_MISSING = {"ipc"}
 #: Methods that refuse missing labels by design (a ValidationError, not a memory matter).
-COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf"}
+COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf", "medoid"}
 #: Methods (or routes) that hold up to n x sum K_i soft-membership entries by design: WOSP's
 #: memberships, WOHB's object-cluster edges of non-zero METIS weight (each object keeps the
 #: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth

@@ -1,4 +1,4 @@
-"""Consensus from pairwise co-association and member selection: EAC/HAC, FC and BEST.
+"""Consensus from pairwise co-association and member selection: EAC/HAC, FC, BEST and the medoid.
 
 The co-association ``S(x, y)`` (Nguyen & Caruana 2007, eq. 1) is the weighted fraction of partitions that put x and
 y in the same cluster (:meth:`cclust.Ensemble.coassociation`; with missing labels, of the
@@ -12,10 +12,11 @@ import numpy as np
 from cclust.validation import check_int, check_n_threads, memory_budget, require_memory
 from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
+from cclust.metrics import DISSIMILARITIES
 from cclust.base import declare
 from cclust.result import ConsensusResult
 
-__all__ = ["eac", "fc", "best"]
+__all__ = ["eac", "fc", "best", "medoid"]
 
 _LINKAGES = ("average", "single", "complete", "weighted")
 _DECIMALS = 12
@@ -238,7 +239,8 @@ def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None)
     )
 
 
-_LOWER_IS_BETTER = ("vi", "van-dongen")
+#: Metric names minimised by best and accepted by medoid.
+_LOWER_IS_BETTER = DISSIMILARITIES
 
 
 @declare(chooses_n_clusters=True, handles_missing=False)
@@ -267,8 +269,9 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
         closest to it.
     metric : str or callable, default="nmi"
         The agreement f: "nmi" (Nguyen & Caruana 2007, eq. 10), "ari", "ami", "rand", or the distances "vi"
-        (Nguyen & Caruana 2007, eq. 9) and "van-dongen" (Nguyen & Caruana 2007, eq. 7), minimised; a callable on a contingency table
-        is maximised (see :func:`cclust.metrics.consensus_score`).
+        (Nguyen & Caruana 2007, eq. 9) and "van-dongen" (Nguyen & Caruana 2007, eq. 7), minimised, as are the other
+        distances of ``cclust.metrics.DISSIMILARITIES``; clue's agreements ("jaccard", "katz-powell", ...) and a
+        callable on a contingency table are maximised (see :func:`cclust.metrics.consensus_score`).
     weights : array-like of shape (n_partitions,), default=None
     random_state : None
         Unused (the method is deterministic).
@@ -289,6 +292,15 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     >>> res.labels.tolist(), res.extras["member"]
     ([0, 0, 1, 1, 1], 0)
     """
+    if not (isinstance(metric, str) or callable(metric)):
+        raise ValidationError(f"metric must be a metric name or a callable, got {metric!r}.")
+    lower = isinstance(metric, str) and metric in _LOWER_IS_BETTER
+    return _best_member(ensemble, n_clusters, metric, weights, lower_is_better=lower, method="best",
+                        criterion="Nguyen & Caruana 2007, eq. 4")
+
+
+def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, method, criterion):
+    """The member (with K clusters, or the closest K) of best weighted average score against the ensemble."""
     from cclust.ensemble import as_ensemble
     from cclust.metrics import consensus_score
 
@@ -296,14 +308,12 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     if weights is not None:
         original = original.with_weights(weights)
     if original.has_missing:
-        raise ValidationError("best needs complete partitions: the ensemble has missing labels (-1), and a "
+        raise ValidationError(f"{method} needs complete partitions: the ensemble has missing labels (-1), and a "
                               "member with missing objects is not a consensus labelling; drop or complete "
                               "those partitions first (ensemble.take(partitions=...)).")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=original.n_samples, allow_none=True)
-    if not (isinstance(metric, str) or callable(metric)):
-        raise ValidationError(f"metric must be a metric name or a callable, got {metric!r}.")
     E, columns = canonical(original, return_columns=True)
-    sign = -1.0 if metric in _LOWER_IS_BETTER else 1.0
+    sign = -1.0 if lower_is_better else 1.0
     scores = np.full(E.n_partitions, np.nan)
     note = ""
     if n_clusters is None:
@@ -323,12 +333,70 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     member = int(columns[chosen])
     original_scores = np.full(original.n_partitions, np.nan)
     original_scores[columns] = scores
+    default_word = "dissimilarity" if lower_is_better else "agreement"
     return ConsensusResult.from_labels(
         labels, objective=float(scores[chosen]),
-        objective_name=f"average {metric if isinstance(metric, str) else 'agreement'} with the ensemble, "
-                       f"Nguyen & Caruana 2007, eq. 4 ({'lower' if sign < 0 else 'higher'} is better)",
-        method="best",
+        objective_name=f"average {metric if isinstance(metric, str) else default_word} with the ensemble, "
+                       f"{criterion} ({'lower' if sign < 0 else 'higher'} is better)",
+        method=method,
         extras={"member": member, "scores": original_scores, "note": note,
                 "metric": metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")},
     )
+
+
+@declare(chooses_n_clusters=True, handles_missing=False)
+def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=None, random_state=None):
+    """Medoid partition: the member with the least weighted sum of dissimilarities to the ensemble.
+
+    clue's ``cl_medoid`` (Hornik 2005): ``argmin_j sum_i w_i d(pi_j, pi_i)`` over the members
+    pi_j, with d a dissimilarity between partitions, by default the Euclidean distance of the
+    memberships under the best matching of the clusters (clue's default, Dimitriadou,
+    Weingessel & Hornik 2002; :func:`cclust.metrics.euclidean_distance`). Equal weights give
+    clue's unweighted sum. Each candidate costs one compiled contingency pass against every
+    member (:func:`cclust.metrics.consensus_score`), so the method takes O(n r) memory and never
+    forms a co-association.
+
+    Candidates are the members with ``n_clusters`` clusters, or if none has that many, those
+    closest to it, as in :func:`best` (``extras["note"]`` says so); ``n_clusters=None`` (clue's
+    behaviour) considers every member. Ties go to the first member in the canonical order (see
+    :mod:`cclust.consensus_functions.voting`) so that the choice does not depend on partition
+    order or cluster names; clue takes the first in the given order.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete partitions only (missing labels raise a ValidationError).
+    n_clusters : int or None, default=None
+    metric : str or callable, default="euclidean-distance"
+        A dissimilarity: "euclidean-distance", "manhattan-distance", "mallows-distance" (p = 1),
+        "boorman-arabie-a", "boorman-arabie-d", "vi" or "van-dongen"; or a callable
+        ``f(table) -> float`` of an int64 contingency table, minimised.
+    weights : array-like of shape (n_partitions,), default=None
+    random_state : None
+        Unused (the method is deterministic).
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective`` is the chosen member's weighted average dissimilarity (clue's sum divided
+        by r with equal weights); ``extras["member"]`` its column in the input ensemble,
+        ``extras["scores"]`` every candidate's value (NaN for non-candidates), ``extras["note"]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.pairwise import medoid
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> res = medoid(labels)
+    >>> res.labels.tolist(), res.extras["member"]
+    ([0, 0, 1, 1, 1], 0)
+    """
+    if isinstance(metric, str):
+        if metric not in _LOWER_IS_BETTER:
+            raise ValidationError(f"metric must be a dissimilarity, one of {list(_LOWER_IS_BETTER)}, or a callable "
+                                  f"on a contingency table, got {metric!r}; for an agreement use best.")
+    elif not callable(metric):
+        raise ValidationError(f"metric must be a dissimilarity name or a callable, got {metric!r}.")
+    return _best_member(ensemble, n_clusters, metric, weights, lower_is_better=True, method="medoid",
+                        criterion="clue's cl_medoid, Hornik 2005")
 
