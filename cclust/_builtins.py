@@ -70,6 +70,8 @@ BUILTINS = (
      "BEST: the ensemble member with the best average agreement (Nguyen & Caruana 2007, sec. 3.6, eq. 4)"),
     ("em-mixture", "consensus", "cclust.consensus_functions.mixture:em_mixture",
      "EM on a finite mixture of multinomials over the label vectors (Topchy et al. 2004)"),
+    ("bce", "consensus", "cclust.consensus_functions.bayesian:bce",
+     "Bayesian cluster ensembles: mixed-membership model of the labels, variational EM (Wang, Shan & Banerjee 2009)"),
     ("voting", "consensus", "cclust.consensus_functions.voting:voting",
      "Relabel-and-vote: Hungarian alignment to a reference, plurality vote, iterated (Dimitriadou et al.)"),
     # basic-partition generators
