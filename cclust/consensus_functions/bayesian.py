@@ -247,7 +247,7 @@ def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol,
 
 @declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
 def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++", n_init=5, max_iter=500,
-        tol=1e-5, e_step_tol=1e-4, e_step_max_iter=100, random_state=None):
+        tol=1e-4, e_step_tol=1e-4, e_step_max_iter=100, random_state=None):
     """Bayesian cluster ensembles by variational EM (Wang, Shan & Banerjee 2009, 2011).
 
     The generative model (Wang et al. 2011): ``theta_x ~ Dirichlet(alpha)`` per object;
@@ -299,7 +299,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
         Restarts; the run with the highest lower bound is kept.
     max_iter : int, default=500
         Variational EM iterations per run.
-    tol : float, default=1e-5
+    tol : float, default=1e-4
         A run stops when its bound improves by less than ``tol`` times its magnitude.
     e_step_tol : float, default=1e-4
         An object's E-step stops when its gamma moves by less than ``e_step_tol`` (relative, L1).
