@@ -270,8 +270,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
       as ``runBCE``; the default ``init="k-means++"`` (the start of
       :func:`cclust.consensus_functions.voting.ivc`) turns a k-means++ labelling on the label
       vectors into beta by one M-step, alpha = 1. From random starts variational EM stops at
-      much lower bounds (iris, 20 k-means partitions, 10 restarts: best bound -3086 and ARI
-      0.55 against -2960 and 0.75). Restarts keep the run of highest bound among those whose
+      much lower bounds (measured in the method catalogue). Restarts keep the run of highest bound among those whose
       labels use all K clusters.
     * The first E-step starts each object at ``gamma_x = alpha + V_x / K`` (V_x its number of
       labels), as the authors; later E-steps start from the previous gamma rather than restarting,
