@@ -74,6 +74,8 @@ BUILTINS = (
      "Medoid partition: the member of least summed dissimilarity to the others, clue's cl_medoid (Hornik 2005)"),
     ("em-mixture", "consensus", "cclust.consensus_functions.mixture:em_mixture",
      "EM on a finite mixture of multinomials over the label vectors (Topchy et al. 2004)"),
+    ("bce", "consensus", "cclust.consensus_functions.bayesian:bce",
+     "Bayesian cluster ensembles: mixed-membership model of the labels, variational EM (Wang, Shan & Banerjee 2009)"),
     ("voting", "consensus", "cclust.consensus_functions.voting:voting",
      "Relabel-and-vote: Hungarian alignment to a reference, plurality vote, iterated (Dimitriadou et al.)"),
     # basic-partition generators

@@ -91,6 +91,11 @@ EXCEPTIONS = {
     "em-mixture": {
         _K5X5: f"{_CRITERION}: ARI 0.58, 0.58 [561, 551, 444, 222, 222]",
     },
+    "bce": {
+        _K5X5: "the variational bound prefers the split on seed 0 (-108124 against -108443 from a start at the "
+               "truth), the k-means++ starts miss the truth's higher bound on seed 1 (-102132 against -101174): "
+               "ARI 0.58, 0.58 [563, 549, 444, 222, 222]",
+    },
     "gkcc": {
         _K5X5: f"{_CRITERION} (its final KCC stage): ARI 0.58, 0.61 [601, 511, 444, 222, 222]",
         _K10X5: "its final KCC stage splits the large blob (K_i = K): ARI 0.70, 0.70 [379, 343, 284, 142 x 7]",

@@ -39,12 +39,23 @@ def _m_step(B, offsets, resp, smoothing):
     n, K = resp.shape
     counts = np.asarray(B.T @ resp)                          # (W, K): sum_x resp_xm [y_xi = l]
     alpha = (resp.sum(axis=0) + smoothing) / (n + K * smoothing)
+    return alpha, label_distributions(counts, offsets, smoothing)
+
+
+def label_distributions(counts, offsets, smoothing):
+    """Per component and partition, the distribution over the partition's labels from expected
+    counts: the MAP estimate under a symmetric Dirichlet(1 + smoothing) prior.
+
+    ``counts`` is the (W, K) table of expected label counts (one row per label slot, partitions
+    in the blocks ``offsets[i]:offsets[i + 1]``); the result has the same layout, every block
+    column summing to one. A component with no labelled mass in a partition (possible only with
+    ``smoothing=0``) gets probability 1 for every label there, so it drops out of that partition.
+    """
     sizes = np.diff(offsets)
     totals = np.add.reduceat(counts, offsets[:-1], axis=0)   # (r, K): labelled mass per partition
     denom = np.repeat(totals + smoothing * sizes[:, None], sizes, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(denom > 0, (counts + smoothing) / np.where(denom > 0, denom, 1), 1.0)
-    return alpha, theta
+        return np.where(denom > 0, (counts + smoothing) / np.where(denom > 0, denom, 1), 1.0)
 
 
 def _e_step(C, offsets, scale, alpha, theta, n_threads):

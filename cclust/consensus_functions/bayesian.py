@@ -1,0 +1,407 @@
+"""Bayesian cluster ensembles (Wang, Shan & Banerjee, SDM 2009; Statistical Analysis and Data
+Mining 4(1), 2011).
+
+BCE is a mixed-membership model of the label vectors. Object x draws its own mixture over the K
+consensus clusters, ``theta_x ~ Dirichlet(alpha)``; for every base clustering j that labels x it
+draws a consensus cluster ``z_xj ~ Discrete(theta_x)`` and then the label
+``y_xj ~ Discrete(beta_{z_xj, j})``, so a partition that leaves x out simply draws nothing
+(missing labels need no imputation). Where the finite mixture of Topchy, Jain & Punch (2004,
+:mod:`cclust.consensus_functions.mixture`) gives every object one component for all its labels,
+BCE lets each label come from its own component.
+
+Inference is the paper's variational EM. The variational family is ``q(theta_x) =
+Dirichlet(gamma_x)`` and ``q(z_xj) = Discrete(phi_xj)``; the E-step iterates, per object,
+
+* ``phi_xjk  proportional to  exp(psi(gamma_xk) - psi(sum_k gamma_xk)) beta_kj(y_xj)``,
+* ``gamma_xk = alpha_k + sum_j phi_xjk`` (observed j only),
+
+and the M-step sets ``beta_kj(l)`` proportional to ``smoothing + sum_x phi_xjk [y_xj = l]``
+and ``alpha`` by Newton's method on the Dirichlet part of the bound (the Newton step of Blei,
+Ng & Jordan 2003, appendix A.4.2, which the authors' code uses).
+
+The E-step never stores phi (n x r x K): with ``E_xk = exp(psi(gamma_xk) - psi(sum gamma_x))``
+and ``Z_xj = sum_k E_xk beta_kj(y_xj)``, ``gamma_x = alpha + E_x * sum_j beta_.j(y_xj) / Z_xj``,
+the expected label counts of the M-step are ``beta * (A^T E)`` with A the sparse one-hot whose
+entry (x, slot of y_xj) is ``1 / Z_xj``, and the lower bound of an object is
+``log Gamma(sum alpha) - sum log Gamma(alpha_k) - log Gamma(sum gamma_x) + sum log Gamma(gamma_xk)
++ sum_k (alpha_k - gamma_xk) (psi(gamma_xk) - psi(sum gamma_x)) + sum_j log Z_xj`` (the phi terms
+cancel once phi is optimal for gamma). One pass is O(n r K) time and, in chunks of objects,
+O(chunk r K) extra memory. Objects with identical label rows have identical variational
+parameters, so the E-step runs once per distinct row (:func:`cclust.graph.identical_label_rows`),
+weighted by the row's multiplicity.
+"""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import digamma, gammaln, polygamma
+
+from cclust.base import declare
+from cclust.consensus_functions.mixture import label_distributions
+from cclust.consensus_functions.voting import canonical, check_n_clusters, initial_labelings
+from cclust.ensemble import require_every_object_labelled
+from cclust.errors import ConvergenceWarning, ValidationError
+from cclust.graph import identical_label_rows
+from cclust.result import ConsensusResult
+from cclust.validation import check_float, check_int, check_random_state
+
+__all__ = ["bce", "BCE_INITS", "BCE_EXTRAS_MAX_SAMPLES"]
+
+#: Starts of a restart: the authors' random parameters, or a k-means++ labelling on the label
+#: vectors turned into parameters by one M-step.
+BCE_INITS = ("k-means++", "random")
+
+#: ``extras["gamma"]`` (n x K) and ``extras["beta"]`` are filled only up to this many objects.
+BCE_EXTRAS_MAX_SAMPLES = 10_000
+
+#: Objects per block of the E-step: the gathered ``beta`` rows take chunk x r x K floats.
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _expected_log_theta(gamma):
+    """``E_q[log theta_xk] = psi(gamma_xk) - psi(sum_k gamma_xk)``, row by row."""
+    return digamma(gamma) - digamma(gamma.sum(axis=1, keepdims=True))
+
+
+def _dirichlet_part(alpha, n_objects, stat):
+    """The alpha-dependent part of the bound: ``N (log Gamma(sum alpha) - sum log Gamma(alpha))
+    + sum_k (alpha_k - 1) stat_k`` with ``stat_k = sum_x E_q[log theta_xk]``."""
+    return float(n_objects * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + ((alpha - 1.0) * stat).sum())
+
+
+def update_alpha(alpha, n_objects, stat, *, tol=1e-10, max_iter=500):
+    """The M-step for alpha: Newton's method on the concave Dirichlet part of the bound.
+
+    The Hessian is ``diag(-N psi'(alpha)) + N psi'(sum alpha)``, so the step is linear in K
+    (Blei, Ng & Jordan 2003, appendix A.4.2; the authors' ``bceMstep``). The step is halved
+    while it leaves the positive orthant (as the authors do) or lowers the objective (added here,
+    so the bound can never decrease).
+    """
+    alpha = np.asarray(alpha, dtype=np.float64).copy()
+    value = _dirichlet_part(alpha, n_objects, stat)
+    for _ in range(max_iter):
+        total = alpha.sum()
+        grad = n_objects * (digamma(total) - digamma(alpha)) + stat
+        h = -n_objects * polygamma(1, alpha)
+        z = n_objects * polygamma(1, total)
+        c = (grad / h).sum() / (1.0 / z + (1.0 / h).sum())
+        step = (grad - c) / h
+        eta = 1.0
+        while True:
+            new = alpha - eta * step
+            if (new > 0).all():
+                new_value = _dirichlet_part(new, n_objects, stat)
+                # Near the maximum the change is below rounding; a step is refused only for a
+                # decrease that rounding cannot explain.
+                if new_value >= value - 1e-13 * abs(value):
+                    break
+            eta /= 2.0
+            if eta < 1e-12:
+                return alpha
+        change = np.abs(new - alpha).sum() / alpha.sum()
+        alpha, value = new, new_value
+        if change < tol:
+            break
+    return alpha
+
+
+def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500):
+    """The variational E-step for every (distinct) label row, vectorised over rows.
+
+    Parameters
+    ----------
+    slots : ndarray of shape (m, r)
+        Row of ``beta`` of each label (its partition's offset plus the label); any valid slot
+        where the label is missing.
+    present : ndarray of shape (m, r), bool
+        Which labels are observed.
+    counts : ndarray of shape (m,)
+        Multiplicity of each row (objects sharing the row).
+    times : ndarray of shape (r,)
+        How many times each partition's label counts (``r w_j``; ones for the paper's model).
+    alpha : ndarray of shape (K,)
+    beta : ndarray of shape (W, K)
+        ``beta[slot, k]``: probability of the slot's label in its partition under cluster k.
+    gamma : ndarray of shape (m, K)
+        Starting variational Dirichlet parameters (the previous E-step's, or ``alpha + V_x / K``).
+    tol, max_iter
+        A row stops when ``sum_k |gamma_new - gamma| / sum_k gamma_new`` falls below ``tol``,
+        or after ``max_iter`` updates.
+
+    Returns
+    -------
+    gamma : ndarray of shape (m, K)
+        Final gamma; phi is optimal for it (the last update is a phi update).
+    label_counts : ndarray of shape (W, K)
+        ``sum_x count_x times_j phi_xjk [slot_xj = s]``, the expected label counts of the M-step.
+    log_z : float
+        ``sum_x count_x sum_j times_j log Z_xj`` (the data part of the bound).
+    n_updates : int
+        The largest number of gamma updates any row needed.
+    """
+    m, r = slots.shape
+    K = alpha.shape[0]
+    W = beta.shape[0]
+    gamma = np.array(gamma, dtype=np.float64, copy=True)
+    label_counts = np.zeros((W, K))
+    log_z = 0.0
+    n_updates = 0
+    step = max(1, _CHUNK_ENTRIES // max(1, r * K))
+    beta_t = np.ascontiguousarray(beta.T)       # (K, W): gathering by slot is then one take per row
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        mask = present[start:stop]
+        weight = np.where(mask, times[None, :], 0.0)                     # (c, r)
+        B = beta_t[:, slots[start:stop]]                                 # (K, c, r)
+        B[:, ~mask] = 0.0
+        g = gamma[start:stop]
+        # The rows still moving, with their own copies of B and the weights; the copies are
+        # compacted only when the moving rows fall to half, so a slow tail costs little.
+        active = np.arange(stop - start)
+        Ba, wa, ga = B, weight, g.copy()
+        for it in range(max_iter):
+            Ex = np.exp(_expected_log_theta(ga))
+            Z = np.einsum("kxj,xk->xj", Ba, Ex)
+            Z[wa == 0] = 1.0
+            new = alpha[None, :] + Ex * np.einsum("kxj,xj->xk", Ba, wa / Z)
+            moving = np.abs(new - ga).sum(axis=1) >= tol * new.sum(axis=1)
+            ga = new
+            n_updates = max(n_updates, it + 1)
+            if not moving.all():
+                g[active[~moving]] = ga[~moving]
+                if not moving.any():
+                    break
+                if 2 * int(moving.sum()) <= moving.shape[0]:
+                    g[active] = ga
+                    active, Ba, wa, ga = active[moving], Ba[:, moving], wa[moving], ga[moving]
+        g[active] = ga
+        # phi for the final gamma: the counts of the M-step and the data part of the bound.
+        Ex = np.exp(_expected_log_theta(g))
+        Z = np.einsum("kxj,xk->xj", B, Ex)
+        Z[~mask] = 1.0
+        mult = counts[start:stop, None] * weight                         # (c, r), 0 where missing
+        with np.errstate(divide="ignore"):
+            log_z += float((mult * np.log(Z)).sum())
+        A = sp.csr_matrix(((mult / Z).ravel(), slots[start:stop].ravel(),
+                           np.arange(0, (stop - start) * r + 1, r)), shape=(stop - start, W))
+        label_counts += A.T @ Ex
+        gamma[start:stop] = g
+    return gamma, label_counts * beta, log_z, n_updates
+
+
+def lower_bound(alpha, gamma, counts, log_z):
+    """The variational lower bound of the log-likelihood, summed over objects (see the module
+    docstring for the closed form once phi is optimal for gamma)."""
+    elog = _expected_log_theta(gamma)
+    per_row = (gammaln(gamma).sum(axis=1) - gammaln(gamma.sum(axis=1))
+               + ((alpha[None, :] - gamma) * elog).sum(axis=1))
+    n_objects = counts.sum()
+    return float(n_objects * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + (counts * per_row).sum() + log_z)
+
+
+def _random_start(offsets, K, rng):
+    """The authors' random start: ``alpha_k ~ U(0, 1)``, each ``beta_kj`` a normalised U(0, 1) vector."""
+    alpha = rng.random(K)
+    beta = rng.random((int(offsets[-1]), K))
+    return alpha, label_distributions(beta, offsets, 0.0)
+
+
+def _labelling_start(slots, present, counts, times, offsets, labels, K, smoothing):
+    """Parameters from a hard labelling of the rows: beta from its label counts, alpha = 1."""
+    W = int(offsets[-1])
+    mult = counts[:, None] * np.where(present, times[None, :], 0.0)
+    m, r = slots.shape
+    A = sp.csr_matrix((mult.ravel(), slots.ravel(), np.arange(0, m * r + 1, r)), shape=(m, W))
+    onehot = np.zeros((m, K))
+    onehot[np.arange(m), labels] = 1.0
+    return np.ones(K), label_distributions(np.asarray(A.T @ onehot), offsets, smoothing)
+
+
+def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol, max_iter,
+         e_step_tol, e_step_max_iter):
+    """One run of variational EM from (alpha, beta). Returns its state at the best bound."""
+    K = alpha.shape[0]
+    observed = (present * times[None, :]).sum(axis=1)
+    gamma = alpha[None, :] + observed[:, None] / K      # the authors' start of the first E-step
+    n_objects = counts.sum()
+    trace, converged = [], False
+    for n_iter in range(1, max_iter + 1):
+        gamma, label_counts, log_z, _ = e_step(slots, present, counts, times, alpha, beta, gamma,
+                                               tol=e_step_tol, max_iter=e_step_max_iter)
+        bound = lower_bound(alpha, gamma, counts, log_z)
+        if not np.isfinite(bound):
+            raise ValidationError("bce: the lower bound is not finite (a label has probability 0 under "
+                                  "every cluster); use smoothing > 0.")
+        penalised = bound + smoothing * float(np.log(beta).sum())
+        trace.append(penalised)
+        state = (alpha, beta, gamma, bound)
+        if n_iter > 1 and trace[-1] - trace[-2] <= tol * abs(trace[-1]):
+            converged = True
+            break
+        beta = label_distributions(label_counts, offsets, smoothing)
+        stat = (counts[:, None] * _expected_log_theta(gamma)).sum(axis=0)
+        alpha = update_alpha(alpha, n_objects, stat)
+    alpha, beta, gamma, bound = state
+    return alpha, beta, gamma, bound, trace, n_iter, converged
+
+
+@declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
+def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++", n_init=5, max_iter=500,
+        tol=1e-4, e_step_tol=1e-4, e_step_max_iter=100, random_state=None):
+    """Bayesian cluster ensembles by variational EM (Wang, Shan & Banerjee 2009, 2011).
+
+    The generative model (Wang et al. 2011): ``theta_x ~ Dirichlet(alpha)`` per object;
+    for each base clustering j that labels x, ``z_xj ~ Discrete(theta_x)`` and
+    ``y_xj ~ Discrete(beta_{z_xj, j})``. Variational EM fits ``alpha`` and ``beta``
+    while each object gets a variational Dirichlet ``gamma_x`` (and multinomials ``phi_xj``,
+    never stored); every object joins the cluster of largest ``gamma_xk``, as the authors'
+    ``runBCE`` does (``gamma_x = alpha + sum_j phi_xj``, so this is the argmax of the
+    aggregated phi shifted by the prior alpha, the posterior mean of ``theta_x`` up to
+    normalisation). Labels missing from a partition draw nothing: the
+    object's gamma, phi and bound use its observed labels only, and the M-step counts only
+    labelled objects.
+
+    Choices where the paper leaves room, checked against the authors' MATLAB code:
+
+    * ``smoothing`` is the authors' Laplace smoothing of beta (their ``PramaLap = 1e-6``): the
+      MAP estimate under a symmetric Dirichlet(1 + smoothing) prior; the bound reported in
+      ``extras["objective_trace"]`` includes that log prior, so variational EM never lowers it.
+    * Starts: ``init="random"`` draws alpha and the rows of beta uniformly and normalises beta,
+      as ``runBCE``; the default ``init="k-means++"`` (the start of
+      :func:`cclust.consensus_functions.voting.ivc`) turns a k-means++ labelling on the label
+      vectors into beta by one M-step, alpha = 1. From random starts variational EM stops at
+      much lower bounds (measured in the method catalogue). Restarts keep the run of highest bound among those whose
+      labels use all K clusters.
+    * The first E-step starts each object at ``gamma_x = alpha + V_x / K`` (V_x its number of
+      labels), as the authors; later E-steps start from the previous gamma rather than restarting,
+      which makes the bound non-decreasing from one iteration to the next.
+    * The E-step stops per object at a relative gamma change below ``e_step_tol`` (the authors
+      stop when phi and gamma change by under 1% in total); the outer loop stops when the bound
+      improves by under ``tol`` of its size (the authors: beta changes by under 1%).
+    * The alpha Newton step is halved while it leaves the positive orthant (the authors) or
+      lowers the bound (added).
+    * Partition weights count partition j's label ``r w_j`` times (equal weights: once, the
+      paper's model).
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Base clusterings; -1 marks a missing label.
+    n_clusters : int
+        K, the number of consensus clusters, in [2, number of distinct label vectors].
+    weights : array-like of shape (n_partitions,), default=None
+    smoothing : float, default=1e-6
+        Laplace smoothing of beta (> 0).
+    init : {"k-means++", "random"}, default="k-means++"
+        ``"random"`` is the authors' start (see above).
+    n_init : int, default=5
+        Restarts; the run with the highest lower bound is kept.
+    max_iter : int, default=500
+        Variational EM iterations per run.
+    tol : float, default=1e-4
+        A run stops when its bound improves by less than ``tol`` times its magnitude.
+    e_step_tol : float, default=1e-4
+        An object's E-step stops when its gamma moves by less than ``e_step_tol`` (relative, L1).
+    e_step_max_iter : int, default=100
+        Updates of gamma per object and E-step; the next E-step continues from where this one
+        stopped, so a cap only spreads the work over iterations.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective``: the variational lower bound of the log-likelihood (nats, higher is
+        better) at the kept run's last E-step. ``extras``: ``objective_trace`` (the bound plus
+        the smoothing prior, per iteration), ``lower_bounds`` (one per restart), ``alpha`` (K,)
+        and, for up to ``BCE_EXTRAS_MAX_SAMPLES`` objects, ``gamma`` (n, K) and ``beta`` (a list
+        over the input partitions of (K, K_j) arrays indexed by the Ensemble's labels), and
+        ``fewer_clusters``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.bayesian import bce
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> bce(labels, 2, random_state=0).labels.tolist()
+    [0, 0, 1, 1, 1]
+    """
+    from cclust.ensemble import as_ensemble
+
+    user = as_ensemble(ensemble)
+    E, columns = canonical(user, weights, return_columns=True)
+    n_clusters = check_n_clusters(n_clusters, E)
+    smoothing = check_float(smoothing, "smoothing", low=0, low_open=True)
+    if init not in BCE_INITS:
+        raise ValidationError(f"init must be one of {list(BCE_INITS)}, got {init!r}.")
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_float(tol, "tol", low=0)
+    e_step_tol = check_float(e_step_tol, "e_step_tol", low=0)
+    e_step_max_iter = check_int(e_step_max_iter, "e_step_max_iter", low=1)
+    require_every_object_labelled(E, "bce", "gives an object with no label only the prior alpha, "
+                                            "the same for every such object")
+    rng = check_random_state(random_state)
+
+    n, r = E.n_samples, E.n_partitions
+    groups = identical_label_rows(E.labels)
+    if groups is None:
+        rows, inverse, counts = E.labels, np.arange(n), np.ones(n)
+    else:
+        first, inverse, counts = groups
+        rows, counts = E.labels[first], counts.astype(np.float64)
+    present = rows >= 0
+    slots = np.ascontiguousarray(np.where(present, rows, 0) + E.offsets[:-1][None, :], dtype=np.int64)
+    times = E.weights * r
+    offsets = E.offsets
+
+    if init == "k-means++":
+        starts = initial_labelings(E, n_clusters, init, n_init, rng, 1)
+    runs = []
+    for i in range(n_init):
+        if init == "random":
+            alpha, beta = _random_start(offsets, n_clusters, rng)
+        else:
+            row_labels = starts[i] if groups is None else starts[i][first]
+            alpha, beta = _labelling_start(slots, present, counts, times, offsets, row_labels,
+                                           n_clusters, smoothing)
+        fit = _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, tol=tol, max_iter=max_iter,
+                   e_step_tol=e_step_tol, e_step_max_iter=e_step_max_iter)
+        row_labels = fit[2].argmax(axis=1)
+        k_used = int(np.unique(row_labels).shape[0])
+        runs.append((k_used == n_clusters, fit[3], fit, row_labels, k_used))
+    full = [run for run in runs if run[0]] or runs
+    _, bound, fit, row_labels, k_used = max(full, key=lambda run: run[1])   # first of the best on ties
+    alpha, beta, gamma, bound, trace, n_iter, converged = fit
+    if not converged:
+        warnings.warn(f"bce stopped at max_iter={max_iter} before the lower bound settled; raise max_iter "
+                      "or tol.", ConvergenceWarning, stacklevel=2)
+    extras = {
+        "objective_trace": np.asarray(trace),
+        "lower_bounds": np.array([run[1] for run in runs]),
+        "alpha": alpha,
+        "fewer_clusters": (f"only {k_used} of the {n_clusters} clusters hold an object"
+                           if k_used < n_clusters else ""),
+    }
+    if n <= BCE_EXTRAS_MAX_SAMPLES:
+        extras["gamma"] = gamma[inverse]
+        extras["beta"] = _beta_per_input_partition(beta, E, user, columns)
+    return ConsensusResult.from_labels(
+        row_labels[inverse], objective=bound,
+        objective_name="variational lower bound of the log-likelihood, nats (higher is better)",
+        n_iter=n_iter, converged=converged, method="bce", extras=extras)
+
+
+def _beta_per_input_partition(beta, E, user, columns):
+    """beta as a list over the input partitions of (K, K_j) arrays, columns indexed by the
+    Ensemble's labels (the canonical ensemble renumbers clusters and sorts partitions)."""
+    out = [None] * E.n_partitions
+    for jc, j in enumerate(columns):
+        canon = E.labels[:, jc]
+        block = beta[E.offsets[jc]:E.offsets[jc + 1]]          # (K_j, K), canonical label order
+        labelled = np.flatnonzero(canon >= 0)
+        _, first = np.unique(canon[labelled], return_index=True)
+        theirs = user.labels[labelled[first], j]               # Ensemble label of each canonical one
+        table = np.zeros((beta.shape[1], int(user.n_clusters[j])))
+        table[:, theirs] = block.T
+        out[j] = table
+    return out
