@@ -11,8 +11,9 @@ indices, rank the algorithms on each index, aggregate the rankings into one list
    the same with average linkage of the Euclidean distances between rows of the consensus
    matrix; we cluster ``1 - M`` itself, as ConsensusClusterPlus (Wilkerson & Hayes 2010) does,
    so that partitions with missing labels (subsamples) count per co-sampled pair.
-2. **Indices** of each algorithm's labelling (:data:`INDICES`): silhouette, Calinski-Harabasz
-   and Davies-Bouldin (scikit-learn's functions), compactness (Nguyen & Caruana 2007, eq. 11;
+2. **Indices** of each algorithm's labelling (:data:`INDICES`): silhouette (Rousseeuw 1987),
+   Calinski-Harabasz (Calinski & Harabasz 1974) and Davies-Bouldin (Davies & Bouldin 1979),
+   all three by scikit-learn's functions; compactness (Nguyen & Caruana 2007, eq. 11;
    diceR's ``compactness``) and the consensus score (average NMI with every partition of the
    whole ensemble, Nguyen & Caruana 2007, eq. 4). With ``labels_true``, the external ARI and NMI
    are reported as well; like diceR, they are never used for ranking.
@@ -378,7 +379,7 @@ def reweigh(ensemble, evaluation):
     >>> X, _ = load_iris()
     >>> E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 2, "pam": 1},
     ...                     random_state=0)
-    >>> sorted(round(w, 4) for w in reweigh(E, evaluate(X, E, 3)).weights)
+    >>> sorted(round(w, 4) for w in reweigh(E, evaluate(X, E, 3)).weights.tolist())
     [0.1667, 0.1667, 0.6667]
     """
     ensemble, names, groups = _check_pair(ensemble, evaluation)

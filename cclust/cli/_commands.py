@@ -1,4 +1,4 @@
-"""The sub-commands: ``run``, ``fuse``, ``methods``, ``select-k`` and ``show-config``."""
+"""The sub-commands: ``run``, ``fuse``, ``evaluate``, ``methods``, ``select-k`` and ``show-config``."""
 import csv
 import dataclasses
 import json
@@ -295,6 +295,78 @@ def fuse(args, out=None):
     else:
         rows = _compare(jobs, ensemble, k, None, None, args, context, out)
     _write_outputs(args, rows, ensemble, None, out)
+    return 0
+
+
+def evaluate(args, out=None):
+    """``cclust evaluate``: rank the algorithms of a heterogeneous ensemble, then trim/reweigh/fuse it."""
+    import cclust
+    from cclust import evaluation as ev
+
+    out = sys.stdout if out is None else out
+    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
+    X = _standardize(data.X) if args.standardize else data.X
+    k = _pick_k(args, data)
+    notices = []
+    if not args.standardize and (text := scale_warning(X)):
+        _warn(text, notices)
+    method_fn = cclust.get(args.method, kind="consensus")
+    fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
+    if args.save_ensemble:
+        ensemble_format(args.save_ensemble)
+    if args.ensemble:
+        ensemble, what = load_ensemble(args.ensemble)
+        if ensemble.n_samples != X.shape[0]:
+            raise UserError(f"--ensemble {args.ensemble} has {ensemble.n_samples} rows, DATA {X.shape[0]} objects; "
+                            "they must describe the same objects.")
+        ens_text = f"{plural(ensemble.n_partitions, 'partition')} from {what}"
+    else:
+        save, args.save_ensemble = args.save_ensemble, None  # written below, after trimming
+        ensemble, ens_text = _generator_call(args, X, k)
+        args.save_ensemble = save
+    result = ev.evaluate(X, ensemble, k, labels_true=data.y, method=args.method,
+                         random_state=args.seed, n_jobs=args.jobs)
+    kept = ev.trim(ensemble, result, args.trim) if args.trim is not None else ensemble
+    if args.reweigh:
+        kept = ev.reweigh(kept, result)
+    algorithms = list(dict.fromkeys(kept.provenance or ("ensemble",)))
+    weight = {a: float(np.asarray(kept.weights)[[p == a for p in (kept.provenance or ("ensemble",) * kept.n_partitions)]].sum())
+              for a in algorithms}
+    fused = None
+    if fuse_fn is not None:
+        fused = cclust.consensus(args.fuse, kept, k, random_state=args.seed)
+    if args.save_ensemble:
+        write_ensemble(args.save_ensemble, kept, kept.provenance or ("ensemble",) * kept.n_partitions)
+    table = result.as_table()
+    table["kept"] = [a in algorithms for a in table["algorithm"]]
+    table["weight"] = [weight.get(a, 0.0) for a in table["algorithm"]]
+    if args.format == "json":
+        record = {"data": data.summary(), "ensemble": ens_text, "n_clusters": k, "method": args.method,
+                  "ranked_indices": list(result.ranked_indices), "order": list(result.order),
+                  "algorithms": [dict(zip(table, values)) for values in zip(*table.values())],
+                  "warnings": notices}
+        if fused is not None:
+            record["fused"] = {"method": args.fuse, "labels": fused.labels.tolist()}
+            if data.y is not None:
+                record["fused"]["ari"] = cclust.metrics.ari(data.y, fused.labels)
+        json.dump(_json_safe(record), out, indent=2)
+        out.write("\n")
+    elif args.format == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(list(table))
+        for values in zip(*table.values()):
+            writer.writerow(values)
+    else:
+        print(data.summary(), file=out)
+        print(f"ensemble: {ens_text}", file=out)
+        print(result.summary(), file=out)
+        if args.trim is not None or args.reweigh:
+            print("kept: " + ", ".join(f"{a} (weight {weight[a]:.3f})" for a in algorithms), file=out)
+        if fused is not None:
+            score = f", ARI {cclust.metrics.ari(data.y, fused.labels):.4f}" if data.y is not None else ""
+            print(f"fused by {args.fuse}: K = {fused.n_clusters}{score}", file=out)
+        if args.save_ensemble:
+            print(f"partitions written to {args.save_ensemble}", file=out)
     return 0
 
 
