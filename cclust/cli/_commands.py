@@ -65,7 +65,9 @@ def _generator_entries(text):
     return entries
 
 
-def _generator_call(args, X, k):
+def _generator_spec(args):
+    """``--generator``/``--generator-param``/``--partitions`` checked: (generator name, its keyword
+    arguments, number of partitions or None when the counts in ``--generator`` give it)."""
     import cclust
 
     entries = _generator_entries(args.generator)
@@ -105,6 +107,11 @@ def _generator_call(args, X, k):
                 raise UserError(f"--partitions {args.partitions} and the counts in --generator {args.generator} "
                                 "both set the number of partitions; give one of them.")
             partitions = None
+    return name, gen, kwargs, partitions
+
+
+def _generator_call(args, X, k):
+    name, gen, kwargs, partitions = _generator_spec(args)
     kwargs.update(n_partitions=partitions, random_state=args.seed, n_jobs=args.jobs)
     if args.verbose and _accepts(gen, "verbose"):
         kwargs["verbose"] = args.verbose
@@ -412,9 +419,8 @@ def select_k(args, out=None):
     if not 2 <= low <= high <= n:
         raise UserError(f"--k-range must satisfy 2 <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}.")
     method_params, scoped = parse_params(args.method_param, "--method-param")
-    generator_params, gen_scoped = parse_params(args.generator_param, "--generator-param")
-    if scoped or gen_scoped:
-        raise UserError("select-k runs one method and one generator: give parameters as KEY=VALUE.")
+    if scoped:
+        raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
     if args.method == "monti":
         if method_params:
             raise UserError("--method-param applies to a consensus method; the monti method takes --inner, "
@@ -422,18 +428,17 @@ def select_k(args, out=None):
     else:
         job = Job(args.method, args.method, fn=cclust.get(args.method, kind="consensus"))
         _distribute_params([job], method_params, {}, "--method-param")
-    gen = cclust.get(args.generator, kind="generator")
-    for key in generator_params:
-        if not _accepts(gen, key):
-            raise UserError(f"--generator-param {key}=...: the generator {args.generator!r} has no parameter "
-                            f"{key!r}; its parameters are {', '.join(_parameter_names(gen))}.")
+    generator, _, generator_params, partitions = _generator_spec(args)
+    if partitions is None:  # counts in --generator G:R,...: their sum per subsample
+        partitions = sum(count for _, count, _ in generator_params["generators"])
     _check_outputs(args)
     try:
         select = cclust.select_k
     except ImportError as exc:
         raise UserError(f"select-k is not available in this installation of cclust ({exc}).") from None
-    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=args.generator,
-                    n_partitions=args.partitions, n_resamples=args.resamples, subsample=args.subsample,
+    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=generator,
+                    n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
+                    feature_subsample=args.feature_subsample,
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))

@@ -238,6 +238,9 @@ def build_parser():
                    help="subsamples per K (Monti et al.'s H; default 100 for monti, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
                    help="fraction of the objects in each subsample (default 0.8)")
+    p.add_argument("--feature-subsample", type=float, default=1.0, metavar="F",
+                   help="fraction of the features each subsample clusters on (ConsensusClusterPlus's pFeature; "
+                        "default 1)")
     p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
