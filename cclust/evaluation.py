@@ -111,15 +111,15 @@ class EvaluationResult:
 
         Examples
         --------
-        >>> import cclust
-        >>> from cclust.datasets import load_iris
+        >>> import numpy as np
+        >>> from cclust import Ensemble
         >>> from cclust.evaluation import evaluate
-        >>> X, y = load_iris()
-        >>> E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 4, "hierarchical": 4},
-        ...                     random_state=0)
-        >>> table = evaluate(X, E, 3).as_table()
-        >>> table["algorithm"], table["n_partitions"]
-        (['kmeans', 'hierarchical-average'], [4, 4])
+        >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
+        >>> E = Ensemble(np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 1, 1], [1, 1, 0], [1, 1, 1]]),
+        ...              provenance=["good", "good", "noisy"])
+        >>> table = evaluate(X, E, 2).as_table()
+        >>> table["algorithm"], table["n_partitions"], table["rank"]
+        (['good', 'noisy'], [2, 1], [1, 2])
         """
         table = {"algorithm": list(self.algorithms), "n_partitions": self.n_partitions.tolist()}
         for name, values in self.indices.items():

@@ -57,3 +57,31 @@ def test_select_k_generator_bad_input(capsys, argv, words):
     assert code == 2 and err.startswith("cclust: error: "), (out, err)
     for word in words:
         assert word in err
+
+
+def test_select_k_item_and_feature_weight_files(capsys, tmp_path):
+    X, _ = load_iris()
+    w = np.ones(X.shape[0])
+    w[:10] = 0.01
+    items = tmp_path / "items.txt"
+    items.write_text("\n".join(map(str, w)) + "\n")
+    features = tmp_path / "features.npy"
+    np.save(features, np.array([1.0, 1.0, 0.0, 0.0]))
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--resamples", "5",
+                             "--item-weights", items, "--feature-weights", features, "--feature-subsample", "0.5",
+                             "--format", "json")
+    assert code == 0, err
+    expected = cclust.select_k(X, range(2, 4), n_resamples=5, item_weights=w, feature_weights=[1, 1, 0, 0],
+                               feature_subsample=0.5, random_state=0)
+    np.testing.assert_allclose(json.loads(out)["pac"], expected.pac)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1\nx\n")
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--item-weights", bad)
+    assert code == 2 and "--item-weights" in err and "one number per line" in err
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--item-weights", items,
+                             "--feature-weights", tmp_path / "missing.npy")
+    assert code == 2 and "--feature-weights" in err
+    short = tmp_path / "short.txt"
+    short.write_text("1\n2\n")
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--item-weights", short)
+    assert code == 2 and "item_weights must have one weight per object (150)" in err

@@ -174,6 +174,34 @@ def scale_warning(X, ratio=_SCALE_RATIO):
             "--standardize.")
 
 
+def _load_features(args):
+    """DATA read, z-scored if asked, and the scale warning given: (data, X, notices)."""
+    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
+    X = _standardize(data.X) if args.standardize else data.X
+    notices = []
+    if not args.standardize and (text := scale_warning(X)):
+        _warn(text, notices)
+    return data, X, notices
+
+
+def _read_weights(path, option):
+    """A vector of numbers from ``path``: an .npy array, or text with one number per line."""
+    if path is None:
+        return None
+    try:
+        if path.endswith(".npy"):
+            values = np.load(path, allow_pickle=False)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                lines = [line.strip() for line in handle]
+            values = np.array([float(line) for line in lines if line], dtype=np.float64)
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot read it ({exc.strerror or exc}).") from None
+    except ValueError as exc:
+        raise UserError(f"{option} {path}: expected one number per line ({exc}).") from None
+    return values
+
+
 def _check_outputs(args):
     """Refuse unwritable --out/--plot paths before the work, not after it."""
     for option, path in (("--out", getattr(args, "out", None)), ("--plot", getattr(args, "plot", None)),
@@ -311,13 +339,9 @@ def evaluate(args, out=None):
     from cclust import evaluation as ev
 
     out = sys.stdout if out is None else out
-    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
-    X = _standardize(data.X) if args.standardize else data.X
+    data, X, notices = _load_features(args)
     k = _pick_k(args, data)
-    notices = []
-    if not args.standardize and (text := scale_warning(X)):
-        _warn(text, notices)
-    method_fn = cclust.get(args.method, kind="consensus")
+    cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
     if args.save_ensemble:
         ensemble_format(args.save_ensemble)
@@ -409,11 +433,7 @@ def select_k(args, out=None):
     import cclust
 
     out = sys.stdout if out is None else out
-    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
-    X = _standardize(data.X) if args.standardize else data.X
-    notices = []
-    if not args.standardize and (text := scale_warning(X)):
-        _warn(text, notices)
+    data, X, notices = _load_features(args)
     low, high = args.k_range
     n = X.shape[0]
     if not 2 <= low <= high <= n:
@@ -439,6 +459,8 @@ def select_k(args, out=None):
     result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=generator,
                     n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
                     feature_subsample=args.feature_subsample,
+                    item_weights=_read_weights(args.item_weights, "--item-weights"),
+                    feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))

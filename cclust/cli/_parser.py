@@ -241,6 +241,12 @@ def build_parser():
     p.add_argument("--feature-subsample", type=float, default=1.0, metavar="F",
                    help="fraction of the features each subsample clusters on (ConsensusClusterPlus's pFeature; "
                         "default 1)")
+    p.add_argument("--item-weights", metavar="FILE", default=None,
+                   help="sampling weight of every object, one number per line (.txt/.csv) or an .npy vector "
+                        "(ConsensusClusterPlus's weightsItem: each subsample is R's sample(..., prob = w))")
+    p.add_argument("--feature-weights", metavar="FILE", default=None,
+                   help="sampling weight of every feature, as --item-weights (weightsFeature; used with "
+                        "--feature-subsample below 1)")
     p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
