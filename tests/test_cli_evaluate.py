@@ -62,3 +62,13 @@ def test_evaluate_bad_input(capsys, argv, words):
     assert code == 2 and err.startswith("cclust: error: ")
     for word in words:
         assert word in err
+
+
+def test_evaluate_plot(capsys, tmp_path):
+    image = pytest.importorskip("matplotlib.image")
+    path = tmp_path / "ranks.png"
+    code, out, err = run_cli(capsys, "evaluate", "iris", *ARGS, "--plot", path)
+    assert code == 0, err
+    assert f"figure written to {path}" in out
+    pixels = image.imread(path)
+    assert pixels.ndim == 3 and pixels[..., :3].std() > 0.05

@@ -209,3 +209,22 @@ def test_estimator_trim_bad_input(iris_het):
         cclust.ConsensusClustering("eac", n_clusters=3, reweigh="yes").fit(X, ensemble=E)
     with pytest.raises(ValidationError, match="reweigh needs n_clusters"):
         cclust.ConsensusClustering("addremadd", n_clusters=None, reweigh=True).fit(X, ensemble=E)
+
+
+def test_plot_evaluation(iris_het):
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_evaluation
+
+    X, _, E = iris_het
+    result = evaluate(X, E, 3)
+    ax = plot_evaluation(result)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"{p}. {a}" for p, a in enumerate(result.order, 1)]
+    image = ax.get_images()[0].get_array()
+    rows = [result.algorithms.index(a) for a in result.order]
+    assert np.array_equal(np.asarray(image), result.ranks[rows])
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[0] == f"{result.indices[result.ranked_indices[0]][rows[0]]:.3g}"
+    with pytest.raises(ValidationError, match="result must be the EvaluationResult"):
+        plot_evaluation({"order": ()})
+    with pytest.raises(ValidationError, match="cmap"):
+        plot_evaluation(result, cmap="no-such-map")

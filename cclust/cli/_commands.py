@@ -368,6 +368,8 @@ def evaluate(args, out=None):
         fused = cclust.consensus(args.fuse, kept, k, random_state=args.seed)
     if args.save_ensemble:
         write_ensemble(args.save_ensemble, kept, kept.provenance or ("ensemble",) * kept.n_partitions)
+    if args.plot:
+        _save_figure(_plotting().plot_evaluation(result).figure, args.plot)
     table = result.as_table()
     table["kept"] = [a in algorithms for a in table["algorithm"]]
     table["weight"] = [weight.get(a, 0.0) for a in table["algorithm"]]
@@ -398,6 +400,8 @@ def evaluate(args, out=None):
             print(f"fused by {args.fuse}: K = {fused.n_clusters}{score}", file=out)
         if args.save_ensemble:
             print(f"partitions written to {args.save_ensemble}", file=out)
+        if args.plot:
+            print(f"figure written to {args.plot}", file=out)
     return 0
 
 

@@ -288,6 +288,8 @@ def build_parser():
                    help="fuse the trimmed/reweighed ensemble with consensus method M and report it")
     p.add_argument("--save-ensemble", metavar="FILE",
                    help="write the (trimmed) partitions, as `cclust run --save-ensemble` does")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="each algorithm's rank (colour) and value (text) on every index (needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=evaluate)
