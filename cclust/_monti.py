@@ -37,24 +37,52 @@ PAIRS = 1_000_000
 INNER = ("kmeans", "hierarchical")
 
 
-def draw_resamples(n, n_resamples, p_item, rng):
-    """``n_resamples`` sorted draws of ``floor(p_item * n)`` objects without replacement
-    (ConsensusClusterPlus's ``sampleCols``)."""
-    size = int(math.floor(p_item * n))
-    return [np.sort(rng.choice(n, size=size, replace=False)) for _ in range(n_resamples)]
+def draw_resamples(n, n_resamples, p_item, rng, weights=None):
+    """``n_resamples`` sorted draws of ``floor(p_item * n)`` of ``n`` indices without replacement
+    (ConsensusClusterPlus's ``sampleCols``, for objects and, with ``p_item`` = pFeature, features).
+
+    ``weights`` (ConsensusClusterPlus's ``weightsItem``/``weightsFeature``, non-negative, at least
+    ``floor(p_item * n)`` positive) make each draw R's ``sample(n, size, replace = FALSE, prob =
+    weights)``: successive sampling, where the next index is drawn with probability
+    proportional to its weight among those not yet drawn. NumPy's ``choice(replace=False, p=)``
+    draws i.i.d. indices and keeps each one's first occurrence, which yields the same
+    distribution (the first unseen index of an i.i.d. stream is distributed as the weights
+    renormalised over the unseen ones); tests compare it with the exact probabilities.
+    """
+    size = sample_size(n, p_item)
+    if weights is None:
+        return [np.sort(rng.choice(n, size=size, replace=False)) for _ in range(n_resamples)]
+    p = np.asarray(weights, dtype=np.float64)
+    p = p / p.sum()
+    return [np.sort(rng.choice(n, size=size, replace=False, p=p)) for _ in range(n_resamples)]
+
+
+def draw_features(d, n_resamples, p_feature, rng, weights=None):
+    """Per resample, the sorted features it uses, or None when every resample uses them all
+    (``p_feature = 1``: with any weights, ConsensusClusterPlus then draws every feature)."""
+    if sample_size(d, p_feature) >= d:
+        return None
+    return draw_resamples(d, n_resamples, p_feature, rng, weights)
+
+
+def resample_rows(X, idx, features):
+    """The resample's objects ``idx`` and, when ``features`` is given, only those columns."""
+    rows = X[idx]
+    return rows if features is None else np.ascontiguousarray(rows[:, features])
 
 
 def sample_size(n, p_item):
     return int(math.floor(p_item * n))
 
 
-def inner_labels(X, samples, k_values, inner, root, n_jobs):
+def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None):
     """Labels of every resample at every K: K -> (n, H) int32, -1 for objects not drawn.
 
     ``inner="kmeans"``: one k-means run (k-means++ seeding, Lloyd) at exactly K on each resample
     (the registered ``kmeans`` generator with ``k_range=(K, K)``), seeded by (K, h) only.
     ``inner="hierarchical"``: one average-linkage tree of the resample's Euclidean distances,
     cut at every K (as ConsensusClusterPlus does with ``clusterAlg="hc"``).
+    ``features``: per resample, the features it clusters on (None: all).
     """
     n = X.shape[0]
     out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
@@ -72,7 +100,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs):
             idx = samples[h]
             rng = np.random.default_rng(spawn_seed_sequences(int(seeds[k][h]), 1)[0])
             rng.integers(k, k + 1)               # the generator's draw of K_i
-            out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(X[idx]), k, rng, "k-means++", 100, 1e-4)[0]
+            rows = resample_rows(X, idx, None if features is None else features[h])
+            out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(rows), k, rng, "k-means++", 100, 1e-4)[0]
 
         tasks = [(k, h) for k in k_values for h in range(len(samples))]
     else:
@@ -80,7 +109,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs):
 
         def one(h):
             idx = samples[h]
-            Z = linkage(X[idx], method="average", metric="euclidean")
+            Z = linkage(resample_rows(X, idx, None if features is None else features[h]), method="average",
+                        metric="euclidean")
             for k in k_values:
                 out[k][idx, h] = cut(Z, k)
 

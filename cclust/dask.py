@@ -44,7 +44,7 @@ from cclust import _engine
 from cclust._progress import progress
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.validation import check_array_2d, check_int
-from cclust.ensemble import Ensemble, _encode_column
+from cclust.ensemble import Ensemble, _check_provenance, _encode_column
 from cclust.errors import ValidationError
 
 __all__ = ["DaskEnsemble", "check_dask_X", "from_array", "from_blocks", "generate_partitions", "kcc"]
@@ -348,11 +348,15 @@ class DaskEnsemble:
         size rounded the same way.
     client : dask.distributed.Client, default=None
         Where the one validating pass runs; None uses Dask's default.
+    provenance : str or sequence of str, default=None
+        What made each partition, as :attr:`cclust.Ensemble.provenance` (e.g. the algorithms
+        of a heterogeneous ensemble); kept by :meth:`with_weights`, :meth:`persist` and
+        :meth:`compute`.
 
     Attributes
     ----------
     labels : dask.array.Array of int32, chunked along rows only
-    n_clusters, offsets, weights, cluster_sizes, has_missing : as :class:`cclust.Ensemble`
+    n_clusters, offsets, weights, cluster_sizes, has_missing, provenance : as :class:`cclust.Ensemble`
 
     Examples
     --------
@@ -366,7 +370,7 @@ class DaskEnsemble:
     [[0, 1], [0, 0], [1, -1]]
     """
 
-    def __init__(self, labels, weights=None, *, chunks=None, client=None):
+    def __init__(self, labels, weights=None, *, chunks=None, client=None, provenance=None):
         if not _is_dask_array(labels):
             raise ValidationError(
                 f"labels must be a dask.array.Array, got {type(labels).__name__}; use "
@@ -406,6 +410,7 @@ class DaskEnsemble:
                    bool((low < 0).any()), Ensemble._check_weights(weights, r))
         self._client = runner.client
         self._raw_weights = None if weights is None else np.array(weights, dtype=np.float64, copy=True)
+        self._provenance = _check_provenance(provenance, r)
 
     @classmethod
     def _from_parts(cls, labels, n_clusters, cluster_sizes, has_missing, weights):
@@ -430,8 +435,10 @@ class DaskEnsemble:
         # The weights as given (None: equal), so compute() normalises them exactly once, as
         # Ensemble(labels, weights) does, and gives bit-identical weights.
         self._raw_weights = None
+        self._provenance = None  # tuple of str, one per partition, or None
 
     labels = property(lambda self: self._labels)
+    provenance = property(lambda self: self._provenance)
     n_clusters = property(lambda self: self._n_clusters)
     offsets = property(lambda self: self._offsets)
     weights = property(lambda self: self._weights)
@@ -458,6 +465,7 @@ class DaskEnsemble:
                                        self._has_missing, Ensemble._check_weights(weights, self.n_partitions))
         out._keep, out._client = self._keep, self._client
         out._raw_weights = np.array(weights, dtype=np.float64, copy=True)
+        out._provenance = self._provenance
         return out
 
     def persist(self, client=None):
@@ -466,14 +474,14 @@ class DaskEnsemble:
         labels = client.persist(self._labels) if client is not None else self._labels.persist()
         out = DaskEnsemble._from_parts(labels, self._n_clusters, self._cluster_sizes,
                                        self._has_missing, self._weights)
-        out._client, out._raw_weights = client, self._raw_weights
+        out._client, out._raw_weights, out._provenance = client, self._raw_weights, self._provenance
         return out
 
     def compute(self, client=None):
         """The in-memory :class:`cclust.Ensemble` (gathers the n x r labels)."""
         client = _resolve_client(client or self._client)
         labels = client.compute(self._labels, sync=True) if client is not None else self._labels.compute()
-        return Ensemble(np.asarray(labels), weights=self._raw_weights)
+        return Ensemble(np.asarray(labels), weights=self._raw_weights, provenance=self._provenance)
 
     def __repr__(self):
         missing = ", with missing labels" if self._has_missing else ""
@@ -482,10 +490,11 @@ class DaskEnsemble:
                 f"{len(self._labels.chunks[0])} chunks{missing})")
 
 
-def from_array(labels, weights=None, *, chunks=None, client=None):
+def from_array(labels, weights=None, *, chunks=None, client=None, provenance=None):
     """A DaskEnsemble from an Ensemble, an array-like of labels or a dask array.
 
-    In-memory input goes through :class:`cclust.Ensemble` first (relabelling, validation).
+    In-memory input goes through :class:`cclust.Ensemble` first (relabelling, validation). An
+    Ensemble's provenance is kept unless ``provenance`` is given.
 
     Examples
     --------
@@ -496,18 +505,20 @@ def from_array(labels, weights=None, *, chunks=None, client=None):
     """
     _, da = _import_dask()
     if _is_dask_array(labels):
-        return DaskEnsemble(labels, weights, chunks=chunks, client=client)
+        return DaskEnsemble(labels, weights, chunks=chunks, client=client, provenance=provenance)
     E = labels if isinstance(labels, Ensemble) and weights is None else Ensemble(labels, weights)
+    provenance = E.provenance if provenance is None else _check_provenance(provenance, E.n_partitions)
     rows = _chunk_rows(chunks, E.n_samples, E.n_partitions)
     dlabels = da.from_array(np.array(E.labels), chunks=(rows, E.n_partitions))
     D = DaskEnsemble._from_parts(dlabels, E.n_clusters.copy(), E.cluster_sizes.copy(),
                                  E.has_missing, E.weights.copy())
     equal = np.array_equal(E.weights, np.full(E.n_partitions, 1.0 / E.n_partitions))
     D._raw_weights = None if equal else E.weights.copy()
+    D._provenance = provenance
     return D
 
 
-def from_blocks(blocks, weights=None, *, client=None):
+def from_blocks(blocks, weights=None, *, client=None, provenance=None):
     """A DaskEnsemble from row chunks (NumPy or dask arrays) in order; they must agree in r."""
     _, da = _import_dask()
     blocks = list(blocks)
@@ -526,11 +537,11 @@ def from_blocks(blocks, weights=None, *, client=None):
             f"blocks disagree in r (the number of partitions): blocks[0] has {widths[0]} columns, "
             f"blocks[{bad}] has {widths[bad]}; every chunk must hold the same partitions."
         )
-    return DaskEnsemble(da.concatenate(parts, axis=0), weights, client=client)
+    return DaskEnsemble(da.concatenate(parts, axis=0), weights, client=client, provenance=provenance)
 
 
 def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, verbose=0,
-                        desc="partitions"):
+                        desc="partitions", provenance=None):
     """A DaskEnsemble whose column j is ``one_partition(X, default_rng(seqs[j]))``, one task each.
 
     The threaded path (cclust.generators._generate) feeds the same seeds to the same function,
@@ -581,6 +592,7 @@ def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, ver
     E = DaskEnsemble._from_parts(da.concatenate(parts, axis=0), n_clusters, sizes,
                                  any(s[1] for s in stats), np.full(r, 1.0 / r))
     E._keep, E._client = keep, client
+    E._provenance = _check_provenance(provenance, r)
     return E
 
 

@@ -79,6 +79,14 @@ class ConsensusClustering:
     verbose : int, default=0
         Progress bars (shown only on a terminal) in the generator and the consensus function,
         for those that accept ``verbose``.
+    trim : int, bool or None, default=None
+        diceR's trim (Chiu & Talhouk 2018): before fusing, score every algorithm of the
+        ensemble (its ``provenance``) with :func:`cclust.evaluation.evaluate` and keep the
+        partitions of the ``trim`` best-ranked algorithms (True: 5, diceR's default). Needs
+        ``X`` and ``n_clusters``. None or False: no trimming.
+    reweigh : bool, default=False
+        diceR's reweigh: weight each (kept) algorithm's partitions by its aggregated rank
+        (:func:`cclust.evaluation.reweigh`). Needs ``X`` and ``n_clusters``.
 
     Attributes
     ----------
@@ -90,6 +98,9 @@ class ConsensusClustering:
         The basic partitions that were fused.
     result_ : cclust.ConsensusResult
         The consensus function's full result (objective, iterations, extras).
+    evaluation_ : cclust.evaluation.EvaluationResult
+        The per-algorithm evaluation, set only when ``trim`` or ``reweigh`` is used;
+        ``ensemble_`` is then the trimmed/reweighed ensemble that was fused.
     n_features_in_ : int
         Number of features of ``X`` (0 when fitted from an ensemble alone).
     feature_names_in_ : ndarray of shape (``n_features_in_``,), object
@@ -110,7 +121,7 @@ class ConsensusClustering:
 
     def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=100,
                  method_params=None, generator_params=None, random_state=None, n_jobs=None,
-                 verbose=0):
+                 verbose=0, trim=None, reweigh=False):
         self.method = method
         self.n_clusters = n_clusters
         self.generator = generator
@@ -120,6 +131,8 @@ class ConsensusClustering:
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.trim = trim
+        self.reweigh = reweigh
 
     # -- scikit-learn's parameter protocol --------------------------------------------------
     @classmethod
@@ -303,6 +316,12 @@ class ConsensusClustering:
                 check_name(self.generator, "generator"), features, n_clusters, n_partitions,
                 generator_params, generator_seed, self.n_jobs, verbose)
 
+        evaluation = None
+        n_keep, reweigh = _check_trim(self.trim, self.reweigh)
+        if n_keep is not None or reweigh:
+            evaluation, ensemble = _trim_and_reweigh(features, ensemble, n_clusters, n_keep, reweigh,
+                                                     method_seed, self.n_jobs)
+
         if n_clusters == 1:
             # One cluster is the only answer; consensus functions are not asked for it (most
             # partition into K >= 2 parts by construction).
@@ -315,6 +334,10 @@ class ConsensusClustering:
 
         self.result_ = result
         self.ensemble_ = ensemble
+        if evaluation is not None:
+            self.evaluation_ = evaluation
+        elif hasattr(self, "evaluation_"):
+            del self.evaluation_
         self.labels_ = np.array(result.labels, dtype=np.int64)
         self.n_clusters_ = int(result.n_clusters)
         self.n_features_in_ = int(features.shape[1]) if features is not None else 0
@@ -340,6 +363,34 @@ class ConsensusClustering:
         [0, 1, 2]
         """
         return self.fit(X, y, ensemble=ensemble).labels_
+
+
+def _check_trim(trim, reweigh):
+    if not isinstance(reweigh, (bool, np.bool_)):
+        raise ValidationError(f"reweigh must be True or False, got {reweigh!r}.")
+    if trim is None or trim is False:
+        return None, bool(reweigh)
+    if trim is True:
+        return 5, bool(reweigh)
+    return check_int(trim, "trim", low=1), bool(reweigh)
+
+
+def _trim_and_reweigh(features, ensemble, n_clusters, n_keep, reweigh, seed, n_jobs):
+    from cclust import evaluation as ev
+
+    what = "trim" if n_keep is not None else "reweigh"
+    if features is None:
+        raise ValidationError(f"{what} scores each algorithm on the data (Chiu & Talhouk 2018): pass X to "
+                              "fit(X, ensemble=...) as well.")
+    if n_clusters is None or n_clusters < 2:
+        raise ValidationError(f"{what} needs n_clusters >= 2 (each algorithm is scored at K = n_clusters), "
+                              f"got n_clusters={n_clusters!r}.")
+    evaluation = ev.evaluate(features, ensemble, n_clusters, random_state=seed, n_jobs=n_jobs)
+    if n_keep is not None:
+        ensemble = ev.trim(ensemble, evaluation, n_keep)
+    if reweigh:
+        ensemble = ev.reweigh(ensemble, evaluation)
+    return evaluation, ensemble
 
 
 def _choosing_methods():

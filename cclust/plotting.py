@@ -37,6 +37,7 @@ __all__ = [
     "plot_consensus_heatmap",
     "plot_consensus_matrix",
     "plot_delta_area",
+    "plot_evaluation",
     "plot_method_comparison",
     "plot_pac",
     "plot_select_k",
@@ -1148,4 +1149,56 @@ def plot_tracking(result, *, ax=None):
     ax.set_xticks([])
     ax.set_xlabel(f"objects ({rows.shape[1]}, sorted by their clusters across K)")
     ax.set_title("Tracking plot: each object's cluster at each K")
+    return ax
+
+
+def plot_evaluation(result, *, ax=None, cmap="RdYlGn_r"):
+    """The ranks of :func:`cclust.evaluation.evaluate`: algorithms by validity index.
+
+    One row per algorithm, best (aggregated order) at the top; one column per index used for
+    ranking. The colour is the algorithm's rank on that index (1 = best), the text its value,
+    so it shows where the indices agree and which one an algorithm's place rests on (diceR's
+    rank matrix; Chiu & Talhouk 2018).
+
+    Parameters
+    ----------
+    result : EvaluationResult
+    ax : matplotlib Axes, default=None
+    cmap : str or Colormap, default="RdYlGn_r"
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust import Ensemble
+    >>> from cclust.evaluation import evaluate
+    >>> from cclust.plotting import plot_evaluation
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
+    >>> E = Ensemble(np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 1, 1], [1, 1, 0], [1, 1, 1]]),
+    ...              provenance=["good", "good", "noisy"])
+    >>> ax = plot_evaluation(evaluate(X, E, 2))
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['1. good', '2. noisy']
+    """
+    from cclust.evaluation import EvaluationResult
+
+    if not isinstance(result, EvaluationResult):
+        raise ValidationError(f"result must be the EvaluationResult of cclust.evaluation.evaluate, got "
+                              f"{type(result).__name__}.")
+    colormap = _colormap(cmap)
+    rows = [result.algorithms.index(a) for a in result.order]
+    names = list(result.ranked_indices)
+    m = len(result.algorithms)
+    ranks = result.ranks[rows] if names else np.zeros((m, 0))
+    ax = _axes(ax, (1.6 * max(len(names), 1) + 2.4, 0.5 * m + 1.6))
+    ax.imshow(ranks, aspect="auto", cmap=colormap, vmin=1, vmax=max(m, 2), interpolation="nearest")
+    for i, a in enumerate(rows):
+        for j, name in enumerate(names):
+            ax.text(j, i, f"{result.indices[name][a]:.3g}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(names)), [n.replace("_", " ") for n in names], rotation=30, ha="right")
+    ax.set_yticks(range(m), [f"{p + 1}. {result.order[p]}" for p in range(m)])
+    ax.set_title(f"Algorithms at K = {result.n_clusters}: rank on each index (colour), value (text)")
     return ax

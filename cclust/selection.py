@@ -186,7 +186,7 @@ class SelectKResult:
 
 def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", generator="kmeans",
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
-             criterion="pac", pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto",
+             feature_subsample=1.0, item_weights=None, feature_weights=None, criterion="pac", pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto",
              random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) and PAC.
 
@@ -263,6 +263,21 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
     subsample : float in (0, 1], default=0.8
         Fraction of the objects drawn in each resample (ConsensusClusterPlus's ``pItem``); it must
         keep at least max(k_range) objects.
+    feature_subsample : float in (0, 1], default=1.0
+        Fraction of the features each resample clusters on (ConsensusClusterPlus's
+        ``pFeature``): ``floor(feature_subsample * n_features)`` of them, at least one, drawn
+        without replacement per resample (the same draws for every K). Not with an Ensemble as
+        ``data``.
+    item_weights : array-like of shape (n_samples,), default=None
+        Sampling weights of the objects (ConsensusClusterPlus's ``weightsItem``): each resample
+        is R's ``sample(n, floor(subsample * n), replace = FALSE, prob = item_weights)``, i.e.
+        successive sampling: every next object is drawn with probability proportional to its
+        weight among the objects not drawn yet. Non-negative and finite, with at least
+        ``floor(subsample * n)`` positive; only the ratios matter. A weight of 0 keeps an object
+        out of every resample (its consensus entries stay 0). None: uniform.
+    feature_weights : array-like of shape (n_features,), default=None
+        Sampling weights of the features (``weightsFeature``), drawn the same way; like
+        ConsensusClusterPlus, they matter only when ``feature_subsample < 1``.
     method_params : dict or None
         Extra keyword arguments of the consensus method.
     generator_params : dict, callable or None
@@ -386,7 +401,20 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
     n_resamples = (100 if monti else 50) if n_resamples is None else n_resamples
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     subsample = check_float(subsample, "subsample", low=0, high=1, low_open=True)
+    feature_subsample = check_float(feature_subsample, "feature_subsample", low=0, high=1, low_open=True)
+    if X is None and (feature_subsample < 1 or feature_weights is not None):
+        raise ValidationError("feature_subsample and feature_weights resample the features, but data is an "
+                              "Ensemble; pass the features X as data.")
     size = _monti.sample_size(n, subsample)
+    item_weights = _check_sampling_weights(item_weights, "item_weights", n, size, "objects", "subsample")
+    if X is not None:
+        d = X.shape[1]
+        if _monti.sample_size(d, feature_subsample) < 1:
+            raise ValidationError(f"feature_subsample={feature_subsample} keeps none of the {d} features; "
+                                  f"give at least 1/{d}.")
+        feature_weights = _check_sampling_weights(feature_weights, "feature_weights", d,
+                                                  _monti.sample_size(d, feature_subsample), "features",
+                                                  "feature_subsample")
     if size < max(2, int(k_values[-1])):
         raise ValidationError(
             f"subsample={subsample} keeps {size} of the {n} objects, fewer than the "
@@ -415,19 +443,25 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
 
     root = child_seeds(random_state, 1)[0]
     draw = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(0,)))
-    samples = _monti.draw_resamples(n, n_resamples, subsample, draw)
+    samples = _monti.draw_resamples(n, n_resamples, subsample, draw, item_weights)
+    features = None
+    if X is not None:
+        # its own stream, so that the objects drawn do not depend on the feature settings
+        features = _monti.draw_features(X.shape[1], n_resamples, feature_subsample,
+                                        np.random.default_rng(np.random.SeedSequence(root, spawn_key=(2,))),
+                                        feature_weights)
 
     objective = np.full(len(ks), np.nan)
     objective_name = ""
     fit_labels = {}
     with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
         if monti:
-            runs = _monti.inner_labels(X, samples, ks, inner, root, threads)
+            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features)
         else:
             runs = {}
             for row, k in enumerate(ks):
                 runs[k], full = _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions,
-                                            params_for_k(k), method_params, root, n_jobs)
+                                            params_for_k(k), method_params, root, n_jobs, features)
                 fit_labels[k] = np.array(full.labels, dtype=np.int64)
                 objective[row] = full.objective
                 objective_name = objective_name or full.objective_name
@@ -490,15 +524,42 @@ def _per_k_params(generator_params):
     return lambda k: fixed
 
 
+def _check_sampling_weights(weights, name, length, draws, what, fraction):
+    """CCP's weightsItem/weightsFeature: None, or a finite non-negative vector of ``length``
+    with at least ``draws`` positive entries (R's ``sample`` needs as many to draw from)."""
+    if weights is None:
+        return None
+    try:
+        w = np.array(weights, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} must be an array of {length} non-negative numbers, got {weights!r}.") from None
+    if w.ndim != 1 or w.shape[0] != length:
+        raise ValidationError(f"{name} must have one weight per {what[:-1]} ({length}), got shape {w.shape}.")
+    if not np.isfinite(w).all():
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValidationError(f"{name} must be finite, got {w[bad]!r} at index {bad}.")
+    if (w < 0).any():
+        bad = int(np.flatnonzero(w < 0)[0])
+        raise ValidationError(f"{name} must be non-negative, got {w[bad]!r} at index {bad}.")
+    positive = int((w > 0).sum())
+    if positive < draws:
+        raise ValidationError(f"{name} has {positive} positive weights, but each resample draws {draws} {what} "
+                              f"without replacement; give more positive weights or lower {fraction}.")
+    return w
+
+
 def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generator_params, method_params,
-                root, n_jobs):
+                root, n_jobs, feature_draws=None):
     """The consensus method's labels of every resample at K ((n, H) int32, -1 = not drawn) and
     its fit on all the data; seeds from (random_state, K) only."""
+    from cclust import _monti
+
     seeds = np.random.SeedSequence(root, spawn_key=(k,)).generate_state(
         2 * (len(samples) + 1), dtype=np.uint32).tolist()
 
-    def fuse(gen_seed, method_seed, idx):
-        features = None if X is None else (X if idx is None else np.ascontiguousarray(X[idx]))
+    def fuse(gen_seed, method_seed, idx, columns=None):
+        features = None if X is None else (X if idx is None else np.ascontiguousarray(
+            _monti.resample_rows(X, idx, columns)))
         if ensemble is not None:
             part = ensemble if idx is None else ensemble.take(idx)
         else:
@@ -508,7 +569,8 @@ def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generat
 
     out = np.full((n, len(samples)), -1, dtype=np.int32)
     for h, idx in enumerate(samples):
-        out[idx, h] = fuse(seeds[2 * h], seeds[2 * h + 1], idx).labels
+        columns = None if feature_draws is None else feature_draws[h]
+        out[idx, h] = fuse(seeds[2 * h], seeds[2 * h + 1], idx, columns).labels
     return out, fuse(seeds[-2], seeds[-1], None)
 
 

@@ -273,3 +273,22 @@ def test_many_empty_clusters_reseeded_across_chunks_match():
     a = kcc(E, 9, utility="uh", init=start)
     b = cdask.kcc(cdask.from_array(E, chunks=4096), 9, utility="uh", init=da.from_array(start, chunks=5000))
     assert_same_result(a, b)
+
+
+def test_dask_ensemble_keeps_provenance():
+    from cclust.dask import DaskEnsemble, from_array, from_blocks
+
+    E = Ensemble(np.array([[0, 1, 0], [0, 0, 1], [1, 1, 1], [1, 0, 0]]), provenance=["kmeans", "pam", "pam"])
+    D = from_array(E, chunks=2)
+    assert D.provenance == ("kmeans", "pam", "pam")
+    assert D.with_weights([1, 2, 3]).provenance == D.provenance
+    assert D.persist().provenance == D.provenance
+    back = D.with_weights([1, 2, 3]).compute()
+    assert back.provenance == E.provenance and np.allclose(back.weights, [1 / 6, 2 / 6, 3 / 6])
+    assert from_array(E, provenance="other").provenance == ("other",) * 3
+    assert from_array(E.labels).provenance is None
+    da = pytest.importorskip("dask.array")
+    assert DaskEnsemble(da.from_array(E.labels), provenance=["a", "b", "c"]).compute().provenance == ("a", "b", "c")
+    assert from_blocks([E.labels[:2], E.labels[2:]], provenance="x").provenance == ("x", "x", "x")
+    with pytest.raises(ValidationError, match="provenance"):
+        from_array(E, provenance=["a"])

@@ -1,4 +1,4 @@
-"""The sub-commands: ``run``, ``fuse``, ``methods``, ``select-k`` and ``show-config``."""
+"""The sub-commands: ``run``, ``fuse``, ``evaluate``, ``methods``, ``select-k`` and ``show-config``."""
 import csv
 import dataclasses
 import json
@@ -65,7 +65,9 @@ def _generator_entries(text):
     return entries
 
 
-def _generator_call(args, X, k):
+def _generator_spec(args):
+    """``--generator``/``--generator-param``/``--partitions`` checked: (generator name, its keyword
+    arguments, number of partitions or None when the counts in ``--generator`` give it)."""
     import cclust
 
     entries = _generator_entries(args.generator)
@@ -105,6 +107,11 @@ def _generator_call(args, X, k):
                 raise UserError(f"--partitions {args.partitions} and the counts in --generator {args.generator} "
                                 "both set the number of partitions; give one of them.")
             partitions = None
+    return name, gen, kwargs, partitions
+
+
+def _generator_call(args, X, k):
+    name, gen, kwargs, partitions = _generator_spec(args)
     kwargs.update(n_partitions=partitions, random_state=args.seed, n_jobs=args.jobs)
     if args.verbose and _accepts(gen, "verbose"):
         kwargs["verbose"] = args.verbose
@@ -165,6 +172,34 @@ def scale_warning(X, ratio=_SCALE_RATIO):
             f"feature {wide} against {std[narrow]:.3g} of feature {narrow}, 0-based), so the widest features "
             "decide the distances the partitions are built on; if every feature should count alike, pass "
             "--standardize.")
+
+
+def _load_features(args):
+    """DATA read, z-scored if asked, and the scale warning given: (data, X, notices)."""
+    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
+    X = _standardize(data.X) if args.standardize else data.X
+    notices = []
+    if not args.standardize and (text := scale_warning(X)):
+        _warn(text, notices)
+    return data, X, notices
+
+
+def _read_weights(path, option):
+    """A vector of numbers from ``path``: an .npy array, or text with one number per line."""
+    if path is None:
+        return None
+    try:
+        if path.endswith(".npy"):
+            values = np.load(path, allow_pickle=False)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                lines = [line.strip() for line in handle]
+            values = np.array([float(line) for line in lines if line], dtype=np.float64)
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot read it ({exc.strerror or exc}).") from None
+    except ValueError as exc:
+        raise UserError(f"{option} {path}: expected one number per line ({exc}).") from None
+    return values
 
 
 def _check_outputs(args):
@@ -298,6 +333,78 @@ def fuse(args, out=None):
     return 0
 
 
+def evaluate(args, out=None):
+    """``cclust evaluate``: rank the algorithms of a heterogeneous ensemble, then trim/reweigh/fuse it."""
+    import cclust
+    from cclust import evaluation as ev
+
+    out = sys.stdout if out is None else out
+    data, X, notices = _load_features(args)
+    k = _pick_k(args, data)
+    cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
+    fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
+    if args.save_ensemble:
+        ensemble_format(args.save_ensemble)
+    if args.ensemble:
+        ensemble, what = load_ensemble(args.ensemble)
+        if ensemble.n_samples != X.shape[0]:
+            raise UserError(f"--ensemble {args.ensemble} has {ensemble.n_samples} rows, DATA {X.shape[0]} objects; "
+                            "they must describe the same objects.")
+        ens_text = f"{plural(ensemble.n_partitions, 'partition')} from {what}"
+    else:
+        save, args.save_ensemble = args.save_ensemble, None  # written below, after trimming
+        ensemble, ens_text = _generator_call(args, X, k)
+        args.save_ensemble = save
+    result = ev.evaluate(X, ensemble, k, labels_true=data.y, method=args.method,
+                         random_state=args.seed, n_jobs=args.jobs)
+    kept = ev.trim(ensemble, result, args.trim) if args.trim is not None else ensemble
+    if args.reweigh:
+        kept = ev.reweigh(kept, result)
+    algorithms = list(dict.fromkeys(kept.provenance or ("ensemble",)))
+    weight = {a: float(np.asarray(kept.weights)[[p == a for p in (kept.provenance or ("ensemble",) * kept.n_partitions)]].sum())
+              for a in algorithms}
+    fused = None
+    if fuse_fn is not None:
+        fused = cclust.consensus(args.fuse, kept, k, random_state=args.seed)
+    if args.save_ensemble:
+        write_ensemble(args.save_ensemble, kept, kept.provenance or ("ensemble",) * kept.n_partitions)
+    if args.plot:
+        _save_figure(_plotting().plot_evaluation(result).figure, args.plot)
+    table = result.as_table()
+    table["kept"] = [a in algorithms for a in table["algorithm"]]
+    table["weight"] = [weight.get(a, 0.0) for a in table["algorithm"]]
+    if args.format == "json":
+        record = {"data": data.summary(), "ensemble": ens_text, "n_clusters": k, "method": args.method,
+                  "ranked_indices": list(result.ranked_indices), "order": list(result.order),
+                  "algorithms": [dict(zip(table, values)) for values in zip(*table.values())],
+                  "warnings": notices}
+        if fused is not None:
+            record["fused"] = {"method": args.fuse, "labels": fused.labels.tolist()}
+            if data.y is not None:
+                record["fused"]["ari"] = cclust.metrics.ari(data.y, fused.labels)
+        json.dump(_json_safe(record), out, indent=2)
+        out.write("\n")
+    elif args.format == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(list(table))
+        for values in zip(*table.values()):
+            writer.writerow(values)
+    else:
+        print(data.summary(), file=out)
+        print(f"ensemble: {ens_text}", file=out)
+        print(result.summary(), file=out)
+        if args.trim is not None or args.reweigh:
+            print("kept: " + ", ".join(f"{a} (weight {weight[a]:.3f})" for a in algorithms), file=out)
+        if fused is not None:
+            score = f", ARI {cclust.metrics.ari(data.y, fused.labels):.4f}" if data.y is not None else ""
+            print(f"fused by {args.fuse}: K = {fused.n_clusters}{score}", file=out)
+        if args.save_ensemble:
+            print(f"partitions written to {args.save_ensemble}", file=out)
+        if args.plot:
+            print(f"figure written to {args.plot}", file=out)
+    return 0
+
+
 def methods(args, out=None):
     """``cclust methods``: the registry as a table."""
     import cclust
@@ -330,19 +437,14 @@ def select_k(args, out=None):
     import cclust
 
     out = sys.stdout if out is None else out
-    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
-    X = _standardize(data.X) if args.standardize else data.X
-    notices = []
-    if not args.standardize and (text := scale_warning(X)):
-        _warn(text, notices)
+    data, X, notices = _load_features(args)
     low, high = args.k_range
     n = X.shape[0]
     if not 2 <= low <= high <= n:
         raise UserError(f"--k-range must satisfy 2 <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}.")
     method_params, scoped = parse_params(args.method_param, "--method-param")
-    generator_params, gen_scoped = parse_params(args.generator_param, "--generator-param")
-    if scoped or gen_scoped:
-        raise UserError("select-k runs one method and one generator: give parameters as KEY=VALUE.")
+    if scoped:
+        raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
     if args.method == "monti":
         if method_params:
             raise UserError("--method-param applies to a consensus method; the monti method takes --inner, "
@@ -350,18 +452,19 @@ def select_k(args, out=None):
     else:
         job = Job(args.method, args.method, fn=cclust.get(args.method, kind="consensus"))
         _distribute_params([job], method_params, {}, "--method-param")
-    gen = cclust.get(args.generator, kind="generator")
-    for key in generator_params:
-        if not _accepts(gen, key):
-            raise UserError(f"--generator-param {key}=...: the generator {args.generator!r} has no parameter "
-                            f"{key!r}; its parameters are {', '.join(_parameter_names(gen))}.")
+    generator, _, generator_params, partitions = _generator_spec(args)
+    if partitions is None:  # counts in --generator G:R,...: their sum per subsample
+        partitions = sum(count for _, count, _ in generator_params["generators"])
     _check_outputs(args)
     try:
         select = cclust.select_k
     except ImportError as exc:
         raise UserError(f"select-k is not available in this installation of cclust ({exc}).") from None
-    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=args.generator,
-                    n_partitions=args.partitions, n_resamples=args.resamples, subsample=args.subsample,
+    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=generator,
+                    n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
+                    feature_subsample=args.feature_subsample,
+                    item_weights=_read_weights(args.item_weights, "--item-weights"),
+                    feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))

@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from cclust.cli._commands import _SCALE_RATIO, fuse, methods, run, select_k, show_config
+from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
 from cclust.cli._messages import UserError
 
 
@@ -40,6 +40,21 @@ labels (when DATA has them); agreement = average NMI of the consensus with the b
 the method's own criterion, which is not comparable across methods.
 """
 
+_EPILOG_EVALUATE = """\
+Each algorithm of the ensemble (what made each partition: the generator names, or the header of an
+--ensemble file written by `cclust run --save-ensemble`) is fused into one K-cluster labelling (--method,
+default eac) and scored on internal validity indices: silhouette, Calinski-Harabasz, Davies-Bouldin,
+compactness and the average NMI with the whole ensemble (plus ARI/NMI against the true labels when
+DATA has them; never used for ranking). The algorithms are ranked on each index and the rankings
+aggregated (footrule-optimal, the objective of diceR's RankAggreg; Chiu & Talhouk 2018).
+--trim N keeps the N best algorithms, --reweigh weights them by rank (Borda points); --fuse M
+fuses what is left with consensus method M.
+examples:
+  cclust evaluate iris -k 3                                   kmeans, hierarchical, pam and gmm, 25 each
+  cclust evaluate wine --standardize --generator kmeans:20,pam:20,spectral:20 --trim 2 --reweigh
+  cclust evaluate iris -k 3 --ensemble parts.csv --trim 2 --fuse kcc
+"""
+
 _EPILOG_FUSE = """\
 The file holds one column per partition (CSV with or without a header; labels may be numbers or
 words; an empty cell, or the --missing value, marks an object missing from that partition), or an
@@ -58,10 +73,10 @@ examples:
 """
 
 
-def _add_generation_options(p, *, partitions, what):
-    """The options of commands that generate the basic partitions themselves (run, select-k)."""
-    p.add_argument("--generator", default="kmeans", metavar="G",
-                   help="basic-partition generator (default kmeans); for a heterogeneous ensemble, several with "
+def _add_generation_options(p, *, partitions, what, generator="kmeans"):
+    """The options of commands that generate the basic partitions themselves (run, select-k, evaluate)."""
+    p.add_argument("--generator", default=generator, metavar="G",
+                   help=f"basic-partition generator (default {generator}); for a heterogeneous ensemble, several with "
                         "counts, G:R,G:R (kmeans:50,hierarchical:25,gmm:25), or without counts (they share "
                         "--partitions)")
     p.add_argument("--partitions", type=_positive_int, default=partitions, metavar="R", action=_Given,
@@ -223,6 +238,15 @@ def build_parser():
                    help="subsamples per K (Monti et al.'s H; default 100 for monti, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
                    help="fraction of the objects in each subsample (default 0.8)")
+    p.add_argument("--feature-subsample", type=float, default=1.0, metavar="F",
+                   help="fraction of the features each subsample clusters on (ConsensusClusterPlus's pFeature; "
+                        "default 1)")
+    p.add_argument("--item-weights", metavar="FILE", default=None,
+                   help="sampling weight of every object, one number per line (.txt/.csv) or an .npy vector "
+                        "(ConsensusClusterPlus's weightsItem: each subsample is R's sample(..., prob = w))")
+    p.add_argument("--feature-weights", metavar="FILE", default=None,
+                   help="sampling weight of every feature, as --item-weights (weightsFeature; used with "
+                        "--feature-subsample below 1)")
     p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
                    help="how the recommended K is chosen (default pac: the lowest PAC)")
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
@@ -239,6 +263,36 @@ def build_parser():
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=select_k)
+
+    p = sub.add_parser("evaluate", help="rank the algorithms of a heterogeneous ensemble; trim and reweigh (diceR)",
+                       description="Score every algorithm of a heterogeneous ensemble of DATA on internal validity "
+                                   "indices, rank them, and optionally keep the best (trim) and weight them by rank "
+                                   "(reweigh), as diceR's consensus_evaluate does (Chiu & Talhouk 2018).",
+                       epilog=_EPILOG_EVALUATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
+    p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
+                   help="clusters of each algorithm's labelling (default: the number of true classes)")
+    _add_generation_options(p, partitions=100, what="basic partitions, shared by the generators without counts",
+                            generator="kmeans,hierarchical,pam,gmm")
+    p.add_argument("--ensemble", metavar="FILE", default=None,
+                   help="evaluate the partitions in FILE (as `cclust fuse` reads them; its header names the "
+                        "algorithms) instead of generating them")
+    p.add_argument("-m", "--method", default="eac", metavar="M",
+                   help="consensus method fusing each algorithm's partitions for scoring (default eac)")
+    p.add_argument("--trim", type=_positive_int, default=None, metavar="N",
+                   help="keep the partitions of the N best-ranked algorithms (diceR's trim; no trimming when there "
+                        "are N or fewer)")
+    p.add_argument("--reweigh", action="store_true",
+                   help="weight each kept algorithm's partitions by its rank (Borda points)")
+    p.add_argument("--fuse", metavar="M", default=None,
+                   help="fuse the trimmed/reweighed ensemble with consensus method M and report it")
+    p.add_argument("--save-ensemble", metavar="FILE",
+                   help="write the (trimmed) partitions, as `cclust run --save-ensemble` does")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="each algorithm's rank (colour) and value (text) on every index (needs cclust[plot])")
+    _add_data_options(p)
+    _add_common_output(p, comparison=False)
+    p.set_defaults(func=evaluate)
 
     p = sub.add_parser("methods", help="list the registry (consensus methods, generators, metrics, utilities)",
                        description="List registered names with kind, providing distribution and description.")

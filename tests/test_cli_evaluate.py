@@ -1,0 +1,74 @@
+"""`cclust evaluate`: diceR's consensus_evaluate, trim and reweigh on the command line."""
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import cli
+from cclust.datasets import load_iris
+from cclust.evaluation import evaluate, reweigh, trim
+
+pytest.importorskip("sklearn")
+
+ARGS = ["--generator", "kmeans:3,pam:3,gmm:3"]
+
+
+def run_cli(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_evaluate_matches_the_api(capsys):
+    code, out, err = run_cli(capsys, "evaluate", "iris", *ARGS, "--trim", "2", "--reweigh", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    X, y = load_iris()
+    E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 3, "pam": 3, "gmm": 3}, random_state=0)
+    expected = evaluate(X, E, 3, labels_true=y, random_state=0)
+    assert record["order"] == list(expected.order)
+    rows = {row["algorithm"]: row for row in record["algorithms"]}
+    for a, name in enumerate(expected.algorithms):
+        assert rows[name]["silhouette"] == pytest.approx(expected.indices["silhouette"][a])
+        assert rows[name]["kept"] == (name in expected.order[:2])
+    kept = reweigh(trim(E, expected, 2), expected)
+    prov = np.array(kept.provenance)
+    assert rows[expected.order[0]]["weight"] == pytest.approx(kept.weights[prov == expected.order[0]].sum())
+
+
+def test_evaluate_table_fuse_save_and_read_back(capsys, tmp_path):
+    path = tmp_path / "kept.csv"
+    code, out, err = run_cli(capsys, "evaluate", "iris", *ARGS, "--trim", "2", "--fuse", "kcc",
+                             "--save-ensemble", path)
+    assert code == 0, err
+    assert "rank  algorithm" in out and "kept: " in out and "fused by kcc: K = 3, ARI" in out
+    code, out, err = run_cli(capsys, "evaluate", "iris", "--ensemble", path, "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 and all(row["n_partitions"] == "3" for row in rows)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["evaluate", "iris", "--trim", "0"], ["--trim", "positive integer"]),
+    (["evaluate", "iris", "-m", "no-such-method"], ["no-such-method"]),
+    (["evaluate", "iris", "-k", "1"], ["-k"]),
+    (["evaluate", "iris", "--generator", "kmeans:0"], ["--generator"]),
+], ids=["trim-zero", "unknown-method", "k-one", "bad-count"])
+def test_evaluate_bad_input(capsys, argv, words):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and err.startswith("cclust: error: ")
+    for word in words:
+        assert word in err
+
+
+def test_evaluate_plot(capsys, tmp_path):
+    image = pytest.importorskip("matplotlib.image")
+    path = tmp_path / "ranks.png"
+    code, out, err = run_cli(capsys, "evaluate", "iris", *ARGS, "--plot", path)
+    assert code == 0, err
+    assert f"figure written to {path}" in out
+    pixels = image.imread(path)
+    assert pixels.ndim == 3 and pixels[..., :3].std() > 0.05

@@ -1,0 +1,230 @@
+"""cclust.evaluation (diceR's consensus_evaluate, trim and reweigh; Chiu & Talhouk 2018)."""
+import numpy as np
+import pytest
+
+import cclust
+from cclust import Ensemble
+from cclust.datasets import load_iris
+from cclust.errors import ValidationError
+from cclust.evaluation import EvaluationResult, aggregate_ranks, evaluate, internal_indices, reweigh, trim
+
+import reference_evaluation as ref
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn import metrics as skm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def iris_het():
+    X, y = load_iris()
+    E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 4, "pam": 3, "gmm": 3, "hierarchical": 2},
+                        random_state=0)
+    return X, y, E
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_internal_indices_match_the_literal_definitions_and_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(14, 3))
+    labels = rng.integers(0, 3, 14)
+    labels[:3] = [0, 1, 2]
+    E = Ensemble(rng.integers(0, 3, (14, 4)))
+    got = internal_indices(X, labels, E)
+    rows = X.tolist()
+    assert got["silhouette"] == pytest.approx(ref.silhouette(rows, labels.tolist()), rel=1e-10)
+    assert got["calinski_harabasz"] == pytest.approx(ref.calinski_harabasz(rows, labels.tolist()), rel=1e-10)
+    assert got["davies_bouldin"] == pytest.approx(ref.davies_bouldin(rows, labels.tolist()), rel=1e-10)
+    assert got["compactness"] == pytest.approx(ref.compactness(rows, labels.tolist()), rel=1e-10)
+    assert got["silhouette"] == pytest.approx(skm.silhouette_score(X, labels))
+    assert got["calinski_harabasz"] == pytest.approx(skm.calinski_harabasz_score(X, labels))
+    assert got["davies_bouldin"] == pytest.approx(skm.davies_bouldin_score(X, labels))
+    nmis = [skm.normalized_mutual_info_score(labels, E.labels[:, j], average_method="geometric") for j in range(4)]
+    assert got["consensus_nmi"] == pytest.approx(np.mean(nmis))
+
+
+def test_indices_undefined_for_one_cluster_are_nan():
+    X = np.arange(12.0).reshape(6, 2)
+    got = internal_indices(X, np.zeros(6, dtype=np.int64), Ensemble(np.zeros((6, 2), dtype=np.int64)))
+    assert np.isnan(got["silhouette"]) and np.isnan(got["davies_bouldin"])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_aggregate_ranks_is_footrule_optimal_against_every_ordering(seed):
+    rng = np.random.default_rng(seed)
+    m, lists = int(rng.integers(2, 6)), int(rng.integers(1, 5))
+    from scipy.stats import rankdata
+    ranks = np.column_stack([rankdata(rng.integers(0, 3, m)) for _ in range(lists)])
+    best, orders = ref.footrule_best_orders(ranks)
+    order = aggregate_ranks(ranks).tolist()
+    assert ref.footrule_cost(ranks, order) == pytest.approx(best)
+    assert tuple(order) in orders
+    # the tie-break: when sorting by mean rank (then index) is itself optimal, it is the answer
+    by_mean = sorted(range(m), key=lambda a: (ranks[a].mean(), a))
+    if tuple(by_mean) in orders:
+        assert order == by_mean
+
+
+def test_aggregate_ranks_toy_cases():
+    assert aggregate_ranks([[1, 2, 1], [2, 1, 3], [3, 3, 2]]).tolist() == [0, 1, 2]
+    # a perfect tie between two orderings goes to the item seen first
+    assert aggregate_ranks([[1, 2], [2, 1]]).tolist() == [0, 1]
+    assert aggregate_ranks([[2, 1], [1, 2]]).tolist() == [0, 1]
+    # one list is followed exactly
+    assert aggregate_ranks([[3], [1], [2]]).tolist() == [1, 2, 0]
+    with pytest.raises(ValidationError, match="ranks"):
+        aggregate_ranks(np.empty((0, 2)))
+
+
+def test_evaluate_rows_labels_and_ranks(iris_het):
+    X, y, E = iris_het
+    result = evaluate(X, E, 3, labels_true=y, random_state=0)
+    assert result.algorithms == ("kmeans", "pam", "gmm", "hierarchical-average")
+    assert result.n_partitions.tolist() == [4, 3, 3, 2]
+    prov = np.array(E.provenance)
+    for a, name in enumerate(result.algorithms):
+        idx = np.flatnonzero(prov == name)
+        expect = cclust.consensus("eac", E.take(partitions=idx), 3).labels
+        assert np.array_equal(result.labels[a], expect)
+        row = internal_indices(X, result.labels[a], E)
+        for key, value in row.items():
+            assert result.indices[key][a] == pytest.approx(value)
+        assert result.external["ari"][a] == pytest.approx(skm.adjusted_rand_score(y, result.labels[a]))
+    # ranks: 1 = best on each index, in the right direction
+    for j, name in enumerate(result.ranked_indices):
+        values = result.indices[name]
+        best = np.argmax(values) if result.higher_is_better[name] else np.argmin(values)
+        assert result.ranks[best, j] == 1
+    assert sorted(result.order) == sorted(result.algorithms)
+    assert ref.footrule_cost(result.ranks, [result.algorithms.index(a) for a in result.order]) == \
+        pytest.approx(ref.footrule_best_orders(result.ranks)[0])
+    table = result.as_table()
+    assert table["algorithm"] == list(result.algorithms)
+    assert sorted(table["rank"]) == [1, 2, 3, 4]
+    assert "rank" in result.summary() and "gmm" in result.summary()
+
+
+def test_evaluate_is_deterministic_and_thread_independent(iris_het):
+    X, _, E = iris_het
+    a = evaluate(X, E, 3, random_state=1, n_jobs=1)
+    b = evaluate(X, E, 3, random_state=1, n_jobs=2)
+    assert a.order == b.order and np.array_equal(a.labels, b.labels)
+
+
+def test_evaluate_without_provenance_is_one_algorithm():
+    X, _ = load_iris()
+    E = cclust.generate("kmeans", X, 3, n_partitions=5, random_state=0)
+    E = Ensemble(E.labels)
+    result = evaluate(X, E, 3)
+    assert result.algorithms == ("ensemble",) and result.order == ("ensemble",)
+    assert trim(E, result, 1) is E and reweigh(E, result) is E
+
+
+def test_trim_keeps_the_best_algorithms(iris_het):
+    X, _, E = iris_het
+    result = evaluate(X, E, 3)
+    kept = trim(E, result, n_keep=2)
+    assert set(kept.provenance) == set(result.order[:2])
+    prov = np.array(E.provenance)
+    idx = np.flatnonzero(np.isin(prov, result.order[:2]))
+    assert np.array_equal(kept.labels, E.labels[:, idx])
+    assert trim(E, result, n_keep=4) is E and trim(E, result, n_keep=9) is E
+
+
+def test_reweigh_gives_borda_weights_by_rank(iris_het):
+    X, _, E = iris_het
+    result = evaluate(X, E, 3)
+    W = reweigh(E, result)
+    prov = np.array(W.provenance)
+    m = 4
+    for p, name in enumerate(result.order, start=1):
+        share = W.weights[prov == name]
+        assert share.sum() == pytest.approx((m + 1 - p) / (m * (m + 1) / 2))
+        assert np.allclose(share, share[0])
+    # after trimming, the ranks are renumbered among the algorithms left
+    W2 = reweigh(trim(E, result, 2), result)
+    prov2 = np.array(W2.provenance)
+    assert W2.weights[prov2 == result.order[0]].sum() == pytest.approx(2 / 3)
+
+
+def test_reweigh_hand_computed():
+    X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
+    good = [0, 0, 0, 1, 1, 1]
+    bad = [0, 1, 0, 1, 0, 1]
+    E = Ensemble(np.column_stack([good, good, bad]), provenance=["good", "good", "bad"])
+    result = evaluate(X, E, 2)
+    assert result.order == ("good", "bad")
+    assert reweigh(E, result).weights.tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+    assert trim(E, result, 1).provenance == ("good", "good")
+    E2 = Ensemble(np.column_stack([good, bad, bad]), provenance=["good", "bad", "bad"])
+    assert reweigh(E2, evaluate(X, E2, 2)).weights.tolist() == pytest.approx([2 / 3, 1 / 6, 1 / 6])
+
+
+def test_bad_input(iris_het):
+    X, y, E = iris_het
+    with pytest.raises(ValidationError, match="n_clusters"):
+        evaluate(X, E, 1)
+    with pytest.raises(ValidationError, match="same objects"):
+        evaluate(X[:-1], E, 3)
+    with pytest.raises(ValidationError, match="labels_true"):
+        evaluate(X, E, 3, labels_true=y[:-1])
+    with pytest.raises(ValidationError, match="method_params"):
+        evaluate(X, E, 3, method_params={"n_clusters": 2})
+    with pytest.raises(cclust.errors.UnknownNameError):
+        evaluate(X, E, 3, method="no-such-method")
+    result = evaluate(X, E, 3)
+    with pytest.raises(ValidationError, match="n_keep"):
+        trim(E, result, n_keep=0)
+    with pytest.raises(ValidationError, match="evaluation"):
+        trim(E, {"order": ()})
+    other = Ensemble(E.labels, provenance=["x"] * E.n_partitions)
+    with pytest.raises(ValidationError, match="did not rank"):
+        reweigh(other, result)
+    assert isinstance(result, EvaluationResult)
+
+
+def test_estimator_trim_and_reweigh(iris_het):
+    X, _, E = iris_het
+    model = cclust.ConsensusClustering("eac", n_clusters=3, trim=2, reweigh=True, random_state=0)
+    model.fit(X, ensemble=E)
+    assert set(model.ensemble_.provenance) == set(model.evaluation_.order[:2])
+    expect = reweigh(trim(E, model.evaluation_, 2), model.evaluation_)
+    assert np.allclose(model.ensemble_.weights, expect.weights)
+    assert np.array_equal(model.labels_, cclust.consensus("eac", expect, 3).labels)
+    # generated ensembles too, and the default trim=True keeps 5 (here: all 2 of them)
+    gen = cclust.ConsensusClustering("kcc", n_clusters=3, n_partitions=6, generator="heterogeneous",
+                                     generator_params={"generators": ["kmeans", "pam"]}, trim=True,
+                                     random_state=0).fit(X)
+    assert gen.evaluation_.algorithms == ("kmeans", "pam") and gen.ensemble_.n_partitions == 6
+    plain = cclust.ConsensusClustering("eac", n_clusters=3).fit(X, ensemble=E)
+    assert not hasattr(plain, "evaluation_")
+
+
+def test_estimator_trim_bad_input(iris_het):
+    X, _, E = iris_het
+    with pytest.raises(ValidationError, match="trim"):
+        cclust.ConsensusClustering("eac", n_clusters=3, trim=0).fit(X, ensemble=E)
+    with pytest.raises(ValidationError, match="trim .*pass X"):
+        cclust.ConsensusClustering("eac", n_clusters=3, trim=2).fit(ensemble=E)
+    with pytest.raises(ValidationError, match="reweigh"):
+        cclust.ConsensusClustering("eac", n_clusters=3, reweigh="yes").fit(X, ensemble=E)
+    with pytest.raises(ValidationError, match="reweigh needs n_clusters"):
+        cclust.ConsensusClustering("addremadd", n_clusters=None, reweigh=True).fit(X, ensemble=E)
+
+
+def test_plot_evaluation(iris_het):
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_evaluation
+
+    X, _, E = iris_het
+    result = evaluate(X, E, 3)
+    ax = plot_evaluation(result)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"{p}. {a}" for p, a in enumerate(result.order, 1)]
+    image = ax.get_images()[0].get_array()
+    rows = [result.algorithms.index(a) for a in result.order]
+    assert np.array_equal(np.asarray(image), result.ranks[rows])
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[0] == f"{result.indices[result.ranked_indices[0]][rows[0]]:.3g}"
+    with pytest.raises(ValidationError, match="result must be the EvaluationResult"):
+        plot_evaluation({"order": ()})
+    with pytest.raises(ValidationError, match="cmap"):
+        plot_evaluation(result, cmap="no-such-map")
