@@ -81,6 +81,11 @@ BUILTINS = (
      "k-means on a random 70% of the objects, the rest to the nearest centre (Ren et al. 2017, sec. 4.3)"),
     ("projection", "generator", "cclust.generators:projection",
      "k-means on random Gaussian projections (Fern & Brodley 2003)"),
+    # -- soft partitions (cclust.soft_generators; memberships=True gives a SoftEnsemble) --
+    ("fuzzy-cmeans", "generator", "cclust.soft_generators:fuzzy_cmeans",
+     "Fuzzy c-means partitions; memberships=True keeps the soft memberships (Bezdek 1981)"),
+    ("gmm-proba", "generator", "cclust.soft_generators:gmm_proba",
+     "Gaussian mixtures by EM; memberships=True keeps the posterior probabilities (Hornik 2005)"),
     # -- any clusterer, presets by name, heterogeneous ensembles (cclust.clusterers) --
     ("estimator", "generator", "cclust.clusterers:estimator",
      "Any clusterer (scikit-learn estimator, preset or function) per partition, with item/feature resampling (Monti et al. 2003)"),
