@@ -523,6 +523,18 @@ def hm(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAUL
 
 # -- DWH ----------------------------------------------------------------------------------------
 
+def _prefer_empty(T, mass):
+    """Break ties of the matching towards the running membership's empty columns: a cluster
+    sharing no object with any occupied column then starts a column of its own instead of
+    being averaged into an unrelated one (both are optimal matchings; clue's Hungarian solver
+    happened to prefer the empty column where we compared). The bonus, 1e-12 of the largest
+    entry, is far below any real difference of the cross products."""
+    empty = mass <= 0
+    if not empty.any():
+        return T
+    return T + empty[None, :] * (1e-12 * max(1.0, float(np.abs(T).max())))
+
+
 def _dwh_pass(data, k, order, fast):
     """One DWH pass in ``order``; the (n, k_cols) membership before truncation to k columns."""
     k_cols = max(k, data.k_max)
@@ -533,11 +545,12 @@ def _dwh_pass(data, k, order, fast):
     first = order[0]
     if fast:
         G = data.gram()
+        sizes = np.diag(G) if data.hard else np.asarray(data.B.sum(axis=0)).reshape(-1)
         Q = np.zeros((data.C, k_cols))
         Q[data.offsets[first] + np.arange(data.K[first]), np.arange(data.K[first])] = 1.0
         for b, sb in zip(order[1:], s[1:]):
             T = G[data.block(b)] @ Q
-            cols = match_columns(T, maximize=True)
+            cols = match_columns(_prefer_empty(T, sizes @ Q), maximize=True)
             Q *= 1.0 - sb
             Q[data.offsets[b] + np.arange(data.K[b]), cols] += sb
         return data.combine(Q)
@@ -548,7 +561,7 @@ def _dwh_pass(data, k, order, fast):
             T = np.stack([np.bincount(lab, weights=M[:, c], minlength=int(data.K[b])) for c in range(k_cols)], axis=1)
         else:
             T = data.B[:, data.block(b)].T @ M
-        cols = match_columns(T, maximize=True)
+        cols = match_columns(_prefer_empty(T, M.sum(axis=0)), maximize=True)
         M *= 1.0 - sb
         M += sb * data.matched_dense(b, cols, k_cols)
         if k < k_cols:
