@@ -115,7 +115,10 @@ def dwh(Us, w, k, order):
     s = w / np.cumsum(w)
     M = pad(Us[0], k_max)
     for b in range(1, len(Us)):
-        _, P = best_permutation(Us[b], M, lambda A, B: -float((A * B).sum()))
+        # ties (a cluster sharing nothing with the occupied columns) go to an empty column
+        empty = M.sum(0) == 0
+        _, P = best_permutation(Us[b], M, lambda A, B: -float((A * B).sum()) - 1e-9 * float(A[:, empty].sum() > 0)
+                                * float((A[:, empty] > 0).any(0).sum()))
         M = (1 - s[b]) * M + s[b] * P
         if k < k_max:
             M = project_leading(M, k)
