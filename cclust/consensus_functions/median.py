@@ -983,6 +983,22 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
             scols += [P + x * k + c] + [P + y * k + c - 1 for y in range(x)]
             svals += [1.0] + [-1.0] * x
             row += 1
+    # identical objects (the same memberships in every partition, so the same co-memberships with
+    # everyone) are interchangeable: among the optimal labellings in opening order there is one
+    # whose class index never decreases along each group of identical objects (assign a group's
+    # objects, in index order, to the earliest opened class that still needs one of them), so
+    # class(x) <= class(y) for consecutive identical x < y cuts only symmetric copies
+    dense = data.B.toarray() if data.hard else data.B
+    _, group = np.unique(dense, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    classes = np.arange(k, dtype=np.float64)
+    for g in np.unique(group):
+        members = np.flatnonzero(group == g)
+        for x, y in zip(members[:-1], members[1:]):
+            srows += [row] * (2 * k)
+            scols += [P + x * k + c for c in range(k)] + [P + y * k + c for c in range(k)]
+            svals += classes.tolist() + (-classes).tolist()
+            row += 1
     order = sp.csr_matrix((svals, (srows, scols)), shape=(row, P + n * k))
     matrix = sp.vstack([block for block, _, _ in link] + [one_class, used, order]).tocsr()
     lo = np.concatenate([low for _, low, _ in link] + [np.ones(n), np.ones(k), np.full(row, -np.inf)])
