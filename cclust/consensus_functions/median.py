@@ -1000,9 +1000,12 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
             svals += classes.tolist() + (-classes).tolist()
             row += 1
     order = sp.csr_matrix((svals, (srows, scols)), shape=(row, P + n * k))
-    matrix = sp.vstack([block for block, _, _ in link] + [one_class, used, order]).tocsr()
-    lo = np.concatenate([low for _, low, _ in link] + [np.ones(n), np.ones(k), np.full(row, -np.inf)])
-    hi = np.concatenate([high for _, _, high in link] + [np.ones(n), np.full(k, np.inf), np.zeros(row)])
+    blocks = [block for block, _, _ in link] + [one_class, used, order]
+    lows = [low for _, low, _ in link] + [np.ones(n), np.ones(k), np.full(row, -np.inf)]
+    highs = [high for _, _, high in link] + [np.ones(n), np.full(k, np.inf), np.zeros(row)]
+    matrix = sp.vstack(blocks).tocsr()
+    lo = np.concatenate(lows)
+    hi = np.concatenate(highs)
     upper = np.ones(P + n * k)
     upper[P:][c_of > x_of] = 0.0                         # symmetry: object x only in classes 0..x
     options = {} if time_limit is None else {"time_limit": time_limit}

@@ -213,6 +213,17 @@ def test_symdiff_median_equals_brute_force(n, ks, k):
     assert r.extras["optimal"] and r.n_clusters == k
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_symdiff_median_optimal_value_does_not_depend_on_object_order(seed):
+    L = _hard(9, [2, 3, 3, 4], seed=seed)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, 4)
+    base = md.symdiff_median(L, 3, weights=w)
+    for perm in (np.arange(9)[::-1], np.random.default_rng(seed).permutation(9)):
+        moved = md.symdiff_median(L[perm], 3, weights=w)
+        assert moved.objective == pytest.approx(base.objective, abs=1e-9)
+        assert moved.extras["optimal"]
+
+
 def test_symdiff_median_soft_equals_brute_force():
     Us = _soft(7, [2, 3], seed=9)
     r = md.symdiff_median(SoftEnsemble(Us), 3)
