@@ -682,7 +682,8 @@ def _gv1_fit(data, M, perms):
     if nz <= Kmin:
         Q = np.zeros((data.C, kM))
         for i, p in enumerate(perms):
-            Q[data.offsets[i] + p[:nz], np.arange(nz)] = data.w[i]
+            j = np.flatnonzero(p[:nz] < data.K[i])   # all of them unless M's clusters outnumber U_i's
+            Q[data.offsets[i] + p[j], j] = data.w[i]
         new = data.combine(Q)
         new[:, nz:] = 0.0
         if nz < Kmax:
