@@ -7,15 +7,11 @@ from cclust.base import declare, method_info
 from cclust.errors import ValidationError
 from cclust.soft import SoftEnsemble
 from cclust.soft_generators import fuzzy_cmeans, fuzzy_cmeans_memberships, gmm_proba
+from tests.factories import random_memberships
 
 
 def _random_soft(n, ks, seed):
-    rng = np.random.default_rng(seed)
-    mats = []
-    for k in ks:
-        U = rng.random((n, k)) ** 3
-        mats.append(U / U.sum(1, keepdims=True))
-    return mats
+    return random_memberships(n, ks, seed, power=3)
 
 
 def test_coassociation_is_expected_comembership_literal():

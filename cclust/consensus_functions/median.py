@@ -347,15 +347,38 @@ def _cross_of_hard(data, ids, k_cols, M):
 
 # -- the alternating optimisation of SE, HE, SM, HM --------------------------------------------
 
+def _until_stable(step, old, max_iter, tol):
+    """clue's stopping rule: call ``step()`` (one refit and rematch, returning the criterion)
+    until it changes by less than ``tol * (|old| + tol)``; returns (value, n_iter, converged)."""
+    new = old
+    for n_iter in range(1, max_iter + 1):
+        new = step()
+        if abs(old - new) < tol * (abs(old) + tol):
+            return new, n_iter, True
+        old = new
+    return new, max_iter, False
+
+
+def _best_of(starts, run):
+    """``run(start) -> (M, value, n_iter, converged)`` for every start; the lowest value's
+    tuple and the list of values."""
+    best, values = None, []
+    for start in starts:
+        out = run(start)
+        values.append(out[1])
+        if best is None or out[1] < best[1]:
+            best = out
+    return best, values
+
+
 def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
     """clue's alternating optimisation over the starts; returns the best run's
     (M with k_cols columns, value, n_iter, converged, values per start)."""
     k_cols = max(k, data.k_max)
     euclid = kind in ("SE", "HE")
     fast = kind == "SE" and k >= data.k_max and data.gram_ok(max_bytes)
-    best = None
-    values = []
-    for M0 in starts:
+
+    def run(M0):
         M = np.zeros((data.n, k_cols))
         M[:, :k] = M0
         T = data.cross(M)
@@ -363,9 +386,9 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
         old = (_value_euclidean(data, float((M ** 2).sum()), T, assign) if euclid
                else _value_manhattan(data, M, T, assign))
         Q = None
-        n_iter, converged = 0, False
-        for it in range(1, max_iter + 1):
-            n_iter = it
+
+        def step():
+            nonlocal M, T, assign, Q
             if kind == "SE":
                 Q = data.matched_scatter(assign, k_cols)
                 if fast:
@@ -379,30 +402,23 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
                     T = data.cross(M)
                     M_norm2 = float((M ** 2).sum())
                 assign = _match_euclidean(data, T, k_cols)
-                new = _value_euclidean(data, M_norm2, T, assign)
-            elif kind in ("HE", "HM"):
+                return _value_euclidean(data, M_norm2, T, assign)
+            if kind in ("HE", "HM"):
                 M, ids = _hard_fit(data, data.matched_scatter(assign, k_cols), k, k_cols)
                 T = _cross_of_hard(data, ids, k_cols, M)
                 if kind == "HE":
                     assign = _match_euclidean(data, T, k_cols)
-                    new = _value_euclidean(data, float(data.n), T, assign)
-                else:
-                    assign = _match_manhattan(data, M, T)
-                    new = _value_manhattan(data, M, T, assign)
+                    return _value_euclidean(data, float(data.n), T, assign)
             else:  # SM
                 M = _l1_fit(data, assign, k, k_cols)
                 T = data.cross(M)
-                assign = _match_manhattan(data, M, T)
-                new = _value_manhattan(data, M, T, assign)
-            if abs(old - new) < tol * (abs(old) + tol):
-                converged = True
-                break
-            old = new
-        if M is None:
-            M = data.combine(Q)
-        values.append(new)
-        if best is None or new < best[1]:
-            best = (M, new, n_iter, converged)
+            assign = _match_manhattan(data, M, T)
+            return _value_manhattan(data, M, T, assign)
+
+        value, n_iter, converged = _until_stable(step, old, max_iter, tol)
+        return (data.combine(Q) if M is None else M), value, n_iter, converged
+
+    best, values = _best_of(starts, run)
     return best + (values,)
 
 
@@ -612,15 +628,12 @@ def dwh(ensemble, n_clusters, *, weights=None, n_init=1, order=None, random_stat
         orders = [np.random.default_rng(seq).permutation(data.r) for seq in spawn_seed_sequences(random_state, n_init)]
     fast = k >= data.k_max and data.gram_ok(max_bytes)
     k_cols = max(k, data.k_max)
-    best, values = None, []
-    for o in orders:
-        M = _dwh_pass(data, k, o, fast)
+    def run(o):
         full = np.zeros((data.n, k_cols))
-        full[:, :k] = M[:, :k]
-        value = _final_value(data, full, "SE")
-        values.append(value)
-        if best is None or value < best[1]:
-            best = (full[:, :k], value)
+        full[:, :k] = _dwh_pass(data, k, o, fast)[:, :k]
+        return full[:, :k], _final_value(data, full, "SE")
+
+    best, values = _best_of(orders, run)
     return _result(best[0], "dwh", best[1], _NAMES["SE"], None, None,
                    {"orders": [o.tolist() for o in orders], "objectives": values})
 
@@ -724,25 +737,22 @@ def gv1(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAU
     %(params)s"""
     data, k, n_init, max_iter, tol = _check_common(ensemble, n_clusters, weights, "gv1", n_init, max_iter, tol)
     starts = _starts(init, data, k, n_init, random_state)
-    best, values = None, []
-    for M in starts:
+
+    def run(M):
         T = data.cross(M)
         perms = _gv1_match(data, M, T)
-        old = _gv1_value(data, M, T, perms)
-        n_iter, converged = 0, False
-        for it in range(1, max_iter + 1):
-            n_iter = it
+
+        def step():
+            nonlocal M, T, perms
             M = _gv1_fit(data, M, perms)
             T = data.cross(M)
             perms = _gv1_match(data, M, T)
-            new = _gv1_value(data, M, T, perms)
-            if abs(old - new) < tol * (abs(old) + tol):
-                converged = True
-                break
-            old = new
-        values.append(new)
-        if best is None or new < best[1]:
-            best = (M, new, n_iter, converged)
+            return _gv1_value(data, M, T, perms)
+
+        value, n_iter, converged = _until_stable(step, _gv1_value(data, M, T, perms), max_iter, tol)
+        return M, value, n_iter, converged
+
+    best, values = _best_of(starts, run)
     M = _stochastify(best[0])
     T = data.cross(M)
     objective = _gv1_value(data, M, T, _gv1_match(data, M, T))
@@ -866,12 +876,7 @@ def gv3(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=500, tol=1e-10
     E0 = E0 * np.where(E0.sum(axis=0) < 0, -1.0, 1.0)[None, :]
     sd = float(E0.std(ddof=1)) if E0.size > 1 else 0.0
     starts = [E0] + [E0 + rng.normal(scale=sd / np.sqrt(3), size=E0.shape) for _ in range(n_init - 1)]
-    best, values = None, []
-    for S0 in starts:
-        M, L, n_iter, converged = _gv3_descent(Y, _simplex_rows(S0), max_iter, tol)
-        values.append(L)
-        if best is None or L < best[1]:
-            best = (M, L, n_iter, converged)
+    best, values = _best_of(starts, lambda S0: _gv3_descent(Y, _simplex_rows(S0), max_iter, tol))
     M = _stochastify(best[0])
     return _result(M, "gv3", Y.loss(M), "squared Frobenius distance between the weighted co-membership and "
                    "M M^T, Gordon & Vichi 2001 model 3 (lower is better)", best[2], best[3], {"objectives": values})

@@ -12,6 +12,7 @@ from cclust.errors import ValidationError
 from cclust.soft import SoftEnsemble
 
 from tests import reference_median as ref
+from tests.factories import random_memberships
 
 
 def _hard(n, ks, seed):
@@ -25,12 +26,7 @@ def _hard(n, ks, seed):
 
 
 def _soft(n, ks, seed):
-    rng = np.random.default_rng(seed)
-    mats = []
-    for k in ks:
-        U = rng.random((n, k)) ** 2
-        mats.append(U / U.sum(1, keepdims=True))
-    return mats
+    return random_memberships(n, ks, seed)
 
 
 def _start(n, k, seed):
