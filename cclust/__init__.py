@@ -52,7 +52,10 @@ def consensus(method, ensemble, n_clusters, **params):
 
     A shortcut for ``cclust.get(method, kind="consensus")(ensemble, n_clusters, **params)``
     that first turns a label matrix (or anything :class:`Ensemble` takes) into an Ensemble; a
-    :class:`cclust.dask.DaskEnsemble` is passed on as it is (``kcc`` takes it chunked).
+    :class:`cclust.dask.DaskEnsemble` is passed on as it is (``kcc`` takes it chunked). A
+    :class:`cclust.soft.SoftEnsemble` is passed on to a method declaring ``accepts_soft=True``;
+    for any other method it becomes the equivalent Ensemble if all its partitions are hard and
+    is refused with a ``ValidationError`` otherwise.
 
     Examples
     --------
@@ -61,10 +64,15 @@ def consensus(method, ensemble, n_clusters, **params):
     >>> cclust.consensus("kcc", labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1]
     """
+    from cclust.base import method_info
     from cclust.ensemble import as_ensemble, is_dask_ensemble
+    from cclust.soft import is_soft_ensemble
 
     fn = get(method, kind="consensus")
-    if not is_dask_ensemble(ensemble):
+    if is_soft_ensemble(ensemble):
+        if not method_info(fn).accepts_soft:
+            ensemble = ensemble.to_ensemble("ensemble", method=method)
+    elif not is_dask_ensemble(ensemble):
         ensemble = as_ensemble(ensemble)
     return fn(ensemble, n_clusters, **params)
 

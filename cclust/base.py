@@ -65,19 +65,26 @@ class MethodInfo:
         tie-breaks) by position, so a permutation changes which draw each object gets; the
         result is the same only in distribution, and the conformance kit then asks for exact
         invariance only where the answer is unambiguous (identical partitions).
+    accepts_soft : bool
+        The function accepts a :class:`cclust.soft.SoftEnsemble` holding soft (fuzzy) partitions
+        (membership matrices; Hornik 2005). A function that does not is only ever handed a hard
+        :class:`cclust.Ensemble`: :func:`cclust.consensus` converts a SoftEnsemble whose
+        partitions are all hard and refuses one with fractional memberships.
     """
 
     requires_X: bool = False
     chooses_n_clusters: bool = False
     handles_missing: bool = True
     object_order: str = "exact"
+    accepts_soft: bool = False
 
 
 #: The values of :attr:`MethodInfo.object_order`.
 OBJECT_ORDERS = ("exact", "distribution")
 
 
-def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact"):
+def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact",
+            accepts_soft=False):
     """Decorator recording a consensus function's :class:`MethodInfo`.
 
     Raises
@@ -98,7 +105,8 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True,
         raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
                               f"got {object_order!r}.")
     info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
-                      handles_missing=handles_missing, object_order=object_order)
+                      handles_missing=handles_missing, object_order=object_order,
+                      accepts_soft=bool(accepts_soft))
 
     def mark(fn):
         fn.__cclust_info__ = info

@@ -671,6 +671,8 @@ def as_ensemble(ensemble, name="ensemble"):
     """An Ensemble from an Ensemble (returned as is) or anything Ensemble() accepts."""
     if isinstance(ensemble, Ensemble):
         return ensemble
+    if type(ensemble).__name__ == "SoftEnsemble" and type(ensemble).__module__ == "cclust.soft":
+        return ensemble.to_ensemble(name)  # hard partitions only; soft ones are refused by name
     if is_dask_ensemble(ensemble):
         raise ValidationError(
             f"{name}: a DaskEnsemble (chunked by objects) is accepted by kcc only; call "

@@ -8,14 +8,16 @@ empty clusters, as R's clue brings two membership matrices to a common number of
 (Hornik 2005) before it matches them.
 
 The measures of :mod:`cclust.metrics` (Euclidean, Manhattan and Mallows distances, angle,
-diag, Boorman-Arabie A) and the bagging generator (:func:`cclust.generators.bag`) use it; so
-can any method that aligns memberships to a reference.
+diag, Boorman-Arabie A), the bagging generator (:func:`cclust.generators.bag`) and clue's
+partition consensus methods (:mod:`cclust.consensus_functions.median`) use it; so can any
+method that aligns memberships to a reference. :func:`match_columns` is the one call of the
+solver; :func:`match_clusters` pads a table to square first.
 """
 import numpy as np
 
 from cclust.errors import ValidationError
 
-__all__ = ["match_clusters", "matched_total", "pad_square"]
+__all__ = ["match_clusters", "match_columns", "matched_total", "pad_square"]
 
 
 def pad_square(table, fill=0):
@@ -74,15 +76,44 @@ def match_clusters(table, *, maximize=True):
     >>> match_clusters([[0, 5], [4, 1]]).tolist()
     [1, 0]
     """
-    from scipy.optimize import linear_sum_assignment
-
     square = pad_square(np.asarray(table, dtype=np.float64))
     if not np.isfinite(square).all():
         raise ValidationError("table must hold finite numbers only (NaN or infinity found).")
-    rows, cols = linear_sum_assignment(square, maximize=bool(maximize))
-    permutation = np.empty(square.shape[0], dtype=np.int64)
-    permutation[rows] = cols
-    return permutation
+    return match_columns(square, maximize=bool(maximize))
+
+
+def match_columns(score, *, maximize):
+    """The column each row of ``score`` is matched to, every column used at most once.
+
+    Unlike :func:`match_clusters` the table is not padded: with fewer rows than columns, the
+    rows choose among all the columns, and the solver's order among equal totals is kept
+    (clue's DWH relies on it, see :mod:`cclust.consensus_functions.median`).
+
+    Parameters
+    ----------
+    score : array-like of shape (p, q), p <= q
+        ``score[a, b]``: the gain (``maximize=True``) or cost of matching row a to column b.
+    maximize : bool
+
+    Returns
+    -------
+    ndarray of shape (p,), int64
+        ``out[a]`` is the column matched to row a; distinct entries.
+
+    Examples
+    --------
+    >>> match_columns([[1, 5, 0], [4, 2, 0]], maximize=True).tolist()
+    [1, 0]
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    S = np.asarray(score, dtype=np.float64)
+    if S.ndim != 2 or S.shape[0] > S.shape[1]:
+        raise ValueError(f"score must be a (p, q) matrix with p <= q, got shape {S.shape}.")
+    rows, cols = linear_sum_assignment(S, maximize=bool(maximize))
+    out = np.empty(S.shape[0], dtype=np.int64)
+    out[rows] = cols
+    return out
 
 
 def matched_total(table, *, maximize=True):

@@ -41,3 +41,14 @@ def noisy_labels_with_truth(rng, n=40, r=6, k=3, missing=0.0, noise=0.3):
 def noisy_labels(rng, **kwargs):
     """The label matrix of :func:`noisy_labels_with_truth`."""
     return noisy_labels_with_truth(rng, **kwargs)[0]
+
+
+def random_memberships(n, ks, seed, power=2):
+    """One random soft partition (n x K rows summing to one) per K in ``ks``; ``power`` > 1 makes
+    the memberships more decided."""
+    rng = np.random.default_rng(seed)
+    mats = []
+    for k in ks:
+        U = rng.random((n, k)) ** power
+        mats.append(U / U.sum(1, keepdims=True))
+    return mats

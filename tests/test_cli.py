@@ -732,3 +732,28 @@ def test_cli_docstring_examples():
 ], ids=["names", "numbers", "numeric-data", "mixed-header", "word-header", "word-data"])
 def test_header_detection_rule(rows, expected):
     assert _detect_header(rows) is expected
+
+
+def test_fuse_membership_archive_of_soft_partitions(tmp_path, capsys):
+    from cclust.soft import SoftEnsemble
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(3), 10)
+    mats = []
+    for _ in range(4):
+        U = np.full((30, 3), 0.1) + rng.random((30, 3)) * 0.05
+        U[np.arange(30), rng.permutation(3)[y]] = 0.8
+        mats.append(U / U.sum(1, keepdims=True))
+    path = tmp_path / "memberships.npz"
+    np.savez(path, **{f"membership_{i}": U for i, U in enumerate(mats)})
+    out_path = tmp_path / "fused.csv"
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "-m", "se", "-o", out_path)
+    assert code == 0, err
+    assert "4 partitions" in out and "membership matrices" in out
+    expected = cclust.consensus("se", SoftEnsemble(mats), 3, random_state=0).labels
+    got = np.array(out_path.read_text().splitlines()[1:], dtype=np.int64)
+    np.testing.assert_array_equal(got, expected)
+    assert_user_error(capsys, ["fuse", path, "-k", "3"], "soft partitions", "kcc")
+    mats[1] = mats[1] * 2
+    np.savez(path, **{f"membership_{i}": U for i, U in enumerate(mats)})
+    assert_user_error(capsys, ["fuse", path, "-k", "3", "-m", "se"], "memberships[1]", "sums to")

@@ -27,7 +27,7 @@ import pytest
 
 import cclust
 from cclust import Ensemble
-from cclust.errors import MemoryBudgetError
+from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.registry import method_info
 
 #: Budget of these tests: far below the O(n^2) structures of N_SAMPLES objects (a dense float64
@@ -64,7 +64,10 @@ MICROCLUSTERS = {"ecpcs-hc", "lwea"}
 #: pair and reads the dense co-association.
 QUADRATIC_WITH_MISSING = {"ipc"}
 #: Methods that refuse missing labels by design (a ValidationError, not a memory matter).
-COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf", "medoid"}
+COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf", "medoid", "se", "he", "dwh", "gv1", "gv3", "sm", "hm"}
+#: Exact methods with a size limit (an integer program): refused with a ValidationError naming
+#: max_objects at these sizes, before allocating anything.
+SIZE_LIMITED = {"symdiff-median"}
 #: Methods (or routes) that hold up to n x sum K_i soft-membership entries by design: WOSP's
 #: memberships, WOHB's object-cluster edges of non-zero METIS weight (each object keeps the
 #: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth
@@ -117,6 +120,10 @@ def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypa
         pytest.skip(f"{name} refuses missing labels by design")
     refuses = name in QUADRATIC or (labels == "missing" and name in QUADRATIC_WITH_MISSING)
     X, complete, with_missing = data
+    if name in SIZE_LIMITED:  # refused for its size (or, first, for its missing labels)
+        with pytest.raises(ValidationError, match="max_objects" if labels == "complete" else "missing labels"):
+            _call(name, complete if labels == "complete" else with_missing, X)
+        return
     ensemble = complete if labels == "complete" else with_missing
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(BUDGET))
     if name in MICROCLUSTERS and labels == "complete":
@@ -197,6 +204,8 @@ def _measured_call(name):
     """The keyword arguments of the call to measure, or None for a method with no linear route."""
     if name in QUADRATIC:
         return QUADRATIC[name]
+    if name in SIZE_LIMITED:
+        return None
     return {"n_clusters": None} if name == "best" else {}
 
 

@@ -244,6 +244,18 @@ def test_order_dependent_methods_are_declared():
     assert method_info(cclust.get("eac")).object_order == "exact"
 
 
+#: (name, check) pairs too slow to run here, with the reason and where the property is tested instead.
+SLOW_CHECKS = {
+    ("symdiff-median", "check_consensus_object_order"):
+        "the exact integer program on the kit's noisy 36-object ensemble (no structure to bound the search) "
+        "takes minutes per order; tests/consensus_functions/test_median.py checks that permuting the objects "
+        "keeps the optimal value",
+}
+
+
 @parametrize_with_checks([row[0] for row in BUILTINS])
 def test_every_builtin_passes_the_conformance_kit(obj, check):
+    reason = SLOW_CHECKS.get((obj, check.__name__))
+    if reason:
+        pytest.skip(reason)
     check(obj)

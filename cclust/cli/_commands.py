@@ -289,9 +289,20 @@ def fuse(args, out=None):
     """``cclust fuse``: fuse an ensemble read from a file."""
     from cclust.base import method_info
 
+    from cclust.soft import is_soft_ensemble
+
     out = sys.stdout if out is None else out
-    ensemble, what = load_ensemble(args.ensemble, args.header, args.missing)
+    fused, what = load_ensemble(args.ensemble, args.header, args.missing)
+    # soft partitions (membership matrices) go to the methods as they are; what is printed and
+    # scored reads each object's most likely cluster
+    ensemble = fused.harden() if is_soft_ensemble(fused) else fused
     jobs = _exclude(_resolve_methods(_method_names(args.method) or ["kcc"]), args.exclude)
+    if is_soft_ensemble(fused) and not fused.is_hard:
+        hard_only = [j.method for j in jobs if j.fn is not None and not method_info(j.fn).accepts_soft]
+        if hard_only:
+            raise UserError(f"{what} holds soft partitions, which {', '.join(hard_only)} cannot fuse; use a method "
+                            "that accepts them (eac, cspa, hbgf, mcla, se, he, dwh, gv1, gv3, sm, hm, "
+                            "symdiff-median).")
     common, scoped = parse_params(args.method_param, "--method-param")
     _distribute_params(jobs, common, scoped, "--method-param")
     n = ensemble.n_samples
@@ -325,10 +336,10 @@ def fuse(args, out=None):
     if ensemble.provenance is not None:
         context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
-        rows = _run_jobs(jobs, ensemble, k, None, None, args, strict=True)
+        rows = _run_jobs(jobs, fused, k, None, None, args, strict=True)
         _print_single(rows[0], None, args.format, context, out, ensemble)
     else:
-        rows = _compare(jobs, ensemble, k, None, None, args, context, out)
+        rows = _compare(jobs, fused, k, None, None, args, context, out)
     _write_outputs(args, rows, ensemble, None, out)
     return 0
 

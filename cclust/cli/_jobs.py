@@ -166,11 +166,15 @@ def _run_jobs(jobs, ensemble, k, X, y, args, strict, on_row=None):
     """Run every job in order; ``on_row(row)`` sees each row as soon as it is done."""
     from cclust._progress import progress
 
+    from cclust.soft import is_soft_ensemble
+
+    # soft partitions are fused as they are; the label-free agreement reads their most likely clusters
+    scored = ensemble.harden() if is_soft_ensemble(ensemble) else ensemble
     rows = []
     with progress(total=len(jobs), desc="consensus methods", verbose=args.verbose) as bar:
         for job in jobs:
             row = _run_job(job, ensemble, k, X, args.seed, args.jobs, strict)
-            _score_row(row, y, ensemble)
+            _score_row(row, y, scored)
             rows.append(row)
             bar.update(1)
             if on_row is not None:

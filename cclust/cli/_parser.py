@@ -200,7 +200,8 @@ def build_parser():
     p = sub.add_parser("fuse", help="fuse partitions you already have (one column per partition)",
                        description="Fuse the partitions in ENSEMBLE into one consensus partition.",
                        epilog=_EPILOG_FUSE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("ensemble", metavar="ENSEMBLE", help=".csv/.tsv/.txt, .npy or .npz file")
+    p.add_argument("ensemble", metavar="ENSEMBLE", help=".csv/.tsv/.txt, .npy or .npz file; soft partitions as "
+                                                        "an .npz of arrays membership_0, membership_1, ...")
     p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
                    help="clusters in the consensus (required unless the method chooses K)")
     p.add_argument("-m", "--method", action="append", metavar="M", help="consensus method (default kcc; "

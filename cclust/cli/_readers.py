@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import os
+import re
 
 import numpy as np
 
@@ -448,6 +449,23 @@ def _encode_partition(cells, missing, name):
     return out
 
 
+def _soft_partitions(archive, files, path):
+    """A SoftEnsemble from an .npz archive of membership matrices ``membership_0``,
+    ``membership_1``, ... (one n x K_i array per partition, rows summing to one), or None
+    when the archive holds none."""
+    from cclust.errors import ValidationError
+    from cclust.soft import SoftEnsemble
+
+    names = [f for f in files if re.fullmatch(r"membership_\d+", f)]
+    if not names:
+        return None
+    names.sort(key=lambda f: int(f.split("_")[1]))
+    try:
+        return SoftEnsemble([archive[f] for f in names])
+    except ValueError as exc:  # ValidationError, or an array that needs unpickling
+        raise UserError(f"{path}: {exc}") from None
+
+
 def load_ensemble(path, header="auto", missing="-1"):
     """Read the ENSEMBLE argument of ``cclust fuse``.
 
@@ -457,7 +475,8 @@ def load_ensemble(path, header="auto", missing="-1"):
         A ``.csv``/``.tsv``/``.txt`` file with one column per partition (labels may be any
         numbers or words; an empty cell marks a missing object), an ``.npy`` array of shape
         (n_samples, n_partitions), or an ``.npz`` archive holding it as ``labels`` (or as its
-        only array). Never unpickled. Every data row is one object, in file order: a CSV line
+        only array), or soft partitions as arrays ``membership_0``, ``membership_1``, ...
+        (n_samples x K_i, rows summing to one; a :class:`cclust.soft.SoftEnsemble`). Never unpickled. Every data row is one object, in file order: a CSV line
         of delimiters only (``,``), or an empty line between two rows, is an object missing
         from every partition; only empty lines before the first and after the last row (such
         as the final newline) are not rows. In a one-column file, mark a missing object in the
@@ -469,7 +488,7 @@ def load_ensemble(path, header="auto", missing="-1"):
 
     Returns
     -------
-    ensemble : Ensemble
+    ensemble : Ensemble or SoftEnsemble
     description : str
     """
     from cclust.ensemble import Ensemble
@@ -497,6 +516,9 @@ def load_ensemble(path, header="auto", missing="-1"):
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             files = list(loaded.files)
+            soft = _soft_partitions(loaded, files, path)
+            if soft is not None:
+                return soft, f"{path}: {soft.n_partitions} membership matrices"
             key = "labels" if "labels" in files else (files[0] if len(files) == 1 else None)
             if key is None:
                 raise UserError(f"{path}: the .npz archive needs an array named 'labels' (it has {files}).")

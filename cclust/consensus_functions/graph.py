@@ -18,6 +18,7 @@ from cclust.base import declare
 from cclust.errors import ValidationError
 from cclust.graph import (
     bipartite_affinity,
+    bipartite_partition,
     check_balance,
     check_dense_budget,
     check_graph_inputs,
@@ -34,11 +35,60 @@ from cclust.graph import (
     top_neighbor_graph,
 )
 from cclust.result import ConsensusResult
+from cclust.soft import is_soft_ensemble
 from cclust.validation import check_int, check_random_state, memory_budget
 
 _CSPA_ALTERNATIVE = ("pass n_neighbors=30, neighbors='lsh' for the kNN co-association (linear memory and "
                      "time; n_neighbors=30 alone is exact but O(n^2) time), or use hbgf, mcla or kcc")
 _NEIGHBORS = ("exact", "lsh")
+
+
+# -- soft partitions (Hornik 2005) ---------------------------------------------------------------
+
+def _soft_inputs(soft, n_clusters):
+    """(SoftEnsemble, its hardened Ensemble, K) for a graph method given soft partitions.
+
+    The graphs are built from the memberships; the hardened ensemble (each object's most likely
+    cluster per partition) serves only the size estimate of ``sizes="estimated"``/``"auto"``
+    (:func:`cut_with_sizes`), which reads hard clusters."""
+    hard, n_clusters = check_graph_inputs(soft.harden(), n_clusters)
+    return soft, hard, n_clusters
+
+
+def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes):
+    """MCLA on soft partitions: the meta-graph's edge weights are the extended Jaccard
+    similarities ``u.v / (|u|^2 + |v|^2 - u.v)`` of the membership columns (Strehl & Ghosh 2002,
+    who use this similarity for real-valued vectors; binary Jaccard on 0/1 columns), and an
+    object's association with a meta-cluster is its partition-weighted mean membership in the
+    meta-cluster's clusters."""
+    from cclust.graph import _participation
+
+    U = soft.stacked()
+    G = U.T @ U
+    norms = np.diag(G).copy()
+    union = norms[:, None] + norms[None, :] - G
+    S = np.where(union > 0, G / np.where(union > 0, union, 1.0), 0.0)
+    meta = sp.csr_matrix(np.maximum(S, 0.0))
+    B = sp.csr_matrix(U)
+    n_c = U.shape[1]
+    pw = np.repeat(soft.weights, soft.n_clusters)
+    mass0 = U.sum(axis=0)
+
+    def cut_graph(weights, tolerance):
+        mass = mass0 if weights is None else U.T @ weights.astype(np.float64)
+        if balance == "clusters":
+            vertex_weights = None if weights is None else np.maximum(1, np.rint(mass / np.maximum(mass0, 1e-12)))
+        else:
+            vertex_weights = np.maximum(1, np.rint(mass)).astype(np.int64)
+        if vertex_weights is not None:
+            vertex_weights = np.asarray(vertex_weights, dtype=np.int64)
+        parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=tolerance,
+                                     vertex_weights=vertex_weights)
+        labels, H, moved = _participation(B, pw, parts, n_c, n_clusters, rng)
+        return labels, cut, {"meta_labels": parts, "association": H, "n_moved": moved, "ufactor": tolerance,
+                             "balance": balance}
+
+    return cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_graph)
 
 
 # -- the consensus functions ---------------------------------------------------------------------
@@ -124,7 +174,7 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
     return top_neighbor_graph(block, n, n_neighbors)
 
 
-@declare(handles_missing=True, object_order="distribution")  # METIS depends on the vertex order
+@declare(handles_missing=True, object_order="distribution", accepts_soft=True)  # METIS: vertex order
 def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candidates=None, ufactor=None,
          sizes="auto", max_bytes=None, random_state=None, n_threads=None):
     """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
@@ -135,8 +185,11 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
 
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
         Missing labels (-1) are handled: A[x, y] is taken over the partitions labelling both.
+        Soft partitions (:class:`cclust.soft.SoftEnsemble`): A is the expected co-membership
+        ``sum_i w_i U_i U_i^T`` (Hornik 2005), dense route only; the size estimate of
+        ``sizes`` reads each object's most likely clusters.
     n_clusters : int
         In [2, n_samples].
     n_neighbors : int, default=None
@@ -196,7 +249,14 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
     >>> cspa(E, 3, random_state=0).n_clusters
     3
     """
-    ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
+    soft = None
+    if is_soft_ensemble(ensemble):
+        if n_neighbors is not None or neighbors != "exact" or n_candidates is not None:
+            raise ValidationError("n_neighbors, neighbors='lsh' and n_candidates read hard labels; for a "
+                                  "SoftEnsemble use the dense route (drop them), or hbgf/mcla (linear in n).")
+        soft, ensemble, n_clusters = _soft_inputs(ensemble, n_clusters)
+    else:
+        ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     if neighbors not in _NEIGHBORS:
         raise ValidationError(f"neighbors must be one of {list(_NEIGHBORS)}, got {neighbors!r}.")
     if neighbors == "lsh" and n_neighbors is None:
@@ -212,7 +272,11 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
     ufactor = check_ufactor(ufactor)
     sizes = check_sizes(sizes)
     rng = check_random_state(random_state)
-    A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_threads)
+    if soft is None:
+        A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_threads)
+    else:
+        check_dense_budget(ensemble.n_samples, "co-association", max_bytes, alternative=_CSPA_ALTERNATIVE)
+        A = sp.csr_matrix(soft.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float32))
 
     def cut_graph(weights, tolerance):
         # The kNN co-association is already symmetric without diagonal: no symmetrising copy.
@@ -232,7 +296,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
                    extras=dict(extras, n_neighbors=n_neighbors, n_candidates=n_candidates, neighbors=neighbors))
 
 
-@declare(handles_missing=True, object_order="distribution")
+@declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto", random_state=None):
     """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
@@ -244,9 +308,12 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
 
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
         Missing labels (-1) are handled: an object missing from a partition belongs to none of
-        its clusters.
+        its clusters. Soft partitions (:class:`cclust.soft.SoftEnsemble`): the meta-graph weighs
+        the extended Jaccard similarity of the membership columns (binary Jaccard on 0/1
+        columns) and an object's association is its weighted mean membership in a
+        meta-cluster's clusters; the meta-graph is dense (sum K_i)^2.
     n_clusters : int
         In [2, n_samples]. If a meta-cluster wins no object (the WOMC of Ren et al. 2017, sec. 3.3.1,
         would then return fewer clusters), the objects closest to winning it move to it, so exactly ``n_clusters``
@@ -287,6 +354,12 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
     >>> mcla(E, 3, random_state=0).n_clusters
     3
     """
+    if is_soft_ensemble(ensemble):
+        soft, hard, n_clusters = _soft_inputs(ensemble, n_clusters)
+        labels, cut, extras = _soft_meta_cluster(soft, hard, n_clusters, rng=check_random_state(random_state),
+                                                 ufactor=check_ufactor(ufactor), balance=check_balance(balance),
+                                                 sizes=check_sizes(sizes))
+        return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)
     balance = check_balance(balance)
@@ -296,7 +369,7 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
     return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)
 
 
-@declare(handles_missing=True, object_order="distribution")
+@declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None):
     """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in Ren et al. 2017, sec. 2).
 
@@ -309,8 +382,11 @@ def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None)
 
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
-        Missing labels (-1) are handled: the object has no edge to that partition.
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
+        Missing labels (-1) are handled: the object has no edge to that partition. Soft
+        partitions (:class:`cclust.soft.SoftEnsemble`): object x is joined to cluster l of
+        partition i with weight ``w_i U_i[x, l]`` (zero memberships give no edge), the
+        weighted bipartite graph of Fern & Brodley 2004's soft formulation.
     n_clusters : int
         In [2, n_samples]. A part holding only cluster vertices is filled with the objects
         most tied to its clusters (``extras["n_moved"]``).
@@ -338,6 +414,19 @@ def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None)
     >>> hbgf(E, 3, random_state=0).n_clusters
     3
     """
+    if is_soft_ensemble(ensemble):
+        soft, hard, n_clusters = _soft_inputs(ensemble, n_clusters)
+        ufactor, sizes, rng = check_ufactor(ufactor), check_sizes(sizes), check_random_state(random_state)
+        M = sp.csr_matrix(soft.stacked(weighted=True))
+        M.eliminate_zeros()
+
+        def cut_soft(weights, tolerance):
+            labels, cut, moved = bipartite_partition(M, n_clusters, random_state=rng, ufactor=tolerance,
+                                                     object_weights=weights)
+            return labels, cut, {"n_moved": moved, "ufactor": tolerance}
+
+        labels, cut, extras = cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_soft)
+        return _result(labels, objective=cut, method="hbgf", n_clusters=n_clusters, extras=extras)
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)
     sizes = check_sizes(sizes)

@@ -42,6 +42,19 @@ def _coassociation(ensemble, n_clusters, weights, max_bytes):
     return E, n_clusters, D
 
 
+def _soft_coassociation(ensemble, n_clusters, weights, max_bytes):
+    """:func:`_coassociation` for a :class:`cclust.soft.SoftEnsemble`: the distance ``1 - A`` with A
+    the expected co-membership ``sum_i w_i U_i U_i^T`` (Hornik 2005), diagonal zero."""
+    E = ensemble.with_weights(weights)
+    n = E.n_samples
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n)
+    require_memory(n * n * 8 * 2 + n * (n - 1) // 2 * 8, f"the dense co-association distances of {n} objects",
+                   _ALTERNATIVE, max_bytes)
+    D = np.round(1.0 - E.coassociation(max_bytes=memory_budget(max_bytes)), _DECIMALS)
+    np.fill_diagonal(D, 0.0)
+    return E, n_clusters, D
+
+
 def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, n_threads):
     """Single linkage cut at K on the kNN co-association graph (see :func:`eac`)."""
     import scipy.sparse as sp
@@ -88,7 +101,7 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
                            "n_joined_by_representatives": int(joined), "n_edges": int(A.nnz // 2)}
 
 
-@declare(handles_missing=True)
+@declare(handles_missing=True, accepts_soft=True)
 def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=None, max_bytes=None,
         random_state=None, n_threads=None):
     """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of Nguyen & Caruana 2007, sec. 3.1).
@@ -117,9 +130,10 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
 
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
         The basic partitions; missing labels (-1) are handled by the co-association's per-pair
-        normalisation.
+        normalisation. Soft partitions (a :class:`cclust.soft.SoftEnsemble`) use the expected
+        co-membership ``sum_i w_i U_i U_i^T`` as S (dense route only).
     n_clusters : int
         K, in [2, number of distinct label vectors].
     linkage : {"average", "single", "complete", "weighted"}, default="average"
@@ -156,6 +170,11 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
 
     if linkage not in _LINKAGES:
         raise ValidationError(f"linkage must be one of {list(_LINKAGES)}, got {linkage!r}.")
+    from cclust.soft import is_soft_ensemble
+
+    if n_neighbors is not None and is_soft_ensemble(ensemble):
+        raise ValidationError("n_neighbors (the sparse kNN route) reads hard labels; for a SoftEnsemble drop "
+                              "n_neighbors (the dense expected co-membership is used).")
     if n_neighbors is not None:
         n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
         if linkage != "single":
@@ -172,7 +191,8 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
             labels, objective=height,
             objective_name="single-linkage distance of the first merge above the cut (kNN graph)",
             method="eac", extras={"linkage": linkage, **extras})
-    E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
+    build = _soft_coassociation if is_soft_ensemble(ensemble) else _coassociation
+    E, n_clusters, D = build(ensemble, n_clusters, weights, max_bytes)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
     labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
     height = float(Z[E.n_samples - n_clusters, 2]) if n_clusters > 1 else float("nan")
