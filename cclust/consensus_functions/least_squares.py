@@ -18,7 +18,8 @@ Both choose the number of clusters themselves (``n_clusters=None``).
 import numpy as np
 
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, require_memory
-from cclust.ensemble import as_ensemble
+from cclust.ensemble import Ensemble, as_ensemble
+from cclust.graph import identical_label_rows
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -169,6 +170,46 @@ def _split_to(A, labels, k, target):
     return labels
 
 
+_ADDREMADD_ALTERNATIVE = ("use a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla, or "
+                          "cspa(neighbors='lsh'))")
+
+
+def _identical_objects(ensemble):
+    """(first, inverse) of the groups of identically labelled objects, numbered by first member,
+    when AddRemAdd may run on their G x G co-association: at least one repeated row, equal
+    weights and no missing labels (the co-association of a pair is then ``count / T`` whatever
+    other objects are present, so the G x G matrix holds exactly the entries of the full one);
+    None otherwise."""
+    r = ensemble.n_partitions
+    if ensemble.has_missing or not np.all(ensemble.weights == 1.0 / r):
+        return None
+    groups = identical_label_rows(ensemble.labels)
+    if groups is None:
+        return None
+    first, inverse, _ = groups
+    return first, np.ascontiguousarray(inverse, dtype=np.int64)
+
+
+def _full_coassociation(ensemble, max_bytes):
+    """The dense float32 co-association, within the budget for it and the kernel's working copy."""
+    n = ensemble.n_samples
+    need = ensemble.coassociation_bytes(dtype=np.float32) + n * n * 4
+    budget = require_memory(need, f"AddRemAdd on the dense float32 co-association and its working copy of {n} "
+                            "objects", _ADDREMADD_ALTERNATIVE, max_bytes)
+    return np.ascontiguousarray(ensemble.coassociation(dtype=np.float32, max_bytes=budget))
+
+
+def _grouped_criterion(AG, inverse, labels):
+    """g(S) of eq. 3 from the co-association AG of groups of identical objects (inverse: the
+    group of each object): ``sum_k c_k^T AG c_k / N_k``, c_k the group counts of cluster k."""
+    k = int(labels.max()) + 1
+    C = np.zeros((AG.shape[0], k), dtype=np.float64)
+    np.add.at(C, (inverse, labels), 1.0)
+    W = C.T @ (np.asarray(AG, dtype=np.float64) @ C)
+    sizes = C.sum(axis=0)
+    return float((np.diag(W) / sizes).sum())
+
+
 @declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
 def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
               max_bytes=None, random_state=None, n_threads=None):
@@ -270,23 +311,37 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     max_steps = 10 * n + 10 if max_steps is None else check_int(max_steps, "max_steps", low=1)
     check_random_state(random_state)
     n_threads = check_n_threads(n_threads)
-    # The float32 co-association as built (see Ensemble.coassociation_bytes) and the kernel's copy.
-    need = ensemble.coassociation_bytes(dtype=np.float32) + n * n * 4
-    budget = require_memory(need, f"AddRemAdd on the dense float32 co-association and its working copy of {n} "
-                            "objects", "use a method that never forms the n x n matrix (e.g. kcc, hbgf, mcla, or "
-                            "cspa(neighbors='lsh'))", max_bytes)
-    A = np.ascontiguousarray(ensemble.coassociation(dtype=np.float32, max_bytes=budget))
-
     from cclust._ext import _addremadd
 
-    found, contributions, lambdas, seeds, n_updates = _addremadd.partition(A, tol, max_steps, n_threads)
+    A = None
+    out = None
+    groups = _identical_objects(ensemble)
+    if groups is not None:
+        # The co-association of one object per group: a G x G matrix instead of n x n.
+        first, inverse = groups
+        sub = Ensemble(ensemble.labels[first])
+        need = sub.coassociation_bytes(dtype=np.float32) + first.shape[0] ** 2 * 4
+        budget = require_memory(need, f"AddRemAdd on the dense float32 co-association of the {first.shape[0]} "
+                                f"distinct objects among {n} and its working copy",
+                                _ADDREMADD_ALTERNATIVE, max_bytes)
+        AG = np.ascontiguousarray(sub.coassociation(dtype=np.float32, max_bytes=budget))
+        out = _addremadd.partition_groups(AG, inverse, tol, max_steps, n_threads)
+    if out is None:
+        A = _full_coassociation(ensemble, max_bytes)
+        out = _addremadd.partition(A, tol, max_steps, n_threads)
+    found, contributions, lambdas, seeds, n_updates = out
     k0 = contributions.shape[0]
-    g_found = ensemble_criterion(A, found)
+    g_found = ensemble_criterion(A, found) if A is not None else _grouped_criterion(AG, inverse, found)
     labels = found
-    if n_clusters is not None and n_clusters < k0:
-        labels = _merge_to(A, found, k0, n_clusters)
-    elif n_clusters is not None and n_clusters > k0:
-        labels = _split_to(A, found, k0, n_clusters)
+    if n_clusters is not None and n_clusters != k0:
+        if A is None:
+            require_memory(n * n * 4, f"the merge/split step's float32 co-association of {n} objects",
+                           _ADDREMADD_ALTERNATIVE, max_bytes)
+            A = AG[np.ix_(inverse, inverse)]  # the full co-association, entry for entry
+        if n_clusters < k0:
+            labels = _merge_to(A, found, k0, n_clusters)
+        else:
+            labels = _split_to(A, found, k0, n_clusters)
     g = g_found if labels is found else ensemble_criterion(A, labels)
     return ConsensusResult.from_labels(
         labels,

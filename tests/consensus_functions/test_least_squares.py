@@ -15,6 +15,7 @@ from cclust.consensus_functions.least_squares import (
 )
 from cclust.datasets import make_gaussian_mixture
 from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.graph import identical_label_rows
 from cclust.testing import check_consensus
 import reference_least_squares as ref
 
@@ -186,13 +187,27 @@ def test_bad_n_clusters(fn, k):
         fn(E, k)
 
 
+def addremadd_need(E):
+    """AddRemAdd's bytes: the float32 co-association of the distinct objects and its copy."""
+    groups = identical_label_rows(E.labels)
+    if groups is not None:
+        E = Ensemble(E.labels[groups[0]])
+    return E.coassociation_bytes(dtype=np.float32) + 4 * E.n_samples ** 2
+
+
+@pytest.mark.parametrize("distinct", [False, True], ids=["repeated-rows", "distinct-rows"])
 @pytest.mark.parametrize("fn, need", [
-    (addremadd, lambda E: E.coassociation_bytes(dtype=np.float32) + 4 * 30 * 30),
+    (addremadd, addremadd_need),
     (ls_agglomerative, lambda E: 36 * 30 * 30)], ids=["addremadd", "ls-agglomerative"])
-def test_memory_budget_overflow_names_the_bytes(fn, need):
+def test_memory_budget_overflow_names_the_bytes(fn, need, distinct):
     E, _ = block_ensemble(np.random.default_rng(0))
+    if distinct:  # a partition of singletons makes every row distinct: the full n x n matrix
+        E = Ensemble(np.column_stack([E.labels, np.arange(30)]))
+    elif fn is addremadd:
+        assert identical_label_rows(E.labels) is not None  # the G x G route
     need = need(E)
-    assert need >= 8 * 30 * 30     # at least the matrix and one working copy in float32
+    m = Ensemble(E.labels[identical_label_rows(E.labels)[0]]).n_samples if not distinct else 30
+    assert need >= 8 * m * m     # at least the matrix and one working copy in float32
     with pytest.raises(MemoryBudgetError, match=rf"\({need} bytes\).*max_bytes={need}"):
         fn(E, max_bytes=need - 1)
     assert fn(E, max_bytes=need).n_clusters >= 1
