@@ -382,8 +382,17 @@ def projection_sums(ensemble, *, max_bytes=None):
     scale[used] = ensemble.weights[part_of_column[used]] / sizes[used]
     q = np.rint(scale * _P_SCALE).astype(np.int64)
     B = B.tocsr().astype(np.int64)
+    # Identically labelled objects have identical rows: the integer sums of the distinct
+    # objects, spread to all (the same integers, so the same values).
+    groups = identical_label_rows(ensemble.labels)
+    if groups is not None:
+        first, inverse, _ = groups
+        B = B[first]
     P = (B.multiply(q[None, :]).tocsr() @ B.T).toarray()
-    return P.astype(np.float64) / _P_SCALE
+    P = P.astype(np.float64) / _P_SCALE
+    if groups is not None:
+        P = P[np.ix_(inverse, inverse)]
+    return P
 
 
 def combined_criterion(ensemble, labels):

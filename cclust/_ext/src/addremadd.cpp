@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -804,23 +803,29 @@ int64_t plain_partition(const float* similarity, int64_t n, double tol, int64_t 
     return k;
 }
 
-struct Candidate {
-    double gain;
-    int64_t a, b;        // a < b, the clusters' names (their lowest members)
-    uint64_t va, vb;     // versions of a and b when pushed
-};
-
-// Max-heap order: larger gain first, then the lexicographically smaller pair.
-struct LowerPriority {
-    bool operator()(const Candidate& x, const Candidate& y) const {
-        if (x.gain != y.gain) return x.gain < y.gain;
-        if (x.a != y.a) return x.a > y.a;
-        return x.b > y.b;
+// The best partner of cluster a among the active clusters b > a: the largest gain, ties to the
+// lowest b (-1 if none).
+inline int64_t best_partner(const double* G, int64_t n, int64_t a, const uint8_t* active) {
+    const double* row = G + a * n;
+    int64_t best = -1;
+    double value = 0.0;
+    for (int64_t b = a + 1; b < n; ++b) {
+        if (active[b] && (best < 0 || row[b] > value)) {
+            best = b;
+            value = row[b];
+        }
     }
-};
+    return best;
+}
 
 }  // namespace
 
+// The pair chosen at each step is the largest gain over the active pairs, ties to the
+// lexicographically smallest (r, t): Mirkin & Shestakov's rule with the reference's order. Each
+// active cluster a keeps its best partner b > a (the largest gain, ties to the lowest b), so the
+// pair is found by one O(n) pass over those (ties to the lowest a); a merge of r and t changes
+// only the gains with r (and removes t), so only the clusters whose partner was r or t, or that
+// now prefer r, are looked at again. Typically O(n^2) in all, with no priority queue.
 int64_t ls_agglomerate(const double* gains, int64_t n, int64_t target_k, int32_t* labels,
                        int64_t* merges, double* merge_gains) {
     check_common(gains, n, "ls_agglomerate");
@@ -830,64 +835,61 @@ int64_t ls_agglomerate(const double* gains, int64_t n, int64_t target_k, int32_t
     for (int64_t i = 0; i < n * n; ++i) {
         if (!std::isfinite(gains[i])) throw std::invalid_argument("ls_agglomerate: gains must be finite");
     }
-    std::vector<double> G(gains, gains + n * n);
+    std::vector<double> Gm(gains, gains + n * n);
+    double* G = Gm.data();
     std::vector<uint8_t> active(static_cast<size_t>(n), 1);
-    std::vector<uint64_t> version(static_cast<size_t>(n), 0);
     std::vector<int64_t> parent(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) parent[i] = i;
-
-    std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> heap;
-    // Only positive gains can be chosen while we stop at the first non-positive one; a pair's
-    // gain changes only when one of its clusters merges, and that merge pushes it again.
-    bool push_all = false;
-    auto fill = [&](bool all) {
-        for (int64_t a = 0; a < n; ++a) {
-            if (!active[a]) continue;
-            const double* row = G.data() + a * n;
-            for (int64_t b = a + 1; b < n; ++b) {
-                if (active[b] && (all || row[b] > 0.0)) heap.push({row[b], a, b, version[a], version[b]});
-            }
-        }
-    };
-    fill(false);
-
+    std::vector<int64_t> partner(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        parent[i] = i;
+        partner[i] = best_partner(G, n, i, active.data());
+    }
     int64_t clusters = n;
     int64_t n_merges = 0;
     while (clusters > 1) {
         if (target_k > 0 && clusters <= target_k) break;
-        if (heap.empty()) {
-            if (target_k > 0 && !push_all) {
-                push_all = true;  // cut at K below the positive-gain stop: negative gains too
-                fill(true);
-                continue;
+        int64_t r = -1;
+        double best = 0.0;
+        for (int64_t a = 0; a < n; ++a) {
+            if (!active[a] || partner[a] < 0) continue;
+            const double v = G[a * n + partner[a]];
+            if (r < 0 || v > best) {
+                r = a;
+                best = v;
             }
-            break;
         }
-        Candidate c = heap.top();
-        heap.pop();
-        if (!active[c.a] || !active[c.b] || version[c.a] != c.va || version[c.b] != c.vb) continue;
-        if (!push_all && !(c.gain > 0.0)) break;
-        const int64_t r = c.a, t = c.b;
+        if (r < 0) break;
+        if (target_k == 0 && !(best > 0.0)) break;
+        const int64_t t = partner[r];
         active[t] = 0;
         parent[t] = r;
-        ++version[r];
         merges[2 * n_merges] = r;
         merges[2 * n_merges + 1] = t;
-        merge_gains[n_merges] = c.gain;
+        merge_gains[n_merges] = best;
         ++n_merges;
         --clusters;
         // The gain of the merged cluster against any other is the sum of its parts' gains.
-        double* row_r = G.data() + r * n;
-        const double* row_t = G.data() + t * n;
+        double* row_r = G + r * n;
+        const double* row_t = G + t * n;
         for (int64_t o = 0; o < n; ++o) {
             if (!active[o] || o == r) continue;
             const double g = row_r[o] + row_t[o];
             row_r[o] = g;
             G[o * n + r] = g;
-            if (push_all || g > 0.0) {
-                if (o < r) heap.push({g, o, r, version[o], version[r]});
-                else heap.push({g, r, o, version[r], version[o]});
+        }
+        partner[r] = best_partner(G, n, r, active.data());
+        for (int64_t o = 0; o < r; ++o) {
+            if (!active[o]) continue;
+            if (partner[o] == r || partner[o] == t) {
+                partner[o] = best_partner(G, n, o, active.data());
+            } else {
+                const double g = G[o * n + r];
+                const double cur = partner[o] >= 0 ? G[o * n + partner[o]] : 0.0;
+                if (partner[o] < 0 || g > cur || (g == cur && r < partner[o])) partner[o] = r;
             }
+        }
+        for (int64_t o = r + 1; o < t; ++o) {
+            if (active[o] && partner[o] == t) partner[o] = best_partner(G, n, o, active.data());
         }
     }
     for (int64_t i = 0; i < n; ++i) {
