@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -476,12 +474,6 @@ int64_t grouped_partition(const float* similarity, int64_t n_groups, const int64
                 if (stale[gr.object[p]]) jobs.push_back(p);
         }
         run_jobs();
-        if (std::getenv("ARA_DEBUG")) {
-            int64_t tied = 0, reps_run = 0;
-            for (int64_t g = 0; g < gr.gm; ++g) tied += tie[gr.object[gr.start[g]]];
-            fprintf(stderr, "extraction %ld: groups %ld tied %ld extra jobs %zu objects %zu\n", (long)k, (long)gr.gm, (long)tied, jobs.size(), gr.object.size());
-            (void)reps_run;
-        }
         // Serial reduction in object order: the largest f, ties to the lowest seed.
         int64_t best = -1, best_pos = -1;
         double best_f = 0.0;
