@@ -439,3 +439,41 @@ def test_make_gaussian_mixture():
 def test_make_gaussian_mixture_bad_input(kwargs, match):
     with pytest.raises(ValidationError, match=match):
         make_gaussian_mixture(**kwargs)
+
+
+# -- the sampled route (sample_size) -------------------------------------------------------
+
+def test_sampled_route_keeps_the_sample_and_assigns_by_average_coassociation(rng):
+    E, truth = block_ensemble(rng, n=60, noise=0.2)
+    res = addremadd(E, sample_size=25, random_state=3)
+    sample = res.extras["sample"]
+    assert sample.shape == (25,) and np.all(np.diff(sample) > 0)
+    on_sample = addremadd(E.take(objects=sample))
+    assert same_partition(res.labels[sample], on_sample.labels)
+    # Every other object: the sample cluster of the largest mean co-association (first on ties).
+    A = E.coassociation()
+    for x in np.setdiff1d(np.arange(60), sample):
+        means = [A[x, sample[res.labels[sample] == c]].mean() for c in range(res.n_clusters)]
+        assert res.labels[x] in np.flatnonzero(np.isclose(means, max(means), rtol=1e-12, atol=0))
+    assert res.objective == pytest.approx(ref.ensemble_criterion(A, res.labels), rel=1e-9)
+    assert np.array_equal(addremadd(E, sample_size=25, random_state=3).labels, res.labels)
+
+
+def test_sampled_route_honours_k_and_falls_back_to_exact(rng):
+    E, _ = block_ensemble(rng, n=40, noise=0.1)
+    assert addremadd(E, 4, sample_size=20, random_state=0).n_clusters == 4
+    exact = addremadd(E)
+    assert np.array_equal(addremadd(E, sample_size=40, random_state=0).labels, exact.labels)
+
+
+@pytest.mark.parametrize("value", [0, 2.5, "all"], ids=["zero", "float", "string"])
+def test_bad_sample_size(value):
+    E, _ = block_ensemble(np.random.default_rng(0))
+    with pytest.raises(ValidationError, match="sample_size must be an int"):
+        addremadd(E, sample_size=value)
+
+
+def test_sampled_route_refuses_missing_labels():
+    labels = np.array([[0, 0], [0, -1], [1, 1], [1, 1], [0, 1]])
+    with pytest.raises(ValidationError, match="sample_size needs complete partitions"):
+        addremadd(Ensemble(labels, missing=-1), sample_size=3, random_state=0)
