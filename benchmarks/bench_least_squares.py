@@ -12,7 +12,8 @@ realistic k-means ensembles of two data sets at each n:
 Every result's labels are hashed (SHA-256 of the int64 labels). ``--record FILE`` stores the
 hashes (run it on the code before a change); ``--check FILE`` compares against them in the same
 run, so a speed-up that changed any label shows as "NO" in the "same labels" column.
-``--threads`` sets AddRemAdd's ``n_threads``.
+``--threads`` sets AddRemAdd's ``n_threads`` (one run per value). ``--memory`` measures
+the peak memory of each call instead, in a child process.
 
 Usage::
 
@@ -52,16 +53,42 @@ def digest(labels):
     return hashlib.sha256(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()
 
 
+def memory(args):
+    from cclust.testing import peak_memory
+
+    rows = []
+    for n in args.sizes:
+        for data, E in ensembles(n):
+            if data not in args.data:
+                continue
+            methods = [(m, {"n_clusters": None, "max_bytes": 64 * n * n}) for m in args.methods]
+            result = peak_memory([(np.zeros((n, 1)), E)], methods, n_clusters=2, timeout=3600)[0]
+            for m in args.methods:
+                got = result[m]
+                value = f"{got['bytes'] / 2**20:.0f}" if "bytes" in got else str(got)
+                rows.append(f"| {m} | {data} | {n} | {value} |")
+                print(rows[-1], flush=True)
+    header = ["Peak memory of one call in a child process (MiB).", "",
+              "Command: `python benchmarks/bench_least_squares.py " + " ".join(sys.argv[1:]) + "`", "",
+              "| method | data | n | peak MiB |", "|---|---|---|---|"]
+    write_report("\n".join(header + rows), args.out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000, 10000])
     parser.add_argument("--methods", nargs="+", default=["addremadd", "ls-agglomerative"])
     parser.add_argument("--data", nargs="+", default=["blobs", "pendigits"])
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, nargs="+", default=[2],
+                        help="AddRemAdd's n_threads (each value is a run; the labels must agree)")
     parser.add_argument("--record", default=None, help="store the label hashes in this JSON file")
     parser.add_argument("--check", default=None, help="compare the label hashes with this JSON file")
+    parser.add_argument("--memory", action="store_true",
+                        help="only the peak memory of each call, one child process per method (cclust.testing.peak_memory)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.memory:
+        return memory(args)
     stored = json.load(open(args.check)) if args.check else {}
     recorded = {}
     if args.record and os.path.exists(args.record):
@@ -71,10 +98,11 @@ def main():
         for data, E in ensembles(n):
             if data not in args.data:
                 continue
-            for method in args.methods:
+            runs = [(m, t) for m in args.methods for t in (args.threads if m == "addremadd" else [None])]
+            for method, threads in runs:
                 kwargs = {"max_bytes": 64 * n * n}
-                if method == "addremadd":
-                    kwargs["n_threads"] = args.threads
+                if threads is not None:
+                    kwargs["n_threads"] = threads
                 start, cpu = time.perf_counter(), os.times()
                 res = cclust.get(method)(E, None, **kwargs)
                 elapsed = time.perf_counter() - start
@@ -85,7 +113,7 @@ def main():
                 recorded[key] = h
                 same = "–" if key not in stored else ("yes" if stored[key] == h else "NO")
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-                rows.append(f"| {method} | {data} | {n} | {E.n_partitions} | {elapsed:.2f} | {cpu_s:.2f} | {res.n_clusters} | "
+                rows.append(f"| {method} | {data} | {n} | {E.n_partitions} | {threads or 1} | {elapsed:.2f} | {cpu_s:.2f} | {res.n_clusters} | "
                             f"{res.objective:.6g} | {peak:.2f} | {same} |")
                 print(rows[-1], flush=True)
                 if args.record:
@@ -93,13 +121,13 @@ def main():
                         json.dump(recorded, handle, indent=1, sort_keys=True)
     header = [
         f"AddRemAdd and ls-agglomerative end to end ({cpu_model()}, {os.cpu_count()} cores shared with "
-        f"other jobs, so timings were taken under load; AddRemAdd n_threads = {args.threads}).",
+        f"other jobs, so timings were taken under load).",
         "",
         "Command: `python benchmarks/bench_least_squares.py " + " ".join(sys.argv[1:]) + "`",
         "",
-        "| method | data | n | r | wall s | CPU s | clusters | objective | peak RSS of the process so far (GiB) | "
-        "same labels |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| method | data | n | r | threads | wall s | CPU s | clusters | objective | "
+        "peak RSS of the process so far (GiB) | same labels |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     write_report("\n".join(header + rows), args.out)
 

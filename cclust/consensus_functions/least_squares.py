@@ -326,7 +326,8 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     ValidationError
         On a bad argument, e.g. ``n_clusters`` outside ``[1, n_samples]``.
     MemoryBudgetError
-        If the co-association and its working copy (see ``max_bytes``) exceed the memory budget (the message gives the bytes).
+        If the co-association and its working copy (see ``max_bytes``) exceed the memory
+        budget (the message gives the bytes).
 
     Examples
     --------
