@@ -14,34 +14,14 @@ import argparse
 import os
 import resource
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cclust  # noqa: E402
-from cclust.datasets import make_gaussian_mixture  # noqa: E402
-from _common import cpu_model, write_report  # noqa: E402
-
-PENDIGITS = "/work/shared/data/pendigits.npz"
-
-
-def problem(name, n):
-    if name == "blobs":
-        X, y = make_gaussian_mixture(n, random_state=0)
-        return y, cclust.generate("kmeans", X, 9, n_partitions=50, k_range=(6, 12), init="random", random_state=1)
-    data = np.load(PENDIGITS)
-    X, y = data["X"].astype(np.float64)[:n], data["y"][:n]
-    return y, cclust.generate("kmeans", X, 10, n_partitions=100, k_range=(5, 15), init="random", random_state=1)
-
-
-def timed(fn):
-    start, cpu = time.perf_counter(), os.times()
-    out = fn()
-    end = os.times()
-    return out, time.perf_counter() - start, (end.user + end.system) - (cpu.user + cpu.system)
-
+from _common import cpu_model, timed, write_table  # noqa: E402
+from bench_least_squares import problems  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,30 +48,22 @@ def main():
                     f"{peak:.2f} |")
         print(rows[-1], flush=True)
 
-    for data in ("blobs", "pendigits"):
-        y_true, E = problem(data, 10_000)
+    for data, y_true, E in problems(10_000):
         exact = timed(lambda: addremadd(E, None, max_bytes=2**32, n_threads=2))
         report(data, 10_000, "exact", [exact])
         for sample in args.samples:
             runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_threads=2))
                     for seed in range(args.seeds)]
             report(data, 10_000, sample, runs, exact[0])
-    y_true, E = problem("blobs", args.large_n)
+    _, y_true, E = next(problems(args.large_n))  # blobs: pendigits has 10,992 objects
     for sample in args.large_samples:
         runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_threads=2))
                 for seed in range(args.seeds)]
         report("blobs", args.large_n, sample, runs)
-    header = [
-        f"AddRemAdd's sampled route ({cpu_model()}, {os.cpu_count()} cores shared with other jobs: timings "
-        "under load; n_threads = 2). Mean over the sample draws, (min-max) for the ARIs.",
-        "",
-        "Command: `python benchmarks/bench_addremadd_sample.py " + " ".join(sys.argv[1:]) + "`",
-        "",
-        "| data | n | sample | wall s | CPU s | clusters | ARI vs classes | ARI vs exact | g(S) | g / exact g | "
-        "peak RSS (GiB) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    write_report("\n".join(header + rows), args.out)
+    write_table(f"AddRemAdd's sampled route ({cpu_model()}, {os.cpu_count()} cores shared with other jobs: "
+                "timings under load; n_threads = 2). Mean over the sample draws, (min-max) for the ARIs.",
+                ["data", "n", "sample", "wall s", "CPU s", "clusters", "ARI vs classes", "ARI vs exact", "g(S)",
+                 "g / exact g", "peak RSS (GiB)"], rows, args.out)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ import json
 import os
 import resource
 import sys
-import time
 
 import numpy as np
 
@@ -34,19 +33,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cclust  # noqa: E402
 from cclust.datasets import make_gaussian_mixture  # noqa: E402
-from _common import cpu_model, write_report  # noqa: E402
+from _common import cpu_model, timed, write_table  # noqa: E402
 
 PENDIGITS = "/work/shared/data/pendigits.npz"
 
 
-def ensembles(n):
-    """(name, Ensemble) of the two benchmark problems at n objects."""
-    X, _ = make_gaussian_mixture(n, random_state=0)
-    yield "blobs", cclust.generate("kmeans", X, 9, n_partitions=50, k_range=(6, 12), init="random",
-                                   random_state=1)
-    P = np.load(PENDIGITS)["X"].astype(np.float64)[:n]
-    yield "pendigits", cclust.generate("kmeans", P, 10, n_partitions=100, k_range=(5, 15), init="random",
-                                       random_state=1)
+def problems(n):
+    """(name, classes, Ensemble) of the two benchmark problems at n objects."""
+    X, y = make_gaussian_mixture(n, random_state=0)
+    yield "blobs", y, cclust.generate("kmeans", X, 9, n_partitions=50, k_range=(6, 12), init="random",
+                                      random_state=1)
+    data = np.load(PENDIGITS)
+    P = data["X"].astype(np.float64)[:n]
+    yield "pendigits", data["y"][:n], cclust.generate("kmeans", P, 10, n_partitions=100, k_range=(5, 15),
+                                                      init="random", random_state=1)
 
 
 def digest(labels):
@@ -58,7 +58,7 @@ def memory(args):
 
     rows = []
     for n in args.sizes:
-        for data, E in ensembles(n):
+        for data, _, E in problems(n):
             if data not in args.data:
                 continue
             methods = [(m, {"n_clusters": None, "max_bytes": 64 * n * n}) for m in args.methods]
@@ -68,10 +68,8 @@ def memory(args):
                 value = f"{got['bytes'] / 2**20:.0f}" if "bytes" in got else str(got)
                 rows.append(f"| {m} | {data} | {n} | {value} |")
                 print(rows[-1], flush=True)
-    header = ["Peak memory of one call in a child process (MiB).", "",
-              "Command: `python benchmarks/bench_least_squares.py " + " ".join(sys.argv[1:]) + "`", "",
-              "| method | data | n | peak MiB |", "|---|---|---|---|"]
-    write_report("\n".join(header + rows), args.out)
+    write_table("Peak memory of one call in a child process (MiB).", ["method", "data", "n", "peak MiB"], rows,
+                args.out)
 
 
 def main():
@@ -95,7 +93,7 @@ def main():
         recorded = json.load(open(args.record))
     rows = []
     for n in args.sizes:
-        for data, E in ensembles(n):
+        for data, _, E in problems(n):
             if data not in args.data:
                 continue
             runs = [(m, t) for m in args.methods for t in (args.threads if m == "addremadd" else [None])]
@@ -103,33 +101,22 @@ def main():
                 kwargs = {"max_bytes": 64 * n * n}
                 if threads is not None:
                     kwargs["n_threads"] = threads
-                start, cpu = time.perf_counter(), os.times()
-                res = cclust.get(method)(E, None, **kwargs)
-                elapsed = time.perf_counter() - start
-                cpu_end = os.times()
-                cpu_s = (cpu_end.user + cpu_end.system) - (cpu.user + cpu.system)
+                res, elapsed, cpu_s = timed(lambda: cclust.get(method)(E, None, **kwargs))
                 key = f"{method}/{data}/{n}"
                 h = digest(res.labels)
                 recorded[key] = h
                 same = "–" if key not in stored else ("yes" if stored[key] == h else "NO")
                 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-                rows.append(f"| {method} | {data} | {n} | {E.n_partitions} | {threads or 1} | {elapsed:.2f} | {cpu_s:.2f} | {res.n_clusters} | "
-                            f"{res.objective:.6g} | {peak:.2f} | {same} |")
+                rows.append(f"| {method} | {data} | {n} | {E.n_partitions} | {threads or 1} | {elapsed:.2f} | "
+                            f"{cpu_s:.2f} | {res.n_clusters} | {res.objective:.6g} | {peak:.2f} | {same} |")
                 print(rows[-1], flush=True)
                 if args.record:
                     with open(args.record, "w") as handle:
                         json.dump(recorded, handle, indent=1, sort_keys=True)
-    header = [
-        f"AddRemAdd and ls-agglomerative end to end ({cpu_model()}, {os.cpu_count()} cores shared with "
-        f"other jobs, so timings were taken under load).",
-        "",
-        "Command: `python benchmarks/bench_least_squares.py " + " ".join(sys.argv[1:]) + "`",
-        "",
-        "| method | data | n | r | threads | wall s | CPU s | clusters | objective | "
-        "peak RSS of the process so far (GiB) | same labels |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    write_report("\n".join(header + rows), args.out)
+    write_table(f"AddRemAdd and ls-agglomerative end to end ({cpu_model()}, {os.cpu_count()} cores shared with "
+                "other jobs, so timings were taken under load).",
+                ["method", "data", "n", "r", "threads", "wall s", "CPU s", "clusters", "objective",
+                 "peak RSS of the process so far (GiB)", "same labels"], rows, args.out)
 
 
 if __name__ == "__main__":

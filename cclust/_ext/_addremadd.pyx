@@ -54,12 +54,12 @@ def cluster(const float[:, ::1] similarity, int64_t seed, double tol, int64_t ma
     return membership.astype(bool), contribution, lam, steps, trace[:n_trace].copy()
 
 
-def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int n_threads, bint grouped=True):
-    """Repeated AddRemAdd extraction: (labels int64, contributions, lambdas, seeds, n_updates).
-
-    ``grouped=False`` runs every seed on the full matrix even where the grouped extraction
-    (identical rows, exact sums) would apply; the results are the same."""
-    cdef int64_t n = similarity.shape[0]
+cdef object _extract(const float[:, ::1] similarity, const int64_t[::1] group_of, int route, double tol,
+                     int64_t max_steps, int n_threads):
+    """The extraction by `route`: 0 grouped where exact (full matrix), 1 plain (full matrix),
+    2 from the matrix of groups (None if its sums are not exact)."""
+    cdef int64_t g = similarity.shape[0]
+    cdef int64_t n = group_of.shape[0] if route == 2 else g
     labels = np.empty(n, dtype=np.int32)
     contributions = np.empty(n, dtype=np.float64)
     lambdas = np.empty(n, dtype=np.float64)
@@ -71,14 +71,27 @@ def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int
     cdef int64_t n_updates = 0
     cdef int64_t k
     with nogil:
-        if grouped:
+        if route == 0:
             k = _addremadd_partition(&similarity[0, 0], n, tol, max_steps, n_threads, &lab_view[0],
                                      &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
-        else:
+        elif route == 1:
             k = _addremadd_partition_plain(&similarity[0, 0], n, tol, max_steps, n_threads, &lab_view[0],
                                            &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+        else:
+            k = _addremadd_partition_groups(&similarity[0, 0], g, &group_of[0], n, tol, max_steps, n_threads,
+                                            &lab_view[0], &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+    if k < 0:
+        return None
     return (labels.astype(np.int64), contributions[:k].copy(), lambdas[:k].copy(),
             seeds[:k].copy(), int(n_updates))
+
+
+def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int n_threads, bint grouped=True):
+    """Repeated AddRemAdd extraction: (labels int64, contributions, lambdas, seeds, n_updates).
+
+    ``grouped=False`` runs every seed on the full matrix even where the grouped extraction
+    (identical rows, exact sums) would apply; the results are the same."""
+    return _extract(similarity, None, 0 if grouped else 1, tol, max_steps, n_threads)
 
 
 def partition_groups(const float[:, ::1] similarity, const int64_t[::1] group_of, double tol,
@@ -87,25 +100,7 @@ def partition_groups(const float[:, ::1] similarity, const int64_t[::1] group_of
     (``similarity[g, h]`` the similarity of any object of group g to any of group h, group_of
     the group of each object): the same result as ``partition`` on the full matrix, or None if
     its sums would not be exact in float64 (then use ``partition`` on the full matrix)."""
-    cdef int64_t g = similarity.shape[0]
-    cdef int64_t n = group_of.shape[0]
-    labels = np.empty(n, dtype=np.int32)
-    contributions = np.empty(n, dtype=np.float64)
-    lambdas = np.empty(n, dtype=np.float64)
-    seeds = np.empty(n, dtype=np.int64)
-    cdef int32_t[::1] lab_view = labels
-    cdef double[::1] con_view = contributions
-    cdef double[::1] lam_view = lambdas
-    cdef int64_t[::1] seed_view = seeds
-    cdef int64_t n_updates = 0
-    cdef int64_t k
-    with nogil:
-        k = _addremadd_partition_groups(&similarity[0, 0], g, &group_of[0], n, tol, max_steps, n_threads,
-                                        &lab_view[0], &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
-    if k < 0:
-        return None
-    return (labels.astype(np.int64), contributions[:k].copy(), lambdas[:k].copy(),
-            seeds[:k].copy(), int(n_updates))
+    return _extract(similarity, group_of, 2, tol, max_steps, n_threads)
 
 
 def agglomerate(const double[:, ::1] gains, int64_t target_k):
