@@ -82,7 +82,8 @@ def main():
     parser.add_argument("--record", default=None, help="store the label hashes in this JSON file")
     parser.add_argument("--check", default=None, help="compare the label hashes with this JSON file")
     parser.add_argument("--memory", action="store_true",
-                        help="only the peak memory of each call, one child process per method (cclust.testing.peak_memory)")
+                        help="only the peak memory of each call, one child process per method "
+                             "(cclust.testing.peak_memory)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.memory:
