@@ -14,6 +14,16 @@ def best_of(fn, repeats=1):
     return best, out
 
 
+def timed(fn):
+    """``(fn(), wall seconds, CPU seconds of this process and its threads)``."""
+    import os
+
+    start, cpu = time.perf_counter(), os.times()
+    out = fn()
+    end = os.times()
+    return out, time.perf_counter() - start, (end.user + end.system) - (cpu.user + cpu.system)
+
+
 def cpu_model():
     """The CPU's model name (Linux), else what platform reports."""
     try:
@@ -32,3 +42,13 @@ def write_report(text, path):
     if path:
         with open(path, "w") as handle:
             handle.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_table(title, columns, rows, path):
+    """:func:`write_report` of a Markdown table under ``title`` and the command that made it."""
+    import sys
+
+    script = "benchmarks/" + sys.argv[0].replace("\\", "/").split("/")[-1]
+    header = [title, "", f"Command: `python {script} " + " ".join(sys.argv[1:]) + "`", "",
+              "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    write_report("\n".join(header + list(rows)), path)

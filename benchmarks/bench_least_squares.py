@@ -1,93 +1,123 @@
-"""Speed of the least-squares consensus cores: AddRemAdd (and the agglomeration) on n objects.
+"""Speed of the least-squares consensus functions, with a before/after check of their labels.
 
-Data: ``make_gaussian_mixture(n)`` (12-D, 9 Gaussians as in Mirkin & Shestakov), a profile of 50 k-means
-runs with k uniform on [6, 12]. Reports, per n and thread count, the time of the compiled
-AddRemAdd extraction alone (the co-association formed beforehand), the number of similarity
-updates it made (one per element of a similarity row per toggle, over every seed run), updates
-per second, and the ratio of those updates to the bound ``sum_k m_k^2 |S_k|`` of running every
-remaining seed to its cluster size with O(m) updates per step (m_k objects left before
-extraction k: the paper's O(N^2) per cluster and seed-step); below 1 because seed runs whose
-touched objects all survive an extraction are reused instead of rerun ("bound" column). The agglomeration
-(``ls-agglomerative``) is timed end to end.
+Times ``addremadd`` and ``ls-agglomerative`` end to end (the public functions, co-association
+or projection sums included, ``n_clusters=None``: each method's own number of clusters) on
+realistic k-means ensembles of two data sets at each n:
+
+* ``blobs``: ``make_gaussian_mixture(n)`` (12-D, 9 Gaussians as in Mirkin & Shestakov), 50
+  k-means partitions with k uniform on [6, 12];
+* ``pendigits``: the first n objects of pendigits (``/work/shared/data/pendigits.npz``), 100
+  k-means partitions with k uniform on [5, 15].
+
+Every result's labels are hashed (SHA-256 of the int64 labels). ``--record FILE`` stores the
+hashes (run it on the code before a change); ``--check FILE`` compares against them in the same
+run, so a speed-up that changed any label shows as "NO" in the "same labels" column.
+``--threads`` sets AddRemAdd's ``n_threads`` (one run per value). ``--memory`` measures
+the peak memory of each call instead, in a child process.
 
 Usage::
 
-    python benchmarks/bench_least_squares.py --sizes 2000 10000 --out /tmp/issue6_benchmarks.md
+    python benchmarks/bench_least_squares.py --sizes 2000 5000 10000 --record /tmp/ls_before.json
+    python benchmarks/bench_least_squares.py --sizes 2000 5000 10000 --check /tmp/ls_before.json
 """
 import argparse
-import platform
-import time
+import hashlib
+import json
+import os
+import resource
+import sys
 
 import numpy as np
 
-import cclust
-from cclust._ext import _addremadd
-from cclust.consensus_functions.least_squares import ls_agglomerative
-from cclust.datasets import make_gaussian_mixture
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cclust  # noqa: E402
+from cclust.datasets import make_gaussian_mixture  # noqa: E402
+from _common import cpu_model, timed, write_table  # noqa: E402
+
+PENDIGITS = "/work/shared/data/pendigits.npz"
 
 
-def bound(labels, contributions_sizes):
-    """sum over extractions of m_k^2 |S_k| (every remaining seed run |S_k| steps)."""
-    total, m = 0, labels.shape[0]
-    for size in contributions_sizes:
-        total += m * m * size
-        m -= size
-    return total
+def problems(n):
+    """(name, classes, Ensemble) of the two benchmark problems at n objects."""
+    X, y = make_gaussian_mixture(n, random_state=0)
+    yield "blobs", y, cclust.generate("kmeans", X, 9, n_partitions=50, k_range=(6, 12), init="random",
+                                      random_state=1)
+    data = np.load(PENDIGITS)
+    P = data["X"].astype(np.float64)[:n]
+    yield "pendigits", data["y"][:n], cclust.generate("kmeans", P, 10, n_partitions=100, k_range=(5, 15),
+                                                      init="random", random_state=1)
+
+
+def digest(labels):
+    return hashlib.sha256(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()
+
+
+def memory(args):
+    from cclust.testing import peak_memory
+
+    rows = []
+    for n in args.sizes:
+        for data, _, E in problems(n):
+            if data not in args.data:
+                continue
+            methods = [(m, {"n_clusters": None, "max_bytes": 64 * n * n}) for m in args.methods]
+            result = peak_memory([(np.zeros((n, 1)), E)], methods, n_clusters=2, timeout=3600)[0]
+            for m in args.methods:
+                got = result[m]
+                value = f"{got['bytes'] / 2**20:.0f}" if "bytes" in got else str(got)
+                rows.append(f"| {m} | {data} | {n} | {value} |")
+                print(rows[-1], flush=True)
+    write_table("Peak memory of one call in a child process (MiB).", ["method", "data", "n", "peak MiB"], rows,
+                args.out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--agglomerative-max-n", type=int, default=5000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000, 10000])
+    parser.add_argument("--methods", nargs="+", default=["addremadd", "ls-agglomerative"])
+    parser.add_argument("--data", nargs="+", default=["blobs", "pendigits"])
+    parser.add_argument("--threads", type=int, nargs="+", default=[2],
+                        help="AddRemAdd's n_threads (each value is a run; the labels must agree)")
+    parser.add_argument("--record", default=None, help="store the label hashes in this JSON file")
+    parser.add_argument("--check", default=None, help="compare the label hashes with this JSON file")
+    parser.add_argument("--memory", action="store_true",
+                        help="only the peak memory of each call, one child process per method "
+                             "(cclust.testing.peak_memory)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.memory:
+        return memory(args)
+    stored = json.load(open(args.check)) if args.check else {}
+    recorded = {}
+    if args.record and os.path.exists(args.record):
+        recorded = json.load(open(args.record))
     rows = []
     for n in args.sizes:
-        X, _ = make_gaussian_mixture(n, random_state=0)
-        E = cclust.generate("kmeans", X, 9, n_partitions=50, k_range=(6, 12), init="random", random_state=1)
-        start = time.perf_counter()
-        A = np.ascontiguousarray(E.coassociation(dtype=np.float32, max_bytes=16 * n * n))
-        t_coassoc = time.perf_counter() - start
-        reference = None
-        for threads in args.threads:
-            start = time.perf_counter()
-            labels, contributions, _, seeds, n_updates = _addremadd.partition(A, 1e-9, 10 * n + 10, threads)
-            elapsed = time.perf_counter() - start
-            if reference is None:
-                reference = labels
-            same = "yes" if np.array_equal(reference, labels) else "NO"
-            sizes = np.bincount(labels)
-            b = bound(labels, sizes)
-            rows.append(f"| addremadd | {n} | {threads} | {elapsed:.2f} | {t_coassoc:.2f} | {len(contributions)} | "
-                        f"{n_updates:.3g} | {n_updates / elapsed:.3g} | {n_updates / b:.2f} | {same} |")
-            print(rows[-1], flush=True)
-        del A
-        if n <= args.agglomerative_max_n:
-            start = time.perf_counter()
-            res = ls_agglomerative(E, max_bytes=32 * n * n)
-            elapsed = time.perf_counter() - start
-            rows.append(f"| ls-agglomerative | {n} | 1 | {elapsed:.2f} | (in total) | {res.n_clusters} | "
-                        f"{res.n_iter} merges | | | |")
-            print(rows[-1], flush=True)
-    header = [
-        f"AddRemAdd and ls-agglomerative speed ({platform.processor() or platform.machine()}, "
-        f"OpenMP {'on' if cclust.show_config(file=open('/dev/null', 'w')).get('openmp', False) else 'off'}; "
-        "2 cores shared with other jobs, so timings were taken under contention).",
-        "",
-        "Command: `python benchmarks/bench_least_squares.py --sizes "
-        + " ".join(map(str, args.sizes)) + " --threads " + " ".join(map(str, args.threads))
-        + (f" --out {args.out}" if args.out else "") + "`",
-        "",
-        "| method | n | threads | seconds | co-association s | clusters | similarity updates | "
-        "updates / s | updates / bound | same labels |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    text = "\n".join(header + rows) + "\n"
-    if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(text)
-    print(text)
+        for data, _, E in problems(n):
+            if data not in args.data:
+                continue
+            runs = [(m, t) for m in args.methods for t in (args.threads if m == "addremadd" else [None])]
+            for method, threads in runs:
+                kwargs = {"max_bytes": 64 * n * n}
+                if threads is not None:
+                    kwargs["n_threads"] = threads
+                res, elapsed, cpu_s = timed(lambda: cclust.get(method)(E, None, **kwargs))
+                key = f"{method}/{data}/{n}"
+                h = digest(res.labels)
+                recorded[key] = h
+                same = "–" if key not in stored else ("yes" if stored[key] == h else "NO")
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+                rows.append(f"| {method} | {data} | {n} | {E.n_partitions} | {threads or 1} | {elapsed:.2f} | "
+                            f"{cpu_s:.2f} | {res.n_clusters} | {res.objective:.6g} | {peak:.2f} | {same} |")
+                print(rows[-1], flush=True)
+                if args.record:
+                    with open(args.record, "w") as handle:
+                        json.dump(recorded, handle, indent=1, sort_keys=True)
+    write_table(f"AddRemAdd and ls-agglomerative end to end ({cpu_model()}, {os.cpu_count()} cores shared with "
+                "other jobs, so timings were taken under load).",
+                ["method", "data", "n", "r", "threads", "wall s", "CPU s", "clusters", "objective",
+                 "peak RSS of the process so far (GiB)", "same labels"], rows, args.out)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,28 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+# The grouped extraction (addremadd.cpp) is declared here, next to its only caller.
+cdef extern from *:
+    """
+    #include <cstdint>
+    namespace cclust {
+    int64_t addremadd_partition_groups(const float* similarity, int64_t n_groups, const int64_t* group_of,
+                                       int64_t n, double tol, int64_t max_steps, int n_threads, int32_t* labels,
+                                       double* contributions, double* lambdas, int64_t* seeds,
+                                       int64_t* n_updates);
+    int64_t addremadd_partition_plain(const float* similarity, int64_t n, double tol, int64_t max_steps,
+                                      int n_threads, int32_t* labels, double* contributions,
+                                      double* lambdas, int64_t* seeds, int64_t* n_updates);
+    }
+    """
+    int64_t _addremadd_partition_groups "cclust::addremadd_partition_groups" (
+        const float* similarity, int64_t n_groups, const int64_t* group_of, int64_t n, double tol,
+        int64_t max_steps, int n_threads, int32_t* labels, double* contributions, double* lambdas,
+        int64_t* seeds, int64_t* n_updates) except + nogil
+    int64_t _addremadd_partition_plain "cclust::addremadd_partition_plain" (
+        const float* similarity, int64_t n, double tol, int64_t max_steps, int n_threads, int32_t* labels,
+        double* contributions, double* lambdas, int64_t* seeds, int64_t* n_updates) except + nogil
+
 from cclust._ext.core cimport (
     addremadd_cluster as _addremadd_cluster,
     addremadd_partition as _addremadd_partition,
@@ -32,9 +54,12 @@ def cluster(const float[:, ::1] similarity, int64_t seed, double tol, int64_t ma
     return membership.astype(bool), contribution, lam, steps, trace[:n_trace].copy()
 
 
-def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int n_threads):
-    """Repeated AddRemAdd extraction: (labels int64, contributions, lambdas, seeds, n_updates)."""
-    cdef int64_t n = similarity.shape[0]
+cdef object _extract(const float[:, ::1] similarity, const int64_t[::1] group_of, int route, double tol,
+                     int64_t max_steps, int n_threads):
+    """The extraction by `route`: 0 grouped where exact (full matrix), 1 plain (full matrix),
+    2 from the matrix of groups (None if its sums are not exact)."""
+    cdef int64_t g = similarity.shape[0]
+    cdef int64_t n = group_of.shape[0] if route == 2 else g
     labels = np.empty(n, dtype=np.int32)
     contributions = np.empty(n, dtype=np.float64)
     lambdas = np.empty(n, dtype=np.float64)
@@ -46,10 +71,36 @@ def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int
     cdef int64_t n_updates = 0
     cdef int64_t k
     with nogil:
-        k = _addremadd_partition(&similarity[0, 0], n, tol, max_steps, n_threads, &lab_view[0],
-                                 &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+        if route == 0:
+            k = _addremadd_partition(&similarity[0, 0], n, tol, max_steps, n_threads, &lab_view[0],
+                                     &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+        elif route == 1:
+            k = _addremadd_partition_plain(&similarity[0, 0], n, tol, max_steps, n_threads, &lab_view[0],
+                                           &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+        else:
+            k = _addremadd_partition_groups(&similarity[0, 0], g, &group_of[0], n, tol, max_steps, n_threads,
+                                            &lab_view[0], &con_view[0], &lam_view[0], &seed_view[0], &n_updates)
+    if k < 0:
+        return None
     return (labels.astype(np.int64), contributions[:k].copy(), lambdas[:k].copy(),
             seeds[:k].copy(), int(n_updates))
+
+
+def partition(const float[:, ::1] similarity, double tol, int64_t max_steps, int n_threads, bint grouped=True):
+    """Repeated AddRemAdd extraction: (labels int64, contributions, lambdas, seeds, n_updates).
+
+    ``grouped=False`` runs every seed on the full matrix even where the grouped extraction
+    (identical rows, exact sums) would apply; the results are the same."""
+    return _extract(similarity, None, 0 if grouped else 1, tol, max_steps, n_threads)
+
+
+def partition_groups(const float[:, ::1] similarity, const int64_t[::1] group_of, double tol,
+                     int64_t max_steps, int n_threads):
+    """Repeated AddRemAdd extraction from the matrix of groups of identical objects
+    (``similarity[g, h]`` the similarity of any object of group g to any of group h, group_of
+    the group of each object): the same result as ``partition`` on the full matrix, or None if
+    its sums would not be exact in float64 (then use ``partition`` on the full matrix)."""
+    return _extract(similarity, group_of, 2, tol, max_steps, n_threads)
 
 
 def agglomerate(const double[:, ::1] gains, int64_t target_k):
