@@ -7,31 +7,11 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-# The grouped extraction (addremadd.cpp) is declared here, next to its only caller.
-cdef extern from *:
-    """
-    #include <cstdint>
-    namespace cclust {
-    int64_t addremadd_partition_groups(const float* similarity, int64_t n_groups, const int64_t* group_of,
-                                       int64_t n, double tol, int64_t max_steps, int n_threads, int32_t* labels,
-                                       double* contributions, double* lambdas, int64_t* seeds,
-                                       int64_t* n_updates);
-    int64_t addremadd_partition_plain(const float* similarity, int64_t n, double tol, int64_t max_steps,
-                                      int n_threads, int32_t* labels, double* contributions,
-                                      double* lambdas, int64_t* seeds, int64_t* n_updates);
-    }
-    """
-    int64_t _addremadd_partition_groups "cclust::addremadd_partition_groups" (
-        const float* similarity, int64_t n_groups, const int64_t* group_of, int64_t n, double tol,
-        int64_t max_steps, int n_threads, int32_t* labels, double* contributions, double* lambdas,
-        int64_t* seeds, int64_t* n_updates) except + nogil
-    int64_t _addremadd_partition_plain "cclust::addremadd_partition_plain" (
-        const float* similarity, int64_t n, double tol, int64_t max_steps, int n_threads, int32_t* labels,
-        double* contributions, double* lambdas, int64_t* seeds, int64_t* n_updates) except + nogil
-
 from cclust._ext.core cimport (
     addremadd_cluster as _addremadd_cluster,
     addremadd_partition as _addremadd_partition,
+    addremadd_partition_groups as _addremadd_partition_groups,
+    addremadd_partition_plain as _addremadd_partition_plain,
     ls_agglomerate as _ls_agglomerate,
 )
 

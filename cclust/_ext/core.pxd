@@ -113,5 +113,14 @@ cdef extern from "cclust/addremadd.hpp" namespace "cclust" nogil:
     int64_t addremadd_partition(const float* similarity, int64_t n, double tol, int64_t max_steps,
                                 int n_threads, int32_t* labels, double* contributions,
                                 double* lambdas, int64_t* seeds, int64_t* n_updates) except +
+    int64_t addremadd_partition_groups(const float* similarity, int64_t n_groups,
+                                       const int64_t* group_of, int64_t n, double tol,
+                                       int64_t max_steps, int n_threads, int32_t* labels,
+                                       double* contributions, double* lambdas, int64_t* seeds,
+                                       int64_t* n_updates) except +
+    int64_t addremadd_partition_plain(const float* similarity, int64_t n, double tol,
+                                      int64_t max_steps, int n_threads, int32_t* labels,
+                                      double* contributions, double* lambdas, int64_t* seeds,
+                                      int64_t* n_updates) except +
     int64_t ls_agglomerate(const double* gains, int64_t n, int64_t target_k, int32_t* labels,
                            int64_t* merges, double* merge_gains) except +

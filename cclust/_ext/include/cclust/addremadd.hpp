@@ -9,9 +9,13 @@
 //   than `tol`.
 // * The ensemble-consensus partition: AddRemAdd from every remaining object (in parallel over
 //   seeds, reduced deterministically: largest f, ties to the lowest seed), the winning
-//   cluster removed, repeated until no object is left.
+//   cluster removed, repeated until no object is left. When every running sum is exact in
+//   float64 and the matrix is symmetric, objects with identical rows are run as groups: an
+//   object's sum then depends only on its group and membership, so the decisions (ties to
+//   the lowest object included) are those of the object-by-object run at O(groups) per step.
 // * The combined-consensus agglomeration (Mirkin & Shestakov, sec. 3.2): greedy merging of the pair of
-//   clusters with the largest summed gain, with a priority queue and sum-of-parts updates.
+//   clusters with the largest summed gain; each cluster keeps its best partner among the later
+//   clusters, with sum-of-parts updates.
 //
 // Every output is caller-allocated. Results are bitwise identical for any thread count.
 #pragma once
@@ -41,6 +45,20 @@ int64_t addremadd_cluster(const float* similarity, int64_t n, int64_t seed, doub
 int64_t addremadd_partition(const float* similarity, int64_t n, double tol, int64_t max_steps,
                             int n_threads, int32_t* labels, double* contributions,
                             double* lambdas, int64_t* seeds, int64_t* n_updates);
+
+// The extraction on a G x G similarity of groups of identical rows (group_of: n entries in
+// 0..G-1, every group used): the labels, cluster for cluster, of addremadd_partition on the
+// n x n matrix those groups expand to. Returns -1 (nothing written) when the sums are not exact
+// in float64 or the matrix is not symmetric, for the caller to expand the matrix instead.
+int64_t addremadd_partition_groups(const float* similarity, int64_t n_groups, const int64_t* group_of,
+                                   int64_t n, double tol, int64_t max_steps, int n_threads, int32_t* labels,
+                                   double* contributions, double* lambdas, int64_t* seeds,
+                                   int64_t* n_updates);
+
+// The object-by-object extraction for any similarity (what the grouped route is tested against).
+int64_t addremadd_partition_plain(const float* similarity, int64_t n, double tol, int64_t max_steps,
+                                  int n_threads, int32_t* labels, double* contributions,
+                                  double* lambdas, int64_t* seeds, int64_t* n_updates);
 
 // Greedy agglomeration on the gains g_ij (Mirkin & Shestakov, sec. 3.2; g = p_ij - p-bar, diagonal ignored).
 // Merges the pair with the largest gain while it is positive (target_k == 0), or while more
