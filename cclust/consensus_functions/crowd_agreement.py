@@ -52,6 +52,7 @@ from cclust.result import ConsensusResult
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
 
 __all__ = ["ncai", "weighted_coassociation", "sact", "mgla_graph", "weac", "gp_mgla", "linkage_on_groups",
+           "complete_ensemble", "complete_microclusters", "check_eigenvectors", "check_linkage",
            "DEFAULT_ALPHA", "DEFAULT_BETA", "EXTRAS_MAX_SAMPLES"]
 
 #: The authors' demo: the influence exponent of the NCAI (``I_ncai = ncai .^ beta``).
@@ -102,8 +103,12 @@ def complete_ensemble(ensemble, method, alternative="lwea, lwgp or kcc, which ha
     return E
 
 
-def _canonical(ensemble, n_clusters, method):
-    E0 = complete_ensemble(ensemble, method)
+def complete_microclusters(ensemble, n_clusters, method, alternative="lwea, lwgp or kcc, which handle missing labels"):
+    """What the methods here and LCE start from: the checked input Ensemble, its canonical form
+    (clusters numbered by first appearance, partitions sorted), the input column of each canonical
+    partition, the checked n_clusters and the groups of identical label rows ``(first, inverse,
+    counts)`` of the canonical ensemble (one group per object when all rows differ)."""
+    E0 = complete_ensemble(ensemble, method, alternative)
     C, columns = canonical(E0, return_columns=True)
     E = C.ensemble
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
@@ -117,6 +122,16 @@ def _canonical(ensemble, n_clusters, method):
             f"({groups[0].shape[0]}): objects that every partition labels alike cannot be told apart; ask for "
             f"n_clusters <= {groups[0].shape[0]}.")
     return E0, E, columns, n_clusters, groups
+
+
+def check_eigenvectors(n_clusters, E, hint):
+    """The transfer cut needs K eigenvectors of the cluster graph: K <= sum K_i."""
+    n_c = int(E.offsets[-1])
+    if n_clusters > n_c:
+        raise ValidationError(
+            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
+            f"transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters{hint}.")
+    return n_c
 
 
 # -- the paper's quantities ---------------------------------------------------------------------
@@ -419,7 +434,7 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
     """
     linkage = check_linkage(linkage)
     beta = _check_beta(beta)
-    _, E, columns, n_clusters, (first, inverse, counts) = _canonical(ensemble, n_clusters, "weac")
+    _, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "weac")
     u, values = _partition_weights(E, beta)
     A = _weighted_block(E, u, first, max_bytes, "distinct label rows")
     n = E.n_samples
@@ -491,12 +506,8 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = check_n_threads(n_threads)
-    E0, E, columns, n_clusters, (first, inverse, counts) = _canonical(ensemble, n_clusters, "gp-mgla")
-    n_c = int(E.offsets[-1])
-    if n_clusters > n_c:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
-            "transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters.")
+    E0, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "gp-mgla")
+    n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
     u, values = _partition_weights(E, beta)
     S = _sact(E, u, max_bytes)

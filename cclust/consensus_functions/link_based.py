@@ -64,13 +64,14 @@ import scipy.sparse as sp
 from cclust.base import declare
 from cclust.consensus_functions.crowd_agreement import (
     EXTRAS_MAX_SAMPLES,
+    check_eigenvectors,
     check_linkage,
     complete_ensemble,
+    complete_microclusters,
     linkage_on_groups,
 )
-from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
-from cclust.graph import identical_label_rows, tcut
+from cclust.graph import tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
 
@@ -99,8 +100,11 @@ def _check_common(similarity, dc, n_iter):
     return similarity, dc, n_iter
 
 
+_MISSING_ALTERNATIVE = "kcc, hbgf or lwgp, which handle missing labels"
+
+
 def _ensemble(ensemble):
-    return complete_ensemble(ensemble, "lce", alternative="kcc, hbgf or lwgp, which handle missing labels")
+    return complete_ensemble(ensemble, "lce", alternative=_MISSING_ALTERNATIVE)
 
 
 # -- cluster links ------------------------------------------------------------------------------
@@ -408,26 +412,12 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = check_n_threads(n_threads)
-    E0 = _ensemble(ensemble)
-    E = canonical(E0).ensemble
-    n = E.n_samples
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    groups = identical_label_rows(E.labels)
-    if groups is None:
-        groups = (np.arange(n), np.arange(n), np.ones(n, dtype=np.int64))
+    E0, E, _, n_clusters, groups = complete_microclusters(ensemble, n_clusters, "lce", _MISSING_ALTERNATIVE)
     first, inverse, counts = groups
-    m = first.shape[0]
-    if n_clusters > m:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the ensemble ({m}): "
-            f"objects that every partition labels alike cannot be told apart; ask for n_clusters <= {m}.")
-    n_c = int(E.offsets[-1])
-    if consensus == "spec" and n_clusters > n_c:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
-            "spectral cut needs as many eigenvectors of the cluster graph; ask for fewer clusters or pass "
-            "consensus='average'.")
-    if consensus != "spec":
+    n, m = E.n_samples, first.shape[0]
+    if consensus == "spec":
+        check_eigenvectors(n_clusters, E, " or pass consensus='average'")
+    else:
         check_linkage(consensus)
         require_memory(3 * m * m * 8, f"the refined similarity of {m} distinct label rows", _ALTERNATIVE, max_bytes)
     sim, _, group_srs = _cluster_links(E, similarity, dc, n_iter, first, counts, max_bytes)
