@@ -190,15 +190,22 @@ def ncai(ensemble):
 
 
 def _weighted_block(E, u, rows, max_bytes, what):
-    """The weighted co-association among ``rows``: ``sum_i u_i [same cluster] / sum_i u_i``."""
+    """The weighted co-association among ``rows``: ``sum_i u_i [same cluster] / sum_i u_i``, dense,
+    each cluster's block added at once (cost: the sum over clusters of their size squared; no
+    sparse product, whose m^2 stored entries would take more than the dense result)."""
     m = rows.shape[0]
-    require_memory(3 * m * m * 8 + m * E.n_partitions * 16, f"the weighted co-association of {m} {what}",
-                   _WEAC_ALTERNATIVE, max_bytes)
-    B = E.one_hot()[rows]
-    column_weight = np.repeat(u, E.n_clusters)
-    Bw = B @ sp.diags(column_weight)
+    L = E.labels[rows]
+    largest = max(int(np.bincount(L[:, j]).max()) for j in range(E.n_partitions))
+    require_memory(m * m * 8 + 3 * largest * largest * 8 + m * E.n_partitions * 16,
+                   f"the weighted co-association of {m} {what}", _WEAC_ALTERNATIVE, max_bytes)
     total = u.sum()
-    A = (Bw @ B.T).toarray() / (total if total > 0 else 1.0)
+    share = u / (total if total > 0 else 1.0)
+    A = np.zeros((m, m))
+    for j in range(E.n_partitions):
+        order = np.argsort(L[:, j], kind="stable")
+        bounds = np.flatnonzero(np.diff(L[order, j])) + 1
+        for members in np.split(order, bounds):
+            A[np.ix_(members, members)] += share[j]
     return A
 
 
