@@ -23,6 +23,19 @@ def clusters(labels):
             for j in range(r) for v in sorted(set(labels[:, j].tolist()))]
 
 
+def untied_cuts(D, method, ks):
+    """(k, labels) of SciPy's dendrogram of the full distance matrix D cut at each k of ``ks`` whose
+    cut is not tied (the merge above and the merge below differ in height)."""
+    from scipy.cluster.hierarchy import cut_tree, linkage
+    from scipy.spatial.distance import squareform
+
+    D = np.round(D, 12)
+    np.fill_diagonal(D, 0.0)
+    Z = linkage(squareform(D, checks=False), method=method)
+    n = D.shape[0]
+    return [(k, cut_tree(Z, n_clusters=k).ravel()) for k in ks if not np.isclose(Z[n - k, 2], Z[n - k - 1, 2])]
+
+
 def nmi_max(a, b):
     n = len(a)
     pa = {v: list(a).count(v) / n for v in set(a)}

@@ -8,16 +8,7 @@ WCT on the pairs of one partition normalised by their maximum, SimRank's simulta
 """
 import numpy as np
 
-
-def _weights(r, weights):
-    return np.full(r, 1.0 / r) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
-
-
-def clusters(labels):
-    labels = np.asarray(labels)
-    n, r = labels.shape
-    return [(j, {x for x in range(n) if labels[x, j] == v})
-            for j in range(r) for v in sorted(set(labels[:, j].tolist()))]
+from reference_crowd_agreement import _weights, clusters
 
 
 def index_of(labels):
