@@ -38,6 +38,13 @@ BUILTINS = (
      "LWEA: average linkage of the ECI-weighted co-association, on microclusters (Huang, Wang & Lai 2018)"),
     ("lwgp", "consensus", "cclust.consensus_functions.locally_weighted:lwgp",
      "LWGP: transfer cut of the ECI-weighted object-cluster graph (Huang, Wang & Lai 2018)"),
+    # -- crowd agreement and link-based similarities --
+    ("weac", "consensus", "cclust.consensus_functions.crowd_agreement:weac",
+     "WEAC: hierarchical clustering of the co-association weighted by crowd agreement (Huang, Lai & Wang 2015)"),
+    ("gp-mgla", "consensus", "cclust.consensus_functions.crowd_agreement:gp_mgla",
+     "GP-MGLA: transfer cut of the object-and-cluster graph with SACT cluster links (Huang, Lai & Wang 2015)"),
+    ("lce", "consensus", "cclust.consensus_functions.link_based:lce",
+     "LCE: spectral cut (or linkage) of the refined cluster-association matrix (Iam-On, Boongoen, Garrett & Price 2011)"),
     # -- matrix factorization and selection among methods --
     ("nmf", "consensus", "cclust.consensus_functions.nmf:nmf",
      "Symmetric NMF M ~ H S H^T of the co-association, never formed (Li, Ding & Jordan 2007)"),

@@ -54,17 +54,20 @@ QUADRATIC = {
     "ptgp": None,
     # average linkage of the m x m LWCA of the distinct label rows; the route: METIS groups first
     "lwea": {"n_groups": 100},
+    # average linkage of the m x m weighted co-association of the distinct label rows; no linear route
+    "weac": None,
 }
 #: Quadratic methods that work on microclusters (objects with identical label rows merged): their
 #: n x n structure is m x m for m distinct label rows, which on the clean blobs here may fit the
 #: budget (then the call must run); on the ensemble with missing labels every row differs and they
 #: must refuse, as the others do.
-MICROCLUSTERS = {"ecpcs-hc", "lwea"}
+MICROCLUSTERS = {"ecpcs-hc", "lwea", "weac"}
 #: IPC's criterion is a per-partition sum without missing labels; with them it is normalised per
 #: pair and reads the dense co-association.
 QUADRATIC_WITH_MISSING = {"ipc"}
 #: Methods that refuse missing labels by design (a ValidationError, not a memory matter).
-COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf", "medoid", "se", "he", "dwh", "gv1", "gv3", "sm", "hm"}
+COMPLETE_ONLY = {"best", "ls-agglomerative", "nmf", "medoid", "se", "he", "dwh", "gv1", "gv3", "sm", "hm",
+                 "weac", "gp-mgla", "lce"}
 #: Exact methods with a size limit (an integer program): refused with a ValidationError naming
 #: max_objects at these sizes, before allocating anything.
 SIZE_LIMITED = {"symdiff-median"}

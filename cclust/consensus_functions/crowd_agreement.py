@@ -1,0 +1,535 @@
+"""WEAC and GP-MGLA: crowd agreement weights and multi-granularity link analysis (Huang, Lai & Wang 2015).
+
+Every basic partition is weighted by how much the rest of the ensemble agrees with it, and the
+consensus is formed from those weights at two granularities:
+
+* **Normalized crowd agreement index** (Huang et al. 2015, sec. 3): ``CAI(pi_i) = (1 / (M - 1))
+  sum_{j != i} NMI(pi_i, pi_j)``, ``NCAI(pi_i) = CAI(pi_i) / max_j CAI(pi_j)`` (:func:`ncai`), and
+  the weight of pi_i is ``NCAI(pi_i) ** beta`` (beta = 2 in the authors' demo).
+* **WEAC** (sec. 4.1): the weighted co-association ``S(x, y) = sum_i u_i [pi_i(x) = pi_i(y)] /
+  sum_i u_i`` with ``u_i = NCAI(pi_i) ** beta`` (:func:`weighted_coassociation`), clustered by
+  hierarchical agglomeration (average, complete or single linkage) and cut at K (:func:`weac`).
+* **GP-MGLA** (sec. 4.2): the source-aware connected-triple similarity (SACT) of clusters
+  (:func:`sact`) and the bipartite graph whose left side holds the objects and the clusters and
+  whose right side holds the clusters (:func:`mgla_graph`), cut by the transfer cut
+  (:func:`cclust.graph.tcut`; Li et al. 2012) as in the authors' code (:func:`gp_mgla`).
+
+Choices settled by the authors' MATLAB code (Huang, Lai & Wang 2015, version 3.0), recorded here:
+
+* NMI in the crowd agreement is ``I(a, b) / max(H(a), H(b))`` (their ``NMImax``); two partitions
+  that each put every object in one cluster count as agreeing fully (NMI 1, which their code's
+  ``eps`` arithmetic also gives). When no partition agrees with any other (every CAI is 0), the
+  NCAI is undefined (0 / 0); cclust then weighs all partitions alike (NCAI = 1) instead of failing.
+* SACT (their ``makeWeightsBtwCls_SACT``): with ``J`` the Jaccard similarity of clusters (1 on the
+  diagonal), ``SACT(C_a, C_b) = sum_k u(C_k) min(J(C_k, C_a), J(C_k, C_b))`` over every cluster
+  C_k linked to both (C_a and C_b themselves included, through ``J = 1`` on the diagonal), u(C_k)
+  the weight of C_k's partition; the matrix is divided by its largest entry and its diagonal set
+  to 1.
+* The graph (their ``getBipartiteGraph``): object x is joined to each of its clusters in pi_i with
+  weight ``alpha u_i`` (alpha = 0.5 in the demo); cluster C_a (as a left vertex) is joined to
+  cluster C_b (right vertex) with weight ``SACT(C_a, C_b)``. The transfer cut's k-means runs on the
+  object rows only (their ``Tcut_for_clustering_ensemble``), here with k-means++ seeding and 3 runs
+  (theirs: one farthest-first run from the first object), so labels agree with theirs in
+  distribution, not bit for bit.
+* WEAC's linkage: the demo returns single, complete and average linkage; ``linkage="average"``
+  is the default here (the variant whose NMI the demo prints).
+
+Partition weights of an :class:`~cclust.ensemble.Ensemble` (``w_i``, summing to 1) multiply the
+crowd weights: ``u_i = M w_i NCAI(pi_i) ** beta``; equal weights give the authors' equations.
+
+Missing labels (-1) are refused: NMI, the co-association and the Jaccard overlaps of the paper are
+defined on complete partitions.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from cclust.base import declare
+from cclust.consensus_functions.ecpcs import average_linkage_merges, cut_merges
+from cclust.consensus_functions.voting import canonical
+from cclust.errors import ValidationError
+from cclust.graph import identical_label_rows, tcut
+from cclust.result import ConsensusResult
+from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
+
+__all__ = ["ncai", "weighted_coassociation", "sact", "mgla_graph", "weac", "gp_mgla", "linkage_on_groups",
+           "complete_ensemble", "complete_microclusters", "check_eigenvectors", "check_linkage",
+           "DEFAULT_ALPHA", "DEFAULT_BETA", "EXTRAS_MAX_SAMPLES"]
+
+#: The authors' demo: the influence exponent of the NCAI (``I_ncai = ncai .^ beta``).
+DEFAULT_BETA = 2.0
+
+#: The authors' demo: the weight of the object-cluster links of the MGLA graph.
+DEFAULT_ALPHA = 0.5
+
+#: n x n matrices (the weighted co-association) and the MGLA graph go into ``extras`` only up to this n.
+EXTRAS_MAX_SAMPLES = 1000
+
+#: Distances are rounded to this many decimals, so pairs tied in exact arithmetic stay tied.
+_DECIMALS = 12
+
+LINKAGES = ("average", "complete", "single")
+
+_WEAC_ALTERNATIVE = "use gp-mgla, lwgp, hbgf or kcc, which never form an object x object matrix"
+
+
+# -- checks -------------------------------------------------------------------------------------
+
+def _check_beta(beta):
+    return check_float(beta, "beta", low=0.0)
+
+
+def _check_alpha(alpha):
+    return check_float(alpha, "alpha", low=0.0, low_open=True)
+
+
+def complete_ensemble(ensemble, method, alternative="lwea, lwgp or kcc, which handle missing labels"):
+    """The Ensemble of ``ensemble``, refused unless it is complete and has something to fuse:
+    at least two partitions, one of them with two clusters or more."""
+    from cclust.ensemble import as_ensemble
+
+    E = as_ensemble(ensemble)
+    if E.has_missing:
+        raise ValidationError(
+            f"ensemble: {method} needs every object labelled by every partition, but the ensemble has "
+            f"missing labels (-1); drop the incomplete partitions or objects, or use {alternative}.")
+    if E.n_partitions < 2:
+        raise ValidationError(
+            f"ensemble: {method} compares partitions with each other and needs at least two, got "
+            f"{E.n_partitions}; generate more partitions.")
+    if (E.n_clusters <= 1).all():
+        raise ValidationError(
+            "ensemble: every partition puts all objects in one cluster, so there is nothing to fuse; "
+            "generate partitions with at least two clusters.")
+    return E
+
+
+def complete_microclusters(ensemble, n_clusters, method, alternative="lwea, lwgp or kcc, which handle missing labels"):
+    """What the methods here and LCE start from: the checked input Ensemble, its canonical form
+    (clusters numbered by first appearance, partitions sorted), the input column of each canonical
+    partition, the checked n_clusters and the groups of identical label rows ``(first, inverse,
+    counts)`` of the canonical ensemble (one group per object when all rows differ)."""
+    E0 = complete_ensemble(ensemble, method, alternative)
+    C, columns = canonical(E0, return_columns=True)
+    E = C.ensemble
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
+    groups = identical_label_rows(E.labels)
+    if groups is None:
+        n = E.n_samples
+        groups = (np.arange(n), np.arange(n), np.ones(n, dtype=np.int64))
+    if n_clusters > groups[0].shape[0]:
+        raise ValidationError(
+            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the ensemble "
+            f"({groups[0].shape[0]}): objects that every partition labels alike cannot be told apart; ask for "
+            f"n_clusters <= {groups[0].shape[0]}.")
+    return E0, E, columns, n_clusters, groups
+
+
+def check_eigenvectors(n_clusters, E, hint):
+    """The transfer cut needs K eigenvectors of the cluster graph: K <= sum K_i."""
+    n_c = int(E.offsets[-1])
+    if n_clusters > n_c:
+        raise ValidationError(
+            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
+            f"transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters{hint}.")
+    return n_c
+
+
+# -- the paper's quantities ---------------------------------------------------------------------
+
+def _ncai(E):
+    """NCAI of every partition of the complete Ensemble E (NMI normalised by the larger entropy)."""
+    n, M = E.n_samples, E.n_partitions
+    starts = E.offsets[:-1]
+    p = np.bincount((E.labels + starts).reshape(-1), minlength=int(E.offsets[-1])) / n
+    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    H = -np.add.reduceat(plogp, starts)
+    nmi = np.ones((M, M))
+    for i in range(M - 1):
+        P = E.contingency(E.labels[:, i], int(E.n_clusters[i])).astype(np.float64) / n
+        ratio = P / (p[starts[i]:E.offsets[i + 1], None] * p[None, :])
+        terms = np.where(P > 0, P * np.log(np.where(P > 0, ratio, 1.0)), 0.0)
+        mi = np.add.reduceat(terms.sum(axis=0), starts)
+        denominator = np.maximum(H[i], H)
+        row = np.where(denominator > 0, np.maximum(mi, 0.0) / np.where(denominator > 0, denominator, 1.0), 1.0)
+        nmi[i, i + 1:] = row[i + 1:]
+        nmi[i + 1:, i] = row[i + 1:]
+    cai = (nmi.sum(axis=1) - 1.0) / (M - 1)
+    top = cai.max()
+    return cai / top if top > 0 else np.ones(M)
+
+
+def _partition_weights(E, beta):
+    """``u_i = M w_i NCAI(pi_i) ** beta`` and the NCAI."""
+    values = _ncai(E)
+    return E.n_partitions * E.weights * values ** beta, values
+
+
+def ncai(ensemble):
+    """Normalized crowd agreement index of every partition (Huang, Lai & Wang 2015, sec. 3).
+
+    ``CAI(pi_i)`` is the mean NMI of pi_i with the other partitions (NMI normalised by the larger
+    entropy, as in the authors' code), and ``NCAI = CAI / max CAI``, in [0, 1].
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete (no missing labels), at least two partitions.
+
+    Returns
+    -------
+    ndarray of shape (n_partitions,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import ncai
+    >>> ncai(np.array([[0, 0, 0], [0, 0, 1], [1, 1, 0], [1, 1, 1]])).round(3).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    return _ncai(complete_ensemble(ensemble, "the crowd agreement index"))
+
+
+def _weighted_block(E, u, rows, max_bytes, what):
+    """The weighted co-association among ``rows``: ``sum_i u_i [same cluster] / sum_i u_i``, dense,
+    each cluster's block added at once (cost: the sum over clusters of their size squared; no
+    sparse product, whose m^2 stored entries would take more than the dense result)."""
+    m = rows.shape[0]
+    L = E.labels[rows]
+    largest = max(int(np.bincount(L[:, j]).max()) for j in range(E.n_partitions))
+    require_memory(m * m * 8 + 3 * largest * largest * 8 + m * E.n_partitions * 16,
+                   f"the weighted co-association of {m} {what}", _WEAC_ALTERNATIVE, max_bytes)
+    total = u.sum()
+    share = u / (total if total > 0 else 1.0)
+    A = np.zeros((m, m))
+    for j in range(E.n_partitions):
+        order = np.argsort(L[:, j], kind="stable")
+        bounds = np.flatnonzero(np.diff(L[order, j])) + 1
+        for members in np.split(order, bounds):
+            A[np.ix_(members, members)] += share[j]
+    return A
+
+
+def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
+    """The NCAI-weighted co-association matrix of WEAC (Huang, Lai & Wang 2015, sec. 4.1).
+
+    ``S(x, y) = sum_i u_i [pi_i(x) = pi_i(y)] / sum_i u_i``, ``u_i = M w_i NCAI(pi_i) ** beta``
+    (1 on the diagonal).
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    beta : float, default=2.0
+        >= 0; the influence of the NCAI (0 gives the plain co-association).
+    max_bytes : int, default=None
+        Memory budget of the n x n matrix.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_samples)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import weighted_coassociation
+    >>> weighted_coassociation(np.array([[0, 0, 0], [0, 0, 1], [1, 1, 0], [1, 1, 1]]))[0].round(3).tolist()
+    [1.0, 1.0, 0.0, 0.0]
+    """
+    beta = _check_beta(beta)
+    E = complete_ensemble(ensemble, "the weighted co-association")
+    u, _ = _partition_weights(E, beta)
+    A = _weighted_block(E, u, np.arange(E.n_samples), max_bytes, "objects")
+    np.fill_diagonal(A, 1.0)
+    return A
+
+
+def _jaccard(E):
+    """Sparse Jaccard similarity of every pair of clusters (clusters of one partition never overlap,
+    so their entries are 0), with 1 on the diagonal."""
+    B = E.one_hot()
+    O = (B.T @ B).tocoo()
+    sizes = np.asarray(B.sum(axis=0)).reshape(-1)
+    values = O.data / (sizes[O.row] + sizes[O.col] - O.data)
+    return sp.csr_matrix((values, (O.row, O.col)), shape=O.shape)
+
+
+def _sact(E, u, max_bytes):
+    """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering."""
+    n_c = int(E.offsets[-1])
+    require_memory(2 * n_c * n_c * 8, f"the SACT similarity of {n_c} clusters",
+                   "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
+    J = _jaccard(E)
+    cluster_weight = np.repeat(u, E.n_clusters)
+    total = np.zeros((n_c, n_c))
+    for k in range(n_c):
+        start, stop = J.indptr[k], J.indptr[k + 1]
+        linked = J.indices[start:stop]
+        values = J.data[start:stop]
+        total[np.ix_(linked, linked)] += cluster_weight[k] * np.minimum.outer(values, values)
+    top = total.max()
+    if top > 0:
+        total /= top
+    np.fill_diagonal(total, 1.0)
+    return total
+
+
+def sact(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
+    """Source-aware connected-triple similarity of every pair of clusters (Huang, Lai & Wang 2015, sec. 4.2).
+
+    ``SACT(C_a, C_b) = sum_k u(C_k) min(J(C_k, C_a), J(C_k, C_b)) / max``, J the Jaccard
+    similarity of clusters (1 on the diagonal), u(C_k) the crowd weight of C_k's partition; 1 on
+    the diagonal (see the module docstring for the authors' code's reading).
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    beta : float, default=2.0
+    max_bytes : int, default=None
+        Memory budget of the (sum K_i) x (sum K_i) matrix.
+
+    Returns
+    -------
+    ndarray of shape (sum K_i, sum K_i)
+        Cluster l of partition i at ``ensemble.offsets[i] + l`` (the numbering of
+        :class:`cclust.Ensemble`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import sact
+    >>> sact(np.array([[0, 0], [0, 0], [1, 1], [1, 2]])).round(3)[0].tolist()
+    [1.0, 0.0, 1.0, 0.0, 0.0]
+    """
+    beta = _check_beta(beta)
+    E = complete_ensemble(ensemble, "SACT")
+    u, _ = _partition_weights(E, beta)
+    return _sact(E, u, max_bytes)
+
+
+def _graph(E, u, S, alpha, rows=None):
+    """The MGLA graph: object rows (``rows`` of them, all by default), then one row per cluster."""
+    B = E.one_hot() if rows is None else E.one_hot()[rows]
+    objects = B @ sp.diags(alpha * np.repeat(u, E.n_clusters))
+    return sp.vstack([objects, sp.csr_matrix(S)], format="csr")
+
+
+def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=None):
+    """The multi-granularity bipartite graph of GP-MGLA (Huang, Lai & Wang 2015, sec. 4.2).
+
+    Rows: the n objects, then the sum K_i clusters; columns: the clusters. Object x links to its
+    cluster in pi_i with weight ``alpha u_i``; cluster C_a links to C_b with ``SACT(C_a, C_b)``.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    alpha : float, default=0.5
+        > 0; weight of the object-cluster links.
+    beta : float, default=2.0
+    max_bytes : int, default=None
+        Memory budget of the SACT matrix.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_samples + sum K_i, sum K_i)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import mgla_graph
+    >>> mgla_graph(np.array([[0, 0], [0, 0], [1, 1], [1, 2]])).shape
+    (9, 5)
+    """
+    alpha, beta = _check_alpha(alpha), _check_beta(beta)
+    E = complete_ensemble(ensemble, "the MGLA graph")
+    u, _ = _partition_weights(E, beta)
+    return _graph(E, u, _sact(E, u, max_bytes), alpha)
+
+
+# -- agglomeration over groups of identical objects ---------------------------------------------
+
+def linkage_on_groups(D, counts, n_clusters, linkage):
+    """Agglomerate m groups of identical objects (distances D between groups, ``counts`` objects
+    each) and cut at ``n_clusters``: the labels of the groups and the height of the first merge
+    left out.
+
+    Exact for objects whose distance to their own group is the smallest they have (they merge
+    first, at the bottom of the dendrogram): average linkage is the size-weighted average of
+    groups (:func:`cclust.consensus_functions.ecpcs.average_linkage_merges`); single and complete
+    linkage do not depend on the sizes (:func:`scipy.cluster.hierarchy.linkage`). D (float64,
+    m x m) is overwritten.
+    """
+    from scipy.cluster.hierarchy import cut_tree
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.spatial.distance import squareform
+
+    m = D.shape[0]
+    np.round(D, _DECIMALS, out=D)
+    if linkage == "average":
+        merges = average_linkage_merges(D, counts)
+        return cut_merges(merges, m, n_clusters)
+    np.fill_diagonal(D, 0.0)
+    Z = scipy_linkage(squareform(D, checks=False), method=linkage)
+    labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
+    height = float(Z[m - n_clusters, 2]) if n_clusters < m else float("nan")
+    return labels, height
+
+
+def check_linkage(linkage, allowed=LINKAGES):
+    if linkage not in allowed:
+        raise ValidationError(f"linkage must be one of {list(allowed)}, got {linkage!r}.")
+    return linkage
+
+
+def _in_extras(n, max_bytes):
+    return n <= EXTRAS_MAX_SAMPLES and 2 * n * n * 8 <= memory_budget(max_bytes)
+
+
+def _to_input_columns(values, columns):
+    out = np.empty_like(values)
+    out[columns] = values
+    return out
+
+
+# -- WEAC ---------------------------------------------------------------------------------------
+
+@declare(handles_missing=False)
+def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_bytes=None, random_state=None):
+    """Weighted evidence accumulation clustering, WEAC (Huang, Lai & Wang 2015, sec. 4.1).
+
+    Hierarchical agglomeration of the NCAI-weighted co-association (:func:`weighted_coassociation`),
+    the dendrogram cut at K clusters (the authors' code: MATLAB ``linkage`` on ``1 - S`` and
+    ``cluster(..., 'maxclust', K)``).
+
+    **Microclusters (exact).** Objects with identical label rows have co-association 1 with each
+    other and below 1 with every other object (as long as their partitions' weights are
+    positive; a weight-0 partition ties them at 1, which merges them at height 0 just the same),
+    so every linkage merges them first. cclust agglomerates the m distinct label rows
+    (:func:`cclust.graph.identical_label_rows`), average linkage weighted by the groups' sizes:
+    O(m^2) memory and time instead of O(n^2), the same dendrogram above height 0. The
+    ensemble is put in a canonical order first and distances rounded to 12 decimals, so the
+    labels do not depend on cluster names or partition order; merges tied exactly may be taken
+    in another order than MATLAB's.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete partitions (missing labels are refused), at least two.
+    n_clusters : int
+        K, in [2, number of distinct label rows].
+    linkage : {"average", "complete", "single"}, default="average"
+    beta : float, default=2.0
+        >= 0; weights are ``NCAI ** beta`` (2 in the authors' demo).
+    max_bytes : int, default=None
+        Memory budget of the m x m matrix.
+    random_state : ignored
+        WEAC is deterministic.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective``: the linkage distance ``1 - S`` of the first merge above the cut.
+        ``extras``: ``ncai`` and ``weights`` (``u_i``, per input partition), ``beta``, ``linkage``,
+        ``n_microclusters``, and ``coassociation`` (the n x n weighted co-association) when
+        n <= 1,000.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import weac
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> weac(labels, 2).labels.tolist()
+    [0, 0, 1, 1, 1]
+    """
+    linkage = check_linkage(linkage)
+    beta = _check_beta(beta)
+    _, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "weac")
+    u, values = _partition_weights(E, beta)
+    A = _weighted_block(E, u, first, max_bytes, "distinct label rows")
+    n = E.n_samples
+    extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
+              "beta": beta, "linkage": linkage, "n_microclusters": int(first.shape[0])}
+    if _in_extras(n, max_bytes):
+        full = A[np.ix_(inverse, inverse)]
+        np.fill_diagonal(full, 1.0)
+        extras["coassociation"] = full
+    np.subtract(1.0, A, out=A)
+    groups, height = linkage_on_groups(A, counts, n_clusters, linkage)
+    return ConsensusResult.from_labels(
+        groups[inverse], objective=height,
+        objective_name=f"{linkage}-linkage distance 1 - weighted co-association of the first merge above the cut",
+        method="weac", extras=extras)
+
+
+# -- GP-MGLA ------------------------------------------------------------------------------------
+
+@declare(handles_missing=False, object_order="distribution")
+def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_init=3, max_iter=100, max_bytes=None,
+            random_state=None, n_threads=None):
+    """Graph partitioning with multi-granularity link analysis, GP-MGLA (Huang, Lai & Wang 2015, sec. 4.2).
+
+    The bipartite graph of :func:`mgla_graph` (objects and clusters on one side, clusters on the
+    other; links weighted by the crowd agreement and SACT) is cut into K parts by the transfer cut
+    (:func:`cclust.graph.tcut`, Li et al. 2012): the normalised-cut eigenvectors of the cluster
+    side, transferred to the objects, row-normalised, then k-means on the object rows only (the
+    cluster rows shape the eigenvectors but are not clustered), as in the authors' code. Objects
+    with identical label rows are one row counted by their number (the same cut). Memory is
+    linear in n r plus the (sum K_i)^2 SACT matrix; no object x object matrix.
+
+    Parameters
+    ----------
+    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Complete partitions (missing labels are refused), at least two.
+    n_clusters : int
+        K, in [2, min(number of distinct label rows, total number of clusters)].
+    alpha : float, default=0.5
+        > 0; weight of the object-cluster links (the authors' demo).
+    beta : float, default=2.0
+        >= 0; partition weights ``NCAI ** beta``.
+    n_init, max_iter : int, default=3, 100
+        The transfer cut's k-means runs (k-means++) and Lloyd iterations.
+    max_bytes : int, default=None
+        Memory budget of the SACT matrix.
+    random_state : int, Generator or None
+        Seeds k-means.
+    n_threads : int, default=None
+        Threads of the k-means passes; the labels do not depend on it.
+
+    Returns
+    -------
+    ConsensusResult
+        ``objective``: the k-means within-cluster sum of squares in the embedding (lower is
+        better). ``extras``: ``ncai``, ``weights``, ``alpha``, ``beta``, ``n_microclusters``,
+        ``eigenvalues``, and for n <= 1,000 ``sact`` ((sum K_i)^2, numbered as
+        :class:`cclust.Ensemble` numbers the input's clusters) and ``graph`` (:func:`mgla_graph`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.consensus_functions.crowd_agreement import gp_mgla
+    >>> labels = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]])
+    >>> gp_mgla(labels, 2, random_state=0).labels.tolist() in ([0, 0, 1, 1, 1], [1, 1, 0, 0, 0])
+    True
+    """
+    alpha, beta = _check_alpha(alpha), _check_beta(beta)
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    n_threads = check_n_threads(n_threads)
+    E0, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "gp-mgla")
+    n_c = check_eigenvectors(n_clusters, E, "")
+    rng = check_random_state(random_state)
+    u, values = _partition_weights(E, beta)
+    S = _sact(E, u, max_bytes)
+    B = _graph(E, u, S, alpha, rows=first)
+    rows = (first, inverse, np.concatenate([counts, np.ones(n_c, dtype=np.int64)]))
+    result = tcut(B, n_clusters, groups=rows, random_state=rng, n_init=n_init, max_iter=max_iter,
+                  n_threads=n_threads)
+    extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
+              "alpha": alpha, "beta": beta, "n_microclusters": int(first.shape[0]),
+              "eigenvalues": result.eigenvalues}
+    if _in_extras(E.n_samples, max_bytes):
+        u0, _ = _partition_weights(E0, beta)
+        extras["sact"] = _sact(E0, u0, max_bytes)
+        extras["graph"] = _graph(E0, u0, extras["sact"], alpha)
+    return ConsensusResult.from_labels(
+        result.labels, objective=float(result.objective),
+        objective_name="within-cluster sum of squares of the transfer-cut embedding (lower is better)",
+        method="gp-mgla", extras=extras)

@@ -1,0 +1,189 @@
+"""WEAC and GP-MGLA (Huang, Lai & Wang 2015) against the literal references of
+``tests/reference_crowd_agreement.py``, hand-computed cases, and bad input."""
+import math
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import Ensemble
+from cclust.consensus_functions.crowd_agreement import gp_mgla, mgla_graph, ncai, sact, weac, weighted_coassociation
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.graph import tcut
+from cclust.testing import check_consensus
+import reference_crowd_agreement as ref
+from factories import noisy_labels, noisy_labels_with_truth, same_partition
+
+WEIGHTED = pytest.mark.parametrize("weighted", [False, True], ids=["equal", "weighted"])
+
+
+def _ensemble(rng, weighted, n=24, r=5):
+    L = noisy_labels(rng, n=n, r=r)
+    w = rng.uniform(0.5, 2.0, size=r) if weighted else None
+    return L, w
+
+
+@pytest.mark.parametrize("name", ["weac", "gp-mgla"])
+def test_conformance(name):
+    check_consensus(name)
+
+
+# -- hand-computed cases -------------------------------------------------------------------------
+
+def test_hand_computed_ncai_and_weights():
+    # pi_1 = pi_2 (NMI 1); pi_3 = {0,2 | 1,3} is independent of both (NMI 0).
+    L = np.array([[0, 0, 0], [0, 0, 1], [1, 1, 0], [1, 1, 1]])
+    np.testing.assert_allclose(ncai(L), [1.0, 1.0, 0.0])
+    S = weighted_coassociation(L, beta=2.0)
+    # pi_3 weighs 0: objects 0 and 1 agree in every partition that counts.
+    assert S[0, 1] == pytest.approx(1.0) and S[0, 2] == pytest.approx(0.0)
+    # beta = 0: the plain co-association.
+    np.testing.assert_allclose(weighted_coassociation(L, beta=0.0), Ensemble(L).coassociation())
+
+
+def test_nmi_normalised_by_the_larger_entropy():
+    # pi_1 = {0,1 | 2,3}, pi_2 = {0 | 1 | 2,3}: I = log 2, H_1 = log 2, H_2 = 1.5 log 2 -> NMI 2/3
+    # (the square-root normalisation would give 0.816). CAI_1 = (2/3 + 1) / 2 with pi_3 = pi_1.
+    L = np.array([[0, 0, 0], [0, 1, 0], [1, 2, 1], [1, 2, 1]])
+    cai = np.array([(2 / 3 + 1) / 2, (2 / 3 + 2 / 3) / 2, (2 / 3 + 1) / 2])
+    np.testing.assert_allclose(ncai(L), cai / cai.max())
+
+
+def test_hand_computed_sact():
+    # pi_1 = {0,1 | 2,3}, pi_2 = {0,1 | 2 | 3}; equal NCAI (u = 1 each, see below).
+    # J(A, a) = 1, J(B, b) = J(B, c) = 1/2, others 0. SACT sums: A-a: min over k in {A, a} = 2;
+    # diagonal of A: J(A,A) + J(a,A) = 2; B-b: k = B gives min(1, 1/2), k = b gives min(1/2, 1): 1;
+    # b-c: only k = B links both: min(1/2, 1/2) = 1/2. Maximum 2.
+    L = np.array([[0, 0], [0, 0], [1, 1], [1, 2]])
+    u = ref.partition_weights(L, 2.0)
+    assert u[0] == pytest.approx(u[1])
+    S = sact(L)
+    assert S[0, 2] == pytest.approx(1.0)
+    assert S[1, 3] == pytest.approx(0.5)
+    assert S[3, 4] == pytest.approx(0.25)
+    assert S[0, 1] == 0.0 and S[3, 3] == 1.0
+
+
+# -- against the literal references --------------------------------------------------------------
+
+@WEIGHTED
+def test_quantities_match_the_reference(rng, weighted):
+    L, w = _ensemble(rng, weighted)
+    E = Ensemble(L, weights=w)
+    if not weighted:
+        np.testing.assert_allclose(ncai(E), ref.ncai(L), atol=1e-12)
+    np.testing.assert_allclose(weighted_coassociation(E, 1.5), ref.weighted_coassociation(L, 1.5, w), atol=1e-12)
+    np.testing.assert_allclose(sact(E, 1.5), ref.sact(L, 1.5, w), atol=1e-12)
+    np.testing.assert_allclose(mgla_graph(E, 0.3, 1.5).toarray(), ref.mgla_graph(L, 0.3, 1.5, w), atol=1e-12)
+
+
+@WEIGHTED
+def test_extras_match_the_reference(rng, weighted):
+    L, w = _ensemble(rng, weighted)
+    E = Ensemble(L, weights=w)
+    res = weac(E, 3)
+    np.testing.assert_allclose(res.extras["coassociation"], ref.weighted_coassociation(L, 2.0, w), atol=1e-12)
+    np.testing.assert_allclose(res.extras["weights"], ref.partition_weights(L, 2.0, w), atol=1e-12)
+    res = gp_mgla(E, 3, random_state=0)
+    np.testing.assert_allclose(res.extras["sact"], ref.sact(L, 2.0, w), atol=1e-12)
+    np.testing.assert_allclose(res.extras["graph"].toarray(), ref.mgla_graph(L, 0.5, 2.0, w), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["average", "complete", "single"])
+def test_weac_equals_scipy_linkage_of_the_full_matrix(rng, method):
+    # Duplicated rows make microclusters; the object-level dendrogram must give the same cut.
+    L = noisy_labels(rng, n=30, r=5)
+    L = np.vstack([L, L[:10]])
+    cuts = ref.untied_cuts(1.0 - ref.weighted_coassociation(L, 2.0), method, range(2, 8))
+    assert len(cuts) >= 2
+    for k, expected in cuts:
+        assert same_partition(weac(L, k, linkage=method).labels, expected), (method, k)
+
+
+def test_gp_mgla_is_the_transfer_cut_of_the_literal_graph(rng):
+    L = noisy_labels(rng, n=30, r=5)
+    L = np.vstack([L, L[:8]])                    # microclusters: rows counted by their number
+    n = L.shape[0]
+    B = ref.mgla_graph(L, 0.5, 2.0)
+    U, values = ref.tcut_object_embedding(B, n, 3)
+    res = gp_mgla(L, 3, random_state=0)
+    np.testing.assert_allclose(np.sort(res.extras["eigenvalues"]), np.sort(values), atol=1e-9)
+    rows = B.shape[0]
+    expected = tcut(B, 3, groups=(np.arange(rows), np.arange(n), np.ones(rows)), random_state=0)
+    # k-means on the same object embedding (up to the sign of the eigenvectors) from the same seed.
+    assert same_partition(res.labels, expected.labels)
+    from cclust.metrics import kmeans_objective
+    assert kmeans_objective(U, res.labels) == pytest.approx(res.objective, rel=1e-6)
+
+
+def test_recovers_the_truth_of_a_clean_ensemble(rng):
+    L, truth = noisy_labels_with_truth(rng, n=60, r=10, k=3, noise=0.1)
+    for res in (weac(L, 3), gp_mgla(L, 3, random_state=0)):
+        assert cclust.get("ari")(res.labels, truth) > 0.9
+
+
+def test_a_partition_disagreeing_with_all_others_is_silenced():
+    # Five copies of the truth and one partition unrelated to it: the odd one gets weight ~0.
+    truth = np.repeat([0, 1, 2], 10)
+    odd = np.tile([0, 1], 15)
+    L = np.column_stack([truth] * 5 + [odd])
+    res = weac(L, 3)
+    assert res.extras["weights"][-1] < 0.05 and same_partition(res.labels, truth)
+
+
+def test_identical_label_rows_are_one_microcluster():
+    L = np.array([[0, 0], [0, 0], [1, 1], [1, 1], [1, 2]])
+    assert weac(L, 2).extras["n_microclusters"] == 3
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [weac, gp_mgla])
+def test_refuses_missing_labels(fn):
+    L = np.array([[0, 0], [0, -1], [1, 1], [1, 1]])
+    with pytest.raises(ValidationError, match="missing labels"):
+        fn(L, 2)
+
+
+@pytest.mark.parametrize("fn", [weac, gp_mgla])
+def test_refuses_one_partition_and_one_cluster(fn):
+    with pytest.raises(ValidationError, match="at least two"):
+        fn(np.array([[0], [0], [1], [1]]), 2)
+    with pytest.raises(ValidationError, match="one cluster"):
+        fn(np.zeros((4, 3), dtype=int), 2)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"beta": -1.0}, "beta"), ({"beta": np.nan}, "beta"), ({"linkage": "ward"}, "linkage"),
+    ({"n_clusters": 1}, "n_clusters"), ({"n_clusters": 5}, "distinct label vectors")])
+def test_weac_bad_parameters(kwargs, match):
+    L = np.array([[0, 0], [0, 0], [1, 1], [1, 2], [2, 2], [2, 2]])
+    kwargs = {"n_clusters": 2, **kwargs}
+    with pytest.raises(ValidationError, match=match):
+        weac(L, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"alpha": 0.0}, "alpha"), ({"alpha": -1.0}, "alpha"), ({"beta": -0.5}, "beta"),
+    ({"n_init": 0}, "n_init"), ({"n_clusters": 7}, "clusters in the ensemble")])
+def test_gp_mgla_bad_parameters(kwargs, match):
+    # eight distinct label rows, six clusters: K = 7 has no seventh eigenvector.
+    L = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)])
+    kwargs = {"n_clusters": 2, **kwargs}
+    with pytest.raises(ValidationError, match=match):
+        gp_mgla(L, **kwargs)
+
+
+def test_weac_refuses_past_the_memory_budget(rng):
+    L = noisy_labels(rng, n=300, r=6)
+    with pytest.raises(MemoryBudgetError, match="gp-mgla"):
+        weac(L, 3, max_bytes=10_000)
+
+
+def test_inputs_are_not_mutated(rng):
+    L = noisy_labels(rng, n=30, r=5)
+    copy = L.copy()
+    weac(L, 3)
+    gp_mgla(L, 3, random_state=0)
+    np.testing.assert_array_equal(L, copy)
+    assert math.isfinite(weac(L, 3).objective)
