@@ -53,6 +53,9 @@ BUILTINS = (
      "PTA: agglomerative clustering of microclusters by probability trajectory similarity (Huang, Lai & Wang 2016)"),
     ("ptgp", "consensus", "cclust.consensus_functions.trajectories:ptgp",
      "PTGP: transfer cut of the microcluster-cluster graph weighted by trajectory similarity (Huang, Lai & Wang 2016)"),
+    # -- ultra-scalable spectral ensemble clustering --
+    ("tcut", "consensus", "cclust.consensus_functions.ultra_scalable:tcut",
+     "Transfer cut of the object-cluster bipartite graph, U-SENC's consensus (Huang et al. 2020; Li, Wu & Chang 2012)"),
     # -- iterative voting and classic baselines --
     ("ivc", "consensus", "cclust.consensus_functions.voting:ivc",
      "Iterative voting consensus: k-modes on the label vectors (Nguyen & Caruana 2007, Alg. 1)"),
