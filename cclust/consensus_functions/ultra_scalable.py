@@ -127,3 +127,86 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
     return ConsensusResult.from_labels(cut.labels, objective=float(cut.objective), objective_name=_OBJECTIVE,
                                        method="tcut", extras={"eigenvalues": cut.eigenvalues,
                                                               "n_microclusters": int(n_distinct)})
+
+
+@declare(requires_X=True, handles_missing=True, object_order="distribution")
+def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
+          n_init=3, max_iter=100, random_state=None, n_jobs=None, n_threads=None):
+    """Ultra-scalable ensemble clustering, U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2).
+
+    ``n_partitions`` U-SPEC clusterers of ``X`` (:func:`cclust.uspec.uspec_ensemble`: own
+    hybrid representatives and K_i uniform in ``k_range`` each) fused by :func:`tcut`, the
+    transfer cut of the object-cluster bipartite graph. Time O(n m p^(1/2) d) for the
+    generation, O(n m (m + K)) for the consensus; memory O(n (K + m) + p^2).
+
+    ``usenc(None, K, X=X, random_state=s)`` is the paper's pipeline and gives exactly the
+    labels of ``cclust.consensus("tcut", cclust.generate("uspec", X, K, n_partitions=m,
+    random_state=s), K, random_state=s)`` for an int ``s`` (a Generator is drawn from by both
+    steps in that order). An ``ensemble`` passed in (the consensus-function contract, e.g.
+    from ``cclust.consensus``) joins the U-SPEC partitions in the bipartite graph, each of its
+    partitions weighing ``r w_i`` against 1 for a U-SPEC partition (its own weights
+    ``w_i``, summing to 1 over its r partitions, keep their ratios); not in the paper.
+
+    Parameters
+    ----------
+    ensemble : Ensemble, array-like of shape (n_samples, n_partitions), or None
+        Further partitions of the same objects (missing labels allowed), or None for the
+        paper's U-SENC.
+    n_clusters : int
+        K, in [2, n_samples].
+    X : array-like of shape (n_samples, n_features)
+        The data (finite values).
+    n_partitions : int, default=20
+        m, the U-SPEC clusterers (the paper's default).
+    k_range : (int, int), default=None
+        K_i range; None: the paper's [20, 60], capped for small data (see
+        :func:`cclust.uspec.uspec_ensemble`).
+    n_representatives, n_neighbors : int, default=None, 5
+        p and K of each U-SPEC clusterer (None: the paper's p = 1,000 from n = 10,000 on, see
+        :func:`cclust.uspec.default_representatives`; K = 5, the paper's).
+    n_init, max_iter : int, default=3, 100
+        k-means of the consensus transfer cut.
+    random_state : int, Generator or None
+    n_jobs : int, default=None
+        Threads over the U-SPEC clusterers; the labels do not depend on it.
+    n_threads : int, default=None
+        Threads of the consensus k-means; the labels do not depend on it.
+
+    Returns
+    -------
+    ConsensusResult
+        As :func:`tcut`, with ``extras["n_generated"]`` (m).
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_circles
+    >>> from cclust.metrics import ari
+    >>> X, y = make_circles(3000, random_state=0)
+    >>> ari(usenc(None, 3, X=X, random_state=0).labels, y) > 0.95
+    True
+    """
+    from cclust.uspec import uspec_ensemble
+    from cclust.validation import check_array_2d
+
+    X = check_array_2d(X, "X")
+    if ensemble is not None:
+        ensemble = as_ensemble(ensemble)
+        if ensemble.n_samples != X.shape[0]:
+            raise ValidationError(
+                f"X has {X.shape[0]} rows but the ensemble labels {ensemble.n_samples} objects; pass the "
+                "features of the ensemble's objects, in the same order.")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, X.shape[0]))
+    generated = uspec_ensemble(X, n_clusters, n_partitions=n_partitions, k_range=k_range,
+                               n_representatives=n_representatives, n_neighbors=n_neighbors,
+                               random_state=random_state, n_jobs=n_jobs)
+    if ensemble is None:
+        joined = generated
+    else:
+        r = ensemble.n_partitions
+        joined = Ensemble(np.column_stack([ensemble.labels, generated.labels]),
+                          weights=np.concatenate([ensemble.weights * r, np.ones(generated.n_partitions)]))
+    result = tcut(joined, n_clusters, n_init=n_init, max_iter=max_iter, random_state=random_state,
+                  n_threads=n_threads)
+    return ConsensusResult.from_labels(result.labels, objective=result.objective, objective_name=_OBJECTIVE,
+                                       method="usenc", extras=dict(result.extras,
+                                                                   n_generated=generated.n_partitions))
