@@ -53,7 +53,6 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from cclust import _engine
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread, tcut
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
@@ -91,12 +90,11 @@ class UspecGraph:
 
 
 def _kmeans(Y, k, rng, max_iter):
-    """Labels and centres of one k-means run from k random distinct rows (the engine's Lloyd)."""
-    space = _engine.MixedSpace.dense(Y)
-    seeds = _engine.seed_objects(space, k, "random", rng, 1)
-    start = _engine.labels_from_seeds(space, seeds, 1)
-    run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=0.0, n_threads=1)
-    return run.labels, run.dense_centers
+    """Labels and centres of one k-means run from k random distinct rows (the generators' run on
+    the engine's Lloyd driver), as the authors' ``litekmeans`` starts."""
+    from cclust.generators import _kmeans_labels
+
+    return _kmeans_labels(Y, k, rng, "random", max_iter, 0.0)
 
 
 def _distinct_rows(R):
