@@ -269,3 +269,23 @@ def test_usenc_rows_must_match(moons):
     X, _ = moons
     with pytest.raises(ValidationError, match="X has 399 rows"):
         cclust.get("usenc")(np.zeros((400, 1), dtype=int) + np.arange(400)[:, None] % 2, 2, X=X[:-1])
+
+
+def test_no_object_by_representative_matrix(monkeypatch):
+    # The coarse-to-fine search compares objects with rep-cluster centres, the members of one
+    # rep-cluster and one neighbourhood of K' + 1 representatives: never with all p of them.
+    import cclust.uspec as module
+
+    X, _ = make_flower(3000, random_state=0)
+    R = hybrid_representatives(X, 400, random_state=0)
+    shapes = []
+    original = module._squared_distances
+
+    def recording(A, B):
+        shapes.append((A.shape[0], B.shape[0]))
+        return original(A, B)
+
+    monkeypatch.setattr(module, "_squared_distances", recording)
+    approximate_nearest_representatives(X, R, 5, random_state=0)
+    object_calls = [s for s in shapes if s != (400, 400)]  # the representatives' own distances
+    assert object_calls and max(b for _, b in object_calls) <= 100
