@@ -62,6 +62,11 @@ BUILTINS = (
      "PTA: agglomerative clustering of microclusters by probability trajectory similarity (Huang, Lai & Wang 2016)"),
     ("ptgp", "consensus", "cclust.consensus_functions.trajectories:ptgp",
      "PTGP: transfer cut of the microcluster-cluster graph weighted by trajectory similarity (Huang, Lai & Wang 2016)"),
+    # -- ultra-scalable spectral ensemble clustering --
+    ("tcut", "consensus", "cclust.consensus_functions.ultra_scalable:tcut",
+     "Transfer cut of the object-cluster bipartite graph, U-SENC's consensus (Huang et al. 2020; Li, Wu & Chang 2012)"),
+    ("usenc", "consensus", "cclust.consensus_functions.ultra_scalable:usenc",
+     "U-SENC: U-SPEC clusterers of X fused by the transfer cut of the object-cluster graph (Huang et al. 2020)"),
     # -- iterative voting and classic baselines --
     ("ivc", "consensus", "cclust.consensus_functions.voting:ivc",
      "Iterative voting consensus: k-modes on the label vectors (Nguyen & Caruana 2007, Alg. 1)"),
@@ -138,6 +143,8 @@ BUILTINS = (
     ("minibatch-kmeans", "generator", "cclust.clusterers:minibatch_kmeans", "Mini-batch k-means (Sculley 2010)"),
     ("heterogeneous", "generator", "cclust.clusterers:heterogeneous",
      "Several generators in one ensemble, per-partition provenance (diceR; Chiu & Talhouk 2018)"),
+    ("uspec", "generator", "cclust.uspec:uspec_ensemble",
+     "U-SPEC clusterers: hybrid representatives, approximate K nearest, transfer cut; K_i in [20, 60] (Huang et al. 2020)"),
     # metrics (external criteria from one compiled contingency pass; Li & Liu 2018, eq. 7-8; Nguyen & Caruana 2007, eq. 4-12)
     ("ari", "metric", "cclust.metrics:ari", "Adjusted Rand index (Rn of Li & Liu 2018, eq. 8)"),
     ("rand", "metric", "cclust.metrics:rand", "Rand index (1 - the Rand distance of Nguyen & Caruana 2007, eq. 8)"),

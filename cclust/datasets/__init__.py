@@ -147,3 +147,175 @@ def make_gaussian_mixture(n_samples=1000, n_features=12, n_clusters=9, *, varian
     y = rng.integers(0, n_clusters, size=n_samples).astype(np.int64)
     X = centers[y] + rng.normal(size=(n_samples, n_features)) * np.sqrt(variances)[y, None]
     return X, y
+
+
+# -- nonlinear shapes at any size (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 4.1, Fig. 5) -----------
+
+def _shape_arguments(n_samples, noise, n_features, random_state):
+    from cclust.validation import check_float, check_int, check_random_state
+
+    n_samples = check_int(n_samples, "n_samples", low=2)
+    noise = check_float(noise, "noise", low=0)
+    n_features = check_int(n_features, "n_features", low=2)
+    return n_samples, noise, n_features, check_random_state(random_state)
+
+
+def _finish_shape(points, y, noise, n_features, rng):
+    """Gaussian noise on the two shape coordinates, ``n_features - 2`` noise-only coordinates,
+    objects in a random order."""
+    n = points.shape[0]
+    X = np.empty((n, n_features))
+    X[:, :2] = points
+    X[:, :2] += rng.normal(scale=noise, size=(n, 2)) if noise else 0.0
+    if n_features > 2:
+        X[:, 2:] = rng.normal(scale=noise, size=(n, n_features - 2)) if noise else 0.0
+    order = rng.permutation(n)
+    return X[order], y[order].astype(np.int64)
+
+
+def _split(n, weights):
+    """Class sizes proportional to ``weights`` summing to n (largest remainders first)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    exact = n * weights / weights.sum()
+    sizes = np.floor(exact).astype(np.int64)
+    sizes[np.argsort(-(exact - sizes), kind="stable")[: n - int(sizes.sum())]] += 1
+    return sizes
+
+
+def make_moons(n_samples=10_000, *, noise=0.05, n_features=2, random_state=None):
+    """Two interleaving half circles ("two bananas", the TB set of Huang et al. 2020, Fig. 5).
+
+    Class 0: angle t uniform in [0, pi], point (cos t, sin t); class 1: (1 - cos t, 0.5 - sin t).
+    Half of the objects in each (the odd one to class 0), Gaussian noise of standard deviation
+    ``noise`` on both coordinates. A k-means boundary (a straight line) cannot separate them.
+
+    Parameters
+    ----------
+    n_samples : int, default=10,000
+        Any n >= 2 (the paper's set has a million).
+    noise : float, default=0.05
+    n_features : int, default=2
+        Coordinates past the second hold noise only (standard deviation ``noise``).
+    random_state : int, Generator or None
+        The same seed gives the same data for the same arguments.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_moons
+    >>> X, y = make_moons(1000, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((1000, 2), [0, 1])
+    """
+    n, noise, n_features, rng = _shape_arguments(n_samples, noise, n_features, random_state)
+    sizes = _split(n, [1, 1])
+    t0 = rng.uniform(0.0, np.pi, sizes[0])
+    t1 = rng.uniform(0.0, np.pi, sizes[1])
+    points = np.vstack([np.column_stack([np.cos(t0), np.sin(t0)]),
+                        np.column_stack([1.0 - np.cos(t1), 0.5 - np.sin(t1)])])
+    return _finish_shape(points, np.repeat([0, 1], sizes), noise, n_features, rng)
+
+
+def make_circles(n_samples=10_000, *, n_circles=3, noise=0.05, n_features=2, random_state=None):
+    """Concentric circles (the CC set of Huang et al. 2020, Fig. 5).
+
+    Circle c (c = 0..n_circles-1) has radius c + 1 and holds objects in proportion to its
+    radius (the same density along every circle), at uniform angles, with Gaussian noise of
+    standard deviation ``noise``. No k-means partition separates rings.
+
+    Parameters
+    ----------
+    n_samples : int, default=10,000
+    n_circles : int, default=3
+        At least 2.
+    noise : float, default=0.05
+    n_features : int, default=2
+        Coordinates past the second hold noise only.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64
+        The circle, 0 the innermost.
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_circles
+    >>> X, y = make_circles(600, random_state=0)
+    >>> X.shape, [int(c) for c in np.bincount(y)]
+    ((600, 2), [100, 200, 300])
+    """
+    from cclust.validation import check_int
+
+    n, noise, n_features, rng = _shape_arguments(n_samples, noise, n_features, random_state)
+    n_circles = check_int(n_circles, "n_circles", low=2, high=n)
+    sizes = _split(n, np.arange(1, n_circles + 1))
+    y = np.repeat(np.arange(n_circles), sizes)
+    angle = rng.uniform(0.0, 2.0 * np.pi, n)
+    radius = (y + 1.0)
+    points = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+    return _finish_shape(points, y, noise, n_features, rng)
+
+
+def make_flower(n_samples=10_000, *, n_petals=8, noise=0.05, n_features=2, random_state=None):
+    """A flower: a round core, ``n_petals`` petals around it and a ring around them.
+
+    Modelled on the Flower set of Huang et al. (2020, Fig. 5) from its picture (the authors'
+    generator is distributed only in compiled form), not a copy of it. Class 0 is the core,
+    uniform in the disc of radius 1; classes 1..n_petals are petals, uniform in ellipses centred
+    at radius 3 on equally spaced angles, semi-axes 1.2 along the radius and 0.45 across it;
+    the last class is a ring of radius 5.5 (uniform angle, radial width 0.2). Objects are split
+    in proportion to the areas of core, petals and ring; Gaussian noise of standard deviation
+    ``noise`` is added.
+
+    Parameters
+    ----------
+    n_samples : int, default=10,000
+    n_petals : int, default=8
+        At least 3.
+    noise : float, default=0.05
+    n_features : int, default=2
+        Coordinates past the second hold noise only.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64
+        0 the core, 1..n_petals the petals, n_petals + 1 the ring.
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_flower
+    >>> X, y = make_flower(2000, random_state=0)
+    >>> X.shape, int(y.max()) + 1
+    ((2000, 2), 10)
+    """
+    from cclust.validation import check_int
+
+    n, noise, n_features, rng = _shape_arguments(n_samples, noise, n_features, random_state)
+    n_petals = check_int(n_petals, "n_petals", low=3)
+    areas = [np.pi] + [np.pi * 1.2 * 0.45] * n_petals + [2.0 * np.pi * 5.5 * 0.2]
+    sizes = _split(n, areas)
+    parts = []
+    r = np.sqrt(rng.uniform(0.0, 1.0, sizes[0]))
+    a = rng.uniform(0.0, 2.0 * np.pi, sizes[0])
+    parts.append(np.column_stack([r * np.cos(a), r * np.sin(a)]))
+    for j in range(n_petals):
+        m = sizes[1 + j]
+        r = np.sqrt(rng.uniform(0.0, 1.0, m))
+        a = rng.uniform(0.0, 2.0 * np.pi, m)
+        along, across = 1.2 * r * np.cos(a), 0.45 * r * np.sin(a)
+        theta = 2.0 * np.pi * j / n_petals
+        c, s = np.cos(theta), np.sin(theta)
+        parts.append(np.column_stack([(3.0 + along) * c - across * s, (3.0 + along) * s + across * c]))
+    m = sizes[-1]
+    a = rng.uniform(0.0, 2.0 * np.pi, m)
+    r = 5.5 + rng.uniform(-0.1, 0.1, m)
+    parts.append(np.column_stack([r * np.cos(a), r * np.sin(a)]))
+    return _finish_shape(np.vstack(parts), np.repeat(np.arange(n_petals + 2), sizes), noise, n_features, rng)
