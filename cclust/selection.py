@@ -12,6 +12,7 @@ under it, the relative growth of that area (delta area) and the proportion of am
 """
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -551,27 +552,48 @@ def _check_sampling_weights(weights, name, length, draws, what, fraction):
 def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generator_params, method_params,
                 root, n_jobs, feature_draws=None):
     """The consensus method's labels of every resample at K ((n, H) int32, -1 = not drawn) and
-    its fit on all the data; seeds from (random_state, K) only."""
+    its fit on all the data; seeds from (random_state, K) only.
+
+    A resample is a small problem (50 k-means runs and one fusion of a few hundred objects take
+    milliseconds), so starting threads inside each generator and method call costs more than it
+    gains: the resamples run in parallel instead, each generating and fusing on one thread. The
+    generator and the method give the same result for any thread count (their contract), and
+    every resample keeps its own seeds and its own column, so the labels are the same for any
+    ``n_jobs``. The fit on all the data keeps ``n_jobs``.
+    """
     from cclust import _monti
 
     seeds = np.random.SeedSequence(root, spawn_key=(k,)).generate_state(
         2 * (len(samples) + 1), dtype=np.uint32).tolist()
 
-    def fuse(gen_seed, method_seed, idx, columns=None):
+    def fuse(gen_seed, method_seed, idx, columns, jobs):
         features = None if X is None else (X if idx is None else np.ascontiguousarray(
             _monti.resample_rows(X, idx, columns)))
         if ensemble is not None:
             part = ensemble if idx is None else ensemble.take(idx)
         else:
             part = generate_ensemble(generator, features, k, n_partitions, generator_params, gen_seed,
-                                     n_jobs, 0)
-        return call_method(fn, part, k, method_params, method_seed, features, n_jobs, 0)
+                                     jobs, 0)
+        return call_method(fn, part, k, method_params, method_seed, features, jobs, 0)
 
-    out = np.full((n, len(samples)), -1, dtype=np.int32)
-    for h, idx in enumerate(samples):
+    def one_resample(h):
         columns = None if feature_draws is None else feature_draws[h]
-        out[idx, h] = fuse(seeds[2 * h], seeds[2 * h + 1], idx, columns).labels
-    return out, fuse(seeds[-2], seeds[-1], None)
+        return fuse(seeds[2 * h], seeds[2 * h + 1], samples[h], columns, 1).labels
+
+    workers = min(check_n_threads(n_jobs, "n_jobs"), len(samples))
+    out = np.full((n, len(samples)), -1, dtype=np.int32)
+    if workers <= 1:
+        fused = map(one_resample, range(len(samples)))
+    else:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        fused = pool.map(one_resample, range(len(samples)))
+    try:
+        for h, labels in enumerate(fused):
+            out[samples[h], h] = labels
+    finally:
+        if workers > 1:
+            pool.shutdown(cancel_futures=True)
+    return out, fuse(seeds[-2], seeds[-1], None, None, n_jobs)
 
 
 def _edge_warning(k_values, best_k):
