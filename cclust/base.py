@@ -18,6 +18,7 @@ method, so anything can import it.
 The API a plugin sees is versioned by :data:`API_VERSION`: a plugin pins the cclust releases
 whose API it was written for (``cclust>=0.1,<0.2`` while the API version is 1).
 """
+import functools
 import inspect
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -127,11 +128,24 @@ def accepts(fn, keyword, *, var_keyword=True, unknown=False):
     answer when the signature cannot be read (some builtins and C extensions).
     """
     try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
+        names, var = _keywords(fn)
+    except TypeError:  # an unhashable callable: read its signature each time
+        try:
+            names, var = _keywords.__wrapped__(fn)
+        except (TypeError, ValueError):
+            return unknown
+    except ValueError:
         return unknown
-    return keyword in params or (var_keyword and any(p.kind is inspect.Parameter.VAR_KEYWORD
-                                                     for p in params.values()))
+    return keyword in names or (var_keyword and var)
+
+
+@functools.lru_cache(maxsize=256)
+def _keywords(fn):
+    """The parameter names of ``fn`` and whether it takes ``**params``, read once per callable:
+    select_k asks the same generator and method for every resample, and reading a signature
+    costs about as much as a small k-means run."""
+    params = inspect.signature(fn).parameters
+    return frozenset(params), any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 #: distance family -> code of the compiled engine

@@ -204,6 +204,27 @@ class Ensemble:
         self._init(matrix, n_clusters, self._check_weights(weights, len(columns)),
                    _check_provenance(provenance, len(columns)))
 
+    @classmethod
+    def _from_codes(cls, matrix):
+        """The Ensemble of an (n, r) integer label matrix built by the package itself (the
+        generators' stacked k-means labels), without re-encoding it column by column when every
+        column already is its own encoding: labels 0..K_j-1, each used, none missing. That is
+        checked in one counting pass; any other matrix goes through the public constructor, so
+        the Ensemble is the one ``Ensemble(matrix)`` gives either way."""
+        matrix = np.asarray(matrix)
+        if matrix.ndim != 2 or matrix.dtype.kind not in "iu" or matrix.size == 0 or matrix.min() < 0:
+            return cls(matrix)
+        n_clusters = matrix.max(axis=0).astype(np.int64) + 1
+        starts = np.zeros(n_clusters.shape[0], dtype=np.int64)
+        np.cumsum(n_clusters[:-1], out=starts[1:])
+        counts = np.bincount((matrix + starts[None, :]).ravel(), minlength=int(n_clusters.sum()))
+        if (counts == 0).any():
+            return cls(matrix)
+        self = cls.__new__(cls)
+        self._init(np.ascontiguousarray(matrix, dtype=np.int32), n_clusters,
+                   cls._check_weights(None, matrix.shape[1]))
+        return self
+
     def _init(self, matrix, n_clusters, weights, provenance=None):
         matrix.setflags(write=False)
         n_clusters.setflags(write=False)

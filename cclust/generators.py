@@ -96,7 +96,7 @@ def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 columns = list(pool.map(run, seqs))
-    return Ensemble(np.column_stack(columns))
+    return Ensemble._from_codes(np.column_stack(columns))
 
 
 _BACKENDS = (None, "threads", "dask")

@@ -1,0 +1,68 @@
+"""The fast paths of select_k's consensus-method route give exactly what the general paths give:
+the trusted Ensemble constructor, the cached signature reads, and threads over resamples."""
+import numpy as np
+import pytest
+
+from cclust import Ensemble, select_k
+from cclust.base import accepts
+from cclust.datasets import load_iris
+
+
+def _same(a, b):
+    assert a == b
+    assert a.labels.dtype == b.labels.dtype == np.int32
+    assert np.array_equal(a.n_clusters, b.n_clusters) and a.n_clusters.dtype == b.n_clusters.dtype
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.weights, b.weights)
+    assert not a.labels.flags.writeable
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_from_codes_equals_public_constructor(seed):
+    rng = np.random.default_rng(seed)
+    n, r = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    ks = rng.integers(1, 6, size=r)
+    M = np.column_stack([rng.integers(0, k, size=n) for k in ks])   # may leave labels unused
+    if seed % 3 == 0:
+        M[rng.integers(0, n), 0] = -1                                 # a missing label
+    if seed % 3 == 1:
+        M = M * 2                                                    # gaps: re-encoded
+    _same(Ensemble._from_codes(M), Ensemble(M))
+
+
+def test_from_codes_takes_the_trusted_path_only_for_encoded_columns():
+    M = np.array([[0, 1], [1, 0], [2, 0]])
+    E = Ensemble._from_codes(M)
+    assert E.n_clusters.tolist() == [3, 2]
+    _same(E, Ensemble(M))
+    _same(Ensemble._from_codes(np.array([[0, 5], [2, 5]])), Ensemble(np.array([[0, 5], [2, 5]])))
+
+
+def test_accepts_reads_each_callable_right():
+    def f(a, *, b=1, **kw):
+        return a
+
+    def g(a, b=1):
+        return a
+
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, a, c=1):
+            return a
+
+    assert accepts(f, "zzz") and not accepts(f, "zzz", var_keyword=False) and accepts(f, "b")
+    assert accepts(g, "b") and not accepts(g, "c")
+    u = Unhashable()
+    assert accepts(u, "c") and not accepts(u, "b")
+    assert accepts(len, "x", unknown=True) == accepts(len, "x", unknown=True)
+
+
+def test_select_k_kcc_labels_do_not_depend_on_n_jobs():
+    X, _ = load_iris()
+    runs = [select_k(X, [2, 3], method="kcc", n_resamples=6, n_partitions=8, random_state=3, n_jobs=jobs)
+            for jobs in (1, 2, 3)]
+    for other in runs[1:]:
+        assert np.array_equal(runs[0].pac, other.pac) and np.array_equal(runs[0].cdf, other.cdf)
+        assert np.array_equal(runs[0].objective, other.objective)
+        for k in (2, 3):
+            assert np.array_equal(runs[0].labels[k], other.labels[k])
