@@ -230,13 +230,24 @@ class Utility:
         """``|mu(P^(i))|`` per partition for the normalised forms, ones otherwise."""
         if not self.normalized:
             return np.ones(ensemble.n_partitions)
-        sizes = _partition_sizes(ensemble)
-        out = np.empty(ensemble.n_partitions)
-        for i, counts in enumerate(sizes):
-            out[i] = abs(float(self.mu(counts / counts.sum())))
+        out = np.abs(self._size_mus(ensemble))
         # A partition with one cluster has H = 0 under uh: it carries no information, and
         # dividing by zero would give it infinite weight. Give it weight zero instead.
         return np.where(out > 0, out, np.inf)
+
+    def _size_mus(self, ensemble):
+        """``mu(P^(i))`` of every partition's cluster-size distribution over the objects it labels.
+
+        Partitions of the same K_i are stacked and evaluated together (a few NumPy calls per
+        distinct K_i, not per partition: select_k's route calls this for thousands of small
+        ensembles). Every reduction runs along the last axis of each row, as it would on the
+        partition alone, so the values are bit-for-bit those of one call per partition."""
+        sizes = ensemble.cluster_sizes.astype(np.float64)
+        out = np.empty(ensemble.n_partitions)
+        for idx, cols in _width_groups(ensemble):
+            counts = sizes[cols]                                     # (g, K_i)
+            out[idx] = self._row_mus(counts / counts.sum(-1)[:, None])
+        return out
 
     def effective_weights(self, ensemble):
         """``w_i / |mu(P^(i))|`` (normalised) or w_i: the weights the compiled distance uses."""
@@ -251,26 +262,46 @@ class Utility:
         ranked without a contingency pass each.
         """
         point = float(self.mu(np.array([1.0])))
-        sizes = _partition_sizes(ensemble)
-        mus = np.array([float(self.mu(c / c.sum())) for c in sizes])
+        mus = self._size_mus(ensemble)
         weights = self.effective_weights(ensemble)
         return float(np.where(weights > 0, weights * (point - mus), 0.0).sum())
 
     def partition_utilities(self, ensemble, table):
-        """U(pi, pi_i) for every partition from the batched contingency table (K, sum K_i)."""
+        """U(pi, pi_i) for every partition from the batched contingency table (K, sum K_i).
+
+        ``U = sum_k p_k mu(P_k) - mu(P)`` over the clusters k of the labelling with members
+        labelled in pi_i (Wu et al. 2015). Partitions of the same K_i are evaluated together,
+        as in :meth:`_size_mus`; a partition whose block has an empty row is evaluated alone,
+        its sum over k running over the non-empty rows. The values are bit-for-bit those of one pass per partition."""
         values = np.empty(ensemble.n_partitions)
         norm = self.normalizers(ensemble)
-        for i in range(ensemble.n_partitions):
-            block = table[:, ensemble.offsets[i]:ensemble.offsets[i + 1]].astype(np.float64)
-            rows = block.sum(1)
-            total = rows.sum()
-            filled = rows > 0
-            p_k = rows[filled] / total
-            P_k = block[filled] / rows[filled, None]
-            P = block.sum(0) / total
-            u = float((p_k * self.mu(P_k)).sum() - self.mu(P))
-            values[i] = u / norm[i] if np.isfinite(norm[i]) else 0.0
-        return values
+        for idx, cols in _width_groups(ensemble):
+            blocks = np.ascontiguousarray(table[:, cols].astype(np.float64).transpose(1, 0, 2))  # (g, K, K_i)
+            rows = blocks.sum(2)
+            full = (rows > 0).all(1)
+            if full.any():
+                values[idx[full]] = self._utilities(blocks[full], rows[full])
+            for j in np.flatnonzero(~full).tolist():
+                values[idx[j]] = self._utilities(blocks[j:j + 1], rows[j:j + 1], rows[j] > 0)[0]
+        finite = np.isfinite(norm)
+        return np.where(finite, values / np.where(finite, norm, 1.0), 0.0)
+
+    def _utilities(self, blocks, rows, keep=slice(None)):
+        """``sum_k p_k mu(P_k) - mu(P)`` of each stacked (K, K_i) block, over its rows ``keep``
+        (those with members; p_k and P use every row, as the totals include the empty ones)."""
+        total = rows.sum(1)
+        P = blocks.sum(1) / total[:, None]
+        p_k = rows[:, keep] / total[:, None]
+        P_k = blocks[:, keep] / rows[:, keep][:, :, None]
+        return (p_k * self.mu(P_k)).sum(1) - self._row_mus(P)
+
+    def _row_mus(self, dists):
+        """``mu`` of each row of a (g, m) array of distributions, each as ``mu`` gives it for that
+        row alone: ulp's final root of one row is NumPy's scalar power, which may round
+        differently from its array power, so ulp rows go one at a time."""
+        if self.family != "ulp":
+            return self.mu(dists)
+        return np.array([float(self.mu(row)) for row in dists])
 
     def consensus_value(self, ensemble, labels, n_clusters=None, *, n_threads=None):
         """Gamma = sum_i w_i U(pi, pi_i) (Wu et al. 2015, eq. 1) of a consensus labelling."""
@@ -278,10 +309,12 @@ class Utility:
         return float(ensemble.weights @ self.partition_utilities(ensemble, table))
 
 
-def _partition_sizes(ensemble):
-    """Cluster sizes of each partition over the objects it labels."""
-    sizes = ensemble.cluster_sizes.astype(np.float64)
-    return np.split(sizes, ensemble.offsets[1:-1])
+def _width_groups(ensemble):
+    """The partitions grouped by K_i: (partition indices, (g, K_i) one-hot column indices) per K_i."""
+    widths = ensemble.n_clusters
+    for width in np.unique(widths).tolist():
+        idx = np.flatnonzero(widths == width)
+        yield idx, ensemble.offsets[idx][:, None] + np.arange(width)
 
 
 # -- the contracts of the kinds ---------------------------------------------------------------------------------

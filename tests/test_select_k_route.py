@@ -66,3 +66,31 @@ def test_select_k_kcc_labels_do_not_depend_on_n_jobs():
         assert np.array_equal(runs[0].objective, other.objective)
         for k in (2, 3):
             assert np.array_equal(runs[0].labels[k], other.labels[k])
+
+
+UTILITIES = [("uc", None), ("uh", None), ("ucos", None), ("ulp", 5), ("nuc", None), ("nuh", None),
+             ("nucos", None), ("nulp", 8)]
+
+
+@pytest.mark.parametrize("name,p", UTILITIES)
+@pytest.mark.parametrize("seed", range(8))
+def test_grouped_utilities_are_bit_identical_to_per_partition_loops(name, p, seed):
+    import reference_utility_loops as ref
+    from cclust.utilities import resolve
+
+    util = resolve(name, p)
+    rng = np.random.default_rng(seed)
+    n, r, k = int(rng.integers(5, 300)), int(rng.integers(1, 40)), int(rng.integers(2, 20))
+    widths = rng.integers(1, 3 + int(rng.integers(1, 30)), size=r)
+    M = np.column_stack([rng.integers(0, w, size=n) for w in widths])
+    if seed % 2:
+        M[rng.random(M.shape) < 0.2] = -1                    # missing labels: empty rows appear
+    E = Ensemble(M)
+    labels = rng.integers(0, k, size=n)
+    if seed % 4 == 3:
+        labels[labels == 1] = 0                              # an empty consensus cluster
+    table = E.contingency(labels, k)
+    assert np.array_equal(util.partition_utilities(E, table), ref.partition_utilities(util, E, table),
+                          equal_nan=True)
+    assert np.array_equal(util.normalizers(E), ref.normalizers(util, E))
+    assert util.gamma_offset(E) == ref.gamma_offset(util, E)
