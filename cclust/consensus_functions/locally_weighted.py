@@ -387,7 +387,8 @@ def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbor
     n_groups : int, default=None
         None: the exact route on the distinct label rows. An int in [n_clusters, n_samples]:
         the scalable route above (used only when it is below the number of distinct rows);
-        leave several objects per group (e.g. G = 1,500 for n between 20,000 and 100,000).
+        leave several objects per group (e.g. G = 1,500 for twenty thousand objects, and
+        also for a hundred thousand).
     n_neighbors : int, default=10
         Neighbours per object of the kNN graph of the scalable route (ignored otherwise).
     max_bytes : int, default=None
