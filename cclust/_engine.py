@@ -183,20 +183,10 @@ def label_table(labels, offsets, assignment, n_clusters, n_threads):
 
 def reseed(labels, costs, n_clusters):
     """The engine's empty-cluster rule, for iterative methods whose passes are not the engine's
-    (IVC, IPVC, IPC, relabel-and-vote): each empty cluster, in increasing index, takes the object
-    costliest to its own cluster (``costs``; ties: lowest index) among objects whose cluster keeps
-    another member. Returns (labels, number of clusters left empty: 0 unless n < n_clusters)."""
-    sizes = np.bincount(labels, minlength=n_clusters).astype(np.int64)
-    empty = np.flatnonzero(sizes == 0)
-    if empty.shape[0] == 0:
-        return labels, 0
-    labels = np.ascontiguousarray(labels, dtype=np.int32).copy()
-    costs = np.ascontiguousarray(costs, dtype=np.float64)
-    for e in empty:
-        pick, _ = _kernel().costliest_movable(labels, costs, sizes)
-        if pick < 0:
-            return labels.astype(np.int64), int(np.count_nonzero(sizes == 0))
-        sizes[labels[pick]] -= 1
-        sizes[e] = 1
-        labels[pick] = e
-    return labels.astype(np.int64), 0
+    (IVC, IPVC, IPC, relabel-and-vote, em-mixture's start): each empty cluster, in increasing
+    index, takes the object costliest to its own cluster (``costs``; ties: lowest index) among
+    objects whose cluster keeps another member. The compiled ``lloyd`` runs the same function."""
+    if np.bincount(labels, minlength=n_clusters).all():
+        return labels
+    return _kernel().reseed(np.ascontiguousarray(labels, dtype=np.int32),
+                            np.ascontiguousarray(costs, dtype=np.float64), n_clusters).astype(np.int64)

@@ -673,6 +673,14 @@ def is_dask_ensemble(obj):
     return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__ == "cclust.dask"
 
 
+def labelled_weight(ensemble):
+    """sum_i w_i over the partitions that label each object (the weight total without missing
+    labels): IVC's ceiling, SEC's ||b_x||_W^2."""
+    if not ensemble.has_missing:
+        return np.full(ensemble.n_samples, ensemble.weights.sum())
+    return ensemble.labelled.astype(np.float64) @ ensemble.weights
+
+
 def require_every_object_labelled(ensemble, method, reason, name="ensemble"):
     """Refuse an ensemble with an object missing from every partition, for the methods that place
     an object only through the clusters that hold it (ECPCS, LWEA/LWGP, PTA/PTGP): the message

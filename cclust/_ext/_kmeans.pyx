@@ -30,6 +30,7 @@ from cclust._ext.core cimport (
     centres_from_tally as _centres_from_tally,
     centroids as _centroids,
     costliest_movable as _costliest_movable,
+    reseed as _reseed,
     first_above as _first_above,
     kChunk,
     kStopMaxIter,
@@ -353,6 +354,27 @@ def costliest_movable(const int32_t[::1] assignment not None, const double[::1] 
     with nogil:
         pick = _costliest_movable(assignment_ptr, costs_ptr, n, sizes_ptr, &cost)
     return int(pick), float(cost)
+
+
+def reseed(const int32_t[::1] labels not None, const double[::1] costs not None, int n_clusters):
+    """lloyd's empty-cluster rule on a labelling: ``labels`` with every empty cluster filled
+    (int32, a new array). Raises ValueError if n_clusters exceeds the objects."""
+    cdef Py_ssize_t n = labels.shape[0], x
+    if costs.shape[0] != n:
+        raise ValueError(f"costs must have n = {n} entries, got {costs.shape[0]}")
+    _check_n_clusters(n_clusters)
+    out = np.array(labels, dtype=np.int32, copy=True)
+    sizes = np.zeros(n_clusters, dtype=np.int64)
+    cdef int32_t[::1] out_view = out
+    cdef int64_t[::1] sizes_view = sizes
+    for x in range(n):
+        if out_view[x] < 0 or out_view[x] >= n_clusters:
+            raise ValueError(f"labels[{x}] = {out_view[x]} is outside 0..{n_clusters - 1}")
+        sizes_view[out_view[x]] += 1
+    with nogil:
+        _reseed(&out_view[0] if n > 0 else NULL, &costs[0] if n > 0 else NULL, n, &sizes_view[0],
+                n_clusters)
+    return out
 
 
 def candidate_costs(const double[:, ::1] X not None, double dense_weight,

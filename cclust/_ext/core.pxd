@@ -72,6 +72,8 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
                       int64_t* delta_sizes, int n_threads) except +
     int64_t costliest_movable(const int32_t* assignment, const double* costs, int64_t n,
                               const int64_t* sizes, double* cost)
+    void reseed(int32_t* labels, const double* costs, int64_t n, int64_t* sizes,
+                int64_t n_clusters) except +
     void candidate_costs(const MixedRows& rows, int64_t n_candidates,
                          const int32_t* candidate_labels, const double* closest, double* dist,
                          double* chunk_potentials, int n_threads) except +

@@ -155,7 +155,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
         if init == "partitions":
             # One IPVC pass completes the base partition to K non-empty clusters.
             start, _, fit = crit.assign(start, crit.table(start, n_clusters), n_clusters)
-            start, _ = reseed(start, fit, n_clusters)
+            start = reseed(start, fit, n_clusters)
         resp = np.zeros((n, n_clusters))
         resp[np.arange(n), start] = 1.0
         trace, converged = [], False

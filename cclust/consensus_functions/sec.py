@@ -12,9 +12,10 @@ import numpy as np
 
 from cclust import _engine
 from cclust.base import declare
-from cclust.ensemble import as_ensemble, require_every_object_labelled
+from cclust.ensemble import as_ensemble, labelled_weight, require_every_object_labelled
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.result import ConsensusResult
+from cclust.utilities import resolve
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state
 
 __all__ = ["sec", "degrees"]
@@ -98,9 +99,7 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
     require_every_object_labelled(E, "sec", "has no degree for them (no partition links them to any object)")
 
     d = degrees(E)
-    space = _engine.MixedSpace(np.empty((n, 0)), 0.0, np.ascontiguousarray(E.labels, dtype=np.int32),
-                               np.ascontiguousarray(E.offsets, dtype=np.int64),
-                               np.ascontiguousarray(E.weights, dtype=np.float64), 0, 0.0)
+    space = _engine.MixedSpace.categorical(E, resolve("uc"))
     weighted = space.with_weights(object_weights=d, row_scale=1.0 / d)
     runs = []
     for _ in range(n_init):
@@ -114,10 +113,9 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
 
         warnings.warn(f"sec stopped at max_iter={max_iter} before converging; raise max_iter.",
                       ConvergenceWarning, stacklevel=2)
-    labelled_weight = (E.labelled.astype(np.float64) @ E.weights) if E.has_missing else np.full(n, E.weights.sum())
     return ConsensusResult.from_labels(
         best.labels, objective=best.objective,
         objective_name="weighted K-means objective on D^-1 B = Ncut + offset (lower is better)",
         n_iter=best.n_iter, converged=best.converged, method="sec",
-        extras={"degrees": d, "ncut_offset": float((labelled_weight / d).sum()) - n_clusters,
+        extras={"degrees": d, "ncut_offset": float((labelled_weight(E) / d).sum()) - n_clusters,
                 "objectives": np.array([run.objective for run in runs]), "objective_trace": best.trace})

@@ -27,7 +27,7 @@ import numpy as np
 
 from cclust._engine import label_table, reseed, useful_threads
 from cclust.validation import check_int, check_n_threads, check_random_state
-from cclust.ensemble import Ensemble, as_ensemble
+from cclust.ensemble import Ensemble, as_ensemble, labelled_weight
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -244,13 +244,6 @@ def lookup_argmax(C, offsets, lookup, allowed, n_threads):
     return _kernel().argmax(C, offsets, lookup, allowed, n_threads)
 
 
-def _labelled_weight(ensemble):
-    """sum_i w_i over the partitions that label each object (1 without missing labels)."""
-    if not ensemble.has_missing:
-        return np.full(ensemble.n_samples, ensemble.weights.sum())
-    return ensemble.labelled.astype(np.float64) @ ensemble.weights
-
-
 # -- the three criteria of Nguyen & Caruana (2007) --------------------------------------------------------------
 class _Criterion:
     """One of IVC, IPVC, IPC: its lookup table, its objective and the object fits."""
@@ -264,7 +257,7 @@ class _Criterion:
         self.n_threads = n_threads
         self.cols = block_index(ensemble)
         self.w_cols = ensemble.weights[self.cols]
-        self.ceiling = _labelled_weight(ensemble)
+        self.ceiling = labelled_weight(ensemble)
         self.C = np.ascontiguousarray(ensemble.labels, dtype=np.int32)
         self.offsets = np.ascontiguousarray(ensemble.offsets, dtype=np.int64)
 
@@ -413,7 +406,7 @@ def _run(crit, start, n_clusters, max_iter):
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         new, _, fit = crit.assign(labels, table, n_clusters)
-        new, _ = reseed(new, fit, n_clusters)
+        new = reseed(new, fit, n_clusters)
         new_table = crit.table(new, n_clusters)
         trace.append(_objective_of(crit, new, new_table, n_clusters))
         if np.array_equal(new, labels):
@@ -698,7 +691,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     rng = check_random_state(random_state)
     C = np.ascontiguousarray(E.labels, dtype=np.int32)
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
-    ceiling = _labelled_weight(E)
+    ceiling = labelled_weight(E)
     allowed = np.ones(n_clusters, dtype=np.uint8)
 
     best = None
@@ -708,7 +701,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
         for n_iter in range(1, max_iter + 1):
             table = E.contingency(reference, n_clusters, n_threads=n_threads)
             new, score = lookup_argmax(C, offsets, _vote_table(E, table, n_clusters), allowed, n_threads)
-            new, _ = reseed(new, ceiling - score, n_clusters)
+            new = reseed(new, ceiling - score, n_clusters)
             trace.append(float(score.sum()))
             if np.array_equal(new, reference):
                 converged = True

@@ -61,10 +61,10 @@ def test_engine_reseed_rule_by_hand():
     costs = np.array([0.5, 2.0, 2.0, 9.0, 1.0])
     # Cluster 2 takes object 3 (costliest; its cluster keeps object 4), then cluster 3 takes
     # object 1 (ties with object 2: the lower index).
-    out, left = reseed(labels, costs, 4)
-    assert out.tolist() == [0, 3, 0, 2, 1] and left == 0
-    out, left = reseed(np.array([0, 1]), np.array([1.0, 1.0]), 3)
-    assert left == 1  # two objects cannot fill three clusters
+    out = reseed(labels, costs, 4)
+    assert out.tolist() == [0, 3, 0, 2, 1]
+    with pytest.raises(ValueError, match="n_clusters exceeds n"):  # two objects cannot fill three clusters
+        reseed(np.array([0, 1]), np.array([1.0, 1.0]), 3)
 
 
 @pytest.mark.parametrize("kind", ["ivc", "ipvc"])

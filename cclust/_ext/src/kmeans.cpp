@@ -212,7 +212,7 @@ int team_size(int n_threads, int64_t chunks) {
 // Members, labels and feature sums per cluster; row n_clusters collects objects assigned to no
 // cluster (assignment -1) so P_i and the whole-data centre always cover every object.
 struct Tally {
-    std::vector<int64_t> counts;  // (K + 1) x slots
+    std::vector<int64_t> counts;  // (K + 1) x slots; zero for weighted rows (see wcounts)
     std::vector<int64_t> sizes;   // K + 1
     std::vector<double> sums;     // (K + 1) x d (weighted sums with object weights)
     // Weighted rows only: label counts weighted by w_x s_x (slots layout) and cluster masses.
@@ -356,8 +356,10 @@ public:
                         if (bad < 0) bad = x;
                         continue;
                     }
-                    int64_t* row = counts + k * width;
-                    for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
+                    if (!weighted_) {  // weighted rows are tallied per chunk by weigh_chunk
+                        int64_t* row = counts + k * width;
+                        for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
+                    }
                 }
                 if (d > 0 && !weighted_) add_row(x, sums + k * d);
             }
@@ -597,6 +599,7 @@ private:
                 moved += 1;
                 sizes[cur] -= 1;
                 sizes[b] += 1;
+                if (weighted_) continue;  // weigh_chunk recounts the chunk below
                 const int32_t* lab = rows_.labels + x * r;
                 int64_t* from = counts + cur * width;
                 int64_t* to = counts + b * width;
@@ -837,24 +840,6 @@ bool any_empty(const Tally& tally, int64_t n_clusters) {
     return false;
 }
 
-// Give each empty cluster (in increasing index) the costliest object whose cluster keeps at least
-// one member (ties: lowest index). n >= K guarantees such an object exists. Serial and O(E n):
-// empties are rare and E <= K.
-void reseed(std::vector<int32_t>& labels, const std::vector<double>& costs,
-            std::vector<int64_t>& sizes, int64_t n_clusters) {
-    const int64_t n = static_cast<int64_t>(labels.size());
-    for (int64_t e = 0; e < n_clusters; ++e) {
-        if (sizes[static_cast<size_t>(e)] != 0) continue;
-        double pick_cost = 0.0;
-        const int64_t pick = costliest_movable(labels.data(), costs.data(), n, sizes.data(),
-                                               &pick_cost);
-        if (pick < 0) fail("cannot re-seed an empty cluster: n_clusters exceeds n");
-        sizes[static_cast<size_t>(labels[static_cast<size_t>(pick)])] -= 1;
-        sizes[static_cast<size_t>(e)] = 1;
-        labels[static_cast<size_t>(pick)] = static_cast<int32_t>(e);
-    }
-}
-
 }  // namespace
 
 int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, int64_t changed,
@@ -868,6 +853,17 @@ int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, i
     if (changed == 0) return kStopStable;
     if (it == max_iter) return kStopMaxIter;
     return -1;
+}
+
+void reseed(int32_t* labels, const double* costs, int64_t n, int64_t* sizes, int64_t n_clusters) {
+    for (int64_t e = 0; e < n_clusters; ++e) {
+        if (sizes[e] != 0) continue;
+        const int64_t pick = costliest_movable(labels, costs, n, sizes, nullptr);
+        if (pick < 0) fail("cannot re-seed an empty cluster: n_clusters exceeds n");
+        sizes[labels[pick]] -= 1;
+        sizes[e] = 1;
+        labels[pick] = static_cast<int32_t>(e);
+    }
 }
 
 int64_t costliest_movable(const int32_t* assignment, const double* costs, int64_t n,
@@ -935,7 +931,7 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
     if (any_empty(tally, k_count)) {
         engine.build_table(cur.cat.data());
         engine.cost_pass(cur.dense.data(), labels.data(), nullptr, best_cost.data());
-        reseed(labels, best_cost, tally.sizes, k_count);
+        reseed(labels.data(), best_cost.data(), n, tally.sizes.data(), k_count);
         engine.count(labels.data());
         engine.reduce(tally, false);
         centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
@@ -968,7 +964,7 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
         prev_obj = obj;
         engine.reduce(tally, true);  // the pass tallied the moves to the new labels
         if (any_empty(tally, k_count)) {
-            reseed(labels, best_cost, tally.sizes, k_count);
+            reseed(labels.data(), best_cost.data(), n, tally.sizes.data(), k_count);
             engine.count(labels.data());
             engine.reduce(tally, false);
         }

@@ -206,6 +206,15 @@ int64_t costliest_movable(const int32_t* assignment,  // IN n
                           const int64_t* sizes,       // IN n_clusters
                           double* cost);              // OUT 1
 
+// The empty-cluster rule of `lloyd`, for any iterative method: each empty cluster (sizes[k] ==
+// 0), in increasing index, takes the costliest_movable object; labels and sizes are updated in
+// place. Throws if no object can move (n_clusters > n).
+void reseed(int32_t* labels,       // INOUT n
+            const double* costs,   // IN n, each object's cost to its own cluster
+            int64_t n,
+            int64_t* sizes,        // INOUT n_clusters, members per cluster of `labels`
+            int64_t n_clusters);
+
 // One k-means++ candidate pass (no dense block: d must be 0): dist[t][x] = min(closest[x],
 // D^2(x, candidate t)) with D^2 as in `kmeanspp` (closest null: D^2 itself), and each chunk's sum
 // of dist[t]. A candidate is given by its labels (-1 = missing), so it may lie in another block.
