@@ -154,6 +154,8 @@ BUILTINS = (
     ("van-dongen", "metric", "cclust.metrics:van_dongen", "Van Dongen set-matching distance, normalised to [0, 1) (Nguyen & Caruana 2007, eq. 7)"),
     ("accuracy", "metric", "cclust.metrics:accuracy", "Accuracy/purity: each cluster votes its majority class (Nguyen & Caruana 2007, eq. 12)"),
     ("compactness", "metric", "cclust.metrics:compactness", "Size-weighted mean within-cluster pair distance (Nguyen & Caruana 2007, eq. 11)"),
+    ("connectivity", "metric", "cclust.evaluation:connectivity",
+     "Connectivity: 1/j for each object's j-th nearest neighbour in another cluster, L = 10 (Handl, Knowles & Kell 2005)"),
     ("kmeans-objective", "metric", "cclust.metrics:kmeans_objective", "Sum of squared distances to cluster means"),
     ("consensus-score", "metric", "cclust.metrics:consensus_score",
      "Weighted average agreement of a labelling with an ensemble (Nguyen & Caruana 2007, eq. 4)"),

@@ -14,7 +14,8 @@ indices, rank the algorithms on each index, aggregate the rankings into one list
 2. **Indices** of each algorithm's labelling (:data:`INDICES`): silhouette (Rousseeuw 1987),
    Calinski-Harabasz (Calinski & Harabasz 1974) and Davies-Bouldin (Davies & Bouldin 1979),
    all three by scikit-learn's functions; compactness (Nguyen & Caruana 2007, eq. 11;
-   diceR's ``compactness``) and the consensus score (average NMI with every partition of the
+   diceR's ``compactness``), connectivity (Handl, Knowles & Kell 2005; clValid's
+   ``connectivity`` with L = 10, as diceR calls it; :func:`connectivity`) and the consensus score (average NMI with every partition of the
    whole ensemble, Nguyen & Caruana 2007, eq. 4). With ``labels_true``, the external ARI and NMI
    are reported as well; like diceR, they are never used for ranking.
 3. **Rank aggregation.** On each index the algorithms are ranked (1 = best; ties get their
@@ -39,11 +40,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cclust.base import declare
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_int, check_same_length, label_vector, spawn_seed_sequences
 
-__all__ = ["INDICES", "EvaluationResult", "evaluate", "trim", "reweigh", "aggregate_ranks"]
+__all__ = ["INDICES", "EvaluationResult", "evaluate", "trim", "reweigh", "aggregate_ranks", "connectivity"]
 
 #: Internal indices computed per algorithm -> True when higher is better.
 INDICES = {
@@ -52,6 +54,7 @@ INDICES = {
     "davies_bouldin": False,
     "compactness": False,
     "consensus_nmi": True,
+    "connectivity": False,
 }
 
 #: External indices reported (never ranked) when ``labels_true`` is given.
@@ -168,7 +171,96 @@ def internal_indices(X, labels, ensemble):
         "davies_bouldin": float(davies_bouldin_score(X, labels)) if defined else nan,
         "compactness": float(compactness(X, labels)),
         "consensus_nmi": float(consensus_score(labels, ensemble, metric="nmi")),
+        # clValid's L = 10, or every other object when there are fewer
+        "connectivity": float(connectivity(X, labels, n_neighbors=min(10, X.shape[0] - 1))),
     }
+
+
+#: Rows of distances held at once by :func:`connectivity` (bounded memory for any n).
+_CONNECTIVITY_BLOCK_ELEMENTS = 2**22
+
+
+def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
+    """Each object's ``n_neighbors`` nearest others as clValid orders them: (n, L) int64.
+
+    For object i the objects are sorted by distance, ties by index (R's stable sort), and the
+    first of that order is dropped as "i itself"; the next ``n_neighbors`` are i's neighbours.
+    With a duplicate j < i of i (distance 0) the dropped one is j and i counts among its own
+    neighbours, exactly as in clValid. Distances are SciPy's ``cdist`` (the same sum of
+    squares and square root as R's ``dist``), in row blocks of bounded memory.
+    """
+    from scipy.spatial.distance import cdist
+
+    n = X.shape[0]
+    keep = n_neighbors + 1
+    out = np.empty((n, n_neighbors), dtype=np.int64)
+    step = max(1, _CONNECTIVITY_BLOCK_ELEMENTS // max(n, 1))
+    for start in range(0, n, step):
+        D = cdist(X[start:start + step], X, metric=metric)
+        b = D.shape[0]
+        # every entry up to the keep-th smallest value of its row: the first `keep` of the
+        # (distance, index) order are among them, whatever the ties at that value
+        cut = np.partition(D, keep - 1, axis=1)[:, keep - 1]
+        rows, cols = np.nonzero(D <= cut[:, None])
+        order = np.lexsort((cols, D[rows, cols], rows))
+        rows, cols = rows[order], cols[order]
+        first = np.searchsorted(rows, np.arange(b))
+        take = first[:, None] + np.arange(1, keep)[None, :]
+        out[start:start + b] = cols[take]
+    return out
+
+
+@declare(requires_X=True)
+def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
+    """Connectivity of a labelling (Handl, Knowles & Kell 2005): lower is better.
+
+    ``sum_i sum_{j=1}^{L} x_{i, nn_i(j)}``, where ``nn_i(j)`` is the j-th nearest neighbour of
+    object i and ``x_{i, nn_i(j)}`` is ``1/j`` when that neighbour is in another cluster, else 0
+    (Handl et al. 2005, sec. 2.2.3). It ranges from 0 (every object's L neighbours share its
+    cluster) to ``n (1 + 1/2 + ... + 1/L)``. As clValid's ``connectivity`` (Brock et al. 2008),
+    which diceR's ``consensus_evaluate`` calls with its default L = 10: the neighbours of i are
+    the objects in order of distance, ties in distance by object index, after dropping the
+    first of that order (i itself, unless a duplicate of i comes before it; see
+    :func:`nearest_neighbors_in_order`).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data the labelling partitions; finite.
+    labels : array-like of shape (n_samples,)
+        Cluster labels.
+    n_neighbors : int, default=10
+        L, clValid's ``neighbSize``, in [1, n_samples - 1].
+    metric : {"euclidean", "manhattan"}, default="euclidean"
+        The distance (clValid's ``method``; ``"manhattan"`` is R's name for cityblock).
+
+    Returns
+    -------
+    connectivity : float
+        Non-negative; lower is better.
+
+    Examples
+    --------
+    >>> from cclust.evaluation import connectivity
+    >>> X = [[0.0], [1.0], [3.0], [10.0]]
+    >>> connectivity(X, [0, 0, 1, 1], n_neighbors=2)  # 1/2 + 1/2 + (1 + 1/2) + 1/2
+    3.0
+    """
+    if not isinstance(metric, str) or metric not in _CONNECTIVITY_METRICS:
+        raise ValidationError(f"metric must be one of {list(_CONNECTIVITY_METRICS)}, got {metric!r}.")
+    X = check_array_2d(X, "X")
+    codes, _ = label_vector(labels, "labels")
+    check_same_length(X, codes, "X", "labels")
+    n = X.shape[0]
+    if n < 2:
+        raise ValidationError(f"connectivity needs at least 2 objects (each needs a neighbour), got {n}.")
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1, high=n - 1)
+    neighbours = nearest_neighbors_in_order(X, n_neighbors, _CONNECTIVITY_METRICS[metric])
+    other = codes[neighbours] != codes[:, None]
+    return float((other / np.arange(1, n_neighbors + 1)[None, :]).sum())
+
+
+_CONNECTIVITY_METRICS = {"euclidean": "euclidean", "manhattan": "cityblock"}
 
 
 def aggregate_ranks(ranks):
@@ -380,7 +472,7 @@ def reweigh(ensemble, evaluation):
     >>> E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 2, "pam": 1},
     ...                     random_state=0)
     >>> sorted(round(w, 4) for w in reweigh(E, evaluate(X, E, 3)).weights.tolist())
-    [0.1667, 0.1667, 0.6667]
+    [0.3333, 0.3333, 0.3333]
     """
     ensemble, names, groups = _check_pair(ensemble, evaluation)
     m = len(names)

@@ -85,3 +85,17 @@ def footrule_best_orders(ranks):
 def footrule_cost(ranks, order):
     ranks = np.asarray(ranks, dtype=float)
     return sum(abs(ranks[item, j] - (p + 1)) for p, item in enumerate(order) for j in range(ranks.shape[1]))
+
+
+def connectivity(X, labels, n_neighbors=10):
+    """clValid's connectivity (Handl, Knowles & Kell 2005), step by step: per object, every
+    object sorted by (distance, index) as R's stable ``sort(..., index.return = TRUE)`` does, the
+    first dropped, the next L are the neighbours; 1/j for the j-th in another cluster."""
+    n = len(labels)
+    total = 0.0
+    for i in range(n):
+        order = sorted(range(n), key=lambda j: (_dist(X[i], X[j]), j))
+        for rank, j in enumerate(order[1:n_neighbors + 1], start=1):
+            if labels[j] != labels[i]:
+                total += 1.0 / rank
+    return total

@@ -228,3 +228,68 @@ def test_plot_evaluation(iris_het):
         plot_evaluation({"order": ()})
     with pytest.raises(ValidationError, match="cmap"):
         plot_evaluation(result, cmap="no-such-map")
+
+
+# -- connectivity (Handl, Knowles & Kell 2005; clValid's definition) ------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("L", [1, 3, 10])
+def test_connectivity_matches_the_literal_reference(seed, L):
+    from cclust.evaluation import connectivity
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(L + 2, 30))
+    # rounded coordinates: many exact ties in distance, and duplicated objects
+    X = np.round(rng.normal(size=(n, 2)), 0)
+    labels = rng.integers(0, 3, n)
+    assert connectivity(X, labels, n_neighbors=L) == pytest.approx(
+        ref.connectivity(X.tolist(), labels.tolist(), L), rel=1e-12)
+
+
+def test_connectivity_blocks_give_the_same_value(monkeypatch):
+    from cclust import evaluation
+
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(40, 2)), 1)
+    labels = rng.integers(0, 4, 40)
+    whole = evaluation.connectivity(X, labels)
+    monkeypatch.setattr(evaluation, "_CONNECTIVITY_BLOCK_ELEMENTS", 7 * 40)
+    assert evaluation.connectivity(X, labels) == whole
+
+
+def test_connectivity_hand_cases_as_clvalid_orders_ties():
+    from cclust.evaluation import connectivity, nearest_neighbors_in_order
+
+    # 0, 1, 3, 10 on a line, L = 2: objects 0 and 1 see object 2 second (1/2 each), object 2 sees
+    # 1 then 0, both in the other cluster (1 + 1/2), object 3 sees 2 (same) then 1 (1/2).
+    assert connectivity([[0.0], [1.0], [3.0], [10.0]], [0, 0, 1, 1], n_neighbors=2) == 3.0
+    # duplicates: objects 0, 1 and 3 coincide. R sorts ties by index, so for object 1 the order is
+    # 0, 1, 3, 2 and clValid drops object 0 (not 1): object 1 is its own first neighbour.
+    X = [[0.0], [0.0], [1.0], [0.0]]
+    assert nearest_neighbors_in_order(np.array(X), 2).tolist() == [[1, 3], [1, 3], [0, 1], [1, 3]]
+    # 1 (0 sees 1) + 1/2 (1 sees 3) + 1 (2 sees 0) + 1 (3 sees 1) = 3.5
+    assert connectivity(X, [0, 1, 1, 0], n_neighbors=2) == 3.5
+    # perfectly separated clusters of more than L + 1 objects: 0
+    X = np.r_[np.zeros((5, 1)) + np.arange(5)[:, None] * 0.01, 10 + np.arange(5)[:, None] * 0.01]
+    assert connectivity(X, [0] * 5 + [1] * 5, n_neighbors=4) == 0.0
+    # the worst case: every neighbour elsewhere, n (1 + 1/2 + ... + 1/L)
+    assert connectivity([[0.0], [1.0]], [0, 1], n_neighbors=1) == 2.0
+
+
+def test_connectivity_registered_and_bad_input():
+    from cclust.evaluation import connectivity
+
+    assert cclust.get("connectivity") is connectivity
+    X = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(ValidationError, match="n_neighbors"):
+        connectivity(X, [0, 0, 1, 1, 1], n_neighbors=5)
+    with pytest.raises(ValidationError, match="n_neighbors"):
+        connectivity(X, [0, 0, 1, 1, 1], n_neighbors=0)
+    with pytest.raises(ValidationError, match="metric"):
+        connectivity(X, [0, 0, 1, 1, 1], metric="cosine")
+    with pytest.raises(ValidationError, match="labels"):
+        connectivity(X, [0, 0, 1, 1])
+    with pytest.raises(ValidationError, match="X"):
+        connectivity(np.full((5, 2), np.nan), [0, 0, 1, 1, 1])
+    assert connectivity(X, [0, 0, 1, 1, 1], n_neighbors=3, metric="manhattan") == pytest.approx(
+        connectivity(X, [0, 0, 1, 1, 1], n_neighbors=3))
