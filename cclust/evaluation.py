@@ -36,6 +36,7 @@ indices, rank the algorithms on each index, aggregate the rankings into one list
    that gives the worse algorithm the larger weight, and silhouette's sign can flip the share,
    so we weight by the aggregated rank, which is what diceR's documentation describes.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +46,7 @@ from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.validation import check_array_2d, check_int, check_same_length, label_vector, spawn_seed_sequences
 
-__all__ = ["INDICES", "EvaluationResult", "evaluate", "trim", "reweigh", "aggregate_ranks", "connectivity"]
+__all__ = ["INDICES", "EvaluationResult", "MultiKEvaluation", "evaluate", "trim", "reweigh", "aggregate_ranks", "connectivity"]
 
 #: Internal indices computed per algorithm -> True when higher is better.
 INDICES = {
@@ -87,6 +88,10 @@ class EvaluationResult:
         The algorithms best first: the footrule-optimal aggregate of ``ranks``.
     n_clusters : int
     method : str
+    route : str
+        How each algorithm's partitions were fused: ``"dense"`` (eac's average linkage of the
+        n x n ``1 - co-association``), ``"sparse"`` (eac's single linkage of the kNN
+        co-association graph) or ``"method"`` (another consensus method, on its own route).
     """
 
     algorithms: tuple
@@ -100,6 +105,7 @@ class EvaluationResult:
     n_clusters: int
     method: str = "eac"
     higher_is_better: dict = field(default_factory=lambda: dict(INDICES))
+    route: str = "dense"
 
     def rank_of(self, algorithm):
         """Position (1 = best) of ``algorithm`` in :attr:`order`."""
@@ -318,36 +324,140 @@ def _rank_columns(indices, higher, n):
     return tuple(names), ranks
 
 
-def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_params=None,
-             random_state=None, n_jobs=None):
+#: kNN co-association neighbours of the sparse route (as select_k's sparse consensus graphs).
+SPARSE_NEIGHBORS = 30
+
+
+def _dense_eac_bytes(n):
+    """What eac's dense route allocates (its own guard counts the same: two float64 n x n and
+    the condensed distances)."""
+    return n * n * 8 * 2 + n * (n - 1) // 2 * 8
+
+
+def _route(method, matrix, n, max_bytes):
+    """("dense" | "sparse" | "method", extra eac parameters) for this call."""
+    from cclust.validation import memory_budget
+
+    if matrix not in ("auto", "dense", "sparse"):
+        raise ValidationError(f"matrix must be one of ['auto', 'dense', 'sparse'], got {matrix!r}.")
+    if method != "eac":
+        if matrix != "auto":
+            raise ValidationError(f"matrix={matrix!r} chooses the route of the default method 'eac'; method "
+                                  f"{method!r} keeps its own (pass matrix='auto', or method='eac').")
+        return "method", {}
+    if matrix == "dense" or (matrix == "auto" and _dense_eac_bytes(n) <= memory_budget(max_bytes)):
+        return "dense", {} if max_bytes is None else {"max_bytes": max_bytes}
+    params = {"linkage": "single", "n_neighbors": SPARSE_NEIGHBORS}
+    return "sparse", params if max_bytes is None else dict(params, max_bytes=max_bytes)
+
+
+def _check_common(X, ensemble, labels_true, method, method_params):
+    from cclust._pipeline import RESERVED_METHOD, check_name, check_params_dict, validate_X
+    from cclust.registry import get
+
+    features, _ = validate_X(X)
+    n = features.shape[0]
+    truth = None
+    if labels_true is not None:
+        truth, _ = label_vector(labels_true, "labels_true")
+        if truth.shape[0] != n:
+            raise ValidationError(f"labels_true must have one label per object ({n}), got {truth.shape[0]}.")
+    fn = get(check_name(method, "method"), kind="consensus")
+    params = check_params_dict(method_params, "method_params", RESERVED_METHOD, "evaluate")
+    return features, truth, fn, params
+
+
+def _as_same_objects(ensemble, n, name="ensemble"):
+    ensemble = as_ensemble(ensemble, name)
+    if ensemble.n_samples != n:
+        raise ValidationError(f"X and {name} must describe the same objects: X has {n} rows, "
+                              f"{name} {ensemble.n_samples}.")
+    return ensemble
+
+
+def _evaluate_one(features, ensemble, n_clusters, truth, fn, params, method, route, random_state, n_jobs):
+    from cclust._pipeline import call_method
+    from cclust.metrics import ari, nmi
+
+    n = features.shape[0]
+    names, groups = _groups(ensemble)
+    seeds = spawn_seed_sequences(random_state, len(names))
+    labels = np.empty((len(names), n), dtype=np.int64)
+    rows = []
+    for a, (idx, seed) in enumerate(zip(groups, seeds)):
+        seed = int(seed.generate_state(1, dtype=np.uint32)[0])
+        result = call_method(fn, ensemble.take(partitions=idx), n_clusters, {**route[1], **params}, seed, features,
+                             n_jobs, 0)
+        labels[a] = np.asarray(result.labels, dtype=np.int64)
+        rows.append(internal_indices(features, labels[a], ensemble))
+    indices = {name: np.array([row[name] for row in rows]) for name in INDICES}
+    external = {}
+    if truth is not None:
+        external = {"ari": np.array([ari(truth, row) for row in labels]),
+                    "nmi": np.array([nmi(truth, row) for row in labels])}
+    ranked, ranks = _rank_columns(indices, INDICES, len(names))
+    order = tuple(names[i] for i in aggregate_ranks(ranks))
+    return EvaluationResult(tuple(names), np.array([g.shape[0] for g in groups], dtype=np.int64), labels,
+                            indices, external, ranked, ranks, order, int(n_clusters), str(method), route=route[0])
+
+
+def _is_k_list(n_clusters):
+    return not isinstance(n_clusters, (str, bytes)) and isinstance(n_clusters, (list, tuple, range, np.ndarray))
+
+
+def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_params=None, matrix="auto",
+             k_method=None, pac_interval=(0.0, 1.0), max_bytes=None, random_state=None, n_jobs=None):
     """Score each algorithm of a heterogeneous ensemble on internal validity indices and rank them.
 
     diceR's ``consensus_evaluate`` (Chiu & Talhouk 2018); see the module docstring for every
-    step and where it differs from diceR.
+    step and where it differs from diceR. With a list of K (``n_clusters=[3, 4, 5]``) or one
+    ensemble per K (``{3: E3, 4: E4, 5: E5}``), every (algorithm, K) combination is evaluated
+    as diceR's multi-K mode does (``consensus_cluster(nk = 3:5)`` then ``consensus_evaluate``),
+    and a :class:`MultiKEvaluation` is returned; see there for how K is chosen.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         The data the ensemble partitions.
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, array-like of shape (n_samples, n_partitions), or dict of int -> Ensemble
         The partitions; the algorithms are read from ``ensemble.provenance`` (an ensemble without
-        provenance is one algorithm, ``"ensemble"``).
-    n_clusters : int
-        K of each algorithm's consensus labelling, in [2, n_samples - 1].
+        provenance is one algorithm, ``"ensemble"``). A dict gives the partitions generated at
+        each K (diceR's ensemble over ``nk``); one Ensemble with several K is fused at every K.
+    n_clusters : int, list of int, or None
+        K of each algorithm's consensus labelling, each in [2, n_samples - 1]. None only with a
+        dict ``ensemble`` (its keys).
     labels_true : array-like of shape (n_samples,), default=None
-        Reference classes: adds the external ARI and NMI (not used for ranking).
+        Reference classes: adds the external ARI and NMI (not used for ranking); with several K
+        it also fixes the chosen K to its number of classes, as in diceR.
     method : str, default="eac"
         Registered consensus function fusing each algorithm's partitions.
     method_params : dict, default=None
         Its extra keyword arguments.
+    matrix : {"auto", "dense", "sparse"}, default="auto"
+        Route of the default ``eac``: "dense" is average linkage of the full n x n ``1 -
+        co-association`` (refused past ``max_bytes``); "sparse" is single linkage of the kNN
+        co-association graph of each object's 30 strongest pairs
+        (:meth:`cclust.Ensemble.knn_coassociation`; :func:`cclust.consensus_functions.pairwise.eac`
+        with ``n_neighbors``), memory linear in n; "auto" is dense while the dense route fits the
+        budget. Other methods keep their own routes (only "auto" is accepted with them).
+    k_method : None, int or "all", default=None
+        With several K, which K trim and reweigh use (diceR's ``k.method``): None for the
+        number of classes of ``labels_true``, else the K most algorithms find least ambiguous
+        (PAC); an int for that K; "all" for every K.
+    pac_interval : (float, float), default=(0.0, 1.0)
+        ``(lower, upper)`` of PAC, the share of consensus entries strictly between them
+        (diceR's ``PAC(lower = 0, upper = 1)``). Several K only.
+    max_bytes : int, default=None
+        Memory budget (``cclust.validation.memory_budget()`` when None).
     random_state : int, Generator or None
-        Seeds the consensus function (algorithm i gets the i-th child seed).
+        Seeds the consensus function (algorithm i gets the i-th child seed; with several K
+        every K is seeded alike, so ``result.per_k[K]`` equals a one-K evaluation at K).
     n_jobs : int, default=None
         Threads of the consensus function.
 
     Returns
     -------
-    EvaluationResult
+    EvaluationResult, or MultiKEvaluation with several K
 
     Examples
     --------
@@ -361,44 +471,233 @@ def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_
     >>> result.algorithms, sorted(result.indices)[:2]
     (('kmeans', 'hierarchical-average'), ['calinski_harabasz', 'compactness'])
     """
-    from cclust._pipeline import RESERVED_METHOD, call_method, check_name, check_params_dict, validate_X
-    from cclust.metrics import ari, nmi
-    from cclust.registry import get
-
-    features, _ = validate_X(X)
-    ensemble = as_ensemble(ensemble)
+    if isinstance(ensemble, Mapping) or _is_k_list(n_clusters):
+        return _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params, matrix, k_method,
+                               pac_interval, max_bytes, random_state, n_jobs)
+    features, truth, fn, params = _check_common(X, ensemble, labels_true, method, method_params)
     n = features.shape[0]
-    if ensemble.n_samples != n:
-        raise ValidationError(f"X and ensemble must describe the same objects: X has {n} rows, "
-                              f"the ensemble {ensemble.n_samples}.")
+    ensemble = _as_same_objects(ensemble, n)
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n - 1))
-    truth = None
-    if labels_true is not None:
-        truth, _ = label_vector(labels_true, "labels_true")
-        if truth.shape[0] != n:
-            raise ValidationError(f"labels_true must have one label per object ({n}), got {truth.shape[0]}.")
-    fn = get(check_name(method, "method"), kind="consensus")
-    params = check_params_dict(method_params, "method_params", RESERVED_METHOD, "evaluate")
+    if k_method is not None:
+        raise ValidationError(f"k_method chooses among several K; n_clusters={n_clusters} is one K (give a list, "
+                              "e.g. n_clusters=[3, 4, 5]).")
+    route = _route(method, matrix, n, max_bytes)
+    return _evaluate_one(features, ensemble, n_clusters, truth, fn, params, method, route, random_state, n_jobs)
 
-    names, groups = _groups(ensemble)
-    seeds = spawn_seed_sequences(random_state, len(names))
-    labels = np.empty((len(names), n), dtype=np.int64)
-    rows = []
-    for a, (idx, seed) in enumerate(zip(groups, seeds)):
-        seed = int(seed.generate_state(1, dtype=np.uint32)[0])
-        result = call_method(fn, ensemble.take(partitions=idx), n_clusters, params, seed, features, n_jobs, 0)
-        labels[a] = np.asarray(result.labels, dtype=np.int64)
-        rows.append(internal_indices(features, labels[a], ensemble))
-    indices = {name: np.array([row[name] for row in rows]) for name in INDICES}
-    external = {}
-    if truth is not None:
-        external = {"ari": np.array([ari(truth, row) for row in labels]),
-                    "nmi": np.array([nmi(truth, row) for row in labels])}
-    ranked, ranks = _rank_columns(indices, INDICES, len(names))
-    order = tuple(names[i] for i in aggregate_ranks(ranks))
-    return EvaluationResult(tuple(names), np.array([g.shape[0] for g in groups], dtype=np.int64), labels,
-                            indices, external, ranked, ranks, order, int(n_clusters), str(method))
 
+# -- several K (diceR's multi-K mode) ---------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class MultiKEvaluation:
+    """What :func:`evaluate` measured for every (algorithm, K) combination (diceR's multi-K mode).
+
+    Attributes
+    ----------
+    k_values : tuple of int
+        The K evaluated, increasing.
+    algorithms : tuple of str
+        Every algorithm seen, in order of first appearance.
+    per_k : dict of int -> EvaluationResult
+        Each K's evaluation: indices of each algorithm and their ranking within that K
+        (diceR's ``ii[[k]]`` and the rank aggregation its trim runs at K).
+    pac : ndarray of shape (n_algorithms, n_k)
+        PAC of each algorithm's consensus (co-association) matrix at each K: the share of the
+        pairs i < j whose entry lies strictly inside ``pac_interval`` (diceR's ``PAC``), over
+        every pair up to 10^6 pairs and over 10^6 random pairs beyond; NaN where the algorithm
+        is absent at that K.
+    pac_interval : tuple of float
+    chosen_k : tuple of int
+        The K trim and reweigh use, chosen by ``k_method`` as diceR's ``choose_k`` does: the
+        number of classes of ``labels_true``; else, each algorithm voting for its K of lowest
+        PAC (the smaller K on ties), the K with most votes (the smallest on ties); an int
+        ``k_method``; or every K for ``"all"`` (also when only one K is evaluated).
+    k_rule : str
+        How ``chosen_k`` was found: "labels_true", "pac", "given" or "all".
+    ranked_indices : tuple of str
+        Indices finite for every combination, used for the joint ranking.
+    combinations : tuple of (str, int)
+        The (algorithm, K) rows of ``ranks``.
+    ranks : ndarray of shape (n_combinations, len(ranked_indices))
+        Rank of each combination on each index over all combinations (1 = best).
+    order : tuple of (str, int)
+        Every combination, best first: the footrule-optimal aggregate of ``ranks``.
+    best_k : int
+        The K of the best combination: the K the internal indices favour. diceR does not report
+        this (it chooses K by PAC); it is given beside ``chosen_k``. Many indices drift with K
+        (compactness falls and connectivity grows as K grows), so read it with the table.
+    """
+
+    k_values: tuple
+    algorithms: tuple
+    per_k: dict
+    pac: np.ndarray
+    pac_interval: tuple
+    chosen_k: tuple
+    k_rule: str
+    ranked_indices: tuple
+    combinations: tuple
+    ranks: np.ndarray
+    order: tuple
+    best_k: int
+    method: str = "eac"
+
+    def rank_of(self, algorithm, k):
+        """Position (1 = best) of ``(algorithm, k)`` in the joint :attr:`order`."""
+        if (algorithm, k) not in self.order:
+            raise ValidationError(f"({algorithm!r}, {k}) was not evaluated; evaluated: {list(self.order)}.")
+        return self.order.index((algorithm, k)) + 1
+
+    def as_table(self):
+        """One row per (algorithm, K) as a dict of equal-length lists (``pandas.DataFrame(...)``-ready).
+
+        ``rank_in_k`` is the algorithm's place among the algorithms at that K (what trim uses),
+        ``rank`` its place among all combinations, ``chosen`` whether K is in :attr:`chosen_k`.
+        """
+        table = {"algorithm": [], "k": [], "n_partitions": []}
+        first = self.per_k[self.k_values[0]]
+        names = list(first.indices) + list(first.external)
+        for name in names + ["pac", "rank_in_k", "rank", "chosen"]:
+            table[name] = []
+        for k in self.k_values:
+            one = self.per_k[k]
+            for i, algorithm in enumerate(one.algorithms):
+                table["algorithm"].append(algorithm)
+                table["k"].append(int(k))
+                table["n_partitions"].append(int(one.n_partitions[i]))
+                for name in names:
+                    source = one.indices if name in one.indices else one.external
+                    table[name].append(float(source[name][i]))
+                table["pac"].append(float(self.pac[self.algorithms.index(algorithm), self.k_values.index(k)]))
+                table["rank_in_k"].append(one.rank_of(algorithm))
+                table["rank"].append(self.rank_of(algorithm, k))
+                table["chosen"].append(k in self.chosen_k)
+        return table
+
+    def summary(self):
+        """A text table, one row per (algorithm, K), best first, with the K chosen and the best K."""
+        first = self.per_k[self.k_values[0]]
+        names = list(first.indices) + list(first.external)
+        table = self.as_table()
+        rows = sorted(range(len(table["rank"])), key=lambda r: table["rank"][r])
+        lines = [f"evaluation of {len(self.algorithms)} algorithms at K = {list(self.k_values)} (each fused by "
+                 f"{self.method}); ranked jointly on {', '.join(self.ranked_indices) or 'nothing'}",
+                 f"{'rank':>4}  {'algorithm':<24}  {'K':>3}  {'in K':>4}  {'PAC':>6}  "
+                 + "  ".join(f"{n[:12]:>12}" for n in names)]
+        for r in rows:
+            lines.append(f"{table['rank'][r]:>4}  {table['algorithm'][r]:<24}  {table['k'][r]:>3}  "
+                         f"{table['rank_in_k'][r]:>4}  {table['pac'][r]:>6.3f}  "
+                         + "  ".join(f"{table[n][r]:>12.4g}" for n in names))
+        lines.append(f"best K by the internal indices: {self.best_k} (of {self.order[0][0]}); K used for trimming "
+                     f"({self.k_rule}): {', '.join(map(str, self.chosen_k))}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"MultiKEvaluation(k_values={list(self.k_values)}, chosen_k={list(self.chosen_k)}, "
+                f"best_k={self.best_k})")
+
+
+def _k_values(n_clusters, ensemble, n):
+    if isinstance(ensemble, Mapping):
+        keys = sorted(check_int(k, "ensemble keys (K)", low=2, high=max(2, n - 1)) for k in ensemble)
+        if not keys:
+            raise ValidationError("ensemble is an empty dict; give one Ensemble per K, e.g. {3: E3, 4: E4}.")
+        if n_clusters is not None:
+            wanted = sorted({check_int(k, "n_clusters", low=2, high=max(2, n - 1))
+                             for k in (n_clusters if _is_k_list(n_clusters) else [n_clusters])})
+            if wanted != keys:
+                raise ValidationError(f"n_clusters={list(wanted)} differs from the K of the ensemble dict {keys}; "
+                                      "pass n_clusters=None to use the dict's keys.")
+        return tuple(keys)
+    if n_clusters is None:
+        raise ValidationError("n_clusters=None needs ensemble as a dict K -> Ensemble; give n_clusters.")
+    values = [check_int(k, "n_clusters", low=2, high=max(2, n - 1)) for k in n_clusters]
+    if not values:
+        raise ValidationError("n_clusters must hold at least one K, got an empty list.")
+    return tuple(sorted(set(values)))
+
+
+def _pac(ensemble, groups, pairs, interval):
+    """diceR's PAC of each group's unweighted consensus matrix, from the exact entries of ``pairs``."""
+    from cclust._monti import _pair_values
+
+    low, high = interval
+    out = np.empty(len(groups))
+    for a, idx in enumerate(groups):
+        values = _pair_values(ensemble.labels[:, idx], *pairs)
+        out[a] = np.nan if not values.any() else float(np.count_nonzero((values > low) & (values < high))
+                                                       / values.shape[0])
+    return out
+
+
+def _pac_pairs(n, root):
+    from cclust._monti import PAIRS
+
+    if n * (n - 1) // 2 <= PAIRS:
+        return np.triu_indices(n, 1)
+    rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(0,)))
+    a = rng.integers(0, n, size=PAIRS)
+    return a, (a + rng.integers(1, n, size=PAIRS)) % n   # uniform over the other objects
+
+
+def _choose_k(k_values, pac, truth, k_method):
+    """diceR's ``choose_k``: (chosen K, rule)."""
+    if len(k_values) == 1:
+        return k_values, "all"
+    if k_method is None and truth is not None:
+        k = int(np.unique(truth).shape[0])
+        if k not in k_values:
+            raise ValidationError(f"labels_true has {k} classes, so diceR's rule evaluates K = {k}, which is not "
+                                  f"among n_clusters={list(k_values)}; add it, or pass k_method.")
+        return (k,), "labels_true"
+    if k_method is None:
+        votes = np.zeros(len(k_values), dtype=np.int64)
+        for row in pac:
+            if np.isfinite(row).any():
+                votes[int(np.nanargmin(row))] += 1
+        return (k_values[int(np.argmax(votes))],), "pac"
+    if isinstance(k_method, str):
+        if k_method != "all":
+            raise ValidationError(f"k_method must be None, an int among n_clusters or 'all', got {k_method!r}.")
+        return k_values, "all"
+    k = check_int(k_method, "k_method")
+    if k not in k_values:
+        raise ValidationError(f"k_method={k} is not among the K evaluated, {list(k_values)}.")
+    return (k,), "given"
+
+
+def _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params, matrix, k_method, pac_interval,
+                    max_bytes, random_state, n_jobs):
+    from cclust._pipeline import child_seeds
+    from cclust.selection import _check_interval
+
+    features, truth, fn, params = _check_common(X, ensemble, labels_true, method, method_params)
+    n = features.shape[0]
+    k_values = _k_values(n_clusters, ensemble, n)
+    if isinstance(ensemble, Mapping):
+        ensembles = {k: _as_same_objects(ensemble[k], n, f"ensemble[{k}]") for k in k_values}
+    else:
+        shared = _as_same_objects(ensemble, n)
+        ensembles = {k: shared for k in k_values}
+    interval = _check_interval(pac_interval)
+    route = _route(method, matrix, n, max_bytes)
+    root = child_seeds(random_state, 1)[0]
+    pairs = _pac_pairs(n, root)
+    per_k, pac_rows = {}, {}
+    for k in k_values:
+        per_k[k] = _evaluate_one(features, ensembles[k], k, truth, fn, params, method, route, root, n_jobs)
+        pac_rows[k] = dict(zip(per_k[k].algorithms, _pac(ensembles[k], _groups(ensembles[k])[1], pairs, interval)))
+    algorithms = tuple(dict.fromkeys(a for k in k_values for a in per_k[k].algorithms))
+    pac = np.array([[pac_rows[k].get(a, np.nan) for k in k_values] for a in algorithms])
+    chosen, rule = _choose_k(k_values, pac, truth, k_method)
+    combinations = tuple((a, k) for k in k_values for a in per_k[k].algorithms)
+    indices = {name: np.concatenate([per_k[k].indices[name] for k in k_values]) for name in INDICES}
+    ranked, ranks = _rank_columns(indices, INDICES, len(combinations))
+    order = tuple(combinations[i] for i in aggregate_ranks(ranks))
+    return MultiKEvaluation(k_values, algorithms, per_k, pac, interval, tuple(int(k) for k in chosen), rule, ranked,
+                            combinations, ranks, order, int(order[0][1]), str(method))
+
+
+# -- trim and reweigh --------------------------------------------------------------------------------
 
 def _check_pair(ensemble, evaluation):
     ensemble = as_ensemble(ensemble)
@@ -413,14 +712,58 @@ def _check_pair(ensemble, evaluation):
     return ensemble, names, groups
 
 
+_K_SUFFIX = " k="
+
+
+def _blocks(ensemble, evaluation):
+    """[(K, the ensemble's partitions at K)] for the chosen K of a multi-K evaluation.
+
+    ``ensemble`` is the dict evaluated (one Ensemble per K), the one Ensemble evaluated at every
+    K, or what a multi-K :func:`trim`/:func:`reweigh` returned (provenance ``"name k=K"`` when
+    several K were chosen, diceR's ``paste_k``).
+    """
+    if isinstance(ensemble, Mapping):
+        missing = [k for k in evaluation.chosen_k if k not in ensemble]
+        if missing:
+            raise ValidationError(f"ensemble has no partitions at the chosen K {missing}; give the dict evaluated.")
+        return [(k, as_ensemble(ensemble[k], f"ensemble[{k}]")) for k in evaluation.chosen_k]
+    ensemble = as_ensemble(ensemble)
+    provenance = ensemble.provenance or ()
+    if provenance and all(_K_SUFFIX in p for p in provenance):
+        parsed = [p.rsplit(_K_SUFFIX, 1) for p in provenance]
+        blocks = []
+        for k in evaluation.chosen_k:
+            idx = np.flatnonzero([suffix == str(k) for _, suffix in parsed])
+            if idx.shape[0]:
+                part = ensemble.take(partitions=idx)
+                blocks.append((k, Ensemble(part, provenance=[parsed[i][0] for i in idx])))
+        if blocks:
+            return blocks
+    return [(k, ensemble) for k in evaluation.chosen_k]
+
+
+def _join(blocks):
+    """One Ensemble of the blocks side by side, each block's weight 1/len(blocks), provenance suffixed
+    by K when there are several."""
+    if len(blocks) == 1:
+        return blocks[0][1]
+    labels, weights, provenance = [], [], []
+    for k, part in blocks:
+        labels.append(part.labels)
+        weights.append(np.asarray(part.weights) / len(blocks))
+        provenance += [f"{p}{_K_SUFFIX}{k}" for p in (part.provenance or (_UNNAMED,) * part.n_partitions)]
+    return Ensemble(np.column_stack(labels), weights=np.concatenate(weights), provenance=provenance)
+
+
 def trim(ensemble, evaluation, n_keep=5):
     """Keep the partitions of the ``n_keep`` best-ranked algorithms (diceR's ``trim``).
 
     Parameters
     ----------
-    ensemble : Ensemble
-        The ensemble that was evaluated (or a part of it).
-    evaluation : EvaluationResult
+    ensemble : Ensemble or dict of int -> Ensemble
+        The ensemble that was evaluated (or a part of it); with a :class:`MultiKEvaluation`,
+        the dict (or single Ensemble) evaluated.
+    evaluation : EvaluationResult or MultiKEvaluation
         From :func:`evaluate`.
     n_keep : int, default=5
         Algorithms to keep. With ``n_keep`` or fewer algorithms in ``ensemble`` it is returned
@@ -430,7 +773,10 @@ def trim(ensemble, evaluation, n_keep=5):
     -------
     Ensemble
         The kept partitions in their original order, with their weights (renormalised) and
-        provenance.
+        provenance. With several K, as diceR's trim over ``k.method``: at each K of
+        ``evaluation.chosen_k``, the ``n_keep`` algorithms ranked best at that K; when several
+        K are chosen their kept partitions are joined, each K weighing 1/(number of K), and the
+        provenance reads ``"algorithm k=K"``.
 
     Examples
     --------
@@ -443,8 +789,10 @@ def trim(ensemble, evaluation, n_keep=5):
     >>> len(set(trim(E, evaluate(X, E, 3), n_keep=2).provenance))
     2
     """
-    ensemble, names, groups = _check_pair(ensemble, evaluation)
     n_keep = check_int(n_keep, "n_keep", low=1)
+    if isinstance(evaluation, MultiKEvaluation):
+        return _join([(k, trim(part, evaluation.per_k[k], n_keep)) for k, part in _blocks(ensemble, evaluation)])
+    ensemble, names, groups = _check_pair(ensemble, evaluation)
     if len(names) <= n_keep:
         return ensemble
     kept = set(sorted(names, key=evaluation.rank_of)[:n_keep])
@@ -458,6 +806,8 @@ def reweigh(ensemble, evaluation):
     Of the m algorithms in ``ensemble``, the one at position p (1 = best, in
     ``evaluation.order``) gets the total weight ``(m + 1 - p) / (m (m + 1) / 2)``, shared among
     its partitions in proportion to their current weights. One algorithm: returned unchanged.
+    With a :class:`MultiKEvaluation`, each chosen K is reweighed by its own ranking and the K
+    are joined as :func:`trim` joins them.
 
     Returns
     -------
@@ -474,6 +824,8 @@ def reweigh(ensemble, evaluation):
     >>> sorted(round(w, 4) for w in reweigh(E, evaluate(X, E, 3)).weights.tolist())
     [0.3333, 0.3333, 0.3333]
     """
+    if isinstance(evaluation, MultiKEvaluation):
+        return _join([(k, reweigh(part, evaluation.per_k[k])) for k, part in _blocks(ensemble, evaluation)])
     ensemble, names, groups = _check_pair(ensemble, evaluation)
     m = len(names)
     if m == 1:

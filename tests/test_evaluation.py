@@ -293,3 +293,163 @@ def test_connectivity_registered_and_bad_input():
         connectivity(np.full((5, 2), np.nan), [0, 0, 1, 1, 1])
     assert connectivity(X, [0, 0, 1, 1, 1], n_neighbors=3, metric="manhattan") == pytest.approx(
         connectivity(X, [0, 0, 1, 1, 1], n_neighbors=3))
+
+
+# -- several K (diceR's multi-K mode) ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def iris_per_k():
+    X, y = load_iris()
+    return X, y, {k: cclust.generate("heterogeneous", X, k, generators={"kmeans": 4, "pam": 2, "gmm": 4},
+                                     random_state=k) for k in (2, 3, 4)}
+
+
+def test_multi_k_per_k_equals_one_k_evaluations(iris_per_k):
+    from cclust.evaluation import MultiKEvaluation
+
+    X, y, Es = iris_per_k
+    result = evaluate(X, Es, None, random_state=5)
+    assert isinstance(result, MultiKEvaluation) and result.k_values == (2, 3, 4)
+    seed = cclust._pipeline.child_seeds(5, 1)[0]
+    for k, E in Es.items():
+        one = evaluate(X, E, k, random_state=seed)
+        assert result.per_k[k].order == one.order
+        np.testing.assert_array_equal(result.per_k[k].labels, one.labels)
+        for name in one.indices:
+            np.testing.assert_array_equal(result.per_k[k].indices[name], one.indices[name])
+    # the list spelling with the same dict is the same evaluation
+    again = evaluate(X, Es, [4, 2, 3], random_state=5)
+    assert again.order == result.order and again.chosen_k == result.chosen_k
+    np.testing.assert_array_equal(again.pac, result.pac)
+
+
+def _literal_pac(E, idx, low, high):
+    """diceR's PAC: entries of the lower triangle strictly inside (low, high), over all pairs."""
+    L = E.labels[:, idx]
+    n = L.shape[0]
+    inside = total = 0
+    for i in range(n):
+        for j in range(i):
+            both = [(a, b) for a, b in zip(L[i], L[j]) if a >= 0 and b >= 0]
+            value = sum(a == b for a, b in both) / len(both) if both else 0.0
+            inside += low < value < high
+            total += 1
+    return inside / total
+
+
+def test_multi_k_pac_and_diceR_choice_of_k():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 2))
+    stable = np.repeat(np.arange(3), 8)
+    noisy = rng.integers(0, 2, (24, 3))
+    Es = {2: Ensemble(np.column_stack([stable % 2, stable % 2, noisy[:, 0], noisy[:, 1]]),
+                      provenance=["a", "a", "b", "b"]),
+          3: Ensemble(np.column_stack([stable, stable, stable, stable]), provenance=["a", "a", "b", "b"])}
+    result = evaluate(X, Es, None, pac_interval=(0.1, 0.9))
+    for col, k in enumerate((2, 3)):
+        for row, (name, idx) in enumerate((("a", [0, 1]), ("b", [2, 3]))):
+            assert result.pac[row, col] == pytest.approx(_literal_pac(Es[k], idx, 0.1, 0.9))
+    # a: PAC 0 at both K, votes for the smaller (2); b: ambiguous at 2, not at 3 -> votes 3;
+    # one vote each: the smaller K wins, as in diceR's choose_k
+    assert result.pac[0].tolist() == [0.0, 0.0] and result.pac[1, 1] < result.pac[1, 0]
+    assert result.chosen_k == (2,) and result.k_rule == "pac"
+    assert evaluate(X, Es, None, k_method="all").chosen_k == (2, 3)
+    assert evaluate(X, Es, None, k_method=3).chosen_k == (3,)
+    assert evaluate(X, Es, None, labels_true=stable).chosen_k == (3,)
+    assert evaluate(X, {3: Es[3]}, None).chosen_k == (3,)  # one K: "all"
+
+
+def test_multi_k_joint_ranking_and_best_k(iris_per_k):
+    X, y, Es = iris_per_k
+    result = evaluate(X, Es, None)
+    assert set(result.order) == set(result.combinations) and len(result.combinations) == 9
+    assert result.best_k == result.order[0][1]
+    best, orders = ref.footrule_best_orders(result.ranks) if len(result.combinations) <= 8 else (None, None)
+    cost = ref.footrule_cost(result.ranks, [result.combinations.index(c) for c in result.order])
+    for _ in range(20):  # no random ordering does better
+        perm = np.random.default_rng(_).permutation(len(result.combinations))
+        assert cost <= ref.footrule_cost(result.ranks, perm) + 1e-9
+    table = result.as_table()
+    assert len(table["algorithm"]) == 9 and sorted(set(table["k"])) == [2, 3, 4]
+    assert all(c == (k in result.chosen_k) for k, c in zip(table["k"], table["chosen"]))
+    text = result.summary()
+    assert f"best K by the internal indices: {result.best_k}" in text
+
+
+def test_multi_k_trim_and_reweigh(iris_per_k):
+    X, y, Es = iris_per_k
+    one = evaluate(X, Es, None, k_method=3)
+    kept = trim(Es, one, 2)
+    expected = trim(Es[3], one.per_k[3], 2)
+    np.testing.assert_array_equal(kept.labels, expected.labels)
+    assert kept.provenance == expected.provenance
+    every = evaluate(X, Es, None, k_method="all")
+    kept = trim(Es, every, 2)
+    assert kept.n_partitions == sum(trim(Es[k], every.per_k[k], 2).n_partitions for k in (2, 3, 4))
+    assert all(p.rsplit(" k=", 1)[1] in ("2", "3", "4") for p in kept.provenance)
+    weighted = reweigh(kept, every)
+    prov = np.array(weighted.provenance)
+    w = np.asarray(weighted.weights)
+    for k in (2, 3, 4):
+        block = np.array([p.endswith(f" k={k}") for p in prov])
+        assert w[block].sum() == pytest.approx(1 / 3)
+        best = every.per_k[k].order[0]
+        second = [a for a in every.per_k[k].order if f"{a} k={k}" in set(prov)][1]
+        assert w[prov == f"{best} k={k}"].sum() == pytest.approx(2 / 3 / 3)
+        assert w[prov == f"{second} k={k}"].sum() == pytest.approx(1 / 3 / 3)
+    # the dict itself can be reweighed too (no trimming)
+    assert reweigh(Es, one).n_partitions == Es[3].n_partitions
+
+
+def test_multi_k_bad_input(iris_per_k):
+    X, y, Es = iris_per_k
+    with pytest.raises(ValidationError, match="n_clusters"):
+        evaluate(X, Es, [2, 3])
+    with pytest.raises(ValidationError, match="n_clusters"):
+        evaluate(X, Es[3], [])
+    with pytest.raises(ValidationError, match="n_clusters must be an int"):
+        evaluate(X, Es[3], None)
+    with pytest.raises(ValidationError, match="k_method"):
+        evaluate(X, Es, None, k_method=7)
+    with pytest.raises(ValidationError, match="k_method"):
+        evaluate(X, Es, None, k_method="best")
+    with pytest.raises(ValidationError, match="k_method"):
+        evaluate(X, Es[3], 3, k_method=3)
+    with pytest.raises(ValidationError, match="labels_true has 3 classes"):
+        evaluate(X, {2: Es[2], 4: Es[4]}, None, labels_true=y)
+    with pytest.raises(ValidationError, match="pac_interval"):
+        evaluate(X, Es, None, pac_interval=(0.9, 0.1))
+    with pytest.raises(ValidationError, match=r"ensemble\[3\]"):
+        evaluate(X, {2: Es[2], 3: Es[3].take(objects=np.arange(100))}, None)
+    with pytest.raises(ValidationError, match="ensemble keys"):
+        evaluate(X, {1: Es[2]}, None)
+
+
+# -- the sparse route past the dense budget ----------------------------------------------------------
+
+def test_sparse_route_automatic_past_the_budget_and_by_option():
+    from cclust.consensus_functions.pairwise import eac
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.3, (200, 2)) for c in ((0, 0), (3, 0), (0, 3))])
+    E = cclust.generate("heterogeneous", X, 3, generators={"kmeans": 4, "gmm": 4}, random_state=0)
+    dense = evaluate(X, E, 3)
+    assert dense.route == "dense"
+    budget = 3_000_000  # under the dense route's 7.2 MB at n = 600, over the kNN graph's
+    small = evaluate(X, E, 3, max_bytes=budget, random_state=0)
+    forced = evaluate(X, E, 3, matrix="sparse", random_state=0)
+    assert small.route == forced.route == "sparse"
+    np.testing.assert_array_equal(small.labels, forced.labels)
+    seeds = cclust.validation.spawn_seed_sequences(0, len(forced.algorithms))
+    for a, name in enumerate(forced.algorithms):
+        idx = np.flatnonzero([p == name for p in E.provenance])
+        seed = int(seeds[a].generate_state(1, dtype=np.uint32)[0])
+        expected = eac(E.take(partitions=idx), 3, linkage="single", n_neighbors=30, random_state=seed).labels
+        np.testing.assert_array_equal(forced.labels[a], expected)
+        assert cclust.metrics.ari(forced.labels[a], dense.labels[a]) > 0.9  # easy blobs: both routes agree
+    with pytest.raises(cclust.errors.MemoryBudgetError):
+        evaluate(X, E, 3, matrix="dense", max_bytes=budget)
+    with pytest.raises(ValidationError, match="matrix"):
+        evaluate(X, E, 3, matrix="knn")
+    with pytest.raises(ValidationError, match="matrix"):
+        evaluate(X, E, 3, method="kcc", matrix="sparse")
