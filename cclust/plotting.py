@@ -1158,11 +1158,14 @@ def plot_evaluation(result, *, ax=None, cmap="RdYlGn_r"):
     One row per algorithm, best (aggregated order) at the top; one column per index used for
     ranking. The colour is the algorithm's rank on that index (1 = best), the text its value,
     so it shows where the indices agree and which one an algorithm's place rests on (diceR's
-    rank matrix; Chiu & Talhouk 2018).
+    rank matrix; Chiu & Talhouk 2018). For an evaluation over several K (a
+    :class:`~cclust.evaluation.MultiKEvaluation`) the rows are the (algorithm, K) combinations
+    in their joint order, the K that trimming uses marked with ``*``, and the title names the
+    best K by the indices and the chosen K.
 
     Parameters
     ----------
-    result : EvaluationResult
+    result : EvaluationResult or MultiKEvaluation
     ax : matplotlib Axes, default=None
     cmap : str or Colormap, default="RdYlGn_r"
 
@@ -1183,22 +1186,34 @@ def plot_evaluation(result, *, ax=None, cmap="RdYlGn_r"):
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['1. good', '2. noisy']
     """
-    from cclust.evaluation import EvaluationResult
+    from cclust.evaluation import EvaluationResult, MultiKEvaluation
 
-    if not isinstance(result, EvaluationResult):
-        raise ValidationError(f"result must be the EvaluationResult of cclust.evaluation.evaluate, got "
-                              f"{type(result).__name__}.")
+    if isinstance(result, MultiKEvaluation):
+        rows = [result.combinations.index(c) for c in result.order]
+        indices = {name: np.concatenate([result.per_k[k].indices[name] for k in result.k_values])
+                   for name in result.ranked_indices}
+        labels = [f"{p + 1}. {a} (K={k}){' *' if k in result.chosen_k else ''}"
+                  for p, (a, k) in enumerate(result.order)]
+        title = (f"(algorithm, K) ranked jointly: best K by the indices = {result.best_k}; "
+                 f"* K used for trimming ({result.k_rule})")
+    elif isinstance(result, EvaluationResult):
+        rows = [result.algorithms.index(a) for a in result.order]
+        indices = result.indices
+        labels = [f"{p + 1}. {result.order[p]}" for p in range(len(rows))]
+        title = f"Algorithms at K = {result.n_clusters}: rank on each index (colour), value (text)"
+    else:
+        raise ValidationError(f"result must be the EvaluationResult or MultiKEvaluation of "
+                              f"cclust.evaluation.evaluate, got {type(result).__name__}.")
     colormap = _colormap(cmap)
-    rows = [result.algorithms.index(a) for a in result.order]
     names = list(result.ranked_indices)
-    m = len(result.algorithms)
+    m = len(rows)
     ranks = result.ranks[rows] if names else np.zeros((m, 0))
-    ax = _axes(ax, (1.6 * max(len(names), 1) + 2.4, 0.5 * m + 1.6))
+    ax = _axes(ax, (1.6 * max(len(names), 1) + 2.8, 0.5 * m + 1.6))
     ax.imshow(ranks, aspect="auto", cmap=colormap, vmin=1, vmax=max(m, 2), interpolation="nearest")
     for i, a in enumerate(rows):
         for j, name in enumerate(names):
-            ax.text(j, i, f"{result.indices[name][a]:.3g}", ha="center", va="center", fontsize=8)
+            ax.text(j, i, f"{indices[name][a]:.3g}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(names)), [n.replace("_", " ") for n in names], rotation=30, ha="right")
-    ax.set_yticks(range(m), [f"{p + 1}. {result.order[p]}" for p in range(m)])
-    ax.set_title(f"Algorithms at K = {result.n_clusters}: rank on each index (colour), value (text)")
+    ax.set_yticks(range(m), labels)
+    ax.set_title(title)
     return ax

@@ -453,3 +453,19 @@ def test_sparse_route_automatic_past_the_budget_and_by_option():
         evaluate(X, E, 3, matrix="knn")
     with pytest.raises(ValidationError, match="matrix"):
         evaluate(X, E, 3, method="kcc", matrix="sparse")
+
+
+def test_plot_evaluation_several_k(iris_per_k):
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_evaluation
+
+    X, y, Es = iris_per_k
+    result = evaluate(X, Es, None, k_method=3)
+    ax = plot_evaluation(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 9
+    assert labels[0].startswith(f"1. {result.order[0][0]} (K={result.order[0][1]})")
+    assert all(label.endswith(" *") == (" (K=3)" in label) for label in labels)
+    assert f"best K by the indices = {result.best_k}" in ax.get_title()
+    with pytest.raises(ValidationError, match="MultiKEvaluation"):
+        plot_evaluation(result.per_k)

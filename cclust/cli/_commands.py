@@ -345,13 +345,23 @@ def fuse(args, out=None):
 
 
 def evaluate(args, out=None):
-    """``cclust evaluate``: rank the algorithms of a heterogeneous ensemble, then trim/reweigh/fuse it."""
+    """``cclust evaluate``: rank the algorithms of a heterogeneous ensemble, then trim/reweigh/fuse it.
+
+    With several K (``-k 3,4,5``) each K gets its own generated ensemble (one --ensemble FILE is
+    fused at every K instead) and :func:`cclust.evaluation.evaluate` runs in its multi-K mode.
+    """
     import cclust
     from cclust import evaluation as ev
 
     out = sys.stdout if out is None else out
     data, X, notices = _load_features(args)
-    k = _pick_k(args, data)
+    if args.k is not None:
+        ks = [_check_k(k, X.shape[0]) for k in args.k]
+    else:
+        ks = [_pick_k(args, data)]
+    if args.k_method is not None and (len(ks) < 2 or (args.k_method != "all" and args.k_method not in ks)):
+        raise UserError(f"--k-method chooses among the K given with -k ({','.join(map(str, ks))}); give -k with "
+                        "several K, and --k-method as one of them or 'all'.")
     cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
     if args.save_ensemble:
@@ -364,33 +374,48 @@ def evaluate(args, out=None):
         ens_text = f"{plural(ensemble.n_partitions, 'partition')} from {what}"
     else:
         save, args.save_ensemble = args.save_ensemble, None  # written below, after trimming
-        ensemble, ens_text = _generator_call(args, X, k)
+        made = {k: _generator_call(args, X, k) for k in ks}
         args.save_ensemble = save
-    result = ev.evaluate(X, ensemble, k, labels_true=data.y, method=args.method,
-                         random_state=args.seed, n_jobs=args.jobs)
+        ensemble = {k: e for k, (e, _) in made.items()} if len(ks) > 1 else made[ks[0]][0]
+        ens_text = "; ".join(f"K = {k}: {text}" for k, (_, text) in made.items()) if len(ks) > 1 else made[ks[0]][1]
+    result = ev.evaluate(X, ensemble, ks if len(ks) > 1 else ks[0], labels_true=data.y, method=args.method,
+                         matrix=args.matrix, k_method=args.k_method, random_state=args.seed, n_jobs=args.jobs)
+    multi = isinstance(result, ev.MultiKEvaluation)
     kept = ev.trim(ensemble, result, args.trim) if args.trim is not None else ensemble
     if args.reweigh:
         kept = ev.reweigh(kept, result)
-    algorithms = list(dict.fromkeys(kept.provenance or ("ensemble",)))
-    weight = {a: float(np.asarray(kept.weights)[[p == a for p in (kept.provenance or ("ensemble",) * kept.n_partitions)]].sum())
-              for a in algorithms}
+    if isinstance(kept, dict):  # several K, nothing trimmed or reweighed: the chosen K's partitions
+        kept = ev.trim(kept, result, max(len(result.algorithms), 1))
+    k_fuse = (result.chosen_k[0] if len(result.chosen_k) == 1 else result.best_k) if multi else ks[0]
+    provenance = kept.provenance or ("ensemble",) * kept.n_partitions
+    algorithms = list(dict.fromkeys(provenance))
+    weight = {a: float(np.asarray(kept.weights)[[p == a for p in provenance]].sum()) for a in algorithms}
     fused = None
     if fuse_fn is not None:
-        fused = cclust.consensus(args.fuse, kept, k, random_state=args.seed)
+        fused = cclust.consensus(args.fuse, kept, k_fuse, random_state=args.seed)
     if args.save_ensemble:
-        write_ensemble(args.save_ensemble, kept, kept.provenance or ("ensemble",) * kept.n_partitions)
+        write_ensemble(args.save_ensemble, kept, provenance)
     if args.plot:
         _save_figure(_plotting().plot_evaluation(result).figure, args.plot)
     table = result.as_table()
-    table["kept"] = [a in algorithms for a in table["algorithm"]]
-    table["weight"] = [weight.get(a, 0.0) for a in table["algorithm"]]
+    if multi:
+        several = len(result.chosen_k) > 1
+        names = [f"{a} k={k}" if several else a for a, k in zip(table["algorithm"], table["k"])]
+        table["kept"] = [c and name in weight for c, name in zip(table["chosen"], names)]
+        table["weight"] = [weight.get(name, 0.0) if c else 0.0 for c, name in zip(table["chosen"], names)]
+    else:
+        table["kept"] = [a in algorithms for a in table["algorithm"]]
+        table["weight"] = [weight.get(a, 0.0) for a in table["algorithm"]]
     if args.format == "json":
-        record = {"data": data.summary(), "ensemble": ens_text, "n_clusters": k, "method": args.method,
-                  "ranked_indices": list(result.ranked_indices), "order": list(result.order),
+        record = {"data": data.summary(), "ensemble": ens_text, "n_clusters": ks if multi else ks[0],
+                  "method": args.method, "ranked_indices": list(result.ranked_indices),
+                  "order": [list(c) for c in result.order] if multi else list(result.order),
                   "algorithms": [dict(zip(table, values)) for values in zip(*table.values())],
                   "warnings": notices}
+        if multi:
+            record.update(best_k=result.best_k, chosen_k=list(result.chosen_k), k_rule=result.k_rule)
         if fused is not None:
-            record["fused"] = {"method": args.fuse, "labels": fused.labels.tolist()}
+            record["fused"] = {"method": args.fuse, "n_clusters": k_fuse, "labels": fused.labels.tolist()}
             if data.y is not None:
                 record["fused"]["ari"] = cclust.metrics.ari(data.y, fused.labels)
         json.dump(_json_safe(record), out, indent=2)

@@ -44,15 +44,18 @@ _EPILOG_EVALUATE = """\
 Each algorithm of the ensemble (what made each partition: the generator names, or the header of an
 --ensemble file written by `cclust run --save-ensemble`) is fused into one K-cluster labelling (--method,
 default eac) and scored on internal validity indices: silhouette, Calinski-Harabasz, Davies-Bouldin,
-compactness and the average NMI with the whole ensemble (plus ARI/NMI against the true labels when
-DATA has them; never used for ranking). The algorithms are ranked on each index and the rankings
+compactness, connectivity (Handl, Knowles & Kell 2005) and the average NMI with the whole ensemble
+(plus ARI/NMI against the true labels when DATA has them; never used for ranking). The algorithms are ranked on each index and the rankings
 aggregated (footrule-optimal, the objective of diceR's RankAggreg; Chiu & Talhouk 2018).
 --trim N keeps the N best algorithms, --reweigh weights them by rank (Borda points); --fuse M
-fuses what is left with consensus method M.
+fuses what is left with consensus method M. With several K (-k 3,4,5) each K gets its own ensemble,
+every (algorithm, K) is scored and ranked, the best K by the internal indices is reported, and
+trimming keeps the best algorithms at the K chosen by --k-method (diceR's multi-K mode).
 examples:
   cclust evaluate iris -k 3                                   kmeans, hierarchical, pam and gmm, 25 each
   cclust evaluate wine --standardize --generator kmeans:20,pam:20,spectral:20 --trim 2 --reweigh
   cclust evaluate iris -k 3 --ensemble parts.csv --trim 2 --fuse kcc
+  cclust evaluate iris -k 2,3,4,5 --trim 2 --reweigh --fuse kcc
 """
 
 _EPILOG_FUSE = """\
@@ -146,6 +149,27 @@ def _int_option(low, what):
 
 _positive_int = _int_option(1, "a positive integer")
 _seed = _int_option(0, "a non-negative integer")
+
+
+def _k_list(text):
+    """``-k`` of ``cclust evaluate``: one K, or several comma-separated (3,4,5) or a range (2-6)."""
+    values = []
+    for item in (v.strip() for v in text.split(",")):
+        low, sep, high = item.partition("-")
+        try:
+            values += list(range(int(low), int(high) + 1)) if sep else [int(item)]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer or comma-separated integers (3,4,5), got "
+                                             f"{text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"must name at least one K, got {text!r}")
+    return sorted(set(values))
+
+
+def _k_method(text):
+    if text.strip() == "all":
+        return "all"
+    return _int_option(2, "'all' or one of the K given with -k")(text)
 
 
 def _jobs(text):
@@ -271,8 +295,17 @@ def build_parser():
                                    "(reweigh), as diceR's consensus_evaluate does (Chiu & Talhouk 2018).",
                        epilog=_EPILOG_EVALUATE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
-    p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
-                   help="clusters of each algorithm's labelling (default: the number of true classes)")
+    p.add_argument("-k", "--k", "--n-clusters", dest="k", type=_k_list, default=None, metavar="K",
+                   help="clusters of each algorithm's labelling (default: the number of true classes); several "
+                        "K, comma-separated (3,4,5), evaluate every (algorithm, K) as diceR's multi-K mode does, "
+                        "each K on its own generated ensemble")
+    p.add_argument("--k-method", type=_k_method, default=None, metavar="RULE",
+                   help="with several K, the K that --trim/--reweigh/--fuse use: by default the number of true "
+                        "classes, else the K most algorithms find least ambiguous (PAC), as diceR's k.method; "
+                        "a K, or 'all'")
+    p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
+                   help="eac's route: dense n x n average linkage, or single linkage of the sparse kNN "
+                        "co-association (linear memory); auto: dense within the memory budget (default)")
     _add_generation_options(p, partitions=100, what="basic partitions, shared by the generators without counts",
                             generator="kmeans,hierarchical,pam,gmm")
     p.add_argument("--ensemble", metavar="FILE", default=None,
@@ -290,7 +323,8 @@ def build_parser():
     p.add_argument("--save-ensemble", metavar="FILE",
                    help="write the (trimmed) partitions, as `cclust run --save-ensemble` does")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="each algorithm's rank (colour) and value (text) on every index (needs cclust[plot])")
+                   help="each algorithm's rank (colour) and value (text) on every index, one panel per K "
+                        "(needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=evaluate)
