@@ -87,6 +87,27 @@ class ConsensusClustering:
     reweigh : bool, default=False
         diceR's reweigh: weight each (kept) algorithm's partitions by its aggregated rank
         (:func:`cclust.evaluation.reweigh`). Needs ``X`` and ``n_clusters``.
+    subsample : float in (0, 1], default=1.0
+        Fraction of the objects each basic partition clusters (ConsensusClusterPlus's
+        ``pItem``; Monti et al. 2003): below 1, partition h is the generator's one partition of
+        ``floor(subsample * n)`` objects drawn without replacement, the others missing (-1)
+        from it, so the consensus method must handle missing labels (most do; those that do
+        not refuse with a clear error). 1: no resampling, the generator makes all
+        ``n_partitions`` partitions of X in one call.
+    feature_subsample : float in (0, 1], default=1.0
+        Fraction of the features each partition uses (``pFeature``), ``floor(feature_subsample
+        * n_features)`` of them (which must be at least one), drawn without replacement per
+        partition.
+    item_weights : array-like of shape (n_samples,), default=None
+        Sampling weights of the objects (ConsensusClusterPlus's ``weightsItem``), drawn exactly
+        as :func:`cclust.select_k` draws them (R's ``sample(..., prob = item_weights)``):
+        non-negative, finite, at least ``floor(subsample * n)`` positive; only the ratios
+        matter. They act through ``subsample < 1``: with every object drawn they are checked
+        and change nothing, as in ConsensusClusterPlus. ``fit(X, sample_weight=w)`` is the same,
+        given per fit as scikit-learn passes per-sample weights (``Pipeline``, ``GridSearchCV``).
+    feature_weights : array-like of shape (n_features,), default=None
+        Sampling weights of the features (``weightsFeature``); they act through
+        ``feature_subsample < 1``.
 
     Attributes
     ----------
@@ -121,7 +142,8 @@ class ConsensusClustering:
 
     def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=100,
                  method_params=None, generator_params=None, random_state=None, n_jobs=None,
-                 verbose=0, trim=None, reweigh=False):
+                 verbose=0, trim=None, reweigh=False, subsample=1.0, feature_subsample=1.0, item_weights=None,
+                 feature_weights=None):
         self.method = method
         self.n_clusters = n_clusters
         self.generator = generator
@@ -133,6 +155,10 @@ class ConsensusClustering:
         self.verbose = verbose
         self.trim = trim
         self.reweigh = reweigh
+        self.subsample = subsample
+        self.feature_subsample = feature_subsample
+        self.item_weights = item_weights
+        self.feature_weights = feature_weights
 
     # -- scikit-learn's parameter protocol --------------------------------------------------
     @classmethod
@@ -241,7 +267,7 @@ class ConsensusClustering:
         )
 
     # -- fitting ----------------------------------------------------------------------------
-    def fit(self, X=None, y=None, *, ensemble=None):
+    def fit(self, X=None, y=None, *, ensemble=None, sample_weight=None):
         """Generate basic partitions of ``X`` (or take ``ensemble``) and fuse them.
 
         Parameters
@@ -253,6 +279,13 @@ class ConsensusClustering:
             Present for scikit-learn's API.
         ensemble : cclust.Ensemble or array-like of shape (n_samples, n_partitions), optional
             Ready basic partitions to fuse instead of generating them.
+        sample_weight : array-like of shape (n_samples,), default=None
+            The objects' sampling weights for this fit: ``item_weights`` given per fit (not with
+            ``item_weights`` as well). As in scikit-learn's resampling ensembles, a weight
+            changes how often an object is drawn into a resample, and a weight of 0 keeps it out
+            of every resample (it is then missing from every partition, and its consensus label
+            rests on the method alone). They act through ``subsample < 1``; with every object
+            drawn they change nothing (so ``sample_weight=np.ones(n)`` is the same fit as None).
 
         Returns
         -------
@@ -309,12 +342,18 @@ class ConsensusClustering:
             )
         n_clusters = check_int(self.n_clusters, "n_clusters", low=1, high=n, allow_none=True)
 
+        resampling = self._check_resampling(features, ensemble, n_clusters, sample_weight)
         generator_seed, method_seed = child_seeds(self.random_state, 2)
         if ensemble is None:
             n_partitions = check_int(self.n_partitions, "n_partitions", low=1)
-            ensemble = generate_ensemble(
-                check_name(self.generator, "generator"), features, n_clusters, n_partitions,
-                generator_params, generator_seed, self.n_jobs, verbose)
+            if resampling is None:
+                ensemble = generate_ensemble(
+                    check_name(self.generator, "generator"), features, n_clusters, n_partitions,
+                    generator_params, generator_seed, self.n_jobs, verbose)
+            else:
+                ensemble = _resampled_ensemble(check_name(self.generator, "generator"), features, n_clusters,
+                                               n_partitions, generator_params, generator_seed, self.n_jobs,
+                                               resampling)
 
         evaluation = None
         n_keep, reweigh = _check_trim(self.trim, self.reweigh)
@@ -347,7 +386,58 @@ class ConsensusClustering:
             del self.feature_names_in_
         return self
 
-    def fit_predict(self, X=None, y=None, *, ensemble=None):
+    def _check_resampling(self, features, ensemble, n_clusters, sample_weight):
+        """None without resampling, else (subsample, feature_subsample, item weights, feature weights)."""
+        from cclust import _monti
+        from cclust.selection import _check_sampling_weights
+        from cclust.validation import check_float
+
+        subsample = check_float(self.subsample, "subsample", low=0, high=1, low_open=True)
+        feature_subsample = check_float(self.feature_subsample, "feature_subsample", low=0, high=1, low_open=True)
+        item_weights = self.item_weights
+        if sample_weight is not None:
+            if item_weights is not None:
+                raise ValidationError("sample_weight and item_weights are the same objects' sampling weights; give "
+                                      "one of them (sample_weight per fit, or item_weights on the estimator).")
+            item_weights, item_name = sample_weight, "sample_weight"
+        else:
+            item_name = "item_weights"
+        n, d = features.shape if features is not None else (ensemble.n_samples, 0)
+        if subsample == 1 and feature_subsample == 1:
+            # every object and feature is drawn: the weights are checked but change nothing, as in
+            # ConsensusClusterPlus and select_k (and sample_weight=ones is the same fit as None)
+            checked = [(_check_sampling_weights(item_weights, item_name, n, 0, "objects", "subsample"), item_name)]
+            if features is not None:
+                checked.append((_check_sampling_weights(self.feature_weights, "feature_weights", d, 0, "features",
+                                                        "feature_subsample"), "feature_weights"))
+            for w, name in checked:
+                if w is not None and not w.any():
+                    raise ValidationError(f"{name} are all zero; at least one needs a positive weight.")
+            return None
+        if ensemble is not None:
+            raise ValidationError("subsample, feature_subsample and the sampling weights resample X for the "
+                                  "generator; with fit(ensemble=...) nothing is generated: leave them at their "
+                                  "defaults, or fit(X) alone.")
+        if self.generator == "heterogeneous":
+            raise ValidationError("subsample/feature_subsample give each partition its own resample of X, one "
+                                  "partition per generator call; the 'heterogeneous' generator makes several "
+                                  "algorithms' partitions per call. Resample inside it instead (the 'estimator' "
+                                  "presets take p_item and p_feature), or use one generator here.")
+        size = _monti.sample_size(n, subsample)
+        need = max(2, n_clusters or 2)
+        if size < need:
+            raise ValidationError(f"subsample={subsample} keeps {size} of the {n} objects, fewer than the {need} "
+                                  "a partition needs; raise subsample.")
+        weights = _check_sampling_weights(item_weights, item_name, n, size, "objects", "subsample")
+        d_size = _monti.sample_size(d, feature_subsample)
+        if d_size < 1:
+            raise ValidationError(f"feature_subsample={feature_subsample} keeps none of the {d} features; give at "
+                                  f"least 1/{d}.")
+        f_weights = _check_sampling_weights(self.feature_weights, "feature_weights", d, d_size, "features",
+                                            "feature_subsample")
+        return subsample, feature_subsample, weights, f_weights
+
+    def fit_predict(self, X=None, y=None, *, ensemble=None, sample_weight=None):
         """Fit and return ``labels_`` (see :meth:`fit`).
 
         Returns
@@ -362,7 +452,33 @@ class ConsensusClustering:
         >>> sorted(set(labels.tolist()))
         [0, 1, 2]
         """
-        return self.fit(X, y, ensemble=ensemble).labels_
+        return self.fit(X, y, ensemble=ensemble, sample_weight=sample_weight).labels_
+
+
+def _resampled_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, resampling):
+    """Monti et al.'s resampling around any generator: partition h is the generator's one partition
+    of resample h (objects and features drawn as select_k draws them), -1 for the objects not drawn.
+
+    The draws come from their own streams of ``seed`` (objects, then features), the generator's
+    seeds from a third, so the objects drawn do not depend on the feature settings.
+    """
+    from cclust import _monti
+    from cclust.ensemble import Ensemble
+
+    subsample, feature_subsample, item_weights, feature_weights = resampling
+    n, d = X.shape
+    items, features, calls = (np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,))) for i in range(3))
+    samples = _monti.draw_resamples(n, n_partitions, subsample, items, item_weights)
+    columns = _monti.draw_features(d, n_partitions, feature_subsample, features, feature_weights)
+    seeds = calls.integers(0, 2**32, size=n_partitions, dtype=np.uint64).tolist()
+    labels = np.full((n, n_partitions), -1, dtype=np.int64)
+    provenance = []
+    for h in range(n_partitions):
+        rows = np.ascontiguousarray(_monti.resample_rows(X, samples[h], None if columns is None else columns[h]))
+        part = generate_ensemble(generator, rows, n_clusters, 1, params, int(seeds[h]), n_jobs, 0)
+        labels[samples[h], h] = part.labels[:, 0]
+        provenance.append(part.provenance[0] if part.provenance else generator)
+    return Ensemble(labels, provenance=provenance)
 
 
 def _check_trim(trim, reweigh):
