@@ -184,9 +184,10 @@ def internal_indices(X, labels, ensemble):
 
 #: Distances held at once by :func:`connectivity` (8 MiB of float64: bounded memory for any n).
 _CONNECTIVITY_BLOCK_ELEMENTS = 2**20
-#: scikit-learn's ``working_memory`` (MiB) for the silhouette's blocks of pairwise distances; its
+#: scikit-learn's ``working_memory`` (MiB) for the silhouette's blocks of pairwise distances (32: measured
+#: 2.7 s at n = 8,000 against 5.4 s with 8 MiB blocks and 6.4 s with one block); its
 #: default of 1 GiB would hold the whole n x n matrix up to n = 11,585.
-_SILHOUETTE_WORKING_MEMORY = 8
+_SILHOUETTE_WORKING_MEMORY = 32
 
 
 def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
