@@ -35,6 +35,16 @@ indices, rank the algorithms on each index, aggregate the rankings into one list
    of each index's column sum; for indices where lower is better (Davies-Bouldin, compactness)
    that gives the worse algorithm the larger weight, and silhouette's sign can flip the share,
    so we weight by the aggregated rank, which is what diceR's documentation describes.
+6. **Several K** (diceR's ``nk = c(...)``): :func:`evaluate` with a list of K, or a dict of one
+   ensemble per K, evaluates every (algorithm, K) combination. Following diceR's code
+   (``consensus_evaluate``, ``choose_k``, ``consensus_trim``): PAC of each algorithm's consensus
+   matrix at each K with ``lower = 0, upper = 1``; the K trimming uses is the number of classes
+   of ``labels_true``, else the K most algorithms find least ambiguous (each votes for its K of
+   lowest PAC; ties to the smaller K), or ``k_method``; trim and reweigh act per chosen K on the
+   ranking within that K. Beyond diceR, every combination is also ranked jointly on the
+   indices, and the K of the best one is reported as :attr:`MultiKEvaluation.best_k`.
+7. **Past the dense budget** the default ``eac`` fuses on its sparse route (single linkage of
+   the kNN co-association graph, linear memory); see ``matrix`` in :func:`evaluate`.
 """
 from collections.abc import Mapping
 from dataclasses import dataclass, field
