@@ -54,7 +54,7 @@ import numpy as np
 from cclust.base import declare
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_int, check_same_length, label_vector, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
 
 __all__ = ["INDICES", "EvaluationResult", "MultiKEvaluation", "evaluate", "trim", "reweigh", "aggregate_ranks", "connectivity"]
 
@@ -268,9 +268,9 @@ def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
     """
     if not isinstance(metric, str) or metric not in _CONNECTIVITY_METRICS:
         raise ValidationError(f"metric must be one of {list(_CONNECTIVITY_METRICS)}, got {metric!r}.")
-    X = check_array_2d(X, "X")
-    codes, _ = label_vector(labels, "labels")
-    check_same_length(X, codes, "X", "labels")
+    from cclust.metrics import _features_and_codes  # the checks every internal index makes
+
+    X, codes, _ = _features_and_codes(X, labels)
     n = X.shape[0]
     if n < 2:
         raise ValidationError(f"connectivity needs at least 2 objects (each needs a neighbour), got {n}.")
