@@ -120,3 +120,18 @@ def test_evaluate_several_k_bad_input(capsys, argv, words):
     assert code == 2 and err.startswith("cclust: error: ")
     for word in words:
         assert word in err
+
+
+def test_evaluate_several_k_on_one_ensemble_file(capsys, tmp_path):
+    path = tmp_path / "parts.csv"
+    code, out, err = run_cli(capsys, "evaluate", "iris", *ARGS, "--save-ensemble", path)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "evaluate", "iris", "--ensemble", path, "-k", "2,3", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["n_clusters"] == [2, 3] and record["chosen_k"] == [3] and record["k_rule"] == "labels_true"
+    assert {(row["algorithm"], row["k"]) for row in record["algorithms"]} == {
+        (a, k) for a in ("kmeans", "pam", "gmm") for k in (2, 3)}
+    # PAM's three partitions are identical (PAM is deterministic): they cannot be fused into 4
+    code, out, err = run_cli(capsys, "evaluate", "iris", "--ensemble", path, "-k", "3,4")
+    assert code == 2 and "n_clusters=4" in err
