@@ -352,16 +352,9 @@ def _rank_columns(indices, higher, n):
 SPARSE_NEIGHBORS = 30
 
 
-def _dense_eac_bytes(n):
-    """What eac's dense route allocates (its own guard counts the same: two float64 n x n and
-    the condensed distances)."""
-    return n * n * 8 * 2 + n * (n - 1) // 2 * 8
-
-
-def _route(method, matrix, n, max_bytes):
-    """("dense" | "sparse" | "method", extra eac parameters) for this call."""
-    from cclust.validation import memory_budget
-
+def _route(method, matrix, max_bytes):
+    """(route, extra eac parameters): "auto" is settled by the first fusion (dense unless eac's
+    own memory guard refuses it, which it does before allocating)."""
     if matrix not in ("auto", "dense", "sparse"):
         raise ValidationError(f"matrix must be one of ['auto', 'dense', 'sparse'], got {matrix!r}.")
     if method != "eac":
@@ -369,13 +362,13 @@ def _route(method, matrix, n, max_bytes):
             raise ValidationError(f"matrix={matrix!r} chooses the route of the default method 'eac'; method "
                                   f"{method!r} keeps its own (pass matrix='auto', or method='eac').")
         return "method", {}
-    if matrix == "dense" or (matrix == "auto" and _dense_eac_bytes(n) <= memory_budget(max_bytes)):
-        return "dense", {} if max_bytes is None else {"max_bytes": max_bytes}
-    params = {"linkage": "single", "n_neighbors": SPARSE_NEIGHBORS}
-    return "sparse", params if max_bytes is None else dict(params, max_bytes=max_bytes)
+    budget = {} if max_bytes is None else {"max_bytes": max_bytes}
+    if matrix == "sparse":
+        return "sparse", {"linkage": "single", "n_neighbors": SPARSE_NEIGHBORS, **budget}
+    return matrix, budget
 
 
-def _check_common(X, ensemble, labels_true, method, method_params):
+def _check_common(X, labels_true, method, method_params):
     from cclust._pipeline import RESERVED_METHOD, check_name, check_params_dict, validate_X
     from cclust.registry import get
 
@@ -403,15 +396,25 @@ def _evaluate_one(features, ensemble, n_clusters, truth, fn, params, method, rou
     from cclust._pipeline import call_method
     from cclust.metrics import ari, nmi
 
+    from cclust.errors import MemoryBudgetError
+
     n = features.shape[0]
     names, groups = _groups(ensemble)
     seeds = spawn_seed_sequences(random_state, len(names))
     labels = np.empty((len(names), n), dtype=np.int64)
     rows = []
+    mode, extra = route
     for a, (idx, seed) in enumerate(zip(groups, seeds)):
         seed = int(seed.generate_state(1, dtype=np.uint32)[0])
-        result = call_method(fn, ensemble.take(partitions=idx), n_clusters, {**route[1], **params}, seed, features,
-                             n_jobs, 0)
+        part = ensemble.take(partitions=idx)
+        try:
+            result = call_method(fn, part, n_clusters, {**extra, **params}, seed, features, n_jobs, 0)
+        except MemoryBudgetError:
+            if mode != "auto":
+                raise
+            mode, extra = _route("eac", "sparse", extra.get("max_bytes"))
+            result = call_method(fn, part, n_clusters, {**extra, **params}, seed, features, n_jobs, 0)
+        mode = "dense" if mode == "auto" else mode
         labels[a] = np.asarray(result.labels, dtype=np.int64)
         rows.append(internal_indices(features, labels[a], ensemble))
     indices = {name: np.array([row[name] for row in rows]) for name in INDICES}
@@ -422,7 +425,7 @@ def _evaluate_one(features, ensemble, n_clusters, truth, fn, params, method, rou
     ranked, ranks = _rank_columns(indices, INDICES, len(names))
     order = tuple(names[i] for i in aggregate_ranks(ranks))
     return EvaluationResult(tuple(names), np.array([g.shape[0] for g in groups], dtype=np.int64), labels,
-                            indices, external, ranked, ranks, order, int(n_clusters), str(method), route=route[0])
+                            indices, external, ranked, ranks, order, int(n_clusters), str(method), route=mode)
 
 
 def _is_k_list(n_clusters):
@@ -498,14 +501,14 @@ def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_
     if isinstance(ensemble, Mapping) or _is_k_list(n_clusters):
         return _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params, matrix, k_method,
                                pac_interval, max_bytes, random_state, n_jobs)
-    features, truth, fn, params = _check_common(X, ensemble, labels_true, method, method_params)
+    features, truth, fn, params = _check_common(X, labels_true, method, method_params)
     n = features.shape[0]
     ensemble = _as_same_objects(ensemble, n)
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n - 1))
     if k_method is not None:
         raise ValidationError(f"k_method chooses among several K; n_clusters={n_clusters} is one K (give a list, "
                               "e.g. n_clusters=[3, 4, 5]).")
-    route = _route(method, matrix, n, max_bytes)
+    route = _route(method, matrix, max_bytes)
     return _evaluate_one(features, ensemble, n_clusters, truth, fn, params, method, route, random_state, n_jobs)
 
 
@@ -694,7 +697,7 @@ def _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params,
     from cclust._pipeline import child_seeds
     from cclust.selection import _check_interval
 
-    features, truth, fn, params = _check_common(X, ensemble, labels_true, method, method_params)
+    features, truth, fn, params = _check_common(X, labels_true, method, method_params)
     n = features.shape[0]
     k_values = _k_values(n_clusters, ensemble, n)
     if isinstance(ensemble, Mapping):
@@ -703,7 +706,7 @@ def _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params,
         shared = _as_same_objects(ensemble, n)
         ensembles = {k: shared for k in k_values}
     interval = _check_interval(pac_interval)
-    route = _route(method, matrix, n, max_bytes)
+    route = _route(method, matrix, max_bytes)
     root = child_seeds(random_state, 1)[0]
     pairs = _pac_pairs(n, root)
     per_k, pac_rows = {}, {}
