@@ -364,10 +364,9 @@ def test_multi_k_joint_ranking_and_best_k(iris_per_k):
     result = evaluate(X, Es, None)
     assert set(result.order) == set(result.combinations) and len(result.combinations) == 9
     assert result.best_k == result.order[0][1]
-    best, orders = ref.footrule_best_orders(result.ranks) if len(result.combinations) <= 8 else (None, None)
     cost = ref.footrule_cost(result.ranks, [result.combinations.index(c) for c in result.order])
-    for _ in range(20):  # no random ordering does better
-        perm = np.random.default_rng(_).permutation(len(result.combinations))
+    for seed in range(20):  # no random ordering does better (exactness itself is tested above)
+        perm = np.random.default_rng(seed).permutation(len(result.combinations))
         assert cost <= ref.footrule_cost(result.ranks, perm) + 1e-9
     table = result.as_table()
     assert len(table["algorithm"]) == 9 and sorted(set(table["k"])) == [2, 3, 4]
