@@ -77,6 +77,7 @@ MODULES = {
     "_voting": ["voting.cpp"],
     "_addremadd": ["addremadd.cpp"],
     "_bayesian": ["bayesian.cpp"],
+    "_crowd_agreement": ["crowd_agreement.cpp"],
 }
 
 extensions = [
