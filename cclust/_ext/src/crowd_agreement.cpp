@@ -9,6 +9,27 @@
 
 namespace cclust {
 
+namespace {
+
+// Fills the n x width matrix `out` row by row: row i is zeroed, then body(i, row) adds into it.
+// Rows are independent tasks handed out dynamically (their costs differ widely), so nothing in
+// the result depends on n_threads.
+template <class Body>
+void fill_rows(int64_t n, int64_t width, double* out, int n_threads, Body&& body) {
+    const int threads = n_threads < 1 ? 1 : n_threads;
+    (void)threads;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+#endif
+    for (int64_t i = 0; i < n; ++i) {
+        double* row = out + i * width;
+        std::fill(row, row + width, 0.0);
+        body(i, row);
+    }
+}
+
+}  // namespace
+
 void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data, int64_t n_c,
                const double* weight, double* out, int n_threads) {
     if (n_c < 0) throw std::invalid_argument("n_c must be non-negative");
@@ -21,15 +42,8 @@ void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data
             }
         }
     }
-    const int threads = n_threads < 1 ? 1 : n_threads;
-    (void)threads;
-    // Rows differ widely in cost (a row costs the sum of its neighbours' degrees), hence dynamic.
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-#endif
-    for (int64_t a = 0; a < n_c; ++a) {
-        double* row = out + a * n_c;
-        std::fill(row, row + n_c, 0.0);
+    // A row costs the sum of its neighbours' degrees.
+    fill_rows(n_c, n_c, out, n_threads, [&](int64_t a, double* row) {
         for (int64_t p = indptr[a]; p < indptr[a + 1]; ++p) {
             const int64_t k = indices[p];
             // J is symmetric with identically computed entries, so J[k, a] is J[a, k] = data[p].
@@ -40,7 +54,7 @@ void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data
                 row[indices[q]] += w * (to_a < to_b ? to_a : to_b);
             }
         }
-    }
+    });
 }
 
 void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, const int64_t* sizes,
@@ -74,14 +88,7 @@ void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, co
             members[static_cast<size_t>(fill[static_cast<size_t>(c)]++)] = x;
         }
     }
-    const int threads = n_threads < 1 ? 1 : n_threads;
-    (void)threads;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-#endif
-    for (int64_t x = 0; x < m; ++x) {
-        double* row = out + x * m;
-        std::fill(row, row + m, 0.0);
+    fill_rows(m, m, out, n_threads, [&](int64_t x, double* row) {
         for (int64_t j = 0; j < r; ++j) {
             const int64_t c = first[static_cast<size_t>(j)] + labels[x * r + j];
             const double s = share[j];
@@ -89,7 +96,7 @@ void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, co
                 row[members[static_cast<size_t>(p)]] += s;
             }
         }
-    }
+    });
 }
 
 }  // namespace cclust
