@@ -55,6 +55,7 @@ BCE_INITS = ("k-means++", "random")
 #: ``extras["gamma"]`` (n x K) and ``extras["beta"]`` are filled only up to this many objects.
 BCE_EXTRAS_MAX_SAMPLES = 10_000
 
+
 def _expected_log_theta(gamma):
     """``E_q[log theta_xk] = psi(gamma_xk) - psi(sum_k gamma_xk)``, row by row."""
     return digamma(gamma) - digamma(gamma.sum(axis=1, keepdims=True))
