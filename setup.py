@@ -76,6 +76,8 @@ MODULES = {
     "_kmeans": ["kmeans.cpp"],
     "_voting": ["voting.cpp"],
     "_addremadd": ["addremadd.cpp"],
+    "_bayesian": ["bayesian.cpp"],
+    "_crowd_agreement": ["crowd_agreement.cpp"],
 }
 
 extensions = [

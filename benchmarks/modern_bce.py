@@ -163,15 +163,17 @@ def scale(args):
     params = {"n_init": args.n_init} if args.n_init else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        start = time.perf_counter()
+        load = os.getloadavg()[0]
+        start, cpu = time.perf_counter(), time.process_time()
         res = cclust.consensus("bce", E, args.k, random_state=0, **params)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     mem = peak_memory([(np.zeros((args.n, 1)), E)], [("bce", params)], n_clusters=args.k, timeout=3600)[0]["bce"]
     mb = mem["bytes"] / 2**20 if "bytes" in mem else float("nan")
-    print("| n | r | K | params | time (s) | peak memory (MB) | ARI vs truth | n_iter |")
-    print("|---|---|---|---|---|---|---|---|")
-    print(f"| {args.n:,} | {args.r} | {args.k} | {params or 'defaults'} | {seconds:.1f} | {mb:.0f} "
-          f"| {ari(y, res.labels):.3f} | {res.n_iter} |")
+    print("| n | r | K | params | time (s) | CPU time, all threads (s) | load average at start "
+          "| peak memory (MB) | ARI vs truth | n_iter |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {args.n:,} | {args.r} | {args.k} | {params or 'defaults'} | {seconds:.1f} | {cpu:.1f} | {load:.1f} "
+          f"| {mb:.0f} | {ari(y, res.labels):.3f} | {res.n_iter} |")
 
 
 def main():

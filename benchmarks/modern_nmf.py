@@ -8,6 +8,7 @@ K..2K clusters with 10% of the objects relabelled at random).
 Time is in this process; peak memory (RSS) in a child per method (cclust.testing.peak_memory).
 """
 import argparse
+import os
 import time
 
 import numpy as np
@@ -46,21 +47,23 @@ def main():
     from cclust.testing import peak_memory
 
     y, E = synthetic(args.n, args.r, args.k, 0)
-    print(f"| method | n | r | K | time (s) | peak memory (MB) | ARI vs truth | n_iter |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| method | n | r | K | time (s) | CPU time, all threads (s) | load average at start | peak memory (MB) "
+          "| ARI vs truth | n_iter |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     X = np.zeros((args.n, 1))   # peak_memory's children read an X; neither method uses it
     for name in args.methods.split(","):
         params = {"n_init": args.n_init} if name == "nmf" and args.n_init else {}
-        res, dt = None, float("nan")
+        res, dt, cpu = None, float("nan"), float("nan")
+        load = os.getloadavg()[0]
         if not args.no_time:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             res = cclust.consensus(name, E, args.k, random_state=0, **params)
-            dt = time.perf_counter() - t
+            dt, cpu = time.perf_counter() - t, time.process_time() - c
         mem = peak_memory([(X, E)], [(name, params)], n_clusters=args.k)[0][name]
         mb = mem["bytes"] / 2**20 if "bytes" in mem else float("nan")
         score = ari(res.labels, y) if res is not None else float("nan")
         print(f"| {name}{' n_init=%d' % args.n_init if params else ''} | {args.n} | {args.r} | {args.k} | {dt:.1f} | "
-              f"{mb:.0f} | {score:.3f} | {res.n_iter if res is not None else '-'} |", flush=True)
+              f"{cpu:.1f} | {load:.1f} | {mb:.0f} | {score:.3f} | {res.n_iter if res is not None else '-'} |", flush=True)
 
 
 if __name__ == "__main__":

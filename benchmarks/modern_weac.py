@@ -198,28 +198,31 @@ rng = np.random.default_rng(0); c = rng.normal(0, 6, size=(5, 3)); y = rng.integ
 X = c[y] + rng.normal(size=({n}, 3))
 E = cclust.generate('kmeans', X, 5, n_partitions={r}, random_state=0)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-t = time.perf_counter(); res = cclust.consensus('{method}', E, 5, random_state=0, **{params!r})
-dt = time.perf_counter() - t
-print(dt, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, res.extras['n_microclusters'],
+t, c = time.perf_counter(), time.process_time()
+res = cclust.consensus('{method}', E, 5, random_state=0, **{params!r})
+dt, dc = time.perf_counter() - t, time.process_time() - c
+print(dt, dc, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, res.extras['n_microclusters'],
       int(E.offsets[-1]), cclust.get('ari')(res.labels, y))
 """
 
 
 def scale(args, cases=None):
     """Time and peak RSS (before the call, and overall) on five blobs, k-means ensembles."""
-    cases = cases or ((20000, 100, "gp-mgla", {}), (20000, 100, "weac", {"max_bytes": 2**33}))
-    print("| method | n | r | params | time (s) | peak RSS before / after the call (MiB) | distinct rows | "
-          "sum K_i | ARI |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    cases = cases or [case for n in args.scale_sizes
+                      for case in ((n, 100, "gp-mgla", {}), (n, 100, "weac", {"max_bytes": 2**33}))]
+    print("| method | n | r | params | time (s) | CPU time, all threads (s) | load average at start | "
+          "peak RSS before / after the call (MiB) | distinct rows | sum K_i | ARI |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r, method, params in cases:
         code = _SCALE_CHILD.format(n=n, r=r, method=method, params=params)
+        load = os.getloadavg()[0]
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         if out.returncode:
             print(f"| {method} | {n:,} | {r} | {params} | failed: {out.stderr.strip().splitlines()[-1]} |")
             continue
-        t, before, after, m, sum_k, score = out.stdout.split()
-        print(f"| {method} | {n:,} | {r} | {params} | {float(t):.2f} | {float(before):.0f} / {float(after):.0f} | "
-              f"{m} | {sum_k} | {float(score):.3f} |")
+        t, cpu, before, after, m, sum_k, score = out.stdout.split()
+        print(f"| {method} | {n:,} | {r} | {params} | {float(t):.2f} | {float(cpu):.2f} | {load:.1f} | "
+              f"{float(before):.0f} / {float(after):.0f} | {m} | {sum_k} | {float(score):.3f} |")
         sys.stdout.flush()
 
 
@@ -237,6 +240,8 @@ def main():
     parser.add_argument("--bench-data", default="pendigits")
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--timeout", type=int, default=3600)
+    parser.add_argument("--scale-sizes", type=int, nargs="+", default=[20000],
+                        help="n of the --scale runs (each runs gp-mgla and weac at r = 100)")
     args = parser.parse_args()
     if args.reproduce:
         reproduce(args)

@@ -6,6 +6,7 @@ paper's model). ``beta`` is a list over partitions of (K, K_j) arrays. Missing l
 skipped: they have no phi and no term in the bound.
 """
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 
 
@@ -131,3 +132,66 @@ def variational_em(L, times, alpha, beta, smoothing, n_iter, n_updates):
         beta = m_step_beta(L, times, phi, K, sizes, smoothing)
         alpha = m_step_alpha(alpha, gamma)
     return alpha, beta, gamma, trace
+
+
+# -- the vectorised NumPy E-step -------------------------------------------------------------------
+#: Objects per block: the gathered ``beta`` rows take chunk x r x K floats.
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _elog(gamma):
+    return digamma(gamma) - digamma(gamma.sum(axis=1, keepdims=True))
+
+
+def e_step_vectorised(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500):
+    """The NumPy E-step that cclust used before the compiled one, vectorised over rows: the
+    reference the compiled core is checked against on larger random ensembles (same arguments
+    and returns as ``cclust.consensus_functions.bayesian.e_step``).
+    """
+    m, r = slots.shape
+    K = alpha.shape[0]
+    W = beta.shape[0]
+    gamma = np.array(gamma, dtype=np.float64, copy=True)
+    label_counts = np.zeros((W, K))
+    log_z = 0.0
+    n_updates = 0
+    step = max(1, _CHUNK_ENTRIES // max(1, r * K))
+    beta_t = np.ascontiguousarray(beta.T)       # (K, W): gathering by slot is then one take per row
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        mask = present[start:stop]
+        weight = np.where(mask, times[None, :], 0.0)                     # (c, r)
+        B = beta_t[:, slots[start:stop]]                                 # (K, c, r)
+        B[:, ~mask] = 0.0
+        g = gamma[start:stop]
+        # The rows still moving, with their own copies of B and the weights. A row leaves as
+        # soon as its update passes the test and keeps that update (the rule of the compiled
+        # E-step; the NumPy E-step cclust used before it compacted only when half the rows had
+        # stopped and so gave the stopped rows a few extra updates).
+        active = np.arange(stop - start)
+        Ba, wa, ga = B, weight, g.copy()
+        for it in range(max_iter):
+            Ex = np.exp(_elog(ga))
+            Z = np.einsum("kxj,xk->xj", Ba, Ex)
+            Z[wa == 0] = 1.0
+            new = alpha[None, :] + Ex * np.einsum("kxj,xj->xk", Ba, wa / Z)
+            moving = np.abs(new - ga).sum(axis=1) >= tol * new.sum(axis=1)
+            ga = new
+            n_updates = max(n_updates, it + 1)
+            g[active[~moving]] = ga[~moving]
+            active, Ba, wa, ga = active[moving], Ba[:, moving], wa[moving], ga[moving]
+            if not active.shape[0]:
+                break
+        g[active] = ga
+        # phi for the final gamma: the counts of the M-step and the data part of the bound.
+        Ex = np.exp(_elog(g))
+        Z = np.einsum("kxj,xk->xj", B, Ex)
+        Z[~mask] = 1.0
+        mult = counts[start:stop, None] * weight                         # (c, r), 0 where missing
+        with np.errstate(divide="ignore"):
+            log_z += float((mult * np.log(Z)).sum())
+        A = sp.csr_matrix(((mult / Z).ravel(), slots[start:stop].ravel(),
+                           np.arange(0, (stop - start) * r + 1, r)), shape=(stop - start, W))
+        label_counts += A.T @ Ex
+        gamma[start:stop] = g
+    return gamma, label_counts * beta, log_z, n_updates

@@ -118,3 +118,30 @@ def tcut_object_embedding(B, n_objects, n_clusters):
     U = np.diag(1.0 / dx) @ B @ (Dh @ vectors[:, top])
     U = U[:n_objects]
     return U / (np.sqrt((U * U).sum(axis=1))[:, None] + 1e-10), values[top]
+
+
+# -- the vectorised NumPy loops cclust used before its compiled ones ----------------------------------------
+# Same arithmetic, same order of additions per entry: the compiled cores must equal them bit for bit.
+
+def sact_sums_loop(J, cluster_weight):
+    """sum_k w_k min(J[k, a], J[k, b]) by a loop over k adding each k's outer minimum (J: sparse CSR)."""
+    n_c = J.shape[0]
+    total = np.zeros((n_c, n_c))
+    for k in range(n_c):
+        start, stop = J.indptr[k], J.indptr[k + 1]
+        linked = J.indices[start:stop]
+        values = J.data[start:stop]
+        total[np.ix_(linked, linked)] += cluster_weight[k] * np.minimum.outer(values, values)
+    return total
+
+
+def weighted_block_loop(L, share):
+    """sum_j share_j [L[x, j] == L[y, j]] by adding share_j to every cluster's block, partition by partition."""
+    m = L.shape[0]
+    A = np.zeros((m, m))
+    for j in range(L.shape[1]):
+        order = np.argsort(L[:, j], kind="stable")
+        bounds = np.flatnonzero(np.diff(L[order, j])) + 1
+        for members in np.split(order, bounds):
+            A[np.ix_(members, members)] += share[j]
+    return A

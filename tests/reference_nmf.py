@@ -5,9 +5,10 @@ import numpy as np
 from reference_voting import coassociation
 
 
-def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=False, starts=None):
+def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=True, starts=None):
     """Every restart's (H, S, objective trace), with the same draws as the fast code's random
-    start, or from the given (H, S) starts."""
+    start, or from the given (H, S) starts. ``orthogonal=True`` is the paper's H rule
+    ``H * sqrt(M H S / (H H^T M H S))``; the loop stops when J changes by at most tol."""
     M = coassociation(np.asarray(L), np.asarray(w, dtype=float) / np.sum(w))
     n = M.shape[0]
     rng = np.random.default_rng(seed)
@@ -23,7 +24,7 @@ def nmf_factorize(L, w, n_clusters, seed, n_init, max_iter, tol, orthogonal=Fals
         it = 0
         while True:
             trace.append(float(np.sum((M - H @ S @ H.T) ** 2)))
-            if len(trace) > 1 and trace[-2] - trace[-1] <= tol * trace[-2]:
+            if len(trace) > 1 and abs(trace[-2] - trace[-1]) <= tol * trace[-2]:
                 break
             if it == max_iter:
                 break

@@ -189,24 +189,23 @@ def ncai(ensemble):
     return _ncai(complete_ensemble(ensemble, "the crowd agreement index"))
 
 
-def _weighted_block(E, u, rows, max_bytes, what):
+def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     """The weighted co-association among ``rows``: ``sum_i u_i [same cluster] / sum_i u_i``, dense,
-    each cluster's block added at once (cost: the sum over clusters of their size squared; no
-    sparse product, whose m^2 stored entries would take more than the dense result)."""
+    in the compiled core: each row adds, partition by partition, ``u_i / sum u`` at the members of
+    its cluster (cost: the sum over clusters of their size squared; no sparse product, whose m^2
+    stored entries would take more than the dense result). Rows are independent, so the result
+    is the same for any number of threads."""
+    from cclust._ext import _crowd_agreement
+
     m = rows.shape[0]
-    L = E.labels[rows]
-    largest = max(int(np.bincount(L[:, j]).max()) for j in range(E.n_partitions))
-    require_memory(m * m * 8 + 3 * largest * largest * 8 + m * E.n_partitions * 16,
-                   f"the weighted co-association of {m} {what}", _WEAC_ALTERNATIVE, max_bytes)
+    L = np.ascontiguousarray(E.labels[rows], dtype=np.int64)
+    require_memory(m * m * 8 + m * E.n_partitions * 24, f"the weighted co-association of {m} {what}",
+                   _WEAC_ALTERNATIVE, max_bytes)
     total = u.sum()
     share = u / (total if total > 0 else 1.0)
-    A = np.zeros((m, m))
-    for j in range(E.n_partitions):
-        order = np.argsort(L[:, j], kind="stable")
-        bounds = np.flatnonzero(np.diff(L[order, j])) + 1
-        for members in np.split(order, bounds):
-            A[np.ix_(members, members)] += share[j]
-    return A
+    return _crowd_agreement.weighted_coassociation(L, np.ascontiguousarray(E.n_clusters, dtype=np.int64),
+                                                   np.ascontiguousarray(share, dtype=np.float64),
+                                                   check_n_threads(n_threads))
 
 
 def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
@@ -252,19 +251,24 @@ def _jaccard(E):
     return sp.csr_matrix((values, (O.row, O.col)), shape=O.shape)
 
 
-def _sact(E, u, max_bytes):
-    """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering."""
+def _sact(E, u, max_bytes, n_threads=None):
+    """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering.
+
+    The sums ``sum_k u(C_k) min(J(C_k, C_a), J(C_k, C_b))`` run in the compiled core, one row a
+    per task over the clusters k linked to C_a in increasing order: the terms of every entry are
+    added in the order of a loop over k, so the matrix is the same for any number of threads.
+    """
+    from cclust._ext import _crowd_agreement
+
     n_c = int(E.offsets[-1])
     require_memory(2 * n_c * n_c * 8, f"the SACT similarity of {n_c} clusters",
                    "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
     J = _jaccard(E)
-    cluster_weight = np.repeat(u, E.n_clusters)
-    total = np.zeros((n_c, n_c))
-    for k in range(n_c):
-        start, stop = J.indptr[k], J.indptr[k + 1]
-        linked = J.indices[start:stop]
-        values = J.data[start:stop]
-        total[np.ix_(linked, linked)] += cluster_weight[k] * np.minimum.outer(values, values)
+    J.sort_indices()
+    cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
+    total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32),
+                                  np.ascontiguousarray(J.data, dtype=np.float64), cluster_weight,
+                                  check_n_threads(n_threads))
     top = total.max()
     if top > 0:
         total /= top
@@ -392,7 +396,8 @@ def _to_input_columns(values, columns):
 # -- WEAC ---------------------------------------------------------------------------------------
 
 @declare(handles_missing=False)
-def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_bytes=None, random_state=None):
+def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_bytes=None, random_state=None,
+         n_threads=None):
     """Weighted evidence accumulation clustering, WEAC (Huang, Lai & Wang 2015, sec. 4.1).
 
     Hierarchical agglomeration of the NCAI-weighted co-association (:func:`weighted_coassociation`),
@@ -422,6 +427,9 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
         Memory budget of the m x m matrix.
     random_state : ignored
         WEAC is deterministic.
+    n_threads : int, default=None
+        Threads of the weighted co-association (None: every available core); the labels do not
+        depend on it.
 
     Returns
     -------
@@ -441,9 +449,10 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
     """
     linkage = check_linkage(linkage)
     beta = _check_beta(beta)
+    n_threads = check_n_threads(n_threads)
     _, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "weac")
     u, values = _partition_weights(E, beta)
-    A = _weighted_block(E, u, first, max_bytes, "distinct label rows")
+    A = _weighted_block(E, u, first, max_bytes, "distinct label rows", n_threads)
     n = E.n_samples
     extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
               "beta": beta, "linkage": linkage, "n_microclusters": int(first.shape[0])}
@@ -491,7 +500,7 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
     random_state : int, Generator or None
         Seeds k-means.
     n_threads : int, default=None
-        Threads of the k-means passes; the labels do not depend on it.
+        Threads of the SACT sums and the k-means passes; the labels do not depend on it.
 
     Returns
     -------
@@ -517,7 +526,7 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
     u, values = _partition_weights(E, beta)
-    S = _sact(E, u, max_bytes)
+    S = _sact(E, u, max_bytes, n_threads)
     B = _graph(E, u, S, alpha, rows=first)
     rows = (first, inverse, np.concatenate([counts, np.ones(n_c, dtype=np.int64)]))
     result = tcut(B, n_clusters, groups=rows, random_state=rng, n_init=n_init, max_iter=max_iter,

@@ -68,6 +68,65 @@ def test_e_step_and_bound_match_reference(rng, missing, n_updates):
     np.testing.assert_allclose(label_distributions(label_counts, offsets, 1e-3), _table(r_beta), rtol=1e-10)
 
 
+@pytest.mark.parametrize("missing", [0.0, 0.3], ids=["complete", "missing30"])
+@pytest.mark.parametrize("tol, max_iter", [(0.0, 7), (1e-4, 100)], ids=["fixed-updates", "stopping-test"])
+def test_compiled_e_step_matches_vectorised_numpy(rng, missing, tol, max_iter):
+    """The compiled E-step against the vectorised NumPy one on a larger ensemble with merged
+    rows, unequal weights and a partition of weight zero: gamma, counts and log Z to 1e-10."""
+    L, _ = noisy_labels(rng, n=700, r=9, k=4, noise=0.3, missing=missing)
+    first, _, counts = identical_label_rows(L)
+    rows = L[first]
+    slots, present, offsets, sizes = _layout(L)
+    slots, present = slots[first], present[first]
+    K = 4
+    alpha, beta = _random_model(rng, sizes, K)
+    times = rng.random(9) * 2
+    times[3] = 0.0
+    gamma0 = rng.random((rows.shape[0], K)) * 3 + 0.2
+    got = bayesian.e_step(slots, present, counts.astype(float), times, alpha, _table(beta), gamma0,
+                          tol=tol, max_iter=max_iter)
+    want = ref.e_step_vectorised(slots, present, counts.astype(float), times, alpha, _table(beta), gamma0,
+                                 tol=tol, max_iter=max_iter)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-10, atol=0)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-300)
+    assert got[2] == pytest.approx(want[2], rel=1e-10)
+    assert got[3] == want[3]
+    assert not np.shares_memory(got[0], gamma0)
+
+
+def test_compiled_e_step_same_for_any_thread_count(rng):
+    """Fixed chunks added in chunk order: bitwise the same result for 1, 2 and 3 threads."""
+    L, _ = noisy_labels(rng, n=3000, r=6, k=5, noise=0.4, missing=0.1)
+    slots, present, offsets, sizes = _layout(L)
+    alpha, beta = _random_model(rng, sizes, 5)
+    gamma0 = np.tile(alpha + 1.0, (3000, 1))
+    runs = [bayesian.e_step(slots, present, np.ones(3000), np.ones(6), alpha, _table(beta), gamma0,
+                            tol=1e-6, max_iter=50, n_threads=t) for t in (1, 2, 3)]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other[0], runs[0][0])
+        np.testing.assert_array_equal(other[1], runs[0][1])
+        assert other[2] == runs[0][2] and other[3] == runs[0][3]
+
+
+def test_compiled_digamma_matches_scipy():
+    from scipy.special import digamma
+
+    from cclust._ext import _bayesian
+
+    for x in [1e-8, 1e-3, 0.3, 1.0, 1.4616321449683622, 2.5, 9.999, 10.0, 37.0, 1e5, 1e18]:
+        assert _bayesian.psi(x) == pytest.approx(digamma(x), rel=1e-13, abs=1e-15)
+    assert np.isnan(_bayesian.psi(0.0)) and np.isnan(_bayesian.psi(-1.0))
+
+
+def test_compiled_e_step_refuses_a_slot_outside_beta(rng):
+    from cclust._ext import _bayesian
+
+    slots = np.array([[0, 5]], dtype=np.int64)
+    with pytest.raises(ValueError, match="slot 5 of row 0"):
+        _bayesian.e_step(slots, np.ones((1, 2), dtype=np.uint8), np.ones(1), np.ones(2), np.ones(2),
+                         np.full((4, 2), 0.5), np.ones((1, 2)), 0.0, 3, 1)
+
+
 def test_alpha_newton_matches_reference(rng):
     gamma = rng.random((30, 4)) * 5 + 0.1
     start = rng.random(4) + 0.3

@@ -174,6 +174,37 @@ def test_gp_mgla_bad_parameters(kwargs, match):
         gp_mgla(L, **kwargs)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_compiled_sums_equal_the_numpy_loops_bit_for_bit(rng, threads):
+    """SACT's sums and the weighted co-association in the compiled cores against the NumPy loops
+    they replaced: the same terms added in the same order, so equal bit for bit, for any threads."""
+    from cclust._ext import _crowd_agreement
+    from cclust.consensus_functions.crowd_agreement import _jaccard
+
+    L = noisy_labels(rng, n=150, r=7, k=5, noise=0.35)
+    E = Ensemble(L)
+    J = _jaccard(E)
+    J.sort_indices()
+    w = np.repeat(rng.random(7) + 0.1, E.n_clusters)
+    got = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32), J.data, w, threads)
+    np.testing.assert_array_equal(got, ref.sact_sums_loop(J, w))
+    share = rng.random(7)
+    rows = np.ascontiguousarray(E.labels[::2], dtype=np.int64)
+    got = _crowd_agreement.weighted_coassociation(rows, E.n_clusters.astype(np.int64), share, threads)
+    np.testing.assert_array_equal(got, ref.weighted_block_loop(rows, share))
+
+
+def test_compiled_cores_refuse_bad_indices():
+    from cclust._ext import _crowd_agreement
+
+    with pytest.raises(ValueError, match="unsorted or out-of-range"):
+        _crowd_agreement.sact(np.array([0, 2, 3], dtype=np.int64), np.array([1, 0, 0], dtype=np.int32),
+                              np.ones(3), np.ones(2), 1)
+    with pytest.raises(ValueError, match="label 3 of row 1 in partition 0"):
+        _crowd_agreement.weighted_coassociation(np.array([[0], [3]], dtype=np.int64), np.array([2], dtype=np.int64),
+                                                np.ones(1), 1)
+
+
 def test_weac_refuses_past_the_memory_budget(rng):
     L = noisy_labels(rng, n=300, r=6)
     with pytest.raises(MemoryBudgetError, match="gp-mgla"):

@@ -55,11 +55,27 @@ def test_operator_products_and_norm(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_objective_never_increases(seed):
     L = random_ensemble(seed, n=60, r=8)
-    res = nmf(L, 3, random_state=seed, n_init=2, max_iter=200, tol=0.0)
+    res = nmf(L, 3, random_state=seed, n_init=2, max_iter=200, tol=0.0, orthogonal=False)
     trace = res.extras["objective_trace"]
     assert trace.shape[0] == res.n_iter + 1
     assert np.all(np.diff(trace) <= 1e-12 * trace[0])
     assert res.objective == trace[-1] == res.extras["objectives"].min()
+
+
+def test_default_is_the_papers_orthogonal_rule_and_survives_a_rise_in_j():
+    """Li, Ding & Jordan (2007): H <- H * sqrt(M H S / (H H^T M H S)) by default. J can rise
+    under it; the loop must go on past a rise (it once stopped there, after one update)."""
+    rises = 0
+    for seed in range(8):
+        L = random_ensemble(seed, n=60, r=8)
+        a = nmf(L, 3, random_state=seed, n_init=1, max_iter=60, tol=1e-9)
+        b = nmf(L, 3, random_state=seed, n_init=1, max_iter=60, tol=1e-9, orthogonal=True)
+        np.testing.assert_array_equal(a.extras["H"], b.extras["H"])
+        trace = a.extras["objective_trace"]
+        if (np.diff(trace) > 0).any():
+            rises += 1
+            assert a.n_iter > int(np.argmax(np.diff(trace) > 0)) + 1
+    assert rises > 0
 
 
 @pytest.mark.parametrize("seed", range(4))
