@@ -439,10 +439,11 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
                    const double[::1] weights not None, int distance, double p,
                    const double[:, ::1] shared_dense not None, const double[:, ::1] shared_cat not None,
                    const double[:, ::1] seed_dense not None, const double[:, ::1] seed_cat not None,
-                   Py_ssize_t max_iter, double tol, int n_threads):
+                   Py_ssize_t max_iter, double tol, int n_threads, Py_ssize_t memo_bytes):
     """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
     ``lloyd`` (kmeans.hpp). Returns ``(labels int32 (n_candidates, n), objectives, n_iter,
-    stats)``; stats = costs computed, costs skipped by a bound, Lloyd passes, costs of a full pass."""
+    stats)``; stats = costs computed, costs skipped by a bound, Lloyd passes, passes from the
+    memo (of at most ``memo_bytes``), costs of a full pass."""
     cdef MixedRows rows
     _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
     cdef int n_shared = shared_dense.shape[0]
@@ -457,7 +458,7 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     out = np.empty((n_candidates, rows.n), dtype=np.int32)
     objectives = np.empty(n_candidates, dtype=np.float64)
     n_iter = np.empty(n_candidates, dtype=np.int64)
-    stats = np.zeros(4, dtype=np.int64)
+    stats = np.zeros(5, dtype=np.int64)
     cdef int32_t[:, ::1] out_view = out
     cdef double[::1] obj_view = objectives
     cdef int64_t[::1] iter_view = n_iter
@@ -471,5 +472,5 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     cdef const double* cc = _cptr(seed_cat)
     with nogil:
         _candidate_runs(rows, n_shared, sd, sc, n_candidates, cd, cc, max_iter, tol, n_threads,
-                        out_ptr, obj_ptr, iter_ptr, &stats_view[0])
+                        memo_bytes, out_ptr, obj_ptr, iter_ptr, &stats_view[0])
     return out, objectives, n_iter, stats

@@ -1197,7 +1197,10 @@ void candidate_costs(const MixedRows& rows, int64_t n_candidates, const int32_t*
 // A new section: it calls the engine above (Engine::build_table and Engine::candidate_pass for
 // the starting costs, centres_from_tally, reseed, lloyd_verdict) and changes none of it.
 #include <exception>
+#include <list>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 
 namespace cclust {
 
@@ -1217,8 +1220,74 @@ bool same_bits(const double* a, const double* b, int64_t count) {
     return count == 0 || std::memcmp(a, b, static_cast<size_t>(count) * sizeof(double)) == 0;
 }
 
+// The passes of one greedy step, shared by its candidates: a pass is a function of the labels
+// it starts from (the centres are their centroids), and candidates often reach the same labels,
+// so a pass found here is not run again. Entries are compared in full; the oldest go first
+// once `budget` bytes are held (only the time depends on what is kept).
+class PassMemo {
+public:
+    struct Entry {
+        std::vector<int32_t> labels;  // the key: the labels the pass started from
+        uint64_t hash;
+        double objective;
+        int64_t changed;
+        std::vector<int32_t> best;
+        std::vector<double> best_cost;
+    };
+
+    explicit PassMemo(int64_t budget) : budget_(budget) {}
+
+    static uint64_t hash(const int32_t* labels, int64_t n) {
+        uint64_t h = 1469598103934665603ull;
+        for (int64_t x = 0; x < n; ++x) {
+            h = (h ^ static_cast<uint32_t>(labels[x])) * 1099511628211ull;
+        }
+        return h ^ (h >> 31);
+    }
+
+    std::shared_ptr<const Entry> find(const int32_t* labels, int64_t n, uint64_t h) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto range = index_.equal_range(h);
+        for (auto it = range.first; it != range.second; ++it) {
+            const Entry& e = **it->second;
+            if (std::memcmp(e.labels.data(), labels, static_cast<size_t>(n) * sizeof(int32_t)) == 0) {
+                return *it->second;
+            }
+        }
+        return nullptr;
+    }
+
+    void insert(std::shared_ptr<const Entry> entry) {
+        const auto size = static_cast<int64_t>(entry->labels.size() * 16);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (size > budget_) return;
+        entries_.push_back(std::move(entry));
+        index_.emplace(entries_.back()->hash, std::prev(entries_.end()));
+        bytes_ += size;
+        while (bytes_ > budget_) {
+            auto oldest = entries_.begin();
+            auto range = index_.equal_range((*oldest)->hash);
+            for (auto it = range.first; it != range.second; ++it) {
+                if (it->second == oldest) {
+                    index_.erase(it);
+                    break;
+                }
+            }
+            bytes_ -= static_cast<int64_t>((*oldest)->labels.size() * 16);
+            entries_.pop_front();
+        }
+    }
+
+private:
+    const int64_t budget_;
+    int64_t bytes_ = 0;
+    std::list<std::shared_ptr<const Entry>> entries_;
+    std::unordered_multimap<uint64_t, std::list<std::shared_ptr<const Entry>>::iterator> index_;
+    std::mutex mutex_;
+};
+
 struct RunCounters {
-    int64_t evaluated = 0, skipped = 0, passes = 0;
+    int64_t evaluated = 0, skipped = 0, passes = 0, reused_passes = 0;
 };
 
 // One candidate: the labels of `assign` to k centres whose cost columns are given, then `lloyd`
@@ -1238,9 +1307,13 @@ struct RunCounters {
 //   tie, and the labels, best costs and objective are bit for bit those of a full pass.
 class CandidateRun {
 public:
-    CandidateRun(const MixedRows& rows, const Shape& sh, const Slots& slots, int64_t k)
-        : rows_(rows), sh_(sh), slots_(slots), k_(k), n_(sh.n), chunks_(n_chunks(sh.n)),
+    CandidateRun(const MixedRows& rows, const Shape& sh, const Slots& slots, int64_t k, PassMemo& memo,
+                 const uint8_t* small)
+        : rows_(rows), sh_(sh), slots_(slots), k_(k), n_(sh.n), chunks_(n_chunks(sh.n)), memo_(memo),
           acc_(static_cast<size_t>(k)), table_(static_cast<size_t>(k * slots.count)),
+          own_(static_cast<size_t>(kBlock)), value_(static_cast<size_t>(kBlock * k)),
+          pair_x_(static_cast<size_t>(kBlock * k)), pair_j_(static_cast<size_t>(kBlock * k)),
+          small_(small), small_base_(static_cast<size_t>(sh.r)),
           lb_(static_cast<size_t>(sh.n * k)), moved_by_(static_cast<size_t>(k)),
           changed_centre_(static_cast<size_t>(k)) {
         int64_t max_k = 0;
@@ -1253,6 +1326,7 @@ public:
         rel_ = 64.0 * eps * static_cast<double>(sh.r + sh.d + max_k + 16);
         abs_ = rel_ * (4.0 * weight + std::numeric_limits<double>::min());
         move_rel_ = 64.0 * eps * static_cast<double>(sh.d + sh.width + 16);
+        for (int64_t i = 0; i < sh.r; ++i) small_base_[static_cast<size_t>(i)] = slots.of[static_cast<size_t>(i)] - 1;
     }
 
     void run(const double* const* columns, const double* start_dense, const double* start_cat,
@@ -1269,21 +1343,25 @@ public:
             }
             labels[static_cast<size_t>(x)] = static_cast<int32_t>(argmin(acc_.data(), k));
         }
-        // ref: the centres the bounds refer to (the starting ones, then those of the last pass).
+        // ref: the centres the bounds refer to; last: the centres of the last pass, to which
+        // best_cost holds each object's cost when own_known.
         Centres ref{std::vector<double>(start_dense, start_dense + k * d),
                     std::vector<double>(start_cat, start_cat + k * width)};
+        Centres last = ref;
         Centres cur{std::vector<double>(static_cast<size_t>(k * d)),
                     std::vector<double>(static_cast<size_t>(k * width))};
         chunk_sums_.assign(static_cast<size_t>(chunks_ * (k + 1) * d), 0.0);
         delta_counts_.assign(static_cast<size_t>((k + 1) * slots), 0);
         delta_sizes_.assign(static_cast<size_t>(k + 1), 0);
-        bool own_known = false;  // best_cost[x] is the cost of x to ref's centre labels[x]
+        bool own_known = false;
 
         recount(labels.data());
         centres_from_tally(rows_, sh_, slots_, k, tally_, cur.dense.data(), cur.cat.data());
         if (any_empty(tally_, k)) {
             build_tables(cur);
-            for (int64_t x = 0; x < n; ++x) best_cost[static_cast<size_t>(x)] = cost(x, labels[static_cast<size_t>(x)], cur);
+            std::vector<int64_t> xs(un);
+            for (int64_t x = 0; x < n; ++x) xs[static_cast<size_t>(x)] = x;
+            costs(xs.data(), labels.data(), n, cur, best_cost.data());
             counters.evaluated += n;
             reseed(labels.data(), best_cost.data(), n, tally_.sizes.data(), k);
             recount(labels.data());
@@ -1293,11 +1371,31 @@ public:
         double obj = 0.0, prev_obj = 0.0;
         int64_t n_trace = 0;
         for (int64_t it = 0;; ++it) {
-            move_bounds(ref, cur);
-            build_tables(cur);
             counters.passes += 1;
             int64_t changed = 0;
-            obj = pass(labels.data(), best.data(), best_cost.data(), own_known, cur, &changed, counters);
+            const uint64_t h = PassMemo::hash(labels.data(), n);
+            if (auto seen = memo_.find(labels.data(), n, h)) {
+                counters.reused_passes += 1;
+                obj = seen->objective;
+                changed = seen->changed;
+                std::copy(seen->best.begin(), seen->best.end(), best.begin());
+                std::copy(seen->best_cost.begin(), seen->best_cost.end(), best_cost.begin());
+                moves_of(labels.data(), best.data());
+            } else {
+                move_bounds(ref, last, cur);
+                build_tables(cur);
+                obj = pass(labels.data(), best.data(), best_cost.data(), own_known, cur, &changed, counters);
+                ref = cur;  // every bound now refers to these centres
+                auto entry = std::make_shared<PassMemo::Entry>();
+                entry->labels = labels;
+                entry->hash = h;
+                entry->objective = obj;
+                entry->changed = changed;
+                entry->best = best;
+                entry->best_cost = best_cost;
+                memo_.insert(std::move(entry));
+            }
+            last = cur;
             const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
             if (verdict == kStopRose) {
                 labels.swap(prev_labels);
@@ -1308,7 +1406,6 @@ public:
             if (verdict >= 0) break;
             prev_labels.swap(labels);
             labels.swap(best);
-            ref.swap(cur);
             own_known = true;
             prev_obj = obj;
             apply_deltas();
@@ -1331,8 +1428,9 @@ private:
         return v > 0.0 ? std::sqrt(v) * (1.0 - rel_) : 0.0;
     }
 
-    // How far each centre moved from ref to cur (rounded up), and which moved at all.
-    void move_bounds(const Centres& ref, const Centres& cur) {
+    // Which centres differ from the last pass's (bitwise), and how far each moved from ref, the
+    // centres of the bounds (rounded up); the bounds are lowered by that.
+    void move_bounds(const Centres& ref, const Centres& last, const Centres& cur) {
         const int64_t k = k_, d = sh_.d, width = sh_.width;
         bool any = false;
         for (int64_t j = 0; j < k; ++j) {
@@ -1340,10 +1438,10 @@ private:
             const double* b = ref.dense.data() + j * d;
             const double* ma = cur.cat.data() + j * width;
             const double* mb = ref.cat.data() + j * width;
-            const bool same = same_bits(a, b, d) && same_bits(ma, mb, width);
-            changed_centre_[static_cast<size_t>(j)] = same ? 0 : 1;
+            changed_centre_[static_cast<size_t>(j)] =
+                same_bits(a, last.dense.data() + j * d, d) && same_bits(ma, last.cat.data() + j * width, width) ? 0 : 1;
             double move = 0.0;
-            if (!same) {
+            if (!(same_bits(a, b, d) && same_bits(ma, mb, width))) {
                 double s = 0.0;
                 for (int64_t e = 0; e < d; ++e) s += (a[e] - b[e]) * (a[e] - b[e]);
                 s *= rows_.dense_weight;
@@ -1385,30 +1483,67 @@ private:
         }
     }
 
-    // object_costs' value for centre j: the weighted dense sum, then the partitions in order.
-    double cost(int64_t x, int64_t j, const Centres& c) const {
-        const int64_t d = sh_.d, r = sh_.r;
-        double acc = 0.0;
-        if (d > 0) {
-            const double* xr = rows_.X + x * d;
-            const double* cj = c.dense.data() + j * d;
-            double s = 0.0;
-            for (int64_t e = 0; e < d; ++e) {
-                const double t = xr[e] - cj[e];
-                s += t * t;
-            }
-            acc = rows_.dense_weight * s;
+    // out[q] = object_costs' value for object xs[q] and centre js[q] (the weighted dense sum, then
+    // the table entries of the partitions in order), kBatch costs at a time: their chains are
+    // interleaved, so no add waits for the one before it in another chain (one chain alone runs
+    // at the latency of an add), and each chain performs exactly the operations of one cost.
+    // Labels are read from the step's one-byte copy (label + 1) when there is one: a label row is
+    // streamed from memory once per cost, so a quarter of the bytes is most of the time saved.
+    static constexpr int64_t kBatch = 8;
+
+    void costs(const int64_t* xs, const int32_t* js, int64_t count, const Centres& c, double* out) const {
+        if (small_ != nullptr) {
+            costs_with(small_, small_base_.data(), xs, js, count, c, out);
+        } else {
+            costs_with(rows_.labels, slots_.of.data(), xs, js, count, c, out);
         }
-        const double* t = table_.data() + j * slots_.count;
-        const int32_t* lab = rows_.labels + x * r;
-        const int64_t* slot_of = slots_.of.data();
-        for (int64_t i = 0; i < r; ++i) acc += t[slot_of[i] + lab[i]];
-        return acc;
+    }
+
+    template <class Label>
+    void costs_with(const Label* labels, const int64_t* base, const int64_t* xs, const int32_t* js,
+                    int64_t count, const Centres& c, double* out) const {
+        const int64_t d = sh_.d, r = sh_.r, slots = slots_.count;
+        for (int64_t q0 = 0; q0 < count; q0 += kBatch) {
+            const int64_t* bx = xs + q0;
+            const int32_t* bj = js + q0;
+            const int64_t m = std::min(kBatch, count - q0);
+            const Label* lab[kBatch];
+            const double* tab[kBatch];
+            double acc[kBatch];
+            for (int64_t b = 0; b < kBatch; ++b) {
+                const int64_t q = b < m ? b : m - 1;  // the tail repeats its last cost
+                lab[b] = labels + bx[q] * r;
+                tab[b] = table_.data() + bj[q] * slots;
+                acc[b] = 0.0;
+            }
+            if (d > 0) {
+                double s[kBatch];
+                for (int64_t b = 0; b < kBatch; ++b) s[b] = 0.0;
+                for (int64_t e = 0; e < d; ++e) {
+                    for (int64_t b = 0; b < kBatch; ++b) {
+                        const int64_t q = b < m ? b : m - 1;
+                        const double t = rows_.X[bx[q] * d + e] - c.dense[static_cast<size_t>(bj[q] * d + e)];
+                        s[b] += t * t;
+                    }
+                }
+                for (int64_t b = 0; b < kBatch; ++b) acc[b] = rows_.dense_weight * s[b];
+            }
+            for (int64_t i = 0; i < r; ++i) {
+                const int64_t si = base[i];
+                for (int64_t b = 0; b < kBatch; ++b) acc[b] += tab[b][si + lab[b][i]];
+            }
+            for (int64_t b = 0; b < m; ++b) out[q0 + b] = acc[b];
+        }
     }
 
     // Engine::lloyd_pass_impl with costs computed only where needed (see the class comment):
     // the same per-chunk objective (from 0.0, objects in order), best labels with the same tie
     // rule, moves tallied as deltas, and the dense sums of a chunk with a move summed again.
+    // Per block of kBlock objects (so their label rows are still cached for the second phase):
+    // the own costs that changed, then the other costs no bound excludes (both in batches), then
+    // the decisions in object order.
+    static constexpr int64_t kBlock = 256;
+
     double pass(const int32_t* labels, int32_t* best, double* best_cost, bool own_known,
                 const Centres& c, int64_t* changed, RunCounters& counters) {
         const int64_t k = k_, d = sh_.d, r = sh_.r, slots = slots_.count;
@@ -1418,51 +1553,77 @@ private:
         double total = 0.0;
         int64_t moved_total = 0, evaluated = 0, skipped = 0;
         for (int64_t ch = 0; ch < chunks_; ++ch) {
-            const int64_t start = ch * kChunk, stop = std::min(n_, (ch + 1) * kChunk);
+            const int64_t chunk_stop = std::min(n_, (ch + 1) * kChunk);
             double objective = 0.0;
             int64_t moved = 0;
-            for (int64_t x = start; x < stop; ++x) {
-                const int64_t cur = labels[x];
-                double* lb = lb_.data() + x * k;
-                double own;
-                if (own_known && !changed_centre_[static_cast<size_t>(cur)]) {
-                    own = best_cost[x];
-                } else {
-                    own = cost(x, cur, c);
-                    evaluated += 1;
-                    lb[cur] = lower(own);
-                }
-                const double bar = own * (1.0 + 2.0 * rel_) + abs_;
-                int64_t b = cur;
-                double bv = own;
-                for (int64_t j = 0; j < k; ++j) {
-                    if (j == cur) continue;
-                    if (lb[j] * lb[j] * (1.0 - 2.0 * rel_) > bar) {
-                        skipped += 1;
-                        continue;
-                    }
-                    const double v = cost(x, j, c);
-                    evaluated += 1;
-                    lb[j] = lower(v);
-                    // argmin's rule (lowest index among the minima), then ties keep cur.
-                    if (v < bv) {  // j ascending: the lowest index wins a tie, and cur wins one with own
-                        b = j;
-                        bv = v;
+            for (int64_t start = ch * kChunk; start < chunk_stop; start += kBlock) {
+                const int64_t stop = std::min(chunk_stop, start + kBlock);
+                int64_t count = 0;
+                for (int64_t x = start; x < stop; ++x) {
+                    const int32_t cur = labels[x];
+                    if (own_known && !changed_centre_[static_cast<size_t>(cur)]) {
+                        own_[static_cast<size_t>(x - start)] = best_cost[x];
+                    } else {
+                        pair_x_[static_cast<size_t>(count)] = x;
+                        pair_j_[static_cast<size_t>(count)] = cur;
+                        count += 1;
                     }
                 }
-                objective += own;
-                best[x] = static_cast<int32_t>(b);
-                best_cost[x] = bv;
-                if (b == cur) continue;
-                moved += 1;
-                delta_sizes_[static_cast<size_t>(cur)] -= 1;
-                delta_sizes_[static_cast<size_t>(b)] += 1;
-                const int32_t* lab = rows_.labels + x * r;
-                int64_t* from = delta_counts_.data() + cur * slots;
-                int64_t* to = delta_counts_.data() + b * slots;
-                for (int64_t i = 0; i < r; ++i) {
-                    from[slot_of[i] + lab[i]] -= 1;
-                    to[slot_of[i] + lab[i]] += 1;
+                costs(pair_x_.data(), pair_j_.data(), count, c, value_.data());
+                evaluated += count;
+                for (int64_t q = 0; q < count; ++q) {
+                    const int64_t x = pair_x_[static_cast<size_t>(q)];
+                    const double v = value_[static_cast<size_t>(q)];
+                    own_[static_cast<size_t>(x - start)] = v;
+                    lb_[static_cast<size_t>(x * k + labels[x])] = lower(v);
+                }
+                count = 0;
+                for (int64_t x = start; x < stop; ++x) {
+                    const int64_t cur = labels[x];
+                    const double* lb = lb_.data() + x * k;
+                    const double bar = own_[static_cast<size_t>(x - start)] * (1.0 + 2.0 * rel_) + abs_;
+                    for (int64_t j = 0; j < k; ++j) {
+                        if (j == cur) continue;
+                        if (lb[j] * lb[j] * (1.0 - 2.0 * rel_) > bar) continue;
+                        pair_x_[static_cast<size_t>(count)] = x;
+                        pair_j_[static_cast<size_t>(count)] = static_cast<int32_t>(j);
+                        count += 1;
+                    }
+                }
+                costs(pair_x_.data(), pair_j_.data(), count, c, value_.data());
+                evaluated += count;
+                skipped += (stop - start) * (k - 1) - count;
+                int64_t q = 0;
+                for (int64_t x = start; x < stop; ++x) {
+                    const int64_t cur = labels[x];
+                    const double own = own_[static_cast<size_t>(x - start)];
+                    double* lb = lb_.data() + x * k;
+                    int64_t b = cur;
+                    double bv = own;
+                    for (; q < count && pair_x_[static_cast<size_t>(q)] == x; ++q) {
+                        const int64_t j = pair_j_[static_cast<size_t>(q)];
+                        const double v = value_[static_cast<size_t>(q)];
+                        lb[j] = lower(v);
+                        // j ascending: argmin's lowest index among the minima; a tie with own keeps cur.
+                        if (v < bv) {
+                            b = j;
+                            bv = v;
+                        }
+                    }
+                    objective += own;
+                    best[x] = static_cast<int32_t>(b);
+                    best_cost[x] = bv;
+                    if (b == cur) continue;
+                    moved += 1;
+                    delta_sizes_[static_cast<size_t>(cur)] -= 1;
+                    delta_sizes_[static_cast<size_t>(b)] += 1;
+                    const int32_t* lab = rows_.labels + x * r;
+                    int64_t* from = delta_counts_.data() + cur * slots;
+                    int64_t* to = delta_counts_.data() + b * slots;
+                    for (int64_t i = 0; i < r; ++i) {
+                        from[slot_of[i] + lab[i]] -= 1;
+                        to[slot_of[i] + lab[i]] += 1;
+                    }
                 }
             }
             if (moved > 0 && d > 0) chunk_dense_sums(ch, best);
@@ -1473,6 +1634,34 @@ private:
         counters.skipped += skipped;
         *changed = moved_total;
         return total;
+    }
+
+    // The tally changes of a pass taken from the memo: its moves, and the dense sums of every
+    // chunk with a move summed again (what the pass itself would have left).
+    void moves_of(const int32_t* labels, const int32_t* best) {
+        const int64_t r = sh_.r, slots = slots_.count;
+        const int64_t* slot_of = slots_.of.data();
+        std::fill(delta_counts_.begin(), delta_counts_.end(), 0);
+        std::fill(delta_sizes_.begin(), delta_sizes_.end(), 0);
+        for (int64_t ch = 0; ch < chunks_; ++ch) {
+            const int64_t stop = std::min(n_, (ch + 1) * kChunk);
+            bool moved = false;
+            for (int64_t x = ch * kChunk; x < stop; ++x) {
+                const int64_t cur = labels[x], b = best[x];
+                if (b == cur) continue;
+                moved = true;
+                delta_sizes_[static_cast<size_t>(cur)] -= 1;
+                delta_sizes_[static_cast<size_t>(b)] += 1;
+                const int32_t* lab = rows_.labels + x * r;
+                int64_t* from = delta_counts_.data() + cur * slots;
+                int64_t* to = delta_counts_.data() + b * slots;
+                for (int64_t i = 0; i < r; ++i) {
+                    from[slot_of[i] + lab[i]] -= 1;
+                    to[slot_of[i] + lab[i]] += 1;
+                }
+            }
+            if (moved && sh_.d > 0) chunk_dense_sums(ch, best);
+        }
     }
 
     void chunk_dense_sums(int64_t c, const int32_t* assignment) {
@@ -1527,8 +1716,14 @@ private:
     const Shape& sh_;
     const Slots& slots_;
     const int64_t k_, n_, chunks_;
+    PassMemo& memo_;
     std::vector<double> acc_;
     std::vector<double> table_;          // k x slots: the uc cost of each label under each centre
+    std::vector<double> own_, value_;    // per chunk: own costs; costs of the queued pairs
+    std::vector<int64_t> pair_x_;        // per chunk: the queued (object, centre) pairs
+    std::vector<int32_t> pair_j_;
+    const uint8_t* small_;               // n x r labels + 1, or null (some K_i above 254)
+    std::vector<int64_t> small_base_;    // r: the slot of label -1, for small_
     std::vector<double> lb_;             // n x k: lower bounds of sqrt(D) to ref's centres
     std::vector<double> moved_by_;       // k
     std::vector<char> changed_centre_;   // k
@@ -1543,7 +1738,8 @@ private:
 void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
                     const double* shared_cat, int64_t n_candidates, const double* seed_dense,
                     const double* seed_cat, int64_t max_iter, double tol, int n_threads,
-                    int32_t* labels, double* objectives, int64_t* n_iter, int64_t* stats) {
+                    int64_t memo_bytes, int32_t* labels, double* objectives, int64_t* n_iter,
+                    int64_t* stats) {
     const Shape sh = validate_rows(rows);
     require_unweighted(rows, "candidate_runs");
     if (rows.distance != kUc) fail("candidate_runs takes the squared Euclidean distance (uc) only");
@@ -1559,7 +1755,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     }
     if (n_shared > 0) check_centers(sh, n_shared, shared_dense, shared_cat);
     if (n_candidates > 0) check_centers(sh, n_candidates, seed_dense, seed_cat);
-    for (int i = 0; i < 4; ++i) stats[i] = 0;
+    for (int i = 0; i < 5; ++i) stats[i] = 0;
     if (n_candidates == 0) return;
     const int64_t n = sh.n, d = sh.d, width = sh.width;
     const Slots slots(rows.offsets, sh.r);
@@ -1573,6 +1769,15 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     std::vector<double> seeds(static_cast<size_t>(n_candidates * n));
     cost_columns(rows, sh, n_candidates, seed_dense, seed_cat, seeds.data(), n_threads);
 
+    PassMemo memo(memo_bytes);
+    // One byte per label (label + 1) when every partition has at most 254 clusters.
+    std::vector<uint8_t> small;
+    bool fits = true;
+    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 254;
+    if (fits && sh.r > 0) {
+        small.resize(static_cast<size_t>(n * sh.r));
+        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(rows.labels[e] + 1);
+    }
     const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_threads, n_candidates)));
     std::vector<RunCounters> counters(static_cast<size_t>(n_candidates));
     std::exception_ptr error;
@@ -1594,7 +1799,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
                 std::copy(shared_cat, shared_cat + n_shared * width, start_cat.begin());
                 std::copy(seed_cat + c * width, seed_cat + (c + 1) * width, start_cat.begin() + n_shared * width);
             }
-            CandidateRun run(rows, sh, slots, k);
+            CandidateRun run(rows, sh, slots, k, memo, small.empty() ? nullptr : small.data());
             run.run(columns.data(), start_dense.data(), start_cat.data(), max_iter, tol, labels + c * n,
                     objectives + c, n_iter + c, counters[static_cast<size_t>(c)]);
         } catch (...) {
@@ -1609,8 +1814,9 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
         stats[0] += rc.evaluated;
         stats[1] += rc.skipped;
         stats[2] += rc.passes;
+        stats[3] += rc.reused_passes;
     }
-    stats[3] = n * k;  // costs a full pass computes, for the ratio
+    stats[4] = n * k;  // costs a full pass computes, for the ratio
 }
 
 }  // namespace cclust

@@ -249,21 +249,22 @@ namespace cclust {
 //
 // Exact savings: the costs to the shared centres are computed once for all candidates; a cost
 // whose centre did not change is reused; a cost that a lower bound (Elkan 2003, with slack for
-// rounding) proves to exceed the object's cost to its own centre is not computed. Unweighted
-// rows and the squared Euclidean distance (uc) only.
+// rounding) proves to exceed the object's cost to its own centre is not computed; a pass from
+// labels another candidate's pass already started from is taken from a memo of at most
+// memo_bytes. Unweighted rows and the squared Euclidean distance (uc) only.
 //
-// stats (OUT 4): costs computed (the starting columns included), costs skipped by a bound,
-// Lloyd passes, and n x (n_shared + 1) (the costs of one full pass).
+// stats (OUT 5): costs computed (the starting columns included), costs skipped by a bound,
+// Lloyd passes, passes taken from the memo, and n x (n_shared + 1) (the costs of a full pass).
 void candidate_runs(const MixedRows& rows, int32_t n_shared,
                     const double* shared_dense,  // IN n_shared x d
                     const double* shared_cat,    // IN n_shared x offsets[r]
                     int64_t n_candidates,
                     const double* seed_dense,    // IN n_candidates x d
                     const double* seed_cat,      // IN n_candidates x offsets[r]
-                    int64_t max_iter, double tol, int n_threads,
+                    int64_t max_iter, double tol, int n_threads, int64_t memo_bytes,
                     int32_t* labels,             // OUT n_candidates x n
                     double* objectives,          // OUT n_candidates
                     int64_t* n_iter,             // OUT n_candidates
-                    int64_t* stats);             // OUT 4
+                    int64_t* stats);             // OUT 5
 
 }  // namespace cclust
