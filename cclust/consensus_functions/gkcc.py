@@ -14,6 +14,14 @@ Everything runs on the compiled mixed-rows engine (``cclust._engine``): the augm
 a dense block (X) plus categorical blocks (the generated partitions) with the Uc distance, so
 the one-hot blocks are never expanded. ``greedy`` is the generation phase on its own (a
 generator), ``gkcc`` the whole method (a consensus function taking ``X``).
+
+The nu candidate runs of a step are one compiled call (``_engine.candidate_runs``): candidates in
+parallel, one thread each; the costs to the k-1 shared centres computed once; a cost reused while
+its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for rounding) proves
+it above the object's own cost, and a pass taken from a memo when another candidate already ran
+it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
+``assign`` + ``lloyd`` per candidate, the path it replaced (kept as ``_STEP = "reference"`` for the
+tests and ``benchmarks/bench_gkcc_steps.py``).
 """
 import math
 import time
