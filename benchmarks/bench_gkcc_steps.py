@@ -33,21 +33,12 @@ import cclust  # noqa: E402
 from cclust.consensus_functions import gkcc as gkcc_module  # noqa: E402
 from cclust.errors import ConvergenceWarning  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gkcc import load  # noqa: E402  (the shared data sets, as bench_gkcc.py reads them)
 
 CASES = ["iris:59:0", "wine:59:1:balanced", "ecoli:59:0", "ecoli:59:1:raw:given",
          "yeast:20:0", "vowel:10:2", "segment:15:0:balanced", "satimage:10:0",
          "pendigits:10:1", "letter:5:0", "pendigits:59:0", "letter:15:0"]
-
-
-def load(name):
-    for folder in (DATA, os.path.join(DATA, "large")):
-        path = os.path.join(folder, f"{name}.npz")
-        if os.path.exists(path):
-            z = np.load(path)
-            return np.asarray(z["X"], dtype=np.float64), np.asarray(z["y"], dtype=np.int64)
-    raise SystemExit(f"no dataset {name!r} in {DATA} or {DATA}/large")
 
 
 def digest(*arrays):

@@ -1546,8 +1546,7 @@ private:
 
     double pass(const int32_t* labels, int32_t* best, double* best_cost, bool own_known,
                 const Centres& c, int64_t* changed, RunCounters& counters) {
-        const int64_t k = k_, d = sh_.d, r = sh_.r, slots = slots_.count;
-        const int64_t* slot_of = slots_.of.data();
+        const int64_t k = k_, d = sh_.d;
         std::fill(delta_counts_.begin(), delta_counts_.end(), 0);
         std::fill(delta_sizes_.begin(), delta_sizes_.end(), 0);
         double total = 0.0;
@@ -1615,15 +1614,7 @@ private:
                     best_cost[x] = bv;
                     if (b == cur) continue;
                     moved += 1;
-                    delta_sizes_[static_cast<size_t>(cur)] -= 1;
-                    delta_sizes_[static_cast<size_t>(b)] += 1;
-                    const int32_t* lab = rows_.labels + x * r;
-                    int64_t* from = delta_counts_.data() + cur * slots;
-                    int64_t* to = delta_counts_.data() + b * slots;
-                    for (int64_t i = 0; i < r; ++i) {
-                        from[slot_of[i] + lab[i]] -= 1;
-                        to[slot_of[i] + lab[i]] += 1;
-                    }
+                    tally_move(x, cur, b);
                 }
             }
             if (moved > 0 && d > 0) chunk_dense_sums(ch, best);
@@ -1639,28 +1630,32 @@ private:
     // The tally changes of a pass taken from the memo: its moves, and the dense sums of every
     // chunk with a move summed again (what the pass itself would have left).
     void moves_of(const int32_t* labels, const int32_t* best) {
-        const int64_t r = sh_.r, slots = slots_.count;
-        const int64_t* slot_of = slots_.of.data();
         std::fill(delta_counts_.begin(), delta_counts_.end(), 0);
         std::fill(delta_sizes_.begin(), delta_sizes_.end(), 0);
         for (int64_t ch = 0; ch < chunks_; ++ch) {
             const int64_t stop = std::min(n_, (ch + 1) * kChunk);
             bool moved = false;
             for (int64_t x = ch * kChunk; x < stop; ++x) {
-                const int64_t cur = labels[x], b = best[x];
-                if (b == cur) continue;
+                if (best[x] == labels[x]) continue;
                 moved = true;
-                delta_sizes_[static_cast<size_t>(cur)] -= 1;
-                delta_sizes_[static_cast<size_t>(b)] += 1;
-                const int32_t* lab = rows_.labels + x * r;
-                int64_t* from = delta_counts_.data() + cur * slots;
-                int64_t* to = delta_counts_.data() + b * slots;
-                for (int64_t i = 0; i < r; ++i) {
-                    from[slot_of[i] + lab[i]] -= 1;
-                    to[slot_of[i] + lab[i]] += 1;
-                }
+                tally_move(x, labels[x], best[x]);
             }
             if (moved && sh_.d > 0) chunk_dense_sums(ch, best);
+        }
+    }
+
+    // Object x moves from cluster `from` to `to`: the change of sizes and label counts.
+    void tally_move(int64_t x, int64_t from, int64_t to) {
+        const int64_t r = sh_.r, slots = slots_.count;
+        const int64_t* slot_of = slots_.of.data();
+        delta_sizes_[static_cast<size_t>(from)] -= 1;
+        delta_sizes_[static_cast<size_t>(to)] += 1;
+        const int32_t* lab = rows_.labels + x * r;
+        int64_t* row_from = delta_counts_.data() + from * slots;
+        int64_t* row_to = delta_counts_.data() + to * slots;
+        for (int64_t i = 0; i < r; ++i) {
+            row_from[slot_of[i] + lab[i]] -= 1;
+            row_to[slot_of[i] + lab[i]] += 1;
         }
     }
 
