@@ -190,3 +190,28 @@ def reseed(labels, costs, n_clusters):
         return labels
     return _kernel().reseed(np.ascontiguousarray(labels, dtype=np.int32),
                             np.ascontiguousarray(costs, dtype=np.float64), n_clusters).astype(np.int64)
+
+
+# ==== GKCC's candidate runs (issue 22) =========================================================
+
+#: Memory for the passes one GKCC step shares between its candidates (16 bytes per object and
+#: pass; when it is full the oldest pass is dropped, which only costs time).
+CANDIDATE_MEMO_BYTES = 128 * 2 ** 20
+
+
+def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max_iter, tol, n_threads,
+                   memo_bytes=None, stats=False):
+    """K-means runs from the shared centres plus one seed centre each (GKCC's candidates of a
+    step): candidate j is ``assign`` to ``[shared; seed j]`` followed by ``lloyd``, bit for bit,
+    in one compiled call (candidates in parallel, one thread each; only the costs a pass needs are
+    computed and a pass that another candidate already ran is looked up, see kmeans.hpp). Squared
+    Euclidean rows (uc) only. Returns ``(labels int32 (n_candidates, n), objectives, n_iter)``
+    and, with ``stats``, the counters (costs computed, costs skipped by a bound, passes, passes
+    from the memo, costs of one full pass)."""
+    if space.object_weights is not None or space.row_scale is not None:
+        raise ValueError("candidate_runs takes unweighted rows only")
+    labels, objectives, n_iter, counters = _kernel().candidate_runs(
+        *space._args(), np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
+        np.ascontiguousarray(seed_dense), np.ascontiguousarray(seed_cat), int(max_iter), float(tol),
+        int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes))
+    return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)

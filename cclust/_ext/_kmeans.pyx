@@ -428,3 +428,49 @@ def draw_positions(const double[::1] values not None, double start, const double
             pos_view[t] = _first_above(cum_ptr, n, targets[t])
         last = _last_positive(values_ptr, n)
     return float(end), positions, int(last)
+
+
+# -- GKCC's candidate runs of one greedy step (issue 22) ----------------------------------------
+from cclust._ext.core cimport candidate_runs as _candidate_runs
+
+
+def candidate_runs(const double[:, ::1] X not None, double dense_weight,
+                   const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+                   const double[::1] weights not None, int distance, double p,
+                   const double[:, ::1] shared_dense not None, const double[:, ::1] shared_cat not None,
+                   const double[:, ::1] seed_dense not None, const double[:, ::1] seed_cat not None,
+                   Py_ssize_t max_iter, double tol, int n_threads, Py_ssize_t memo_bytes):
+    """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
+    ``lloyd`` (kmeans.hpp). Returns ``(labels int32 (n_candidates, n), objectives, n_iter,
+    stats)``; stats = costs computed, costs skipped by a bound, Lloyd passes, passes from the
+    memo (of at most ``memo_bytes``), costs of a full pass."""
+    cdef MixedRows rows
+    _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
+    cdef int n_shared = shared_dense.shape[0]
+    cdef int64_t n_candidates = seed_dense.shape[0]
+    _check_centers(&rows, n_shared, shared_dense, shared_cat) if n_shared > 0 else None
+    if n_candidates > 0:
+        if seed_dense.shape[1] != rows.d or seed_cat.shape[0] != n_candidates or seed_cat.shape[1] != offsets[rows.r]:
+            raise ValueError(f"seed centres must have shapes ({n_candidates}, {rows.d}) and "
+                             f"({n_candidates}, {offsets[rows.r]})")
+    if shared_cat.shape[0] != n_shared:
+        raise ValueError(f"shared_cat must have {n_shared} rows, got {shared_cat.shape[0]}")
+    out = np.empty((n_candidates, rows.n), dtype=np.int32)
+    objectives = np.empty(n_candidates, dtype=np.float64)
+    n_iter = np.empty(n_candidates, dtype=np.int64)
+    stats = np.zeros(5, dtype=np.int64)
+    cdef int32_t[:, ::1] out_view = out
+    cdef double[::1] obj_view = objectives
+    cdef int64_t[::1] iter_view = n_iter
+    cdef int64_t[::1] stats_view = stats
+    cdef int32_t* out_ptr = &out_view[0, 0] if n_candidates > 0 and rows.n > 0 else NULL
+    cdef double* obj_ptr = &obj_view[0] if n_candidates > 0 else NULL
+    cdef int64_t* iter_ptr = &iter_view[0] if n_candidates > 0 else NULL
+    cdef const double* sd = _cptr(shared_dense)
+    cdef const double* sc = _cptr(shared_cat)
+    cdef const double* cd = _cptr(seed_dense)
+    cdef const double* cc = _cptr(seed_cat)
+    with nogil:
+        _candidate_runs(rows, n_shared, sd, sc, n_candidates, cd, cc, max_iter, tol, n_threads,
+                        memo_bytes, out_ptr, obj_ptr, iter_ptr, &stats_view[0])
+    return out, objectives, n_iter, stats

@@ -126,3 +126,12 @@ cdef extern from "cclust/addremadd.hpp" namespace "cclust" nogil:
                                       int64_t* n_updates) except +
     int64_t ls_agglomerate(const double* gains, int64_t n, int64_t target_k, int32_t* labels,
                            int64_t* merges, double* merge_gains) except +
+
+
+# -- GKCC's candidate runs of one greedy step (issue 22), include/cclust/kmeans.hpp --
+cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
+    void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
+                        const double* shared_cat, int64_t n_candidates, const double* seed_dense,
+                        const double* seed_cat, int64_t max_iter, double tol, int n_threads,
+                        int64_t memo_bytes, int32_t* labels, double* objectives, int64_t* n_iter,
+                        int64_t* stats) except +

@@ -14,6 +14,14 @@ Everything runs on the compiled mixed-rows engine (``cclust._engine``): the augm
 a dense block (X) plus categorical blocks (the generated partitions) with the Uc distance, so
 the one-hot blocks are never expanded. ``greedy`` is the generation phase on its own (a
 generator), ``gkcc`` the whole method (a consensus function taking ``X``).
+
+The nu candidate runs of a step are one compiled call (``_engine.candidate_runs``): candidates in
+parallel, one thread each; the costs to the k-1 shared centres computed once; a cost reused while
+its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for rounding) proves
+it above the object's own cost, and a pass taken from a memo when another candidate already ran
+it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
+``assign`` + ``lloyd`` per candidate, the path it replaced (kept as ``_STEP = "reference"`` for the
+tests and ``benchmarks/bench_gkcc_steps.py``).
 """
 import math
 import time
@@ -34,6 +42,9 @@ from cclust.utilities import resolve
 _SCALINGS = ("raw", "balanced")
 _FUSIONS = ("partitions", "augmented")
 _P_DEFAULT = 0.05
+#: How a step's candidates run: "batched" (one compiled call per step, _engine.candidate_runs) or
+#: "reference" (one assign + lloyd call per candidate, the path it replaced; bit-identical).
+_STEP = "batched"
 _DELTA_DEFAULT = 0.95
 
 
@@ -156,7 +167,7 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
     dense_c, cat_c = kernel.centroids(*current._args(), np.zeros(n, dtype=np.int32), 1, workers)
     generated, candidates, objectives, winners, winner_objectives, iterations = [], [], [], [], [], []
     step_seconds = []
-    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and _STEP != "batched" else None
     try:
         for step, k in enumerate(range(2, n_clusters + 1)):
             t0 = time.perf_counter()
@@ -170,22 +181,28 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
                 return _candidate_run(current, np.vstack([dense_c, seed_dense[j:j + 1]]),
                                       np.vstack([cat_c, seed_cat[j:j + 1]]), max_iter, tol, threads)
 
-            indices = range(chosen.shape[0])
-            runs = list(pool.map(run, indices)) if pool is not None else [run(j) for j in indices]
+            if _STEP == "batched":
+                labels, objs, n_iter = _engine.candidate_runs(current, dense_c, cat_c, seed_dense, seed_cat,
+                                                              max_iter=max_iter, tol=tol, n_threads=workers)
+                columns = list(labels.astype(np.int64))
+            else:  # the reference: one assign + lloyd call per candidate
+                indices = range(chosen.shape[0])
+                runs = list(pool.map(run, indices)) if pool is not None else [run(j) for j in indices]
+                objs = np.array([r.objective for r in runs])
+                n_iter = np.array([r.n_iter for r in runs], dtype=np.int64)
+                columns = [r.labels for r in runs]
             t1 = time.perf_counter()
-            objs = np.array([r.objective for r in runs])
             best = int(np.argmin(objs))  # ties: the first sampled
-            columns = [r.labels for r in runs]
             generated.extend(columns)
             candidates.append(chosen.astype(np.int64))
             objectives.append(objs)
-            iterations.append(np.array([r.n_iter for r in runs], dtype=np.int64))
-            winners.append(runs[best].labels)
+            iterations.append(n_iter)
+            winners.append(columns[best])
             winner_objectives.append(float(objs[best]))
             space.add(columns, k)
             current = space.engine()
             if k < n_clusters:
-                refined = _engine.lloyd(current, runs[best].labels, k, max_iter=max_iter, tol=tol,
+                refined = _engine.lloyd(current, columns[best], k, max_iter=max_iter, tol=tol,
                                         n_threads=workers)
                 dense_c, cat_c = refined.dense_centers, refined.cat_centers
             step_seconds.append((t1 - t0, time.perf_counter() - t1))

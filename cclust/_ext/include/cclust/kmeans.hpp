@@ -236,3 +236,35 @@ int64_t first_above(const double* cum, int64_t n, double target);
 int64_t last_positive(const double* values, int64_t n);
 
 }  // namespace cclust
+
+// ==== GKCC's candidate runs (issue 22; added after the kernels above, which it leaves alone) ====
+namespace cclust {
+
+// The nu K-means runs of one greedy step of GKCC (Li & Liu 2018, Algorithm 1) in one call:
+// candidate j starts from the n_shared centres shared by every candidate plus its own seed
+// centre (row j of seed_dense / seed_cat), is assigned to those n_shared + 1 centres exactly as
+// `assign` does, and then runs `lloyd` from that labelling. Every candidate's labels, objective
+// and n_iter are bit for bit those of that assign + lloyd pair; the candidates run one thread
+// each, spread over n_threads, and the result does not depend on n_threads.
+//
+// Exact savings: the costs to the shared centres are computed once for all candidates; a cost
+// whose centre did not change is reused; a cost that a lower bound (Elkan 2003, with slack for
+// rounding) proves to exceed the object's cost to its own centre is not computed; a pass from
+// labels another candidate's pass already started from is taken from a memo of at most
+// memo_bytes. Unweighted rows and the squared Euclidean distance (uc) only.
+//
+// stats (OUT 5): costs computed (the starting columns included), costs skipped by a bound,
+// Lloyd passes, passes taken from the memo, and n x (n_shared + 1) (the costs of a full pass).
+void candidate_runs(const MixedRows& rows, int32_t n_shared,
+                    const double* shared_dense,  // IN n_shared x d
+                    const double* shared_cat,    // IN n_shared x offsets[r]
+                    int64_t n_candidates,
+                    const double* seed_dense,    // IN n_candidates x d
+                    const double* seed_cat,      // IN n_candidates x offsets[r]
+                    int64_t max_iter, double tol, int n_threads, int64_t memo_bytes,
+                    int32_t* labels,             // OUT n_candidates x n
+                    double* objectives,          // OUT n_candidates
+                    int64_t* n_iter,             // OUT n_candidates
+                    int64_t* stats);             // OUT 5
+
+}  // namespace cclust
