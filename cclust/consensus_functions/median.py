@@ -46,8 +46,10 @@ A consensus partition is an n x K membership matrix M. The methods minimise
   :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40): the program
   has n(n-1)/2 pair variables and 3 n(n-1)/2 K constraints.
 
-Choices where clue leaves room, recorded: ties of the most likely cluster (HE/HM refit, the
-returned labels) go to the first column (R's ``max.col`` breaks them at random); the returned
+Choices where clue leaves room, recorded: ties of the most likely cluster go to the first
+column (R's ``max.col`` breaks them at random), except in HE/HM's refit, where an object whose
+current cluster is among the best stays in it; beyond clue, HE and HM then try tie moves from
+their fixed point (``tie_rounds``, :func:`he`), which never raise the criterion; the returned
 objective is the criterion of the returned membership with every partition matched to it
 afresh (clue reports it with the matchings of its last iteration, which can only be as good);
 a requested cluster that no object prefers is filled by the objects closest to preferring it
@@ -330,12 +332,49 @@ def _l1_fit(data, assignments, k, k_cols):
     return M
 
 
-def _hard_fit(data, Q, k, k_cols):
-    """HE/HM's refit: one-hot of the most likely of the first k columns of ``B Q`` (ties to the first)."""
-    ids = data.combine(Q)[:, :k].argmax(axis=1)
+#: Relative tolerance under which two matched votes count as tied (they are sums of the same
+#: weights added in different orders).
+_TIE_TOL = 1e-12
+
+
+def _votes(data, assign, k, k_cols):
+    """Every object's matched vote for each of the first k columns, ``(B Q)[:, :k]``, and the
+    tolerance below which two votes are tied."""
+    V = data.combine(data.matched_scatter(assign, k_cols))[:, :k]
+    return V, _TIE_TOL * max(1.0, float(np.abs(V).max(initial=0.0)))
+
+
+def _one_hot(data, ids, k_cols):
     M = np.zeros((data.n, k_cols))
     M[np.arange(data.n), ids] = 1.0
-    return M, ids
+    return M
+
+
+def _hard_fit(data, assign, k, k_cols, current=None):
+    """HE/HM's refit: every object's most likely of the first k columns of the matched votes.
+    A tie goes to the object's ``current`` cluster when that is among the best (so a refit
+    moves an object only for a strictly larger vote), else to the first best column."""
+    V, tol = _votes(data, assign, k, k_cols)
+    ids = V.argmax(axis=1)
+    if current is not None:
+        rows = np.arange(data.n)
+        ids = np.where(V[rows, current] >= V[rows, ids] - tol, current, ids)
+    return ids
+
+
+def _tie_flip(data, assign, ids, k, k_cols):
+    """``ids`` with every object whose matched vote for another column ties with its own moved
+    to the first such column; None when no object has a tie."""
+    V, tol = _votes(data, assign, k, k_cols)
+    rows = np.arange(data.n)
+    other = V >= V[rows, ids][:, None] - tol
+    other[rows, ids] = False
+    tied = other.any(axis=1)
+    if not tied.any():
+        return None
+    moved = ids.copy()
+    moved[tied] = other[tied].argmax(axis=1)
+    return moved
 
 
 def _cross_of_hard(data, ids, k_cols, M):
@@ -371,7 +410,7 @@ def _best_of(starts, run):
     return best, values
 
 
-def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
+def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None, tie_rounds=0):
     """clue's alternating optimisation over the starts; returns the best run's
     (M with k_cols columns, value, n_iter, converged, values per start)."""
     k_cols = max(k, data.k_max)
@@ -385,6 +424,8 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
         assign = _match_euclidean(data, T, k_cols) if euclid else _match_manhattan(data, M, T)
         old = (_value_euclidean(data, float((M ** 2).sum()), T, assign) if euclid
                else _value_manhattan(data, M, T, assign))
+        if kind in ("HE", "HM"):
+            return _hard_aos(data, euclid, assign, old, k, k_cols, max_iter, tol, tie_rounds)
         Q = None
 
         def step():
@@ -403,15 +444,8 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
                     M_norm2 = float((M ** 2).sum())
                 assign = _match_euclidean(data, T, k_cols)
                 return _value_euclidean(data, M_norm2, T, assign)
-            if kind in ("HE", "HM"):
-                M, ids = _hard_fit(data, data.matched_scatter(assign, k_cols), k, k_cols)
-                T = _cross_of_hard(data, ids, k_cols, M)
-                if kind == "HE":
-                    assign = _match_euclidean(data, T, k_cols)
-                    return _value_euclidean(data, float(data.n), T, assign)
-            else:  # SM
-                M = _l1_fit(data, assign, k, k_cols)
-                T = data.cross(M)
+            M = _l1_fit(data, assign, k, k_cols)  # SM
+            T = data.cross(M)
             assign = _match_manhattan(data, M, T)
             return _value_manhattan(data, M, T, assign)
 
@@ -420,6 +454,55 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None):
 
     best, values = _best_of(starts, run)
     return best + (values,)
+
+
+def _hard_criterion(data, euclid, ids, k_cols):
+    """The criterion of the hard consensus ``ids`` with every partition matched to it afresh,
+    and those matchings."""
+    M = _one_hot(data, ids, k_cols)
+    T = _cross_of_hard(data, ids, k_cols, M)
+    if euclid:
+        assign = _match_euclidean(data, T, k_cols)
+        return _value_euclidean(data, float(data.n), T, assign), assign
+    assign = _match_manhattan(data, M, T)
+    return _value_manhattan(data, M, T, assign), assign
+
+
+def _hard_aos(data, euclid, assign, old, k, k_cols, max_iter, tol, tie_rounds):
+    """HE/HM from the matchings ``assign`` (criterion ``old``): clue's iteration (refit, then
+    rematch) until stable, then up to ``tie_rounds`` rounds of tie moves.
+
+    The tie moves are cclust's addition to clue's HE and HM: from the fixed point, every object
+    whose matched vote for another cluster ties with its vote for its own moves to that other
+    cluster (the first such); with the matchings fixed this leaves the criterion unchanged (it
+    is linear in the hard M, the votes its coefficients), so the rematch and iteration that
+    follow can only lower it. A round is kept when the criterion fell by more than ``tol``
+    (relative); the first round that does not ends the search. The returned criterion is thus
+    never above that of the plain iteration, and everything stays deterministic.
+    Returns (M, value, n_iter, converged)."""
+    state = {"assign": assign, "ids": None}
+
+    def step():
+        state["ids"] = _hard_fit(data, state["assign"], k, k_cols, state["ids"])
+        value, state["assign"] = _hard_criterion(data, euclid, state["ids"], k_cols)
+        return value
+
+    value, n_iter, converged = _until_stable(step, old, max_iter, tol)
+    ids = state["ids"]
+    for _ in range(tie_rounds):
+        moved = _tie_flip(data, state["assign"], ids, k, k_cols)
+        if moved is None:
+            break
+        kept = (state["assign"], ids)
+        state["ids"] = moved
+        start, state["assign"] = _hard_criterion(data, euclid, moved, k_cols)
+        new, extra, conv = _until_stable(step, start, max_iter, tol)
+        n_iter += extra
+        if not new < value - tol * (abs(value) + tol):
+            state["assign"], state["ids"] = kept
+            break
+        value, converged, ids = new, conv, state["ids"]
+    return _one_hot(data, ids, k_cols), value, n_iter, converged
 
 
 def _final_value(data, M, kind):
@@ -438,10 +521,12 @@ _NAMES = {
 }
 
 
-def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None):
+def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None,
+             tie_rounds=0):
     data, k, n_init, max_iter, tol = _check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol)
+    tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
     starts = _starts(init, data, k, n_init, random_state)
-    M, value, n_iter, converged, values = _aos(data, k, kind, starts, max_iter, tol, max_bytes)
+    M, value, n_iter, converged, values = _aos(data, k, kind, starts, max_iter, tol, max_bytes, tie_rounds)
     M = _stochastify(M) if kind in ("SE", "SM") else M
     k_cols = M.shape[1]
     full = np.zeros((data.n, k_cols))
@@ -468,7 +553,9 @@ _DOC_PARAMS = """Parameters
         Starting memberships (clue's ``start``; rows are normalised); overrides ``n_init``.
     random_state : int, Generator or None
         Seeds the random starts.
+"""
 
+_DOC_RETURNS = """
     Returns
     -------
     ConsensusResult
@@ -490,7 +577,7 @@ def se(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAUL
     %(params)s    max_bytes : int, default=None
         Budget of the (sum K_i)^2 Gram matrix of the fast route (the iteration otherwise works
         on n x K matrices).
-
+%(returns)s
     Examples
     --------
     >>> import numpy as np
@@ -502,16 +589,28 @@ def se(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAUL
     return _run_aos("SE", "se", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes)
 
 
+_TIE_DOC = """    tie_rounds : int, default=10
+        cclust's addition to clue: rounds of tie moves after the iteration has settled. Matched
+        votes are sums of partition weights, so ties are common; clue breaks them at random,
+        cclust keeps an object in its cluster on a tie and then, from the fixed point, moves
+        every tied object to the other cluster it ties with, rematches and iterates again,
+        keeping the round only if the criterion fell (with the matchings fixed the moves leave
+        the criterion unchanged, and the rematch can only lower it). The criterion returned is
+        never above the plain iteration's; 0 gives the plain iteration.
+"""
+
+
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
 def he(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAULT_TOL, init=None,
-       random_state=None):
+       random_state=None, tie_rounds=10):
     """Hard Euclidean consensus partition, HE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
 
     SE's criterion over hard memberships: the refit gives every object its most likely cluster
     of the weighted mean of the matched memberships.
 
-    %(params)s"""
-    return _run_aos("HE", "he", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state)
+    %(params)s%(ties)s%(returns)s"""
+    return _run_aos("HE", "he", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
+                    tie_rounds=tie_rounds)
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
@@ -522,19 +621,21 @@ def sm(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAUL
     Minimises ``sum_i w_i min_P ||U_i P - M||_1`` over soft M: matching by L1 cost and the
     refit by the per-object linear program (solved exactly, module docstring).
 
-    %(params)s"""
+    %(params)s%(returns)s"""
     return _run_aos("SM", "sm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state)
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
 def hm(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAULT_TOL, init=None,
-       random_state=None):
+       random_state=None, tie_rounds=10):
     """Hard Manhattan consensus partition, HM (Hornik & Böhm 2007; Hornik 2005).
 
-    SM's criterion over hard memberships.
+    SM's criterion over hard memberships (for a hard M it is linear in M with the matched
+    votes as coefficients, so HE's refit and tie moves apply unchanged).
 
-    %(params)s"""
-    return _run_aos("HM", "hm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state)
+    %(params)s%(ties)s%(returns)s"""
+    return _run_aos("HM", "hm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
+                    tie_rounds=tie_rounds)
 
 
 # -- DWH ----------------------------------------------------------------------------------------
@@ -734,7 +835,7 @@ def gv1(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=100, tol=DEFAU
     matched to at most one of U_i; unmatched clusters do not count) by alternating the
     matching (Hungarian on squared column distances) and clue's refit (module docstring).
 
-    %(params)s"""
+    %(params)s%(returns)s"""
     data, k, n_init, max_iter, tol = _check_common(ensemble, n_clusters, weights, "gv1", n_init, max_iter, tol)
     starts = _starts(init, data, k, n_init, random_state)
 
@@ -1029,5 +1130,6 @@ _SYMDIFF_NAME = ("weighted symmetric-difference distance to the partitions, pair
 
 
 for _fn in (se, he, sm, hm, gv1):
-    _fn.__doc__ = _fn.__doc__.replace("%(params)s", _DOC_PARAMS)
+    _fn.__doc__ = _fn.__doc__.replace("%(params)s", _DOC_PARAMS).replace("%(ties)s", _TIE_DOC).replace(
+        "%(returns)s", _DOC_RETURNS)
 del _fn
