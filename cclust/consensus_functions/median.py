@@ -40,11 +40,14 @@ A consensus partition is an n x K membership matrix M. The methods minimise
   (Rand) distance, ``min_C sum_i w_i sum_{x<y} |C_i(x, y) - C(x, y)|`` over equivalence
   relations C with exactly K classes (C_i the co-membership of partition i; for soft partitions
   its expectation U_i U_i^T, which enters linearly), as an integer program (the clique
-  partitioning problem, Grötschel & Wakabayashi 1989): pair variables ``c_xy``, assignment
-  variables ``z_xk`` (``c_xy >= z_xk + z_yk - 1`` and ``c_xy <= 1 - |z_xk - z_yk|``, every
-  class used, object x only in the first x + 1 classes), solved by
-  :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40): the program
-  has n(n-1)/2 pair variables and 3 n(n-1)/2 K constraints.
+  partitioning problem, Grötschel & Wakabayashi 1989) on pair variables only, which name no
+  class and so have no relabelled copies: for K >= 3 ``c_xy`` with the transitivity
+  inequalities of every triple and a representative ``r_x`` per object counting the classes;
+  for K = 2 the cut program (separation variables with the triangle inequalities of the cut
+  polytope); both with rows that order interchangeable identical objects ("twins",
+  :func:`_twin_rows`). Solved to optimality (zero relative gap) by
+  :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40): the
+  programs have n(n-1)/2 pair variables and about n^3 / 2 triangle rows.
 
 Choices where clue leaves room, recorded: ties of the most likely cluster go to the first
 column (R's ``max.col`` breaks them at random), except in HE/HM's refit, where an object whose
@@ -1009,8 +1012,12 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     exactly ``n_clusters`` classes (C_i the co-membership of partition i; for soft partitions
     its expectation). Since C is 0/1 the criterion is linear in C with coefficients
     ``1 - 2 A_xy`` (A the weighted mean co-membership): the clique partitioning program of
-    Grötschel & Wakabayashi (1989), here with assignment variables that fix the number of
-    classes (module docstring), solved to optimality by :func:`scipy.optimize.milp`.
+    Grötschel & Wakabayashi (1989), with representatives that fix the number of classes
+    (K >= 3) or as the cut program (K = 2), and rows that cut symmetric copies among identical
+    objects (module docstring), solved to optimality by :func:`scipy.optimize.milp`. An
+    earlier formulation with class-assignment variables took 10-26 s at n = 36, K = 2 and 4
+    (its relaxation can put every object half in each class); this one takes about 2 s there
+    (docs/benchmarks.md).
 
     Parameters
     ----------
@@ -1019,9 +1026,9 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
         K, in [1, n_samples].
     weights : array-like of shape (n_partitions,), default=None
     max_objects : int, default=40
-        Largest n accepted: the program has n(n-1)/2 pair and nK assignment variables and
-        3 n(n-1)/2 K constraints, and its solution time grows steeply. Above it the call is
-        refused; raise it knowingly.
+        Largest n accepted: the program has n(n-1)/2 pair variables and n(n-1)(n-2)/2 triangle
+        rows (2n(n-1)(n-2)/3 for K = 2), and its solution time grows steeply. Above it the call
+        is refused; raise it knowingly.
     time_limit : float, default=None
         Seconds HiGHS may spend; when reached, the best partition found is returned with
         ``extras["optimal"] = False``.
@@ -1050,6 +1057,7 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
         raise ValidationError(
             f"ensemble has n_samples = {n} objects, more than max_objects = {max_objects}: the exact "
             f"symmetric-difference median is an integer program with n(n-1)/2 = {n * (n - 1) // 2} pair variables "
+            f"and about n^3/2 = {n ** 3 // 2} triangle rows "
             "whose solution time grows steeply with n. Pass max_objects=... to try anyway (with time_limit=...), "
             "or use he/hm (the hard Euclidean/Manhattan consensus) for large n.")
     k = check_int(n_clusters, "n_clusters", low=1, high=n)
@@ -1062,67 +1070,141 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
                                            objective_name=_SYMDIFF_NAME, method="symdiff-median",
                                            extras={"optimal": True})
     iu, ju = np.triu_indices(n, 1)
-    P = iu.shape[0]
-    # variables: c_xy (x < y) at 0..P-1, z_{x,c} ("x is in class c") at P + x * k + c
-    cost = np.concatenate([1.0 - 2.0 * A[iu, ju], np.zeros(n * k)])
-    pc = np.repeat(np.arange(P), k)                      # one row per (pair, class)
-    cc = np.tile(np.arange(k), P)
-    zx, zy = P + iu[pc] * k + cc, P + ju[pc] * k + cc
-    m = pc.shape[0]
-    link = []
-    for sx, sy, low, high in ((-1.0, -1.0, -1.0, np.inf),   # c_xy >= z_xc + z_yc - 1
-                              (1.0, -1.0, -np.inf, 1.0),    # c_xy <= 1 - z_xc + z_yc
-                              (-1.0, 1.0, -np.inf, 1.0)):   # c_xy <= 1 + z_xc - z_yc
-        link.append((sp.csr_matrix((np.tile([1.0, sx, sy], m), (np.repeat(np.arange(m), 3),
-                                    np.stack([pc, zx, zy], axis=1).reshape(-1))), shape=(m, P + n * k)),
-                     np.full(m, low), np.full(m, high)))
-    x_of = np.repeat(np.arange(n), k)
-    c_of = np.tile(np.arange(k), n)
-    one_class = sp.csr_matrix((np.ones(n * k), (x_of, P + np.arange(n * k))), shape=(n, P + n * k))
-    used = sp.csr_matrix((np.ones(n * k), (c_of, P + np.arange(n * k))), shape=(k, P + n * k))
-    # classes open in order: x may start class c >= 1 only if an earlier object is in class c - 1
-    # (z_xc <= sum_{y<x} z_{y,c-1}), which removes the relabellings of every partition
-    srows, scols, svals = [], [], []
-    row = 0
-    for x in range(1, n):
-        for c in range(1, min(k, x + 1)):
-            srows += [row] * (x + 1)
-            scols += [P + x * k + c] + [P + y * k + c - 1 for y in range(x)]
-            svals += [1.0] + [-1.0] * x
-            row += 1
-    # identical objects (the same memberships in every partition, so the same co-memberships with
-    # everyone) are interchangeable: among the optimal labellings in opening order there is one
-    # whose class index never decreases along each group of identical objects (assign a group's
-    # objects, in index order, to the earliest opened class that still needs one of them), so
-    # class(x) <= class(y) for consecutive identical x < y cuts only symmetric copies
+    together = 1.0 - 2.0 * A[iu, ju]           # criterion = sum A + sum together * c_xy
+    pair = np.full((n, n), -1, dtype=np.int64)
+    pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
+    matrix, lo, hi, cost, n_vars = (_symdiff_two_classes if k == 2 else _symdiff_k_classes)(pair, together, k)
+    twins = _twin_rows(data, A, pair, n_vars, separated=k == 2)
+    if twins is not None:
+        matrix = sp.vstack([matrix, twins]).tocsr()
+        lo = np.concatenate([lo, np.full(twins.shape[0], -np.inf)])
+        hi = np.concatenate([hi, np.zeros(twins.shape[0])])
+    options = {"mip_rel_gap": 0.0}           # exact: HiGHS's default stops at a relative gap of 1e-4
+    if time_limit is not None:
+        options["time_limit"] = time_limit
+    res = milp(cost, constraints=LinearConstraint(matrix, lo, hi), integrality=np.ones(n_vars),
+               bounds=Bounds(np.zeros(n_vars), np.ones(n_vars)), options=options)
+    if res.x is None:
+        raise ValidationError(f"symdiff-median: HiGHS found no solution ({res.message}); raise time_limit.")
+    same = np.rint(res.x[:iu.shape[0]]) > 0.5
+    if k == 2:
+        same = ~same                             # the variables of the two-class program are "separated"
+    labels = _classes_of_relation(n, iu, ju, same)
+    return ConsensusResult.from_labels(labels, objective=symdiff_value(A, labels), objective_name=_SYMDIFF_NAME,
+                                       method="symdiff-median", extras={"optimal": bool(res.status == 0)})
+
+
+def _triangles(pair):
+    """Every triple x < y < z of objects as the ids of its pairs (xy, yz, xz), (T, 3)."""
+    n = pair.shape[0]
+    x, y, z = (t.reshape(-1) for t in np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij"))
+    keep = (x < y) & (y < z)
+    x, y, z = x[keep], y[keep], z[keep]
+    return np.stack([pair[x, y], pair[y, z], pair[x, z]], axis=1)
+
+
+def _rows(index_lists, coefficients, n_cols):
+    """A CSR matrix with one row per row of ``index_lists`` (T, m) and the m ``coefficients``."""
+    t, m = index_lists.shape
+    return sp.csr_matrix((np.tile(np.asarray(coefficients, dtype=np.float64), t),
+                          (np.repeat(np.arange(t), m), index_lists.reshape(-1))), shape=(t, n_cols))
+
+
+def _symdiff_k_classes(pair, together, k):
+    """Grötschel & Wakabayashi's (1989) clique partitioning program with exactly k classes:
+    binary c_xy (x, y in one class), the three transitivity inequalities of every triple, and a
+    representative r_x per object (x is the first object of its class): ``r_x <= 1 - c_yx``
+    for y < x, ``r_x >= 1 - sum_{y<x} c_yx``, ``sum r = k``. For binary c satisfying the
+    triangles (an equivalence relation) r_x is exactly [no earlier object shares x's class], so
+    ``sum r`` counts the classes. Pair variables carry no class names: no relabelled copies of
+    a solution exist for the solver to branch through."""
+    n = pair.shape[0]
+    P = int(pair.max()) + 1
+    n_vars = P + n
+    tri = _triangles(pair)
+    transitive = sp.vstack([_rows(tri[:, [0, 1, 2]], [1, 1, -1], n_vars),   # c_xy + c_yz - c_xz <= 1
+                            _rows(tri[:, [0, 2, 1]], [1, 1, -1], n_vars),   # c_xy + c_xz - c_yz <= 1
+                            _rows(tri[:, [1, 2, 0]], [1, 1, -1], n_vars)])  # c_yz + c_xz - c_xy <= 1
+    iu, ju = np.triu_indices(n, 1)
+    first_only = _rows(np.stack([np.arange(P), P + ju], axis=1), [1, 1], n_vars)   # c_yx + r_x <= 1
+    rows, cols = [], []
+    for x in range(n):
+        rows += [x] * (x + 1)
+        cols += [P + x] + pair[:x, x].tolist()
+    first_if_alone = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n_vars))
+    count = sp.csr_matrix((np.ones(n), (np.zeros(n, dtype=np.int64), P + np.arange(n))), shape=(1, n_vars))
+    matrix = sp.vstack([transitive, first_only, first_if_alone, count]).tocsr()
+    T = tri.shape[0]
+    lo = np.concatenate([np.full(3 * T + P, -np.inf), np.ones(n), [k]])
+    hi = np.concatenate([np.ones(3 * T + P), np.full(n, np.inf), [k]])
+    return matrix, lo, hi, np.concatenate([together, np.zeros(n)]), n_vars
+
+
+def _symdiff_two_classes(pair, together, k):
+    """Two classes: the cut program. Binary d_xy (x, y in different classes) with the triangle
+    inequalities of the cut polytope, ``d_xy <= d_xz + d_yz`` (all three ways) and
+    ``d_xy + d_yz + d_xz <= 2``: a 0/1 vector satisfying them is exactly the cut of a
+    two-colouring, and ``sum_y d_0y >= 1`` makes both classes non-empty. The criterion is
+    linear in d: ``sum together * (1 - d)``. These inequalities make the relaxation far tighter
+    than class-assignment variables, whose relaxation can put every object half in each class."""
+    n = pair.shape[0]
+    P = int(pair.max()) + 1
+    tri = _triangles(pair)
+    cut = sp.vstack([_rows(tri[:, [0, 1, 2]], [1, -1, -1], P),
+                     _rows(tri[:, [1, 0, 2]], [1, -1, -1], P),
+                     _rows(tri[:, [2, 0, 1]], [1, -1, -1], P),
+                     _rows(tri, [1, 1, 1], P)])
+    both_used = sp.csr_matrix((np.ones(n - 1), (np.zeros(n - 1, dtype=np.int64), pair[0, 1:])), shape=(1, P))
+    T = tri.shape[0]
+    matrix = sp.vstack([cut, both_used]).tocsr()
+    lo = np.concatenate([np.full(4 * T, -np.inf), [1.0]])
+    hi = np.concatenate([np.zeros(3 * T), np.full(T, 2.0), [np.inf]])
+    return matrix, lo, hi, -together, P
+
+
+def _twin_rows(data, A, pair, n_vars, separated):
+    """Rows ``<= 0`` that cut symmetric and non-optimal copies among twins: objects x < y with the
+    same memberships in every partition and ``A_xy > 1/2``.
+
+    Moving x to y's class or y to x's changes the criterion by amounts summing to
+    ``2 (1 - 2 A_xy) < 0`` (twins have the same co-memberships with everyone else), so in an
+    optimal partition two separated twins never both sit in classes of two or more objects: a
+    twin group is one block plus singletons, and since twins are interchangeable the block can
+    be taken to hold the group's first objects. For consecutive twins x < y that is
+    ``c_yz <= c_xy`` for every other z (if x and y are apart, y is alone); on separation
+    variables d = 1 - c, ``d_xy <= d_yz``. Every optimal partition has a relabelling of twins
+    that satisfies these rows, so the optimum is unchanged."""
     dense = data.B.toarray() if data.hard else data.B
     _, group = np.unique(dense, axis=0, return_inverse=True)
     group = group.reshape(-1)
-    classes = np.arange(k, dtype=np.float64)
+    n = pair.shape[0]
+    lists = []
     for g in np.unique(group):
         members = np.flatnonzero(group == g)
         for x, y in zip(members[:-1], members[1:]):
-            srows += [row] * (2 * k)
-            scols += [P + x * k + c for c in range(k)] + [P + y * k + c for c in range(k)]
-            svals += classes.tolist() + (-classes).tolist()
-            row += 1
-    order = sp.csr_matrix((svals, (srows, scols)), shape=(row, P + n * k))
-    blocks = [block for block, _, _ in link] + [one_class, used, order]
-    lows = [low for _, low, _ in link] + [np.ones(n), np.ones(k), np.full(row, -np.inf)]
-    highs = [high for _, _, high in link] + [np.ones(n), np.full(k, np.inf), np.zeros(row)]
-    matrix = sp.vstack(blocks).tocsr()
-    lo = np.concatenate(lows)
-    hi = np.concatenate(highs)
-    upper = np.ones(P + n * k)
-    upper[P:][c_of > x_of] = 0.0                         # symmetry: object x only in classes 0..x
-    options = {} if time_limit is None else {"time_limit": time_limit}
-    res = milp(cost, constraints=LinearConstraint(matrix, lo, hi), integrality=np.ones(P + n * k),
-               bounds=Bounds(np.zeros(P + n * k), upper), options=options)
-    if res.x is None:
-        raise ValidationError(f"symdiff-median: HiGHS found no solution ({res.message}); raise time_limit.")
-    labels = np.rint(res.x[P:]).reshape(n, k).argmax(axis=1)
-    return ConsensusResult.from_labels(labels, objective=symdiff_value(A, labels), objective_name=_SYMDIFF_NAME,
-                                       method="symdiff-median", extras={"optimal": bool(res.status == 0)})
+            if A[x, y] > 0.5:
+                others = np.setdiff1d(np.arange(n), [x, y])
+                lists.append(np.stack([pair[y, others], np.full(others.shape[0], pair[x, y])], axis=1))
+    if not lists:
+        return None
+    index = np.concatenate(lists)
+    if separated:
+        index = index[:, ::-1]                     # d_xy - d_yz <= 0
+    return _rows(index, [1, -1], n_vars)
+
+
+def _classes_of_relation(n, iu, ju, same):
+    """Labels 0, 1, ... in order of first appearance from an equivalence relation given on pairs."""
+    labels = np.full(n, -1, dtype=np.int64)
+    partner = np.zeros((n, n), dtype=bool)
+    partner[iu[same], ju[same]] = True
+    next_label = 0
+    for x in range(n):
+        if labels[x] < 0:
+            labels[x] = next_label
+            labels[x + 1:][partner[x, x + 1:]] = next_label
+            next_label += 1
+    return labels
 
 
 _SYMDIFF_NAME = ("weighted symmetric-difference distance to the partitions, pairs counted once "

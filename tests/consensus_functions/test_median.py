@@ -353,3 +353,49 @@ def test_tie_rounds_is_checked():
         md.he(TIE_L, 2, tie_rounds=-1)
     with pytest.raises(ValidationError, match="tie_rounds"):
         md.hm(TIE_L, 2, tie_rounds=1.5)
+
+
+# -- symdiff-median's programs: the cut program (K = 2), the clique partitioning program with
+#    representatives (K >= 3) and the rows on twins, each against brute force --------------------
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(8))
+def test_symdiff_median_with_many_twins_equals_brute_force(k, seed):
+    # few partitions with few clusters: many objects share their whole label row (twins)
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(k + 1, 9))
+    L = np.column_stack([rng.integers(0, int(rng.integers(2, 4)), n) for _ in range(int(rng.integers(1, 4)))])
+    w = rng.uniform(0.5, 2.0, L.shape[1])
+    r = md.symdiff_median(L, k, weights=w)
+    best = ref.symdiff_brute(_memberships(L), w, n, k)
+    assert r.objective == pytest.approx(best, abs=1e-9)
+    assert r.extras["optimal"] and r.n_clusters == k
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_symdiff_median_with_fuzzy_twins_equals_brute_force(k):
+    # soft twins whose expected co-membership is below 1/2 get no twin rows; those above do
+    rng = np.random.default_rng(77)
+    U1 = rng.dirichlet(np.ones(3), 4)
+    U1 = np.vstack([U1, U1[:2], np.full((1, 3), 1 / 3)])         # rows 4, 5 copy rows 0, 1
+    U1 = np.vstack([U1, np.full((1, 3), 1 / 3)])                  # two uniform rows: A = 1/3
+    U2 = rng.dirichlet(np.ones(2), 8)
+    U2[4:6] = U2[:2]
+    U2[6:8] = 0.5
+    Us = [U1, U2]
+    r = md.symdiff_median(SoftEnsemble(Us), k)
+    assert r.objective == pytest.approx(ref.symdiff_brute(Us, np.ones(2), 8, k), abs=1e-9)
+
+
+def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
+    L = np.array([[0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 1]]).T
+    data = md._Memberships(L, None, "test")
+    A = md._mean_comembership(data)
+    n = 6
+    iu, ju = np.triu_indices(n, 1)
+    pair = np.full((n, n), -1)
+    pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
+    rows = md._twin_rows(data, A, pair, iu.shape[0], separated=False)
+    # twins: (0, 1), (1, 2) and (3, 4); each gives n - 2 = 4 rows
+    assert rows.shape[0] == 12
+    assert md.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
