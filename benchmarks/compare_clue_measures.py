@@ -58,6 +58,9 @@ MEASURES = {
     "nmi": ("cl_agreement", "NMI", ""),
     # cclust's mallows_distance with masses alpha = 1..k, beta = k..1 (k = max(K_a, K_b)), p = 2
     "mallows-distance-masses": ("cl_dissimilarity", "Mallows-masses", ""),
+    # cclust's cssd (not registered: it needs prototype distances) with L_jl = 1 + |j - l| + j / 2,
+    # alpha = 1 (K_a of them), beta = K_a / K_b (K_b of them)
+    "cssd": ("cl_dissimilarity", "CSSD", ""),
 }
 
 #: Compared on hard pairs only: clue refuses soft partitions for cRand and NMI ("Can only handle
@@ -80,6 +83,11 @@ measure <- function(fun, method, x, y) {
     return(sqrt(sum(C[cbind(seq_along(ind), ind)])))
   }
   if (method == "Mallows") return(as.numeric(cl_dissimilarity(x, y, method = "Mallows", p = 2)))
+  if (method == "CSSD") {
+    ka <- n_of_classes(x); kb <- n_of_classes(y)
+    L <- outer(seq_len(ka) - 1, seq_len(kb) - 1, function(j, l) 1 + abs(j - l) + j / 2)
+    return(as.numeric(cl_dissimilarity(x, y, method = "CSSD", L = L, alpha = rep(1, ka), beta = rep(ka / kb, kb))))
+  }
   if (method == "Mallows-masses") {
     k <- max(n_of_classes(x), n_of_classes(y))
     return(as.numeric(cl_dissimilarity(x, y, method = "Mallows", p = 2, alpha = seq_len(k), beta = rev(seq_len(k)))))
@@ -137,6 +145,10 @@ def _ours(name, a, b):
     if name == "mallows-distance-masses":
         k = max(_n_classes(a), _n_classes(b))
         return metrics.mallows_distance(a, b, p=2.0, alpha=np.arange(1.0, k + 1), beta=np.arange(k, 0.0, -1))
+    if name == "cssd":
+        ka, kb = _n_classes(a), _n_classes(b)
+        j, l = np.meshgrid(np.arange(ka), np.arange(kb), indexing="ij")
+        return metrics.cssd(a, b, L=1 + np.abs(j - l) + j / 2, alpha=np.ones(ka), beta=np.full(kb, ka / kb))
     return cclust.get(name)(a, b)
 
 

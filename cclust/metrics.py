@@ -48,6 +48,7 @@ __all__ = [
     "boorman_arabie_c",
     "boorman_arabie_e",
     "comembership_distance",
+    "cssd",
     "gv1_distance",
     "prediction_strength",
     "symdiff_distance",
@@ -1155,14 +1156,14 @@ def mallows_distance(partition_a, partition_b, *, p=1.0, alpha=None, beta=None):
     return max(0.0, _transport(cost, alpha, beta, maximize=False)) ** (1.0 / p)
 
 
-def _masses(values, k, name):
+def _masses(values, k, name, clusters="the partitions brought to max(K_a, K_b)"):
     """None (unit masses), or the k masses of a transportation problem's side, checked."""
     if values is None:
         return None
     masses = np.asarray(values, dtype=np.float64) if not isinstance(values, str) else None
     if masses is None or masses.shape != (k,) or not np.isfinite(masses).all() or (masses < 0).any():
-        raise ValidationError(f"{name} must be {k} finite non-negative cluster masses (one per cluster of the "
-                              f"partitions brought to max(K_a, K_b) = {k} columns), got {values!r}.")
+        raise ValidationError(f"{name} must be {k} finite non-negative cluster masses (one per cluster of "
+                              f"{clusters} = {k} columns), got {values!r}.")
     return None if (masses == 1.0).all() else masses
 
 
@@ -1525,6 +1526,69 @@ def boorman_arabie_e(partition_a, partition_b):
     1.0
     """
     return _boorman_arabie_e_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=None, alpha=None, beta=None):
+    """Cluster Similarity Sensitive Distance of Zhou, Li & Zha (2005) (lower is better).
+
+    ``sum_{jl} (1 - 2 w_jl / (alpha_j + beta_l)) L_jl C_jl`` minimised over the transportation
+    plans w with row sums alpha and column sums beta, where ``C = M_a^T M_b`` (the contingency
+    table of hard partitions) and ``L_jl`` the distance between the prototypes of cluster j of
+    ``partition_a`` and cluster l of ``partition_b`` (clue's ``cl_dissimilarity(method =
+    "CSSD")``, Hornik 2005): ``sum(C L) - 2 max_w sum w C L / (alpha + beta)``, the
+    transportation LP solved by :func:`scipy.optimize.linprog` (HiGHS). Not a registered
+    metric: a partition given as labels or memberships carries no prototypes, so ``L`` or both
+    prototype arrays must be passed.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices; their K_a and K_b clusters are clue's classes (the
+        distinct labels, or the columns of positive total membership).
+    L : array-like of shape (K_a, K_b), default=None
+        Prototype distances.
+    prototypes_a, prototypes_b : array-like of shape (K_a, d) and (K_b, d), default=None
+        Cluster prototypes (e.g. centroids); ``L`` is then their Euclidean distances.
+    alpha, beta : array-like of shape (K_a,) and (K_b,), default=None
+        Cluster masses with equal totals; ones if None.
+
+    Examples
+    --------
+    >>> from cclust.metrics import cssd
+    >>> cssd([0, 0, 1, 1], [0, 0, 1, 1], L=[[0.0, 2.0], [2.0, 0.0]])
+    0.0
+    >>> cssd([0, 0, 1, 1], [0, 0, 0, 1], L=[[1.0, 1.0], [1.0, 1.0]])
+    1.0
+    """
+    a, b = _partitions(partition_a, partition_b)
+    if a.memberships is None and b.memberships is None:
+        C = _occupied(_hard_table(a, b)).astype(np.float64)
+    else:
+        C = _nonzero_columns(a.dense(a.k)).T @ _nonzero_columns(b.dense(b.k))
+    ka, kb = C.shape
+    if L is None:
+        if prototypes_a is None or prototypes_b is None:
+            raise ValidationError("cssd needs the prototype distances L (K_a x K_b) or both prototypes_a and "
+                                  "prototypes_b (one row per cluster): a partition given as labels or memberships "
+                                  "has no prototypes.")
+        pa = check_array_2d(prototypes_a, "prototypes_a")
+        pb = check_array_2d(prototypes_b, "prototypes_b")
+        if pa.shape[0] != ka or pb.shape[0] != kb or pa.shape[1] != pb.shape[1]:
+            raise ValidationError(f"prototypes_a and prototypes_b must have {ka} and {kb} rows (one per cluster) of "
+                                  f"the same width, got shapes {pa.shape} and {pb.shape}.")
+        L = np.sqrt(((pa[:, None, :] - pb[None, :, :]) ** 2).sum(axis=2))
+    L = np.asarray(L, dtype=np.float64) if not isinstance(L, str) else np.zeros(0)
+    if L.shape != (ka, kb) or not np.isfinite(L).all():
+        raise ValidationError(f"L must be a finite ({ka}, {kb}) matrix of prototype distances, got {np.shape(L)}.")
+    alpha = _masses(alpha, ka, "alpha", "partition_a, K_a")
+    beta = _masses(beta, kb, "beta", "partition_b, K_b")
+    alpha = np.ones(ka) if alpha is None else alpha
+    beta = np.ones(kb) if beta is None else beta
+    if not np.isclose(alpha.sum(), beta.sum(), rtol=1e-9, atol=0):
+        raise ValidationError(f"alpha and beta must have equal totals, got {alpha.sum()!r} and {beta.sum()!r} "
+                              f"(with K_a = {ka} and K_b = {kb} clusters, unit masses need equal numbers of clusters).")
+    CL = C * L
+    return float(CL.sum() - 2.0 * _transport(CL / np.add.outer(alpha, beta), alpha, beta, maximize=True))
 
 
 def prediction_strength(partition_a, partition_b):

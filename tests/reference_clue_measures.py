@@ -279,3 +279,20 @@ def matched_votes(reference, partitions, k):
         for o in range(n):
             votes[o, best_perm[values.index(labels[o])]] += 1
     return votes
+
+
+def cssd(a, b, L, alpha=None, beta=None):
+    """Zhou, Li & Zha's CSSD: the transportation LP over w written out, minimising
+    sum_jl (1 - 2 w_jl / (alpha_j + beta_l)) L_jl C_jl with C_jl = sum_x u_xj v_xl."""
+    A, B = _classes(a), _classes(b)
+    ka, kb = A.shape[1], B.shape[1]
+    C = np.array([[math.fsum(A[x, j] * B[x, l] for x in range(A.shape[0])) for l in range(kb)] for j in range(ka)])
+    L = np.asarray(L, float)
+    alpha = np.ones(ka) if alpha is None else np.asarray(alpha, float)
+    beta = np.ones(kb) if beta is None else np.asarray(beta, float)
+    gain = np.array([[2 * L[j, l] * C[j, l] / (alpha[j] + beta[l]) for l in range(kb)] for j in range(ka)])
+    rows = [np.eye(ka)[j].repeat(kb) for j in range(ka)]
+    cols = [np.tile(np.eye(kb)[l], ka) for l in range(kb)]
+    res = linprog(-gain.reshape(-1), A_eq=np.array(rows + cols), b_eq=np.concatenate([alpha, beta]),
+                  bounds=(0, None), method="highs")
+    return float((L * C).sum() + res.fun)

@@ -388,3 +388,36 @@ def test_symmetry_bounds_and_identities(pair):
     assert value["boorman-arabie-d"] == pytest.approx(1.0 - cclust.get("rand")(a, b), abs=1e-12)
     assert value["purity"] == pytest.approx(cclust.get("accuracy")(b, a), abs=1e-12)
     assert value["diag"] <= min(value["purity"], metrics.purity(b, a)) + 1e-12
+
+
+@pytest.mark.parametrize("kind", ["hard", "soft", "mixed"])
+@pytest.mark.parametrize("seed", range(4))
+def test_cssd_equals_literal_reference(kind, seed):
+    a, b = _inputs(300 + seed, 10, kind)
+    ka = np.asarray(a).shape[1] if np.ndim(a) == 2 else len(np.unique(a))
+    kb = np.asarray(b).shape[1] if np.ndim(b) == 2 else len(np.unique(b))
+    rng = np.random.default_rng(seed)
+    L = rng.uniform(0.1, 3.0, (ka, kb))
+    alpha = rng.uniform(0.5, 2.0, ka)
+    beta = rng.uniform(0.5, 2.0, kb)
+    beta *= alpha.sum() / beta.sum()
+    assert metrics.cssd(a, b, L=L, alpha=alpha, beta=beta) == pytest.approx(ref.cssd(a, b, L, alpha, beta),
+                                                                           rel=1e-9, abs=1e-9)
+    # prototypes give L as their Euclidean distances
+    pa, pb = rng.normal(size=(ka, 2)), rng.normal(size=(kb, 2))
+    distances = np.sqrt(((pa[:, None] - pb[None]) ** 2).sum(axis=2))
+    assert metrics.cssd(a, b, prototypes_a=pa, prototypes_b=pb, alpha=alpha, beta=beta) == pytest.approx(
+        ref.cssd(a, b, distances, alpha, beta), rel=1e-9, abs=1e-9)
+
+
+def test_cssd_bad_input():
+    with pytest.raises(ValidationError, match="cssd needs the prototype distances L"):
+        metrics.cssd([0, 0, 1], [0, 1, 1])
+    with pytest.raises(ValidationError, match=r"L must be a finite \(2, 2\) matrix"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], L=np.ones((2, 3)))
+    with pytest.raises(ValidationError, match="prototypes_a and prototypes_b must have 2 and 2 rows"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], prototypes_a=np.ones((3, 2)), prototypes_b=np.ones((2, 2)))
+    with pytest.raises(ValidationError, match="alpha and beta must have equal totals"):
+        metrics.cssd([0, 0, 1], [0, 1, 2], L=np.ones((2, 3)))
+    with pytest.raises(ValidationError, match="alpha must be 2 finite non-negative cluster masses"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], L=np.ones((2, 2)), alpha=[1, -1])
