@@ -777,19 +777,34 @@ def _gv1_value(data, M, T, perms):
 
 
 def _weighted_simplex_cap(M, alpha):
-    """Rows of M projected onto ``{x >= 0, sum x <= 1}`` in the norm weighted by ``alpha``
-    (clue solves this QP row by row with quadprog): ``x_j = max(m_j - tau / alpha_j, 0)``
-    with tau >= 0 found by bisection so that the row sums to one."""
-    a = np.where(alpha > 0, alpha, np.inf)
-    lo = np.zeros(M.shape[0])
-    hi = np.full(M.shape[0], float((np.maximum(M, 0) * np.where(np.isfinite(a), a, 0)).max()) + 1.0)
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        s = np.maximum(M - mid[:, None] / a, 0.0).sum(axis=1)
-        big = s > 1.0
-        lo = np.where(big, mid, lo)
-        hi = np.where(big, hi, mid)
-    return np.maximum(M - hi[:, None] / a, 0.0)
+    """Rows of M (each summing to more than one) projected onto ``{x >= 0, sum x <= 1}`` in the
+    norm weighted by ``alpha`` (clue solves this QP row by row with quadprog).
+
+    The constraint ``sum x = 1`` is active, and the KKT conditions give
+    ``x_j = max(m_j - tau / alpha_j, 0)`` with tau >= 0 such that the row sums to one (a column
+    of zero weight is not penalised: it keeps ``max(m_j, 0)``). ``g(tau) = sum_j x_j`` is
+    piecewise linear and decreasing with breakpoints ``b_j = alpha_j m_j``; with the columns
+    in decreasing order of b, the top p active give ``tau_p = (sum_{top p} m - 1) /
+    (sum_{top p} 1 / alpha)``, and the p whose tau_p lies between ``b_(p+1)`` and ``b_(p)`` is
+    the solution: exact, one sort per row, no iteration (it replaced a bisection of 200 steps
+    that took most of GV1's time; the two agree to 1e-15 in the tests)."""
+    inv = np.where(alpha > 0, 1.0 / np.where(alpha > 0, alpha, 1.0), 0.0)
+    breaks = np.where(alpha > 0, M * np.where(alpha > 0, alpha, 0.0), np.inf)
+    order = np.argsort(-breaks, axis=1, kind="stable")
+    b = np.take_along_axis(breaks, order, axis=1)
+    sum_m = np.cumsum(np.take_along_axis(M, order, axis=1), axis=1)
+    sum_inv = np.cumsum(inv[order], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = (sum_m - 1.0) / sum_inv
+    below = np.concatenate([b[:, 1:], np.full((M.shape[0], 1), -np.inf)], axis=1)
+    ok = (sum_inv > 0) & (tau <= b) & (tau >= below) & (tau >= 0)
+    found = ok.any(axis=1)
+    t = np.where(found, tau[np.arange(M.shape[0]), ok.argmax(axis=1)], 0.0)
+    out = np.maximum(M - t[:, None] * inv[None, :], 0.0)
+    # no tau reaches one when the zero-weight columns alone sum to one or more: the weighted
+    # columns go to zero (the limit of tau -> infinity), as the bisection this replaces did
+    out[np.ix_(~found, inv > 0)] = 0.0
+    return out
 
 
 def _gv1_fit(data, M, perms):

@@ -399,3 +399,18 @@ def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
     # twins: (0, 1), (1, 2) and (3, 4); each gives n - 2 = 4 rows
     assert rows.shape[0] == 12
     assert md.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
+
+
+def test_gv1_weighted_projection_equals_literal_kkt_solution():
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        k = int(rng.integers(2, 7))
+        M = rng.random((20, k)) * rng.uniform(0.5, 2.0)
+        alpha = rng.random(k)
+        if rng.random() < 0.3:
+            alpha[rng.integers(0, k)] = 0.0
+        M = M[(M.sum(axis=1) > 1) & (M[:, alpha == 0].sum(axis=1) < 1)]
+        got = md._weighted_simplex_cap(M, alpha)
+        for m, row in zip(M, got):
+            np.testing.assert_allclose(row, ref.weighted_cap(m, alpha), atol=1e-12)
+            assert row.sum() == pytest.approx(1.0, abs=1e-12)
