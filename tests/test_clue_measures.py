@@ -204,6 +204,22 @@ def test_consensus_score_and_table_functions_agree_with_label_functions():
         assert metrics.consensus_score(labels, ensemble, metric=name) == pytest.approx(expected, abs=1e-12), name
 
 
+
+def test_consensus_score_of_the_added_measures_with_missing_labels():
+    # a consensus block of a partition with missing labels has empty rows: each measure must be
+    # that of the objects the partition labels
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 3, 40)
+    columns = rng.integers(0, 4, (40, 4))
+    columns[rng.random((40, 4)) < 0.15] = -1
+    ensemble = cclust.Ensemble(columns)
+    for name in ("comembership-distance", "gv1-distance", "symdiff-distance", "boorman-arabie-c",
+                 "boorman-arabie-e", "prediction-strength"):
+        expected = np.mean([cclust.get(name)(labels[columns[:, j] >= 0], columns[columns[:, j] >= 0, j])
+                            for j in range(4)])
+        assert metrics.consensus_score(labels, ensemble, metric=name) == pytest.approx(expected, abs=1e-12), name
+
+
 # -- matching ------------------------------------------------------------------------------------
 
 def test_matching_helpers():
