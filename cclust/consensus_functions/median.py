@@ -40,14 +40,14 @@ A consensus partition is an n x K membership matrix M. The methods minimise
   (Rand) distance, ``min_C sum_i w_i sum_{x<y} |C_i(x, y) - C(x, y)|`` over equivalence
   relations C with exactly K classes (C_i the co-membership of partition i; for soft partitions
   its expectation U_i U_i^T, which enters linearly), as an integer program (the clique
-  partitioning problem, Grötschel & Wakabayashi 1989) on pair variables only, which name no
-  class and so have no relabelled copies: for K >= 3 ``c_xy`` with the transitivity
-  inequalities of every triple and a representative ``r_x`` per object counting the classes;
-  for K = 2 the cut program (separation variables with the triangle inequalities of the cut
-  polytope); both with rows that order interchangeable identical objects ("twins",
-  :func:`_twin_rows`). Solved to optimality (zero relative gap) by
-  :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40): the
-  programs have n(n-1)/2 pair variables and about n^3 / 2 triangle rows.
+  partitioning problem, Grötschel & Wakabayashi 1989). For K = 2 the cut program: separation
+  variables on pairs only (they name no class, so no relabelled copies exist) with the
+  triangle inequalities of the cut polytope, and rows that order interchangeable identical
+  objects ("twins", :func:`_twin_rows`). For K >= 3 pair variables ``c_xy`` and assignment
+  variables ``z_xk`` (``c_xy >= z_xk + z_yk - 1`` and ``c_xy <= 1 - |z_xk - z_yk|``, every
+  class used, object x only in the first x + 1 classes, classes opened in order, twins in
+  non-decreasing classes). Solved to optimality (zero relative gap) by
+  :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40).
 
 Choices where clue leaves room, recorded: ties of the most likely cluster go to the first
 column (R's ``max.col`` breaks them at random), except in HE/HM's refit, where an object whose
@@ -1027,12 +1027,13 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     exactly ``n_clusters`` classes (C_i the co-membership of partition i; for soft partitions
     its expectation). Since C is 0/1 the criterion is linear in C with coefficients
     ``1 - 2 A_xy`` (A the weighted mean co-membership): the clique partitioning program of
-    Grötschel & Wakabayashi (1989), with representatives that fix the number of classes
-    (K >= 3) or as the cut program (K = 2), and rows that cut symmetric copies among identical
-    objects (module docstring), solved to optimality by :func:`scipy.optimize.milp`. An
-    earlier formulation with class-assignment variables took 10-26 s at n = 36, K = 2 and 4
-    (its relaxation can put every object half in each class); this one takes about 2 s there
-    (docs/benchmarks.md).
+    Grötschel & Wakabayashi (1989), as the cut program for K = 2 and with class-assignment
+    variables that fix the number of classes for K >= 3 (module docstring), solved to
+    optimality by :func:`scipy.optimize.milp`. For K = 2 the cut program replaced the
+    assignment program (whose relaxation can put every object half in each class): about 5x
+    faster at n = 36 (docs/benchmarks.md). For K >= 3 a pair-only program (transitivity and
+    class representatives) was tried and dropped: faster on clean ensembles, but over 200 s
+    instead of 6 s on a noisy one.
 
     Parameters
     ----------
@@ -1041,9 +1042,9 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
         K, in [1, n_samples].
     weights : array-like of shape (n_partitions,), default=None
     max_objects : int, default=40
-        Largest n accepted: the program has n(n-1)/2 pair variables and n(n-1)(n-2)/2 triangle
-        rows (2n(n-1)(n-2)/3 for K = 2), and its solution time grows steeply. Above it the call
-        is refused; raise it knowingly.
+        Largest n accepted: the program has n(n-1)/2 pair variables (and nK assignment
+        variables for K >= 3, or 2n(n-1)(n-2)/3 triangle rows for K = 2), and its solution time
+        grows steeply. Above it the call is refused; raise it knowingly.
     time_limit : float, default=None
         Seconds HiGHS may spend; when reached, the best partition found is returned with
         ``extras["optimal"] = False``.
@@ -1072,7 +1073,6 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
         raise ValidationError(
             f"ensemble has n_samples = {n} objects, more than max_objects = {max_objects}: the exact "
             f"symmetric-difference median is an integer program with n(n-1)/2 = {n * (n - 1) // 2} pair variables "
-            f"and about n^3/2 = {n ** 3 // 2} triangle rows "
             "whose solution time grows steeply with n. Pass max_objects=... to try anyway (with time_limit=...), "
             "or use he/hm (the hard Euclidean/Manhattan consensus) for large n.")
     k = check_int(n_clusters, "n_clusters", low=1, high=n)
@@ -1088,25 +1088,82 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     together = 1.0 - 2.0 * A[iu, ju]           # criterion = sum A + sum together * c_xy
     pair = np.full((n, n), -1, dtype=np.int64)
     pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
-    matrix, lo, hi, cost, n_vars = (_symdiff_two_classes if k == 2 else _symdiff_k_classes)(pair, together, k)
-    twins = _twin_rows(data, A, pair, n_vars, separated=k == 2)
-    if twins is not None:
-        matrix = sp.vstack([matrix, twins]).tocsr()
-        lo = np.concatenate([lo, np.full(twins.shape[0], -np.inf)])
-        hi = np.concatenate([hi, np.zeros(twins.shape[0])])
+    if k == 2:
+        matrix, lo, hi, cost, n_vars = _symdiff_two_classes(pair, together, k)
+        twins = _twin_rows(data, A, pair, n_vars, separated=True)
+        if twins is not None:
+            matrix = sp.vstack([matrix, twins]).tocsr()
+            lo = np.concatenate([lo, np.full(twins.shape[0], -np.inf)])
+            hi = np.concatenate([hi, np.zeros(twins.shape[0])])
+        upper = np.ones(n_vars)
+    else:
+        matrix, lo, hi, cost, n_vars, upper = _symdiff_assignment(data, pair, together, k)
     options = {"mip_rel_gap": 0.0}           # exact: HiGHS's default stops at a relative gap of 1e-4
     if time_limit is not None:
         options["time_limit"] = time_limit
     res = milp(cost, constraints=LinearConstraint(matrix, lo, hi), integrality=np.ones(n_vars),
-               bounds=Bounds(np.zeros(n_vars), np.ones(n_vars)), options=options)
+               bounds=Bounds(np.zeros(n_vars), upper), options=options)
     if res.x is None:
         raise ValidationError(f"symdiff-median: HiGHS found no solution ({res.message}); raise time_limit.")
-    same = np.rint(res.x[:iu.shape[0]]) > 0.5
     if k == 2:
-        same = ~same                             # the variables of the two-class program are "separated"
-    labels = _classes_of_relation(n, iu, ju, same)
+        labels = _classes_of_relation(n, iu, ju, np.rint(res.x[:iu.shape[0]]) < 0.5)
+    else:
+        labels = np.rint(res.x[iu.shape[0]:]).reshape(n, k).argmax(axis=1)
     return ConsensusResult.from_labels(labels, objective=symdiff_value(A, labels), objective_name=_SYMDIFF_NAME,
                                        method="symdiff-median", extras={"optimal": bool(res.status == 0)})
+
+
+def _symdiff_assignment(data, pair, together, k):
+    """K >= 3: pair variables c_xy and class-assignment variables z_xc (object x in class c),
+    linked by ``c_xy >= z_xc + z_yc - 1`` and ``c_xy <= 1 -+ (z_xc - z_yc)``; every object in one
+    class, every class used; symmetry cut by letting object x use only classes 0..x, opening
+    classes in order (x starts class c >= 1 only if an earlier object is in class c - 1), and
+    making the class index non-decreasing along each group of twins (objects with the same
+    memberships in every partition: interchangeable, so among the optimal labellings in opening
+    order there is one whose twins are assigned, in index order, to the earliest opened class
+    that still needs one of them). Returns (matrix, lo, hi, cost, n_vars, upper bounds)."""
+    n = pair.shape[0]
+    P = together.shape[0]
+    iu, ju = np.triu_indices(n, 1)
+    n_vars = P + n * k
+    cost = np.concatenate([together, np.zeros(n * k)])
+    pc = np.repeat(np.arange(P), k)                      # one row per (pair, class)
+    cc = np.tile(np.arange(k), P)
+    index = np.stack([pc, P + iu[pc] * k + cc, P + ju[pc] * k + cc], axis=1)
+    link = [_rows(index, [1.0, -1.0, -1.0], n_vars),    # c_xy - z_xc - z_yc >= -1
+            _rows(index, [1.0, 1.0, -1.0], n_vars),     # c_xy + z_xc - z_yc <= 1
+            _rows(index, [1.0, -1.0, 1.0], n_vars)]     # c_xy - z_xc + z_yc <= 1
+    m = index.shape[0]
+    x_of = np.repeat(np.arange(n), k)
+    c_of = np.tile(np.arange(k), n)
+    one_class = sp.csr_matrix((np.ones(n * k), (x_of, P + np.arange(n * k))), shape=(n, n_vars))
+    used = sp.csr_matrix((np.ones(n * k), (c_of, P + np.arange(n * k))), shape=(k, n_vars))
+    srows, scols, svals = [], [], []
+    row = 0
+    for x in range(1, n):
+        for c in range(1, min(k, x + 1)):
+            srows += [row] * (x + 1)
+            scols += [P + x * k + c] + [P + y * k + c - 1 for y in range(x)]
+            svals += [1.0] + [-1.0] * x
+            row += 1
+    dense = data.B.toarray() if data.hard else data.B
+    _, group = np.unique(dense, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    classes = np.arange(k, dtype=np.float64)
+    for g in np.unique(group):
+        members = np.flatnonzero(group == g)
+        for x, y in zip(members[:-1], members[1:]):
+            srows += [row] * (2 * k)
+            scols += [P + x * k + c for c in range(k)] + [P + y * k + c for c in range(k)]
+            svals += classes.tolist() + (-classes).tolist()
+            row += 1
+    order = sp.csr_matrix((svals, (srows, scols)), shape=(row, n_vars))
+    matrix = sp.vstack(link + [one_class, used, order]).tocsr()
+    lo = np.concatenate([np.full(m, -1.0), np.full(2 * m, -np.inf), np.ones(n), np.ones(k), np.full(row, -np.inf)])
+    hi = np.concatenate([np.full(m, np.inf), np.ones(2 * m), np.ones(n), np.full(k, np.inf), np.zeros(row)])
+    upper = np.ones(n_vars)
+    upper[P:][c_of > x_of] = 0.0
+    return matrix, lo, hi, cost, n_vars, upper
 
 
 def _triangles(pair):
@@ -1123,36 +1180,6 @@ def _rows(index_lists, coefficients, n_cols):
     t, m = index_lists.shape
     return sp.csr_matrix((np.tile(np.asarray(coefficients, dtype=np.float64), t),
                           (np.repeat(np.arange(t), m), index_lists.reshape(-1))), shape=(t, n_cols))
-
-
-def _symdiff_k_classes(pair, together, k):
-    """Grötschel & Wakabayashi's (1989) clique partitioning program with exactly k classes:
-    binary c_xy (x, y in one class), the three transitivity inequalities of every triple, and a
-    representative r_x per object (x is the first object of its class): ``r_x <= 1 - c_yx``
-    for y < x, ``r_x >= 1 - sum_{y<x} c_yx``, ``sum r = k``. For binary c satisfying the
-    triangles (an equivalence relation) r_x is exactly [no earlier object shares x's class], so
-    ``sum r`` counts the classes. Pair variables carry no class names: no relabelled copies of
-    a solution exist for the solver to branch through."""
-    n = pair.shape[0]
-    P = int(pair.max()) + 1
-    n_vars = P + n
-    tri = _triangles(pair)
-    transitive = sp.vstack([_rows(tri[:, [0, 1, 2]], [1, 1, -1], n_vars),   # c_xy + c_yz - c_xz <= 1
-                            _rows(tri[:, [0, 2, 1]], [1, 1, -1], n_vars),   # c_xy + c_xz - c_yz <= 1
-                            _rows(tri[:, [1, 2, 0]], [1, 1, -1], n_vars)])  # c_yz + c_xz - c_xy <= 1
-    iu, ju = np.triu_indices(n, 1)
-    first_only = _rows(np.stack([np.arange(P), P + ju], axis=1), [1, 1], n_vars)   # c_yx + r_x <= 1
-    rows, cols = [], []
-    for x in range(n):
-        rows += [x] * (x + 1)
-        cols += [P + x] + pair[:x, x].tolist()
-    first_if_alone = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n_vars))
-    count = sp.csr_matrix((np.ones(n), (np.zeros(n, dtype=np.int64), P + np.arange(n))), shape=(1, n_vars))
-    matrix = sp.vstack([transitive, first_only, first_if_alone, count]).tocsr()
-    T = tri.shape[0]
-    lo = np.concatenate([np.full(3 * T + P, -np.inf), np.ones(n), [k]])
-    hi = np.concatenate([np.ones(3 * T + P), np.full(n, np.inf), [k]])
-    return matrix, lo, hi, np.concatenate([together, np.zeros(n)]), n_vars
 
 
 def _symdiff_two_classes(pair, together, k):
