@@ -1090,7 +1090,7 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
     if k == 2:
         matrix, lo, hi, cost, n_vars = _symdiff_two_classes(pair, together, k)
-        twins = _twin_rows(data, A, pair, n_vars, separated=True)
+        twins = _twin_rows(data, A, pair, n_vars)
         if twins is not None:
             matrix = sp.vstack([matrix, twins]).tocsr()
             lo = np.concatenate([lo, np.full(twins.shape[0], -np.inf)])
@@ -1146,17 +1146,12 @@ def _symdiff_assignment(data, pair, together, k):
             scols += [P + x * k + c] + [P + y * k + c - 1 for y in range(x)]
             svals += [1.0] + [-1.0] * x
             row += 1
-    dense = data.B.toarray() if data.hard else data.B
-    _, group = np.unique(dense, axis=0, return_inverse=True)
-    group = group.reshape(-1)
     classes = np.arange(k, dtype=np.float64)
-    for g in np.unique(group):
-        members = np.flatnonzero(group == g)
-        for x, y in zip(members[:-1], members[1:]):
-            srows += [row] * (2 * k)
-            scols += [P + x * k + c for c in range(k)] + [P + y * k + c for c in range(k)]
-            svals += classes.tolist() + (-classes).tolist()
-            row += 1
+    for x, y in _twin_groups(data):
+        srows += [row] * (2 * k)
+        scols += [P + x * k + c for c in range(k)] + [P + y * k + c for c in range(k)]
+        svals += classes.tolist() + (-classes).tolist()
+        row += 1
     order = sp.csr_matrix((svals, (srows, scols)), shape=(row, n_vars))
     matrix = sp.vstack(link + [one_class, used, order]).tocsr()
     lo = np.concatenate([np.full(m, -1.0), np.full(2 * m, -np.inf), np.ones(n), np.ones(k), np.full(row, -np.inf)])
@@ -1204,9 +1199,22 @@ def _symdiff_two_classes(pair, together, k):
     return matrix, lo, hi, -together, P
 
 
-def _twin_rows(data, A, pair, n_vars, separated):
-    """Rows ``<= 0`` that cut symmetric and non-optimal copies among twins: objects x < y with the
-    same memberships in every partition and ``A_xy > 1/2``.
+def _twin_groups(data):
+    """The consecutive pairs (x, y), x < y, of twins: objects with the same memberships in every
+    partition (so the same co-memberships with everyone: interchangeable)."""
+    dense = data.B.toarray() if data.hard else data.B
+    _, group = np.unique(dense, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    pairs = []
+    for g in np.unique(group):
+        members = np.flatnonzero(group == g)
+        pairs += list(zip(members[:-1].tolist(), members[1:].tolist()))
+    return pairs
+
+
+def _twin_rows(data, A, pair, n_vars):
+    """Rows ``<= 0`` on the separation variables of the cut program that cut symmetric and
+    non-optimal copies among twins x < y with ``A_xy > 1/2``.
 
     Moving x to y's class or y to x's changes the criterion by amounts summing to
     ``2 (1 - 2 A_xy) < 0`` (twins have the same co-memberships with everyone else), so in an
@@ -1216,23 +1224,15 @@ def _twin_rows(data, A, pair, n_vars, separated):
     ``c_yz <= c_xy`` for every other z (if x and y are apart, y is alone); on separation
     variables d = 1 - c, ``d_xy <= d_yz``. Every optimal partition has a relabelling of twins
     that satisfies these rows, so the optimum is unchanged."""
-    dense = data.B.toarray() if data.hard else data.B
-    _, group = np.unique(dense, axis=0, return_inverse=True)
-    group = group.reshape(-1)
     n = pair.shape[0]
     lists = []
-    for g in np.unique(group):
-        members = np.flatnonzero(group == g)
-        for x, y in zip(members[:-1], members[1:]):
-            if A[x, y] > 0.5:
-                others = np.setdiff1d(np.arange(n), [x, y])
-                lists.append(np.stack([pair[y, others], np.full(others.shape[0], pair[x, y])], axis=1))
+    for x, y in _twin_groups(data):
+        if A[x, y] > 0.5:
+            others = np.setdiff1d(np.arange(n), [x, y])
+            lists.append(np.stack([np.full(others.shape[0], pair[x, y]), pair[y, others]], axis=1))
     if not lists:
         return None
-    index = np.concatenate(lists)
-    if separated:
-        index = index[:, ::-1]                     # d_xy - d_yz <= 0
-    return _rows(index, [1, -1], n_vars)
+    return _rows(np.concatenate(lists), [1, -1], n_vars)   # d_xy - d_yz <= 0
 
 
 def _classes_of_relation(n, iu, ju, same):

@@ -395,10 +395,11 @@ def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
     iu, ju = np.triu_indices(n, 1)
     pair = np.full((n, n), -1)
     pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
-    rows = md._twin_rows(data, A, pair, iu.shape[0], separated=False)
+    rows = md._twin_rows(data, A, pair, iu.shape[0])
     # twins: (0, 1), (1, 2) and (3, 4); each gives n - 2 = 4 rows
     assert rows.shape[0] == 12
     assert md.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
+    assert md.symdiff_median(L, 2).labels.tolist() == [0, 0, 0, 1, 1, 1]
 
 
 def test_gv1_weighted_projection_equals_literal_kkt_solution():
