@@ -1,6 +1,7 @@
 # R side of benchmarks/bench_clue.py: clue's cl_consensus on the ensemble in <dir>/labels.csv
 # (one partition per column, labels 1..K_i) from the start in <dir>/start.csv.
-# Usage: Rscript bench_clue.R <dir> <k> <methods, comma-separated: SE,HE,DWH>
+# Usage: Rscript bench_clue.R <dir> <k> <methods, comma-separated: SE,HE,DWH,SM,HM,GV1>
+# (SM needs the R package lpSolve, GV1 quadprog.)
 # Prints one JSON line per method (elapsed seconds, clue's objective value) and writes
 # <dir>/membership_<method>.csv.
 suppressMessages(library(clue))

@@ -45,6 +45,13 @@ __all__ = [
     "angle",
     "boorman_arabie_a",
     "boorman_arabie_d",
+    "boorman_arabie_c",
+    "boorman_arabie_e",
+    "comembership_distance",
+    "cssd",
+    "gv1_distance",
+    "prediction_strength",
+    "symdiff_distance",
     "contingency_table",
     "diag",
     "euclidean_agreement",
@@ -488,6 +495,82 @@ def _purity_from_table(table):
     return _accuracy_from_table(table.T)
 
 
+def _occupied(table):
+    """The table without its empty rows and columns, dense int64."""
+    dense = _dense_table(table)
+    rows, cols = _marginals(dense)
+    return dense[np.ix_(rows > 0, cols > 0)]
+
+
+def _comembership_from_table(table):
+    n, both, first, second = _pair_sums(table)
+    return math.sqrt(first - 2 * both + second)
+
+
+def _gv1_cost(sizes_a, sizes_b, cross):
+    """clue's GV1 cost of matching column j of one partition with column l of the other,
+    ``||u_j||^2 + ||v_l||^2 - 2 <u_j, v_l>``, padded with zeros (an unmatched column costs
+    nothing): the least matched total over one-to-one matchings."""
+    from cclust.matching import match_clusters
+
+    cost = np.add.outer(sizes_a, sizes_b) - 2.0 * cross
+    square = np.zeros((max(cost.shape),) * 2)
+    square[:cost.shape[0], :cost.shape[1]] = cost
+    pick = match_clusters(square, maximize=False)
+    return float(square[np.arange(square.shape[0]), pick].sum()), pick
+
+
+def _gv1_from_table(table):
+    dense = _occupied(table).astype(np.float64)
+    if dense.size == 0:
+        return 0.0
+    return math.sqrt(max(0.0, _gv1_cost(dense.sum(axis=1), dense.sum(axis=0), dense)[0]))
+
+
+def _symdiff_from_table(table):
+    n, both, first, second = _pair_sums(table)
+    return float((first + second - 2 * both) // 2)
+
+
+def _boorman_arabie_c_from_table(table):
+    from scipy.sparse.csgraph import connected_components
+
+    dense = _occupied(table)
+    ka, kb = dense.shape
+    if ka == 0:
+        return 0.0
+    # the join: classes connected through shared objects (the bipartite graph of non-empty cells)
+    graph = sp.bmat([[None, sp.csr_matrix(dense > 0)], [sp.csr_matrix((dense > 0).T), None]])
+    k_join = connected_components(graph, directed=False)[0]
+    return float(ka + kb - 2 * k_join)
+
+
+def _boorman_arabie_e_from_table(table):
+    rows, cols = _marginals(table)
+    nzx, nzy, vals = _cells(table)
+    n = float(vals.sum())
+    if n == 0:
+        return 0.0
+    p = vals / n
+    joint = float(-(p * np.log(p)).sum())
+    if joint <= 0:
+        return 0.0   # one class on both sides: clue's 0/0
+    mutual = float((p * np.log(vals * n / (rows.take(nzx).astype(np.float64) * cols.take(nzy)))).sum())
+    return 1.0 - mutual / joint
+
+
+def _prediction_strength_from_table(table):
+    rows, _ = _marginals(table)
+    nzx, _, vals = _cells(table)
+    within = np.zeros(rows.shape[0], dtype=np.int64)
+    np.add.at(within, nzx, vals * (vals - 1))
+    pairs = rows * (rows - 1)
+    ok = pairs > 0
+    if not ok.any():
+        return 1.0   # every class of the first partition a single object: no pair to predict
+    return float((within[ok] / pairs[ok]).min())
+
+
 # -- label-level metrics -----------------------------------------------------------------------
 
 def ari(labels_true, labels_pred):
@@ -645,10 +728,10 @@ def vi(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_samples,)
-        First labelling.
-    labels_pred : array-like of shape (n_samples,)
-        Second labelling.
+    labels_true : array-like of shape (n_samples,) or (n_samples, K)
+        First labelling, or a membership matrix.
+    labels_pred : array-like of shape (n_samples,) or (n_samples, K)
+        Second labelling, or a membership matrix.
 
     Returns
     -------
@@ -663,8 +746,32 @@ def vi(labels_true, labels_pred):
     0.0
     >>> vi([0, 0, 1, 1], [0, 0, 0, 0]) == math.log(2)
     True
+
+    Soft partitions (membership matrices, rows summing to 1) are accepted on either side, as
+    clue's ``cl_dissimilarity(method = "VI")`` (Hornik 2005) takes them: with ``m_a``, ``m_b``
+    the mean memberships (cluster shares) and ``G = M_a^T M_b / n`` the joint shares,
+    ``H(m_a) + H(m_b) - 2 sum G log(G / (m_a m_b^T))``; for one-hot matrices this is the VI
+    above.
+
+    >>> round(vi([[1.0, 0.0], [0.5, 0.5]], [0, 1]), 4)
+    0.824
     """
+    if np.ndim(labels_true) == 2 or np.ndim(labels_pred) == 2:
+        a, b = _Partition(labels_true, "labels_true"), _Partition(labels_pred, "labels_pred")
+        check_same_length(a.codes, b.codes, "labels_true", "labels_pred")
+        return _soft_vi(a.dense(a.k), b.dense(b.k))
     return _vi_from_table(_labels_table(labels_true, labels_pred))
+
+
+def _soft_vi(Ma, Mb):
+    """clue's variation of information of two membership matrices (uniform case weights)."""
+    n = Ma.shape[0]
+    ma, mb = Ma.mean(axis=0), Mb.mean(axis=0)
+    joint = (Ma.T @ Mb) / n
+    expected = np.outer(ma, mb)
+    ok = (joint > 0) & (expected > 0)
+    entropy = sum(-float((m[m > 0] * np.log(m[m > 0])).sum()) for m in (ma, mb))
+    return float(entropy - 2.0 * (joint[ok] * np.log(joint[ok] / expected[ok])).sum())
 
 
 def van_dongen(labels_true, labels_pred, *, normalize=True):
@@ -990,17 +1097,18 @@ def manhattan_agreement(partition_a, partition_b):
     return 1.0 - _manhattan(a, b) / (2.0 * a.codes.shape[0])
 
 
-def mallows_distance(partition_a, partition_b, *, p=1.0):
-    """Mallows-type distance of Zhou, Li & Zha (2005) with unit cluster masses (lower is better).
+def mallows_distance(partition_a, partition_b, *, p=1.0, alpha=None, beta=None):
+    """Mallows-type distance of Zhou, Li & Zha (2005) (lower is better).
 
     The p-th root of the least cost ``sum_{jk} w_jk sum_o |M_a[o, j] - M_b[o, k]|^p`` of the
-    transportation problem whose supplies and demands are all 1 (clue's
-    ``cl_dissimilarity(method = "Mallows")`` with its default ``alpha = beta = 1``; Hornik
-    2005). With unit masses on both sides (k of each after padding) the transportation polytope
-    is the Birkhoff polytope, whose vertices are permutations, so the optimum is an assignment:
-    solved by ``scipy.optimize.linear_sum_assignment``, with no LP. For ``p = 1`` this is the
-    :func:`manhattan_distance`. Other cluster masses (clue's ``alpha``, ``beta``) are not
-    offered.
+    transportation problem ``w >= 0``, ``sum_k w_jk = alpha_j``, ``sum_j w_jk = beta_k``, the
+    memberships brought to ``k = max(K_a, K_b)`` columns (clue's
+    ``cl_dissimilarity(method = "Mallows")``, Hornik 2005, with its ``p``, ``alpha`` and
+    ``beta``). With the default unit masses the transportation polytope is the Birkhoff
+    polytope, whose vertices are permutations, so the optimum is an assignment, solved by
+    ``scipy.optimize.linear_sum_assignment``; then ``p = 1`` gives the
+    :func:`manhattan_distance`. Other masses solve the transportation LP with
+    :func:`scipy.optimize.linprog` (HiGHS; clue calls lpSolve).
 
     Parameters
     ----------
@@ -1008,6 +1116,9 @@ def mallows_distance(partition_a, partition_b, *, p=1.0):
         Labellings or membership matrices, as :func:`euclidean_distance`.
     p : float, default=1.0
         Exponent, at least 1.
+    alpha, beta : array-like of shape (k,), default=None
+        Masses of the k = max(K_a, K_b) clusters of each side (padded clusters included),
+        non-negative, with equal totals; all ones if None.
 
     Returns
     -------
@@ -1022,10 +1133,55 @@ def mallows_distance(partition_a, partition_b, *, p=1.0):
     """
     p = _check_p(p)
     a, b = _partitions(partition_a, partition_b)
+    k = max(a.k, b.k)
+    alpha, beta = _masses(alpha, k, "alpha"), _masses(beta, k, "beta")
+    unit = alpha is None and beta is None
+    alpha = np.ones(k) if alpha is None else alpha
+    beta = np.ones(k) if beta is None else beta
+    if not np.isclose(alpha.sum(), beta.sum(), rtol=1e-9, atol=0):
+        raise ValidationError(f"alpha and beta must have equal totals (the transportation problem has no "
+                              f"solution otherwise), got {alpha.sum()!r} and {beta.sum()!r}.")
     soft = _soft(a, b)
+    if unit:
+        if soft is None:
+            return _manhattan_from_table(_hard_table(a, b)) ** (1.0 / p)
+        return _matched_distance(*soft, p) ** (1.0 / p)
     if soft is None:
-        return _manhattan_from_table(_hard_table(a, b)) ** (1.0 / p)
-    return _matched_distance(*soft, p) ** (1.0 / p)
+        dense = np.zeros((k, k))
+        table = _dense_table(_hard_table(a, b))
+        dense[:table.shape[0], :table.shape[1]] = table
+        cost = np.add.outer(dense.sum(axis=1), dense.sum(axis=0)) - 2.0 * dense   # |u - v|^p = |u - v| on 0/1
+    else:
+        cost = _column_distances(*soft, p)
+    return max(0.0, _transport(cost, alpha, beta, maximize=False)) ** (1.0 / p)
+
+
+def _masses(values, k, name, clusters="the partitions brought to max(K_a, K_b)"):
+    """None (unit masses), or the k masses of a transportation problem's side, checked."""
+    if values is None:
+        return None
+    masses = np.asarray(values, dtype=np.float64) if not isinstance(values, str) else None
+    if masses is None or masses.shape != (k,) or not np.isfinite(masses).all() or (masses < 0).any():
+        raise ValidationError(f"{name} must be {k} finite non-negative cluster masses (one per cluster of "
+                              f"{clusters} = {k} columns), got {values!r}.")
+    return None if (masses == 1.0).all() else masses
+
+
+def _transport(cost, supply, demand, *, maximize):
+    """Optimal value of the transportation problem ``sum cost * w`` over ``w >= 0`` with row sums
+    ``supply`` and column sums ``demand`` (equal totals), by :func:`scipy.optimize.linprog`."""
+    from scipy.optimize import linprog
+
+    ka, kb = cost.shape
+    rows = sp.kron(sp.identity(ka), np.ones((1, kb)))
+    cols = sp.kron(np.ones((1, ka)), sp.identity(kb))
+    sign = -1.0 if maximize else 1.0
+    res = linprog(sign * cost.reshape(-1), A_eq=sp.vstack([rows, cols]).tocsr(),
+                  b_eq=np.concatenate([supply, demand]), bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise ValidationError(f"the transportation problem has no solution ({res.message}); check the "
+                              "cluster masses.")
+    return sign * float(res.fun)
 
 
 def angle(partition_a, partition_b):
@@ -1214,6 +1370,252 @@ def boorman_arabie_d(partition_a, partition_b):
     return _boorman_arabie_d_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+def comembership_distance(partition_a, partition_b):
+    """Euclidean distance of the co-membership matrices (lower is better).
+
+    ``||M_a M_a^T - M_b M_b^T||_F``, computed without the n x n matrices as
+    ``sqrt(||M_a^T M_a||^2 - 2 ||M_a^T M_b||^2 + ||M_b^T M_b||^2)`` (Frobenius norms of k x k
+    cross products; clue's ``cl_dissimilarity(method = "comemberships")``, Hornik 2005). For
+    hard partitions ``sqrt(S_a - 2 S_ab + S_b)`` from one contingency table in exact integers
+    (S the sums of squared cluster sizes and of squared cells): the square root of the number of
+    ordered pairs of objects together in exactly one partition.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices (rows non-negative, summing to 1).
+
+    Returns
+    -------
+    distance : float
+        0.0 for identical partitions (cluster names aside).
+
+    Examples
+    --------
+    >>> from cclust.metrics import comembership_distance
+    >>> comembership_distance([0, 0, 1, 1], [0, 0, 0, 1]) == 6 ** 0.5
+    True
+    """
+    a, b = _partitions(partition_a, partition_b)
+    soft = _soft(a, b)
+    if soft is None:
+        return _comembership_from_table(_hard_table(a, b))
+    Ma, Mb = soft
+    aa, ab, bb = Ma.T @ Ma, Ma.T @ Mb, Mb.T @ Mb
+    return math.sqrt(max(0.0, float((aa * aa).sum()) - 2.0 * float((ab * ab).sum()) + float((bb * bb).sum())))
+
+
+def _nonzero_columns(M):
+    """clue's classes of a soft partition: its columns of positive total membership."""
+    return M[:, M.sum(axis=0) > 0]
+
+
+def gv1_distance(partition_a, partition_b):
+    """Gordon & Vichi's (2001) model-1 dissimilarity: matched squared column distances (lower is better).
+
+    The square root of ``min sum_{(j, l) matched} ||M_a[:, j] - M_b[:, l]||^2`` over one-to-one
+    matchings of the clusters (columns) of the two membership matrices, where the clusters of
+    the partition with more of them that are left unmatched do not count (clue's
+    ``cl_dissimilarity(method = "GV1")``, Hornik 2005; the criterion of the ``gv1`` consensus).
+    Unlike :func:`euclidean_distance` nothing is padded with empty clusters that would then
+    cost their mass. For hard partitions the cost of a pair is ``n_j + n_l - 2 n_jl``. Soft
+    partitions keep their columns of positive total membership, as clue does.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices.
+
+    Returns
+    -------
+    distance : float
+        0.0 when the matched clusters agree exactly (identical partitions, cluster names aside).
+
+    Examples
+    --------
+    >>> from cclust.metrics import gv1_distance
+    >>> gv1_distance([0, 0, 1, 1], [0, 0, 1, 2])  # {2, 3} matched with {2} or {3}: cost 1
+    1.0
+    """
+    a, b = _partitions(partition_a, partition_b)
+    if a.memberships is None and b.memberships is None:
+        return _gv1_from_table(_hard_table(a, b))
+    Ma, Mb = _nonzero_columns(a.dense(a.k)), _nonzero_columns(b.dense(b.k))
+    _, pick = _gv1_cost((Ma * Ma).sum(axis=0), (Mb * Mb).sum(axis=0), Ma.T @ Mb)
+    # the matched pairs' distances summed from the differences themselves: the expanded cost
+    # loses digits to cancellation when the partitions nearly agree
+    pairs = [(j, l) for j, l in enumerate(pick) if j < Ma.shape[1] and l < Mb.shape[1]]
+    rows, cols = (np.array(v, dtype=np.int64) for v in zip(*pairs)) if pairs else (np.zeros(0, int),) * 2
+    difference = Ma[:, rows] - Mb[:, cols]
+    return math.sqrt(float(np.einsum("ij,ij->", difference, difference)))
+
+
+def symdiff_distance(partition_a, partition_b):
+    """Symmetric-difference distance: the number of pairs of objects together in exactly one partition.
+
+    The cardinality of the symmetric difference of the two equivalence relations, counting
+    unordered pairs of distinct objects (clue's ``cl_dissimilarity(method = "symdiff")``,
+    Hornik 2005; ``(1 - rand) n (n - 1) / 2``), from exact pair counts of one contingency
+    table. The criterion of the ``symdiff-median`` consensus. Soft partitions are hardened as
+    in :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    distance : float
+        A whole number in [0, n (n - 1) / 2].
+
+    Examples
+    --------
+    >>> from cclust.metrics import symdiff_distance
+    >>> symdiff_distance([0, 0, 1, 1], [0, 0, 0, 1])
+    3.0
+    """
+    return _symdiff_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def boorman_arabie_c(partition_a, partition_b):
+    """Boorman-Arabie distance C: the fewest lattice moves between the partitions (lower is better).
+
+    ``K_a + K_b - 2 K_join`` with K the number of classes and the join the finest partition
+    coarser than both (classes linked through shared objects; Boorman & Arabie 1972, after
+    Pavy; clue's ``cl_dissimilarity(method = "BA/C")``, Hornik 2005). The join is found as the
+    connected components of the bipartite graph of the non-empty contingency cells. For a soft
+    partition, as clue computes it, K counts its columns of positive total membership and the
+    join is taken of the nearest hard partitions.
+
+    Returns
+    -------
+    moves : float
+        A whole number; 0.0 for identical partitions.
+
+    Examples
+    --------
+    >>> from cclust.metrics import boorman_arabie_c
+    >>> boorman_arabie_c([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1])
+    1.0
+    """
+    a, b = _partitions(partition_a, partition_b)
+    value = _boorman_arabie_c_from_table(_hard_table(a, b))
+    if a.memberships is None and b.memberships is None:
+        return value
+    used = int(np.count_nonzero(np.bincount(a.codes, minlength=a.k))) + int(
+        np.count_nonzero(np.bincount(b.codes, minlength=b.k)))
+    classes = sum(_nonzero_columns(p.dense(p.k)).shape[1] for p in (a, b))
+    return value + float(classes - used)
+
+
+def boorman_arabie_e(partition_a, partition_b):
+    """Boorman-Arabie distance E: Rajski's normalised information distance ``1 - I / H`` (lower is better).
+
+    I the mutual information of the two partitions and H the entropy of their meet (the joint
+    classes; Rajski 1961; Boorman & Arabie 1972; clue's ``cl_dissimilarity(method = "BA/E")``,
+    Hornik 2005), natural logarithms from one contingency table. Soft partitions are hardened
+    as in :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    distance : float
+        In [0, 1]; 0.0 for identical partitions, and (clue: 0/0) when both are one class.
+
+    Examples
+    --------
+    >>> from cclust.metrics import boorman_arabie_e
+    >>> boorman_arabie_e([0, 0, 1, 1], [0, 0, 1, 1])
+    0.0
+    >>> boorman_arabie_e([0, 0, 1, 1], [0, 1, 0, 1])
+    1.0
+    """
+    return _boorman_arabie_e_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
+def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=None, alpha=None, beta=None):
+    """Cluster Similarity Sensitive Distance of Zhou, Li & Zha (2005) (lower is better).
+
+    ``sum_{jl} (1 - 2 w_jl / (alpha_j + beta_l)) L_jl C_jl`` minimised over the transportation
+    plans w with row sums alpha and column sums beta, where ``C = M_a^T M_b`` (the contingency
+    table of hard partitions) and ``L_jl`` the distance between the prototypes of cluster j of
+    ``partition_a`` and cluster l of ``partition_b`` (clue's ``cl_dissimilarity(method =
+    "CSSD")``, Hornik 2005): ``sum(C L) - 2 max_w sum w C L / (alpha + beta)``, the
+    transportation LP solved by :func:`scipy.optimize.linprog` (HiGHS). Not a registered
+    metric: a partition given as labels or memberships carries no prototypes, so ``L`` or both
+    prototype arrays must be passed.
+
+    Parameters
+    ----------
+    partition_a, partition_b : array-like of shape (n_samples,) or (n_samples, K)
+        Labellings or membership matrices; their K_a and K_b clusters are clue's classes (the
+        distinct labels, or the columns of positive total membership).
+    L : array-like of shape (K_a, K_b), default=None
+        Prototype distances.
+    prototypes_a, prototypes_b : array-like of shape (K_a, d) and (K_b, d), default=None
+        Cluster prototypes (e.g. centroids); ``L`` is then their Euclidean distances.
+    alpha, beta : array-like of shape (K_a,) and (K_b,), default=None
+        Cluster masses with equal totals; ones if None.
+
+    Examples
+    --------
+    >>> from cclust.metrics import cssd
+    >>> cssd([0, 0, 1, 1], [0, 0, 1, 1], L=[[0.0, 2.0], [2.0, 0.0]])
+    0.0
+    >>> cssd([0, 0, 1, 1], [0, 0, 0, 1], L=[[1.0, 1.0], [1.0, 1.0]])
+    1.0
+    """
+    a, b = _partitions(partition_a, partition_b)
+    if a.memberships is None and b.memberships is None:
+        C = _occupied(_hard_table(a, b)).astype(np.float64)
+    else:
+        C = _nonzero_columns(a.dense(a.k)).T @ _nonzero_columns(b.dense(b.k))
+    ka, kb = C.shape
+    if L is None:
+        if prototypes_a is None or prototypes_b is None:
+            raise ValidationError("cssd needs the prototype distances L (K_a x K_b) or both prototypes_a and "
+                                  "prototypes_b (one row per cluster): a partition given as labels or memberships "
+                                  "has no prototypes.")
+        pa = check_array_2d(prototypes_a, "prototypes_a")
+        pb = check_array_2d(prototypes_b, "prototypes_b")
+        if pa.shape[0] != ka or pb.shape[0] != kb or pa.shape[1] != pb.shape[1]:
+            raise ValidationError(f"prototypes_a and prototypes_b must have {ka} and {kb} rows (one per cluster) of "
+                                  f"the same width, got shapes {pa.shape} and {pb.shape}.")
+        L = np.sqrt(((pa[:, None, :] - pb[None, :, :]) ** 2).sum(axis=2))
+    L = np.asarray(L, dtype=np.float64) if not isinstance(L, str) else np.zeros(0)
+    if L.shape != (ka, kb) or not np.isfinite(L).all():
+        raise ValidationError(f"L must be a finite ({ka}, {kb}) matrix of prototype distances, got {np.shape(L)}.")
+    alpha = _masses(alpha, ka, "alpha", "partition_a, K_a")
+    beta = _masses(beta, kb, "beta", "partition_b, K_b")
+    alpha = np.ones(ka) if alpha is None else alpha
+    beta = np.ones(kb) if beta is None else beta
+    if not np.isclose(alpha.sum(), beta.sum(), rtol=1e-9, atol=0):
+        raise ValidationError(f"alpha and beta must have equal totals, got {alpha.sum()!r} and {beta.sum()!r} "
+                              f"(with K_a = {ka} and K_b = {kb} clusters, unit masses need equal numbers of clusters).")
+    CL = C * L
+    return float(CL.sum() - 2.0 * _transport(CL / np.add.outer(alpha, beta), alpha, beta, maximize=True))
+
+
+def prediction_strength(partition_a, partition_b):
+    """Prediction strength of Tibshirani & Walther (2005), as clue computes it (higher is better).
+
+    ``min_j sum_l n_jl (n_jl - 1) / (n_j (n_j - 1))`` over the classes j of ``partition_a``
+    with at least two objects: for the worst class of the first partition, the share of its
+    pairs of objects that the second partition also puts together (clue's
+    ``cl_agreement(method = "PS")``, Hornik 2005; clue's documentation words the minimum over
+    the classes of the second argument, its code, followed here, over the first). Not
+    symmetric. Soft partitions are hardened as in :func:`fowlkes_mallows`.
+
+    Returns
+    -------
+    strength : float
+        In [0, 1]; 1.0 when every class of ``partition_a`` is a single object (clue returns
+        R's ``Inf``, the minimum of nothing).
+
+    Examples
+    --------
+    >>> from cclust.metrics import prediction_strength
+    >>> prediction_strength([0, 0, 0, 1, 1], [0, 0, 1, 1, 1])
+    0.3333333333333333
+    """
+    return _prediction_strength_from_table(_hard_table(*_partitions(partition_a, partition_b)))
+
+
 # -- criteria on the data ----------------------------------------------------------------------
 
 def _features_and_codes(X, labels):
@@ -1365,11 +1767,18 @@ _TABLE_METRICS = {
     "purity": _purity_from_table,
     "boorman-arabie-a": _boorman_arabie_a_from_table,
     "boorman-arabie-d": _boorman_arabie_d_from_table,
+    "boorman-arabie-c": _boorman_arabie_c_from_table,
+    "boorman-arabie-e": _boorman_arabie_e_from_table,
+    "comembership-distance": _comembership_from_table,
+    "gv1-distance": _gv1_from_table,
+    "symdiff-distance": _symdiff_from_table,
+    "prediction-strength": _prediction_strength_from_table,
 }
 
 #: The distances among them (lower is better), for the methods that pick a best member.
 DISSIMILARITIES = ("vi", "van-dongen", "euclidean-distance", "manhattan-distance", "mallows-distance",
-                   "boorman-arabie-a", "boorman-arabie-d")
+                   "boorman-arabie-a", "boorman-arabie-d", "boorman-arabie-c", "boorman-arabie-e",
+                   "comembership-distance", "gv1-distance", "symdiff-distance")
 
 #: The label-level functions, accepted by consensus_score in place of their names.
 _BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
@@ -1378,7 +1787,10 @@ _BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
                 manhattan_distance: "manhattan-distance", manhattan_agreement: "manhattan-agreement",
                 mallows_distance: "mallows-distance", angle: "angle", diag: "diag",
                 fowlkes_mallows: "fowlkes-mallows", jaccard: "jaccard", katz_powell: "katz-powell",
-                purity: "purity", boorman_arabie_a: "boorman-arabie-a", boorman_arabie_d: "boorman-arabie-d"}
+                purity: "purity", boorman_arabie_a: "boorman-arabie-a", boorman_arabie_d: "boorman-arabie-d",
+                boorman_arabie_c: "boorman-arabie-c", boorman_arabie_e: "boorman-arabie-e",
+                comembership_distance: "comembership-distance", gv1_distance: "gv1-distance",
+                symdiff_distance: "symdiff-distance", prediction_strength: "prediction-strength"}
 
 
 def _resolve_metric(metric):

@@ -162,3 +162,18 @@ def symdiff_distance(Us, w, labels):
 
 def symdiff_brute(Us, w, n, k):
     return min(symdiff_distance(Us, w, lab) for lab in set_partitions(n, k))
+
+
+def weighted_cap(m, alpha):
+    """One row m (summing to more than one) projected onto {x >= 0, sum x <= 1} in the norm
+    weighted by alpha, from the KKT conditions x_j = max(m_j - tau / alpha_j, 0) (zero-weight
+    columns fixed at max(m_j, 0)): tau by bisection until the row sums to one."""
+    def row(tau):
+        return [max(v - tau / a, 0.0) if a > 0 else max(v, 0.0) for v, a in zip(m, alpha)]
+    lo, hi = 0.0, 1.0
+    while sum(row(hi)) > 1.0 and hi < 1e12:
+        hi *= 2.0
+    for _ in range(300):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(row(mid)) > 1.0 else (lo, mid)
+    return row(hi)

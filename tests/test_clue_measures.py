@@ -34,6 +34,13 @@ MEASURES = {
     "purity": ref.purity,
     "boorman-arabie-a": ref.boorman_arabie_a,
     "boorman-arabie-d": ref.boorman_arabie_d,
+    "boorman-arabie-c": ref.boorman_arabie_c,
+    "boorman-arabie-e": ref.boorman_arabie_e,
+    "comembership-distance": ref.comembership,
+    "gv1-distance": ref.gv1,
+    "symdiff-distance": ref.symdiff,
+    "prediction-strength": ref.prediction_strength,
+    "vi": ref.soft_vi,
 }
 
 
@@ -64,6 +71,65 @@ def test_mallows_is_the_transportation_lp(p, kind):
     for seed in range(4):
         a, b = _inputs(100 + seed, 10, kind)
         assert metrics.mallows_distance(a, b, p=p) == pytest.approx(ref.mallows(a, b, p), rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["hard", "soft", "mixed"])
+def test_mallows_with_cluster_masses_is_the_transportation_lp(kind):
+    for seed in range(4):
+        a, b = _inputs(200 + seed, 10, kind)
+        k = max(np.asarray(x).shape[1] if np.ndim(x) == 2 else len(np.unique(x)) for x in (a, b))
+        alpha = np.random.default_rng(seed).uniform(0.5, 2.0, k)
+        beta = np.random.default_rng(seed + 50).uniform(0.5, 2.0, k)
+        beta *= alpha.sum() / beta.sum()
+        for p in (1.0, 2.0):
+            assert metrics.mallows_distance(a, b, p=p, alpha=alpha, beta=beta) == pytest.approx(
+                ref.mallows(a, b, p, alpha, beta), rel=1e-9, abs=1e-9)
+    # unequal masses move more than a permutation can: larger than the unit-mass distance here
+    a, b = [0, 0, 1, 1, 2], [0, 1, 1, 2, 2]
+    assert metrics.mallows_distance(a, b, alpha=[3, 1, 1], beta=[1, 1, 3]) > metrics.mallows_distance(a, b)
+
+
+def test_mallows_masses_are_checked():
+    with pytest.raises(ValidationError, match="alpha must be 3 finite non-negative"):
+        metrics.mallows_distance([0, 1, 2], [0, 1, 1], alpha=[1, 1])
+    with pytest.raises(ValidationError, match="beta must be 3 finite non-negative"):
+        metrics.mallows_distance([0, 1, 2], [0, 1, 1], beta=[1, -1, 1])
+    with pytest.raises(ValidationError, match="alpha must be"):
+        metrics.mallows_distance([0, 1, 2], [0, 1, 1], alpha=[1, np.nan, 1])
+    with pytest.raises(ValidationError, match="alpha and beta must have equal totals"):
+        metrics.mallows_distance([0, 1, 2], [0, 1, 1], alpha=[1, 2, 1], beta=[1, 1, 1])
+
+
+def test_hand_computed_values_of_the_added_measures():
+    a = [0, 0, 0, 1, 1, 1]
+    b = [0, 0, 1, 1, 2, 2]
+    # pairs together: a 6, b 3, both 2 -> symmetric difference 6 + 3 - 4 = 5 unordered pairs
+    assert metrics.symdiff_distance(a, b) == 5.0
+    assert metrics.comembership_distance(a, b) == pytest.approx(math.sqrt(10))  # ordered pairs
+    # the join of a and b is one class (b's middle cluster links a's two): 2 + 3 - 2
+    assert metrics.boorman_arabie_c(a, b) == 3.0
+    assert metrics.boorman_arabie_c([0, 0, 1, 1], [0, 0, 1, 1]) == 0.0
+    # prediction strength: a's classes keep 1/3 of their pairs in b (pairs {0,1} and {4,5} of 3)
+    assert metrics.prediction_strength(a, b) == pytest.approx(1 / 3)
+    assert metrics.prediction_strength(b, a) == 0.0  # b's middle class has one pair, split by a
+    assert metrics.prediction_strength([0, 0, 1, 1], [0, 0, 0, 0]) == 1.0  # nested in one class
+    assert metrics.prediction_strength([0, 1, 2], [0, 0, 0]) == 1.0  # no pairs: clue's Inf
+    # GV1: a's clusters (sizes 3, 3) matched to b's {0,1} and {4,5}: 3 + 2 - 4 = 1 each
+    assert metrics.gv1_distance(a, b) == pytest.approx(math.sqrt(2))
+    # BA/E: independent halves have I = 0
+    assert metrics.boorman_arabie_e([0, 0, 1, 1], [0, 1, 0, 1]) == 1.0
+    assert metrics.boorman_arabie_e([0, 0, 0], [1, 1, 1]) == 0.0  # one class each: clue's 0/0
+    # soft VI of a one-hot matrix is the hard VI
+    assert metrics.vi(np.eye(2)[[0, 0, 1, 1]], [0, 1, 0, 1]) == pytest.approx(metrics.vi([0, 0, 1, 1], [0, 1, 0, 1]))
+
+
+def test_gv1_distance_is_accurate_for_nearly_equal_soft_partitions():
+    rng = np.random.default_rng(11)
+    M = rng.dirichlet(np.ones(3), 200)
+    near = M + rng.uniform(0, 1e-7, M.shape)
+    near /= near.sum(axis=1, keepdims=True)
+    assert metrics.gv1_distance(M, near[:, [1, 2, 0]]) == pytest.approx(
+        math.sqrt(((M - near) ** 2).sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["hard", "soft", "mixed"])
@@ -138,6 +204,22 @@ def test_consensus_score_and_table_functions_agree_with_label_functions():
         assert metrics.consensus_score(labels, ensemble, metric=name) == pytest.approx(expected, abs=1e-12), name
 
 
+
+def test_consensus_score_of_the_added_measures_with_missing_labels():
+    # a consensus block of a partition with missing labels has empty rows: each measure must be
+    # that of the objects the partition labels
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 3, 40)
+    columns = rng.integers(0, 4, (40, 4))
+    columns[rng.random((40, 4)) < 0.15] = -1
+    ensemble = cclust.Ensemble(columns)
+    for name in ("comembership-distance", "gv1-distance", "symdiff-distance", "boorman-arabie-c",
+                 "boorman-arabie-e", "prediction-strength"):
+        expected = np.mean([cclust.get(name)(labels[columns[:, j] >= 0], columns[columns[:, j] >= 0, j])
+                            for j in range(4)])
+        assert metrics.consensus_score(labels, ensemble, metric=name) == pytest.approx(expected, abs=1e-12), name
+
+
 # -- matching ------------------------------------------------------------------------------------
 
 def test_matching_helpers():
@@ -165,6 +247,8 @@ def test_matching_helpers():
     (np.ones((3, 2, 1)), "partition_a must be 1-D"),
 ], ids=["row-sums", "negative", "nan", "k-one", "strings", "empty", "3-d"])
 def test_bad_soft_partitions_are_refused(name, bad, words):
+    if name == "vi":  # vi's arguments are labels_true and labels_pred
+        words = words.replace("partition_a", "labels_true")
     with pytest.raises(ValidationError, match=words):
         cclust.get(name)(bad, [0, 1, 1])
 
@@ -320,3 +404,36 @@ def test_symmetry_bounds_and_identities(pair):
     assert value["boorman-arabie-d"] == pytest.approx(1.0 - cclust.get("rand")(a, b), abs=1e-12)
     assert value["purity"] == pytest.approx(cclust.get("accuracy")(b, a), abs=1e-12)
     assert value["diag"] <= min(value["purity"], metrics.purity(b, a)) + 1e-12
+
+
+@pytest.mark.parametrize("kind", ["hard", "soft", "mixed"])
+@pytest.mark.parametrize("seed", range(4))
+def test_cssd_equals_literal_reference(kind, seed):
+    a, b = _inputs(300 + seed, 10, kind)
+    ka = np.asarray(a).shape[1] if np.ndim(a) == 2 else len(np.unique(a))
+    kb = np.asarray(b).shape[1] if np.ndim(b) == 2 else len(np.unique(b))
+    rng = np.random.default_rng(seed)
+    L = rng.uniform(0.1, 3.0, (ka, kb))
+    alpha = rng.uniform(0.5, 2.0, ka)
+    beta = rng.uniform(0.5, 2.0, kb)
+    beta *= alpha.sum() / beta.sum()
+    assert metrics.cssd(a, b, L=L, alpha=alpha, beta=beta) == pytest.approx(ref.cssd(a, b, L, alpha, beta),
+                                                                           rel=1e-9, abs=1e-9)
+    # prototypes give L as their Euclidean distances
+    pa, pb = rng.normal(size=(ka, 2)), rng.normal(size=(kb, 2))
+    distances = np.sqrt(((pa[:, None] - pb[None]) ** 2).sum(axis=2))
+    assert metrics.cssd(a, b, prototypes_a=pa, prototypes_b=pb, alpha=alpha, beta=beta) == pytest.approx(
+        ref.cssd(a, b, distances, alpha, beta), rel=1e-9, abs=1e-9)
+
+
+def test_cssd_bad_input():
+    with pytest.raises(ValidationError, match="cssd needs the prototype distances L"):
+        metrics.cssd([0, 0, 1], [0, 1, 1])
+    with pytest.raises(ValidationError, match=r"L must be a finite \(2, 2\) matrix"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], L=np.ones((2, 3)))
+    with pytest.raises(ValidationError, match="prototypes_a and prototypes_b must have 2 and 2 rows"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], prototypes_a=np.ones((3, 2)), prototypes_b=np.ones((2, 2)))
+    with pytest.raises(ValidationError, match="alpha and beta must have equal totals"):
+        metrics.cssd([0, 0, 1], [0, 1, 2], L=np.ones((2, 3)))
+    with pytest.raises(ValidationError, match="alpha must be 2 finite non-negative cluster masses"):
+        metrics.cssd([0, 0, 1], [0, 1, 1], L=np.ones((2, 2)), alpha=[1, -1])

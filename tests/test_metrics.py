@@ -538,6 +538,13 @@ BAD_PAIRS = {
 @pytest.mark.parametrize("function", list(PAIR_FUNCTIONS))
 def test_bad_labellings(function, case):
     a, b, message = BAD_PAIRS[case]
+    if function == "vi" and case == "true-not-1d":
+        # vi reads a 2-D input as a membership matrix (clue's VI of soft partitions): this one
+        # is the one-hot matrix of [1, 0], whose VI with [0, 1] is 0
+        assert PAIR_FUNCTIONS[function](a, b) == 0.0
+        return
+    if function == "vi" and case == "pred-not-1d":
+        message = "labels_pred is a membership matrix with 1 column"
     with pytest.raises(ValidationError, match=message):
         PAIR_FUNCTIONS[function](a, b)
 

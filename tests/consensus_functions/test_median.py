@@ -285,3 +285,133 @@ def test_soft_results_keep_the_membership(name):
     M = r.extras["membership"]
     assert M.shape == (12, 3) and np.allclose(M.sum(1), 1)
     assert (M.argmax(1) == r.labels).all() or r.extras["n_moved"] > 0 or r.n_clusters == 3
+
+
+# -- HE/HM tie moves (cclust's addition to clue) ---------------------------------------------------
+
+TIE_L = np.array([[0, 0, 1, 1, 0, 1], [1, 0, 0, 1, 0, 0]]).T
+TIE_S = np.array([[0.398, 0.168, 0.433], [0.509, 0.221, 0.27], [0.362, 0.288, 0.35], [0.328, 0.571, 0.101],
+                  [0.361, 0.057, 0.583], [0.298, 0.083, 0.619]])
+
+
+def test_tie_moves_improve_a_hand_checked_fixed_point():
+    # from this start the plain iteration settles at criterion 4 with tied objects; moving
+    # them and iterating again reaches 3 (checked literally below)
+    plain = md.he(TIE_L, 3, init=TIE_S, tie_rounds=0)
+    moved = md.he(TIE_L, 3, init=TIE_S)
+    assert plain.objective == pytest.approx(4.0) and moved.objective == pytest.approx(3.0)
+    Us = _memberships(TIE_L)
+    assert moved.objective == pytest.approx(ref.criterion(Us, np.ones(2), ref.pad(moved.extras["membership"], 3),
+                                                          ref.sq))
+
+
+@pytest.mark.parametrize("kind", ["HE", "HM"])
+@pytest.mark.parametrize("seed", range(12))
+def test_tie_moves_never_raise_the_criterion(kind, seed):
+    rng = np.random.default_rng(seed)
+    n, r, k = int(rng.integers(6, 14)), int(rng.integers(2, 5)), int(rng.integers(2, 4))
+    L = np.column_stack([rng.integers(0, int(rng.integers(2, 4)), n) for _ in range(r)])
+    S = _start(n, k, seed=seed)
+    fn = getattr(md, kind.lower())
+    plain, moved = fn(L, k, init=S, tie_rounds=0), fn(L, k, init=S, tie_rounds=10)
+    assert moved.objective <= plain.objective + 1e-12
+    # the result is still a fixed point of the literal iteration
+    cost = ref.sq if kind == "HE" else ref.l1
+    M = ref.pad(moved.extras["membership"], max(k, L.max() + 1))
+    value = ref.criterion(_memberships(L), np.ones(r), M, cost)
+    assert moved.objective == pytest.approx(value, rel=1e-10)
+    _, again = ref.aos(_memberships(L), np.ones(r), k, moved.extras["membership"], kind, max_iter=1)
+    assert again >= value - 1e-9
+
+
+@pytest.mark.parametrize("kind", ["HE", "HM"])
+def test_a_tie_move_keeps_the_criterion_under_fixed_matchings(kind):
+    # the step's premise, literally: with every partition's matching held, moving the tied
+    # objects to the cluster they tie with leaves sum_i w_i cost(U_i P_i, M) unchanged
+    for seed in range(20):
+        rng = np.random.default_rng(100 + seed)
+        L = np.column_stack([rng.integers(0, 3, 10) for _ in range(3)])
+        res = getattr(md, kind.lower())(L, 3, init=_start(10, 3, seed=seed), tie_rounds=0)
+        ids = res.extras["membership"].argmax(axis=1)
+        data = md._Memberships(L, None, "test")
+        _, assign = md._hard_criterion(data, kind == "HE", ids, 3)
+        moved = md._tie_flip(data, assign, ids, 3, 3)
+        if moved is None:
+            continue
+        cost = ref.sq if kind == "HE" else ref.l1
+        Us = _memberships(L)
+        M, M_moved = np.eye(3)[ids], np.eye(3)[moved]
+        matched = [ref.best_permutation(U, M, cost)[1] for U in Us]
+        before = sum(cost(P, M) for P in matched)
+        after = sum(cost(P, M_moved) for P in matched)
+        assert after == pytest.approx(before, abs=1e-12)
+        assert not np.array_equal(moved, ids)
+
+
+def test_tie_rounds_is_checked():
+    with pytest.raises(ValidationError, match="tie_rounds"):
+        md.he(TIE_L, 2, tie_rounds=-1)
+    with pytest.raises(ValidationError, match="tie_rounds"):
+        md.hm(TIE_L, 2, tie_rounds=1.5)
+
+
+# -- symdiff-median's programs: the cut program (K = 2), the clique partitioning program with
+#    representatives (K >= 3) and the rows on twins, each against brute force --------------------
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(8))
+def test_symdiff_median_with_many_twins_equals_brute_force(k, seed):
+    # few partitions with few clusters: many objects share their whole label row (twins)
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(k + 1, 9))
+    L = np.column_stack([rng.integers(0, int(rng.integers(2, 4)), n) for _ in range(int(rng.integers(1, 4)))])
+    w = rng.uniform(0.5, 2.0, L.shape[1])
+    r = md.symdiff_median(L, k, weights=w)
+    best = ref.symdiff_brute(_memberships(L), w, n, k)
+    assert r.objective == pytest.approx(best, abs=1e-9)
+    assert r.extras["optimal"] and r.n_clusters == k
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_symdiff_median_with_fuzzy_twins_equals_brute_force(k):
+    # soft twins whose expected co-membership is below 1/2 get no twin rows; those above do
+    rng = np.random.default_rng(77)
+    U1 = rng.dirichlet(np.ones(3), 4)
+    U1 = np.vstack([U1, U1[:2], np.full((1, 3), 1 / 3)])         # rows 4, 5 copy rows 0, 1
+    U1 = np.vstack([U1, np.full((1, 3), 1 / 3)])                  # two uniform rows: A = 1/3
+    U2 = rng.dirichlet(np.ones(2), 8)
+    U2[4:6] = U2[:2]
+    U2[6:8] = 0.5
+    Us = [U1, U2]
+    r = md.symdiff_median(SoftEnsemble(Us), k)
+    assert r.objective == pytest.approx(ref.symdiff_brute(Us, np.ones(2), 8, k), abs=1e-9)
+
+
+def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
+    L = np.array([[0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 1]]).T
+    data = md._Memberships(L, None, "test")
+    A = md._mean_comembership(data)
+    n = 6
+    iu, ju = np.triu_indices(n, 1)
+    pair = np.full((n, n), -1)
+    pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
+    rows = md._twin_rows(data, A, pair, iu.shape[0])
+    # twins: (0, 1), (1, 2) and (3, 4); each gives n - 2 = 4 rows
+    assert rows.shape[0] == 12
+    assert md.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
+    assert md.symdiff_median(L, 2).labels.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_gv1_weighted_projection_equals_literal_kkt_solution():
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        k = int(rng.integers(2, 7))
+        M = rng.random((20, k)) * rng.uniform(0.5, 2.0)
+        alpha = rng.random(k)
+        if rng.random() < 0.3:
+            alpha[rng.integers(0, k)] = 0.0
+        M = M[(M.sum(axis=1) > 1) & (M[:, alpha == 0].sum(axis=1) < 1)]
+        got = md._weighted_simplex_cap(M, alpha)
+        for m, row in zip(M, got):
+            np.testing.assert_allclose(row, ref.weighted_cap(m, alpha), atol=1e-12)
+            assert row.sum() == pytest.approx(1.0, abs=1e-12)
