@@ -296,8 +296,8 @@ class SoftEnsemble:
             raise ValidationError(
                 f"{name}: {who}, and partition(s) {soft[:5].tolist()}{' ...' if soft.size > 5 else ''} of this "
                 "SoftEnsemble have fractional memberships. Use a method that accepts them (see "
-                "cclust.base.method_info(fn).accepts_soft: eac, cspa, hbgf, mcla and the clue methods se, he, dwh, "
-                "gv1, gv3, sm, hm, symdiff-median), or pass ensemble.harden() (each object's most likely cluster).")
+                "cclust.base.method_info(fn).accepts_soft: kcc, eac, cspa, hbgf, mcla and the clue methods se, he, "
+                "dwh, gv1, gv3, sm, hm, symdiff-median), or pass ensemble.harden() (each object's most likely cluster).")
         return self.harden()
 
     def take(self, objects):

@@ -319,9 +319,12 @@ def soft_kcc(ensemble, setup, init, verbose, max_bytes):
 
     best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
     _, table = space.centroids(best.labels, n_clusters)
+    # The result numbers clusters by their first member; the centres follow.
+    _, first = np.unique(best.labels, return_index=True)
+    centres = best.cat_centers[np.argsort(first, kind="stable")]
     return finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
                   best.n_iter, best.converged, gammas, iterations, setup.max_iter,
-                  extras={"centres": best.cat_centers})
+                  extras={"centres": centres})
 
 
 def check_soft_options(backend, client, chunks):
