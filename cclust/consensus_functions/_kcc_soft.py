@@ -49,7 +49,7 @@ from cclust.validation import require_memory
 #: the compiled engine's chunk (kChunk): objective and potential sums follow its order
 _CHUNK = 4096
 #: rows per block of the cost passes (bounds the working arrays; results do not depend on it)
-_ROW_BLOCK = 1 << 16
+_ROW_BLOCK = 8192
 _UH_EPS = 2.2e-16
 
 _log2 = np.frompyfunc(math.log2, 1, 1)
@@ -117,7 +117,8 @@ class SoftSpace:
                 A = U ** self.p
             else:
                 A = U * U
-            out[start:start + U.shape[0]] = _block_sequential_sums(A, self.n_clusters, self.offsets)
+            # Any order of summation will do here: on a one-hot row every term is 0 or 1.
+            out[start:start + U.shape[0]] = np.add.reduceat(A, self.offsets[:-1], axis=1)
         if family == "ucos":
             np.sqrt(out, out=out)
         elif family == "ulp":
@@ -296,8 +297,9 @@ def lloyd(space, initial_labels, n_clusters, *, max_iter, tol):
 
 def soft_kcc(ensemble, setup, init, verbose, max_bytes):
     """KCC on a SoftEnsemble with the validated parameters of ``prepare`` (see the module)."""
-    from cclust.consensus_functions._kcc_run import best_restart, finish
     from cclust._engine import random_seeds
+    from cclust.consensus_functions._kcc_run import best_restart, finish
+    from cclust.graph import one_blas_thread
 
     util, n_clusters, rng = setup.utility, setup.n_clusters, setup.rng
     space = SoftSpace(ensemble, util, max_bytes)
@@ -317,7 +319,11 @@ def soft_kcc(ensemble, setup, init, verbose, max_bytes):
         run = lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol)
         return run, offset - run.objective / n
 
-    best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
+    # One BLAS thread: a pass is r small products (n x K_i) @ (K_i x K), for which OpenBLAS's
+    # thread team costs more than it saves (pendigits, r = 100: 2.7 s per pass with the team on
+    # two busy cores, 0.08 s on one thread); it also keeps every sum's order fixed.
+    with one_blas_thread():
+        best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
     _, table = space.centroids(best.labels, n_clusters)
     # The result numbers clusters by their first member; the centres follow.
     _, first = np.unique(best.labels, return_index=True)
