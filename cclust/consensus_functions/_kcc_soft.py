@@ -98,7 +98,7 @@ class SoftSpace:
         self.p = utility.exponent
         self.weights = np.ascontiguousarray(utility.effective_weights(ensemble), dtype=np.float64)
         block = min(self.n, _ROW_BLOCK)
-        require_memory(8 * (self.n * (2 * self.r + 2) + block * (self.width + 4 * 64)),
+        require_memory(8 * (self.n * (2 * self.r + 2) + block * 6 * 64),
                        f"KCC on a soft ensemble of {self.n} objects and {self.r} partitions",
                        "use fewer or smaller partitions, or harden() the ensemble for the compiled "
                        "hard KCC", max_bytes)
@@ -108,8 +108,9 @@ class SoftSpace:
     def _x_terms(self, family):
         """mu(x_i) of every object's membership row in every partition, (n, r)."""
         out = np.empty((self.n, self.r))
-        for start in range(0, self.n, _ROW_BLOCK):
-            U = self.U[start:start + _ROW_BLOCK]
+        block = max(1, _ROW_BLOCK * 64 // max(self.width, 1))    # about 8192 x 64 floats at a time
+        for start in range(0, self.n, block):
+            U = self.U[start:start + block]
             if family == "uh":
                 with np.errstate(divide="ignore", invalid="ignore"):
                     A = np.where(U > 0, U * np.log2(np.where(U > 0, U, 1.0)), 0.0)
