@@ -46,7 +46,7 @@ def main():
     parser.add_argument("--r", type=int, default=100)
     parser.add_argument("--n-init", type=int, default=10)
     parser.add_argument("--utilities", nargs="+", default=["uc", "uh", "ucos", "nulp"])
-    parser.add_argument("--fuzzy-r", type=int, default=100, help="fuzzy c-means partitions (0: skip that row)")
+    parser.add_argument("--fuzzy-r", type=int, default=10, help="fuzzy c-means partitions (0: skip that row)")
     parser.add_argument("--output")
     args = parser.parse_args()
     X, y = load(args.data)
