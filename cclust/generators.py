@@ -83,20 +83,22 @@ def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0
     if chunks is not None:
         raise ValidationError("chunks only applies to backend='dask' (or a client / dask array X); "
                               f"got chunks={chunks!r} with the threaded backend.")
-    workers = min(check_n_threads(n_jobs, "n_jobs"), n_partitions)
+    return Ensemble._from_codes(np.column_stack(_per_partition(one_partition, X, seqs, n_jobs, verbose, desc)))
 
-    with progress(total=n_partitions, desc=desc, verbose=verbose) as bar:
+
+def _per_partition(one_partition, X, seqs, n_jobs, verbose, desc):
+    """``[one_partition(X, rng_j)]`` for the child seeds, in order, on ``n_jobs`` threads."""
+    workers = min(check_n_threads(n_jobs, "n_jobs"), len(seqs))
+    with progress(total=len(seqs), desc=desc, verbose=verbose) as bar:
         def run(seq):
-            labels = one_partition(X, np.random.default_rng(seq))
+            out = one_partition(X, np.random.default_rng(seq))
             bar.update(1)  # thread-safe (see cclust._progress)
-            return labels
+            return out
 
         if workers <= 1:
-            columns = [run(seq) for seq in seqs]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                columns = list(pool.map(run, seqs))
-    return Ensemble._from_codes(np.column_stack(columns))
+            return [run(seq) for seq in seqs]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(run, seqs))
 
 
 _BACKENDS = (None, "threads", "dask")
@@ -391,7 +393,7 @@ def bagged_memberships(X, n_clusters, *, n_bootstrap=10, init="random", max_iter
 
 
 def bag(X, n_clusters, *, n_partitions=100, n_bootstrap=10, init="random", max_iter=100, tol=1e-4,
-        random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
+        memberships=False, random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
     """Bagged k-means partitions: each partition is one BagClust1 result (Dudoit & Fridlyand 2003; clue's ``cl_bag``).
 
     clue's ``cl_bag`` maps data to one partition, like a clustering algorithm: it is a base
@@ -408,6 +410,11 @@ def bag(X, n_clusters, *, n_partitions=100, n_bootstrap=10, init="random", max_i
 
     n_bootstrap : int, default=10
         B, bootstrap partitions per bagged partition; each partition costs B + 1 k-means runs.
+    memberships : bool, default=False
+        True: a :class:`cclust.soft.SoftEnsemble` whose partition j is clue's soft ``cl_bag``
+        result, the matched vote fractions (:func:`bagged_memberships`, column i the reference's
+        cluster i), from the same seeds, so that its ``harden()`` is the default Ensemble;
+        threads only (no Dask backend).
 
     Examples
     --------
@@ -415,9 +422,26 @@ def bag(X, n_clusters, *, n_partitions=100, n_bootstrap=10, init="random", max_i
     >>> X, y = load_iris()
     >>> bag(X, 3, n_partitions=4, n_bootstrap=5, random_state=0).shape
     (150, 4)
+    >>> bag(X, 3, n_partitions=4, n_bootstrap=5, memberships=True, random_state=0).memberships[0].shape
+    (150, 3)
     """
     X, n_clusters, n_bootstrap, tol = _check_bagging(X, n_clusters, n_bootstrap, init, max_iter, tol)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    if not isinstance(memberships, (bool, np.bool_)):
+        raise ValidationError(f"memberships must be True or False, got {memberships!r}.")
+    if memberships:
+        from cclust.soft import SoftEnsemble
+
+        if _wants_dask(X, backend, client) or chunks is not None:
+            raise ValidationError("memberships=True runs on threads only: backend='dask', client and chunks "
+                                  "make hard partitions.")
+
+        def one_matrix(X, rng):
+            return _bagged_votes(X, n_clusters, rng, n_bootstrap, init, max_iter, tol) / float(n_bootstrap)
+
+        mats = _per_partition(one_matrix, X, spawn_seed_sequences(random_state, n_partitions), n_jobs, verbose,
+                              "bagged partitions")
+        return SoftEnsemble(mats, provenance="bag")
 
     def one_partition(X, rng):
         return np.argmax(_bagged_votes(X, n_clusters, rng, n_bootstrap, init, max_iter, tol), axis=1)

@@ -127,12 +127,15 @@ class SoftEnsemble:
                        memberships._provenance if provenance is None else
                        _check_provenance(provenance, memberships.n_partitions))
             return
+        kept_weights = None
         if isinstance(memberships, Ensemble):
             if memberships.has_missing:
                 raise ValidationError("memberships: the Ensemble has missing labels (-1); a soft partition has "
                                       "no missing objects (every row sums to one). Drop or label them first.")
-            if weights is None:
-                weights = memberships.weights
+            # The Ensemble's weights are normalised already; normalising again could move them by
+            # an ulp (0.05 * 20 sums to 1.0000000000000002), and the soft and hard views of the
+            # same partitions should weigh them identically.
+            kept_weights = memberships.weights if weights is None else None
             if provenance is None:
                 provenance = memberships.provenance
             memberships = [memberships.labels[:, j] for j in range(memberships.n_partitions)]
@@ -158,7 +161,11 @@ class SoftEnsemble:
             raise ValidationError(f"memberships: the partitions cover different numbers of objects "
                                   f"{sorted(lengths)}; every partition must have one row per object.")
         n_clusters = np.array([m.shape[1] for m in mats], dtype=np.int64)
-        self._init(np.hstack(mats), n_clusters, Ensemble._check_weights(weights, len(mats)),
+        if kept_weights is not None:
+            weights = np.array(kept_weights, dtype=np.float64)
+        else:
+            weights = Ensemble._check_weights(weights, len(mats))
+        self._init(np.hstack(mats), n_clusters, weights,
                    _check_provenance(provenance, len(mats)))
 
     def _init(self, stacked, n_clusters, weights, provenance):
@@ -207,6 +214,17 @@ class SoftEnsemble:
     @property
     def weights(self):
         return self._weights
+
+    @property
+    def cluster_sizes(self):
+        """Summed membership of every cluster of every partition, float64 (sum K_i,), read-only:
+        the soft counterpart of :attr:`cclust.Ensemble.cluster_sizes` (the member counts of 0/1
+        partitions), so P_i = cluster_sizes[offsets[i]:offsets[i+1]] / n_samples."""
+        if "cluster_sizes" not in self._cache:
+            sizes = self._stacked.sum(axis=0)
+            sizes.setflags(write=False)
+            self._cache["cluster_sizes"] = sizes
+        return self._cache["cluster_sizes"]
 
     @property
     def provenance(self):
@@ -278,8 +296,8 @@ class SoftEnsemble:
             raise ValidationError(
                 f"{name}: {who}, and partition(s) {soft[:5].tolist()}{' ...' if soft.size > 5 else ''} of this "
                 "SoftEnsemble have fractional memberships. Use a method that accepts them (see "
-                "cclust.base.method_info(fn).accepts_soft: eac, cspa, hbgf, mcla and the clue methods se, he, dwh, "
-                "gv1, gv3, sm, hm, symdiff-median), or pass ensemble.harden() (each object's most likely cluster).")
+                "cclust.base.method_info(fn).accepts_soft: kcc, eac, cspa, hbgf, mcla and the clue methods se, he, "
+                "dwh, gv1, gv3, sm, hm, symdiff-median), or pass ensemble.harden() (each object's most likely cluster).")
         return self.harden()
 
     def take(self, objects):

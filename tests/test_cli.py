@@ -753,7 +753,11 @@ def test_fuse_membership_archive_of_soft_partitions(tmp_path, capsys):
     expected = cclust.consensus("se", SoftEnsemble(mats), 3, random_state=0).labels
     got = np.array(out_path.read_text().splitlines()[1:], dtype=np.int64)
     np.testing.assert_array_equal(got, expected)
-    assert_user_error(capsys, ["fuse", path, "-k", "3"], "soft partitions", "kcc")
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "-o", out_path)   # the default, kcc, takes them
+    assert code == 0, err
+    expected = cclust.consensus("kcc", SoftEnsemble(mats), 3, random_state=0).labels
+    np.testing.assert_array_equal(np.array(out_path.read_text().splitlines()[1:], dtype=np.int64), expected)
+    assert_user_error(capsys, ["fuse", path, "-k", "3", "-m", "ivc"], "soft partitions", "ivc")
     mats[1] = mats[1] * 2
     np.savez(path, **{f"membership_{i}": U for i, U in enumerate(mats)})
     assert_user_error(capsys, ["fuse", path, "-k", "3", "-m", "se"], "memberships[1]", "sums to")

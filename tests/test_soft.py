@@ -67,13 +67,13 @@ def test_rows_within_tolerance_are_renormalised():
 
 def test_dispatcher_refuses_soft_for_hard_only_methods_and_converts_hard():
     soft = SoftEnsemble(_random_soft(20, [2, 3], 1))
-    assert not method_info(cclust.get("kcc")).accepts_soft
-    with pytest.raises(ValidationError, match=r"ensemble: 'kcc' does not accept soft partitions"):
-        cclust.consensus("kcc", soft, 2, random_state=0)
+    assert not method_info(cclust.get("ivc")).accepts_soft
+    with pytest.raises(ValidationError, match=r"ensemble: 'ivc' does not accept soft partitions"):
+        cclust.consensus("ivc", soft, 2, random_state=0)
     with pytest.raises(ValidationError, match="ensemble: a hard ensemble is needed"):
-        cclust.get("kcc")(soft, 2, random_state=0)
+        cclust.get("ivc")(soft, 2, random_state=0)
     hard = SoftEnsemble([[0, 0, 1, 1, 1], [0, 0, 0, 1, 1]])
-    assert cclust.consensus("kcc", hard, 2, random_state=0).labels.tolist() == [0, 0, 1, 1, 1]
+    assert cclust.consensus("ivc", hard, 2, random_state=0).labels.tolist() == [0, 0, 1, 1, 1]
 
 
 def test_declare_accepts_soft_default_false():

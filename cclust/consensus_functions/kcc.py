@@ -16,22 +16,26 @@ both (``cclust.consensus_functions._kcc_run``), and ``cclust.dask`` does not imp
 from cclust import _engine
 from cclust.base import declare
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
+from cclust.consensus_functions._kcc_soft import check_soft_options, soft_kcc
 from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ValidationError
+from cclust.soft import is_soft_ensemble
 from cclust.validation import check_n_threads
 
 
-@declare(handles_missing=True, object_order="distribution")
+@declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
         max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
-        verbose=0, backend=None, client=None, chunks=None):
+        verbose=0, backend=None, client=None, chunks=None, max_bytes=None):
     """K-means-based consensus clustering (KCC and KCC++).
 
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
         The basic partitions; objects missing from a partition (-1) contribute nothing for it
-        and centroids use only the labelled members (incomplete KCC).
+        and centroids use only the labelled members (incomplete KCC). A
+        :class:`cclust.soft.SoftEnsemble` (soft partitions, Hornik 2005) runs the same
+        K-means on the membership rows instead of the one-hot rows (see Notes).
     n_clusters : int
         K, in [2, n_samples].
     utility : str or Utility, default="uh"
@@ -77,6 +81,9 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         Cluster for the Dask backend (implies it).
     chunks : int, default=None
         Rows per chunk when an in-memory ensemble goes to the Dask backend.
+    max_bytes : int, default=None
+        Memory budget of the soft route (None: ``CCLUST_MEMORY_BUDGET`` or 2 GiB); hard input
+        does not read it.
 
     Returns
     -------
@@ -86,6 +93,23 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         ``extras`` holds ``kmeans_objective`` (the
         sum of point-to-centroid distances), ``objective_trace`` of the kept run, ``utility``,
         ``gammas`` and ``n_iter_per_restart`` (one per restart) and ``partition_utilities`` (U(pi, pi_i) per partition).
+        Soft input adds ``centres`` (K, sum K_i): each consensus cluster's mean membership rows.
+
+    Notes
+    -----
+    Soft partitions. Wu et al.'s (2015) reduction holds for any rows: with x^(i) the membership
+    row of an object in partition i instead of its one-hot row, the centroids are the clusters'
+    mean membership rows and f = sum_i w_i f_i is the same Bregman distance of each utility's
+    mu, so the cost of object x under centre k is ``mu(x) - <x, g(m_k)> + c(m_k)`` per
+    partition: one BLAS product per partition and pass, O(n (r + K)) working memory beside the
+    n x sum K_i membership matrix (within the O(n r K) of the hard engine; refused past
+    ``max_bytes``). Gamma is computed from the soft contingency table (the clusters' summed
+    memberships) and the normalised utilities divide by |mu(P_i)| with P_i the mean membership
+    row. Every rule (k-means++ on the rows' squared Euclidean distance, ties, empty clusters,
+    the stop rule, restarts) and every floating operation on a one-hot row are the hard
+    engine's, so a SoftEnsemble of 0/1 partitions gives the hard KCC's labels and Gamma.
+    Soft ensembles have no missing objects; ``backend="dask"`` takes hard ensembles only, and
+    ``n_threads`` does not apply (NumPy/BLAS do the passes).
 
     Examples
     --------
@@ -99,6 +123,14 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     """
     if backend not in (None, "threads", "dask"):
         raise ValidationError(f"backend must be one of [None, 'threads', 'dask'], got {backend!r}.")
+    if is_soft_ensemble(ensemble):
+        check_soft_options(backend, client, chunks)
+        check_n_threads(n_threads)
+        if weights is not None:
+            ensemble = ensemble.with_weights(weights)
+        setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
+                        random_state)
+        return soft_kcc(ensemble, setup, init, verbose, max_bytes)
     is_dask = is_dask_ensemble(ensemble)
     if backend == "dask" or client is not None or (is_dask and backend is None):
         from cclust import dask as cdask

@@ -319,6 +319,22 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
                         criterion="Nguyen & Caruana 2007, eq. 4")
 
 
+def _candidates(member_clusters, n_clusters):
+    """The members with ``n_clusters`` clusters, or with the closest number (all for None), and
+    the note saying so when none has exactly that many."""
+    if n_clusters is None:
+        return np.arange(member_clusters.shape[0]), ""
+    gap = np.abs(member_clusters - n_clusters)
+    candidates = np.flatnonzero(gap == gap.min())
+    note = ""
+    if gap.min() > 0:
+        closest = sorted(set(member_clusters[candidates].tolist()))
+        note = (f"no member has n_clusters={n_clusters} clusters (members have "
+                f"{int(member_clusters.min())} to {int(member_clusters.max())}); the best member among "
+                f"those closest, with {' or '.join(map(str, closest))} clusters, was returned")
+    return candidates, note
+
+
 def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, method, criterion):
     """The member (with K clusters, or the closest K) of best weighted average score against the ensemble."""
     from cclust.ensemble import as_ensemble
@@ -335,17 +351,7 @@ def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, meth
     E, columns = canonical(original, return_columns=True)
     sign = -1.0 if lower_is_better else 1.0
     scores = np.full(E.n_partitions, np.nan)
-    note = ""
-    if n_clusters is None:
-        candidates = np.arange(E.n_partitions)
-    else:
-        gap = np.abs(E.n_clusters - n_clusters)
-        candidates = np.flatnonzero(gap == gap.min())
-        if gap.min() > 0:
-            closest = sorted(set(E.n_clusters[candidates].tolist()))
-            note = (f"no member has n_clusters={n_clusters} clusters (members have "
-                    f"{int(E.n_clusters.min())} to {int(E.n_clusters.max())}); the best member among "
-                    f"those closest, with {' or '.join(map(str, closest))} clusters, was returned")
+    candidates, note = _candidates(E.n_clusters, n_clusters)
     for j in candidates:
         scores[j] = consensus_score(E.labels[:, j], E.ensemble, metric)
     chosen = int(candidates[np.argmax(sign * scores[candidates])])
@@ -364,7 +370,13 @@ def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, meth
     )
 
 
-@declare(chooses_n_clusters=True, handles_missing=False)
+#: The dissimilarities the medoid of soft partitions takes (Hornik 2005): clue's Euclidean,
+#: Manhattan and Mallows on the membership matrices, Boorman & Arabie's on the nearest hard ones.
+SOFT_DISSIMILARITIES = ("euclidean-distance", "manhattan-distance", "mallows-distance", "boorman-arabie-a",
+                        "boorman-arabie-d")
+
+
+@declare(chooses_n_clusters=True, handles_missing=False, accepts_soft=True)
 def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=None, random_state=None):
     """Medoid partition: the member with the least weighted sum of dissimilarities to the ensemble.
 
@@ -382,9 +394,17 @@ def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=No
     :mod:`cclust.consensus_functions.voting`) so that the choice does not depend on partition
     order or cluster names; clue takes the first in the given order.
 
+    Soft partitions (a :class:`cclust.soft.SoftEnsemble` with fractional memberships) are
+    compared as membership matrices, as clue's ``cl_medoid`` does: d is one of
+    :data:`SOFT_DISSIMILARITIES` (Euclidean and Manhattan under the best matching of the
+    columns, Mallows; Boorman-Arabie on the nearest hard partitions, as in clue), ties go to
+    the first member in the given order (clue's rule), the result's labels are the chosen
+    member's most likely clusters and ``extras["membership"]`` holds its membership matrix.
+    A SoftEnsemble of 0/1 partitions is the hard case.
+
     Parameters
     ----------
-    ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+    ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
         Complete partitions only (missing labels raise a ValidationError).
     n_clusters : int or None, default=None
     metric : str or callable, default="euclidean-distance"
@@ -417,6 +437,38 @@ def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=No
                                   f"on a contingency table, got {metric!r}; for an agreement use best.")
     elif not callable(metric):
         raise ValidationError(f"metric must be a dissimilarity name or a callable, got {metric!r}.")
+    from cclust.soft import is_soft_ensemble
+
+    if is_soft_ensemble(ensemble) and not ensemble.is_hard:
+        return _soft_medoid(ensemble, n_clusters, metric, weights)
     return _best_member(ensemble, n_clusters, metric, weights, lower_is_better=True, method="medoid",
                         criterion="clue's cl_medoid, Hornik 2005")
+
+
+def _soft_medoid(S, n_clusters, metric, weights):
+    """:func:`medoid` of soft partitions: ``argmin_j sum_i w_i d(U_j, U_i)`` on membership matrices."""
+    from cclust.registry import get
+
+    if not (isinstance(metric, str) and metric in SOFT_DISSIMILARITIES):
+        raise ValidationError(
+            f"metric: the medoid of soft partitions compares membership matrices and takes one of "
+            f"{list(SOFT_DISSIMILARITIES)}, got {metric!r}; a callable or another measure reads hard labels "
+            "(pass ensemble.harden() for those).")
+    if weights is not None:
+        S = S.with_weights(weights)
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=S.n_samples, allow_none=True)
+    candidates, note = _candidates(S.n_clusters, n_clusters)
+    distance = get(metric, kind="metric")
+    U = S.memberships
+    scores = np.full(S.n_partitions, np.nan)
+    for j in candidates.tolist():
+        scores[j] = float(sum(w * distance(U[j], U[i]) for i, w in enumerate(S.weights.tolist()) if i != j))
+    chosen = int(candidates[np.argmin(scores[candidates])])
+    return ConsensusResult.from_labels(
+        U[chosen].argmax(axis=1), objective=float(scores[chosen]),
+        objective_name=f"average {metric} of the memberships with the ensemble, clue's cl_medoid, Hornik 2005 "
+                       "(lower is better)",
+        method="medoid",
+        extras={"member": chosen, "scores": scores, "note": note, "metric": metric, "membership": U[chosen]},
+    )
 
