@@ -283,9 +283,12 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         that R's ``kmeans`` and so ConsensusClusterPlus's ``clusterAlg="km"`` run: k random
         objects as the starting centres, optimal-transfer and quick-transfer stages, at most
         10 passes (ConsensusClusterPlus's ``iter.max``). From the same start its labels are R's.
-        It moves single objects while that lowers the within sum of squares, so it leaves the
-        poor local optima Lloyd's iterations stop in; docs/guide/monti.rst shows where that
-        changes the K picked.
+        ``"init"``: ``"random"`` (k random objects) or ``"k-means++"`` (Arthur & Vassilvitskii
+        2007); the default is each algorithm's own (k-means++ for Lloyd, random objects for
+        Hartigan-Wong, as R). The default stays Lloyd: Hartigan-Wong from random objects
+        reproduces ConsensusClusterPlus's curves (its K on yeast), including its failure on
+        well-separated blobs, where random starts put two centres in one blob;
+        docs/guide/monti.rst has the measurements.
     generator : str, default="kmeans"
         A registered generator (consensus methods only; unused for an Ensemble).
     n_partitions : int, default=50
