@@ -53,9 +53,10 @@ if (length(args) > 2 && args[3] == "lloyd") {
   alg <- "kmLloyd"
 }
 t0 <- proc.time()[["elapsed"]]
-res <- suppressWarnings(suppressMessages(ConsensusClusterPlus(d, maxK = 8, reps = 100, pItem = 0.8,
+# verbose: CCP's "random subsample i" messages on stderr count the resamples begun (see run_ccp)
+res <- suppressWarnings(ConsensusClusterPlus(d, maxK = 8, reps = 100, pItem = 0.8,
                         pFeature = 1, clusterAlg = alg, distance = "euclidean",
-                        seed = as.numeric(args[2]), plot = NULL, verbose = TRUE)))
+                        seed = as.numeric(args[2]), plot = NULL, verbose = TRUE))
 elapsed <- proc.time()[["elapsed"]] - t0
 pac <- sapply(2:8, function(k) { m <- res[[k]]$consensusMatrix; v <- m[lower.tri(m)]; mean(v > 0.1 & v <= 0.9) })
 cat(sprintf("{\"seconds\": %.6f, \"pac\": [%s]}\n", elapsed, paste(sprintf("%.6f", pac), collapse = ", ")))
