@@ -11,6 +11,7 @@
 // comparisons with updated[] and live[] are the paper's.
 #include "cclust/hartigan_wong.hpp"
 
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -51,30 +52,28 @@ class HartiganWong {
     const double* row(int64_t i) const { return x_ + i * n_; }
     double* centre(int32_t l) const { return c_ + static_cast<int64_t>(l) * n_; }
 
-    double sq_dist(int64_t i, int32_t l) const {
+    // Squared distance from object i to centre l, summed feature by feature; the sum stops as
+    // soon as it reaches bound (partial sums only grow), returning that partial sum.
+    double partial_sq_dist(int64_t i, int32_t l, double bound) const {
         const double* a = row(i);
         const double* b = centre(l);
         double s = 0.0;
         for (int64_t j = 0; j < n_; ++j) {
             const double t = a[j] - b[j];
             s += t * t;
+            if (s >= bound) break;
         }
         return s;
     }
 
-    // True when the squared distance from i to l is below bound; the sum stops as soon as it
-    // reaches the bound (partial sums only grow). *out is the full distance when it returns true.
+    double sq_dist(int64_t i, int32_t l) const {
+        return partial_sq_dist(i, l, std::numeric_limits<double>::infinity());
+    }
+
+    // True when the squared distance from i to l is below bound; *out is then that distance.
     bool below(int64_t i, int32_t l, double bound, double* out) const {
-        const double* a = row(i);
-        const double* b = centre(l);
-        double s = 0.0;
-        for (int64_t j = 0; j < n_; ++j) {
-            const double t = a[j] - b[j];
-            s += t * t;
-            if (s >= bound) return false;
-        }
-        *out = s;
-        return true;
+        *out = partial_sq_dist(i, l, bound);
+        return *out < bound;
     }
 
     // Each object to its closest centre, the runner-up as its second (ties keep the lower index).
