@@ -78,6 +78,7 @@ MODULES = {
     "_addremadd": ["addremadd.cpp"],
     "_bayesian": ["bayesian.cpp"],
     "_crowd_agreement": ["crowd_agreement.cpp"],
+    "_hartigan_wong": ["hartigan_wong.cpp"],
 }
 
 extensions = [

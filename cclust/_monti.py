@@ -75,11 +75,60 @@ def sample_size(n, p_item):
     return int(math.floor(p_item * n))
 
 
-def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None):
+#: k-means algorithms of the Monti inner clusterer (``inner_params={"algorithm": ...}``).
+KMEANS_ALGORITHMS = ("lloyd", "hartigan-wong")
+#: ConsensusClusterPlus's ``kmeans(..., iter.max = 10)``.
+HW_MAX_ITER = 10
+
+
+#: Starting centres of the Monti inner k-means (``inner_params={"init": ...}``).
+KMEANS_INITS = ("random", "k-means++")
+
+
+def hartigan_wong_labels(rows, k, rng, max_iter=HW_MAX_ITER, init="random"):
+    """One k-means run by Hartigan & Wong's (1979) AS 136 from k distinct objects.
+
+    ``init="random"`` is R's ``kmeans(x, k, nstart = 1)`` start, ConsensusClusterPlus's: k of
+    the objects drawn without replacement as the centres; ``"k-means++"`` draws them by Arthur &
+    Vassilvitskii's (2007) D^2 sampling (the engine's greedy variant, as the Lloyd route). Either
+    way they are drawn again uniformly among the distinct rows when two chosen rows coincide
+    (R's ``unique(x)``). Then optimal-transfer and quick-transfer stages until the optimal-transfer
+    stage moves nothing, at most ``max_iter`` passes (ConsensusClusterPlus: 10; R warns when
+    they run out and keeps the labels, so do we), and at most 50 m quick-transfer steps (R's
+    bound). The labels are R's for the same starting centres (tests compare them); the draw of
+    the centres comes from NumPy, not R's generator. With k equal to the number of objects each
+    object is its own cluster (AS 136 needs k < m; that is its exact optimum).
+    """
+    from cclust._ext._hartigan_wong import hartigan_wong
+
+    m = rows.shape[0]
+    if k >= m:
+        return np.arange(m, dtype=np.int32)
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    if init == "random":
+        start = rows[rng.choice(m, size=k, replace=False)]
+    else:
+        from cclust import _engine
+
+        start = rows[_engine.seed_objects(_engine.MixedSpace.dense(rows), k, "k-means++", rng, 1)]
+    if len(np.unique(start, axis=0)) < k:
+        distinct = np.unique(rows, axis=0)
+        start = distinct[rng.choice(len(distinct), size=k, replace=False)]
+    labels, _, _, _, status = hartigan_wong(rows, start, max_iter,
+                                            min(50 * m, 2**31 - 1))
+    if status in (1, 3):  # cannot happen from k < m distinct data points as centres
+        raise RuntimeError(f"Hartigan-Wong k-means failed (AS 136 fault {status}) with k={k}, m={m}")
+    return labels
+
+
+def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algorithm="lloyd", init=None):
     """Labels of every resample at every K: K -> (n, H) int32, -1 for objects not drawn.
 
-    ``inner="kmeans"``: one k-means run (k-means++ seeding, Lloyd) at exactly K on each resample
-    (the registered ``kmeans`` generator with ``k_range=(K, K)``), seeded by (K, h) only.
+    ``inner="kmeans"``: one k-means run at exactly K on each resample, seeded by (K, h) only:
+    ``algorithm="lloyd"``, Lloyd iterations from ``init`` (None: k-means++; the registered
+    ``kmeans`` generator with ``k_range=(K, K)``); ``algorithm="hartigan-wong"``, R's default
+    k-means as ConsensusClusterPlus calls it (:func:`hartigan_wong_labels`; ``init`` None:
+    random objects, as R).
     ``inner="hierarchical"``: one average-linkage tree of the resample's Euclidean distances,
     cut at every K (as ConsensusClusterPlus does with ``clusterAlg="hc"``).
     ``features``: per resample, the features it clusters on (None: all).
@@ -101,7 +150,11 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None):
             rng = np.random.default_rng(spawn_seed_sequences(int(seeds[k][h]), 1)[0])
             rng.integers(k, k + 1)               # the generator's draw of K_i
             rows = resample_rows(X, idx, None if features is None else features[h])
-            out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(rows), k, rng, "k-means++", 100, 1e-4)[0]
+            if algorithm == "hartigan-wong":
+                out[k][idx, h] = hartigan_wong_labels(rows, k, rng, init=init or "random")
+            else:
+                out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(rows), k, rng, init or "k-means++", 100,
+                                                1e-4)[0]
 
         tasks = [(k, h) for k in k_values for h in range(len(samples))]
     else:

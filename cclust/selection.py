@@ -185,7 +185,33 @@ class SelectKResult:
                 f"best_k={self.best_k}, criterion={self.criterion!r})")
 
 
-def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", generator="kmeans",
+def _inner_algorithm(inner, inner_params, method):
+    """``(algorithm, init)`` named by select_k's ``inner_params`` (None: Lloyd, its own init)."""
+    from cclust import _monti
+
+    if inner_params is None:
+        return "lloyd", None
+    if not isinstance(inner_params, dict):
+        raise ValidationError(f"inner_params must be a dict or None, got {type(inner_params).__name__}.")
+    if method != "monti" or inner != "kmeans":
+        raise ValidationError(
+            f"inner_params sets the k-means inner clusterer of method='monti', inner='kmeans'; got "
+            f"method={method!r}, inner={inner!r}.")
+    unknown = sorted(set(inner_params) - {"algorithm", "init"})
+    if unknown:
+        raise ValidationError(f"inner_params has unknown key(s) {unknown}; the k-means inner clusterer takes "
+                              "'algorithm' and 'init'.")
+    algorithm = inner_params.get("algorithm", "lloyd")
+    if algorithm not in _monti.KMEANS_ALGORITHMS:
+        raise ValidationError(f"inner_params['algorithm'] must be one of {list(_monti.KMEANS_ALGORITHMS)}, "
+                              f"got {algorithm!r}.")
+    init = inner_params.get("init")
+    if init is not None and init not in _monti.KMEANS_INITS:
+        raise ValidationError(f"inner_params['init'] must be one of {list(_monti.KMEANS_INITS)}, got {init!r}.")
+    return algorithm, init
+
+
+def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner_params=None, generator="kmeans",
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion="pac", pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto",
              random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None):
@@ -251,6 +277,18 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
         The clusterer of the Monti protocol: one k-means run at exactly K (k-means++ seeding,
         Lloyd iterations; the registered ``kmeans`` generator with ``k_range=(K, K)``), or the
         average-linkage tree of the resample's Euclidean distances cut at K.
+    inner_params : dict or None
+        Settings of the ``inner="kmeans"`` clusterer: ``{"algorithm": "lloyd"}`` (the default)
+        or ``{"algorithm": "hartigan-wong"}``, the algorithm of Hartigan & Wong (1979, AS 136)
+        that R's ``kmeans`` and so ConsensusClusterPlus's ``clusterAlg="km"`` run: k random
+        objects as the starting centres, optimal-transfer and quick-transfer stages, at most
+        10 passes (ConsensusClusterPlus's ``iter.max``). From the same start its labels are R's.
+        ``"init"``: ``"random"`` (k random objects) or ``"k-means++"`` (Arthur & Vassilvitskii
+        2007); the default is each algorithm's own (k-means++ for Lloyd, random objects for
+        Hartigan-Wong, as R). The default stays Lloyd: Hartigan-Wong from random objects
+        reproduces ConsensusClusterPlus's curves (its K on yeast), including its failure on
+        well-separated blobs, where random starts put two centres in one blob;
+        docs/guide/monti.rst has the measurements.
     generator : str, default="kmeans"
         A registered generator (consensus methods only; unused for an Ensemble).
     n_partitions : int, default=50
@@ -357,6 +395,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
     monti = method == "monti"
     if inner not in _monti.INNER:
         raise ValidationError(f"inner must be one of {list(_monti.INNER)}, got {inner!r}.")
+    algorithm, init = _inner_algorithm(inner, inner_params, method)
     if labels_from not in ("consensus", "fit"):
         raise ValidationError(f"labels_from must be 'consensus' or 'fit', got {labels_from!r}.")
     if matrix not in ("auto", "dense", "sparse"):
@@ -457,7 +496,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", gener
     fit_labels = {}
     with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
         if monti:
-            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features)
+            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features, algorithm, init)
         else:
             runs = {}
             for row, k in enumerate(ks):
