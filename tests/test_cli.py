@@ -708,6 +708,21 @@ def test_select_k_reports_the_api_recommendation(tmp_path, capsys):
     assert code == 0 and "best K =" in out and "PAC" in out
 
 
+def test_select_k_runs_the_kmeans_algorithm_it_is_given(capsys):
+    # --kmeans-algorithm/--kmeans-init reach select_k's inner_params: same PAC as the API call.
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "4", "--resamples", "6", "--seed", "3",
+                             "--kmeans-algorithm", "hartigan-wong", "--format", "json")
+    assert code == 0, err
+    X, _ = load_iris()
+    expected = cclust.select_k(X, range(2, 5), n_resamples=6, random_state=3,
+                               inner_params={"algorithm": "hartigan-wong"})
+    lloyd = cclust.select_k(X, range(2, 5), n_resamples=6, random_state=3)
+    np.testing.assert_allclose(json.loads(out)["pac"], expected.pac)
+    assert not np.allclose(expected.pac, lloyd.pac) or not np.array_equal(expected.labels[3], lloyd.labels[3])
+    assert_user_error(capsys, ["select-k", "iris", "--k-range", "2", "3", "--inner", "hierarchical",
+                               "--kmeans-algorithm", "hartigan-wong"], "--kmeans-algorithm", "--inner kmeans")
+
+
 def test_cli_docstring_examples():
     # tests/test_docs.py leaves the cclust.cli package out of its sweep; its examples are checked here.
     import doctest

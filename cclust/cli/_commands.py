@@ -496,7 +496,13 @@ def select_k(args, out=None):
         select = cclust.select_k
     except ImportError as exc:
         raise UserError(f"select-k is not available in this installation of cclust ({exc}).") from None
-    result = select(X, range(low, high + 1), method=args.method, inner=args.inner, generator=generator,
+    inner_params = {key: value for key, value in (("algorithm", args.kmeans_algorithm),
+                                                  ("init", args.kmeans_init)) if value is not None}
+    if inner_params and (args.method != "monti" or args.inner != "kmeans"):
+        raise UserError("--kmeans-algorithm and --kmeans-init set the k-means of the monti method "
+                        "(--method monti --inner kmeans); drop them or choose that method.")
+    result = select(X, range(low, high + 1), method=args.method, inner=args.inner,
+                    inner_params=inner_params or None, generator=generator,
                     n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
                     feature_subsample=args.feature_subsample,
                     item_weights=_read_weights(args.item_weights, "--item-weights"),

@@ -259,6 +259,12 @@ def build_parser():
     p.add_argument("--inner", choices=("kmeans", "hierarchical"), default="kmeans",
                    help="clusterer of the monti method: k-means at exactly K, or average linkage of the "
                         "Euclidean distances cut at K (default kmeans)")
+    p.add_argument("--kmeans-algorithm", choices=("lloyd", "hartigan-wong"), default=None,
+                   help="k-means of --inner kmeans: lloyd (default) or hartigan-wong, the algorithm of "
+                        "Hartigan & Wong (1979) that R's kmeans and so ConsensusClusterPlus run")
+    p.add_argument("--kmeans-init", choices=("random", "k-means++"), default=None,
+                   help="starting centres of --inner kmeans (default: k-means++ for lloyd, random objects "
+                        "for hartigan-wong, as R)")
     p.add_argument("--resamples", type=_positive_int, default=None, metavar="N",
                    help="subsamples per K (Monti et al.'s H; default 100 for monti, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
