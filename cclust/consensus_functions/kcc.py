@@ -104,7 +104,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     partition: one BLAS product per partition and pass, O(n (r + K)) working memory beside the
     n x sum K_i membership matrix (within the O(n r K) of the hard engine; refused past
     ``max_bytes``). Gamma is computed from the soft contingency table (the clusters' summed
-    memberships) and the normalised utilities divide by |mu(P_i)| with P_i the mean membership
+    memberships) and the normalised utilities divide by ``|mu(P_i)|`` with P_i the mean membership
     row. Every rule (k-means++ on the rows' squared Euclidean distance, ties, empty clusters,
     the stop rule, restarts) and every floating operation on a one-hot row are the hard
     engine's, so a SoftEnsemble of 0/1 partitions gives the hard KCC's labels and Gamma.
