@@ -1,8 +1,10 @@
 #include "cclust/kmeans.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -153,6 +155,224 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
     fail("bad label at row " + str(x));
 }
 
+// ---- The categorical lookup kernel in instruction-set variants (see kmeans.hpp) ------------
+//
+// out[j * stride + k] = sum over partitions i, in order, of table[(slot_of[i] + L[j, i]) * stride
+// + k] for the `count` objects whose label rows start at `labels`: the lookup-adds of a pass
+// with no dense block, written once over vectors of W doubles and compiled once per variant
+// (always inlined into a function with that variant's target). Objects go in blocks of B whose
+// partitions are walked together, so B independent chains of adds hide the add latency; each
+// object's own sum is still added in partition order, from +0, as object_costs adds it, so the
+// variants and object_costs agree bit for bit. The table's rows (`stride` doubles) are padded
+// with zeros to whole vectors of the variant.
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CCLUST_NO_SIMD_VARIANTS)
+#define CCLUST_VECTOR_KERNEL 1
+#if defined(__x86_64__) || defined(__i386__)
+#define CCLUST_X86_VARIANTS 1
+#endif
+#endif
+
+typedef void (*LookupRows)(const int32_t* labels, int64_t r, int64_t count,
+                           const int64_t* slot_of, const double* table, int64_t stride,
+                           double* out);
+
+// Objects per call of a lookup kernel (their costs stay in L1), and the table's alignment slack.
+constexpr int64_t kBlockRows = 32;
+constexpr int64_t kTableAlign = 64 / sizeof(Lanes);
+
+inline Lanes* aligned_lanes(Lanes* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    return reinterpret_cast<Lanes*>((a + 63) / 64 * 64);
+}
+
+#if defined(CCLUST_VECTOR_KERNEL)
+#define CCLUST_INLINE inline __attribute__((always_inline))
+
+template <int W>
+struct SimdVec {
+    typedef double T __attribute__((vector_size(W * sizeof(double)), aligned(sizeof(double))));
+};
+
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r,
+                                const int64_t* __restrict slot_of, const double* __restrict table,
+                                double* __restrict out) {
+    typedef typename SimdVec<W>::T Vec;
+    constexpr int64_t stride = int64_t{W} * NV;
+    Vec acc[B][NV];
+    for (int b = 0; b < B; ++b) {
+        for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+    }
+    for (int64_t i = 0; i < r; ++i) {
+        const int64_t s = slot_of[i];
+        for (int b = 0; b < B; ++b) {
+            const Vec* t = reinterpret_cast<const Vec*>(table + (s + labels[b * r + i]) * stride);
+            for (int q = 0; q < NV; ++q) acc[b][q] += t[q];
+        }
+    }
+    for (int b = 0; b < B; ++b) std::memcpy(out + b * stride, acc[b], sizeof acc[b]);
+}
+
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t count,
+                                     const int64_t* slot_of, const double* table, double* out) {
+    constexpr int64_t stride = int64_t{W} * NV;
+    int64_t j = 0;
+    for (; j + B <= count; j += B) {
+        lookup_block<W, NV, B>(labels + j * r, r, slot_of, table, out + j * stride);
+    }
+    for (; j < count; ++j) lookup_block<W, NV, 1>(labels + j * r, r, slot_of, table, out + j * stride);
+}
+
+// Any stride (wide tables): one object at a time, the sums in `out`.
+CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, int64_t count,
+                                   const int64_t* __restrict slot_of,
+                                   const double* __restrict table, int64_t stride,
+                                   double* __restrict out) {
+    for (int64_t j = 0; j < count; ++j) {
+        double* o = out + j * stride;
+        const int32_t* lab = labels + j * r;
+        for (int64_t k = 0; k < stride; ++k) o[k] = 0.0;
+        for (int64_t i = 0; i < r; ++i) {
+            const double* t = table + (slot_of[i] + lab[i]) * stride;
+            for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
+        }
+    }
+}
+
+// Objects per block: as many accumulator vectors as leave room in `regs` registers, at most 8.
+constexpr int block_for(int regs, int nv) {
+    return regs / nv < 1 ? 1 : (regs / nv > 8 ? 8 : regs / nv);
+}
+
+template <int W, int REGS>
+CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
+                               const int64_t* slot_of, const double* table, int64_t stride,
+                               double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                  \
+    case NV:                                                                                    \
+        lookup_rows_fixed<W, NV, block_for(REGS, NV)>(labels, r, count, slot_of, table, out);  \
+        return;
+    switch (stride / W) {
+        CCLUST_LOOKUP_CASE(1)
+        CCLUST_LOOKUP_CASE(2)
+        CCLUST_LOOKUP_CASE(3)
+        CCLUST_LOOKUP_CASE(4)
+        CCLUST_LOOKUP_CASE(5)
+        CCLUST_LOOKUP_CASE(6)
+        CCLUST_LOOKUP_CASE(7)
+        CCLUST_LOOKUP_CASE(8)
+        default:
+            break;
+    }
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows_any(labels, r, count, slot_of, table, stride, out);
+}
+
+// Baseline: 2-double vectors (SSE2 on x86-64), 16 registers.
+void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
+                          const int64_t* slot_of, const double* table, int64_t stride,
+                          double* out) {
+    if (stride / 2 > 8) {  // up to 32 clusters in 2-double vectors
+        switch (stride / 2) {
+            case 9: lookup_rows_fixed<2, 9, 1>(labels, r, count, slot_of, table, out); return;
+            case 10: lookup_rows_fixed<2, 10, 1>(labels, r, count, slot_of, table, out); return;
+            case 11: lookup_rows_fixed<2, 11, 1>(labels, r, count, slot_of, table, out); return;
+            case 12: lookup_rows_fixed<2, 12, 1>(labels, r, count, slot_of, table, out); return;
+            case 13: lookup_rows_fixed<2, 13, 1>(labels, r, count, slot_of, table, out); return;
+            case 14: lookup_rows_fixed<2, 14, 1>(labels, r, count, slot_of, table, out); return;
+            case 15: lookup_rows_fixed<2, 15, 1>(labels, r, count, slot_of, table, out); return;
+            case 16: lookup_rows_fixed<2, 16, 1>(labels, r, count, slot_of, table, out); return;
+            default: break;
+        }
+    }
+    lookup_rows<2, 12>(labels, r, count, slot_of, table, stride, out);
+}
+
+#if defined(CCLUST_X86_VARIANTS)
+// AVX2: 4-double vectors, 16 registers.
+__attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int64_t r,
+                                                      int64_t count, const int64_t* slot_of,
+                                                      const double* table, int64_t stride,
+                                                      double* out) {
+    lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, out);
+}
+
+// AVX-512: 8-double vectors, 32 registers.
+__attribute__((target("avx512f"))) void lookup_rows_avx512(const int32_t* labels, int64_t r,
+                                                           int64_t count, const int64_t* slot_of,
+                                                           const double* table, int64_t stride,
+                                                           double* out) {
+    lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, out);
+}
+#endif
+#endif  // CCLUST_VECTOR_KERNEL
+
+// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors.
+int64_t row_width(int32_t variant, int64_t kc) {
+    const int64_t w = variant == kSimdAvx512 ? 8 : variant == kSimdAvx2 ? 4 : kLane;
+    return (kc + w - 1) / w * w;
+}
+
+bool cpu_supports(int32_t variant) {
+    switch (variant) {
+        case kSimdBaseline:
+            return true;
+#if defined(CCLUST_X86_VARIANTS)
+        case kSimdAvx2:
+            return __builtin_cpu_supports("avx2");
+        case kSimdAvx512:
+            return __builtin_cpu_supports("avx512f");
+#endif
+        default:
+            return false;
+    }
+}
+
+int32_t best_supported() {
+    for (int32_t v = kSimdAvx512; v > kSimdBaseline; --v) {
+        if (cpu_supports(v)) return v;
+    }
+    return kSimdBaseline;
+}
+
+// CCLUST_KMEANS_SIMD, read once: a supported variant's name, else the widest supported.
+int32_t automatic_variant() {
+    static const int32_t chosen = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_SIMD");
+        const std::string name = env != nullptr ? env : "";
+        const int32_t asked = name == "baseline" ? kSimdBaseline
+                              : name == "avx2"   ? kSimdAvx2
+                              : name == "avx512" ? kSimdAvx512
+                                                 : -1;
+        return asked >= 0 && cpu_supports(asked) ? asked : best_supported();
+    }();
+    return chosen;
+}
+
+std::atomic<int32_t> forced_variant{-1};
+
+int32_t current_variant() {
+    const int32_t forced = forced_variant.load(std::memory_order_relaxed);
+    return forced >= 0 ? forced : automatic_variant();
+}
+
+// The variant's kernel, or null where only object_costs runs (no vector extension).
+LookupRows lookup_kernel(int32_t variant) {
+#if defined(CCLUST_VECTOR_KERNEL)
+#if defined(CCLUST_X86_VARIANTS)
+    if (variant == kSimdAvx512) return lookup_rows_avx512;
+    if (variant == kSimdAvx2) return lookup_rows_avx2;
+#endif
+    (void)variant;
+    return lookup_rows_baseline;
+#else
+    (void)variant;
+    return nullptr;
+#endif
+}
+
 // Costs of object x against kc centres into acc[0..kLane kq): the dense part against `dense`
 // (kc x d), then, partition by partition in order, the table row of each label. The table has
 // kq Lanes per label slot (entry k = weighted cost of that label under centre k). Labels must
@@ -235,12 +455,15 @@ struct Centres {
 class Engine {
 public:
     Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads)
-        : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r), kc_(kc), kq_(lanes_for(kc)),
+        : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r),
+          lookup_(sh.d == 0 && sh.r > 0 ? lookup_kernel(current_variant()) : nullptr), kc_(kc),
+          kq_(lookup_ != nullptr ? lanes_for(row_width(current_variant(), kc)) : lanes_for(kc)),
           kp_(kLane * kq_), chunks_(n_chunks(sh.n)), nt_(team_size(n_threads, chunks_)),
-          table_(static_cast<size_t>(slots_.count * kq_)),
+          table_(static_cast<size_t>(slots_.count * kq_ + kTableAlign)),
+          table_base_(aligned_lanes(table_.data())),
           chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
           chunk_count_(static_cast<size_t>(chunks_), 0),
-          scratch_(static_cast<size_t>(nt_ * kp_), 0.0),
+          scratch_(static_cast<size_t>(nt_ * (lookup_ != nullptr ? kBlockRows : 1) * kp_), 0.0),
           lane_scratch_(static_cast<size_t>(nt_ * kq_)), weighted_(weighted(rows)),
           scaled_(rows.row_scale != nullptr) {}
 
@@ -456,7 +679,7 @@ private:
     };
 
     Column column(int64_t k, int64_t i) {
-        return Column{table_.data() + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
+        return Column{table_base_ + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
                       k % kLane};
     }
 
@@ -569,37 +792,63 @@ private:
         return total;
     }
 
+    // Calls each(x, acc) for x = start..stop-1 in order, acc holding the object's costs to the
+    // kc centres (finished for scaled rows): object by object through object_costs, or, with no
+    // dense block, kBlockRows objects at a time through the variant's lookup kernel (the same
+    // sums, bit for bit).
+    template <int KQ, class Each>
+    void each_cost(int64_t start, int64_t stop, int tid, const double* dense, Each&& each) {
+        const int64_t kq = kq_, kp = kp_, r = sh_.r;
+        const int64_t* slot_of = slots_.of.data();
+        const Lanes* table = table_base_;
+        if (lookup_ != nullptr) {
+            double* block = scratch_.data() + tid * kBlockRows * kp;
+            const double* flat = reinterpret_cast<const double*>(table);
+            for (int64_t x0 = start; x0 < stop; x0 += kBlockRows) {
+                const int64_t count = std::min(kBlockRows, stop - x0);
+                lookup_(rows_.labels + x0 * r, r, count, slot_of, flat, kp, block);
+                for (int64_t j = 0; j < count; ++j) {
+                    double* acc = block + j * kp;
+                    finish_costs(x0 + j, acc);
+                    each(x0 + j, acc);
+                }
+            }
+            return;
+        }
+        double* acc = scratch_.data() + tid * kp;
+        Lanes* lanes = lane_scratch_.data() + tid * kq;
+        for (int64_t x = start; x < stop; ++x) {
+            object_costs<KQ>(rows_, x, kc_, kq, slot_of, dense, table, acc, lanes);
+            finish_costs(x, acc);
+            each(x, acc);
+        }
+    }
+
     template <int KQ>
     void lloyd_pass_impl(const double* dense, const int32_t* labels, int32_t* best,
                          double* best_cost) {
-        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_,
-                      kq = kq_, kp = kp_;
+        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_;
         const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             int64_t* counts = thread_counts_.data() + tid * (kc + 1) * width;
             int64_t* sizes = thread_sizes_.data() + tid * (kc + 1);
             double objective = 0.0;
             int64_t moved = 0;
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
-                finish_costs(x, acc);
+            each_cost<KQ>(start, stop, tid, dense, [&](int64_t x, const double* acc) {
                 const int64_t cur = labels[x];
                 int64_t b = argmin(acc, kc);
                 if (acc[cur] == acc[b]) b = cur;  // ties keep the current cluster: no churn
                 objective += weighted_ ? object_weight(x) * acc[cur] : acc[cur];
                 best[x] = static_cast<int32_t>(b);
                 best_cost[x] = acc[b];
-                if (b == cur) continue;
+                if (b == cur) return;
                 // Only a move changes the counts; late passes move few objects, so this costs
                 // far less than recounting the n x r matrix.
                 moved += 1;
                 sizes[cur] -= 1;
                 sizes[b] += 1;
-                if (weighted_) continue;  // weigh_chunk recounts the chunk below
+                if (weighted_) return;  // weigh_chunk recounts the chunk below
                 const int32_t* lab = rows_.labels + x * r;
                 int64_t* from = counts + cur * width;
                 int64_t* to = counts + b * width;
@@ -607,7 +856,7 @@ private:
                     from[slot_of[i] + lab[i]] -= 1;
                     to[slot_of[i] + lab[i]] += 1;
                 }
-            }
+            });
             // Feature sums are floating, so they are not updated by differences: a chunk with a
             // move is summed again from scratch, which gives exactly what a full recount would.
             if (moved > 0 && weighted_) {
@@ -624,17 +873,10 @@ private:
 
     template <int KQ>
     void cost_pass_impl(const double* dense, const int32_t* given, int32_t* best, double* costs) {
-        const int64_t kc = kc_, kq = kq_, kp = kp_;
-        const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
+        const int64_t kc = kc_;
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
-            const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             double total = 0.0;
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
-                finish_costs(x, acc);
+            each_cost<KQ>(start, stop, thread_id(), dense, [&](int64_t x, const double* acc) {
                 double cost;
                 if (given != nullptr) {
                     cost = acc[given[x]];
@@ -645,45 +887,41 @@ private:
                 }
                 if (costs != nullptr) costs[x] = cost;
                 total += weighted_ ? object_weight(x) * cost : cost;
-            }
+            });
             chunk_value_[static_cast<size_t>(c * kc)] = total;
         });
     }
 
     template <int KQ>
     void candidate_pass_impl(const double* dense, const double* closest, double* dist) {
-        const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
-        const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
+        const int64_t n = sh_.n, kc = kc_;
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
-            const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             double* potential = chunk_value_.data() + c * kc;
             std::fill(potential, potential + kc, 0.0);
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+            each_cost<KQ>(start, stop, thread_id(), dense, [&](int64_t x, const double* acc) {
                 for (int64_t t = 0; t < kc; ++t) {
                     const double v = closest != nullptr ? std::min(closest[x], acc[t]) : acc[t];
                     dist[t * n + x] = v;
                     potential[t] += v;
                 }
-            }
+            });
         });
     }
 
     const MixedRows& rows_;
     const Shape sh_;
     const Slots slots_;
+    const LookupRows lookup_;  // the variant's kernel when there is no dense block, else null
     const int64_t kc_;      // centres compared per pass (clusters or k-means++ trials)
     const int64_t kq_;      // Lanes per table row
     const int64_t kp_;      // kc_ padded to whole Lanes
     const int64_t chunks_;
     const int nt_;
-    std::vector<Lanes> table_;         // slots x kq; missing slots stay zero
+    std::vector<Lanes> table_;         // slots x kq (+ alignment); missing slots stay zero
+    Lanes* const table_base_;          // its first row, on a cache-line boundary
     std::vector<double> chunk_value_;  // chunks x kc: objective (lane 0) or potentials
     std::vector<int64_t> chunk_count_;
-    std::vector<double> scratch_;      // nt x kp, each thread's costs of one object
+    std::vector<double> scratch_;      // nt x kp (kernel: nt x kBlockRows x kp), per thread costs
     std::vector<Lanes> lane_scratch_;  // nt x kq, accumulators for the any-count fallback
     std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
     std::vector<int64_t> thread_sizes_;   // nt x (kc + 1)
@@ -853,6 +1091,19 @@ int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, i
     if (changed == 0) return kStopStable;
     if (it == max_iter) return kStopMaxIter;
     return -1;
+}
+
+bool kmeans_simd_supported(int32_t variant) {
+    return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant) != nullptr);
+}
+
+int32_t kmeans_simd_variant() { return current_variant(); }
+
+void kmeans_force_simd(int32_t variant) {
+    if (variant != -1 && !kmeans_simd_supported(variant)) {
+        fail("SIMD variant " + str(int64_t{variant}) + " is not supported by this build and CPU");
+    }
+    forced_variant.store(variant, std::memory_order_relaxed);
 }
 
 void reseed(int32_t* labels, const double* costs, int64_t n, int64_t* sizes, int64_t n_clusters) {
