@@ -232,6 +232,8 @@ def main():
     ap.add_argument("--r", type=int, default=R, help="partitions (columns repeated when > 100)")
     ap.add_argument("--hashes", choices=["record", "check"])
     ap.add_argument("--no-bound", action="store_true")
+    ap.add_argument("--variants", nargs="+", default=None,
+                    help="engine SIMD variants to time (default: the automatic one)")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "cclust_bench_kcc_pass"))
     ap.add_argument("--output")
     args = ap.parse_args()
@@ -245,13 +247,14 @@ def main():
     from cclust._ext import _kmeans
 
     variant = getattr(_kmeans, "simd_variant", lambda: "baseline")()
+    engine_variants = args.variants or [variant]
     work = tempfile.mkdtemp(prefix="kcc_pass_bound_")
     exe = None if args.no_bound else build_bound(work)
-    lines = [f"KCC Lloyd pass vs the lookup-add bound; engine variant {variant}; r = {args.r}; "
+    lines = [f"KCC Lloyd pass vs the lookup-add bound; automatic engine variant {variant}; r = {args.r}; "
              f"best of {args.repeats}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
              f"load average {os.getloadavg()[0]:.2f}", "",
-             "| data | n | K | threads | engine ms/pass | engine ns/add | bound ns/add (W, B) | ratio |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| data | n | K | threads | variant | engine ms/pass | engine ns/add | bound ns/add (W, B) | ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for n in args.sizes:
         name = "pendigits" if n == 10992 else "blobs"
         L, offsets = label_matrix(name, n, args.cache)
@@ -264,9 +267,14 @@ def main():
         for k in args.ks:
             adds = n * r * k
             for t in args.threads:
-                sec, _ = engine_pass(L, offsets, k, t, args.repeats)
-                ens = sec * 1e9 / adds
-                cell, ratio = "-", "-"
+                engine = {}
+                for v in engine_variants:
+                    if hasattr(_kmeans, "_force_simd"):
+                        _kmeans._force_simd(v)
+                    engine[v] = engine_pass(L, offsets, k, t, args.repeats)[0]
+                if hasattr(_kmeans, "_force_simd"):
+                    _kmeans._force_simd(None)
+                cell, bns = "-", None
                 if exe is not None:
                     times = bound_pass(exe, work, L, offsets, k, t, args.repeats, args.col_block)
                     plain = {wb: s for wb, s in times.items() if wb[1] > 0}
@@ -277,9 +285,11 @@ def main():
                     if blocked:
                         cb = min(blocked, key=blocked.get)
                         cell += f"; partition-blocked {blocked[cb] * 1e9 / adds:.3f} (W={cb[0]})"
-                    ratio = f"{ens / bns:.2f}"
-                lines.append(f"| {name} | {n} | {k} | {t} | {sec * 1e3:.2f} | {ens:.3f} | {cell} | {ratio} |")
-                print(lines[-1], flush=True)
+                for v, sec in engine.items():
+                    ens = sec * 1e9 / adds
+                    ratio = f"{ens / bns:.2f}" if bns else "-"
+                    lines.append(f"| {name} | {n} | {k} | {t} | {v} | {sec * 1e3:.2f} | {ens:.3f} | {cell} | {ratio} |")
+                    print(lines[-1], flush=True)
     text = "\n".join(lines)
     print(text)
     if args.output:

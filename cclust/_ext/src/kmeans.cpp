@@ -299,20 +299,28 @@ __attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int
     lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, out);
 }
 
-// AVX-512: 8-double vectors, 32 registers.
-__attribute__((target("avx512f"))) void lookup_rows_avx512(const int32_t* labels, int64_t r,
-                                                           int64_t count, const int64_t* slot_of,
-                                                           const double* table, int64_t stride,
-                                                           double* out) {
-    lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, out);
+// AVX-512: 8-double vectors (4-double ones where 8 would only add padding, see row_width), 32
+// registers.
+__attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
+    const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
+    int64_t stride, double* out) {
+    if (stride % 8 == 0) {
+        lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, out);
+    } else {
+        lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, out);
+    }
 }
 #endif
 #endif  // CCLUST_VECTOR_KERNEL
 
-// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors.
+// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
+// takes 8-double vectors only where they add no padding over 4-double ones: measured on an AMD
+// EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12.
 int64_t row_width(int32_t variant, int64_t kc) {
-    const int64_t w = variant == kSimdAvx512 ? 8 : variant == kSimdAvx2 ? 4 : kLane;
-    return (kc + w - 1) / w * w;
+    const int64_t four = (kc + 3) / 4 * 4, eight = (kc + 7) / 8 * 8;
+    if (variant == kSimdAvx512) return eight == four ? eight : four;
+    if (variant == kSimdAvx2) return four;
+    return (kc + kLane - 1) / kLane * kLane;
 }
 
 bool cpu_supports(int32_t variant) {
@@ -323,7 +331,7 @@ bool cpu_supports(int32_t variant) {
         case kSimdAvx2:
             return __builtin_cpu_supports("avx2");
         case kSimdAvx512:
-            return __builtin_cpu_supports("avx512f");
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
 #endif
         default:
             return false;
@@ -410,6 +418,72 @@ inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t k
     std::memcpy(acc, sum, bytes);
 }
 
+// ---- Identical label rows --------------------------------------------------------------------
+//
+// Objects whose label rows are identical have identical costs to every centre, so a pass with no
+// dense block can compute each distinct row's costs once and hand them to all its objects: the
+// same numbers, bit for bit, in the same object order. Grouping costs a hash of every row and a
+// probe per object (about one table-less pass), so it is tried only on a sample first and kept
+// only when it removes at least half the lookups.
+
+constexpr int64_t kDedupMinRows = 1024;    // below this a pass costs less than grouping
+constexpr int64_t kDedupSample = 8192;     // first rows whose distinct share decides the attempt
+constexpr int64_t kDedupMaxShare = 2;      // keep the groups when distinct rows <= n / this
+
+// A 64-bit hash of a row of labels (four independent lanes of 64-bit words); grouping always
+// compares the rows themselves, so collisions cost time, never correctness.
+inline uint64_t row_hash(const int32_t* lab, int64_t r) {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
+                     0x082EFA98EC4E6C89ull ^ static_cast<uint64_t>(r)};
+    int64_t i = 0;
+    for (; i + 8 <= r; i += 8) {
+        for (int q = 0; q < 4; ++q) {
+            uint64_t w;
+            std::memcpy(&w, lab + i + 2 * q, sizeof w);
+            h[q] = (h[q] ^ w) * kMul;
+            h[q] ^= h[q] >> 29;
+        }
+    }
+    for (; i < r; ++i) h[0] = ((h[0] ^ static_cast<uint32_t>(lab[i])) * kMul) ^ (h[0] >> 31);
+    uint64_t out = h[0];
+    for (int q = 1; q < 4; ++q) out = ((out ^ h[q]) * kMul) ^ (out >> 27);
+    return out;
+}
+
+// Groups the first `count` rows: group[x] = the rank (by first appearance) of x's row among the
+// distinct rows, first[g] = the first object of group g. Returns the number of distinct rows, or
+// -1 as soon as there would be more than `limit`.
+int64_t group_rows(const int32_t* labels, int64_t r, const uint64_t* hash, int64_t count,
+                   int64_t limit, int64_t* group, std::vector<int64_t>& first) {
+    size_t cap = 16;
+    while (cap < 2 * static_cast<size_t>(count)) cap <<= 1;
+    std::vector<int64_t> slot(cap, -1);
+    first.clear();
+    const auto bytes = static_cast<size_t>(r) * sizeof(int32_t);
+    for (int64_t x = 0; x < count; ++x) {
+        size_t p = static_cast<size_t>(hash[x]) & (cap - 1);
+        for (;;) {
+            const int64_t g = slot[p];
+            if (g < 0) {
+                const auto m = static_cast<int64_t>(first.size());
+                if (m >= limit) return -1;
+                slot[p] = m;
+                group[x] = m;
+                first.push_back(x);
+                break;
+            }
+            const int64_t y = first[static_cast<size_t>(g)];
+            if (hash[y] == hash[x] && std::memcmp(labels + y * r, labels + x * r, bytes) == 0) {
+                group[x] = g;
+                break;
+            }
+            p = (p + 1) & (cap - 1);
+        }
+    }
+    return static_cast<int64_t>(first.size());
+}
+
 // Lowest index among the minima of acc[0..kc).
 inline int64_t argmin(const double* acc, int64_t kc) {
     int64_t b = 0;
@@ -468,6 +542,36 @@ public:
           scaled_(rows.row_scale != nullptr) {}
 
     const Slots& slots() const { return slots_; }
+
+    // Groups objects with identical label rows (see row_hash) when that pays: afterwards every
+    // pass computes the costs of the distinct rows only. Labels must have been validated. For
+    // engines that run several passes over the same rows (lloyd, kmeanspp).
+    void group_identical_rows() {
+        const int64_t n = sh_.n, r = sh_.r;
+        if (lookup_ == nullptr || n < kDedupMinRows) return;
+        const int32_t* labels = rows_.labels;
+        std::vector<uint64_t> hash(static_cast<size_t>(n));
+        std::vector<int64_t> group(static_cast<size_t>(n)), first;
+        const int64_t sample = std::min(n, kDedupSample);
+        for (int64_t x = 0; x < sample; ++x) hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
+        if (group_rows(labels, r, hash.data(), sample, sample / kDedupMaxShare, group.data(), first) < 0) {
+            return;
+        }
+        for_each_chunk(n - sample, nt_, [&](int64_t, int64_t start, int64_t stop) {
+            for (int64_t x = sample + start; x < sample + stop; ++x) {
+                hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
+            }
+        });
+        const int64_t m = group_rows(labels, r, hash.data(), n, n / kDedupMaxShare, group.data(), first);
+        if (m < 0) return;
+        group_.swap(group);
+        distinct_labels_.resize(static_cast<size_t>(m * r));
+        for (int64_t g = 0; g < m; ++g) {
+            const int64_t x = first[static_cast<size_t>(g)];
+            std::memcpy(distinct_labels_.data() + g * r, labels + x * r, static_cast<size_t>(r) * sizeof(int32_t));
+        }
+        distinct_costs_.assign(static_cast<size_t>(m * kp_), 0.0);
+    }
 
     // Throws on the first row (lowest index, whatever the thread count) with a bad label.
     void check_labels() {
@@ -603,6 +707,7 @@ public:
                       double* best_cost, int64_t* changed) {
         ensure_tally();
         zero_thread_tally();
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             lloyd_pass_impl<decltype(tag)::value>(dense, labels, best, best_cost);
         });
@@ -614,6 +719,7 @@ public:
     // Costs against given centres: to `given[x]` when given, else to the cheapest centre (written
     // to best[x]). Returns the sum of the costs, in chunk order.
     double cost_pass(const double* dense, const int32_t* given, int32_t* best, double* costs) {
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             cost_pass_impl<decltype(tag)::value>(dense, given, best, costs);
         });
@@ -624,6 +730,7 @@ public:
     // potentials[t] = sum over x of dist[t][x] in chunk order.
     void candidate_pass(const double* dense, const double* closest, double* dist,
                         double* potentials) {
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             candidate_pass_impl<decltype(tag)::value>(dense, closest, dist);
         });
@@ -681,6 +788,27 @@ private:
     Column column(int64_t k, int64_t i) {
         return Column{table_base_ + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
                       k % kLane};
+    }
+
+    // The lookup sums of every distinct row (grouped engines only), before a pass reads them.
+    void distinct_costs() {
+        if (group_.empty()) return;
+        const int64_t r = sh_.r, kp = kp_;
+        const auto m = static_cast<int64_t>(distinct_costs_.size()) / kp;
+        const int64_t blocks = (m + kBlockRows * 8 - 1) / (kBlockRows * 8);
+        const int64_t* slot_of = slots_.of.data();
+        const double* table = reinterpret_cast<const double*>(table_base_);
+        const int32_t* labels = distinct_labels_.data();
+        double* out = distinct_costs_.data();
+        const LookupRows lookup = lookup_;
+        (void)nt_;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(team_size(nt_, blocks))
+#endif
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t g0 = b * kBlockRows * 8, g1 = std::min(m, g0 + kBlockRows * 8);
+            lookup(labels + g0 * r, r, g1 - g0, slot_of, table, kp, out + g0 * kp);
+        }
     }
 
     void clear_table() {
@@ -801,6 +929,21 @@ private:
         const int64_t kq = kq_, kp = kp_, r = sh_.r;
         const int64_t* slot_of = slots_.of.data();
         const Lanes* table = table_base_;
+        if (!group_.empty()) {  // the costs of each object's distinct row (distinct_costs)
+            double* acc = scratch_.data() + tid * kBlockRows * kp;
+            const auto bytes = static_cast<size_t>(kp) * sizeof(double);
+            for (int64_t x = start; x < stop; ++x) {
+                const double* row = distinct_costs_.data() + group_[static_cast<size_t>(x)] * kp;
+                if (scaled_) {
+                    std::memcpy(acc, row, bytes);
+                    finish_costs(x, acc);
+                    each(x, static_cast<const double*>(acc));
+                } else {
+                    each(x, row);
+                }
+            }
+            return;
+        }
         if (lookup_ != nullptr) {
             double* block = scratch_.data() + tid * kBlockRows * kp;
             const double* flat = reinterpret_cast<const double*>(table);
@@ -932,6 +1075,9 @@ private:
     std::vector<double> chunk_mass_;      // weighted: chunks x (kc + 1)
     std::vector<double> centre_norm_;     // scaled: kc, sum_i w_i ||m_{k,i}||^2
     std::vector<double> row_norm_;        // scaled: n, s_x^2 sum of w_i over labelled i
+    std::vector<int64_t> group_;          // grouped: n, each object's distinct row; else empty
+    std::vector<int32_t> distinct_labels_;  // grouped: m x r, the distinct rows
+    std::vector<double> distinct_costs_;  // grouped: m x kp, their lookup sums in the last pass
 };
 
 // Categorical centroids from label counts laid out with partition i's label l in column
@@ -1176,6 +1322,7 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
     Tally tally;
 
     engine.count(labels.data());  // also validates every partition label, once per call
+    engine.group_identical_rows();
     engine.reduce(tally, false);
     centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
                        cur.cat.data());
@@ -1313,6 +1460,7 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
     chosen[static_cast<size_t>(first)] = 1;
 
     Engine engine(rows, sh, n_trials, n_threads);
+    if (k_count > 1) engine.group_identical_rows();  // labels checked by the first engine
     for (int64_t s = 1; s < k_count; ++s) {
         // A running sum in object order, so the draw is the same on any machine and thread count.
         const double total = running_sum(closest.data(), n, 0.0, cum.data());
