@@ -37,6 +37,7 @@ from cclust._ext.core cimport (
     kStopRose,
     kmeanspp as _kmeanspp,
     kmeans_force_simd as _kmeans_force_simd,
+    kmeans_group_rows as _kmeans_group_rows,
     kmeans_simd_supported as _kmeans_simd_supported,
     kmeans_simd_variant as _kmeans_simd_variant,
     last_positive as _last_positive,
@@ -79,6 +80,12 @@ def _force_simd(name):
     if name not in _SIMD_NAMES:
         raise ValueError(f"unknown SIMD variant {name!r}; expected one of {_SIMD_NAMES}")
     _kmeans_force_simd(_SIMD_NAMES.index(name))
+
+
+def _group_rows(on):
+    """Let later calls share one cost computation among objects with identical label rows (the
+    default, True) or not (False). The results are the same either way; for tests and benchmarks."""
+    _kmeans_group_rows(bool(on))
 
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,

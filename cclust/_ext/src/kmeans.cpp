@@ -426,6 +426,8 @@ inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t k
 // probe per object (about one table-less pass), so it is tried only on a sample first and kept
 // only when it removes at least half the lookups.
 
+std::atomic<bool> grouping_on{true};     // kmeans_group_rows
+
 constexpr int64_t kDedupMinRows = 1024;    // below this a pass costs less than grouping
 constexpr int64_t kDedupSample = 8192;     // first rows whose distinct share decides the attempt
 constexpr int64_t kDedupMaxShare = 2;      // keep the groups when distinct rows <= n / this
@@ -548,7 +550,7 @@ public:
     // engines that run several passes over the same rows (lloyd, kmeanspp).
     void group_identical_rows() {
         const int64_t n = sh_.n, r = sh_.r;
-        if (lookup_ == nullptr || n < kDedupMinRows) return;
+        if (lookup_ == nullptr || n < kDedupMinRows || !grouping_on.load(std::memory_order_relaxed)) return;
         const int32_t* labels = rows_.labels;
         std::vector<uint64_t> hash(static_cast<size_t>(n));
         std::vector<int64_t> group(static_cast<size_t>(n)), first;
@@ -1244,6 +1246,8 @@ bool kmeans_simd_supported(int32_t variant) {
 }
 
 int32_t kmeans_simd_variant() { return current_variant(); }
+
+void kmeans_group_rows(bool on) { grouping_on.store(on, std::memory_order_relaxed); }
 
 void kmeans_force_simd(int32_t variant) {
     if (variant != -1 && !kmeans_simd_supported(variant)) {

@@ -173,6 +173,10 @@ int32_t kmeans_simd_variant();
 // automatic choice. Process-wide; meant for tests and benchmarks.
 void kmeans_force_simd(int32_t variant);
 
+// Whether engines constructed from now on may group objects with identical label rows (on by
+// default; the results are the same either way). Process-wide; for tests and benchmarks.
+void kmeans_group_rows(bool on);
+
 // ---- The pieces `lloyd` and `kmeanspp` are made of -----------------------------------------
 //
 // The functions below are what the two drivers above call between passes, exported so that an
