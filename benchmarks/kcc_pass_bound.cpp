@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <vector>
 
@@ -113,14 +114,26 @@ struct Problem {
     int64_t n, r, kc, slots;
 };
 
+// Wall seconds, or with one thread the CPU seconds of this thread (the time it waited for a core
+// on a loaded machine left out), as bench_kcc_pass.py measures the engine.
+bool g_thread_clock = false;
+
+double now() {
+    if (g_thread_clock) {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 template <class F>
 double best_seconds(int repeats, F&& f) {
     double best = 1e300;
     for (int t = 0; t < repeats; ++t) {
-        const auto a = std::chrono::steady_clock::now();
+        const double a = now();
         f();
-        const auto b = std::chrono::steady_clock::now();
-        best = std::min(best, std::chrono::duration<double>(b - a).count());
+        best = std::min(best, now() - a);
     }
     return best;
 }
@@ -169,6 +182,7 @@ int main(int argc, char** argv) {
     p.r = std::atoll(argv[3]);
     p.kc = std::atoll(argv[4]);
     const int threads = std::atoi(argv[6]);
+    g_thread_clock = threads == 1;
     const int repeats = std::atoi(argv[7]);
     const int64_t cb = argc > 8 ? std::atoll(argv[8]) : 0;
     p.labels.resize(static_cast<size_t>(p.n * p.r));

@@ -146,3 +146,26 @@ def test_cpu_flags_match_the_variants():
         pytest.skip("no /proc/cpuinfo flags on this platform")
     assert ("avx2" in VARIANTS) == ("avx2" in flags)
     assert ("avx512" in VARIANTS) == ("avx512f" in flags and "avx512vl" in flags)
+
+
+@pytest.mark.parametrize("k", [10, 26, 40])
+def test_cache_blocked_tables_are_bitwise_the_baseline(k, rng, restore_engine):
+    # 300 partitions of up to 24 labels: the table (about 4,000 label slots x K doubles) is
+    # larger than the kernel's group budget, so the partitions are walked in groups.
+    rows = make_rows(rng, 1200, r=300, k_max=24, missing=0.1, distance=UH)
+    init = rng.integers(0, k, 1200).astype(np.int32)
+    km._force_simd("baseline")
+    km._group_rows(False)
+    base = km.lloyd(*rows, init, k, 10, 0.0, 2)
+    for variant in VARIANTS:
+        for grouped in (False, True):
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert_same(km.lloyd(*rows, init, k, 10, 0.0, 2), base)
+            dup = with_duplicates(rows, rng, 100)
+            km._force_simd("baseline")
+            km._group_rows(False)
+            want = km.lloyd(*dup, init, k, 10, 0.0, 2)
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert_same(km.lloyd(*dup, init, k, 10, 0.0, 2), want)

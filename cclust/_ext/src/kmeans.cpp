@@ -175,11 +175,28 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
 
 typedef void (*LookupRows)(const int32_t* labels, int64_t r, int64_t count,
                            const int64_t* slot_of, const double* table, int64_t stride,
-                           double* out);
+                           int64_t group, double* out);
 
-// Objects per call of a lookup kernel (their costs stay in L1), and the table's alignment slack.
+// Objects per call of a lookup kernel (their costs stay in L1; more when the partitions go in
+// groups, so each group's rows of the table serve more objects), and the table's alignment slack.
 constexpr int64_t kBlockRows = 32;
+constexpr int64_t kGroupedBlockRows = 256;
 constexpr int64_t kTableAlign = 64 / sizeof(Lanes);
+// Cache blocking: a table larger than this is walked in groups of partitions whose rows take
+// about this much (half of a 1 MiB L2), each group for all objects of a call before the next.
+// The environment variable CCLUST_KMEANS_TABLE_GROUP_BYTES (read once; 0 = never) overrides it,
+// for benchmarks.
+constexpr int64_t kTableGroupBytes = 256 * 1024;
+
+int64_t table_group_bytes() {
+    static const int64_t bytes = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_TABLE_GROUP_BYTES");
+        if (env == nullptr || *env == '\0') return kTableGroupBytes;
+        const long long v = std::atoll(env);
+        return v > 0 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+    }();
+    return bytes;
+}
 
 inline Lanes* aligned_lanes(Lanes* p) {
     const auto a = reinterpret_cast<uintptr_t>(p);
@@ -194,17 +211,23 @@ struct SimdVec {
     typedef double T __attribute__((vector_size(W * sizeof(double)), aligned(sizeof(double))));
 };
 
+// Partitions i0..i1-1 of B objects, continuing the sums in `out` unless i0 == 0 (a partial sum
+// stored and loaded again is the same double, so groups change no bit).
 template <int W, int NV, int B>
-CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r,
-                                const int64_t* __restrict slot_of, const double* __restrict table,
-                                double* __restrict out) {
+CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r, int64_t i0,
+                                int64_t i1, const int64_t* __restrict slot_of,
+                                const double* __restrict table, double* __restrict out) {
     typedef typename SimdVec<W>::T Vec;
     constexpr int64_t stride = int64_t{W} * NV;
     Vec acc[B][NV];
     for (int b = 0; b < B; ++b) {
-        for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+        if (i0 == 0) {
+            for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+        } else {
+            std::memcpy(acc[b], out + b * stride, sizeof acc[b]);
+        }
     }
-    for (int64_t i = 0; i < r; ++i) {
+    for (int64_t i = i0; i < i1; ++i) {
         const int64_t s = slot_of[i];
         for (int b = 0; b < B; ++b) {
             const Vec* t = reinterpret_cast<const Vec*>(table + (s + labels[b * r + i]) * stride);
@@ -216,27 +239,36 @@ CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r,
 
 template <int W, int NV, int B>
 CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t count,
-                                     const int64_t* slot_of, const double* table, double* out) {
+                                     const int64_t* slot_of, const double* table, int64_t group,
+                                     double* out) {
     constexpr int64_t stride = int64_t{W} * NV;
-    int64_t j = 0;
-    for (; j + B <= count; j += B) {
-        lookup_block<W, NV, B>(labels + j * r, r, slot_of, table, out + j * stride);
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        int64_t j = 0;
+        for (; j + B <= count; j += B) {
+            lookup_block<W, NV, B>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
+        for (; j < count; ++j) {
+            lookup_block<W, NV, 1>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
     }
-    for (; j < count; ++j) lookup_block<W, NV, 1>(labels + j * r, r, slot_of, table, out + j * stride);
 }
 
 // Any stride (wide tables): one object at a time, the sums in `out`.
 CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, int64_t count,
                                    const int64_t* __restrict slot_of,
-                                   const double* __restrict table, int64_t stride,
+                                   const double* __restrict table, int64_t stride, int64_t group,
                                    double* __restrict out) {
-    for (int64_t j = 0; j < count; ++j) {
-        double* o = out + j * stride;
-        const int32_t* lab = labels + j * r;
-        for (int64_t k = 0; k < stride; ++k) o[k] = 0.0;
-        for (int64_t i = 0; i < r; ++i) {
-            const double* t = table + (slot_of[i] + lab[i]) * stride;
-            for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
+    for (int64_t k = 0; k < count * stride; ++k) out[k] = 0.0;
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        for (int64_t j = 0; j < count; ++j) {
+            double* o = out + j * stride;
+            const int32_t* lab = labels + j * r;
+            for (int64_t i = i0; i < i1; ++i) {
+                const double* t = table + (slot_of[i] + lab[i]) * stride;
+                for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
+            }
         }
     }
 }
@@ -249,10 +281,11 @@ constexpr int block_for(int regs, int nv) {
 template <int W, int REGS>
 CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
                                const int64_t* slot_of, const double* table, int64_t stride,
-                               double* out) {
+                               int64_t group, double* out) {
 #define CCLUST_LOOKUP_CASE(NV)                                                                  \
     case NV:                                                                                    \
-        lookup_rows_fixed<W, NV, block_for(REGS, NV)>(labels, r, count, slot_of, table, out);  \
+        lookup_rows_fixed<W, NV, block_for(REGS, NV)>(labels, r, count, slot_of, table, group,  \
+                                                      out);                                     \
         return;
     switch (stride / W) {
         CCLUST_LOOKUP_CASE(1)
@@ -267,27 +300,31 @@ CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
             break;
     }
 #undef CCLUST_LOOKUP_CASE
-    lookup_rows_any(labels, r, count, slot_of, table, stride, out);
+    lookup_rows_any(labels, r, count, slot_of, table, stride, group, out);
 }
 
 // Baseline: 2-double vectors (SSE2 on x86-64), 16 registers.
 void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
                           const int64_t* slot_of, const double* table, int64_t stride,
-                          double* out) {
-    if (stride / 2 > 8) {  // up to 32 clusters in 2-double vectors
-        switch (stride / 2) {
-            case 9: lookup_rows_fixed<2, 9, 1>(labels, r, count, slot_of, table, out); return;
-            case 10: lookup_rows_fixed<2, 10, 1>(labels, r, count, slot_of, table, out); return;
-            case 11: lookup_rows_fixed<2, 11, 1>(labels, r, count, slot_of, table, out); return;
-            case 12: lookup_rows_fixed<2, 12, 1>(labels, r, count, slot_of, table, out); return;
-            case 13: lookup_rows_fixed<2, 13, 1>(labels, r, count, slot_of, table, out); return;
-            case 14: lookup_rows_fixed<2, 14, 1>(labels, r, count, slot_of, table, out); return;
-            case 15: lookup_rows_fixed<2, 15, 1>(labels, r, count, slot_of, table, out); return;
-            case 16: lookup_rows_fixed<2, 16, 1>(labels, r, count, slot_of, table, out); return;
-            default: break;
-        }
+                          int64_t group, double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                 \
+    case NV:                                                                                   \
+        lookup_rows_fixed<2, NV, 1>(labels, r, count, slot_of, table, group, out);             \
+        return;
+    switch (stride / 2) {  // up to 32 clusters in 2-double vectors
+        CCLUST_LOOKUP_CASE(9)
+        CCLUST_LOOKUP_CASE(10)
+        CCLUST_LOOKUP_CASE(11)
+        CCLUST_LOOKUP_CASE(12)
+        CCLUST_LOOKUP_CASE(13)
+        CCLUST_LOOKUP_CASE(14)
+        CCLUST_LOOKUP_CASE(15)
+        CCLUST_LOOKUP_CASE(16)
+        default:
+            break;
     }
-    lookup_rows<2, 12>(labels, r, count, slot_of, table, stride, out);
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows<2, 12>(labels, r, count, slot_of, table, stride, group, out);
 }
 
 #if defined(CCLUST_X86_VARIANTS)
@@ -295,19 +332,19 @@ void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
 __attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int64_t r,
                                                       int64_t count, const int64_t* slot_of,
                                                       const double* table, int64_t stride,
-                                                      double* out) {
-    lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, out);
+                                                      int64_t group, double* out) {
+    lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, group, out);
 }
 
 // AVX-512: 8-double vectors (4-double ones where 8 would only add padding, see row_width), 32
 // registers.
 __attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
     const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
-    int64_t stride, double* out) {
+    int64_t stride, int64_t group, double* out) {
     if (stride % 8 == 0) {
-        lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, out);
+        lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, group, out);
     } else {
-        lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, out);
+        lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, group, out);
     }
 }
 #endif
@@ -316,6 +353,16 @@ __attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
 // Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
 // takes 8-double vectors only where they add no padding over 4-double ones: measured on an AMD
 // EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12.
+// Partitions per group of the lookup kernel: all of them when the table (slots x kp doubles)
+// fits in table_group_bytes(), else as many as take about that much on average (at least 8).
+int64_t partition_group(const Slots& slots, int64_t r, int64_t kp) {
+    const double bytes = static_cast<double>(slots.count) * static_cast<double>(kp) * sizeof(double);
+    const auto budget = static_cast<double>(table_group_bytes());
+    if (r == 0 || bytes <= budget) return std::max<int64_t>(r, 1);
+    const auto per = static_cast<int64_t>(budget / (bytes / static_cast<double>(r)));
+    return std::max<int64_t>(per, 8);
+}
+
 int64_t row_width(int32_t variant, int64_t kc) {
     const int64_t four = (kc + 3) / 4 * 4, eight = (kc + 7) / 8 * 8;
     if (variant == kSimdAvx512) return eight == four ? eight : four;
@@ -539,7 +586,9 @@ public:
           table_base_(aligned_lanes(table_.data())),
           chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
           chunk_count_(static_cast<size_t>(chunks_), 0),
-          scratch_(static_cast<size_t>(nt_ * (lookup_ != nullptr ? kBlockRows : 1) * kp_), 0.0),
+          group_of_(partition_group(slots_, sh.r, kp_)),
+          call_rows_(group_of_ < sh.r ? kGroupedBlockRows : kBlockRows),
+          scratch_(static_cast<size_t>(nt_ * (lookup_ != nullptr ? call_rows_ : 1) * kp_), 0.0),
           lane_scratch_(static_cast<size_t>(nt_ * kq_)), weighted_(weighted(rows)),
           scaled_(rows.row_scale != nullptr) {}
 
@@ -797,7 +846,8 @@ private:
         if (group_.empty()) return;
         const int64_t r = sh_.r, kp = kp_;
         const auto m = static_cast<int64_t>(distinct_costs_.size()) / kp;
-        const int64_t blocks = (m + kBlockRows * 8 - 1) / (kBlockRows * 8);
+        const int64_t rows = kGroupedBlockRows;
+        const int64_t blocks = (m + rows - 1) / rows;
         const int64_t* slot_of = slots_.of.data();
         const double* table = reinterpret_cast<const double*>(table_base_);
         const int32_t* labels = distinct_labels_.data();
@@ -808,8 +858,8 @@ private:
 #pragma omp parallel for schedule(static) num_threads(team_size(nt_, blocks))
 #endif
         for (int64_t b = 0; b < blocks; ++b) {
-            const int64_t g0 = b * kBlockRows * 8, g1 = std::min(m, g0 + kBlockRows * 8);
-            lookup(labels + g0 * r, r, g1 - g0, slot_of, table, kp, out + g0 * kp);
+            const int64_t g0 = b * rows, g1 = std::min(m, g0 + rows);
+            lookup(labels + g0 * r, r, g1 - g0, slot_of, table, kp, group_of_, out + g0 * kp);
         }
     }
 
@@ -932,7 +982,7 @@ private:
         const int64_t* slot_of = slots_.of.data();
         const Lanes* table = table_base_;
         if (!group_.empty()) {  // the costs of each object's distinct row (distinct_costs)
-            double* acc = scratch_.data() + tid * kBlockRows * kp;
+            double* acc = scratch_.data() + tid * call_rows_ * kp;
             const auto bytes = static_cast<size_t>(kp) * sizeof(double);
             for (int64_t x = start; x < stop; ++x) {
                 const double* row = distinct_costs_.data() + group_[static_cast<size_t>(x)] * kp;
@@ -947,11 +997,11 @@ private:
             return;
         }
         if (lookup_ != nullptr) {
-            double* block = scratch_.data() + tid * kBlockRows * kp;
+            double* block = scratch_.data() + tid * call_rows_ * kp;
             const double* flat = reinterpret_cast<const double*>(table);
-            for (int64_t x0 = start; x0 < stop; x0 += kBlockRows) {
-                const int64_t count = std::min(kBlockRows, stop - x0);
-                lookup_(rows_.labels + x0 * r, r, count, slot_of, flat, kp, block);
+            for (int64_t x0 = start; x0 < stop; x0 += call_rows_) {
+                const int64_t count = std::min(call_rows_, stop - x0);
+                lookup_(rows_.labels + x0 * r, r, count, slot_of, flat, kp, group_of_, block);
                 for (int64_t j = 0; j < count; ++j) {
                     double* acc = block + j * kp;
                     finish_costs(x0 + j, acc);
@@ -1066,7 +1116,9 @@ private:
     Lanes* const table_base_;          // its first row, on a cache-line boundary
     std::vector<double> chunk_value_;  // chunks x kc: objective (lane 0) or potentials
     std::vector<int64_t> chunk_count_;
-    std::vector<double> scratch_;      // nt x kp (kernel: nt x kBlockRows x kp), per thread costs
+    const int64_t group_of_;           // partitions per group of the lookup kernel (r: one group)
+    const int64_t call_rows_;          // objects per call of the lookup kernel
+    std::vector<double> scratch_;      // nt x kp (kernel: nt x call_rows_ x kp), per thread costs
     std::vector<Lanes> lane_scratch_;  // nt x kq, accumulators for the any-count fallback
     std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
     std::vector<int64_t> thread_sizes_;   // nt x (kc + 1)
