@@ -150,9 +150,9 @@ def test_cpu_flags_match_the_variants():
 
 @pytest.mark.parametrize("k", [10, 26, 40])
 def test_cache_blocked_tables_are_bitwise_the_baseline(k, rng, restore_engine):
-    # 300 partitions of up to 24 labels: the table (about 4,000 label slots x K doubles) is
-    # larger than the kernel's group budget, so the partitions are walked in groups.
-    rows = make_rows(rng, 1200, r=300, k_max=24, missing=0.1, distance=UH)
+    # 1,200 partitions of up to 24 labels: the table (about 16,000 label slots x K doubles, over
+    # 1 MiB) outgrows the kernel's limit, so the partitions are walked in groups.
+    rows = make_rows(rng, 1200, r=1200, k_max=24, missing=0.1, distance=UH)
     init = rng.integers(0, k, 1200).astype(np.int32)
     km._force_simd("baseline")
     km._group_rows(False)
