@@ -344,7 +344,7 @@ __attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
     const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
     int64_t stride, int64_t group, double* out) {
     if (stride % 8 == 0) {
-        lookup_rows<8, 24>(labels, r, count, slot_of, table, stride, group, out);
+        lookup_rows<8, 32>(labels, r, count, slot_of, table, stride, group, out);
     } else {
         lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, group, out);
     }
@@ -352,9 +352,6 @@ __attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
 #endif
 #endif  // CCLUST_VECTOR_KERNEL
 
-// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
-// takes 8-double vectors only where they add no padding over 4-double ones: measured on an AMD
-// EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12.
 // Partitions per group of the lookup kernel: all of them unless the table (slots x kp doubles)
 // outgrows 4 x table_group_bytes(), else as many as take about that much on average (>= 8).
 int64_t partition_group(const Slots& slots, int64_t r, int64_t kp) {
@@ -365,9 +362,13 @@ int64_t partition_group(const Slots& slots, int64_t r, int64_t kp) {
     return std::max<int64_t>(per, 8);
 }
 
+// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
+// takes 8-double vectors only where they pad at most 1/7 more than 4-double ones: measured on an
+// AMD EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12,
+// while 32 for K = 26 in blocks of 8 objects were 11% faster than 28 at 10^6 objects.
 int64_t row_width(int32_t variant, int64_t kc) {
     const int64_t four = (kc + 3) / 4 * 4, eight = (kc + 7) / 8 * 8;
-    if (variant == kSimdAvx512) return eight == four ? eight : four;
+    if (variant == kSimdAvx512) return 7 * eight <= 8 * four ? eight : four;
     if (variant == kSimdAvx2) return four;
     return (kc + kLane - 1) / kLane * kLane;
 }
