@@ -36,6 +36,10 @@ from cclust._ext.core cimport (
     kStopMaxIter,
     kStopRose,
     kmeanspp as _kmeanspp,
+    kmeans_force_simd as _kmeans_force_simd,
+    kmeans_group_rows as _kmeans_group_rows,
+    kmeans_simd_supported as _kmeans_simd_supported,
+    kmeans_simd_variant as _kmeans_simd_variant,
     last_positive as _last_positive,
     lloyd as _lloyd,
     lloyd_pass as _lloyd_pass,
@@ -50,6 +54,38 @@ CHUNK = kChunk
 #: lloyd_verdict's reasons to stop that a driver acts on (the others only end the run)
 STOP_MAX_ITER = kStopMaxIter
 STOP_ROSE = kStopRose
+
+#: the lookup kernel's instruction-set variants (kmeans.hpp), by their codes
+_SIMD_NAMES = ("baseline", "avx2", "avx512")
+
+
+def simd_variants():
+    """The lookup-kernel variants this build and CPU can run, narrowest first. Every variant gives
+    bitwise the same results; they differ in speed only."""
+    return [name for code, name in enumerate(_SIMD_NAMES) if _kmeans_simd_supported(code)]
+
+
+def simd_variant():
+    """The variant the next call runs: the widest supported, unless the environment variable
+    ``CCLUST_KMEANS_SIMD`` (read once) or :func:`_force_simd` chose another."""
+    return _SIMD_NAMES[_kmeans_simd_variant()]
+
+
+def _force_simd(name):
+    """Run every later call in variant ``name`` (ValueError if unsupported); None restores the
+    automatic choice. Process-wide, for tests and benchmarks."""
+    if name is None:
+        _kmeans_force_simd(-1)
+        return
+    if name not in _SIMD_NAMES:
+        raise ValueError(f"unknown SIMD variant {name!r}; expected one of {_SIMD_NAMES}")
+    _kmeans_force_simd(_SIMD_NAMES.index(name))
+
+
+def _group_rows(on):
+    """Let later calls share one cost computation among objects with identical label rows (the
+    default, True) or not (False). The results are the same either way; for tests and benchmarks."""
+    _kmeans_group_rows(bool(on))
 
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,

@@ -60,6 +60,10 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
                   const double* uniforms, int64_t n_trials, int n_threads,
                   int64_t* seeds) except +
+    cbool kmeans_simd_supported(int32_t variant)
+    int32_t kmeans_simd_variant()
+    void kmeans_force_simd(int32_t variant) except +
+    void kmeans_group_rows(cbool on)
     int32_t lloyd_verdict(int64_t it, double objective, double previous_objective,
                           int64_t changed, int64_t max_iter, double tol)
     void tally(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,

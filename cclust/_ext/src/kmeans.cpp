@@ -1,8 +1,10 @@
 #include "cclust/kmeans.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -153,6 +155,282 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
     fail("bad label at row " + str(x));
 }
 
+// ---- The categorical lookup kernel in instruction-set variants (see kmeans.hpp) ------------
+//
+// out[j * stride + k] = sum over partitions i, in order, of table[(slot_of[i] + L[j, i]) * stride
+// + k] for the `count` objects whose label rows start at `labels`: the lookup-adds of a pass
+// with no dense block, written once over vectors of W doubles and compiled once per variant
+// (always inlined into a function with that variant's target). Objects go in blocks of B whose
+// partitions are walked together, so B independent chains of adds hide the add latency; each
+// object's own sum is still added in partition order, from +0, as object_costs adds it, so the
+// variants and object_costs agree bit for bit. The table's rows (`stride` doubles) are padded
+// with zeros to whole vectors of the variant.
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CCLUST_NO_SIMD_VARIANTS)
+#define CCLUST_VECTOR_KERNEL 1
+#if defined(__x86_64__) || defined(__i386__)
+#define CCLUST_X86_VARIANTS 1
+#endif
+#endif
+
+typedef void (*LookupRows)(const int32_t* labels, int64_t r, int64_t count,
+                           const int64_t* slot_of, const double* table, int64_t stride,
+                           int64_t group, double* out);
+
+// Objects per call of a lookup kernel (their costs stay in L1; more when the partitions go in
+// groups, so each group's rows of the table serve more objects), and the table's alignment slack.
+constexpr int64_t kBlockRows = 32;
+constexpr int64_t kGroupedBlockRows = 256;
+constexpr int64_t kTableAlign = 64 / sizeof(Lanes);
+// Cache blocking: a table larger than four times this (a 1 MiB L2) is walked in groups of
+// partitions whose rows take about this much, each group for all objects of a call before the
+// next. Measured on an AMD EPYC (1 MiB L2 per core; benchmarks/bench_kcc_pass.py): K = 26 and
+// r = 1,000 (a 2.7 MB table) 6-7% faster; r = 100 (0.27 MB) 9% slower when split, so not split.
+// The environment variable CCLUST_KMEANS_TABLE_GROUP_BYTES (read once; 0 = never) overrides it,
+// for benchmarks.
+constexpr int64_t kTableGroupBytes = 256 * 1024;
+
+int64_t table_group_bytes() {
+    static const int64_t bytes = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_TABLE_GROUP_BYTES");
+        if (env == nullptr || *env == '\0') return kTableGroupBytes;
+        const long long v = std::atoll(env);
+        return v > 0 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+    }();
+    return bytes;
+}
+
+inline Lanes* aligned_lanes(Lanes* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    return reinterpret_cast<Lanes*>((a + 63) / 64 * 64);
+}
+
+#if defined(CCLUST_VECTOR_KERNEL)
+#define CCLUST_INLINE inline __attribute__((always_inline))
+
+template <int W>
+struct SimdVec {
+    typedef double T __attribute__((vector_size(W * sizeof(double)), aligned(sizeof(double))));
+};
+
+// Partitions i0..i1-1 of B objects, continuing the sums in `out` unless i0 == 0 (a partial sum
+// stored and loaded again is the same double, so groups change no bit).
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r, int64_t i0,
+                                int64_t i1, const int64_t* __restrict slot_of,
+                                const double* __restrict table, double* __restrict out) {
+    typedef typename SimdVec<W>::T Vec;
+    constexpr int64_t stride = int64_t{W} * NV;
+    Vec acc[B][NV];
+    for (int b = 0; b < B; ++b) {
+        if (i0 == 0) {
+            for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+        } else {
+            std::memcpy(acc[b], out + b * stride, sizeof acc[b]);
+        }
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+        const int64_t s = slot_of[i];
+        for (int b = 0; b < B; ++b) {
+            const Vec* t = reinterpret_cast<const Vec*>(table + (s + labels[b * r + i]) * stride);
+            for (int q = 0; q < NV; ++q) acc[b][q] += t[q];
+        }
+    }
+    for (int b = 0; b < B; ++b) std::memcpy(out + b * stride, acc[b], sizeof acc[b]);
+}
+
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t count,
+                                     const int64_t* slot_of, const double* table, int64_t group,
+                                     double* out) {
+    constexpr int64_t stride = int64_t{W} * NV;
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        int64_t j = 0;
+        for (; j + B <= count; j += B) {
+            lookup_block<W, NV, B>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
+        for (; j < count; ++j) {
+            lookup_block<W, NV, 1>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
+    }
+}
+
+// Any stride (wide tables): one object at a time, the sums in `out`.
+CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, int64_t count,
+                                   const int64_t* __restrict slot_of,
+                                   const double* __restrict table, int64_t stride, int64_t group,
+                                   double* __restrict out) {
+    for (int64_t k = 0; k < count * stride; ++k) out[k] = 0.0;
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        for (int64_t j = 0; j < count; ++j) {
+            double* o = out + j * stride;
+            const int32_t* lab = labels + j * r;
+            for (int64_t i = i0; i < i1; ++i) {
+                const double* t = table + (slot_of[i] + lab[i]) * stride;
+                for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
+            }
+        }
+    }
+}
+
+// Objects per block: as many accumulator vectors as leave room in `regs` registers, at most 8.
+constexpr int block_for(int regs, int nv) {
+    return regs / nv < 1 ? 1 : (regs / nv > 8 ? 8 : regs / nv);
+}
+
+template <int W, int REGS>
+CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
+                               const int64_t* slot_of, const double* table, int64_t stride,
+                               int64_t group, double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                  \
+    case NV:                                                                                    \
+        lookup_rows_fixed<W, NV, block_for(REGS, NV)>(labels, r, count, slot_of, table, group,  \
+                                                      out);                                     \
+        return;
+    switch (stride / W) {
+        CCLUST_LOOKUP_CASE(1)
+        CCLUST_LOOKUP_CASE(2)
+        CCLUST_LOOKUP_CASE(3)
+        CCLUST_LOOKUP_CASE(4)
+        CCLUST_LOOKUP_CASE(5)
+        CCLUST_LOOKUP_CASE(6)
+        CCLUST_LOOKUP_CASE(7)
+        CCLUST_LOOKUP_CASE(8)
+        default:
+            break;
+    }
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows_any(labels, r, count, slot_of, table, stride, group, out);
+}
+
+// Baseline: 2-double vectors (SSE2 on x86-64), 16 registers.
+void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
+                          const int64_t* slot_of, const double* table, int64_t stride,
+                          int64_t group, double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                 \
+    case NV:                                                                                   \
+        lookup_rows_fixed<2, NV, 1>(labels, r, count, slot_of, table, group, out);             \
+        return;
+    switch (stride / 2) {  // up to 32 clusters in 2-double vectors
+        CCLUST_LOOKUP_CASE(9)
+        CCLUST_LOOKUP_CASE(10)
+        CCLUST_LOOKUP_CASE(11)
+        CCLUST_LOOKUP_CASE(12)
+        CCLUST_LOOKUP_CASE(13)
+        CCLUST_LOOKUP_CASE(14)
+        CCLUST_LOOKUP_CASE(15)
+        CCLUST_LOOKUP_CASE(16)
+        default:
+            break;
+    }
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows<2, 12>(labels, r, count, slot_of, table, stride, group, out);
+}
+
+#if defined(CCLUST_X86_VARIANTS)
+// AVX2: 4-double vectors, 16 registers.
+__attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int64_t r,
+                                                      int64_t count, const int64_t* slot_of,
+                                                      const double* table, int64_t stride,
+                                                      int64_t group, double* out) {
+    lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, group, out);
+}
+
+// AVX-512: 8-double vectors (4-double ones where 8 would only add padding, see row_width), 32
+// registers.
+__attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
+    const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
+    int64_t stride, int64_t group, double* out) {
+    if (stride % 8 == 0) {
+        lookup_rows<8, 32>(labels, r, count, slot_of, table, stride, group, out);
+    } else {
+        lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, group, out);
+    }
+}
+#endif
+#endif  // CCLUST_VECTOR_KERNEL
+
+// Partitions per group of the lookup kernel: all of them unless the table (slots x kp doubles)
+// outgrows 4 x table_group_bytes(), else as many as take about that much on average (>= 8).
+int64_t partition_group(const Slots& slots, int64_t r, int64_t kp) {
+    const double bytes = static_cast<double>(slots.count) * static_cast<double>(kp) * sizeof(double);
+    const auto budget = static_cast<double>(table_group_bytes());
+    if (r == 0 || bytes <= 4 * budget) return std::max<int64_t>(r, 1);
+    const auto per = static_cast<int64_t>(budget / (bytes / static_cast<double>(r)));
+    return std::max<int64_t>(per, 8);
+}
+
+// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
+// takes 8-double vectors only where they pad at most 1/7 more than 4-double ones: measured on an
+// AMD EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12,
+// while 32 for K = 26 in blocks of 8 objects were 11% faster than 28 at 10^6 objects.
+int64_t row_width(int32_t variant, int64_t kc) {
+    const int64_t four = (kc + 3) / 4 * 4, eight = (kc + 7) / 8 * 8;
+    if (variant == kSimdAvx512) return 7 * eight <= 8 * four ? eight : four;
+    if (variant == kSimdAvx2) return four;
+    return (kc + kLane - 1) / kLane * kLane;
+}
+
+bool cpu_supports(int32_t variant) {
+    switch (variant) {
+        case kSimdBaseline:
+            return true;
+#if defined(CCLUST_X86_VARIANTS)
+        case kSimdAvx2:
+            return __builtin_cpu_supports("avx2");
+        case kSimdAvx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#endif
+        default:
+            return false;
+    }
+}
+
+int32_t best_supported() {
+    for (int32_t v = kSimdAvx512; v > kSimdBaseline; --v) {
+        if (cpu_supports(v)) return v;
+    }
+    return kSimdBaseline;
+}
+
+// CCLUST_KMEANS_SIMD, read once: a supported variant's name, else the widest supported.
+int32_t automatic_variant() {
+    static const int32_t chosen = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_SIMD");
+        const std::string name = env != nullptr ? env : "";
+        const int32_t asked = name == "baseline" ? kSimdBaseline
+                              : name == "avx2"   ? kSimdAvx2
+                              : name == "avx512" ? kSimdAvx512
+                                                 : -1;
+        return asked >= 0 && cpu_supports(asked) ? asked : best_supported();
+    }();
+    return chosen;
+}
+
+std::atomic<int32_t> forced_variant{-1};
+
+int32_t current_variant() {
+    const int32_t forced = forced_variant.load(std::memory_order_relaxed);
+    return forced >= 0 ? forced : automatic_variant();
+}
+
+// The variant's kernel, or null where only object_costs runs (no vector extension).
+LookupRows lookup_kernel(int32_t variant) {
+#if defined(CCLUST_VECTOR_KERNEL)
+#if defined(CCLUST_X86_VARIANTS)
+    if (variant == kSimdAvx512) return lookup_rows_avx512;
+    if (variant == kSimdAvx2) return lookup_rows_avx2;
+#endif
+    (void)variant;
+    return lookup_rows_baseline;
+#else
+    (void)variant;
+    return nullptr;
+#endif
+}
+
 // Costs of object x against kc centres into acc[0..kLane kq): the dense part against `dense`
 // (kc x d), then, partition by partition in order, the table row of each label. The table has
 // kq Lanes per label slot (entry k = weighted cost of that label under centre k). Labels must
@@ -188,6 +466,74 @@ inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t k
     std::memcpy(sum, acc, bytes);
     add_label_rows<KQ>(rows.labels + x * r, r, slot_of, table, kq, sum);
     std::memcpy(acc, sum, bytes);
+}
+
+// ---- Identical label rows --------------------------------------------------------------------
+//
+// Objects whose label rows are identical have identical costs to every centre, so a pass with no
+// dense block can compute each distinct row's costs once and hand them to all its objects: the
+// same numbers, bit for bit, in the same object order. Grouping costs a hash of every row and a
+// probe per object (about one table-less pass), so it is tried only on a sample first and kept
+// only when it removes at least half the lookups.
+
+std::atomic<bool> grouping_on{true};     // kmeans_group_rows
+
+constexpr int64_t kDedupMinRows = 1024;    // below this a pass costs less than grouping
+constexpr int64_t kDedupSample = 8192;     // first rows whose distinct share decides the attempt
+constexpr int64_t kDedupMaxShare = 2;      // keep the groups when distinct rows <= n / this
+
+// A 64-bit hash of a row of labels (four independent lanes of 64-bit words); grouping always
+// compares the rows themselves, so collisions cost time, never correctness.
+inline uint64_t row_hash(const int32_t* lab, int64_t r) {
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
+                     0x082EFA98EC4E6C89ull ^ static_cast<uint64_t>(r)};
+    int64_t i = 0;
+    for (; i + 8 <= r; i += 8) {
+        for (int q = 0; q < 4; ++q) {
+            uint64_t w;
+            std::memcpy(&w, lab + i + 2 * q, sizeof w);
+            h[q] = (h[q] ^ w) * kMul;
+            h[q] ^= h[q] >> 29;
+        }
+    }
+    for (; i < r; ++i) h[0] = ((h[0] ^ static_cast<uint32_t>(lab[i])) * kMul) ^ (h[0] >> 31);
+    uint64_t out = h[0];
+    for (int q = 1; q < 4; ++q) out = ((out ^ h[q]) * kMul) ^ (out >> 27);
+    return out;
+}
+
+// Groups the first `count` rows: group[x] = the rank (by first appearance) of x's row among the
+// distinct rows, first[g] = the first object of group g. Returns the number of distinct rows, or
+// -1 as soon as there would be more than `limit`.
+int64_t group_rows(const int32_t* labels, int64_t r, const uint64_t* hash, int64_t count,
+                   int64_t limit, int64_t* group, std::vector<int64_t>& first) {
+    size_t cap = 16;
+    while (cap < 2 * static_cast<size_t>(count)) cap <<= 1;
+    std::vector<int64_t> slot(cap, -1);
+    first.clear();
+    const auto bytes = static_cast<size_t>(r) * sizeof(int32_t);
+    for (int64_t x = 0; x < count; ++x) {
+        size_t p = static_cast<size_t>(hash[x]) & (cap - 1);
+        for (;;) {
+            const int64_t g = slot[p];
+            if (g < 0) {
+                const auto m = static_cast<int64_t>(first.size());
+                if (m >= limit) return -1;
+                slot[p] = m;
+                group[x] = m;
+                first.push_back(x);
+                break;
+            }
+            const int64_t y = first[static_cast<size_t>(g)];
+            if (hash[y] == hash[x] && std::memcmp(labels + y * r, labels + x * r, bytes) == 0) {
+                group[x] = g;
+                break;
+            }
+            p = (p + 1) & (cap - 1);
+        }
+    }
+    return static_cast<int64_t>(first.size());
 }
 
 // Lowest index among the minima of acc[0..kc).
@@ -235,16 +581,51 @@ struct Centres {
 class Engine {
 public:
     Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads)
-        : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r), kc_(kc), kq_(lanes_for(kc)),
+        : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r),
+          lookup_(sh.d == 0 && sh.r > 0 ? lookup_kernel(current_variant()) : nullptr), kc_(kc),
+          kq_(lookup_ != nullptr ? lanes_for(row_width(current_variant(), kc)) : lanes_for(kc)),
           kp_(kLane * kq_), chunks_(n_chunks(sh.n)), nt_(team_size(n_threads, chunks_)),
-          table_(static_cast<size_t>(slots_.count * kq_)),
+          table_(static_cast<size_t>(slots_.count * kq_ + kTableAlign)),
+          table_base_(aligned_lanes(table_.data())),
           chunk_value_(static_cast<size_t>(chunks_ * kc), 0.0),
           chunk_count_(static_cast<size_t>(chunks_), 0),
-          scratch_(static_cast<size_t>(nt_ * kp_), 0.0),
+          group_of_(partition_group(slots_, sh.r, kp_)),
+          call_rows_(group_of_ < sh.r ? kGroupedBlockRows : kBlockRows),
+          scratch_(static_cast<size_t>(nt_ * (lookup_ != nullptr ? call_rows_ : 1) * kp_), 0.0),
           lane_scratch_(static_cast<size_t>(nt_ * kq_)), weighted_(weighted(rows)),
           scaled_(rows.row_scale != nullptr) {}
 
     const Slots& slots() const { return slots_; }
+
+    // Groups objects with identical label rows (see row_hash) when that pays: afterwards every
+    // pass computes the costs of the distinct rows only. Labels must have been validated. For
+    // engines that run several passes over the same rows (lloyd, kmeanspp).
+    void group_identical_rows() {
+        const int64_t n = sh_.n, r = sh_.r;
+        if (lookup_ == nullptr || n < kDedupMinRows || !grouping_on.load(std::memory_order_relaxed)) return;
+        const int32_t* labels = rows_.labels;
+        std::vector<uint64_t> hash(static_cast<size_t>(n));
+        std::vector<int64_t> group(static_cast<size_t>(n)), first;
+        const int64_t sample = std::min(n, kDedupSample);
+        for (int64_t x = 0; x < sample; ++x) hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
+        if (group_rows(labels, r, hash.data(), sample, sample / kDedupMaxShare, group.data(), first) < 0) {
+            return;
+        }
+        for_each_chunk(n - sample, nt_, [&](int64_t, int64_t start, int64_t stop) {
+            for (int64_t x = sample + start; x < sample + stop; ++x) {
+                hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
+            }
+        });
+        const int64_t m = group_rows(labels, r, hash.data(), n, n / kDedupMaxShare, group.data(), first);
+        if (m < 0) return;
+        group_.swap(group);
+        distinct_labels_.resize(static_cast<size_t>(m * r));
+        for (int64_t g = 0; g < m; ++g) {
+            const int64_t x = first[static_cast<size_t>(g)];
+            std::memcpy(distinct_labels_.data() + g * r, labels + x * r, static_cast<size_t>(r) * sizeof(int32_t));
+        }
+        distinct_costs_.assign(static_cast<size_t>(m * kp_), 0.0);
+    }
 
     // Throws on the first row (lowest index, whatever the thread count) with a bad label.
     void check_labels() {
@@ -380,6 +761,7 @@ public:
                       double* best_cost, int64_t* changed) {
         ensure_tally();
         zero_thread_tally();
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             lloyd_pass_impl<decltype(tag)::value>(dense, labels, best, best_cost);
         });
@@ -391,6 +773,7 @@ public:
     // Costs against given centres: to `given[x]` when given, else to the cheapest centre (written
     // to best[x]). Returns the sum of the costs, in chunk order.
     double cost_pass(const double* dense, const int32_t* given, int32_t* best, double* costs) {
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             cost_pass_impl<decltype(tag)::value>(dense, given, best, costs);
         });
@@ -401,6 +784,7 @@ public:
     // potentials[t] = sum over x of dist[t][x] in chunk order.
     void candidate_pass(const double* dense, const double* closest, double* dist,
                         double* potentials) {
+        distinct_costs();
         dispatch_lanes(kq_, [&](auto tag) {
             candidate_pass_impl<decltype(tag)::value>(dense, closest, dist);
         });
@@ -456,8 +840,30 @@ private:
     };
 
     Column column(int64_t k, int64_t i) {
-        return Column{table_.data() + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
+        return Column{table_base_ + slots_.of[static_cast<size_t>(i)] * kq_ + k / kLane, kq_,
                       k % kLane};
+    }
+
+    // The lookup sums of every distinct row (grouped engines only), before a pass reads them.
+    void distinct_costs() {
+        if (group_.empty()) return;
+        const int64_t r = sh_.r, kp = kp_;
+        const auto m = static_cast<int64_t>(distinct_costs_.size()) / kp;
+        const int64_t rows = kGroupedBlockRows;
+        const int64_t blocks = (m + rows - 1) / rows;
+        const int64_t* slot_of = slots_.of.data();
+        const double* table = reinterpret_cast<const double*>(table_base_);
+        const int32_t* labels = distinct_labels_.data();
+        double* out = distinct_costs_.data();
+        const LookupRows lookup = lookup_;
+        (void)nt_;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(team_size(nt_, blocks))
+#endif
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t g0 = b * rows, g1 = std::min(m, g0 + rows);
+            lookup(labels + g0 * r, r, g1 - g0, slot_of, table, kp, group_of_, out + g0 * kp);
+        }
     }
 
     void clear_table() {
@@ -569,37 +975,78 @@ private:
         return total;
     }
 
+    // Calls each(x, acc) for x = start..stop-1 in order, acc holding the object's costs to the
+    // kc centres (finished for scaled rows): object by object through object_costs, or, with no
+    // dense block, kBlockRows objects at a time through the variant's lookup kernel (the same
+    // sums, bit for bit).
+    template <int KQ, class Each>
+    void each_cost(int64_t start, int64_t stop, int tid, const double* dense, Each&& each) {
+        const int64_t kq = kq_, kp = kp_, r = sh_.r;
+        const int64_t* slot_of = slots_.of.data();
+        const Lanes* table = table_base_;
+        if (!group_.empty()) {  // the costs of each object's distinct row (distinct_costs)
+            double* acc = scratch_.data() + tid * call_rows_ * kp;
+            const auto bytes = static_cast<size_t>(kp) * sizeof(double);
+            for (int64_t x = start; x < stop; ++x) {
+                const double* row = distinct_costs_.data() + group_[static_cast<size_t>(x)] * kp;
+                if (scaled_) {
+                    std::memcpy(acc, row, bytes);
+                    finish_costs(x, acc);
+                    each(x, static_cast<const double*>(acc));
+                } else {
+                    each(x, row);
+                }
+            }
+            return;
+        }
+        if (lookup_ != nullptr) {
+            double* block = scratch_.data() + tid * call_rows_ * kp;
+            const double* flat = reinterpret_cast<const double*>(table);
+            for (int64_t x0 = start; x0 < stop; x0 += call_rows_) {
+                const int64_t count = std::min(call_rows_, stop - x0);
+                lookup_(rows_.labels + x0 * r, r, count, slot_of, flat, kp, group_of_, block);
+                for (int64_t j = 0; j < count; ++j) {
+                    double* acc = block + j * kp;
+                    finish_costs(x0 + j, acc);
+                    each(x0 + j, acc);
+                }
+            }
+            return;
+        }
+        double* acc = scratch_.data() + tid * kp;
+        Lanes* lanes = lane_scratch_.data() + tid * kq;
+        for (int64_t x = start; x < stop; ++x) {
+            object_costs<KQ>(rows_, x, kc_, kq, slot_of, dense, table, acc, lanes);
+            finish_costs(x, acc);
+            each(x, acc);
+        }
+    }
+
     template <int KQ>
     void lloyd_pass_impl(const double* dense, const int32_t* labels, int32_t* best,
                          double* best_cost) {
-        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_,
-                      kq = kq_, kp = kp_;
+        const int64_t d = sh_.d, r = sh_.r, width = slots_.count, kc = kc_;
         const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             int64_t* counts = thread_counts_.data() + tid * (kc + 1) * width;
             int64_t* sizes = thread_sizes_.data() + tid * (kc + 1);
             double objective = 0.0;
             int64_t moved = 0;
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
-                finish_costs(x, acc);
+            each_cost<KQ>(start, stop, tid, dense, [&](int64_t x, const double* acc) {
                 const int64_t cur = labels[x];
                 int64_t b = argmin(acc, kc);
                 if (acc[cur] == acc[b]) b = cur;  // ties keep the current cluster: no churn
                 objective += weighted_ ? object_weight(x) * acc[cur] : acc[cur];
                 best[x] = static_cast<int32_t>(b);
                 best_cost[x] = acc[b];
-                if (b == cur) continue;
+                if (b == cur) return;
                 // Only a move changes the counts; late passes move few objects, so this costs
                 // far less than recounting the n x r matrix.
                 moved += 1;
                 sizes[cur] -= 1;
                 sizes[b] += 1;
-                if (weighted_) continue;  // weigh_chunk recounts the chunk below
+                if (weighted_) return;  // weigh_chunk recounts the chunk below
                 const int32_t* lab = rows_.labels + x * r;
                 int64_t* from = counts + cur * width;
                 int64_t* to = counts + b * width;
@@ -607,7 +1054,7 @@ private:
                     from[slot_of[i] + lab[i]] -= 1;
                     to[slot_of[i] + lab[i]] += 1;
                 }
-            }
+            });
             // Feature sums are floating, so they are not updated by differences: a chunk with a
             // move is summed again from scratch, which gives exactly what a full recount would.
             if (moved > 0 && weighted_) {
@@ -624,17 +1071,10 @@ private:
 
     template <int KQ>
     void cost_pass_impl(const double* dense, const int32_t* given, int32_t* best, double* costs) {
-        const int64_t kc = kc_, kq = kq_, kp = kp_;
-        const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
+        const int64_t kc = kc_;
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
-            const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             double total = 0.0;
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
-                finish_costs(x, acc);
+            each_cost<KQ>(start, stop, thread_id(), dense, [&](int64_t x, const double* acc) {
                 double cost;
                 if (given != nullptr) {
                     cost = acc[given[x]];
@@ -645,45 +1085,43 @@ private:
                 }
                 if (costs != nullptr) costs[x] = cost;
                 total += weighted_ ? object_weight(x) * cost : cost;
-            }
+            });
             chunk_value_[static_cast<size_t>(c * kc)] = total;
         });
     }
 
     template <int KQ>
     void candidate_pass_impl(const double* dense, const double* closest, double* dist) {
-        const int64_t n = sh_.n, kc = kc_, kq = kq_, kp = kp_;
-        const int64_t* slot_of = slots_.of.data();
-        const Lanes* table = table_.data();
+        const int64_t n = sh_.n, kc = kc_;
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
-            const int tid = thread_id();
-            double* acc = scratch_.data() + tid * kp;
-            Lanes* lanes = lane_scratch_.data() + tid * kq;
             double* potential = chunk_value_.data() + c * kc;
             std::fill(potential, potential + kc, 0.0);
-            for (int64_t x = start; x < stop; ++x) {
-                object_costs<KQ>(rows_, x, kc, kq, slot_of, dense, table, acc, lanes);
+            each_cost<KQ>(start, stop, thread_id(), dense, [&](int64_t x, const double* acc) {
                 for (int64_t t = 0; t < kc; ++t) {
                     const double v = closest != nullptr ? std::min(closest[x], acc[t]) : acc[t];
                     dist[t * n + x] = v;
                     potential[t] += v;
                 }
-            }
+            });
         });
     }
 
     const MixedRows& rows_;
     const Shape sh_;
     const Slots slots_;
+    const LookupRows lookup_;  // the variant's kernel when there is no dense block, else null
     const int64_t kc_;      // centres compared per pass (clusters or k-means++ trials)
     const int64_t kq_;      // Lanes per table row
     const int64_t kp_;      // kc_ padded to whole Lanes
     const int64_t chunks_;
     const int nt_;
-    std::vector<Lanes> table_;         // slots x kq; missing slots stay zero
+    std::vector<Lanes> table_;         // slots x kq (+ alignment); missing slots stay zero
+    Lanes* const table_base_;          // its first row, on a cache-line boundary
     std::vector<double> chunk_value_;  // chunks x kc: objective (lane 0) or potentials
     std::vector<int64_t> chunk_count_;
-    std::vector<double> scratch_;      // nt x kp, each thread's costs of one object
+    const int64_t group_of_;           // partitions per group of the lookup kernel (r: one group)
+    const int64_t call_rows_;          // objects per call of the lookup kernel
+    std::vector<double> scratch_;      // nt x kp (kernel: nt x call_rows_ x kp), per thread costs
     std::vector<Lanes> lane_scratch_;  // nt x kq, accumulators for the any-count fallback
     std::vector<int64_t> thread_counts_;  // nt x (kc + 1) x slots
     std::vector<int64_t> thread_sizes_;   // nt x (kc + 1)
@@ -694,6 +1132,9 @@ private:
     std::vector<double> chunk_mass_;      // weighted: chunks x (kc + 1)
     std::vector<double> centre_norm_;     // scaled: kc, sum_i w_i ||m_{k,i}||^2
     std::vector<double> row_norm_;        // scaled: n, s_x^2 sum of w_i over labelled i
+    std::vector<int64_t> group_;          // grouped: n, each object's distinct row; else empty
+    std::vector<int32_t> distinct_labels_;  // grouped: m x r, the distinct rows
+    std::vector<double> distinct_costs_;  // grouped: m x kp, their lookup sums in the last pass
 };
 
 // Categorical centroids from label counts laid out with partition i's label l in column
@@ -855,6 +1296,21 @@ int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, i
     return -1;
 }
 
+bool kmeans_simd_supported(int32_t variant) {
+    return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant) != nullptr);
+}
+
+int32_t kmeans_simd_variant() { return current_variant(); }
+
+void kmeans_group_rows(bool on) { grouping_on.store(on, std::memory_order_relaxed); }
+
+void kmeans_force_simd(int32_t variant) {
+    if (variant != -1 && !kmeans_simd_supported(variant)) {
+        fail("SIMD variant " + str(int64_t{variant}) + " is not supported by this build and CPU");
+    }
+    forced_variant.store(variant, std::memory_order_relaxed);
+}
+
 void reseed(int32_t* labels, const double* costs, int64_t n, int64_t* sizes, int64_t n_clusters) {
     for (int64_t e = 0; e < n_clusters; ++e) {
         if (sizes[e] != 0) continue;
@@ -925,6 +1381,7 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
     Tally tally;
 
     engine.count(labels.data());  // also validates every partition label, once per call
+    engine.group_identical_rows();
     engine.reduce(tally, false);
     centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
                        cur.cat.data());
@@ -1062,6 +1519,7 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
     chosen[static_cast<size_t>(first)] = 1;
 
     Engine engine(rows, sh, n_trials, n_threads);
+    if (k_count > 1) engine.group_identical_rows();  // labels checked by the first engine
     for (int64_t s = 1; s < k_count; ++s) {
         // A running sum in object order, so the draw is the same on any machine and thread count.
         const double total = running_sum(closest.data(), n, 0.0, cum.data());

@@ -152,6 +152,31 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
               int64_t n_trials, int n_threads,
               int64_t* seeds);         // OUT n_clusters
 
+// ---- Instruction-set variants of the lookup kernel -----------------------------------------
+//
+// The categorical lookup-adds of every pass (no dense block) run in one of these variants,
+// chosen at run time: the widest the CPU supports, unless the environment variable
+// CCLUST_KMEANS_SIMD (baseline, avx2, avx512; read once) or kmeans_force_simd says otherwise.
+// Each object's sum is added partition by partition in order in every variant (vector lanes are
+// independent sums, and the build has no contraction to fused multiply-adds), so every result is
+// bitwise the same in all of them; the baseline is the SSE2 code every x86-64 (and any other
+// target) runs.
+enum SimdVariant : int32_t { kSimdBaseline = 0, kSimdAvx2 = 1, kSimdAvx512 = 2 };
+
+// True when this build and this CPU can run the variant.
+bool kmeans_simd_supported(int32_t variant);
+
+// The variant engines constructed from now on use.
+int32_t kmeans_simd_variant();
+
+// Force a supported variant (throws std::invalid_argument otherwise), or -1 to go back to the
+// automatic choice. Process-wide; meant for tests and benchmarks.
+void kmeans_force_simd(int32_t variant);
+
+// Whether engines constructed from now on may group objects with identical label rows (on by
+// default; the results are the same either way). Process-wide; for tests and benchmarks.
+void kmeans_group_rows(bool on);
+
 // ---- The pieces `lloyd` and `kmeanspp` are made of -----------------------------------------
 //
 // The functions below are what the two drivers above call between passes, exported so that an

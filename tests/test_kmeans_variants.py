@@ -1,0 +1,171 @@
+"""The K-means engine's lookup-kernel variants (baseline, AVX2, AVX-512) and its grouping of
+identical label rows: every combination this CPU supports gives bitwise the results of the
+baseline kernel without grouping, on every entry point that runs categorical passes."""
+import numpy as np
+import pytest
+
+import cclust
+from cclust.datasets import load_wine
+from cclust._ext import _kmeans as km
+from reference_kmeans import UC, UCOS, UH, ULP
+from test_kmeans_engine import bitwise_equal, make_rows
+
+VARIANTS = km.simd_variants()
+
+
+@pytest.fixture
+def restore_engine():
+    yield
+    km._force_simd(None)
+    km._group_rows(True)
+
+
+def with_duplicates(rows, rng, n_distinct):
+    """The rows with their label matrix replaced by copies of n_distinct of its rows, so at most
+    n_distinct rows are distinct (grouping kicks in from 1,024 objects with <= half distinct)."""
+    X, dw, labels, offsets, weights, distance, p = rows
+    pick = rng.integers(0, n_distinct, labels.shape[0])
+    return (X, dw, np.ascontiguousarray(labels[pick]), offsets, weights, distance, p)
+
+
+def every_output(rows, k, rng_seed, weighted):
+    """lloyd, assign, objective, kmeanspp, lloyd_pass and candidate_costs of the engine."""
+    rng = np.random.default_rng(rng_seed)
+    n = rows[2].shape[0]
+    extra = {}
+    if weighted == "weights":
+        extra = {"object_weights": rng.random(n) + 0.5}
+    elif weighted == "scale":
+        extra = {"row_scale": rng.random(n) + 0.5}
+    init = rng.integers(0, k, n).astype(np.int32)
+    out = list(km.lloyd(*rows, init, k, 30, 0.0, 2, **extra))
+    labels, cat = out[0], out[6]
+    dense = np.empty((k, 0))
+    out += list(km.assign(*rows, dense, cat, 2, **extra))
+    out += list(km.objective(*rows, dense, cat, labels, 2, **extra))
+    if weighted is None:
+        uniforms = rng.random((k - 1, 3)) if k > 1 else np.empty((0, 3))
+        out.append(km.kmeanspp(*rows, k, 7, uniforms, 2))
+        out += list(km.lloyd_pass(*rows, cat, init, 2))
+        cand = np.ascontiguousarray(rows[2][rng.integers(0, n, 4)])
+        out += list(km.candidate_costs(*rows, cand, None, 2))
+    return out
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray):
+            assert bitwise_equal(x, y)
+        else:
+            assert x == y or (x != x and y != y)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 10, 12, 17, 26, 33])
+@pytest.mark.parametrize("distance", [UC, UH, UCOS, ULP])
+def test_every_variant_and_grouping_is_bitwise_the_baseline(k, distance, rng, restore_engine):
+    rows = make_rows(rng, 3000, r=13, k_max=9, missing=0.2, distance=distance, p=3.0)
+    rows = with_duplicates(rows, rng, 700)
+    km._force_simd("baseline")
+    km._group_rows(False)
+    want = every_output(rows, k, 1, None)
+    for variant in VARIANTS:
+        for grouped in (False, True):
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert km.simd_variant() == variant
+            assert_same(every_output(rows, k, 1, None), want)
+
+
+@pytest.mark.parametrize("weighted", ["weights", "scale"])
+def test_weighted_and_scaled_rows_are_bitwise_the_baseline(weighted, rng, restore_engine):
+    rows = make_rows(rng, 2500, r=7, missing=0.1 if weighted == "weights" else 0.0, distance=UC)
+    rows = with_duplicates(rows, rng, 300)
+    km._force_simd("baseline")
+    km._group_rows(False)
+    want = every_output(rows, 6, 2, weighted)
+    for variant in VARIANTS:
+        for grouped in (False, True):
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert_same(every_output(rows, 6, 2, weighted), want)
+
+
+def test_distinct_rows_and_mixed_rows_run_every_variant(rng, restore_engine):
+    # All rows distinct (no grouping) and a dense block (the object-by-object path).
+    for rows in (make_rows(rng, 1500, r=40, k_max=12, distance=UH),
+                 make_rows(rng, 1500, r=5, d=3, distance=UC, dense_weight=0.5)):
+        init = rng.integers(0, 9, 1500).astype(np.int32)
+        km._force_simd("baseline")
+        base = km.lloyd(*rows, init, 9, 20, 0.0, 2)
+        for variant in VARIANTS:
+            km._force_simd(variant)
+            assert_same(km.lloyd(*rows, init, 9, 20, 0.0, 2), base)
+
+
+def test_kcc_is_identical_in_every_variant(restore_engine):
+    X, _ = load_wine()
+    E = cclust.generate("kmeans", X, 3, n_partitions=30, random_state=0)
+    # 8 copies of every object: grouping applies (1,424 objects, <= 178 distinct rows).
+    E8 = cclust.Ensemble(np.repeat(E.labels, 8, axis=0))
+    km._force_simd("baseline")
+    km._group_rows(False)
+    want = cclust.consensus("kcc", E8, 3, random_state=0, n_init=3)
+    for variant in VARIANTS:
+        km._force_simd(variant)
+        km._group_rows(True)
+        got = cclust.consensus("kcc", E8, 3, random_state=0, n_init=3)
+        assert bitwise_equal(got.labels, want.labels)
+        assert got.objective == want.objective
+        assert got.extras["kmeans_objective"] == want.extras["kmeans_objective"]
+        assert got.n_iter == want.n_iter
+
+
+def test_variant_names_and_forcing(restore_engine):
+    assert VARIANTS[0] == "baseline"
+    assert set(VARIANTS) <= {"baseline", "avx2", "avx512"}
+    assert km.simd_variant() in VARIANTS
+    with pytest.raises(ValueError, match="unknown SIMD variant"):
+        km._force_simd("sse9")
+    for variant in {"avx2", "avx512"} - set(VARIANTS):
+        with pytest.raises(ValueError, match="not supported"):
+            km._force_simd(variant)
+    km._force_simd("baseline")
+    assert km.simd_variant() == "baseline"
+    km._force_simd(None)
+    assert km.simd_variant() == VARIANTS[-1] or km.simd_variant() in VARIANTS
+
+
+def test_cpu_flags_match_the_variants():
+    try:
+        with open("/proc/cpuinfo") as handle:
+            flags = next((line.split(":", 1)[1].split() for line in handle if line.startswith("flags")), None)
+    except OSError:
+        flags = None
+    if flags is None:
+        pytest.skip("no /proc/cpuinfo flags on this platform")
+    assert ("avx2" in VARIANTS) == ("avx2" in flags)
+    assert ("avx512" in VARIANTS) == ("avx512f" in flags and "avx512vl" in flags)
+
+
+@pytest.mark.parametrize("k", [10, 26, 40])
+def test_cache_blocked_tables_are_bitwise_the_baseline(k, rng, restore_engine):
+    # 1,200 partitions of up to 24 labels: the table (about 16,000 label slots x K doubles, over
+    # 1 MiB) outgrows the kernel's limit, so the partitions are walked in groups.
+    rows = make_rows(rng, 1200, r=1200, k_max=24, missing=0.1, distance=UH)
+    init = rng.integers(0, k, 1200).astype(np.int32)
+    km._force_simd("baseline")
+    km._group_rows(False)
+    base = km.lloyd(*rows, init, k, 10, 0.0, 2)
+    for variant in VARIANTS:
+        for grouped in (False, True):
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert_same(km.lloyd(*rows, init, k, 10, 0.0, 2), base)
+            dup = with_duplicates(rows, rng, 100)
+            km._force_simd("baseline")
+            km._group_rows(False)
+            want = km.lloyd(*dup, init, k, 10, 0.0, 2)
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            assert_same(km.lloyd(*dup, init, k, 10, 0.0, 2), want)
