@@ -76,6 +76,7 @@ MODULES = {
     "_kmeans": ["kmeans.cpp"],
     "_voting": ["voting.cpp"],
     "_addremadd": ["addremadd.cpp"],
+    "_uspec": ["uspec.cpp"],
 }
 
 extensions = [

@@ -71,22 +71,31 @@ def suite_pendigits(args):
 
 def one_scale_run(n, d, seed, n_jobs):
     X, y = make_flower(n, n_features=d, random_state=seed)
-    start = time.perf_counter()
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = cclust.get("usenc")(None, 10, X=X, random_state=seed, n_jobs=n_jobs)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"n": n, "d": d, "seconds": seconds, "peak_rss": peak, "ari": ari(result.labels, y)}
+    return {"n": n, "d": d, "seconds": seconds, "cpu": cpu, "peak_rss": peak, "ari": ari(result.labels, y),
+            "load": [load, os.getloadavg()[0]]}
+
+
+def cpu_seconds(who=resource.RUSAGE_SELF):
+    """User + system CPU seconds of this process (all its threads) so far."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def suite_scale(args):
-    print("| n | d | U-SENC (m = 20) time | peak RSS of the process | ARI vs shape |\n|---|---|---|---|---|")
+    print("| n | d | U-SENC (m = 20) time | CPU time | peak RSS of the process | ARI vs shape | load average "
+          "(start, end) |\n|---|---|---|---|---|---|---|")
     for n in args.n:
         for d in args.d:
             out = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(n), "--d", str(d),
                                   "--n-jobs", str(args.n_jobs)], capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"| {r['n']:,} | {r['d']} | {r['seconds']:.1f} s | {r['peak_rss'] / 2**20:,.0f} MiB | "
-                  f"{r['ari']:.3f} |", flush=True)
+            print(f"| {r['n']:,} | {r['d']} | {r['seconds']:.1f} s | {r['cpu']:.1f} s | {r['peak_rss'] / 2**20:,.0f} MiB | "
+                  f"{r['ari']:.3f} | {r['load'][0]:.1f}, {r['load'][1]:.1f} |", flush=True)
 
 
 def authors_code(target):

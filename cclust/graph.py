@@ -1032,6 +1032,21 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     return values[order], vectors[:, order]
 
 
+def _transfer_rows(B, ncut_vectors, row_degree):
+    """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
+    unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
+    the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
+    the result is formed; a row block of B gives the same rows as the whole of B."""
+    n = B.shape[0]
+    out = np.empty((n, ncut_vectors.shape[1]))
+    step = 1 << 15
+    for start in range(0, n, step):
+        part = (B[start:start + step] @ ncut_vectors) / row_degree[start:start + step, None]
+        part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
+        out[start:start + step] = part
+    return out
+
+
 def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
@@ -1107,8 +1122,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     col_degree = B.T @ (counts * 1.0)          # W 1 = B^T diag(c / d) B 1 = B^T c
     values, vectors = _leading_eigenvectors(B, counts / row_degree, col_degree, min(n_clusters, n_cols))
     ncut_vectors = vectors / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))[:, None]
-    embedding = (B @ ncut_vectors) / row_degree[:, None]
-    embedding /= np.sqrt((embedding * embedding).sum(axis=1))[:, None] + 1e-10
+    embedding = _transfer_rows(B, ncut_vectors, row_degree)
     X = embedding if groups is None else embedding[groups[1]]
     space = _engine.MixedSpace.dense(X)
     best = None

@@ -55,6 +55,7 @@ import scipy.sparse as sp
 
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread, tcut
+from cclust._engine import useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
@@ -139,20 +140,87 @@ def _chunk_rows(width, d):
     return max(256, _CHUNK_ELEMENTS // max(1, width * max(1, d)))
 
 
+class RepresentativeIndex:
+    """The representatives' side of the coarse-to-fine search (Huang et al. 2020, sec. 3.1.2),
+    built once per representative set and shared by every row block: the representatives
+    ``R`` (p x d), each one's candidate ``neighborhood`` (p x width: itself first, then its
+    ``K'`` nearest), the rep-cluster ``centres`` (z x d, eq. 4) and their ``members``
+    (concatenated, ascending within a rep-cluster, rep-cluster c at
+    ``members[member_start[c]:member_start[c + 1]]``)."""
+
+    __slots__ = ("R", "neighborhood", "centres", "member_start", "members")
+
+    def __init__(self, R, neighborhood, centres, member_start, members):
+        self.R, self.neighborhood, self.centres = R, neighborhood, centres
+        self.member_start, self.members = member_start, members
+
+
+def representative_index(representatives, n_neighbors, random_state=None, *,
+                         neighborhood_factor=NEIGHBORHOOD_FACTOR):
+    """Pre-steps of the coarse-to-fine search (Huang et al. 2020, sec. 3.1.2): every
+    representative's ``K' = neighborhood_factor K`` nearest representatives (``width = min(p,
+    K' + 1)``, itself first), and ``floor(sqrt(p))`` rep-clusters by k-means (at most 20
+    iterations, empty ones dropped, centre = mean of the members, eq. 4). O(p^2 d) time and
+    O(p^2) memory; draws from ``random_state`` for the rep-clusters' k-means only.
+
+    Returns
+    -------
+    RepresentativeIndex
+    """
+    rng = check_random_state(random_state)
+    R = np.ascontiguousarray(representatives, dtype=np.float64)
+    p, d = R.shape
+    width = min(p, neighborhood_factor * int(n_neighbors) + 1)
+    rep_distances = _squared_distances(R, R)
+    np.fill_diagonal(rep_distances, -1.0)  # itself first, whatever the rounding
+    neighborhood = np.ascontiguousarray(_k_smallest(rep_distances, width))
+    del rep_distances
+    z1 = max(1, math.isqrt(p))
+    with one_blas_thread():
+        rep_cluster = np.zeros(p, dtype=np.int64) if z1 == 1 else _kmeans(R, z1, rng, _REP_CLUSTER_ITER)[0]
+    used, rep_cluster = np.unique(rep_cluster, return_inverse=True)
+    rep_cluster = rep_cluster.reshape(-1)
+    z1 = used.shape[0]
+    sizes = np.bincount(rep_cluster, minlength=z1)
+    centres = np.zeros((z1, d))
+    np.add.at(centres, rep_cluster, R)
+    centres /= sizes[:, None]
+    members = np.argsort(rep_cluster, kind="stable").astype(np.int64)
+    member_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return RepresentativeIndex(R, neighborhood, centres, member_start, members)
+
+
+def nearest_in_index(X, index, n_neighbors, *, n_threads=None):
+    """Each row's approximate K nearest representatives through a :class:`RepresentativeIndex`,
+    compiled (``cclust._ext._uspec``), OpenMP over objects: per object the nearest rep-cluster
+    centre (eq. 3), the nearest representative r_l among its members, the K nearest among r_l's
+    candidate neighbourhood, by partial selection. Distances are sums of squared differences in
+    feature order; ties go to the lower centre, the earlier member and the lower representative
+    index. Every object is computed alone, so the result is the same for any thread count and
+    any split of X into row blocks. O(n (p^(1/2) + K') d) time, O(n K) memory.
+
+    Returns ``(neighbors, distances)`` as :func:`approximate_nearest_representatives`.
+    """
+    from cclust._ext import _uspec
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n_threads = useful_threads(X.shape[0], check_n_threads(n_threads))
+    return _uspec.nearest_representatives(X, index.R, index.centres, index.member_start, index.members,
+                                          index.neighborhood, int(n_neighbors), n_threads)
+
+
 def approximate_nearest_representatives(X, representatives, n_neighbors, random_state=None, *,
-                                        neighborhood_factor=NEIGHBORHOOD_FACTOR):
+                                        neighborhood_factor=NEIGHBORHOOD_FACTOR, n_threads=None):
     """Each object's approximate K nearest representatives, coarse to fine (Huang et al. 2020,
     sec. 3.1.2, Fig. 3).
 
-    Pre-steps: the p representatives are grouped into ``floor(sqrt(p))`` rep-clusters by k-means
-    (at most 20 iterations; empty ones dropped; each centre the mean of its representatives,
-    eq. 4), and every representative's ``K' = neighborhood_factor K`` nearest representatives
-    are listed. Per object: the nearest rep-cluster centre (eq. 3; in row chunks), the nearest
-    representative r_l in that rep-cluster (objects grouped by rep-cluster), then the K nearest
-    among r_l and its K' neighbours (objects grouped by r_l). Each group is one matrix product
-    ``||x||^2 + ||r||^2 - 2 x.r`` (only argmins and rankings are taken from them); the returned
-    distances are recomputed exactly as sums of squared differences. O(n (p^(1/2) + K') d)
-    time and O(n K) memory, never an n x p matrix.
+    Pre-steps (:func:`representative_index`): the p representatives are grouped into
+    ``floor(sqrt(p))`` rep-clusters by k-means (at most 20 iterations; empty ones dropped; each
+    centre the mean of its representatives, eq. 4), and every representative's ``K' =
+    neighborhood_factor K`` nearest representatives are listed. Per object
+    (:func:`nearest_in_index`, compiled): the nearest rep-cluster centre (eq. 3), the nearest
+    representative r_l in that rep-cluster, then the K nearest among r_l and its K' neighbours.
+    O(n (p^(1/2) + K') d) time and O(n K) memory, never an n x p matrix.
 
     Returns
     -------
@@ -161,52 +229,40 @@ def approximate_nearest_representatives(X, representatives, n_neighbors, random_
     distances : ndarray of shape (n_samples, K), float64
         Their Euclidean distances.
     """
-    rng = check_random_state(random_state)
-    R = np.ascontiguousarray(representatives, dtype=np.float64)
+    index = representative_index(representatives, n_neighbors, random_state, neighborhood_factor=neighborhood_factor)
+    return nearest_in_index(X, index, n_neighbors, n_threads=n_threads)
+
+
+def _nearest_numpy(X, index, n_neighbors):
+    """The vectorised NumPy search of :func:`nearest_in_index` (the compiled path's reference,
+    kept for the tests): objects are grouped by rep-cluster, then by nearest representative, so
+    that every group's distances are one matrix product ``||x||^2 + ||r||^2 - 2 x.r`` (only
+    argmins and rankings are taken from them); the returned distances are recomputed exactly as
+    sums of squared differences."""
+    R, neighborhood, centres = index.R, index.neighborhood, index.centres
     p, d = R.shape
     k = int(n_neighbors)
-    # Pre-step 2: the candidate neighbourhood of every representative (itself first).
-    width = min(p, neighborhood_factor * k + 1)
-    rep_distances = _squared_distances(R, R)
-    np.fill_diagonal(rep_distances, -1.0)  # itself first, whatever the rounding
-    neighborhood = _k_smallest(rep_distances, width)
-    del rep_distances
-    # Pre-step 1: rep-clusters and their centres (eq. 4).
-    z1 = max(1, math.isqrt(p))
-    rep_cluster = np.zeros(p, dtype=np.int64) if z1 == 1 else _kmeans(R, z1, rng, _REP_CLUSTER_ITER)[0]
-    used, rep_cluster = np.unique(rep_cluster, return_inverse=True)
-    rep_cluster = rep_cluster.reshape(-1)
-    z1 = used.shape[0]
-    sizes = np.bincount(rep_cluster, minlength=z1)
-    centres = np.zeros((z1, d))
-    np.add.at(centres, rep_cluster, R)
-    centres /= sizes[:, None]
-    by_cluster = np.argsort(rep_cluster, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    members = [by_cluster[bounds[j]:bounds[j + 1]] for j in range(z1)]
-
+    width = neighborhood.shape[1]
+    z1 = centres.shape[0]
+    members = [index.members[index.member_start[j]:index.member_start[j + 1]] for j in range(z1)]
     n = X.shape[0]
-    # Step 1: each object's nearest rep-cluster centre, in row chunks.
     region = np.empty(n, dtype=np.int64)
     step = _chunk_rows(z1, d)
-    for start in range(0, n, step):
-        region[start:start + step] = _squared_distances(_rows(X, start, start + step), centres).argmin(axis=1)
-    # Step 2: the nearest representative r_l inside that rep-cluster, one rep-cluster at a time.
-    nearest = np.empty(n, dtype=np.int64)
-    for j, rows in _groups(region, z1):
-        inside = members[j]
-        for part in _pieces(rows, _chunk_rows(inside.shape[0], d)):
-            nearest[part] = inside[_squared_distances(X[part], R[inside]).argmin(axis=1)]
-    del region
-    # Step 3: the K nearest among r_l and its K' neighbours, one representative at a time.
-    neighbors = np.empty((n, k), dtype=np.int64)
-    for l, rows in _groups(nearest, p):
-        candidates = neighborhood[l]
-        for part in _pieces(rows, _chunk_rows(width, d)):
-            pick = _k_smallest(_squared_distances(X[part], R[candidates]), k)
-            neighbors[part] = candidates[pick]
-    del nearest
-    # The distances that enter the affinities, exactly (sums of squared differences).
+    with one_blas_thread():
+        for start in range(0, n, step):
+            region[start:start + step] = _squared_distances(_rows(X, start, start + step), centres).argmin(axis=1)
+        nearest = np.empty(n, dtype=np.int64)
+        for j, rows in _groups(region, z1):
+            inside = members[j]
+            for part in _pieces(rows, _chunk_rows(inside.shape[0], d)):
+                nearest[part] = inside[_squared_distances(X[part], R[inside]).argmin(axis=1)]
+        del region
+        neighbors = np.empty((n, k), dtype=np.int64)
+        for l, rows in _groups(nearest, p):
+            candidates = neighborhood[l]
+            for part in _pieces(rows, _chunk_rows(width, d)):
+                pick = _k_smallest(_squared_distances(X[part], R[candidates]), k)
+                neighbors[part] = candidates[pick]
     distances = np.empty((n, k), dtype=np.float64)
     step = _chunk_rows(k, d)
     for start in range(0, n, step):
@@ -268,27 +324,40 @@ def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2):
     return p_used, k
 
 
-def _graph(X, p, k, rng):
-    # The many small products run on one BLAS thread: OpenBLAS's thread team doubled the
-    # neighbour search's time (1.49 s against 0.71 s at n = 200,000, p = 1,000, on this loaded
-    # two-core machine).
-    with one_blas_thread():
-        R = hybrid_representatives(X, p, rng)
-        k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
-        neighbors, distances = approximate_nearest_representatives(X, R, k, rng)
-    n = X.shape[0]
-    sigma = float(distances.mean())
+def _affinities(distances, sigma):
+    """eq. 5: exp(-d^2 / (2 sigma^2)), an underflow to 0 raised to eps (the authors' code), all
+    ones when sigma is 0."""
     if sigma > 0:
         values = np.exp(-(distances * distances) / (2.0 * sigma * sigma))
         values[values == 0] = np.finfo(np.float64).eps
-    else:
-        values = np.ones_like(distances)
-    counts = np.bincount(neighbors.reshape(-1), minlength=R.shape[0])
+        return values
+    return np.ones_like(distances)
+
+
+def _column_rank(counts):
+    """The representatives listed by somebody (``columns``) and every representative's column
+    (-1 for an empty one)."""
     columns = np.flatnonzero(counts)
-    rank = np.full(R.shape[0], -1, dtype=np.int64)
+    rank = np.full(counts.shape[0], -1, dtype=np.int64)
     rank[columns] = np.arange(columns.shape[0])
-    B = sp.csr_matrix((values.reshape(-1), rank[neighbors].reshape(-1), np.arange(0, n * k + 1, k)),
-                      shape=(n, columns.shape[0]))
+    return columns, rank
+
+
+def _affinity_rows(neighbors, values, rank, n_columns):
+    """The rows of B (CSR) of objects with the given neighbours and affinities."""
+    n, k = neighbors.shape
+    return sp.csr_matrix((values.reshape(-1), rank[neighbors].reshape(-1), np.arange(0, n * k + 1, k)),
+                         shape=(n, n_columns))
+
+
+def _graph(X, p, k, rng, n_threads=1):
+    with one_blas_thread():  # OpenBLAS's thread team slows the small products on a loaded machine
+        R = hybrid_representatives(X, p, rng)
+    k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
+    neighbors, distances = approximate_nearest_representatives(X, R, k, rng, n_threads=n_threads)
+    sigma = float(distances.mean())
+    columns, rank = _column_rank(np.bincount(neighbors.reshape(-1), minlength=R.shape[0]))
+    B = _affinity_rows(neighbors, _affinities(distances, sigma), rank, columns.shape[0])
     return UspecGraph(B, R[columns], neighbors, distances, sigma, columns)
 
 
@@ -318,7 +387,7 @@ def uspec_graph(X, *, n_representatives=None, n_neighbors=5, random_state=None):
 
 
 def _labels(X, n_clusters, p, k, rng, n_init, max_iter, n_threads):
-    graph = _graph(X, p, k, rng)
+    graph = _graph(X, p, k, rng, n_threads)
     n_columns = graph.affinity.shape[1]
     if n_clusters > n_columns:
         raise ValidationError(

@@ -1,0 +1,28 @@
+// U-SPEC's approximate K nearest representatives (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.1.2)
+// and the transfer of eigenvectors to the objects (Li, Wu & Chang 2012).
+//
+// Every object is handled on its own, so the result is bitwise the same for any thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace cclust {
+
+// Coarse to fine, per object x (row of X, n x d, row-major):
+//   1. the nearest rep-cluster centre c (centres: z x d);
+//   2. the nearest representative l among the members of c (members[member_start[c] ..
+//      member_start[c + 1]), representative indices into R, p x d);
+//   3. the k nearest among the `width` candidates neighborhood[l * width ..] (l itself first).
+// Distances are sums of squared differences in feature order; ties go to the lower centre index
+// (step 1), the earlier member (step 2) and the lower representative index (step 3).
+// Writes neighbors (n x k, nearest first) and their Euclidean distances (n x k).
+void nearest_representatives(const double* X, int64_t n, int64_t d,
+                             const double* R, int64_t p,
+                             const double* centres, int64_t z,
+                             const int64_t* member_start, const int64_t* members,
+                             const int64_t* neighborhood, int64_t width, int64_t k,
+                             int64_t* neighbors,  // OUT n x k
+                             double* distances,   // OUT n x k
+                             int n_threads);
+
+}  // namespace cclust
