@@ -996,27 +996,34 @@ def one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
+def _dense_leading_eigenvectors(W, inv_sqrt, n_vectors):
+    """The ``n_vectors`` leading eigenpairs of ``D^-1/2 W D^-1/2`` (``inv_sqrt`` = D^-1/2 as a
+    vector) for a dense column graph W, largest first (symmetrised against rounding)."""
+    import scipy.linalg
+
+    n_cols = W.shape[0]
+    W = inv_sqrt[:, None] * W * inv_sqrt[None, :]
+    W = (W + W.T) / 2.0
+    with one_blas_thread():
+        try:
+            values, vectors = scipy.linalg.eigh(W, subset_by_index=(n_cols - n_vectors, n_cols - 1))
+        except np.linalg.LinAlgError:  # MRRR can fail on the repeated eigenvalues of agreeing partitions
+            values, vectors = np.linalg.eigh(W)
+            values, vectors = values[n_cols - n_vectors:], vectors[:, n_cols - n_vectors:]
+    return values[::-1], vectors[:, ::-1]
+
+
 def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` (D the
     diagonal of ``col_degree``), largest first: dense when the column graph is small and cheap
     to form, else ARPACK on products with B."""
-    import scipy.linalg
     from scipy.sparse.linalg import LinearOperator, eigsh
 
     n_cols = B.shape[1]
     inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
     row_nnz = np.diff(B.indptr).astype(np.float64)
     if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
-        W = (B.T @ sp.diags(row_scale) @ B).toarray()
-        W = inv_sqrt[:, None] * W * inv_sqrt[None, :]
-        W = (W + W.T) / 2.0
-        with one_blas_thread():
-            try:
-                values, vectors = scipy.linalg.eigh(W, subset_by_index=(n_cols - n_vectors, n_cols - 1))
-            except np.linalg.LinAlgError:  # MRRR can fail on the repeated eigenvalues of agreeing partitions
-                values, vectors = np.linalg.eigh(W)
-                values, vectors = values[n_cols - n_vectors:], vectors[:, n_cols - n_vectors:]
-        return values[::-1], vectors[:, ::-1]
+        return _dense_leading_eigenvectors((B.T @ sp.diags(row_scale) @ B).toarray(), inv_sqrt, n_vectors)
     Bt = B.T.tocsr()
 
     def matvec(v):
