@@ -104,7 +104,7 @@ def suite_scale(args):
         for d in args.d:
             out = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(n), "--d", str(d),
                                   "--n-jobs", str(args.n_jobs), "--m", str(args.m), "--dask", str(args.dask)],
-                                 capture_output=True, text=True, check=True)
+                                 stdout=subprocess.PIPE, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"| {r['n']:,} | {r['d']} | {r['seconds']:.1f} s | {r['cpu']:.1f} s | {r['peak_rss'] / 2**20:,.0f} MiB | "
                   f"{r['ari']:.3f} | {r['load'][0]:.1f}, {r['load'][1]:.1f} |", flush=True)

@@ -19,13 +19,15 @@ U-SPEC clusters n objects through a bipartite graph between the objects and p re
 4. **Transfer cut** (sec. 3.1.3, eq. 7-12): :func:`cclust.graph.tcut` on B, the eigenproblem
    on the p x p side, k-means on the n-side embedding.
 
-Every step over the objects runs in row chunks (NumPy, vectorised), so the memory is O(n K)
-plus O(chunk x (p^(1/2) + K') x d) and O(p^2) for the representatives' own distances; the
-time is dominated by O(n p^(1/2) d). Objects are grouped by rep-cluster, then by nearest
-representative, so that every group's distances are one matrix product (a loop of p + p^(1/2)
-products, not a gather of n x K' candidate rows, which took 7.6 us per object against about 2
-here); the K distances that enter the affinities are recomputed exactly as sums of squared
-differences.
+The per-object search runs in compiled code (``cclust/_ext/src/uspec.cpp``, OpenMP over
+objects, each object alone, so the result is the same for any thread count and any split of the
+rows): per object about ``(p^(1/2) + p / z + K' + 1) d`` flops and a partial selection of the K
+smallest, ties to the lower index. The vectorised NumPy search it replaced (objects grouped by
+rep-cluster and by nearest representative, one matrix product per group) is kept as its test
+reference (``_nearest_numpy``: the same neighbours on the tested sets). Memory is O(n K) plus
+O(p^2) for the representatives' own distances; the time is dominated by O(n p^(1/2) d). The
+Dask path (:func:`cclust.dask.uspec_ensemble`) runs the same search per row block against one
+:func:`representative_index`.
 
 Choices where the paper is silent, settled by the authors' code (``USPEC.m``, ``USENC.m``):
 

@@ -108,3 +108,13 @@ def test_cross_sums_is_the_literal_column_side_and_chains_exactly():
     assert np.array_equal(W, W2) and np.array_equal(col, col2)
     with pytest.raises(ValueError, match="column index"):
         _uspec.cross_sums(np.array([0, 1]), np.array([12]), np.array([1.0]), np.zeros((12, 12)), np.zeros(12))
+
+
+def test_column_graph_is_the_sparse_product():
+    from cclust.graph import _column_graph
+
+    rng = np.random.default_rng(4)
+    B = sp.random(3000, 40, density=0.05, random_state=5, format="csr")
+    scale = rng.random(3000) + 0.5
+    np.testing.assert_allclose(_column_graph(B, scale), (B.T @ sp.diags(scale) @ B).toarray(), rtol=1e-12,
+                               atol=1e-15)

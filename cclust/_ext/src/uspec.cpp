@@ -74,8 +74,9 @@ void nearest_representatives(const double* X, int64_t n, int64_t d, const double
         });
 }
 
-void cross_sums(const int64_t* indptr, const int64_t* indices, const double* values, int64_t n_rows,
-                int64_t p, double* W, double* col_degree, double* row_degree) {
+void cross_sums(const int64_t* indptr, const int64_t* indices, const double* values,
+                const double* row_scale, int64_t n_rows, int64_t p, double* W, double* col_degree,
+                double* row_degree) {
     if (n_rows < 0 || p < 1) throw std::invalid_argument("cross_sums: inconsistent sizes");
     if (indptr[0] != 0) throw std::invalid_argument("cross_sums: indptr must start at 0");
     for (int64_t x = 0; x < n_rows; ++x) {
@@ -89,7 +90,7 @@ void cross_sums(const int64_t* indptr, const int64_t* indices, const double* val
         for (int64_t e = indptr[x]; e < indptr[x + 1]; ++e) d += values[e];
         if (d == 0.0) d = 1e-10;
         row_degree[x] = d;
-        const double scale = 1.0 / d;
+        const double scale = row_scale == nullptr ? 1.0 / d : row_scale[x];
         for (int64_t e = indptr[x]; e < indptr[x + 1]; ++e) {
             const int64_t a = indices[e];
             const double va = values[e] * scale;

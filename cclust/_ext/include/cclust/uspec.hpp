@@ -28,10 +28,12 @@ void nearest_representatives(const double* X, int64_t n, int64_t d,
 // The transfer cut's column-side sums of the CSR rows (indptr, indices, values) of a bipartite
 // graph with p columns, added to W (p x p, row-major) and col_degree (p) one row after the other,
 // in row order: row x, of degree d_x (the sum of its values, 1e-10 when 0, written to
-// row_degree[x]), adds (v_a / d_x) v_b to W[a, b] and v_a to col_degree[a]. Calling it on
+// row_degree[x]), adds (v_a s_x) v_b to W[a, b] and v_a to col_degree[a], with s_x = 1 / d_x,
+// or row_scale[x] when row_scale is not null. Calling it on
 // consecutive row blocks, each continuing the previous call's sums, gives the same floats as one
 // call on all rows, however the rows are split (one thread; the work is O(nnz^2 / n)).
 void cross_sums(const int64_t* indptr, const int64_t* indices, const double* values,
+                const double* row_scale,  // IN n_rows, or null
                 int64_t n_rows, int64_t p,
                 double* W,           // IN/OUT p x p
                 double* col_degree,  // IN/OUT p
