@@ -1281,7 +1281,9 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     n = X.shape[0]
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    p, k = _check_sizes(X, None, n_representatives, n_neighbors)
+    starts = _row_starts(n, chunks, n_partitions)
+    # the client holds p x p; each task a block's n_b x K graph (the blocks live on the workers)
+    p, k = _check_sizes(X, None, n_representatives, n_neighbors, memory_rows=int(starts[1] - starts[0]))
     low, high = _check_k_range(k_range, default_k_range(n, p), n)
     if high > p:
         raise ValidationError(
@@ -1290,7 +1292,6 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     runner = _Runner(client)
-    starts = _row_starts(n, chunks, n_partitions)
     columns = []
     with progress(total=n_partitions, desc="uspec partitions (dask)", verbose=verbose) as bar:
         for seq in spawn_seed_sequences(random_state, n_partitions):

@@ -300,8 +300,9 @@ def _k_smallest(d2, k):
     return np.take_along_axis(part, order, axis=1)
 
 
-def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2):
-    """Validated (X, p_used_max, K) and the refusal of K_neighbors > p or clusters > p."""
+def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2, memory_rows=None):
+    """Validated (X, p_used_max, K) and the refusal of K_neighbors > p or clusters > p; the
+    memory guard counts ``memory_rows`` objects (the Dask path: one row block) or all n."""
     n = X.shape[0]
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
@@ -321,7 +322,7 @@ def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2):
             f"n_clusters={n_clusters} is larger than the number of representatives ({p_used} = "
             f"min(n_representatives, n_samples)): the transfer cut needs as many eigenvectors of the "
             f"representatives' graph; pass n_representatives >= {n_clusters}.")
-    require_memory(n * k * 48 + p_used * p_used * 24, f"U-SPEC's graph of {n} objects and {p_used} representatives",
+    require_memory((n if memory_rows is None else min(n, memory_rows)) * k * 48 + p_used * p_used * 24, f"U-SPEC's graph of {n} objects and {p_used} representatives",
                    "pass fewer n_representatives or n_neighbors", None)
     return p_used, k
 
