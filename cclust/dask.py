@@ -1272,25 +1272,16 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     >>> uspec_ensemble(X, 2, n_partitions=3, random_state=0, chunks=4096).shape
     (3000, 3)
     """
-    from cclust.generators import _check_k_range
-    from cclust.uspec import _check_sizes, default_k_range
+    from cclust.uspec import _check_ensemble
     from cclust.validation import spawn_seed_sequences
 
     dask, da = _import_dask()
     X = check_array_2d(X, "X")
-    n = X.shape[0]
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    starts = _row_starts(n, chunks, n_partitions)
+    starts = _row_starts(X.shape[0], chunks, check_int(n_partitions, "n_partitions", low=1))
     # the client holds p x p; each task a block's n_b x K graph (the blocks live on the workers)
-    p, k = _check_sizes(X, None, n_representatives, n_neighbors, memory_rows=int(starts[1] - starts[0]))
-    low, high = _check_k_range(k_range, default_k_range(n, p), n)
-    if high > p:
-        raise ValidationError(
-            f"k_range=({low}, {high}) reaches above the number of representatives ({p} = min(n_representatives, "
-            f"n_samples)): pass n_representatives >= {high} or a lower k_range.")
-    n_init = check_int(n_init, "n_init", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter = _check_ensemble(
+        X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter,
+        memory_rows=int(starts[1] - starts[0]))
     runner = _Runner(client)
     columns = []
     with progress(total=n_partitions, desc="uspec partitions (dask)", verbose=verbose) as bar:

@@ -463,6 +463,28 @@ def default_k_range(n, p):
     return low, max(low, min(DEFAULT_K_RANGE[1], cap))
 
 
+def _check_ensemble(X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter,
+                    memory_rows=None):
+    """The checked arguments of a U-SPEC ensemble (in memory or on Dask row blocks):
+    ``(X, n_clusters, n_partitions, p, K, (low, high), n_init, max_iter)``."""
+    from cclust.generators import _check_k_range
+
+    X = check_array_2d(X, "X")
+    n = X.shape[0]
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    p, k = _check_sizes(X, None, n_representatives, n_neighbors, memory_rows=memory_rows)
+    low, high = _check_k_range(k_range, default_k_range(n, p), n)
+    if high > p:
+        raise ValidationError(
+            f"k_range=({low}, {high}) reaches above the number of representatives ({p} = min(n_representatives, "
+            f"n_samples)): the transfer cut needs K_i eigenvectors of the representatives' graph; pass "
+            f"n_representatives >= {high} or a lower k_range.")
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    return X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter
+
+
 def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
                    n_init=1, max_iter=5, random_state=None, n_jobs=None, verbose=0):
     """An ensemble of U-SPEC clusterers, U-SENC's generation (Huang et al. 2020, sec. 3.2.1).
@@ -503,21 +525,10 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     >>> uspec_ensemble(X, 3, n_partitions=5, random_state=0).shape
     (150, 5)
     """
-    from cclust.generators import _check_k_range, _generate
+    from cclust.generators import _generate
 
-    X = check_array_2d(X, "X")
-    n = X.shape[0]
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    p, k = _check_sizes(X, None, n_representatives, n_neighbors)
-    low, high = _check_k_range(k_range, default_k_range(n, p), n)
-    if high > p:
-        raise ValidationError(
-            f"k_range=({low}, {high}) reaches above the number of representatives ({p} = min(n_representatives, "
-            f"n_samples)): the transfer cut needs K_i eigenvectors of the representatives' graph; pass "
-            f"n_representatives >= {high} or a lower k_range.")
-    n_init = check_int(n_init, "n_init", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter = _check_ensemble(
+        X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter)
 
     def one_partition(X, rng):
         k_i = int(rng.integers(low, high + 1))
