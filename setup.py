@@ -79,6 +79,7 @@ MODULES = {
     "_bayesian": ["bayesian.cpp"],
     "_crowd_agreement": ["crowd_agreement.cpp"],
     "_hartigan_wong": ["hartigan_wong.cpp"],
+    "_uspec": ["uspec.cpp"],
 }
 
 extensions = [

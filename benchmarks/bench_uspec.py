@@ -8,6 +8,9 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
 * ``scale --n 1000000 --d 2,5,10`` -- U-SENC with 20 U-SPEC clusterers on the flower shape
   (``cclust.datasets.make_flower``, extra coordinates noise only), one child process per d:
   time, peak RSS of the child (``ru_maxrss``, the data included), ARI against the shape.
+* ``scale --dask 1048576 --n 10000000 --d 2`` -- the same through ``cclust.dask.usenc`` (row
+  blocks of that many objects, Dask's threaded scheduler, so one process holds everything and
+  its ``ru_maxrss`` is the peak of the whole run).
 * ``octave --n 10000,100000`` -- the authors' MATLAB code (``huangdonghere/USPEC_USENC``) under
   GNU Octave on the same data as cclust (pendigits for n = 10,000, the flower for other n), a
   few runs each: NMI distribution and the speed ratio, same machine, same run.
@@ -69,24 +72,42 @@ def suite_pendigits(args):
     print(f"\nrecall of the approximate 5 nearest of p = {R.shape[0]} representatives on pendigits: {recall:.4f}")
 
 
-def one_scale_run(n, d, seed, n_jobs):
+def one_scale_run(n, d, seed, n_jobs, dask_chunks=None, n_partitions=20):
     X, y = make_flower(n, n_features=d, random_state=seed)
-    start = time.perf_counter()
-    result = cclust.get("usenc")(None, 10, X=X, random_state=seed, n_jobs=n_jobs)
-    seconds = time.perf_counter() - start
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), cpu_seconds()
+    if dask_chunks:
+        import dask
+
+        from cclust.dask import usenc as dask_usenc
+
+        with dask.config.set(scheduler="threads", num_workers=n_jobs):  # one process: its RSS is the peak
+            result = dask_usenc(X, 10, n_partitions=n_partitions, random_state=seed, chunks=dask_chunks)
+    else:
+        result = cclust.get("usenc")(None, 10, X=X, random_state=seed, n_jobs=n_jobs, n_partitions=n_partitions)
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"n": n, "d": d, "seconds": seconds, "peak_rss": peak, "ari": ari(result.labels, y)}
+    return {"n": n, "d": d, "seconds": seconds, "cpu": cpu, "peak_rss": peak, "ari": ari(result.labels, y),
+            "load": [load, os.getloadavg()[0]]}
+
+
+def cpu_seconds(who=resource.RUSAGE_SELF):
+    """User + system CPU seconds of this process (all its threads) so far."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def suite_scale(args):
-    print("| n | d | U-SENC (m = 20) time | peak RSS of the process | ARI vs shape |\n|---|---|---|---|---|")
+    print(f"| n | d | U-SENC (m = {args.m}{', Dask' if args.dask else ''}) time | CPU time | peak RSS of the process | ARI vs shape | load average "
+          "(start, end) |\n|---|---|---|---|---|---|---|")
     for n in args.n:
         for d in args.d:
             out = subprocess.run([sys.executable, __file__, "_scale_one", "--n", str(n), "--d", str(d),
-                                  "--n-jobs", str(args.n_jobs)], capture_output=True, text=True, check=True)
+                                  "--n-jobs", str(args.n_jobs), "--m", str(args.m), "--dask", str(args.dask)],
+                                 stdout=subprocess.PIPE, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"| {r['n']:,} | {r['d']} | {r['seconds']:.1f} s | {r['peak_rss'] / 2**20:,.0f} MiB | "
-                  f"{r['ari']:.3f} |", flush=True)
+            print(f"| {r['n']:,} | {r['d']} | {r['seconds']:.1f} s | {r['cpu']:.1f} s | {r['peak_rss'] / 2**20:,.0f} MiB | "
+                  f"{r['ari']:.3f} | {r['load'][0]:.1f}, {r['load'][1]:.1f} |", flush=True)
 
 
 def authors_code(target):
@@ -148,11 +169,14 @@ def main(argv=None):
     parser.add_argument("--d", type=lambda s: [int(v) for v in s.split(",")], default=[2, 5, 10])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--m", type=int, default=20, help="U-SPEC clusterers of U-SENC (scale suite)")
+    parser.add_argument("--dask", type=int, default=0,
+                        help="scale suite: rows per Dask block (0: in memory); Dask's threaded scheduler")
     parser.add_argument("--methods", type=lambda s: s.split(","), default=["uspec", "usenc"])
     parser.add_argument("--authors", default=os.path.join(tempfile.gettempdir(), "uspec_authors"))
     args = parser.parse_args(argv)
     if args.suite == "_scale_one":
-        print(json.dumps(one_scale_run(args.n[0], args.d[0], 0, args.n_jobs)))
+        print(json.dumps(one_scale_run(args.n[0], args.d[0], 0, args.n_jobs, args.dask, args.m)))
     else:
         {"pendigits": suite_pendigits, "scale": suite_scale, "octave": suite_octave}[args.suite](args)
 

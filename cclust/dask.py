@@ -24,6 +24,11 @@ outgrow its cores. This module runs the two linear-in-n steps on Dask (a
   :func:`cclust.consensus_functions.kcc.kcc` for the same seed, by construction; parameter checks,
   restarts and the result are shared with it (``cclust.consensus_functions._kcc_run``).
 
+* :func:`uspec_ensemble`, :func:`tcut` and :func:`usenc`: U-SPEC generation and the
+  transfer-cut consensus of U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020) per row block, the
+  representatives and the small column side global (see the section before them); the labels
+  do not depend on the chunking.
+
 Nothing ever gathers the label matrix: the client holds K x sum K_i tables and n-vectors of
 int32 labels are kept chunked on the workers between passes. When the ensemble's graph
 generates its labels (rather than holding persisted chunks), each pass regenerates them, so
@@ -47,7 +52,8 @@ from cclust.validation import check_array_2d, check_int
 from cclust.ensemble import Ensemble, _check_provenance, _encode_column
 from cclust.errors import ValidationError
 
-__all__ = ["DaskEnsemble", "check_dask_X", "from_array", "from_blocks", "generate_partitions", "kcc"]
+__all__ = ["DaskEnsemble", "check_dask_X", "from_array", "from_blocks", "generate_partitions", "kcc", "tcut",
+           "usenc", "uspec_ensemble"]
 
 #: rows of the compiled engine's chunks; Dask chunks are multiples of it (see module doc)
 BLOCK = _engine._CHUNK
@@ -901,3 +907,472 @@ def _init_labels(init, n):
         _check_known_chunks(init, "init")
         init = init.compute()
     return init
+
+
+# -- U-SPEC, U-SENC and the transfer cut on row blocks (Huang, Wang, Wu, Lai & Kwoh 2020) -------
+#
+# The representatives, the rep-cluster index and the column side of the transfer cut (p x p,
+# or sum K_i x sum K_i) are global and small; the neighbour search, the affinity rows, the
+# transfer of the eigenvectors and the k-means passes run per row block. Every float that adds
+# over objects is added in the objects' order, independently of the blocks: the column-side sums
+# by one compiled pass continued from block to block (a chain of tasks), sigma, the k-means
+# objective and the centre sums as partials per 4096-object sub-block (global positions; chunks
+# are multiples of 4096) folded in order on the client, the k-means++ running sum continued from
+# block to block. So labels are the same for any chunking.
+
+def _sub_block_sums(values, labels=None, n_clusters=0):
+    """Per 4096-object sub-block of a block (which starts on a multiple of 4096): the sum of
+    ``values`` in object order, or, with ``labels``, the (n_clusters, dim) sums of the rows of
+    ``values`` per label and the label counts."""
+    out = []
+    for a in range(0, values.shape[0], BLOCK):
+        v = values[a:a + BLOCK]
+        if labels is None:
+            total = 0.0
+            for x in v.tolist():
+                total += x
+            out.append(total)
+        else:
+            lab = labels[a:a + BLOCK]
+            sums = np.stack([np.bincount(lab, weights=v[:, j], minlength=n_clusters) for j in range(v.shape[1])],
+                            axis=1) if v.shape[1] else np.zeros((n_clusters, 0))
+            out.append((sums, np.bincount(lab, minlength=n_clusters)))
+    return out
+
+
+def _fold_sub_blocks(parts):
+    """Left-to-right sum from zero of the sub-block partials of every block, in order."""
+    total = None
+    for block in parts:
+        for item in block:
+            total = item if total is None else (total + item if not isinstance(item, tuple)
+                                                else tuple(t + i for t, i in zip(total, item)))
+    return total
+
+
+def _task_uspec_rows(X, index, k):
+    from cclust.uspec import nearest_in_index
+
+    neighbors, distances = nearest_in_index(_aligned(np.asarray(X), np.float64), index, k, n_threads=1)
+    return (neighbors, distances, _sub_block_sums(distances.reshape(-1) if k == 1 else distances.sum(axis=1)),
+            np.bincount(neighbors.reshape(-1), minlength=index.R.shape[0]))
+
+
+def _task_affinity_block(rows, sigma, rank, n_columns):
+    from cclust.uspec import _affinities, _affinity_rows
+
+    neighbors, distances = rows[0], rows[1]
+    return _affinity_rows(neighbors, _affinities(distances, sigma), rank, n_columns)
+
+
+def _task_label_graph(block, offsets, weights, r, j):
+    """The object-cluster rows (eq. 18-19, weights w_i, a missing label no edge) of a label block."""
+    import scipy.sparse as sp
+
+    block = _check_block(block, r, j)
+    present = block >= 0
+    cols = (block + offsets[:-1][None, :].astype(np.int32))[present]
+    vals = np.broadcast_to(weights, block.shape)[present]
+    indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
+    return sp.csr_matrix((vals, cols, indptr), shape=(block.shape[0], int(offsets[-1])))
+
+
+def _task_cross_sums(B, sums):
+    from cclust._ext import _uspec
+
+    W, col_degree = sums[0].copy(), sums[1].copy()
+    _uspec.cross_sums(_aligned(B.indptr, np.int64), _aligned(B.indices, np.int64), _aligned(B.data, np.float64),
+                      W, col_degree)
+    return W, col_degree
+
+
+def _task_transfer(B, ncut_vectors):
+    from cclust.graph import _transfer_rows
+
+    degree = np.asarray(B.sum(axis=1)).reshape(-1)
+    degree[degree == 0] = 1e-10
+    return _transfer_rows(B, ncut_vectors, degree)
+
+
+def _task_sq_to(E, row):
+    diff = E - row[None, :]
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def _task_min_sq_to(E, closest, row):
+    return np.minimum(closest, _task_sq_to(E, row))
+
+
+def _task_running_sum(values, start):
+    return float(np.cumsum(np.concatenate([[start], values]))[-1])
+
+
+def _task_draw_dense(values, start, target):
+    running = np.cumsum(np.concatenate([[start], values]))[1:]
+    return int(np.searchsorted(running, target, side="right"))
+
+
+def _task_rows_at(E, local):
+    return E[np.asarray(local, dtype=np.int64)].copy()
+
+
+def _sq_distances(E, centres):
+    D = (E * E).sum(axis=1)[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (E @ centres.T)
+    return np.maximum(D, 0.0, out=D)
+
+
+def _task_dense_assign(E, centres, labels):
+    """Nearest centre of every row (``labels`` None: lowest index on ties; else ties keep the
+    current label), its cost, the sub-block sums of the costs and the number of changed labels."""
+    D = _sq_distances(E, centres)
+    best = D.argmin(axis=1)
+    rows = np.arange(E.shape[0])
+    if labels is not None:
+        keep = D[rows, labels] <= D[rows, best]
+        best = np.where(keep, labels, best)
+    cost = D[rows, best]
+    moved = 0 if labels is None else int((best != labels).sum())
+    return best.astype(np.int32), cost, _sub_block_sums(cost), moved
+
+
+def _task_dense_costs(E, centres, labels):
+    diff = E - centres[labels]
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def _task_dense_sums(E, labels, n_clusters):
+    return _sub_block_sums(E, labels, n_clusters)
+
+
+def _task_first_rows(labels, start, n_clusters):
+    first = np.full(n_clusters, np.iinfo(np.int64).max)
+    values, at = np.unique(labels, return_index=True)
+    first[values] = at + start
+    return first
+
+
+def _task_renumber(labels, rank):
+    return rank[labels].astype(np.int32)
+
+
+class _DenseBlocks(_BlockExecutor):
+    """k-means (the engine's Lloyd rules: ties keep the current cluster, empty clusters reseeded
+    by the costliest movable object, the same stop rule) on the rows of a persisted dense matrix
+    kept as row blocks; the reseed is the KCC executor's."""
+
+    def __init__(self, blocks, starts, runner):
+        self.blocks, self.starts, self.runner, self.delayed = blocks, starts, runner, runner.delayed
+        self.n = int(starts[-1])
+
+    def rows(self, index):
+        index = np.asarray(index, dtype=np.int64)
+        block = np.searchsorted(self.starts, index, side="right") - 1
+        jobs = [self.delayed(_task_rows_at)(self.blocks[c], [int(x - self.starts[c])])
+                for x, c in zip(index.tolist(), block.tolist())]
+        return np.concatenate(self.runner.compute(jobs), axis=0)
+
+    def kmeanspp(self, n_clusters, first, uniforms):
+        """k-means++ with one candidate per centre (Arthur & Vassilvitskii 2007), the draws of
+        ``cclust._engine.kmeanspp_draws``: D^2 sampling on the running sum over the objects in
+        order; a draw of an object already chosen takes the lowest unchosen index instead."""
+        runner, delayed = self.runner, self.delayed
+        row = delayed(self.rows([first])[0])
+        closest = runner.persist([delayed(_task_sq_to)(E, row) for E in self.blocks])
+        seeds, chosen = [first], {first}
+        for s in range(1, n_clusters):
+            ends, running = [], 0.0
+            for c in closest:
+                running = delayed(_task_running_sum)(c, running)
+                ends.append(running)
+            ends = runner.compute(ends)
+            total, seed = ends[-1], -1
+            if total > 0.0:
+                target = float(uniforms[s - 1, 0]) * total
+                j = int(np.searchsorted(ends, target, side="right"))
+                if j < len(closest):
+                    local = runner.compute([delayed(_task_draw_dense)(closest[j], ends[j - 1] if j else 0.0,
+                                                                      target)])[0]
+                    seed = int(self.starts[j]) + min(local, int(self.starts[j + 1] - self.starts[j]) - 1)
+                else:
+                    seed = self.n - 1
+                if seed in chosen:
+                    seed = -1
+            if seed < 0:
+                seed = 0
+                while seed in chosen:
+                    seed += 1
+            row = delayed(self.rows([seed])[0])
+            closest = runner.persist([delayed(_task_min_sq_to)(E, c, row) for E, c in zip(self.blocks, closest)])
+            seeds.append(seed)
+            chosen.add(seed)
+        return np.array(seeds, dtype=np.int64)
+
+    def sums(self, labels, n_clusters):
+        parts = self.runner.compute([self.delayed(_task_dense_sums)(E, lab, n_clusters)
+                                     for E, lab in zip(self.blocks, labels)])
+        sums, counts = _fold_sub_blocks(parts)
+        return sums, counts
+
+    def lloyd(self, labels, n_clusters, max_iter):
+        """Lloyd passes from ``labels`` (blocks), tol = 0: as the engine's lloyd. Returns
+        (labels as blocks, objective)."""
+        from cclust._engine import _kernel as engine_kernel
+
+        kernel, runner, delayed = engine_kernel(), self.runner, self.delayed
+
+        def centres_of(labels):
+            sums, counts = self.sums(labels, n_clusters)
+            return sums / np.maximum(counts, 1)[:, None], counts
+
+        centres, counts = centres_of(labels)
+        if (counts == 0).any():
+            costs = runner.persist([delayed(_task_dense_costs)(E, delayed(centres), lab)
+                                    for E, lab in zip(self.blocks, labels)])
+            labels = self.reseed(labels, costs, counts.astype(np.int64), n_clusters)
+            centres, counts = centres_of(labels)
+        objective = previous_objective = 0.0
+        previous = (labels, centres)
+        it = 0
+        while True:
+            passes = runner.persist([delayed(_task_dense_assign)(E, delayed(centres), lab)
+                                     for E, lab in zip(self.blocks, labels)])
+            summaries = runner.compute([delayed(operator.itemgetter(2, 3))(p) for p in passes])
+            objective = _fold_sub_blocks([s[0] for s in summaries])
+            moved = sum(s[1] for s in summaries)
+            verdict = kernel.lloyd_verdict(it, objective, previous_objective, moved, max_iter, 0.0)
+            if verdict == kernel.STOP_ROSE:
+                labels, centres = previous
+                objective = previous_objective
+                break
+            if verdict >= 0:
+                break
+            previous, previous_objective = (labels, centres), objective
+            labels = runner.persist([delayed(operator.itemgetter(0))(p) for p in passes])
+            centres, counts = centres_of(labels)
+            if (counts == 0).any():
+                costs = runner.persist([delayed(operator.itemgetter(1))(p) for p in passes])
+                labels = self.reseed(labels, costs, counts.astype(np.int64), n_clusters)
+                centres, counts = centres_of(labels)
+            it += 1
+        return labels, objective
+
+    def kmeans(self, n_clusters, rng, n_init, max_iter):
+        """``n_init`` runs of k-means++ then Lloyd (the draws of :func:`cclust.graph.tcut`'s
+        runs), the lowest objective kept (the first on ties). Returns (labels, objective)."""
+        best = None
+        for _ in range(n_init):
+            first, uniforms = _engine.kmeanspp_draws(rng, self.n, n_clusters, 1)
+            seeds = self.kmeanspp(n_clusters, first, uniforms)
+            seed_rows = self.delayed(self.rows(seeds))
+            start = self.runner.persist([self.delayed(operator.itemgetter(0))(
+                self.delayed(_task_dense_assign)(E, seed_rows, None)) for E in self.blocks])
+            run = self.lloyd(start, n_clusters, max_iter)
+            if best is None or run[1] < best[1]:
+                best = run
+        return best
+
+    def numbered(self, labels, n_clusters):
+        """The labels renumbered by their first object (as :func:`cclust.graph.tcut` numbers
+        its parts), as blocks."""
+        firsts = self.runner.compute([self.delayed(_task_first_rows)(lab, int(a), n_clusters)
+                                      for lab, a in zip(labels, self.starts[:-1])])
+        first = np.min(firsts, axis=0)
+        used = np.flatnonzero(first < np.iinfo(np.int64).max)
+        rank = np.full(n_clusters, -1, dtype=np.int64)
+        rank[used[np.argsort(first[used], kind="stable")]] = np.arange(used.shape[0])
+        return self.runner.persist([self.delayed(_task_renumber)(lab, rank) for lab in labels])
+
+
+def _block_cut(graph_blocks, n_columns, starts, n_clusters, rng, n_init, max_iter, runner):
+    """The transfer cut (Li, Wu & Chang 2012; :func:`cclust.graph.tcut`) of a bipartite graph
+    whose rows are the persisted CSR ``graph_blocks``: the column-side sums chained over the
+    blocks, the dense leading eigenvectors, the transferred rows per block, k-means on them.
+    Returns (labels as blocks numbered by first object, eigenvalues, objective)."""
+    from cclust.graph import _dense_leading_eigenvectors
+
+    delayed = runner.delayed
+    sums = (np.zeros((n_columns, n_columns)), np.zeros(n_columns))
+    for B in graph_blocks:
+        sums = delayed(_task_cross_sums)(B, sums)
+    W, col_degree = runner.compute([sums])[0]
+    n_vectors = min(n_clusters, n_columns)
+    inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
+    values, vectors = _dense_leading_eigenvectors(W, inv_sqrt, n_vectors)
+    ncut_vectors = delayed(vectors * inv_sqrt[:, None])
+    embedding = runner.persist([delayed(_task_transfer)(B, ncut_vectors) for B in graph_blocks])
+    blocks = _DenseBlocks(embedding, starts, runner)
+    labels, objective = blocks.kmeans(n_clusters, rng, n_init, max_iter)
+    labels = blocks.numbered(labels, n_clusters)
+    del embedding, blocks
+    return labels, values, objective
+
+
+def _row_starts(n, chunks, width):
+    rows = _chunk_rows(chunks, n, width)
+    return np.array(list(range(0, n, rows)) + [n], dtype=np.int64)
+
+
+def _uspec_blocks(X, starts, p, k, k_i, rng, n_init, max_iter, runner):
+    """One U-SPEC clusterer of X on row blocks (the draws of :func:`cclust.uspec` in the same
+    order): hybrid representatives and the rep-cluster index in memory, then the neighbour
+    search, sigma, the affinity rows and the transfer cut per block. Labels as blocks."""
+    from cclust.graph import one_blas_thread
+    from cclust.uspec import _column_rank, hybrid_representatives, representative_index
+
+    delayed = runner.delayed
+    with one_blas_thread():
+        R = hybrid_representatives(X, p, rng)
+    k = min(k, R.shape[0])
+    index = delayed(representative_index(R, k, rng))
+    rows = runner.persist([delayed(_task_uspec_rows)(X[a:b], index, k) for a, b in itertools.pairwise(starts)])
+    parts = runner.compute([delayed(operator.itemgetter(2, 3))(r) for r in rows])
+    sigma = _fold_sub_blocks([q[0] for q in parts]) / (int(starts[-1]) * k)
+    columns, rank = _column_rank(sum(q[1] for q in parts))
+    graph = runner.persist([delayed(_task_affinity_block)(r, sigma, rank, columns.shape[0]) for r in rows])
+    del rows
+    k_i = min(k_i, columns.shape[0])
+    labels, _, _ = _block_cut(graph, columns.shape[0], starts, k_i, rng, n_init, max_iter, runner)
+    return labels
+
+
+def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
+                   n_init=1, max_iter=5, random_state=None, client=None, chunks=None, verbose=0):
+    """U-SENC's ensemble of U-SPEC clusterers (Huang, Wang, Wu, Lai & Kwoh 2020) on row blocks.
+
+    Parameters and draws are those of :func:`cclust.uspec.uspec_ensemble` (partition i from the
+    i-th child seed); per clusterer the representatives and the rep-cluster index are built in
+    memory (O(p^2)), the neighbour search (compiled), the affinity rows, the transferred
+    eigenvectors and the k-means passes of the transfer cut run per row block, and the column
+    side (p x p) is summed over the blocks in object order. Memory: X, the blocks' n x K graph
+    and n x K_i embedding of one clusterer at a time, and the n x m labels, never more. The
+    labels do not depend on ``chunks``; against the in-memory path they agree up to the
+    rounding of sums taken in another order (the same labels on the tested sets).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter, random_state
+        As :func:`cclust.uspec.uspec_ensemble`.
+    client : dask.distributed.Client, default=None
+        None uses Dask's default (a global client, else the local scheduler).
+    chunks : int, default=None
+        Rows per block (rounded up to a multiple of 4096); None: about 64 MiB of labels.
+    verbose : int, default=0
+        1 draws a progress bar over the partitions.
+
+    Returns
+    -------
+    DaskEnsemble of shape (n_samples, n_partitions)
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_moons
+    >>> from cclust.dask import uspec_ensemble
+    >>> X, y = make_moons(3000, random_state=0)
+    >>> uspec_ensemble(X, 2, n_partitions=3, random_state=0, chunks=4096).shape
+    (3000, 3)
+    """
+    from cclust.uspec import _check_ensemble
+    from cclust.validation import spawn_seed_sequences
+
+    dask, da = _import_dask()
+    X = check_array_2d(X, "X")
+    starts = _row_starts(X.shape[0], chunks, check_int(n_partitions, "n_partitions", low=1))
+    # the client holds p x p; each task a block's n_b x K graph (the blocks live on the workers)
+    X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter = _check_ensemble(
+        X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter,
+        memory_rows=int(starts[1] - starts[0]))
+    runner = _Runner(client)
+    columns = []
+    with progress(total=n_partitions, desc="uspec partitions (dask)", verbose=verbose) as bar:
+        for seq in spawn_seed_sequences(random_state, n_partitions):
+            rng = np.random.default_rng(seq)
+            k_i = int(rng.integers(low, high + 1))
+            columns.append(_uspec_blocks(X, starts, p, k, k_i, rng, n_init, max_iter, runner))
+            bar.update(1)
+    blocks = [da.from_delayed(runner.delayed(np.column_stack)([c[j] for c in columns]),
+                              shape=(int(b - a), n_partitions), dtype=np.int32)
+              for j, (a, b) in enumerate(itertools.pairwise(starts))]
+    return DaskEnsemble(da.concatenate(blocks, axis=0), chunks=int(starts[1] - starts[0]), client=runner.client)
+
+
+def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, client=None, chunks=None):
+    """The transfer-cut consensus (Huang et al. 2020, sec. 3.2.2) of a :class:`DaskEnsemble`.
+
+    As :func:`cclust.consensus_functions.ultra_scalable.tcut`, per row block: the
+    object-cluster rows (eq. 18-19, partition weights on the edges, a missing label no edge),
+    the cluster-side sums chained over the blocks in object order, the dense eigenproblem of the
+    ``sum K_i`` clusters, the transferred rows and k-means (k-means++, ``n_init`` runs of at most
+    ``max_iter`` passes) per block. Identical label rows are not merged (the same cut; the
+    in-memory function merges them), and the cluster side is always solved dense. The labels do
+    not depend on the chunking.
+
+    Returns
+    -------
+    ConsensusResult
+        labels gathered on the client (n int64); ``extras``: ``eigenvalues``, ``backend="dask"``.
+
+    Examples
+    --------
+    >>> import cclust
+    >>> from cclust.datasets import load_iris
+    >>> from cclust.dask import from_array, tcut as dask_tcut
+    >>> X, y = load_iris()
+    >>> E = cclust.generate("kmeans", X, 3, n_partitions=10, random_state=0)
+    >>> dask_tcut(from_array(E), 3, random_state=0).n_clusters
+    3
+    """
+    from cclust.result import ConsensusResult
+    from cclust.validation import check_random_state
+
+    if not isinstance(ensemble, DaskEnsemble):
+        ensemble = from_array(ensemble, chunks=chunks, client=client)
+    n = ensemble.n_samples
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    width = int(ensemble.offsets[-1])
+    if n_clusters > width:
+        raise ValidationError(
+            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({width}): "
+            "the transfer cut needs as many eigenvectors of the cluster graph.")
+    runner = _Runner(client or ensemble._client)
+    r = ensemble.n_partitions
+    graph = runner.persist([runner.delayed(_task_label_graph)(b, ensemble.offsets, ensemble.weights, r, j)
+                            for j, b in enumerate(ensemble.blocks())])
+    labels, values, objective = _block_cut(graph, width, ensemble.chunk_starts, n_clusters,
+                                           check_random_state(random_state), n_init, max_iter, runner)
+    gathered = np.concatenate(runner.compute(labels)).astype(np.int64)
+    return ConsensusResult.from_labels(
+        gathered, objective=float(objective),
+        objective_name="within-cluster sum of squares of the transfer-cut embedding (lower is better)",
+        method="tcut", extras={"eigenvalues": values, "backend": "dask"})
+
+
+def usenc(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5, n_init=3,
+          max_iter=100, random_state=None, client=None, chunks=None, verbose=0):
+    """U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020) on row blocks: :func:`uspec_ensemble` then
+    :func:`tcut`, with the draws of :func:`cclust.consensus_functions.ultra_scalable.usenc`
+    (an int ``random_state`` seeds both steps). Returns a ConsensusResult as :func:`tcut`,
+    ``extras["n_generated"]`` = m.
+
+    Examples
+    --------
+    >>> from cclust.datasets import make_moons
+    >>> from cclust.dask import usenc
+    >>> from cclust.metrics import ari
+    >>> X, y = make_moons(3000, random_state=0)
+    >>> ari(usenc(X, 2, n_partitions=3, random_state=0).labels, y) > 0.95
+    True
+    """
+    from cclust.result import ConsensusResult
+    from cclust.validation import check_random_state
+
+    rng = check_random_state(random_state) if not isinstance(random_state, (int, np.integer)) else random_state
+    ensemble = uspec_ensemble(X, n_clusters, n_partitions=n_partitions, k_range=k_range,
+                              n_representatives=n_representatives, n_neighbors=n_neighbors, random_state=rng,
+                              client=client, chunks=chunks, verbose=verbose)
+    result = tcut(ensemble, n_clusters, n_init=n_init, max_iter=max_iter, random_state=rng, client=client)
+    return ConsensusResult.from_labels(result.labels, objective=result.objective,
+                                       objective_name=result.objective_name, method="usenc",
+                                       extras=dict(result.extras, n_generated=ensemble.n_partitions))

@@ -19,13 +19,15 @@ U-SPEC clusters n objects through a bipartite graph between the objects and p re
 4. **Transfer cut** (sec. 3.1.3, eq. 7-12): :func:`cclust.graph.tcut` on B, the eigenproblem
    on the p x p side, k-means on the n-side embedding.
 
-Every step over the objects runs in row chunks (NumPy, vectorised), so the memory is O(n K)
-plus O(chunk x (p^(1/2) + K') x d) and O(p^2) for the representatives' own distances; the
-time is dominated by O(n p^(1/2) d). Objects are grouped by rep-cluster, then by nearest
-representative, so that every group's distances are one matrix product (a loop of p + p^(1/2)
-products, not a gather of n x K' candidate rows, which took 7.6 us per object against about 2
-here); the K distances that enter the affinities are recomputed exactly as sums of squared
-differences.
+The per-object search runs in compiled code (``cclust/_ext/src/uspec.cpp``, OpenMP over
+objects, each object alone, so the result is the same for any thread count and any split of the
+rows): per object about ``(p^(1/2) + p / z + K' + 1) d`` flops and a partial selection of the K
+smallest, ties to the lower index. The vectorised NumPy search it replaced (objects grouped by
+rep-cluster and by nearest representative, one matrix product per group) is kept as its test
+reference (``_nearest_numpy``: the same neighbours on the tested sets). Memory is O(n K) plus
+O(p^2) for the representatives' own distances; the time is dominated by O(n p^(1/2) d). The
+Dask path (:func:`cclust.dask.uspec_ensemble`) runs the same search per row block against one
+:func:`representative_index`.
 
 Choices where the paper is silent, settled by the authors' code (``USPEC.m``, ``USENC.m``):
 
@@ -55,6 +57,7 @@ import scipy.sparse as sp
 
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread, tcut
+from cclust._engine import useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
@@ -139,20 +142,87 @@ def _chunk_rows(width, d):
     return max(256, _CHUNK_ELEMENTS // max(1, width * max(1, d)))
 
 
+class RepresentativeIndex:
+    """The representatives' side of the coarse-to-fine search (Huang et al. 2020, sec. 3.1.2),
+    built once per representative set and shared by every row block: the representatives
+    ``R`` (p x d), each one's candidate ``neighborhood`` (p x width: itself first, then its
+    ``K'`` nearest), the rep-cluster ``centres`` (z x d, eq. 4) and their ``members``
+    (concatenated, ascending within a rep-cluster, rep-cluster c at
+    ``members[member_start[c]:member_start[c + 1]]``)."""
+
+    __slots__ = ("R", "neighborhood", "centres", "member_start", "members")
+
+    def __init__(self, R, neighborhood, centres, member_start, members):
+        self.R, self.neighborhood, self.centres = R, neighborhood, centres
+        self.member_start, self.members = member_start, members
+
+
+def representative_index(representatives, n_neighbors, random_state=None, *,
+                         neighborhood_factor=NEIGHBORHOOD_FACTOR):
+    """Pre-steps of the coarse-to-fine search (Huang et al. 2020, sec. 3.1.2): every
+    representative's ``K' = neighborhood_factor K`` nearest representatives (``width = min(p,
+    K' + 1)``, itself first), and ``floor(sqrt(p))`` rep-clusters by k-means (at most 20
+    iterations, empty ones dropped, centre = mean of the members, eq. 4). O(p^2 d) time and
+    O(p^2) memory; draws from ``random_state`` for the rep-clusters' k-means only.
+
+    Returns
+    -------
+    RepresentativeIndex
+    """
+    rng = check_random_state(random_state)
+    R = np.ascontiguousarray(representatives, dtype=np.float64)
+    p, d = R.shape
+    width = min(p, neighborhood_factor * int(n_neighbors) + 1)
+    rep_distances = _squared_distances(R, R)
+    np.fill_diagonal(rep_distances, -1.0)  # itself first, whatever the rounding
+    neighborhood = np.ascontiguousarray(_k_smallest(rep_distances, width))
+    del rep_distances
+    z1 = max(1, math.isqrt(p))
+    with one_blas_thread():
+        rep_cluster = np.zeros(p, dtype=np.int64) if z1 == 1 else _kmeans(R, z1, rng, _REP_CLUSTER_ITER)[0]
+    used, rep_cluster = np.unique(rep_cluster, return_inverse=True)
+    rep_cluster = rep_cluster.reshape(-1)
+    z1 = used.shape[0]
+    sizes = np.bincount(rep_cluster, minlength=z1)
+    centres = np.zeros((z1, d))
+    np.add.at(centres, rep_cluster, R)
+    centres /= sizes[:, None]
+    members = np.argsort(rep_cluster, kind="stable").astype(np.int64)
+    member_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return RepresentativeIndex(R, neighborhood, centres, member_start, members)
+
+
+def nearest_in_index(X, index, n_neighbors, *, n_threads=None):
+    """Each row's approximate K nearest representatives through a :class:`RepresentativeIndex`,
+    compiled (``cclust._ext._uspec``), OpenMP over objects: per object the nearest rep-cluster
+    centre (eq. 3), the nearest representative r_l among its members, the K nearest among r_l's
+    candidate neighbourhood, by partial selection. Distances are sums of squared differences in
+    feature order; ties go to the lower centre, the earlier member and the lower representative
+    index. Every object is computed alone, so the result is the same for any thread count and
+    any split of X into row blocks. O(n (p^(1/2) + K') d) time, O(n K) memory.
+
+    Returns ``(neighbors, distances)`` as :func:`approximate_nearest_representatives`.
+    """
+    from cclust._ext import _uspec
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n_threads = useful_threads(X.shape[0], check_n_threads(n_threads))
+    return _uspec.nearest_representatives(X, index.R, index.centres, index.member_start, index.members,
+                                          index.neighborhood, int(n_neighbors), n_threads)
+
+
 def approximate_nearest_representatives(X, representatives, n_neighbors, random_state=None, *,
-                                        neighborhood_factor=NEIGHBORHOOD_FACTOR):
+                                        neighborhood_factor=NEIGHBORHOOD_FACTOR, n_threads=None):
     """Each object's approximate K nearest representatives, coarse to fine (Huang et al. 2020,
     sec. 3.1.2, Fig. 3).
 
-    Pre-steps: the p representatives are grouped into ``floor(sqrt(p))`` rep-clusters by k-means
-    (at most 20 iterations; empty ones dropped; each centre the mean of its representatives,
-    eq. 4), and every representative's ``K' = neighborhood_factor K`` nearest representatives
-    are listed. Per object: the nearest rep-cluster centre (eq. 3; in row chunks), the nearest
-    representative r_l in that rep-cluster (objects grouped by rep-cluster), then the K nearest
-    among r_l and its K' neighbours (objects grouped by r_l). Each group is one matrix product
-    ``||x||^2 + ||r||^2 - 2 x.r`` (only argmins and rankings are taken from them); the returned
-    distances are recomputed exactly as sums of squared differences. O(n (p^(1/2) + K') d)
-    time and O(n K) memory, never an n x p matrix.
+    Pre-steps (:func:`representative_index`): the p representatives are grouped into
+    ``floor(sqrt(p))`` rep-clusters by k-means (at most 20 iterations; empty ones dropped; each
+    centre the mean of its representatives, eq. 4), and every representative's ``K' =
+    neighborhood_factor K`` nearest representatives are listed. Per object
+    (:func:`nearest_in_index`, compiled): the nearest rep-cluster centre (eq. 3), the nearest
+    representative r_l in that rep-cluster, then the K nearest among r_l and its K' neighbours.
+    O(n (p^(1/2) + K') d) time and O(n K) memory, never an n x p matrix.
 
     Returns
     -------
@@ -161,52 +231,40 @@ def approximate_nearest_representatives(X, representatives, n_neighbors, random_
     distances : ndarray of shape (n_samples, K), float64
         Their Euclidean distances.
     """
-    rng = check_random_state(random_state)
-    R = np.ascontiguousarray(representatives, dtype=np.float64)
+    index = representative_index(representatives, n_neighbors, random_state, neighborhood_factor=neighborhood_factor)
+    return nearest_in_index(X, index, n_neighbors, n_threads=n_threads)
+
+
+def _nearest_numpy(X, index, n_neighbors):
+    """The vectorised NumPy search of :func:`nearest_in_index` (the compiled path's reference,
+    kept for the tests): objects are grouped by rep-cluster, then by nearest representative, so
+    that every group's distances are one matrix product ``||x||^2 + ||r||^2 - 2 x.r`` (only
+    argmins and rankings are taken from them); the returned distances are recomputed exactly as
+    sums of squared differences."""
+    R, neighborhood, centres = index.R, index.neighborhood, index.centres
     p, d = R.shape
     k = int(n_neighbors)
-    # Pre-step 2: the candidate neighbourhood of every representative (itself first).
-    width = min(p, neighborhood_factor * k + 1)
-    rep_distances = _squared_distances(R, R)
-    np.fill_diagonal(rep_distances, -1.0)  # itself first, whatever the rounding
-    neighborhood = _k_smallest(rep_distances, width)
-    del rep_distances
-    # Pre-step 1: rep-clusters and their centres (eq. 4).
-    z1 = max(1, math.isqrt(p))
-    rep_cluster = np.zeros(p, dtype=np.int64) if z1 == 1 else _kmeans(R, z1, rng, _REP_CLUSTER_ITER)[0]
-    used, rep_cluster = np.unique(rep_cluster, return_inverse=True)
-    rep_cluster = rep_cluster.reshape(-1)
-    z1 = used.shape[0]
-    sizes = np.bincount(rep_cluster, minlength=z1)
-    centres = np.zeros((z1, d))
-    np.add.at(centres, rep_cluster, R)
-    centres /= sizes[:, None]
-    by_cluster = np.argsort(rep_cluster, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    members = [by_cluster[bounds[j]:bounds[j + 1]] for j in range(z1)]
-
+    width = neighborhood.shape[1]
+    z1 = centres.shape[0]
+    members = [index.members[index.member_start[j]:index.member_start[j + 1]] for j in range(z1)]
     n = X.shape[0]
-    # Step 1: each object's nearest rep-cluster centre, in row chunks.
     region = np.empty(n, dtype=np.int64)
     step = _chunk_rows(z1, d)
-    for start in range(0, n, step):
-        region[start:start + step] = _squared_distances(_rows(X, start, start + step), centres).argmin(axis=1)
-    # Step 2: the nearest representative r_l inside that rep-cluster, one rep-cluster at a time.
-    nearest = np.empty(n, dtype=np.int64)
-    for j, rows in _groups(region, z1):
-        inside = members[j]
-        for part in _pieces(rows, _chunk_rows(inside.shape[0], d)):
-            nearest[part] = inside[_squared_distances(X[part], R[inside]).argmin(axis=1)]
-    del region
-    # Step 3: the K nearest among r_l and its K' neighbours, one representative at a time.
-    neighbors = np.empty((n, k), dtype=np.int64)
-    for l, rows in _groups(nearest, p):
-        candidates = neighborhood[l]
-        for part in _pieces(rows, _chunk_rows(width, d)):
-            pick = _k_smallest(_squared_distances(X[part], R[candidates]), k)
-            neighbors[part] = candidates[pick]
-    del nearest
-    # The distances that enter the affinities, exactly (sums of squared differences).
+    with one_blas_thread():
+        for start in range(0, n, step):
+            region[start:start + step] = _squared_distances(_rows(X, start, start + step), centres).argmin(axis=1)
+        nearest = np.empty(n, dtype=np.int64)
+        for j, rows in _groups(region, z1):
+            inside = members[j]
+            for part in _pieces(rows, _chunk_rows(inside.shape[0], d)):
+                nearest[part] = inside[_squared_distances(X[part], R[inside]).argmin(axis=1)]
+        del region
+        neighbors = np.empty((n, k), dtype=np.int64)
+        for l, rows in _groups(nearest, p):
+            candidates = neighborhood[l]
+            for part in _pieces(rows, _chunk_rows(width, d)):
+                pick = _k_smallest(_squared_distances(X[part], R[candidates]), k)
+                neighbors[part] = candidates[pick]
     distances = np.empty((n, k), dtype=np.float64)
     step = _chunk_rows(k, d)
     for start in range(0, n, step):
@@ -242,8 +300,9 @@ def _k_smallest(d2, k):
     return np.take_along_axis(part, order, axis=1)
 
 
-def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2):
-    """Validated (X, p_used_max, K) and the refusal of K_neighbors > p or clusters > p."""
+def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2, memory_rows=None):
+    """Validated (X, p_used_max, K) and the refusal of K_neighbors > p or clusters > p; the
+    memory guard counts ``memory_rows`` objects (the Dask path: one row block) or all n."""
     n = X.shape[0]
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
@@ -263,32 +322,45 @@ def _check_sizes(X, n_clusters, n_representatives, n_neighbors, min_clusters=2):
             f"n_clusters={n_clusters} is larger than the number of representatives ({p_used} = "
             f"min(n_representatives, n_samples)): the transfer cut needs as many eigenvectors of the "
             f"representatives' graph; pass n_representatives >= {n_clusters}.")
-    require_memory(n * k * 48 + p_used * p_used * 24, f"U-SPEC's graph of {n} objects and {p_used} representatives",
+    require_memory((n if memory_rows is None else min(n, memory_rows)) * k * 48 + p_used * p_used * 24, f"U-SPEC's graph of {n} objects and {p_used} representatives",
                    "pass fewer n_representatives or n_neighbors", None)
     return p_used, k
 
 
-def _graph(X, p, k, rng):
-    # The many small products run on one BLAS thread: OpenBLAS's thread team doubled the
-    # neighbour search's time (1.49 s against 0.71 s at n = 200,000, p = 1,000, on this loaded
-    # two-core machine).
-    with one_blas_thread():
-        R = hybrid_representatives(X, p, rng)
-        k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
-        neighbors, distances = approximate_nearest_representatives(X, R, k, rng)
-    n = X.shape[0]
-    sigma = float(distances.mean())
+def _affinities(distances, sigma):
+    """eq. 5: exp(-d^2 / (2 sigma^2)), an underflow to 0 raised to eps (the authors' code), all
+    ones when sigma is 0."""
     if sigma > 0:
         values = np.exp(-(distances * distances) / (2.0 * sigma * sigma))
         values[values == 0] = np.finfo(np.float64).eps
-    else:
-        values = np.ones_like(distances)
-    counts = np.bincount(neighbors.reshape(-1), minlength=R.shape[0])
+        return values
+    return np.ones_like(distances)
+
+
+def _column_rank(counts):
+    """The representatives listed by somebody (``columns``) and every representative's column
+    (-1 for an empty one)."""
     columns = np.flatnonzero(counts)
-    rank = np.full(R.shape[0], -1, dtype=np.int64)
+    rank = np.full(counts.shape[0], -1, dtype=np.int64)
     rank[columns] = np.arange(columns.shape[0])
-    B = sp.csr_matrix((values.reshape(-1), rank[neighbors].reshape(-1), np.arange(0, n * k + 1, k)),
-                      shape=(n, columns.shape[0]))
+    return columns, rank
+
+
+def _affinity_rows(neighbors, values, rank, n_columns):
+    """The rows of B (CSR) of objects with the given neighbours and affinities."""
+    n, k = neighbors.shape
+    return sp.csr_matrix((values.reshape(-1), rank[neighbors].reshape(-1), np.arange(0, n * k + 1, k)),
+                         shape=(n, n_columns))
+
+
+def _graph(X, p, k, rng, n_threads=1):
+    with one_blas_thread():  # OpenBLAS's thread team slows the small products on a loaded machine
+        R = hybrid_representatives(X, p, rng)
+    k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
+    neighbors, distances = approximate_nearest_representatives(X, R, k, rng, n_threads=n_threads)
+    sigma = float(distances.mean())
+    columns, rank = _column_rank(np.bincount(neighbors.reshape(-1), minlength=R.shape[0]))
+    B = _affinity_rows(neighbors, _affinities(distances, sigma), rank, columns.shape[0])
     return UspecGraph(B, R[columns], neighbors, distances, sigma, columns)
 
 
@@ -318,7 +390,7 @@ def uspec_graph(X, *, n_representatives=None, n_neighbors=5, random_state=None):
 
 
 def _labels(X, n_clusters, p, k, rng, n_init, max_iter, n_threads):
-    graph = _graph(X, p, k, rng)
+    graph = _graph(X, p, k, rng, n_threads)
     n_columns = graph.affinity.shape[1]
     if n_clusters > n_columns:
         raise ValidationError(
@@ -391,6 +463,28 @@ def default_k_range(n, p):
     return low, max(low, min(DEFAULT_K_RANGE[1], cap))
 
 
+def _check_ensemble(X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter,
+                    memory_rows=None):
+    """The checked arguments of a U-SPEC ensemble (in memory or on Dask row blocks):
+    ``(X, n_clusters, n_partitions, p, K, (low, high), n_init, max_iter)``."""
+    from cclust.generators import _check_k_range
+
+    X = check_array_2d(X, "X")
+    n = X.shape[0]
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
+    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    p, k = _check_sizes(X, None, n_representatives, n_neighbors, memory_rows=memory_rows)
+    low, high = _check_k_range(k_range, default_k_range(n, p), n)
+    if high > p:
+        raise ValidationError(
+            f"k_range=({low}, {high}) reaches above the number of representatives ({p} = min(n_representatives, "
+            f"n_samples)): the transfer cut needs K_i eigenvectors of the representatives' graph; pass "
+            f"n_representatives >= {high} or a lower k_range.")
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    return X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter
+
+
 def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
                    n_init=1, max_iter=5, random_state=None, n_jobs=None, verbose=0):
     """An ensemble of U-SPEC clusterers, U-SENC's generation (Huang et al. 2020, sec. 3.2.1).
@@ -431,21 +525,10 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     >>> uspec_ensemble(X, 3, n_partitions=5, random_state=0).shape
     (150, 5)
     """
-    from cclust.generators import _check_k_range, _generate
+    from cclust.generators import _generate
 
-    X = check_array_2d(X, "X")
-    n = X.shape[0]
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, n))
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    p, k = _check_sizes(X, None, n_representatives, n_neighbors)
-    low, high = _check_k_range(k_range, default_k_range(n, p), n)
-    if high > p:
-        raise ValidationError(
-            f"k_range=({low}, {high}) reaches above the number of representatives ({p} = min(n_representatives, "
-            f"n_samples)): the transfer cut needs K_i eigenvectors of the representatives' graph; pass "
-            f"n_representatives >= {high} or a lower k_range.")
-    n_init = check_int(n_init, "n_init", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
+    X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter = _check_ensemble(
+        X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter)
 
     def one_partition(X, rng):
         k_i = int(rng.integers(low, high + 1))

@@ -102,3 +102,17 @@ def recall(approx, exact):
     """Fraction of the exact neighbours found: mean over objects of |approx & exact| / k."""
     hits = sum(len(set(a.tolist()) & set(e.tolist())) for a, e in zip(approx, exact))
     return hits / exact.size
+
+
+def column_graph_sums(B):
+    """The transfer cut's column side of a dense bipartite graph, literally: d_x = sum_j b_xj
+    (1e-10 when 0), W = sum_x b_x^T b_x / d_x, and the column degrees sum_x b_x."""
+    B = np.asarray(B, dtype=float)
+    p = B.shape[1]
+    W, col_degree, row_degree = np.zeros((p, p)), np.zeros(p), []
+    for row in B:
+        d = row.sum() or 1e-10
+        row_degree.append(d)
+        W += np.outer(row, row) / d
+        col_degree += row
+    return W, col_degree, np.array(row_degree)

@@ -9,7 +9,10 @@ from cclust.errors import ValidationError
 from cclust.metrics import ari
 from cclust.testing import check_consensus, check_generator
 from cclust.uspec import (
+    _nearest_numpy,
     approximate_nearest_representatives,
+    nearest_in_index,
+    representative_index,
     default_k_range,
     hybrid_representatives,
     uspec,
@@ -286,6 +289,84 @@ def test_no_object_by_representative_matrix(monkeypatch):
         return original(A, B)
 
     monkeypatch.setattr(module, "_squared_distances", recording)
-    approximate_nearest_representatives(X, R, 5, random_state=0)
-    object_calls = [s for s in shapes if s != (400, 400)]  # the representatives' own distances
+    index = module.representative_index(R, 5, random_state=0)
+    shapes.clear()
+    module._nearest_numpy(X, index, 5)  # the NumPy reference (the compiled path works per object)
+    object_calls = shapes
     assert object_calls and max(b for _, b in object_calls) <= 100
+
+
+# -- the compiled neighbour search against the NumPy path -------------------------------------------
+
+def _fixtures():
+    rng = np.random.default_rng(7)
+    yield "flower2", make_flower(3000, random_state=0)[0], 300
+    yield "flower6", make_flower(3000, n_features=6, random_state=1)[0], 250
+    yield "moons", make_moons(2500, random_state=2)[0], 200
+    yield "circles", make_circles(2000, n_features=3, random_state=3)[0], 120
+    yield "gauss10", rng.normal(size=(2000, 10)), 400
+
+
+@pytest.mark.parametrize("name, X, p", list(_fixtures()), ids=[f[0] for f in _fixtures()])
+@pytest.mark.parametrize("k", [1, 5, 9])
+def test_compiled_search_selects_the_numpy_paths_neighbours(name, X, p, k):
+    R = hybrid_representatives(X, p, random_state=0)
+    index = representative_index(R, k, random_state=1)
+    expected, expected_dist = _nearest_numpy(X, index, k)
+    got, got_dist = nearest_in_index(X, index, k, n_threads=1)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(got_dist, expected_dist, rtol=1e-12, atol=1e-12)
+    exact, _ = ref.exact_nearest_representatives(X, R, k)
+    assert ref.recall(got, exact) == ref.recall(expected, exact)
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_compiled_search_same_for_any_thread_count_and_row_block(n_threads):
+    X, _ = make_flower(20000, n_features=3, random_state=4)  # several 4,096-object chunks
+    index = representative_index(hybrid_representatives(X, 300, random_state=0), 5, random_state=0)
+    one, one_dist = nearest_in_index(X, index, 5, n_threads=1)
+    many, many_dist = nearest_in_index(X, index, 5, n_threads=n_threads)
+    assert np.array_equal(one, many) and np.array_equal(one_dist, many_dist)
+    part, part_dist = nearest_in_index(X[5000:13001], index, 5, n_threads=n_threads)
+    assert np.array_equal(part, one[5000:13001]) and np.array_equal(part_dist, one_dist[5000:13001])
+
+
+def test_compiled_search_breaks_ties_by_the_lower_index():
+    # Representatives at equal distance from every object: the lower index comes first.
+    R = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [3.0, 3.0]])
+    X = np.zeros((3, 2))
+    index = representative_index(R, 3, random_state=0)
+    got, dist = nearest_in_index(X, index, 3)
+    # nearest representative r_l is the lowest-index member of the nearest rep-cluster; every
+    # candidate at distance 1 ranks by index
+    assert (dist == 1.0).all()
+    for row in got:
+        assert list(row) == sorted(row)
+
+
+def test_compiled_search_refuses_inconsistent_inputs():
+    from cclust._ext import _uspec
+
+    X, _ = make_moons(100, random_state=0)
+    index = representative_index(hybrid_representatives(X, 20, random_state=0), 2, random_state=0)
+    bad = index.neighborhood.copy()
+    bad[0, 0] = 999
+    with pytest.raises(ValueError, match="neighborhood index"):
+        _uspec.nearest_representatives(X, index.R, index.centres, index.member_start, index.members, bad, 2, 1)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _uspec.nearest_representatives(X, index.R, index.centres, index.member_start, index.members,
+                                       index.neighborhood, index.neighborhood.shape[1] + 1, 1)
+
+
+def test_transfer_rows_are_the_whole_matrix_expression():
+    from cclust.graph import _transfer_rows
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    B = sp.random(70000, 50, density=0.1, random_state=1, format="csr")
+    V = rng.normal(size=(50, 7))
+    degree = np.asarray(B.sum(axis=1)).reshape(-1)
+    degree[degree == 0] = 1e-10
+    whole = (B @ V) / degree[:, None]
+    whole /= np.sqrt((whole * whole).sum(axis=1))[:, None] + 1e-10
+    assert np.array_equal(_transfer_rows(B, V, degree), whole)
