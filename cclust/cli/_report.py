@@ -5,10 +5,9 @@ import csv
 import json
 import math
 import os
+import secrets
 import shutil
-import signal
 import sys
-import tempfile
 import textwrap
 
 import numpy as np
@@ -294,24 +293,6 @@ def _out_format(path):
     return suffix
 
 
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _block_sigint():
-    """Block SIGINT in this thread (POSIX); returns what :func:`_restore_sigint` needs."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-
-def _restore_sigint(previous):
-    if previous is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 @contextlib.contextmanager
 def _replacing(path, binary=False):
     """Open a temporary file next to ``path``; rename it over ``path`` only once it is complete.
@@ -319,19 +300,19 @@ def _replacing(path, binary=False):
     An error or an interruption (Ctrl-C) while writing removes the temporary file and leaves
     ``path`` as it was, so a file under the final name is always a complete one. (A process
     killed outright can leave the hidden ``.NAME.*.part`` file, never a truncated ``NAME``.)
+
+    The temporary name is chosen before the file is created, so the cleanup knows it even when
+    Ctrl-C lands between the file's creation and the return of ``os.open`` (blocking SIGINT
+    in this thread would not close that window: the signal can be delivered to any other
+    thread of the process, a BLAS or OpenMP worker, and Python raises it in this one at the
+    next bytecode).
     """
     folder, name = os.path.split(os.path.abspath(path))
-    # Ctrl-C between mkstemp creating the file and returning its name would leak it: hold
-    # SIGINT back until the name is known and the cleanup below is armed.
-    blocked = _block_sigint()
+    temp = os.path.join(folder, f".{name}.{os.getpid()}-{secrets.token_hex(6)}.part")
+    fd = None
     try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
-    except BaseException:
-        _restore_sigint(blocked)
-        raise
-    try:
-        _restore_sigint(blocked)
-        os.chmod(temp, 0o666 & ~_umask())  # mkstemp's 0600 would make the result private
+        # O_EXCL: never open another process's file; mode 0666 less the umask, like any new file
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
         with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
             fd = None
@@ -339,12 +320,13 @@ def _replacing(path, binary=False):
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         if fd is not None:  # an interruption can leave fd closed already by its file object
             with contextlib.suppress(OSError):
                 os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        if not isinstance(exc, FileExistsError):  # that file is not ours
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
         raise
 
 
