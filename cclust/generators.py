@@ -49,12 +49,14 @@ def _check_k_range(k_range, default, n):
     return low, high
 
 
-def _kmeans_labels(X, k, rng, init, max_iter, tol):
-    """One k-means run (one initialisation) on X; returns int64 labels and the centres."""
+def _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads=1):
+    """One k-means run (one initialisation) on X; returns int64 labels and the centres. The
+    engine's results do not depend on ``n_threads``; generators run partitions in parallel, each
+    on one thread."""
     space = _engine.MixedSpace.dense(X)
-    seeds = _engine.seed_objects(space, k, init, rng, 1)
-    start = _engine.labels_from_seeds(space, seeds, 1)
-    run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=tol, n_threads=1)
+    seeds = _engine.seed_objects(space, k, init, rng, n_threads)
+    start = _engine.labels_from_seeds(space, seeds, n_threads)
+    run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=tol, n_threads=n_threads)
     return run.labels, run.dense_centers
 
 

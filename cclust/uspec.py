@@ -92,12 +92,12 @@ class UspecGraph:
         self.neighbors, self.distances, self.sigma, self.columns = neighbors, distances, sigma, columns
 
 
-def _kmeans(Y, k, rng, max_iter):
+def _kmeans(Y, k, rng, max_iter, n_threads=1):
     """Labels and centres of one k-means run from k random distinct rows (the generators' run on
     the engine's Lloyd driver), as the authors' ``litekmeans`` starts."""
     from cclust.generators import _kmeans_labels
 
-    return _kmeans_labels(Y, k, rng, "random", max_iter, 0.0)
+    return _kmeans_labels(Y, k, rng, "random", max_iter, 0.0, n_threads)
 
 
 def _distinct_rows(R):
@@ -115,13 +115,14 @@ def _squared_distances(A, B):
 
 
 def hybrid_representatives(X, n_representatives, random_state=None, *, candidate_factor=CANDIDATE_FACTOR,
-                           max_iter=_SELECTION_ITER):
+                           max_iter=_SELECTION_ITER, n_threads=1):
     """Hybrid representative selection (Huang et al. 2020, sec. 3.1.1).
 
     ``min(candidate_factor p, n)`` candidates drawn uniformly without replacement, then k-means
     with p clusters on them (random distinct candidates as start, at most ``max_iter`` Lloyd
     iterations); the centres, each distinct one once, are the representatives. ``p > n``
-    becomes n. When p' = p the candidates themselves are the representatives.
+    becomes n. When p' = p the candidates themselves are the representatives. ``n_threads``
+    only changes the speed of the k-means (the engine's results do not depend on it).
 
     Returns
     -------
@@ -134,7 +135,7 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
     candidates = X[np.sort(rng.choice(n, size=m, replace=False))]
     if m == p:
         return _distinct_rows(candidates)
-    _, centres = _kmeans(np.ascontiguousarray(candidates), p, rng, max_iter)
+    _, centres = _kmeans(np.ascontiguousarray(candidates), p, rng, max_iter, n_threads)
     return _distinct_rows(centres[np.isfinite(centres).all(axis=1)])
 
 
@@ -355,7 +356,7 @@ def _affinity_rows(neighbors, values, rank, n_columns):
 
 def _graph(X, p, k, rng, n_threads=1):
     with one_blas_thread():  # OpenBLAS's thread team slows the small products on a loaded machine
-        R = hybrid_representatives(X, p, rng)
+        R = hybrid_representatives(X, p, rng, n_threads=n_threads)
     k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
     neighbors, distances = approximate_nearest_representatives(X, R, k, rng, n_threads=n_threads)
     sigma = float(distances.mean())
