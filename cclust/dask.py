@@ -1016,15 +1016,12 @@ def _task_rows_at(E, local):
     return E[np.asarray(local, dtype=np.int64)].copy()
 
 
-def _sq_distances(E, centres):
-    D = (E * E).sum(axis=1)[:, None] + (centres * centres).sum(axis=1)[None, :] - 2.0 * (E @ centres.T)
-    return np.maximum(D, 0.0, out=D)
-
-
 def _task_dense_assign(E, centres, labels):
     """Nearest centre of every row (``labels`` None: lowest index on ties; else ties keep the
     current label), its cost, the sub-block sums of the costs and the number of changed labels."""
-    D = _sq_distances(E, centres)
+    from cclust.uspec import _squared_distances
+
+    D = _squared_distances(E, centres)
     best = D.argmin(axis=1)
     rows = np.arange(E.shape[0])
     if labels is not None:
