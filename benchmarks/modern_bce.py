@@ -19,6 +19,15 @@ Three modes:
     authors' code under ``octave-cli`` in the same run, and the ARI of each against the blobs
     (both are randomised, so distributions are compared, not labels).
 
+``--ren2017``
+    The protocol of Ren et al. (2017, sec. 4-5), the one later paper found here that reports BCE
+    on data sets we share: R = ``--R`` (40) base clusterings, half k-means on 70% of the objects,
+    half on 70% of the features, K_i = K, features standardised, fused with K; the ensembles of
+    ``benchmarks/reproduce_woec.py`` (same helpers, same seeds), Toy1-3 and the real sets of its
+    Table 4. Prints ARI (and NMI on the toys) mean +- sd and min-max over ``--runs`` runs for
+    ``bce`` with its defaults and with the authors' start, next to Ren et al.'s BCE column
+    (Table 2 and Table 4, R = 40; means of 100 runs, no spread published).
+
 ``--scale``
     Time and peak memory (RSS of a child, :func:`cclust.testing.peak_memory`) of ``bce`` at
     ``--n`` objects and ``--r`` partitions on the synthetic ensemble of ``modern_nmf.py``.
@@ -28,6 +37,7 @@ Usage::
     PYTHONPATH=. python benchmarks/modern_bce.py --reproduce --authors /tmp/bce_authors --runs 10
     PYTHONPATH=. python benchmarks/modern_bce.py --bench --authors /tmp/bce_authors --sizes 500 2000 --bench-runs 3
     PYTHONPATH=. python benchmarks/modern_bce.py --scale --n 100000 --r 100 --n-init 1
+    PYTHONPATH=. python benchmarks/modern_bce.py --ren2017 --runs 10
 
 ``--authors`` is a folder holding the authors' ``learnBCE.m``, ``bceEstep.m`` and
 ``bceMstep.m``; ``octave_bce.m`` (this folder) starts them as their ``runBCE.m`` does.
@@ -119,6 +129,50 @@ def reproduce(args):
                   flush=True)
 
 
+#: Ren et al. (2017), BCE column of Table 2 (toys: ARI, NMI) and of Table 4 (ARI, R = 40 rows): the 7th
+#: of the 12 value columns (min, max, mean, CSPA, MCLA, HBGF, BCE, WCC, ECMC, WOMC, WOSP, WOHB), in the
+#: rows that reproduce_woec.py's TABLE2/TABLE4 identify by their base-clustering columns.
+REN2017_TOYS = {1: (0.9111, 0.8720), 2: (0.9367, 0.9177), 3: (0.9474, 0.9294)}
+REN2017_REAL = {"australian": 0.4485, "balance_scale": 0.1241, "breast_tissue": 0.2938, "glass": 0.1727,
+                "hayes_roth": 0.0492, "iris": 0.6074, "semeion": 0.4041, "spambase": 0.3842,
+                "vowel": 0.1711, "wall_robot": 0.0538, "yeast": 0.0703}
+
+
+def ren2017(args):
+    from cclust.datasets import make_woec_toy
+    from reproduce_woec import DEFAULT_DATA, ensemble_for, load_real, standardise
+
+    variants = (("defaults", {}), ("authors' start", {"init": "random", "n_init": 1}))
+    print(f"Ren et al. (2017) protocol: R = {args.R}, half subsample / half subspace (70%), K_i = K, "
+          f"{args.runs} runs (ensemble seed = run; toy seed 1000 + run); mean ± sd [min-max] over runs; "
+          "Ren et al.'s BCE value (mean of 100 runs) last.\n")
+    print("| data (n, K) | bce | ARI | NMI | ARI published (Ren et al. 2017) | NMI published |")
+    print("|---|---|---|---|---|---|")
+    cases = [(f"Toy{i}", lambda i=i, run=0: make_woec_toy(i, random_state=1000 + run), REN2017_TOYS[i])
+             for i in args.toys] + [(name, name, (REN2017_REAL[name], None)) for name in args.real]
+    for label, source, (pub_ari, pub_nmi) in cases:
+        scores = {v: ([], []) for v, _ in variants}
+        for run in range(args.runs):
+            if isinstance(source, str):
+                X, y = load_real(source, DEFAULT_DATA)
+            else:
+                X, y = source(run=run)
+                X = standardise(X)
+            k = int(y.max()) + 1
+            E = ensemble_for(X, k, args.R, run)
+            for v, params in variants:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = cclust.consensus("bce", E, k, random_state=run, **params)
+                scores[v][0].append(ari(y, res.labels))
+                scores[v][1].append(nmi(y, res.labels))
+        for v, (a, m) in scores.items():
+            span = f" [{min(a):.4f}-{max(a):.4f}]"
+            nmi_pub = "--" if pub_nmi is None else f"{pub_nmi:.4f}"
+            print(f"| {label} ({X.shape[0]}, {k}) | {v} | {np.mean(a):.4f} ± {np.std(a):.4f}{span} "
+                  f"| {np.mean(m):.4f} ± {np.std(m):.4f} | {pub_ari:.4f} | {nmi_pub} |", flush=True)
+
+
 def blobs(n, k, seed):
     from sklearn.datasets import make_blobs
 
@@ -181,6 +235,10 @@ def main():
     ap.add_argument("--reproduce", action="store_true")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--ren2017", action="store_true")
+    ap.add_argument("--R", type=int, default=40, help="ensemble size of --ren2017")
+    ap.add_argument("--toys", type=int, nargs="*", default=[1, 2, 3], help="toys of --ren2017")
+    ap.add_argument("--real", nargs="*", default=list(REN2017_REAL), help="data sets of --ren2017")
     ap.add_argument("--authors", default=None, help="folder with the authors' learnBCE.m, bceEstep.m, bceMstep.m")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--runs", type=int, default=10)
@@ -193,6 +251,8 @@ def main():
     args = ap.parse_args()
     if args.reproduce:
         reproduce(args)
+    if args.ren2017:
+        ren2017(args)
     if args.bench:
         bench(argparse.Namespace(**{**vars(args), "k": args.k or 5}))
     if args.scale:
