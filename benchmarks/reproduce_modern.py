@@ -35,7 +35,7 @@ FAMILIES = {
 
 # Scripts whose modes are named differently: what --reproduce / --bench mean for them.
 MODES = {
-    "sec": {"reproduce": ["--real"], "bench": ["--scale"]},
+    "sec": {"reproduce": ["--reproduce"], "bench": ["--scale"]},
     "nmf": {"reproduce": ["--scale"], "bench": ["--scale"]},
 }
 

@@ -1,4 +1,4 @@
-"""Spectral ensemble clustering (SEC; Liu, Wu, Liu, Tao & Fu, IEEE TKDE 29(12), 2017; KDD 2015).
+"""Spectral ensemble clustering (SEC; Liu, Wu, Liu, Tao & Fu, IEEE TKDE 29(5), 2017; KDD 2015).
 
 Spectral clustering of the co-association S = B W B^T (B the n x sum K_i one-hot matrix of the
 basic partitions, W their weights) by normalized cut is equivalent to weighted K-means on the
