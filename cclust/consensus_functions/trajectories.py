@@ -32,11 +32,12 @@ from cclust.consensus_functions.voting import canonical
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ValidationError
 from cclust.graph import bipartite_affinity, has_empty_part, honour_n_clusters, identical_label_rows, \
-    partition_graph, tcut
+    one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, require_memory
 
-__all__ = ["pta", "ptgp", "probability_trajectories", "default_elite_neighbors", "LINKAGES", "CUTS"]
+__all__ = ["pta", "ptgp", "probability_trajectories", "default_elite_neighbors", "LINKAGES", "CUTS",
+           "PTS_METHODS"]
 
 #: PTA's agglomerative rules (Huang et al. 2016, eq. 14); "average" is the paper's default.
 LINKAGES = ("average", "complete", "single")
@@ -47,6 +48,11 @@ EXTRAS_MAX_MICROCLUSTERS = 200
 #: PTS of an isolated microcluster (no link in the K-ENG) with every microcluster, itself
 #: included: the authors' code's value (it is otherwise 0/0).
 ISOLATED_SIMILARITY = 1e-20
+#: How PTS is computed: one eigendecomposition of the reversible walk (the default) or the
+#: walk's T powers (the authors' route; the test reference).
+PTS_METHODS = ("spectral", "powers")
+#: Spectral PTS values below this are round-off around an exact 0 and are set to 0.
+SPECTRAL_ZERO = 1e-13
 #: Distances are rounded to this many decimals so that pairs tied in exact arithmetic stay
 #: tied whatever the summation order (as EAC does), and ties break by microcluster index.
 _DECIMALS = 12
@@ -97,7 +103,7 @@ def _one_hot(labels, offsets, values=None):
 
 
 def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_length=None, weights=None,
-                             max_bytes=None, method="pta", keep=None):
+                             max_bytes=None, method="pta", keep=None, pts_method="spectral"):
     """The shared first half of PTA and PTGP (Huang et al. 2016, Algorithm 1).
 
     Returns a dict with ``first``, ``inverse``, ``sizes`` (the microclusters), ``labels``
@@ -145,28 +151,13 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     out = np.asarray(flow.sum(axis=1)).reshape(-1)
     isolated = out == 0
     P = sp.csr_matrix(sp.diags(1.0 / np.where(isolated, 1.0, out)) @ flow)
-    # Definitions 9-10: G = sum_t P^t (P^t)^T, the inner products of the trajectories. Y holds
-    # P^t (rows p^t_i:) in Fortran order, so that Y P = (P^T Y^T)^T is a sparse product with
-    # a C-ordered operand and BLAS's symmetric rank update (half a general product) adds
-    # Y Y^T to G in place.
-    from scipy.linalg.blas import dsyrk
-
-    PT = P.T.tocsr()
-    Y = np.asfortranarray(P.toarray())
-    G = np.zeros((m, m), order="F")
-    steps = [] if keep else None
-    for step in range(t_len):
-        if step:
-            Y = np.asfortranarray((PT @ Y.T).T)   # rows of Y: p^t_i:
-        if keep:
-            steps.append(np.array(Y))
-        G = dsyrk(1.0, Y, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)  # += p^t (p^t)^T, upper half
-    del Y
-    G = np.triu(G) + np.triu(G, 1).T
-    norm = np.sqrt(np.diag(G).copy())
-    norm[isolated] = 1.0
-    G /= norm[:, None]
-    G /= norm[None, :]
+    # Definitions 9-10: PTS is the cosine of the rows of G = sum_t P^t (P^t)^T.
+    if pts_method == "powers":
+        G, steps = _powers_inner_products(P, t_len, keep)
+        _cosine_in_place(G)
+    else:
+        G = _spectral_pts(elite, sizes, isolated, t_len)
+        steps = _powers_inner_products(P, t_len, True, gram=False)[1] if keep else None
     G[isolated, :] = ISOLATED_SIMILARITY
     G[:, isolated] = ISOLATED_SIMILARITY
     out = {"first": first, "inverse": inverse, "sizes": sizes, "labels": labels, "offsets": offsets,
@@ -176,7 +167,121 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     return out
 
 
-def _check_common(elite_neighbors, trajectory_length):
+def _cosine_in_place(G):
+    """G_ij / sqrt(G_ii G_jj) in place (eq. 13); a zero diagonal entry (an isolated
+    microcluster, overwritten afterwards) divides by 1."""
+    norm = np.sqrt(np.diag(G).copy())
+    norm[norm == 0] = 1.0
+    G /= norm[:, None]
+    G /= norm[None, :]
+    return G
+
+
+def _powers_inner_products(P, t_len, keep, gram=True):
+    """``pts_method="powers"``: G = sum_t P^t (P^t)^T by T - 1 sparse walk steps and T
+    symmetric rank-M updates (BLAS ``dsyrk``); returns (G, the steps P^t if ``keep``).
+
+    Y holds P^t (rows p^t_i:) in Fortran order, so that Y P = (P^T Y^T)^T is a sparse product
+    with a C-ordered operand and the rank update adds Y Y^T to G in place (upper half, then
+    mirrored). With ``gram=False`` only the steps are computed (the extras of small inputs)."""
+    from scipy.linalg.blas import dsyrk
+
+    m = P.shape[0]
+    PT = P.T.tocsr()
+    Y = np.asfortranarray(P.toarray())
+    G = np.zeros((m, m), order="F") if gram else None
+    steps = [] if keep else None
+    for step in range(t_len):
+        if step:
+            Y = np.asfortranarray((PT @ Y.T).T)   # rows of Y: p^t_i:
+        if keep:
+            steps.append(np.array(Y))
+        if gram:
+            G = dsyrk(1.0, Y, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)  # += p^t (p^t)^T, upper half
+    del Y
+    if gram:
+        G = np.triu(G) + np.triu(G, 1).T
+    return G, steps
+
+
+def _spectral_pts(elite, sizes, isolated, t_len):
+    """``pts_method="spectral"``: PTS from one symmetric eigendecomposition per connected
+    component of the K-ENG instead of T matrix powers.
+
+    The walk is reversible: with A the K-ENG weights, N = diag(n_i), d = A n and
+    Pi = diag(n_i d_i), P = diag(1/d) A N satisfies Pi P = N A N (symmetric), so
+    S = Pi^(1/2) P Pi^(-1/2) = diag(sqrt(n/d)) A diag(sqrt(n/d)) is symmetric, S = U Lambda U^T,
+    and P^t = Pi^(-1/2) U Lambda^t U^T Pi^(1/2). Hence
+
+        sum_{t=1..T} P^t (P^t)^T = Pi^(-1/2) U (H o C) U^T Pi^(-1/2),
+        C = U^T Pi U,  H_ab = sum_{t=1..T} (lambda_a lambda_b)^t,
+
+    (o: elementwise product), and the diagonal scaling Pi^(-1/2) cancels in the cosine (eq.
+    13), so PTS is the cosine of G~ = U (H o C) U^T. Cost: the eigendecomposition, one rank
+    update (C), a triangular product and one symmetric rank-2M update (G~ = L' U^T + U L'^T
+    with L' = U L, L the lower half of H o C with its diagonal halved), about 4 M^3 flops
+    besides the eigendecomposition against T M^3 and T - 1 sparse products for the powers.
+
+    Pairs in different components have PTS exactly 0, as in exact arithmetic; within a
+    component the result differs from the powers' in the last bits (round-off of order
+    1e-15), and PTS values below :data:`SPECTRAL_ZERO` (round-off around exact zeros, such
+    as two microclusters that swap places at every step) are set to 0. Returns the M x M
+    PTS (isolated rows and columns left for the caller).
+    """
+    from scipy.linalg import eigh
+    from scipy.linalg.blas import dsyr2k, dsyrk, dtrmm
+    from scipy.sparse.csgraph import connected_components
+
+    m = elite.shape[0]
+    n = sizes.astype(np.float64)
+    d = elite @ n                                   # d_i = sum_j a_ij n_j
+    live = ~isolated
+    scale = np.zeros(m)
+    scale[live] = np.sqrt(n[live] / d[live])
+    n_comp, comp = connected_components(elite, directed=False)
+    blocks = [np.flatnonzero(comp == c) for c in range(n_comp)]
+    blocks = [b for b in blocks if b.shape[0] > 1]   # singletons are the isolated microclusters
+    whole = len(blocks) == 1 and blocks[0].shape[0] == m
+    G = None if whole else np.zeros((m, m))
+    for idx in blocks:
+        A = elite if whole else elite[idx][:, idx]
+        s = scale[idx]
+        S = (sp.diags(s) @ A @ sp.diags(s)).toarray()
+        with one_blas_thread():   # LAPACK's threaded eigensolver loses badly on shared cores
+            lam, U = eigh(S, overwrite_a=True, check_finite=False, driver="evd")
+        del S
+        U = np.asfortranarray(U)
+        C = dsyrk(1.0, U * np.sqrt(n[idx] * d[idx])[:, None], trans=1, lower=1)   # U^T Pi U, lower half
+        x = np.multiply.outer(lam, lam)
+        H = x.copy()
+        for _ in range(t_len - 1):                  # Horner: x + x^2 + ... + x^T
+            H += 1.0
+            H *= x
+        del x
+        C *= H                                      # lower half of H o C
+        del H
+        C[np.diag_indices_from(C)] *= 0.5
+        L = dtrmm(1.0, C, U, side=1, lower=1, overwrite_b=0)    # U L, L lower triangular
+        del C
+        Gb = dsyr2k(1.0, L, U, trans=0, lower=0)                # upper half of L U^T + U L^T
+        del L, U
+        Gb = np.triu(Gb)
+        Gb += np.triu(Gb, 1).T
+        _cosine_in_place(Gb)
+        if whole:
+            G = Gb
+        else:
+            G[np.ix_(idx, idx)] = Gb
+        del Gb
+    if G is None:
+        G = np.zeros((m, m))
+    G[G < SPECTRAL_ZERO] = 0.0
+    return G
+
+
+def _check_common(elite_neighbors, trajectory_length, pts_method):
+    if pts_method not in PTS_METHODS:
+        raise ValidationError(f"pts_method must be one of {list(PTS_METHODS)}, got {pts_method!r}.")
     elite_neighbors = check_int(elite_neighbors, "elite_neighbors", low=1, allow_none=True)
     trajectory_length = check_int(trajectory_length, "trajectory_length", low=1, allow_none=True)
     return elite_neighbors, trajectory_length
@@ -190,12 +295,12 @@ def _check_microclusters(n_clusters, m):
             f"for n_clusters <= {m}.")
 
 
-def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max_bytes, method):
+def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max_bytes, method, pts_method):
     """Check the ensemble and K, run :func:`probability_trajectories`; returns (walk, K, M,
     whether the intermediates go into extras)."""
     E, n_clusters = _check_ensemble(ensemble, n_clusters, weights, method)
     walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
-                                    max_bytes=max_bytes, method=method)
+                                    max_bytes=max_bytes, method=method, pts_method=pts_method)
     m = walk["first"].shape[0]
     _check_microclusters(n_clusters, m)
     return walk, n_clusters, m, m <= EXTRAS_MAX_MICROCLUSTERS
@@ -215,7 +320,7 @@ def _extras(walk, keep):
 # (M < 16, so K = T = 1) most PTS values are exactly 0 and many merges tie at distance 1.
 @declare(handles_missing=True, object_order="distribution")
 def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajectory_length=None, weights=None,
-        max_bytes=None, random_state=None):
+        pts_method="spectral", max_bytes=None, random_state=None):
     """Probability trajectory accumulation, PTA (Huang, Lai & Wang 2016, Algorithm 2).
 
     The PTS similarity of the microclusters (see the module docstring: microclusters, MCA,
@@ -288,9 +393,9 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
 
     if linkage not in LINKAGES:
         raise ValidationError(f"linkage must be one of {list(LINKAGES)}, got {linkage!r}.")
-    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
+    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length, pts_method)
     walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
-                                      max_bytes, "PTA")
+                                      max_bytes, "PTA", pts_method)
     D = walk["pts"] if not keep else walk["pts"].copy()
     np.subtract(1.0, D, out=D)
     np.round(D, _DECIMALS, out=D)
@@ -312,7 +417,7 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
 
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws by position
 def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_length=None, weights=None,
-         n_init=3, max_iter=100, ufactor=None, max_bytes=None, random_state=None):
+         pts_method="spectral", n_init=3, max_iter=100, ufactor=None, max_bytes=None, random_state=None):
     """Probability trajectory based graph partitioning, PTGP (Huang, Lai & Wang 2016, Algorithm 3).
 
     From the PTS similarity of the microclusters (as in :func:`pta`), the microcluster-cluster
@@ -372,13 +477,13 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
 
     if cut not in CUTS:
         raise ValidationError(f"cut must be one of {list(CUTS)}, got {cut!r}.")
-    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
+    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length, pts_method)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     ufactor = check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
     rng = check_random_state(random_state)
     walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
-                                      max_bytes, "PTGP")
+                                      max_bytes, "PTGP", pts_method)
     member = _one_hot(walk["labels"], walk["offsets"])        # microcluster x cluster
     per_cluster = np.asarray(member.sum(axis=0)).reshape(-1)   # |C_j| in microclusters
     mcbg = np.asarray((member.T @ walk["pts"]).T) / np.where(per_cluster > 0, per_cluster, 1.0)[None, :]
