@@ -53,6 +53,8 @@ ISOLATED_SIMILARITY = 1e-20
 PTS_METHODS = ("spectral", "powers")
 #: Spectral PTS values below this are round-off around an exact 0 and are set to 0.
 SPECTRAL_ZERO = 1e-13
+#: Row block of the O(M^2) elementwise passes of the spectral route.
+_ROWS = 256
 #: Distances are rounded to this many decimals so that pairs tied in exact arithmetic stay
 #: tied whatever the summation order (as EAC does), and ties break by microcluster index.
 _DECIMALS = 12
@@ -204,6 +206,17 @@ def _powers_inner_products(P, t_len, keep, gram=True):
     return G, steps
 
 
+def _mirror_upper(G):
+    """Copy the upper triangle of the square G onto its lower one, in place, in row blocks."""
+    m = G.shape[0]
+    for lo in range(0, m, _ROWS):
+        hi = min(m, lo + _ROWS)
+        G[lo:hi, :lo] = G[:lo, lo:hi].T
+        block = G[lo:hi, lo:hi]
+        block[np.tril_indices(hi - lo, -1)] = block.T[np.tril_indices(hi - lo, -1)]
+    return G
+
+
 def _spectral_pts(elite, sizes, isolated, t_len):
     """``pts_method="spectral"``: PTS from one symmetric eigendecomposition per connected
     component of the K-ENG instead of T matrix powers.
@@ -248,25 +261,25 @@ def _spectral_pts(elite, sizes, isolated, t_len):
         s = scale[idx]
         S = (sp.diags(s) @ A @ sp.diags(s)).toarray()
         with one_blas_thread():   # LAPACK's threaded eigensolver loses badly on shared cores
-            lam, U = eigh(S, overwrite_a=True, check_finite=False, driver="evd")
+            # S is symmetric, so S.T is the Fortran-ordered S and LAPACK overwrites it with U.
+            lam, U = eigh(S.T, overwrite_a=True, check_finite=False, driver="evd")
         del S
         U = np.asfortranarray(U)
         C = dsyrk(1.0, U * np.sqrt(n[idx] * d[idx])[:, None], trans=1, lower=1)   # U^T Pi U, lower half
-        x = np.multiply.outer(lam, lam)
-        H = x.copy()
-        for _ in range(t_len - 1):                  # Horner: x + x^2 + ... + x^T
-            H += 1.0
-            H *= x
-        del x
-        C *= H                                      # lower half of H o C
-        del H
+        for lo in range(0, lam.shape[0], _ROWS):   # C *= H in row blocks (no M x M temporaries)
+            x = np.multiply.outer(lam[lo:lo + _ROWS], lam)
+            H = x.copy()
+            for _ in range(t_len - 1):              # Horner: x + x^2 + ... + x^T
+                H += 1.0
+                H *= x
+            C[lo:lo + _ROWS] *= H                   # lower half of H o C
+        del x, H
         C[np.diag_indices_from(C)] *= 0.5
         L = dtrmm(1.0, C, U, side=1, lower=1, overwrite_b=0)    # U L, L lower triangular
         del C
         Gb = dsyr2k(1.0, L, U, trans=0, lower=0)                # upper half of L U^T + U L^T
         del L, U
-        Gb = np.triu(Gb)
-        Gb += np.triu(Gb, 1).T
+        _mirror_upper(Gb)
         _cosine_in_place(Gb)
         if whole:
             G = Gb
@@ -390,19 +403,17 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
     """
     from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.spatial.distance import squareform
 
     if linkage not in LINKAGES:
         raise ValidationError(f"linkage must be one of {list(LINKAGES)}, got {linkage!r}.")
     elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length, pts_method)
     walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
                                       max_bytes, "PTA", pts_method)
-    D = walk["pts"] if not keep else walk["pts"].copy()
-    np.subtract(1.0, D, out=D)
-    np.round(D, _DECIMALS, out=D)
-    np.fill_diagonal(D, 0.0)
-    condensed = D[np.triu_indices(m, 1)]
-    del D
+    condensed = squareform(walk["pts"], force="tovector", checks=False)   # the upper triangle, row by row
     walk["pts"] = walk["pts"] if keep else None
+    np.subtract(1.0, condensed, out=condensed)
+    np.round(condensed, _DECIMALS, out=condensed)
     Z = scipy_linkage(condensed, method=linkage)
     del condensed
     micro = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
