@@ -113,28 +113,37 @@ def run_octave(authors, L, k):
     return labels, wall, inner
 
 
+def _timed(method, L, k, **kwargs):
+    """(result, wall seconds, CPU seconds of the process, all threads)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    res = cclust.consensus(method, L, k, random_state=0, **kwargs)
+    return res, time.perf_counter() - start, time.process_time() - cpu
+
+
 def bench(args):
-    print(f"M = {args.size} members of the authors' pools, true k; {args.runs} ensembles per data set. "
-          "Octave: total wall time of one octave-cli call (start-up included) and its own timers "
-          "(PTS, PTA-AL, PTGP); cclust: wall time of each call.\n")
-    print("| data set | n | M microclusters | cclust PTA | cclust PTGP | Octave PTS+PTA | Octave PTS+PTGP | "
-          "Octave wall | ratio PTA | ratio PTGP | ARI PTA ours-theirs | ARI PTGP ours-theirs |")
+    print(f"M = {args.size} members of the authors' pools, true k; {args.runs} ensembles per data set; load "
+          f"average at the start {os.getloadavg()[0]:.1f} (2 cores). Octave: its own timers (PTS, then PTA-AL "
+          "or PTGP; start-up excluded), wall / CPU seconds; cclust: each call after a warm-up call (imports "
+          "excluded), wall / CPU seconds of all threads; ratios of CPU times.\n")
+    for method in ("pta", "ptgp"):   # warm-up: SciPy's lazy imports
+        cclust.consensus(method, np.array([[0, 0], [0, 1], [1, 1], [1, 2], [2, 2], [2, 0]]), 2, random_state=0)
+    print("| data set | n | M microclusters | cclust PTA | cclust PTGP | cclust PTA, powers | Octave PTS+PTA | "
+          "Octave PTS+PTGP | ratio PTA | ratio PTGP | ARI PTA ours-theirs | ARI PTGP ours-theirs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         members, gt = load_pool(args.pools, name)
         k = int(np.unique(gt).shape[0])
         for L in draw_ensembles(members, args.runs, args.size, args.seed):
-            start = time.perf_counter()
-            a = cclust.consensus("pta", L, k)
-            t_pta = time.perf_counter() - start
-            start = time.perf_counter()
-            b = cclust.consensus("ptgp", L, k, random_state=0)
-            t_ptgp = time.perf_counter() - start
-            theirs, wall, (t_pts, t_al, t_gp, m) = run_octave(args.authors, L, k)
-            o_pta, o_ptgp = t_pts + t_al, t_pts + t_gp
-            print(f"| {name} | {L.shape[0]} | {int(m)} | {t_pta:.3f} s | {t_ptgp:.3f} s | {o_pta:.2f} s | "
-                  f"{o_ptgp:.2f} s | {wall:.1f} s | {o_pta / t_pta:.0f}x | {o_ptgp / t_ptgp:.0f}x | "
-                  f"{ari(a.labels, theirs[:, 0]):.4f} | {ari(b.labels, theirs[:, 1]):.4f} |", flush=True)
+            a, w_pta, c_pta = _timed("pta", L, k)
+            b, w_ptgp, c_ptgp = _timed("ptgp", L, k)
+            _, w_pow, c_pow = _timed("pta", L, k, pts_method="powers")
+            theirs, wall, inner = run_octave(args.authors, L, k)
+            t_pts, t_al, t_gp, m, c_pts, c_al, c_gp = inner
+            print(f"| {name} | {L.shape[0]} | {int(m)} | {w_pta:.2f} / {c_pta:.2f} s | {w_ptgp:.2f} / {c_ptgp:.2f} s | "
+                  f"{w_pow:.2f} / {c_pow:.2f} s | {t_pts + t_al:.2f} / {c_pts + c_al:.2f} s | "
+                  f"{t_pts + t_gp:.2f} / {c_pts + c_gp:.2f} s | {(c_pts + c_al) / c_pta:.1f}x | "
+                  f"{(c_pts + c_gp) / c_ptgp:.1f}x | {ari(a.labels, theirs[:, 0]):.4f} | "
+                  f"{ari(b.labels, theirs[:, 1]):.4f} |", flush=True)
 
 
 def agreement(args):
