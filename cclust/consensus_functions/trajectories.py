@@ -126,6 +126,8 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     ``transition`` (CSR) and ``trajectories`` (T x M x M: ``[t - 1, i]`` is ``p^t_i:``).
     The ensemble must have been checked (see :func:`pta`).
     """
+    if pts_method not in PTS_METHODS:
+        raise ValidationError(f"pts_method must be one of {list(PTS_METHODS)}, got {pts_method!r}.")
     E = ensemble
     first, inverse, sizes = _microclusters(E.labels)
     m = first.shape[0]
@@ -309,9 +311,7 @@ def _spectral_pts(elite, sizes, isolated, t_len):
     return G
 
 
-def _check_common(elite_neighbors, trajectory_length, pts_method):
-    if pts_method not in PTS_METHODS:
-        raise ValidationError(f"pts_method must be one of {list(PTS_METHODS)}, got {pts_method!r}.")
+def _check_common(elite_neighbors, trajectory_length):
     elite_neighbors = check_int(elite_neighbors, "elite_neighbors", low=1, allow_none=True)
     trajectory_length = check_int(trajectory_length, "trajectory_length", low=1, allow_none=True)
     return elite_neighbors, trajectory_length
@@ -429,7 +429,7 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
 
     if linkage not in LINKAGES:
         raise ValidationError(f"linkage must be one of {list(LINKAGES)}, got {linkage!r}.")
-    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length, pts_method)
+    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
     walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
                                       max_bytes, "PTA", pts_method)
     condensed = squareform(walk["pts"], force="tovector", checks=False)   # the upper triangle, row by row
@@ -512,7 +512,7 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
 
     if cut not in CUTS:
         raise ValidationError(f"cut must be one of {list(CUTS)}, got {cut!r}.")
-    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length, pts_method)
+    elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     ufactor = check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
