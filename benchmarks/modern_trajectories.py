@@ -12,6 +12,13 @@ Two modes:
     cclust uses) and ARI next to the published true-k NMI of Table 9, for PTA-AL, PTA-CL,
     PTA-SL, PTGP (Tcut) and PTGP with METIS.
 
+``--agreement``
+    How often the default PTS route (``pts_method="spectral"``: one eigendecomposition of the
+    reversible walk) changes the labels of the authors' route (``"powers"``: the T powers of
+    the walk): ``--runs`` ensembles of M = 10 members per pool (``--datasets``, default IS and
+    MF) and as many small random ensembles (few microclusters, many exact ties), fused by PTA
+    (average, complete, single linkage) and PTGP (same seed) both ways.
+
 ``--bench``
     The same ensembles (M = 10 members of the authors' pools) fused by cclust and by the
     authors' code under ``octave-cli`` (``--authors DIR``: a checkout of their repository,
@@ -23,6 +30,7 @@ Usage::
 
     python benchmarks/modern_trajectories.py --reproduce --pools /tmp/pta_authors --runs 10
     python benchmarks/modern_trajectories.py --bench --authors /tmp/pta_authors --runs 3
+    python benchmarks/modern_trajectories.py --agreement --pools /tmp/pta_authors --runs 30
     python benchmarks/modern_trajectories.py --scale
 """
 import argparse
@@ -105,28 +113,74 @@ def run_octave(authors, L, k):
     return labels, wall, inner
 
 
+def _timed(method, L, k, **kwargs):
+    """(result, wall seconds, CPU seconds of the process, all threads)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    res = cclust.consensus(method, L, k, random_state=0, **kwargs)
+    return res, time.perf_counter() - start, time.process_time() - cpu
+
+
 def bench(args):
-    print(f"M = {args.size} members of the authors' pools, true k; {args.runs} ensembles per data set. "
-          "Octave: total wall time of one octave-cli call (start-up included) and its own timers "
-          "(PTS, PTA-AL, PTGP); cclust: wall time of each call.\n")
-    print("| data set | n | M microclusters | cclust PTA | cclust PTGP | Octave PTS+PTA | Octave PTS+PTGP | "
-          "Octave wall | ratio PTA | ratio PTGP | ARI PTA ours-theirs | ARI PTGP ours-theirs |")
+    print(f"M = {args.size} members of the authors' pools, true k; {args.runs} ensembles per data set; load "
+          f"average at the start {os.getloadavg()[0]:.1f} (2 cores). Octave: its own timers (PTS, then PTA-AL "
+          "or PTGP; start-up excluded), wall / CPU seconds; cclust: each call after a warm-up call (imports "
+          "excluded), wall / CPU seconds of all threads; ratios of CPU times.\n")
+    for method in ("pta", "ptgp"):   # warm-up: SciPy's lazy imports
+        cclust.consensus(method, np.array([[0, 0], [0, 1], [1, 1], [1, 2], [2, 2], [2, 0]]), 2, random_state=0)
+    print("| data set | n | M microclusters | cclust PTA | cclust PTGP | cclust PTA, powers | Octave PTS+PTA | "
+          "Octave PTS+PTGP | ratio PTA | ratio PTGP | ARI PTA ours-theirs | ARI PTGP ours-theirs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         members, gt = load_pool(args.pools, name)
         k = int(np.unique(gt).shape[0])
         for L in draw_ensembles(members, args.runs, args.size, args.seed):
-            start = time.perf_counter()
-            a = cclust.consensus("pta", L, k)
-            t_pta = time.perf_counter() - start
-            start = time.perf_counter()
-            b = cclust.consensus("ptgp", L, k, random_state=0)
-            t_ptgp = time.perf_counter() - start
-            theirs, wall, (t_pts, t_al, t_gp, m) = run_octave(args.authors, L, k)
-            o_pta, o_ptgp = t_pts + t_al, t_pts + t_gp
-            print(f"| {name} | {L.shape[0]} | {int(m)} | {t_pta:.3f} s | {t_ptgp:.3f} s | {o_pta:.2f} s | "
-                  f"{o_ptgp:.2f} s | {wall:.1f} s | {o_pta / t_pta:.0f}x | {o_ptgp / t_ptgp:.0f}x | "
-                  f"{ari(a.labels, theirs[:, 0]):.4f} | {ari(b.labels, theirs[:, 1]):.4f} |", flush=True)
+            a, w_pta, c_pta = _timed("pta", L, k)
+            b, w_ptgp, c_ptgp = _timed("ptgp", L, k)
+            _, w_pow, c_pow = _timed("pta", L, k, pts_method="powers")
+            theirs, wall, inner = run_octave(args.authors, L, k)
+            t_pts, t_al, t_gp, m, c_pts, c_al, c_gp = inner
+            print(f"| {name} | {L.shape[0]} | {int(m)} | {w_pta:.2f} / {c_pta:.2f} s | {w_ptgp:.2f} / {c_ptgp:.2f} s | "
+                  f"{w_pow:.2f} / {c_pow:.2f} s | {t_pts + t_al:.2f} / {c_pts + c_al:.2f} s | "
+                  f"{t_pts + t_gp:.2f} / {c_pts + c_gp:.2f} s | {(c_pts + c_al) / c_pta:.1f}x | "
+                  f"{(c_pts + c_gp) / c_ptgp:.1f}x | {ari(a.labels, theirs[:, 0]):.4f} | "
+                  f"{ari(b.labels, theirs[:, 1]):.4f} |", flush=True)
+
+
+def agreement(args):
+    from cclust.consensus_functions.trajectories import probability_trajectories
+    from cclust.consensus_functions.voting import canonical
+
+    def small(rng):
+        truth = rng.integers(0, 3, 60)
+        L = np.column_stack([np.where(rng.random(60) < 0.2, rng.integers(0, 5, 60), truth + 3 * rng.integers(0, 2, 60))
+                             for _ in range(5)])
+        return L, 3
+
+    sources = []
+    for name in args.datasets:
+        members, gt = load_pool(args.pools, name)
+        k = int(np.unique(gt).shape[0])
+        sources += [(name, L, k) for L in draw_ensembles(members, args.runs, args.size, args.seed)]
+    rng = np.random.default_rng(args.seed)
+    sources += [("random n = 60", *small(rng)) for _ in range(args.runs)]
+    print("| ensembles | runs | max abs PTS difference | PTA-AL same labels | PTA-CL same labels | "
+          "PTA-SL same labels | PTGP same labels | lowest ARI (any variant) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for group in dict.fromkeys(s for s, _, _ in sources):
+        diff, same, low = 0.0, np.zeros(4, dtype=int), 1.0
+        runs = [(L, k) for s, L, k in sources if s == group]
+        for L, k in runs:
+            E = canonical(cclust.Ensemble(L), None)
+            a, b = (probability_trajectories(E, pts_method=p, keep=False)["pts"] for p in ("powers", "spectral"))
+            diff = max(diff, float(np.abs(a - b).max()))
+            for j, (label, method, kwargs) in enumerate(VARIANTS[:4]):
+                x, y = (cclust.consensus(method, L, k, random_state=0, pts_method=p, **kwargs).labels
+                        for p in ("powers", "spectral"))
+                score = ari(x, y)
+                same[j] += score == 1.0
+                low = min(low, score)
+        print(f"| {group} | {len(runs)} | {diff:.1e} | " + " | ".join(f"{c}/{len(runs)}" for c in same)
+              + f" | {low:.4f} |", flush=True)
 
 
 def _peak_child(n, r, k_high, seed):
@@ -162,6 +216,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reproduce", action="store_true")
     p.add_argument("--bench", action="store_true")
+    p.add_argument("--agreement", action="store_true")
     p.add_argument("--scale", action="store_true")
     p.add_argument("--pools", default="/tmp/pta_authors", help="directory with the authors' bc_pool_*.mat")
     p.add_argument("--authors", default="/tmp/pta_authors", help="checkout of the authors' MATLAB code")
@@ -173,6 +228,9 @@ def main():
     if args.reproduce:
         args.datasets = args.datasets or ["IS", "ODR", "LS", "PD", "MNIST"]
         reproduce(args)
+    if args.agreement:
+        args.datasets = args.datasets or ["IS", "MF"]
+        agreement(args)
     if args.bench:
         args.datasets = args.datasets or ["MNIST", "ODR"]
         bench(args)

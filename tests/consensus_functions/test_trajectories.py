@@ -4,7 +4,7 @@ import pytest
 
 import cclust
 from cclust import Ensemble
-from cclust.consensus_functions.trajectories import default_elite_neighbors, pta, ptgp
+from cclust.consensus_functions.trajectories import PTS_METHODS, default_elite_neighbors, pta, ptgp
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.graph import tcut
 from cclust.testing import check_consensus
@@ -25,11 +25,12 @@ def test_conformance(name):
     check_consensus(name)
 
 
+@pytest.mark.parametrize("pts_method", PTS_METHODS)
 @pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
 @pytest.mark.parametrize("K,T", [(None, None), (1, 1), (3, 4), (50, 2)], ids=["default", "K1T1", "K3T4", "Kall"])
-def test_intermediates_match_the_literal_reference(rng, missing, K, T):
+def test_intermediates_match_the_literal_reference(rng, missing, K, T, pts_method):
     L, w = _ensemble(rng, missing=missing)
-    res = pta(Ensemble(L, weights=w), 3, elite_neighbors=K, trajectory_length=T)
+    res = pta(Ensemble(L, weights=w), 3, elite_neighbors=K, trajectory_length=T, pts_method=pts_method)
     want = ref.walk(L, w, K, T)
     ex = res.extras
     np.testing.assert_array_equal(ex["microclusters"], want["inverse"])
@@ -45,14 +46,15 @@ def test_intermediates_match_the_literal_reference(rng, missing, K, T):
     np.testing.assert_allclose(ex["pts"], want["pts"], atol=1e-10)
 
 
+@pytest.mark.parametrize("pts_method", PTS_METHODS)
 @pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
 @pytest.mark.parametrize("linkage", ["average", "complete", "single"])
-def test_pta_matches_the_literal_agglomeration(rng, missing, linkage):
+def test_pta_matches_the_literal_agglomeration(rng, missing, linkage, pts_method):
     compared = 0
     for _ in range(3):
         L, w = _ensemble(rng, missing=missing)
         for k in (2, 3, 5):
-            got = pta(Ensemble(L, weights=w), k, linkage=linkage)
+            got = pta(Ensemble(L, weights=w), k, linkage=linkage, pts_method=pts_method)
             want, heights, _ = ref.pta(L, w, k, linkage)
             Z = got.extras["linkage_matrix"]
             m = Z.shape[0] + 1
@@ -76,6 +78,39 @@ def test_ptgp_bipartite_weights_match_eq_15(rng, missing):
     got_cols = {tuple(np.round(c, 9)) for c in res.extras["mcbg"].T}
     want_cols = {tuple(np.round(c, 9)) for c in ref.mcbg(want["reps"], want["pts"]).T}
     assert got_cols == want_cols
+
+
+def test_the_walk_is_reversible_with_weights_n_i_d_i(rng):
+    # The premise of pts_method="spectral": Pi P is symmetric for Pi = diag(n_i d_i).
+    L, w = _ensemble(rng, missing=0.2)
+    want = ref.walk(L, w)
+    d = (want["elite_graph"] * want["sizes"][None, :]).sum(axis=1)
+    flow = (want["sizes"] * d)[:, None] * want["transition"]
+    np.testing.assert_allclose(flow, flow.T, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("K,T", [(None, None), (1, 1), (2, 7), (50, 20)], ids=["default", "K1T1", "K2T7", "KallT20"])
+def test_spectral_pts_equals_the_powers(rng, K, T):
+    # Larger ensembles (150 objects, several K-ENG components with K = 1, isolated
+    # microclusters) than the literal reference can take; "powers" is the authors' route.
+    for missing in (0.0, 0.3):
+        L = noisy_labels(rng, n=150, r=5, missing=missing)
+        L = np.vstack([L, [[9] * 5]])   # one microcluster alone in a cluster of every partition
+        a, b = (pta(L, 3, elite_neighbors=K, trajectory_length=T, pts_method=p) for p in PTS_METHODS)
+        assert a.extras["n_isolated"] >= 1
+        np.testing.assert_allclose(b.extras["pts"], a.extras["pts"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(b.extras["trajectories"], a.extras["trajectories"])
+        assert same_partition(a.labels, b.labels)
+
+
+def test_spectral_pts_keeps_exact_zeros():
+    # Different K-ENG components (the two triangles) and a pair that swaps places at every
+    # step: PTS exactly 0 both ways.
+    L = np.array([[0, 0], [0, 0], [0, 1], [0, 2], [1, 3], [1, 3], [1, 4], [1, 5]])
+    for p in PTS_METHODS:
+        assert pta(L, 2, elite_neighbors=1, trajectory_length=2, pts_method=p).extras["pts"][0, 3] == 0.0
+        assert pta(np.array([[0, 0], [0, 1], [1, 2], [1, 2]]), 2, elite_neighbors=1, trajectory_length=3,
+                   pts_method=p).extras["pts"][0, 1] == 0.0
 
 
 def test_tcut_embedding_is_the_whole_graphs_eigenvectors(rng):
@@ -205,6 +240,9 @@ def test_bad_method_specific_parameters():
         pta(L, 2, linkage="ward")
     with pytest.raises(ValidationError, match="cut"):
         ptgp(L, 2, cut="ncut")
+    for fn in (pta, ptgp):
+        with pytest.raises(ValidationError, match="pts_method"):
+            fn(L, 2, pts_method="eigen")
     with pytest.raises(ValidationError, match="n_init"):
         ptgp(L, 2, n_init=0)
     with pytest.raises(ValidationError, match="max_iter"):
