@@ -920,7 +920,10 @@ def _init_labels(init, n):
 # by one compiled pass continued from block to block (a chain of tasks), sigma, the k-means
 # objective and the centre sums as partials per 4096-object sub-block (global positions; chunks
 # are multiples of 4096) folded in order on the client, the k-means++ running sum continued from
-# block to block. So labels are the same for any chunking.
+# block to block. So labels are the same for any chunking. The k-means passes are the engine's
+# compiled kernels (kmeans.cpp: dense_block_pass, dense_block_sums, dense_candidate_costs), each
+# 4096-object chunk computed as the whole-array engine computes it, so the k-means is the
+# in-memory one bit for bit.
 
 def _sub_block_sums(values):
     """The sums of ``values`` per 4096-object sub-block of a block (which starts on a multiple of
@@ -1196,8 +1199,10 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     eigenvectors and the k-means passes of the transfer cut run per row block, and the column
     side (p x p) is summed over the blocks in object order. Memory: X, the blocks' n x K graph
     and n x K_i embedding of one clusterer at a time, and the n x m labels, never more. The
-    labels do not depend on ``chunks``; against the in-memory path they agree up to the
-    rounding of sums taken in another order (the same labels on the tested sets).
+    labels do not depend on ``chunks``. The k-means of the transfer cut is the in-memory engine's
+    bit for bit (its compiled kernels per block, partials added in chunk order); sigma and the
+    column-side sums are added in another order than in memory, so the two paths agree up to
+    that rounding (the same labels on the tested sets).
 
     Parameters
     ----------
