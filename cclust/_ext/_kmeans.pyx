@@ -413,6 +413,24 @@ def reseed(const int32_t[::1] labels not None, const double[::1] costs not None,
     return out
 
 
+def _candidate_buffers(Py_ssize_t n, Py_ssize_t n_candidates, closest):
+    """A candidate pass's ``closest`` (checked: float64 (n,) or None) and its outputs ``dist``
+    (n_candidates, n) and ``chunk_potentials`` (n_chunks, n_candidates)."""
+    if closest is not None:
+        closest = np.asarray(closest)
+        if closest.dtype != np.float64 or closest.ndim != 1 or not closest.flags.c_contiguous:
+            raise ValueError("closest must be a C-contiguous float64 vector")
+        if closest.shape[0] != n:
+            raise ValueError(f"closest must have n = {n} entries, got {closest.shape[0]}")
+    return (closest, np.empty((n_candidates, n), dtype=np.float64),
+            np.empty(((n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64))
+
+
+cdef const double* _optional_ptr(const double[::1] v):
+    """The first element of a vector that the caller keeps alive; NULL for None or empty."""
+    return &v[0] if v is not None and v.shape[0] > 0 else NULL
+
+
 def candidate_costs(const double[:, ::1] X not None, double dense_weight,
                     const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
                     const double[::1] weights not None, int distance, double p,
@@ -427,15 +445,8 @@ def candidate_costs(const double[:, ::1] X not None, double dense_weight,
     if candidate_labels.shape[1] != rows.r:
         raise ValueError(f"candidate_labels must have r = {rows.r} columns, "
                          f"got {candidate_labels.shape[1]}")
-    cdef const double[::1] closest_view
-    cdef const double* closest_ptr = NULL
-    if closest is not None:
-        closest_view = closest
-        if closest_view.shape[0] != rows.n:
-            raise ValueError(f"closest must have n = {rows.n} entries, got {closest_view.shape[0]}")
-        closest_ptr = &closest_view[0] if rows.n > 0 else NULL
-    dist = np.empty((n_candidates, rows.n), dtype=np.float64)
-    chunk_potentials = np.empty(((rows.n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64)
+    closest, dist, chunk_potentials = _candidate_buffers(rows.n, n_candidates, closest)
+    cdef const double* closest_ptr = _optional_ptr(closest)
     cdef double* dist_ptr = _mptr(dist)
     cdef double* chunk_ptr = _mptr(chunk_potentials)
     cdef const int32_t* cand_ptr = &candidate_labels[0, 0] if rows.r > 0 else NULL
@@ -596,15 +607,8 @@ def dense_candidate_costs(const double[:, ::1] X not None, const double[:, ::1] 
         raise ValueError("candidates must hold at least one row")
     if candidates.shape[1] != rows.d:
         raise ValueError(f"candidates must have d = {rows.d} columns, got {candidates.shape[1]}")
-    cdef const double[::1] closest_view
-    cdef const double* closest_ptr = NULL
-    if closest is not None:
-        closest_view = closest
-        if closest_view.shape[0] != rows.n:
-            raise ValueError(f"closest must have n = {rows.n} entries, got {closest_view.shape[0]}")
-        closest_ptr = &closest_view[0] if rows.n > 0 else NULL
-    dist = np.empty((n_candidates, rows.n), dtype=np.float64)
-    chunk_potentials = np.empty(((rows.n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64)
+    closest, dist, chunk_potentials = _candidate_buffers(rows.n, n_candidates, closest)
+    cdef const double* closest_ptr = _optional_ptr(closest)
     cdef double* dist_ptr = _mptr(dist)
     cdef double* chunk_ptr = _mptr(chunk_potentials)
     cdef const double* cand_ptr = _cptr(candidates)
