@@ -181,3 +181,32 @@ def test_dense_block_kernels_check_their_arguments():
         _kmeans.dense_candidate_costs(X, centres, np.zeros(3), 1)
     with pytest.raises(ValueError, match="outside 0..1"):
         _kmeans.dense_block_sums(X, np.full(50, 2, dtype=np.int32), 2, 1)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_dense_block_pass_against_the_literal_pass(given):
+    # A Lloyd pass (ties keep the current label) or an assignment (ties to the lowest centre),
+    # against a literal computation: costs, per-chunk objective, moves, per-chunk sums and sizes.
+    from cclust._ext import _kmeans
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(5000, 3)).astype(np.float64)  # integer points: many exact ties
+    centres = np.ascontiguousarray(X[[0, 1, 2, 3]] + 0.5 * rng.integers(0, 2, size=(4, 3)))
+    labels = rng.integers(0, 4, size=5000).astype(np.int32)
+    best, cost, chunk_objective, moved, chunk_sums, sizes = _kmeans.dense_block_pass(
+        X, centres, labels if given else None, 1)
+    D = ((X[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    rows = np.arange(X.shape[0])
+    lowest = D.argmin(axis=1)
+    expected = np.where(D[rows, labels] == D[rows, lowest], labels, lowest) if given else lowest
+    assert np.array_equal(best, expected)
+    np.testing.assert_allclose(cost, D[rows, expected], rtol=1e-15)
+    paid = D[rows, labels] if given else D[rows, expected]
+    np.testing.assert_allclose(chunk_objective, [paid[:4096].sum(), paid[4096:].sum()], rtol=1e-12)
+    assert moved == (int((expected != labels).sum()) if given else 0)
+    for c, part in enumerate((slice(0, 4096), slice(4096, None))):
+        for k in range(4):
+            np.testing.assert_allclose(chunk_sums[c, k], X[part][expected[part] == k].sum(axis=0), rtol=1e-12)
+    assert np.array_equal(sizes, np.bincount(expected, minlength=4))
+    again, again_sizes = _kmeans.dense_block_sums(X, best, 4, 1)
+    assert np.array_equal(again, chunk_sums) and np.array_equal(again_sizes, sizes)
