@@ -717,12 +717,13 @@ class _BlockExecutor:
                     candidates = [last if c is None else c for c in candidates]
                 rows = self.candidate_rows(candidates)
                 costs = runner.persist(self.map(self._candidate_costs, closest, shared=(rows,)))
-                chunk_potentials = np.concatenate(runner.compute(self.part(costs, 1)), axis=0)
-                potentials = [_fold([chunk_potentials[:, t]]) for t in range(n_trials)]
                 win = 0
-                for t in range(1, n_trials):
-                    if potentials[t] < potentials[win]:
-                        win = t
+                if n_trials > 1:  # one candidate wins without its potential (a round trip saved)
+                    chunk_potentials = np.concatenate(runner.compute(self.part(costs, 1)), axis=0)
+                    potentials = [_fold([chunk_potentials[:, t]]) for t in range(n_trials)]
+                    for t in range(1, n_trials):
+                        if potentials[t] < potentials[win]:
+                            win = t
                 seed = candidates[win]
                 if seed not in chosen:
                     closest = runner.persist([delayed(_task_candidate_row)(c, win) for c in costs])
