@@ -11,6 +11,10 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
 * ``scale --dask 1048576 --n 10000000 --d 2`` -- the same through ``cclust.dask.usenc`` (row
   blocks of that many objects, Dask's threaded scheduler, so one process holds everything and
   its ``ru_maxrss`` is the peak of the whole run).
+* ``clusterers --n 1000000 --m 2 --dask 1048576`` -- the CPU seconds per U-SPEC clusterer of
+  U-SENC's generation alone (``uspec_ensemble``, m clusterers), in memory (one thread) and
+  through ``cclust.dask.uspec_ensemble`` (Dask's threaded scheduler, blocks of ``--dask`` rows),
+  each in a child process, and whether the two ensembles are equal.
 * ``octave --n 10000,100000`` -- the authors' MATLAB code (``huangdonghere/USPEC_USENC``) under
   GNU Octave on the same data as cclust (pendigits for n = 10,000, the flower for other n), a
   few runs each: NMI distribution and the speed ratio, same machine, same run.
@@ -110,6 +114,47 @@ def suite_scale(args):
                   f"{r['ari']:.3f} | {r['load'][0]:.1f}, {r['load'][1]:.1f} |", flush=True)
 
 
+def one_generation_run(n, d, m, dask_chunks):
+    """CPU seconds (user + system, all threads) of generating m U-SPEC clusterers, and a digest of
+    the ensemble's labels."""
+    import hashlib
+
+    X, _ = make_flower(n, n_features=d, random_state=0)
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), cpu_seconds()
+    if dask_chunks:
+        import dask
+
+        from cclust.dask import uspec_ensemble
+
+        with dask.config.set(scheduler="threads", num_workers=2):
+            labels = uspec_ensemble(X, 10, n_partitions=m, random_state=0, chunks=dask_chunks).compute().labels
+    else:
+        from cclust.uspec import uspec_ensemble
+
+        labels = uspec_ensemble(X, 10, n_partitions=m, random_state=0, n_jobs=1).labels
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    return {"seconds": seconds, "cpu": cpu, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "digest": hashlib.sha1(np.ascontiguousarray(labels, dtype=np.int64).tobytes()).hexdigest()[:12],
+            "load": [load, os.getloadavg()[0]]}
+
+
+def suite_clusterers(args):
+    print(f"| n | d | path | m | time | CPU time | CPU per clusterer | peak RSS | labels (sha1) | load average "
+          "(start, end) |\n|---|---|---|---|---|---|---|---|---|---|")
+    for n in args.n:
+        for d in args.d:
+            for chunks in (0, args.dask):
+                out = subprocess.run([sys.executable, __file__, "_generate_one", "--n", str(n), "--d", str(d),
+                                      "--m", str(args.m), "--dask", str(chunks)],
+                                     stdout=subprocess.PIPE, text=True, check=True)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                path = f"Dask, blocks of {chunks:,}" if chunks else "in memory, 1 thread"
+                print(f"| {n:,} | {d} | {path} | {args.m} | {r['seconds']:.1f} s | {r['cpu']:.1f} s | "
+                      f"{r['cpu'] / args.m:.2f} s | {r['peak_rss'] / 2**20:,.0f} MiB | {r['digest']} | "
+                      f"{r['load'][0]:.1f}, {r['load'][1]:.1f} |", flush=True)
+
+
 def authors_code(target):
     """Check the authors' files out of the fetched mirror into ``target``."""
     mirror = "/work/.mirror/huangdonghere+USPEC_USENC/repo/.git"
@@ -162,7 +207,7 @@ def suite_octave(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suite", choices=["pendigits", "scale", "octave", "_scale_one"])
+    parser.add_argument("suite", choices=["pendigits", "scale", "clusterers", "octave", "_scale_one", "_generate_one"])
     parser.add_argument("--data", default="/work/shared/data/pendigits.npz")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n", type=lambda s: [int(v) for v in s.split(",")], default=[1_000_000])
@@ -177,8 +222,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.suite == "_scale_one":
         print(json.dumps(one_scale_run(args.n[0], args.d[0], 0, args.n_jobs, args.dask, args.m)))
+    elif args.suite == "_generate_one":
+        print(json.dumps(one_generation_run(args.n[0], args.d[0], args.m, args.dask)))
     else:
-        {"pendigits": suite_pendigits, "scale": suite_scale, "octave": suite_octave}[args.suite](args)
+        {"pendigits": suite_pendigits, "scale": suite_scale, "clusterers": suite_clusterers,
+         "octave": suite_octave}[args.suite](args)
 
 
 if __name__ == "__main__":

@@ -655,7 +655,9 @@ class _BlockExecutor:
         """Item ``i`` of each Delayed tuple in ``objs``."""
         return [self.delayed(operator.getitem)(o, i) for o in objs]
 
-    def label_rows(self, index):
+    _candidate_costs = staticmethod(_task_candidate_costs)
+
+    def candidate_rows(self, index):
         """Label rows of the objects ``index`` (global), in that order, as int32 (len, r)."""
         index = np.asarray(index, dtype=np.int64)
         block = np.searchsorted(self.starts, index, side="right") - 1
@@ -672,7 +674,7 @@ class _BlockExecutor:
 
     def labels_from_seeds(self, seeds):
         """Every object's nearest seed (the in-memory labels_from_seeds), and their tally."""
-        centres = _seed_centres(self.label_rows(seeds), self.ensemble.offsets, self.ensemble.cluster_sizes)
+        centres = _seed_centres(self.candidate_rows(seeds), self.ensemble.offsets, self.ensemble.cluster_sizes)
         out = self.runner.persist(self.map(_task_assign, shared=(self.delayed(centres),)))
         parts = self.runner.compute(self.part(out, 1))
         tally = (sum(p[0] for p in parts), sum(p[1] for p in parts))
@@ -682,7 +684,7 @@ class _BlockExecutor:
         """The compiled kmeanspp, step by step over the blocks (same draws, same sums)."""
         runner, delayed = self.runner, self.delayed
         n_trials = uniforms.shape[1]
-        first_costs = self.map(_task_candidate_costs, shared=(None, self.label_rows([first])))
+        first_costs = self.map(self._candidate_costs, shared=(None, self.candidate_rows([first])))
         closest = runner.persist([delayed(_task_candidate_row)(c, 0) for c in first_costs])
         seeds, chosen = [first], {first}
         for s in range(1, n_clusters):
@@ -713,14 +715,15 @@ class _BlockExecutor:
                     last = next((int(self.starts[j] + x) for j, x in reversed(list(enumerate(lasts)))
                                  if x >= 0), 0)
                     candidates = [last if c is None else c for c in candidates]
-                rows = self.label_rows(candidates)
-                costs = runner.persist(self.map(_task_candidate_costs, closest, shared=(rows,)))
-                chunk_potentials = np.concatenate(runner.compute(self.part(costs, 1)), axis=0)
-                potentials = [_fold([chunk_potentials[:, t]]) for t in range(n_trials)]
+                rows = self.candidate_rows(candidates)
+                costs = runner.persist(self.map(self._candidate_costs, closest, shared=(rows,)))
                 win = 0
-                for t in range(1, n_trials):
-                    if potentials[t] < potentials[win]:
-                        win = t
+                if n_trials > 1:  # one candidate wins without its potential (a round trip saved)
+                    chunk_potentials = np.concatenate(runner.compute(self.part(costs, 1)), axis=0)
+                    potentials = [_fold([chunk_potentials[:, t]]) for t in range(n_trials)]
+                    for t in range(1, n_trials):
+                        if potentials[t] < potentials[win]:
+                            win = t
                 seed = candidates[win]
                 if seed not in chosen:
                     closest = runner.persist([delayed(_task_candidate_row)(c, win) for c in costs])
@@ -918,43 +921,27 @@ def _init_labels(init, n):
 # by one compiled pass continued from block to block (a chain of tasks), sigma, the k-means
 # objective and the centre sums as partials per 4096-object sub-block (global positions; chunks
 # are multiples of 4096) folded in order on the client, the k-means++ running sum continued from
-# block to block. So labels are the same for any chunking.
+# block to block. So labels are the same for any chunking. The k-means passes are the engine's
+# compiled kernels (kmeans.cpp: dense_block_pass, dense_block_sums, dense_candidate_costs), each
+# 4096-object chunk computed as the whole-array engine computes it, so the k-means is the
+# in-memory one bit for bit.
 
-def _sub_block_sums(values, labels=None, n_clusters=0):
-    """Per 4096-object sub-block of a block (which starts on a multiple of 4096): the sum of
-    ``values`` in object order, or, with ``labels``, the (n_clusters, dim) sums of the rows of
-    ``values`` per label and the label counts."""
-    out = []
-    for a in range(0, values.shape[0], BLOCK):
-        v = values[a:a + BLOCK]
-        if labels is None:
-            total = 0.0
-            for x in v.tolist():
-                total += x
-            out.append(total)
-        else:
-            lab = labels[a:a + BLOCK]
-            sums = np.stack([np.bincount(lab, weights=v[:, j], minlength=n_clusters) for j in range(v.shape[1])],
-                            axis=1) if v.shape[1] else np.zeros((n_clusters, 0))
-            out.append((sums, np.bincount(lab, minlength=n_clusters)))
-    return out
+def _sub_block_sums(values):
+    """The sums of ``values`` per 4096-object sub-block of a block (which starts on a multiple of
+    4096), each one NumPy sum of that sub-block alone: the same floats for any blocks."""
+    return [float(values[a:a + BLOCK].sum()) for a in range(0, values.shape[0], BLOCK)]
 
 
 def _fold_sub_blocks(parts):
     """Left-to-right sum from zero of the sub-block partials of every block, in order."""
-    total = None
-    for block in parts:
-        for item in block:
-            total = item if total is None else (total + item if not isinstance(item, tuple)
-                                                else tuple(t + i for t, i in zip(total, item)))
-    return total
+    return _fold([np.asarray(part, dtype=np.float64) for part in parts])
 
 
 def _task_uspec_rows(X, index, k):
     from cclust.uspec import nearest_in_index
 
     neighbors, distances = nearest_in_index(_aligned(np.asarray(X), np.float64), index, k, n_threads=1)
-    return (neighbors, distances, _sub_block_sums(distances.reshape(-1) if k == 1 else distances.sum(axis=1)),
+    return (neighbors, distances, _sub_block_sums(distances.sum(axis=1)),
             np.bincount(neighbors.reshape(-1), minlength=index.R.shape[0]))
 
 
@@ -994,51 +981,42 @@ def _task_transfer(B, ncut_vectors):
     return _transfer_rows(B, ncut_vectors, degree)
 
 
-def _task_sq_to(E, row):
-    diff = E - row[None, :]
-    return np.einsum("ij,ij->i", diff, diff)
-
-
-def _task_min_sq_to(E, closest, row):
-    return np.minimum(closest, _task_sq_to(E, row))
-
-
-def _task_running_sum(values, start):
-    return float(np.cumsum(np.concatenate([[start], values]))[-1])
-
-
-def _task_draw_dense(values, start, target):
-    running = np.cumsum(np.concatenate([[start], values]))[1:]
-    return int(np.searchsorted(running, target, side="right"))
-
-
 def _task_rows_at(E, local):
     return E[np.asarray(local, dtype=np.int64)].copy()
 
 
-def _task_dense_assign(E, centres, labels):
-    """Nearest centre of every row (``labels`` None: lowest index on ties; else ties keep the
-    current label), its cost, the sub-block sums of the costs and the number of changed labels."""
-    from cclust.uspec import _squared_distances
-
-    D = _squared_distances(E, centres)
-    best = D.argmin(axis=1)
-    rows = np.arange(E.shape[0])
-    if labels is not None:
-        keep = D[rows, labels] <= D[rows, best]
-        best = np.where(keep, labels, best)
-    cost = D[rows, best]
-    moved = 0 if labels is None else int((best != labels).sum())
-    return best.astype(np.int32), cost, _sub_block_sums(cost), moved
+def _task_dense_candidate_costs(E, closest, candidates):
+    """k-means++ D^2 of the block's rows to each candidate row, capped by ``closest`` (None: not
+    capped), and the per-chunk potentials: the compiled kmeanspp's own candidate pass."""
+    closest = None if closest is None else _aligned(closest, np.float64)
+    return _kernel().dense_candidate_costs(_aligned(E, np.float64), _aligned(candidates, np.float64), closest, 1)
 
 
-def _task_dense_costs(E, centres, labels):
-    diff = E - centres[labels]
-    return np.einsum("ij,ij->i", diff, diff)
+def _task_dense_pass(E, labels, centres):
+    """The compiled pass over a block: lloyd's from ``labels``, or assign's when None (see
+    ``dense_block_pass``): (best, best cost, chunk objectives, moved, chunk sums, sizes)."""
+    labels = None if labels is None else _aligned(labels, np.int32)
+    return _kernel().dense_block_pass(_aligned(E, np.float64), _aligned(centres, np.float64), labels, 1)
+
+
+def _task_dense_summary(result):
+    """What the client needs of a pass: (chunk objectives, moved, chunk sums, sizes)."""
+    return result[2:]
 
 
 def _task_dense_sums(E, labels, n_clusters):
-    return _sub_block_sums(E, labels, n_clusters)
+    """(None, 0, chunk sums, sizes) of the labels: a pass's summary without its objective."""
+    return (None, 0) + _kernel().dense_block_sums(_aligned(E, np.float64), _aligned(labels, np.int32), n_clusters, 1)
+
+
+def _task_dense_costs(E, labels, centres):
+    """Each row's cost to the centre of its label (the compiled objective pass)."""
+    k = centres.shape[0]
+    n = E.shape[0]
+    costs, _ = _kernel().objective(_aligned(E, np.float64), 1.0, np.empty((n, 0), dtype=np.int32),
+                                   np.zeros(1, dtype=np.int64), np.empty(0), 0, 0.0, _aligned(centres, np.float64),
+                                   np.empty((k, 0)), _aligned(labels, np.int32), 1)
+    return costs
 
 
 def _task_first_rows(labels, start, n_clusters):
@@ -1053,89 +1031,72 @@ def _task_renumber(labels, rank):
 
 
 class _DenseBlocks(_BlockExecutor):
-    """k-means (the engine's Lloyd rules: ties keep the current cluster, empty clusters reseeded
-    by the costliest movable object, the same stop rule) on the rows of a persisted dense matrix
-    kept as row blocks; the reseed is the KCC executor's."""
+    """The dense k-means of the in-memory transfer cut (``cclust._engine``: k-means++ with one
+    candidate, ``labels_from_seeds``, ``lloyd`` with tol = 0) on the rows of a persisted matrix
+    kept as row blocks (first rows multiples of 4096). Every block runs the engine's compiled
+    kernels (``dense_candidate_costs``, ``dense_block_pass``, ``objective``); the client adds their
+    per-chunk partials in chunk order (the centre sums, the objective) and takes the engine's
+    decisions with the KCC executor's k-means++ draw, reseed and the engine's ``lloyd_verdict``,
+    so labels and objective are those of the in-memory k-means, for any blocks."""
 
     def __init__(self, blocks, starts, runner):
         self.blocks, self.starts, self.runner, self.delayed = blocks, starts, runner, runner.delayed
         self.n = int(starts[-1])
 
-    def rows(self, index):
+    def map(self, fn, *per_block, shared=()):
+        """fn(block_j, *per_block_j, *shared) for every block, as Delayed."""
+        return [self.delayed(fn)(b, *(p[j] for p in per_block), *shared) for j, b in enumerate(self.blocks)]
+
+    _candidate_costs = staticmethod(_task_dense_candidate_costs)
+
+    def candidate_rows(self, index):
+        """Rows of the objects ``index`` (global), in that order, as float64 (len, d)."""
         index = np.asarray(index, dtype=np.int64)
         block = np.searchsorted(self.starts, index, side="right") - 1
         jobs = [self.delayed(_task_rows_at)(self.blocks[c], [int(x - self.starts[c])])
                 for x, c in zip(index.tolist(), block.tolist())]
-        return np.concatenate(self.runner.compute(jobs), axis=0)
+        return np.ascontiguousarray(np.concatenate(self.runner.compute(jobs), axis=0), dtype=np.float64)
 
-    def kmeanspp(self, n_clusters, first, uniforms):
-        """k-means++ with one candidate per centre (Arthur & Vassilvitskii 2007), the draws of
-        ``cclust._engine.kmeanspp_draws``: D^2 sampling on the running sum over the objects in
-        order; a draw of an object already chosen takes the lowest unchosen index instead."""
-        runner, delayed = self.runner, self.delayed
-        row = delayed(self.rows([first])[0])
-        closest = runner.persist([delayed(_task_sq_to)(E, row) for E in self.blocks])
-        seeds, chosen = [first], {first}
-        for s in range(1, n_clusters):
-            ends, running = [], 0.0
-            for c in closest:
-                running = delayed(_task_running_sum)(c, running)
-                ends.append(running)
-            ends = runner.compute(ends)
-            total, seed = ends[-1], -1
-            if total > 0.0:
-                target = float(uniforms[s - 1, 0]) * total
-                j = int(np.searchsorted(ends, target, side="right"))
-                if j < len(closest):
-                    local = runner.compute([delayed(_task_draw_dense)(closest[j], ends[j - 1] if j else 0.0,
-                                                                      target)])[0]
-                    seed = int(self.starts[j]) + min(local, int(self.starts[j + 1] - self.starts[j]) - 1)
-                else:
-                    seed = self.n - 1
-                if seed in chosen:
-                    seed = -1
-            if seed < 0:
-                seed = 0
-                while seed in chosen:
-                    seed += 1
-            row = delayed(self.rows([seed])[0])
-            closest = runner.persist([delayed(_task_min_sq_to)(E, c, row) for E, c in zip(self.blocks, closest)])
-            seeds.append(seed)
-            chosen.add(seed)
-        return np.array(seeds, dtype=np.int64)
+    def _summed(self, summaries):
+        """(chunk objectives, moved, chunk sums, sizes) of every block -> the centre sums added
+        chunk by chunk in order from zero (as lloyd adds them) and the sizes."""
+        sums = np.zeros(summaries[0][2].shape[1:])
+        for s in summaries:
+            for part in s[2]:
+                sums += part
+        return sums, sum(s[3] for s in summaries)
 
-    def sums(self, labels, n_clusters):
-        parts = self.runner.compute([self.delayed(_task_dense_sums)(E, lab, n_clusters)
-                                     for E, lab in zip(self.blocks, labels)])
-        sums, counts = _fold_sub_blocks(parts)
-        return sums, counts
+    def passes(self, centres, labels=None):
+        """The compiled pass of every block against ``centres``: lloyd's from ``labels``, assign's
+        when None. Returns (the persisted passes, objective, moved, centre sums, sizes)."""
+        labels = [None] * len(self.blocks) if labels is None else labels
+        passes = self.runner.persist(self.map(_task_dense_pass, labels, shared=(self.delayed(centres),)))
+        summaries = self.runner.compute([self.delayed(_task_dense_summary)(p) for p in passes])
+        return (passes, _fold([s[0] for s in summaries]), sum(s[1] for s in summaries)) + self._summed(summaries)
 
-    def lloyd(self, labels, n_clusters, max_iter):
-        """Lloyd passes from ``labels`` (blocks), tol = 0: as the engine's lloyd. Returns
-        (labels as blocks, objective)."""
-        from cclust._engine import _kernel as engine_kernel
+    def recount(self, labels, n_clusters):
+        """The centre sums and sizes of the labels ``labels`` (after a reseed)."""
+        return self._summed(self.runner.compute(self.map(_task_dense_sums, labels, shared=(n_clusters,))))
 
-        kernel, runner, delayed = engine_kernel(), self.runner, self.delayed
+    def lloyd(self, start, n_clusters, max_iter):
+        """The engine's lloyd (tol = 0) from the labels ``start`` = (label blocks, centre sums,
+        sizes). Returns (labels as blocks, objective)."""
+        kernel, runner, delayed = _kernel(), self.runner, self.delayed
+        labels, sums, sizes = start
 
-        def centres_of(labels):
-            sums, counts = self.sums(labels, n_clusters)
-            return sums / np.maximum(counts, 1)[:, None], counts
+        def centres_of(sums, sizes):  # lloyd's centres; an empty cluster's (zeros) is never read
+            return sums / np.maximum(sizes, 1)[:, None]
 
-        centres, counts = centres_of(labels)
-        if (counts == 0).any():
-            costs = runner.persist([delayed(_task_dense_costs)(E, delayed(centres), lab)
-                                    for E, lab in zip(self.blocks, labels)])
-            labels = self.reseed(labels, costs, counts.astype(np.int64), n_clusters)
-            centres, counts = centres_of(labels)
+        centres = centres_of(sums, sizes)
+        if (sizes == 0).any():
+            costs = runner.persist(self.map(_task_dense_costs, labels, shared=(delayed(centres),)))
+            labels = self.reseed(labels, costs, sizes.copy(), n_clusters)
+            centres = centres_of(*self.recount(labels, n_clusters))
         objective = previous_objective = 0.0
         previous = (labels, centres)
         it = 0
         while True:
-            passes = runner.persist([delayed(_task_dense_assign)(E, delayed(centres), lab)
-                                     for E, lab in zip(self.blocks, labels)])
-            summaries = runner.compute([delayed(operator.itemgetter(2, 3))(p) for p in passes])
-            objective = _fold_sub_blocks([s[0] for s in summaries])
-            moved = sum(s[1] for s in summaries)
+            passes, objective, moved, sums, sizes = self.passes(centres, labels)
             verdict = kernel.lloyd_verdict(it, objective, previous_objective, moved, max_iter, 0.0)
             if verdict == kernel.STOP_ROSE:
                 labels, centres = previous
@@ -1144,12 +1105,11 @@ class _DenseBlocks(_BlockExecutor):
             if verdict >= 0:
                 break
             previous, previous_objective = (labels, centres), objective
-            labels = runner.persist([delayed(operator.itemgetter(0))(p) for p in passes])
-            centres, counts = centres_of(labels)
-            if (counts == 0).any():
-                costs = runner.persist([delayed(operator.itemgetter(1))(p) for p in passes])
-                labels = self.reseed(labels, costs, counts.astype(np.int64), n_clusters)
-                centres, counts = centres_of(labels)
+            labels = runner.persist(self.part(passes, 0))
+            if (sizes == 0).any():
+                labels = self.reseed(labels, runner.persist(self.part(passes, 1)), sizes.copy(), n_clusters)
+                sums, sizes = self.recount(labels, n_clusters)
+            centres = centres_of(sums, sizes)
             it += 1
         return labels, objective
 
@@ -1160,10 +1120,8 @@ class _DenseBlocks(_BlockExecutor):
         for _ in range(n_init):
             first, uniforms = _engine.kmeanspp_draws(rng, self.n, n_clusters, 1)
             seeds = self.kmeanspp(n_clusters, first, uniforms)
-            seed_rows = self.delayed(self.rows(seeds))
-            start = self.runner.persist([self.delayed(operator.itemgetter(0))(
-                self.delayed(_task_dense_assign)(E, seed_rows, None)) for E in self.blocks])
-            run = self.lloyd(start, n_clusters, max_iter)
+            passes, _, _, sums, sizes = self.passes(self.candidate_rows(seeds))
+            run = self.lloyd((self.runner.persist(self.part(passes, 0)), sums, sizes), n_clusters, max_iter)
             if best is None or run[1] < best[1]:
                 best = run
         return best
@@ -1242,8 +1200,10 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     eigenvectors and the k-means passes of the transfer cut run per row block, and the column
     side (p x p) is summed over the blocks in object order. Memory: X, the blocks' n x K graph
     and n x K_i embedding of one clusterer at a time, and the n x m labels, never more. The
-    labels do not depend on ``chunks``; against the in-memory path they agree up to the
-    rounding of sums taken in another order (the same labels on the tested sets).
+    labels do not depend on ``chunks``. The k-means of the transfer cut is the in-memory engine's
+    bit for bit (its compiled kernels per block, partials added in chunk order); sigma and the
+    column-side sums are added in another order than in memory, so the two paths agree up to
+    that rounding (the same labels on the tested sets).
 
     Parameters
     ----------

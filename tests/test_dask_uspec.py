@@ -118,3 +118,95 @@ def test_column_graph_is_the_sparse_product():
     scale = rng.random(3000) + 0.5
     np.testing.assert_allclose(_column_graph(B, scale), (B.T @ sp.diags(scale) @ B).toarray(), rtol=1e-12,
                                atol=1e-15)
+
+
+def _engine_kmeans(X, k, seed, n_init, max_iter):
+    """The in-memory transfer cut's k-means (cclust.graph.tcut): k-means++ with one candidate,
+    labels_from_seeds, lloyd with tol = 0, the lowest objective of n_init runs."""
+    from cclust import _engine
+
+    rng = np.random.default_rng(seed)
+    space = _engine.MixedSpace.dense(X)
+    best = None
+    for _ in range(n_init):
+        seeds = _engine.seed_objects(space, k, "k-means++", rng, 2, n_trials=1)
+        start = _engine.labels_from_seeds(space, seeds, 2)
+        run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=0.0, n_threads=2)
+        if best is None or run.objective < best.objective:
+            best = run
+    return best
+
+
+def _block_kmeans(X, k, seed, n_init, max_iter, rows):
+    runner = cdask._Runner(None)
+    starts = np.array(list(range(0, X.shape[0], rows)) + [X.shape[0]])
+    blocks = runner.persist([runner.delayed(np.ascontiguousarray(X[a:b])) for a, b in zip(starts[:-1], starts[1:])])
+    executor = cdask._DenseBlocks(blocks, starts, runner)
+    labels, objective = executor.kmeans(k, np.random.default_rng(seed), n_init, max_iter)
+    return np.concatenate(runner.compute(labels)), objective
+
+
+@pytest.mark.parametrize("case", ["blobs", "duplicates"])
+def test_block_kmeans_is_the_engine_kmeans_bit_for_bit(case):
+    # The Dask transfer cut's k-means runs the engine's kernels per block and adds the per-chunk
+    # partials in order: labels and objective equal the in-memory engine's exactly, for any blocks.
+    rng = np.random.default_rng(7)
+    if case == "blobs":
+        X = rng.normal(size=(9000, 6)) + rng.integers(0, 5, size=(9000, 1)) * 3.0
+        k, n_init, max_iter = 7, 2, 30
+    else:  # 6 distinct points and 9 clusters: empty clusters, reseeds, repeated k-means++ draws
+        X = rng.normal(size=(6, 3))[rng.integers(0, 6, size=9000)]
+        k, n_init, max_iter = 9, 2, 10
+    expected = _engine_kmeans(X, k, 3, n_init, max_iter)
+    for rows in (4096, 8192):
+        labels, objective = _block_kmeans(X, k, 3, n_init, max_iter, rows)
+        assert np.array_equal(labels, expected.labels)
+        assert objective == expected.objective
+
+
+def test_dense_block_kernels_check_their_arguments():
+    from cclust._ext import _kmeans
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    centres = X[:4].copy()
+    with pytest.raises(ValueError, match="d = 3 columns"):
+        _kmeans.dense_block_pass(X, centres[:, :2].copy(), None, 1)
+    with pytest.raises(ValueError, match="assignment"):
+        _kmeans.dense_block_pass(X, centres, np.zeros(49, dtype=np.int32), 1)
+    with pytest.raises(ValueError, match="outside 0..3"):
+        _kmeans.dense_block_pass(X, centres, np.full(50, 4, dtype=np.int32), 1)
+    with pytest.raises(ValueError, match="dense_centers must be finite"):
+        _kmeans.dense_block_pass(X, np.full((4, 3), np.nan), None, 1)
+    with pytest.raises(ValueError, match="closest"):
+        _kmeans.dense_candidate_costs(X, centres, np.zeros(3), 1)
+    with pytest.raises(ValueError, match="outside 0..1"):
+        _kmeans.dense_block_sums(X, np.full(50, 2, dtype=np.int32), 2, 1)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_dense_block_pass_against_the_literal_pass(given):
+    # A Lloyd pass (ties keep the current label) or an assignment (ties to the lowest centre),
+    # against a literal computation: costs, per-chunk objective, moves, per-chunk sums and sizes.
+    from cclust._ext import _kmeans
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(5000, 3)).astype(np.float64)  # integer points: many exact ties
+    centres = np.ascontiguousarray(X[[0, 1, 2, 3]] + 0.5 * rng.integers(0, 2, size=(4, 3)))
+    labels = rng.integers(0, 4, size=5000).astype(np.int32)
+    best, cost, chunk_objective, moved, chunk_sums, sizes = _kmeans.dense_block_pass(
+        X, centres, labels if given else None, 1)
+    D = ((X[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    rows = np.arange(X.shape[0])
+    lowest = D.argmin(axis=1)
+    expected = np.where(D[rows, labels] == D[rows, lowest], labels, lowest) if given else lowest
+    assert np.array_equal(best, expected)
+    np.testing.assert_allclose(cost, D[rows, expected], rtol=1e-15)
+    paid = D[rows, labels] if given else D[rows, expected]
+    np.testing.assert_allclose(chunk_objective, [paid[:4096].sum(), paid[4096:].sum()], rtol=1e-12)
+    assert moved == (int((expected != labels).sum()) if given else 0)
+    for c, part in enumerate((slice(0, 4096), slice(4096, None))):
+        for k in range(4):
+            np.testing.assert_allclose(chunk_sums[c, k], X[part][expected[part] == k].sum(axis=0), rtol=1e-12)
+    assert np.array_equal(sizes, np.bincount(expected, minlength=4))
+    again, again_sizes = _kmeans.dense_block_sums(X, best, 4, 1)
+    assert np.array_equal(again, chunk_sums) and np.array_equal(again_sizes, sizes)

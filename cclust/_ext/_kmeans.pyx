@@ -413,6 +413,24 @@ def reseed(const int32_t[::1] labels not None, const double[::1] costs not None,
     return out
 
 
+def _candidate_buffers(Py_ssize_t n, Py_ssize_t n_candidates, closest):
+    """A candidate pass's ``closest`` (checked: float64 (n,) or None) and its outputs ``dist``
+    (n_candidates, n) and ``chunk_potentials`` (n_chunks, n_candidates)."""
+    if closest is not None:
+        closest = np.asarray(closest)
+        if closest.dtype != np.float64 or closest.ndim != 1 or not closest.flags.c_contiguous:
+            raise ValueError("closest must be a C-contiguous float64 vector")
+        if closest.shape[0] != n:
+            raise ValueError(f"closest must have n = {n} entries, got {closest.shape[0]}")
+    return (closest, np.empty((n_candidates, n), dtype=np.float64),
+            np.empty(((n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64))
+
+
+cdef const double* _optional_ptr(const double[::1] v):
+    """The first element of a vector that the caller keeps alive; NULL for None or empty."""
+    return &v[0] if v is not None and v.shape[0] > 0 else NULL
+
+
 def candidate_costs(const double[:, ::1] X not None, double dense_weight,
                     const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
                     const double[::1] weights not None, int distance, double p,
@@ -427,15 +445,8 @@ def candidate_costs(const double[:, ::1] X not None, double dense_weight,
     if candidate_labels.shape[1] != rows.r:
         raise ValueError(f"candidate_labels must have r = {rows.r} columns, "
                          f"got {candidate_labels.shape[1]}")
-    cdef const double[::1] closest_view
-    cdef const double* closest_ptr = NULL
-    if closest is not None:
-        closest_view = closest
-        if closest_view.shape[0] != rows.n:
-            raise ValueError(f"closest must have n = {rows.n} entries, got {closest_view.shape[0]}")
-        closest_ptr = &closest_view[0] if rows.n > 0 else NULL
-    dist = np.empty((n_candidates, rows.n), dtype=np.float64)
-    chunk_potentials = np.empty(((rows.n + kChunk - 1) // kChunk, n_candidates), dtype=np.float64)
+    closest, dist, chunk_potentials = _candidate_buffers(rows.n, n_candidates, closest)
+    cdef const double* closest_ptr = _optional_ptr(closest)
     cdef double* dist_ptr = _mptr(dist)
     cdef double* chunk_ptr = _mptr(chunk_potentials)
     cdef const int32_t* cand_ptr = &candidate_labels[0, 0] if rows.r > 0 else NULL
@@ -510,3 +521,97 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
         _candidate_runs(rows, n_shared, sd, sc, n_candidates, cd, cc, max_iter, tol, n_threads,
                         memo_bytes, out_ptr, obj_ptr, iter_ptr, &stats_view[0])
     return out, objectives, n_iter, stats
+
+
+# -- dense rows held in row blocks (issue 18: cclust.dask's transfer-cut k-means) ---------------
+from cclust._ext.core cimport dense_block_pass as _dense_block_pass
+from cclust._ext.core cimport dense_block_sums as _dense_block_sums
+from cclust._ext.core cimport dense_candidate_costs as _dense_candidate_costs
+
+
+cdef int _fill_dense(MixedRows* rows, const double[:, ::1] X) except -1:
+    """Rows of a plain dense k-means (weight 1, no partitions), as ``MixedSpace.dense`` gives."""
+    return _fill_rows(rows, X, 1.0, np.empty((X.shape[0], 0), dtype=np.int32), np.zeros(1, dtype=np.int64),
+                      np.empty(0), 0, 0.0)
+
+
+def dense_block_pass(const double[:, ::1] X not None, const double[:, ::1] dense_centers not None,
+                     assignment, int n_threads):
+    """One pass of a dense block (kmeans.hpp): a ``lloyd`` pass from ``assignment`` (int32 (n,)),
+    or ``assign`` when it is None. Returns ``(best, best_cost, chunk_objective, moved, chunk_sums,
+    sizes)``; chunk_sums is (n_chunks, n_clusters, d), each chunk's row sums per best cluster."""
+    cdef MixedRows rows
+    _fill_dense(&rows, X)
+    cdef int n_clusters = dense_centers.shape[0]
+    _check_n_clusters(n_clusters)
+    if dense_centers.shape[1] != rows.d:
+        raise ValueError(f"dense_centers must have d = {rows.d} columns, got {dense_centers.shape[1]}")
+    cdef const int32_t[::1] given
+    cdef const int32_t* given_ptr = NULL
+    if assignment is not None:
+        given = assignment
+        if given.shape[0] != rows.n:
+            raise ValueError(f"assignment must have n = {rows.n} entries, got {given.shape[0]}")
+        given_ptr = &given[0] if rows.n > 0 else NULL
+    cdef int64_t chunks = (rows.n + kChunk - 1) // kChunk
+    best = np.empty(rows.n, dtype=np.int32)
+    best_cost = np.empty(rows.n, dtype=np.float64)
+    chunk_objective = np.empty(chunks, dtype=np.float64)
+    chunk_sums = np.empty((chunks, n_clusters, rows.d), dtype=np.float64)
+    sizes = np.empty(n_clusters, dtype=np.int64)
+    cdef int32_t[::1] best_view = best
+    cdef double[::1] cost_view = best_cost
+    cdef double[::1] objective_view = chunk_objective
+    cdef double[:, :, ::1] sums_view = chunk_sums
+    cdef int64_t[::1] sizes_view = sizes
+    cdef int32_t* best_ptr = &best_view[0] if rows.n > 0 else NULL
+    cdef double* cost_ptr = &cost_view[0] if rows.n > 0 else NULL
+    cdef double* objective_ptr = &objective_view[0] if rows.n > 0 else NULL
+    cdef double* sums_ptr = &sums_view[0, 0, 0] if rows.n > 0 and rows.d > 0 else NULL
+    cdef const double* centres_ptr = _cptr(dense_centers)
+    cdef int64_t moved = 0
+    cdef double total
+    with nogil:
+        total = _dense_block_pass(rows, n_clusters, centres_ptr, given_ptr, best_ptr, cost_ptr, objective_ptr,
+                                  &moved, sums_ptr, &sizes_view[0], n_threads)
+    return best, best_cost, chunk_objective, int(moved), chunk_sums, sizes
+
+
+def dense_block_sums(const double[:, ::1] X not None, const int32_t[::1] assignment not None, int n_clusters,
+                     int n_threads):
+    """``(chunk_sums, sizes)`` of ``dense_block_pass`` for the labels ``assignment`` (no pass)."""
+    cdef MixedRows rows
+    _fill_dense(&rows, X)
+    _check_n_clusters(n_clusters)
+    if assignment.shape[0] != rows.n:
+        raise ValueError(f"assignment must have n = {rows.n} entries, got {assignment.shape[0]}")
+    chunk_sums = np.empty(((rows.n + kChunk - 1) // kChunk, n_clusters, rows.d), dtype=np.float64)
+    sizes = np.empty(n_clusters, dtype=np.int64)
+    cdef double[:, :, ::1] sums_view = chunk_sums
+    cdef int64_t[::1] sizes_view = sizes
+    cdef double* sums_ptr = &sums_view[0, 0, 0] if rows.n > 0 and rows.d > 0 else NULL
+    cdef const int32_t* assignment_ptr = &assignment[0] if rows.n > 0 else NULL
+    with nogil:
+        _dense_block_sums(rows, n_clusters, assignment_ptr, sums_ptr, &sizes_view[0], n_threads)
+    return chunk_sums, sizes
+
+
+def dense_candidate_costs(const double[:, ::1] X not None, const double[:, ::1] candidates not None, closest,
+                          int n_threads):
+    """One k-means++ candidate pass of a dense block (kmeans.hpp): ``(dist, chunk_potentials)``
+    of shapes (n_candidates, n) and (n_chunks, n_candidates); ``closest`` is float64 (n,) or None."""
+    cdef MixedRows rows
+    _fill_dense(&rows, X)
+    cdef int64_t n_candidates = candidates.shape[0]
+    if n_candidates < 1:
+        raise ValueError("candidates must hold at least one row")
+    if candidates.shape[1] != rows.d:
+        raise ValueError(f"candidates must have d = {rows.d} columns, got {candidates.shape[1]}")
+    closest, dist, chunk_potentials = _candidate_buffers(rows.n, n_candidates, closest)
+    cdef const double* closest_ptr = _optional_ptr(closest)
+    cdef double* dist_ptr = _mptr(dist)
+    cdef double* chunk_ptr = _mptr(chunk_potentials)
+    cdef const double* cand_ptr = _cptr(candidates)
+    with nogil:
+        _dense_candidate_costs(rows, n_candidates, cand_ptr, closest_ptr, dist_ptr, chunk_ptr, n_threads)
+    return dist, chunk_potentials

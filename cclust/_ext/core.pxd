@@ -139,3 +139,16 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
                         const double* seed_cat, int64_t max_iter, double tol, int n_threads,
                         int64_t memo_bytes, int32_t* labels, double* objectives, int64_t* n_iter,
                         int64_t* stats) except +
+
+
+# -- dense rows held in row blocks (issue 18: cclust.dask's transfer-cut k-means), kmeans.hpp --
+cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
+    double dense_block_pass(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
+                            const int32_t* assignment, int32_t* best, double* best_cost,
+                            double* chunk_objective, int64_t* moved, double* chunk_sums,
+                            int64_t* sizes, int n_threads) except +
+    void dense_block_sums(const MixedRows& rows, int32_t n_clusters, const int32_t* assignment,
+                          double* chunk_sums, int64_t* sizes, int n_threads) except +
+    void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates, const double* candidates,
+                               const double* closest, double* dist, double* chunk_potentials,
+                               int n_threads) except +

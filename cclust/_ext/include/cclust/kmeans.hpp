@@ -293,3 +293,49 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared,
                     int64_t* stats);             // OUT 5
 
 }  // namespace cclust
+
+namespace cclust {
+
+// ---- Dense rows held in row blocks (issue 18: the k-means of cclust.dask's transfer cut) ------
+// For an executor that holds the rows of a dense k-means (d > 0, r = 0, unweighted) in blocks
+// whose first objects are multiples of kChunk: each chunk's floats are those the whole-array
+// `assign`, `lloyd` and `kmeanspp` compute for it, so partials added in chunk order over the blocks
+// give their sums bit for bit, whatever the blocks.
+
+// One pass over the block against the dense centres: with `assignment` (0..n_clusters-1) it is a
+// pass of `lloyd` (best centre, ties keep the current one; chunk_objective = the current
+// labelling's cost per chunk; moved = objects whose best centre is another), with `assignment` null
+// it is `assign` (best = the cheapest centre, ties to the lowest index; chunk_objective = the
+// best costs per chunk; moved = 0). Then, per chunk, the sums of the rows of each `best` cluster
+// from zero in object order (what `lloyd` adds chunk by chunk into the centres) and the members
+// per cluster. Returns the sum of chunk_objective in chunk order.
+double dense_block_pass(const MixedRows& rows, int32_t n_clusters,
+                        const double* dense_centers,  // IN n_clusters x d
+                        const int32_t* assignment,    // IN n, or null
+                        int32_t* best,                // OUT n
+                        double* best_cost,            // OUT n
+                        double* chunk_objective,      // OUT n_chunks(n)
+                        int64_t* moved,               // OUT 1
+                        double* chunk_sums,           // OUT n_chunks(n) x n_clusters x d
+                        int64_t* sizes,               // OUT n_clusters
+                        int n_threads);
+
+// The per-chunk sums and the members per cluster of `dense_block_pass`, for a given labelling
+// (after a reseed) without a pass.
+void dense_block_sums(const MixedRows& rows, int32_t n_clusters,
+                      const int32_t* assignment,  // IN n, 0..n_clusters-1
+                      double* chunk_sums,         // OUT n_chunks(n) x n_clusters x d
+                      int64_t* sizes,             // OUT n_clusters
+                      int n_threads);
+
+// The k-means++ candidate pass of `kmeanspp` for dense rows: dist[t][x] = min(closest[x], D^2(x,
+// candidate t)) (closest null: D^2 itself) and each chunk's sum of dist[t]. The candidates are
+// given as rows, so they may lie in another block.
+void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates,
+                           const double* candidates,  // IN n_candidates x d
+                           const double* closest,     // IN n, or null
+                           double* dist,              // OUT n_candidates x n
+                           double* chunk_potentials,  // OUT n_chunks(n) x n_candidates
+                           int n_threads);
+
+}  // namespace cclust
