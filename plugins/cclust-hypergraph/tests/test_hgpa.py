@@ -339,12 +339,12 @@ def test_single_cluster_partitions_are_refused():
         hgpa(np.zeros((8, 3), dtype=int), 2)
 
 
-def test_configurations_differ_in_flows_and_two_speed_settings():
+def test_configurations_differ_in_flows_and_three_speed_settings():
     from cclust_hypergraph._config import CONFIGS, config_text
 
     assert set(CONFIGS["cclust"]) == set(CONFIGS["cclust_fast"])
     differ = {k for k in CONFIGS["cclust"] if CONFIGS["cclust"][k] != CONFIGS["cclust_fast"][k]}
-    assert differ == {"r-flow-algo", "maxnet-ignore", "i-runs"}
+    assert differ == {"r-flow-algo", "maxnet-ignore", "i-runs", "r-jet-dynamic-rounds"}
     lines = config_text("cclust").splitlines()
     assert len(lines) == len(CONFIGS["cclust"]) and all(line.count("=") == 1 for line in lines)
 
