@@ -254,7 +254,7 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         The partitioner's configuration; all give the same partition for any number of threads.
         ``cclust`` is Mt-KaHyPar's ``deterministic_quality`` preset coarsening to 40 K instead
         of 160 K vertices (:mod:`cclust_hypergraph._config`). ``cclust_fast`` also skips flow
-        refinement and makes two cheaper choices (a cut about 0.5% larger on letter), for
+        refinement and makes three cheaper choices (a cut about 0.5% larger on letter), for
         about half the time, but, like ``deterministic``, keeps the parts nearly
         equal whatever ``imbalance`` allows, so it cannot keep a large natural cluster whole
         (unless its objects are identical, hence merged).
