@@ -903,7 +903,7 @@ def object_size_weights(ensemble, n_clusters, random_state):
     return size_weights(estimate_clusters(ensemble, n_clusters, random_state=random_state), n_clusters)
 
 
-def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut):
+def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut, *, admissible_equal=None):
     """Run a graph method's cut for ``sizes`` and pick the result.
 
     What the ``sizes`` parameter of ``cspa``, ``mcla``, ``hbgf``, ``womc``, ``wosp``, ``wohb``
@@ -926,12 +926,25 @@ def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut):
     :func:`object_size_weights`; "auto" both -- the equal cut first, drawing the same seeds
     from ``rng`` as "equal" does -- and keeps one by :func:`choose_sizes`. Returns the chosen
     ``(labels, objective, extras)``, with ``extras["sizes"]`` and ``extras["sizes_used"]``.
+
+    ``admissible_equal`` (None for every METIS method: the above unchanged), a tolerance
+    epsilon, lets "auto" skip the estimated cut when no estimated cluster exceeds
+    ``(1 + epsilon) n / K`` objects: the estimate is then itself a partition the equal cut
+    may return, so the size weights offer nothing the equal cut's balance forbids, and the
+    equal cut is kept (``extras["estimated_cut_skipped"] = True``). A rule checked by
+    measurement (HGPA, docs/benchmarks.md), not a theorem: the estimated cut is another
+    partitioner run, which could in principle separate less co-association.
     """
     runs = {}
     if sizes in ("equal", "auto"):
         runs["equal"] = cut(None, ufactor)
     if sizes in ("estimated", "auto"):
-        weights = object_size_weights(ensemble, n_clusters, rng)
+        estimate = estimate_clusters(ensemble, n_clusters, random_state=rng)
+        if sizes == "auto" and admissible_equal is not None and (
+                np.bincount(estimate).max() <= (1 + admissible_equal) * ensemble.n_samples / n_clusters):
+            labels, objective, extras = runs["equal"]
+            return labels, objective, dict(extras, sizes=sizes, sizes_used="equal", estimated_cut_skipped=True)
+        weights = size_weights(estimate, n_clusters)
         runs["estimated"] = cut(weights, ESTIMATED_UFACTOR if ufactor is None else ufactor)
     if sizes == "auto":
         _, used, cuts = choose_sizes(ensemble, runs["equal"][0], runs["estimated"][0])

@@ -170,6 +170,65 @@ def test_hypergraph_against_a_slow_reference(seed):
         assert sorted(built[members]) == expected
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_weighted_merge_against_a_slow_reference(seed):
+    # With object weights (the estimated cut's size weights), a merged vertex weighs at most the
+    # cap in weight units: objects of weight w go to chunks of max(1, cap // w), in object order,
+    # and objects of different weights never share a vertex.
+    rng = np.random.default_rng(seed)
+    n, r, cap = 300, 6, 40
+    labels = rng.integers(0, 3, size=(10, r))[rng.integers(0, 10, size=n)]
+    object_weights = rng.choice([1, 3, 7, 13, 45, 90], size=n)
+    E = Ensemble(labels)
+    B = E.one_hot().tocsr()
+    B.sort_indices()
+    graph = build_hypergraph(B, np.ones(B.shape[1]), cap, np.random.default_rng(seed), object_weights=object_weights)
+
+    expected = set()
+    for row in {tuple(x) for x in labels.tolist()}:
+        for w in set(object_weights.tolist()):
+            members = [i for i in range(n) if tuple(labels[i]) == row and object_weights[i] == w]
+            size = max(1, cap // w)
+            expected |= {frozenset(members[a:a + size]) for a in range(0, len(members), size)}
+    built = {}
+    for i, v in enumerate(graph.vertex_of.tolist()):
+        built.setdefault(v, set()).add(i)
+    assert {frozenset(objects) for objects in built.values()} == expected
+    for v, objects in built.items():
+        assert graph.vertex_weights[v] == object_weights[sorted(objects)].sum()
+        assert graph.vertex_weights[v] <= cap or len(objects) == 1
+
+
+def test_unit_object_weights_merge_as_unweighted():
+    labels = _random_labels(3, n=400, r=3, k=2)
+    E = Ensemble(labels)
+    B = E.one_hot().tocsr()
+    B.sort_indices()
+    plain = build_hypergraph(B, np.ones(B.shape[1]), 9, np.random.default_rng(0))
+    unit = build_hypergraph(B, np.ones(B.shape[1]), 9, np.random.default_rng(0), object_weights=np.ones(400, int))
+    assert np.array_equal(plain.vertex_of, unit.vertex_of)
+    assert np.array_equal(plain.vertex_weights, unit.vertex_weights)
+
+
+def test_size_weighted_vertices_stay_within_a_parts_slack():
+    # 600 of 4,800 objects labelled alike and estimated in a small cluster (heavy size weights):
+    # capped in weight units, no vertex weighs more than a part's slack; capped by object count
+    # (the former rule) one vertex would have weighed several times the slack.
+    from cclust.graph import size_weights
+
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 6, size=(4800, 8))
+    labels[:600] = labels[0]
+    estimate = np.where(np.arange(4800) < 600, 0, 1 + np.arange(4800) % 2)
+    weights = size_weights(estimate, 6)
+    E = Ensemble(labels)
+    B = E.one_hot().tocsr()
+    B.sort_indices()
+    cap = int(0.05 * weights.sum() / 6)
+    graph = build_hypergraph(B, np.ones(B.shape[1]), cap, np.random.default_rng(0), object_weights=weights)
+    assert graph.vertex_weights.max() <= cap
+    assert weights[0] * int(0.05 * 4800 / 6) > 2 * cap
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_hyperedges_larger_than_any_part_are_left_out_but_every_object_stays_covered(seed):
     rng = np.random.default_rng(seed)
@@ -280,12 +339,12 @@ def test_single_cluster_partitions_are_refused():
         hgpa(np.zeros((8, 3), dtype=int), 2)
 
 
-def test_configurations_differ_in_flows_and_two_speed_settings():
+def test_configurations_differ_in_flows_and_three_speed_settings():
     from cclust_hypergraph._config import CONFIGS, config_text
 
     assert set(CONFIGS["cclust"]) == set(CONFIGS["cclust_fast"])
     differ = {k for k in CONFIGS["cclust"] if CONFIGS["cclust"][k] != CONFIGS["cclust_fast"][k]}
-    assert differ == {"r-flow-algo", "maxnet-ignore", "i-runs"}
+    assert differ == {"r-flow-algo", "maxnet-ignore", "i-runs", "r-jet-dynamic-rounds"}
     lines = config_text("cclust").splitlines()
     assert len(lines) == len(CONFIGS["cclust"]) and all(line.count("=") == 1 for line in lines)
 
@@ -331,3 +390,34 @@ def test_bad_sizes():
 
     with pytest.raises(ValidationError, match="sizes must be 'auto', 'estimated' or 'equal', got 'x'"):
         hgpa([[0, 0, 1, 1], [0, 0, 1, 1]], 2, sizes="x")
+
+
+def test_auto_skips_the_estimated_cut_when_the_estimate_is_balanced(monkeypatch):
+    # Balanced blobs: no estimated cluster exceeds (1 + imbalance) n / K, so "auto" keeps the
+    # equal cut without the second one; the full run (no skip) gives the same partition.
+    import cclust_hypergraph
+    from cclust.graph import cut_with_sizes
+    from cclust.testing import easy_ensemble
+
+    _, _, E = easy_ensemble(900, 3, n_partitions=20, seed=0)
+    skipped = hgpa(E, 3, random_state=0)
+    assert skipped.extras["estimated_cut_skipped"] is True
+    assert skipped.extras["sizes_used"] == "equal"
+    assert np.array_equal(skipped.labels, hgpa(E, 3, sizes="equal", random_state=0).labels)
+
+    def without_skip(*args, admissible_equal=None, **kwargs):
+        return cut_with_sizes(*args, **kwargs)
+
+    monkeypatch.setattr(cclust_hypergraph, "cut_with_sizes", without_skip)
+    full = hgpa(E, 3, random_state=0)
+    assert "estimated_cut_skipped" not in full.extras
+    assert same_partition(full.labels, skipped.labels)
+
+
+def test_auto_does_not_skip_when_an_estimated_cluster_is_too_large():
+    from cclust.testing import easy_ensemble
+
+    _, _, E = easy_ensemble(600, 4, ratio=3, n_partitions=20, seed=1)
+    result = hgpa(E, 4, random_state=0)
+    assert "estimated_cut_skipped" not in result.extras
+    assert set(result.extras["separated_coassociation"]) == {"equal", "estimated"}

@@ -83,12 +83,13 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
         The weight of each hyperedge's partition. Scaled so the heaviest is
         :data:`HYPEREDGE_WEIGHT_RESOLUTION` and rounded, at least 1.
     max_vertex_weight : int
-        A merged vertex stands for at most this many objects (a larger group of identical
-        objects becomes several vertices). HGPA passes ``imbalance * n / n_clusters``, the
+        A merged vertex weighs at most this much (a larger group of identical objects becomes
+        several vertices), in the units of the vertex weights: objects, or ``object_weights``
+        when given. HGPA passes ``imbalance * W / n_clusters`` (W: the total weight), the
         slack of a part: vertices no heavier than that can always be spread over the parts
         within ``(1 + imbalance)`` times the average (the lightest part, given the next vertex,
         never grows past the average plus one vertex), so merging never makes balance
-        unreachable.
+        unreachable. A single object heavier than that stays one vertex.
     rng : numpy.random.Generator
         Draws the vertex numbering.
     max_edge_size : int or None
@@ -122,7 +123,11 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
     25), and the cut rose from 72.6 to 86.6 (ARI 0.73 to 0.50, seed 0).
     """
     n = B.shape[0]
-    groups = cap_groups(identical_rows(B) if identical is None else identical, max(1, int(max_vertex_weight)))
+    groups = identical_rows(B) if identical is None else identical
+    if object_weights is None:
+        groups = cap_groups(groups, max(1, int(max_vertex_weight)))
+    else:
+        groups = _cap_weighted_groups(groups, np.asarray(object_weights, dtype=np.int64), int(max_vertex_weight))
     if groups is None:
         G, counts, vertex_of = B, np.ones(n, dtype=np.int64), np.arange(n)
     else:
@@ -143,6 +148,38 @@ def build_hypergraph(B, partition_weight, max_vertex_weight, rng, max_edge_size=
     pw = np.asarray(partition_weight, dtype=np.float64)
     edge_weights = np.maximum(1, np.rint(pw / pw.max() * HYPEREDGE_WEIGHT_RESOLUTION)).astype(np.int64)
     return Hypergraph(numbering[vertex_of], weights, edges, edge_weights[clusters], clusters)
+
+
+def _cap_weighted_groups(groups, weights, cap):
+    """Split groups of identical objects so that no group weighs more than ``cap``.
+
+    ``groups`` is ``(first, inverse, counts)`` or None; ``weights`` every object's integer
+    weight. Within a group, objects of equal weight w go to chunks of ``max(1, cap // w)``
+    objects in object order (objects of different weights never share a vertex), so the
+    result is deterministic. Groups already within ``cap`` are returned as they are, so that
+    unit weights give :func:`cclust.graph.cap_groups`'s groups.
+    """
+    if groups is None:
+        return None
+    _, inverse, _ = groups
+    group_weight = np.bincount(inverse, weights=weights)
+    w_min = np.full(group_weight.shape[0], np.iinfo(np.int64).max)
+    np.minimum.at(w_min, inverse, weights)
+    w_max = np.zeros(group_weight.shape[0], dtype=np.int64)
+    np.maximum.at(w_max, inverse, weights)
+    if group_weight.max() <= cap and np.array_equal(w_min, w_max):
+        return groups
+    n = inverse.shape[0]
+    # Rank of every object among the objects of its group and weight, in object order.
+    key = inverse.astype(np.int64) * (int(weights.max()) + 1) + weights
+    by_key = np.argsort(key, kind="stable")
+    _, start, size = np.unique(key[by_key], return_index=True, return_counts=True)
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_key] = np.arange(n) - np.repeat(start, size)
+    chunk = rank // np.maximum(1, cap // np.maximum(weights, 1))
+    _, first, inverse, counts = np.unique(np.stack([key, chunk]), axis=1, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return first, inverse.reshape(-1), counts
 
 
 def _clusters_kept(B, max_edge_size, object_weights=None):
@@ -217,7 +254,7 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         The partitioner's configuration; all give the same partition for any number of threads.
         ``cclust`` is Mt-KaHyPar's ``deterministic_quality`` preset coarsening to 40 K instead
         of 160 K vertices (:mod:`cclust_hypergraph._config`). ``cclust_fast`` also skips flow
-        refinement and makes two cheaper choices (a cut about 0.5% larger on letter), for
+        refinement and makes three cheaper choices (a cut about 0.5% larger on letter), for
         about half the time, but, like ``deterministic``, keeps the parts nearly
         equal whatever ``imbalance`` allows, so it cannot keep a large natural cluster whole
         (unless its objects are identical, hence merged).
@@ -230,7 +267,9 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         (:func:`cclust.graph.estimate_clusters`), so parts of equal weight may be
         clusters of unequal size; "auto" (cclust's default, not in the paper) keeps the
         "estimated" partition only where it separates less than a third of the co-association
-        the "equal" one does. ``imbalance`` applies in every case.
+        the "equal" one does, and skips that second cut when no estimated cluster exceeds
+        ``(1 + imbalance) n / K`` objects (the estimate is then a partition the equal cut may
+        return; ``extras["estimated_cut_skipped"]``). ``imbalance`` applies in every case.
     random_state : int, Generator or None
         Draws the order in which the vertices are numbered for Mt-KaHyPar.
 
@@ -279,8 +318,11 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
             # A cluster larger than any part Mt-KaHyPar may fill is cut whatever the partition: a
             # constant of the cut objective (not of km1, which counts the parts it spans).
             max_edge_size = max(context.compute_max_block_weights(total)) if objective == "cut" else None
-        graph = build_hypergraph(B, pw, max(1, int(imbalance * n / n_clusters)), rng, max_edge_size=max_edge_size,
-                                 identical=identical, object_weights=weights)
+        # The merge cap is a part's slack in the units Mt-KaHyPar balances: objects, or the
+        # objects' size weights (capping those by object count let one vertex of 38 heavy
+        # objects weigh 3.2 times the slack on letter).
+        graph = build_hypergraph(B, pw, max(1, int(imbalance * total / n_clusters)), rng,
+                                 max_edge_size=max_edge_size, identical=identical, object_weights=weights)
         with _lock:
             hypergraph = init.create_hypergraph(context, len(graph.vertex_weights), len(graph.edges), graph.edges,
                                                 graph.vertex_weights.tolist(), graph.edge_weights.tolist())
@@ -301,7 +343,8 @@ def hgpa(ensemble, n_clusters, *, imbalance=0.05, objective="cut", preset="auto"
         return labels, cut, {"n_moved": moved, "n_vertices": len(graph.vertex_weights),
                              "n_hyperedges": len(graph.edges)}
 
-    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, None, rng, cut_hypergraph)
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, None, rng, cut_hypergraph,
+                                         admissible_equal=imbalance)
     return ConsensusResult.from_labels(
         labels, objective=cut, objective_name="weighted hyperedge cut (lower is better)",
         method="hgpa",
