@@ -14,6 +14,11 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
 * ``octave --n 10000,100000`` -- the authors' MATLAB code (``huangdonghere/USPEC_USENC``) under
   GNU Octave on the same data as cclust (pendigits for n = 10,000, the flower for other n), a
   few runs each: NMI distribution and the speed ratio, same machine, same run.
+* ``octave --data letter --runs 10 --usenc-runs 10`` (or ``mnist``, ``pendigits``, ``flower``, a
+  ``.npz`` path; comma separated) -- the same on a named shared data set, one line per method:
+  both NMI spreads, whether each mean lies in the other's [min, max], Welch's p, median wall and
+  CPU seconds of each code, the ratio, the load average, and the paper's Tables 4 and 6.
+  ``--timeout`` stops the authors' code after that many seconds, keeping its finished runs.
 
 Data: ``/work/shared/data/pendigits.npz`` (or ``--data``); the shapes are generated.
 """
