@@ -18,6 +18,11 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
 * ``octave --n 10000,100000`` -- the authors' MATLAB code (``huangdonghere/USPEC_USENC``) under
   GNU Octave on the same data as cclust (pendigits for n = 10,000, the flower for other n), a
   few runs each: NMI distribution and the speed ratio, same machine, same run.
+* ``octave --data letter --runs 10 --usenc-runs 10`` (or ``mnist``, ``pendigits``, ``flower``, a
+  ``.npz`` path; comma separated) -- the same on a named shared data set, one line per method:
+  both NMI spreads, whether each mean lies in the other's [min, max], Welch's p, median wall and
+  CPU seconds of each code, the ratio, the load average, and the paper's Tables 4 and 6.
+  ``--timeout`` stops the authors' code after that many seconds, keeping its finished runs.
 
 Data: ``/work/shared/data/pendigits.npz`` (or ``--data``); the shapes are generated.
 """
@@ -54,7 +59,7 @@ def summary(values):
 
 
 def suite_pendigits(args):
-    X, y = load_pendigits(args.data)
+    X, y = load_pendigits(args.data[0] if args.data else f"{DATA}/pendigits.npz")
     rows = []
     for method in ("uspec", "usenc"):
         scores, times = [], []
@@ -167,53 +172,130 @@ def authors_code(target):
     return target
 
 
+# The paper's data sets that are shared here, and its Tables 4 and 6 (NMI % mean, sd over 20 runs;
+# seconds on the authors' PC) for U-SPEC and U-SENC. Its MNIST is all 70,000 images; the shared
+# mnist_test is the 10,000-image test part only. Letters and PenDigits are the authors' own files
+# (data_Letters.mat, data_PenDigits.mat in their repository) up to the row order, unscaled.
+DATA = "/work/shared/data"
+SETS = {
+    "pendigits": (f"{DATA}/pendigits.npz", {"uspec": (80.30, 2.18, 1.01), "usenc": (85.34, 0.91, 19.13)}),
+    "letter": (f"{DATA}/large/letter.npz", {"uspec": (42.53, 1.32, 1.44), "usenc": (45.90, 0.58, 21.44)}),
+    "mnist": (f"{DATA}/mnist_test.npz", {"uspec": (67.43, 1.55, 7.48), "usenc": (75.02, 0.81, 131.60)}),
+}
+
+
+def octave_data(name, n):
+    """X, y, name and the paper's numbers of one data set of the octave suite."""
+    if name is None:  # the first comparison: pendigits for n = 10,000, the flower otherwise
+        name = "pendigits" if n == 10_000 else "flower"
+    if name == "flower":
+        X, y = make_flower(n, random_state=0)
+        return X, y, name, {}
+    path, published = SETS.get(name, (name, {}))
+    X, y = load_pendigits(path)
+    return X, y, os.path.splitext(os.path.basename(name))[0], published
+
+
+def run_authors(code, data, method, runs, timeout, cwd):
+    """The authors' code under Octave: NMI labels, wall and CPU seconds of the runs it finished."""
+    from scipy.io import loadmat
+
+    out = os.path.join(cwd, f"{method}.mat")
+    command = ["octave-cli", "--no-gui", "-q", os.path.join(HERE, "octave_uspec.m"), code, data, method,
+               str(runs), out]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd,
+                             start_new_session=True)
+    try:
+        _, err = child.communicate(timeout=timeout)
+        if child.returncode:
+            raise RuntimeError(f"Octave failed: {err.decode()[-2000:]}")
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, 9)  # this child's own process group only
+        child.wait()
+    if not os.path.exists(out):
+        return np.zeros((0, 0), dtype=np.int64), np.zeros(0), np.zeros(0)
+    got = loadmat(out)
+    done = int(np.ravel(got["done"])[0])
+    return (got["labels"][:, :done].astype(np.int64), np.ravel(got["seconds"])[:done],
+            np.ravel(got["cpu"])[:done])
+
+
+def run_ours(X, k, method, runs):
+    """cclust with the authors' defaults (p = 1,000, K = 5, m = 20, K_i in [20, 60]), seeds 0..runs-1."""
+    labels, seconds, cpu = [], [], []
+    for seed in range(runs):
+        start, used = time.perf_counter(), cpu_seconds()
+        labels.append(uspec(X, k, seed, n_representatives=1000, n_neighbors=5) if method == "uspec" else
+                      cclust.get("usenc")(None, k, X=X, n_representatives=1000, n_neighbors=5, n_partitions=20,
+                                          k_range=(20, 60), random_state=seed).labels)
+        seconds.append(time.perf_counter() - start)
+        cpu.append(cpu_seconds() - used)
+    return labels, np.array(seconds), np.array(cpu)
+
+
+def spread(values):
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return "--"
+    return f"{values.mean():.3f} +- {values.std(ddof=1) if values.size > 1 else 0.0:.3f} ({values.min():.3f}, {values.max():.3f})"
+
+
+def within(mean, values):
+    """Whether ``mean`` lies in the [min, max] spread of ``values``."""
+    return "--" if len(values) == 0 or np.isnan(mean) else ("yes" if min(values) <= mean <= max(values) else "no")
+
+
 def suite_octave(args):
-    from scipy.io import loadmat, savemat
+    """Both codes on the same X, one data set and method after the other (never side by side)."""
+    from scipy.io import savemat
+    from scipy.stats import ttest_ind
 
     code = authors_code(args.authors)
-    print("| data | n | method | implementation | runs | NMI (sqrt) | median time | speed ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    for n in args.n:
-        if n == 10_000:
-            X, y = load_pendigits(args.data)
-            name = "pendigits"
-        else:
-            X, y = make_flower(n, random_state=0)
-            name = "flower"
+    print("| data | n | method | runs (cclust, authors) | cclust NMI mean +- sd (min, max) | authors NMI mean +- sd "
+          "(min, max) | cclust mean in authors' range | authors' mean in cclust's range | Welch p | cclust time "
+          "(median) | authors time (median) | speed ratio | cclust CPU (median) | authors CPU (median) | load "
+          "average (start, end) | paper (Huang et al. 2020, 20 runs) |")
+    print("|" + "---|" * 16)
+    for name, n in ([(name, None) for name in args.data] if args.data else [(None, n) for n in args.n]):
+        X, y, name, published = octave_data(name, n)
         k = int(y.max()) + 1
         with tempfile.TemporaryDirectory() as tmp:
             data = os.path.join(tmp, "data.mat")
             savemat(data, {"fea": X, "k": k})
             for method in args.methods:
-                out = os.path.join(tmp, "out.mat")
-                subprocess.run(["octave-cli", "--no-gui", "-q", os.path.join(HERE, "octave_uspec.m"), code, data,
-                                method, str(args.runs), out], capture_output=True, check=True, cwd=tmp)
-                got = loadmat(out)
-                theirs = [nmi(got["labels"][:, j].astype(np.int64), y) for j in range(args.runs)]
-                their_time = float(np.median(got["seconds"]))
-                ours, times = [], []
-                for seed in range(args.runs):
-                    start = time.perf_counter()
-                    labels = (uspec(X, k, seed, n_representatives=1000) if method == "uspec" else
-                              cclust.get("usenc")(None, k, X=X, n_representatives=1000, random_state=seed).labels)
-                    times.append(time.perf_counter() - start)
-                    ours.append(nmi(labels, y))
-                our_time = float(np.median(times))
-                print(f"| {name} | {X.shape[0]:,} | {method} | authors (Octave) | {args.runs} | {summary(theirs)} | "
-                      f"{their_time:.2f} s | 1 |")
-                print(f"| {name} | {X.shape[0]:,} | {method} | cclust | {args.runs} | {summary(ours)} | "
-                      f"{our_time:.2f} s | {their_time / our_time:.1f}x |", flush=True)
+                runs = args.runs if method == "uspec" else (args.usenc_runs or args.runs)
+                load = os.getloadavg()[0]
+                theirs, their_s, their_cpu = run_authors(code, data, method, runs, args.timeout, tmp)
+                labels, our_s, our_cpu = run_ours(X, k, method, runs)
+                load = (load, os.getloadavg()[0])
+                ours = [nmi(y, got) for got in labels]
+                theirs = [nmi(y, theirs[:, j]) for j in range(theirs.shape[1])]
+                p = ttest_ind(ours, theirs, equal_var=False).pvalue if len(ours) > 1 and len(theirs) > 1 else np.nan
+                their_time = float(np.median(their_s)) if len(their_s) else np.nan
+                paper = published.get(method)
+                paper = (f"NMI {paper[0] / 100:.3f} +- {paper[1] / 100:.3f}, {paper[2]:.2f} s" if paper else "--")
+                print(f"| {name} | {X.shape[0]:,} | {method} | {len(ours)}, {len(theirs)} of {runs} | {spread(ours)} | "
+                      f"{spread(theirs)} | {within(np.mean(ours), theirs)} | "
+                      f"{within(np.mean(theirs) if theirs else np.nan, ours)} | {p:.2f} | {np.median(our_s):.2f} s | "
+                      f"{their_time:.2f} s | {their_time / np.median(our_s):.1f}x | {np.median(our_cpu):.2f} s | "
+                      f"{np.median(their_cpu) if len(their_cpu) else np.nan:.2f} s | {load[0]:.1f}, {load[1]:.1f} | "
+                      f"{paper} |", flush=True)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", choices=["pendigits", "scale", "clusterers", "octave", "_scale_one", "_generate_one"])
-    parser.add_argument("--data", default="/work/shared/data/pendigits.npz")
+    parser.add_argument("--data", type=lambda s: s.split(","), default=None,
+                        help="pendigits suite: a path (default pendigits); octave suite: names "
+                             f"({', '.join(SETS)}, flower) or .npz paths, comma separated (default: by --n)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n", type=lambda s: [int(v) for v in s.split(",")], default=[1_000_000])
     parser.add_argument("--d", type=lambda s: [int(v) for v in s.split(",")], default=[2, 5, 10])
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="octave suite: runs of each code (U-SPEC)")
+    parser.add_argument("--usenc-runs", type=int, default=0, help="octave suite: U-SENC runs (0: --runs)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="octave suite: seconds after which the authors' code is stopped (finished runs kept)")
     parser.add_argument("--m", type=int, default=20, help="U-SPEC clusterers of U-SENC (scale suite)")
     parser.add_argument("--dask", type=int, default=0,
                         help="scale suite: rows per Dask block (0: in memory); Dask's threaded scheduler")
