@@ -84,9 +84,23 @@ def _authors_dir(path):
     raise SystemExit(f"no cts.m under {path}: extract methods/LCE of nejci/Pepelka there")
 
 
-def _theirs(authors, L, k, similarity, linkages, timeout):
+def _read_theirs(tmp, n_linkages, total):
+    out = os.path.join(tmp, "out.csv")
+    labels = np.loadtxt(out, delimiter=",", ndmin=2).astype(np.int64)
+    heights = [np.loadtxt(f"{out}.Z{i + 1}") for i in range(n_linkages)]
+    return labels, heights, np.loadtxt(out + ".time", ndmin=1), total
+
+
+def _theirs(authors, L, k, similarity, linkages, timeout, results=None):
     """The authors' pipeline under Octave: labels (n x len(linkages)), their merge heights, the
-    timers (similarity, stod, then each linkage: wall and CPU) and the Octave process's wall time."""
+    timers (similarity, stod, then each linkage: wall and CPU) and the Octave process's wall time.
+
+    ``results``: a folder where an earlier Octave run of ``octave_lce`` left ``labels.csv`` and
+    its outputs; they are read instead (the label matrix must be the same)."""
+    if results is not None:
+        if not np.array_equal(np.loadtxt(os.path.join(results, "labels.csv"), delimiter=",", dtype=np.int64), L + 1):
+            raise SystemExit(f"{results}/labels.csv is not this run's label matrix")
+        return _read_theirs(results, len(linkages), float("nan"))
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
         inp, out = os.path.join(tmp, "labels.csv"), os.path.join(tmp, "out.csv")
@@ -105,10 +119,7 @@ def _theirs(authors, L, k, similarity, linkages, timeout):
         if not os.path.exists(out + ".time"):
             print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
             raise SystemExit("the Octave run failed")
-        labels = np.loadtxt(out, delimiter=",", ndmin=2).astype(np.int64)
-        heights = [np.loadtxt(f"{out}.Z{i + 1}") for i in range(len(linkages))]
-        timers = np.loadtxt(out + ".time", ndmin=1)
-    return labels, heights, timers, total
+        return _read_theirs(tmp, len(linkages), total)
 
 
 def _ties(heights, n_clusters):
@@ -160,7 +171,7 @@ def bench(args):
                 labels = lce(E, k, similarity=similarity, consensus=linkage, dc=DC, n_iter=R, max_bytes=2**33).labels
                 ours[linkage] = (labels, time.perf_counter() - t0, time.process_time() - c0)
             run = None if (similarity, str(n)) in skip else _theirs(authors, E.labels, k, similarity, linkages,
-                                                                      args.timeout)
+                                                                      args.timeout, args.octave_results)
             for i, linkage in enumerate(linkages):
                 labels, wall, cpu = ours[linkage]
                 head = f"| {X.shape[0]:,} | {similarity} | {linkage} | {wall:.3f} | {cpu:.3f} |"
@@ -206,6 +217,8 @@ def main():
     parser.add_argument("--skip", nargs="*", default=["srs:2000", "srs:5000", "asrs:5000"],
                         help="similarity:n pairs not run under Octave (their loops would not finish)")
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--octave-results", default=None,
+                        help="read the Octave side from this folder of an earlier octave_lce run (one n, one similarity)")
     args = parser.parse_args()
     if args.reproduce:
         reproduce(args)
