@@ -28,16 +28,40 @@ the rest of the ensemble:
   agglomeration of ``1 - S`` (single, complete or average linkage, the paper's and LinkCluE's
   alternatives).
 
-Choices settled by the authors' code (LinkCluE, Iam-On & Garrett 2010; MATLAB ``cts``, ``srs``,
-``asrs``, ``weightCl``) and recorded here:
+Choices settled by the authors' code (LinkCluE, Iam-On & Garrett 2010: the MATLAB ``relabelCl``,
+``weightCl``, ``cts``, ``srs``, ``asrs``, ``stod``, ``clHC``; read line by line and run side by
+side under GNU Octave by ``benchmarks/modern_lce.py --bench``) and recorded here:
 
-* The Jaccard graph has no self-loops (``J(C, C) = 0``): a cluster is not its own neighbour in the
-  triples, and WCT is computed only for pairs of one partition (the only pairs RA reads); its
-  normaliser is the largest of those.
-* SRS runs ``R - 1`` updates (LinkCluE counts the identity as iteration one); R = 5 as in the
-  LinkCluE examples. ASRS's normaliser is the largest off-diagonal value over all pairs of
-  clusters, and only entries equal to 1 escape the decay factor.
-* DC = 0.9, the paper's experiments (LinkCluE's examples use 0.8).
+* Cluster numbering: ``relabelCl`` renumbers each partition's distinct labels in sorted order
+  after the previous partitions' clusters, as ``Ensemble.offsets`` does; nothing depends on the
+  label values.
+* Cluster weights (``weightCl``): the Jaccard overlap ``|C & C'| / |C | C'|`` of every pair of
+  clusters of the whole ensemble, 0 on the diagonal: the graph has no self-loops, so a cluster
+  is not its own neighbour in the triples. WCT is computed only for pairs of one partition (the
+  only pairs RA reads), summing the minimum over all clusters k (k = a and k = b add 0); its
+  normaliser is the largest of those over all partitions (one global maximum, not one per
+  partition).
+* SRS runs ``R - 1`` updates (LinkCluE counts the identity as iteration one); both updates read
+  the previous step; the cluster update averages over all pairs of members, an object paired
+  with itself counting 1. R = 5, LinkCluE's default and the value of its examples.
+* ASRS: ``N`` counts the clusters with a positive Jaccard overlap; the normaliser is the largest
+  value over all pairs of distinct clusters (of any partitions); only entries exactly equal to
+  1 (the diagonal and the maximal pair) escape the decay factor.
+* DC = 0.9, the paper's experiments (sec. 5); LinkCluE's own default is 0.8 for all three
+  similarities. Pass ``dc=0.8`` to match LinkCluE's defaults.
+* Distance for the linkages: ``stod`` = ``1 - S`` on the pairs of distinct objects (the
+  diagonal is never read). LinkCluE's consensus (``clHC``) is single, complete and average
+  linkage (MATLAB's ``linkage``; average = UPGMA, the size-weighted mean of the object
+  distances, as here); the paper's spectral SPEC (sec. 3.4) is not in LinkCluE and is ours.
+* The cut: LinkCluE calls ``cluster(Z, 'maxclust', K)``, which undoes every merge at or above
+  the height of the (n - K + 1)-th merge, so a tie at that height gives more than K clusters.
+  Ours undoes exactly the K - 1 highest merges (ties broken by merge order) and always returns
+  K clusters, as the paper's problem statement asks. In the side-by-side runs (pendigits,
+  M = 10, k = ceil(sqrt(n)), K = 10) no tie fell at the cut, and the labels agreed (ARI 1) for
+  every similarity and linkage run; the merge heights agreed with the authors' to 1e-15.
+* Rounding: the linkages read ``1 - S`` rounded to 12 decimals, so two merge heights that differ
+  only by floating-point noise tie and are broken by order, where LinkCluE's loops compare the
+  raw sums; this can only matter when two candidate merges are equal in exact arithmetic.
 * SPEC: the normalised-cut eigenvectors of the bipartite graph ``[[0, RA], [RA^T, 0]]``, computed
   on the cluster side by the transfer cut (:func:`cclust.graph.tcut`; Li et al. 2012), which gives
   the same eigenvectors as Fern & Brodley's (2004) SVD of the normalised RA; k-means (k-means++,
@@ -364,8 +388,10 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
       n (RA is sparse: a cluster is linked only to clusters of its partition that share a
       neighbour).
     * ``"average"``, ``"complete"``, ``"single"``: hierarchical agglomeration of ``1 - S``, S the
-      refined object similarity (:func:`object_similarity`), cut at K clusters; O(m^2) memory
-      for m distinct label rows (see the module docstring for why this is exact with ``"cts"``).
+      refined object similarity (:func:`object_similarity`), LinkCluE's consensus functions,
+      cut at exactly K clusters (the K - 1 highest merges undone; LinkCluE's ``maxclust`` cut
+      can give more at a tied height); O(m^2) memory for m distinct label rows (see the module
+      docstring for why this is exact with ``"cts"``).
 
     Parameters
     ----------
@@ -376,7 +402,8 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
     similarity : {"cts", "srs", "asrs"}, default="cts"
     consensus : {"spec", "average", "complete", "single"}, default="spec"
     dc : float, default=0.9
-        The decay factor DC, in [0, 1] (0.9 in the paper's experiments).
+        The decay factor DC, in [0, 1] (0.9 in the paper's experiments; LinkCluE's default is
+        0.8).
     n_iter : int, default=5
         R, SimRank's iterations (``similarity="srs"`` only), >= 2.
     n_init, max_iter : int, default=3, 100

@@ -86,6 +86,22 @@ def test_cts_linkage_equals_scipy_on_the_full_matrix(rng, method):
         assert same_partition(lce(L, k, consensus=method).labels, expected), (method, k)
 
 
+@SIMILARITY
+@pytest.mark.parametrize("method", ["average", "complete", "single"])
+def test_tied_cut_still_gives_exactly_k_clusters(similarity, method):
+    # Four groups of two identical rows, every pair of groups equally far (no shared
+    # neighbours): all three group merges tie. LinkCluE's cluster(Z, 'maxclust', 2) undoes every
+    # merge at the tied height (four clusters); ours undoes exactly K - 1 of them.
+    L = np.repeat(np.array([[0, 0], [1, 1], [2, 2], [3, 3]]), 2, axis=0)
+    D = 1.0 - object_similarity(L, similarity)
+    off_group = D[np.repeat(np.arange(4), 2)[:, None] != np.repeat(np.arange(4), 2)[None, :]]
+    assert np.ptp(off_group) == 0.0                    # the tie the test is about
+    for k in (2, 3):
+        labels = lce(L, k, similarity=similarity, consensus=method).labels
+        assert np.unique(labels).shape[0] == k
+        assert np.all(labels[0::2] == labels[1::2])    # identical rows stay together
+
+
 def test_spec_is_the_transfer_cut_of_the_literal_ra(rng):
     L = noisy_labels(rng, n=30, r=5)
     L = np.vstack([L, L[:8]])
