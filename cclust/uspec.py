@@ -57,7 +57,7 @@ import scipy.sparse as sp
 
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread, tcut
-from cclust._engine import useful_threads
+from cclust._engine import random_seeds, useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
@@ -93,11 +93,19 @@ class UspecGraph:
 
 
 def _kmeans(Y, k, rng, max_iter, n_threads=1):
-    """Labels and centres of one k-means run from k random distinct rows (the generators' run on
-    the engine's Lloyd driver), as the authors' ``litekmeans`` starts."""
-    from cclust.generators import _kmeans_labels
+    """Labels and centres of one k-means run from k random distinct rows, as the authors'
+    ``litekmeans`` starts: bit for bit the generators' run on the engine's Lloyd driver
+    (``cclust.generators._kmeans_labels`` with ``init="random"``, ``tol=0``; the same draws from
+    ``rng``), computed by the engine's bounded dense Lloyd (``dense_lloyd_bounded`` in
+    ``kmeans.hpp``: Hamerly's bounds with a rounding slack skip the costs that provably cannot
+    change an assignment, ties included)."""
+    from cclust._ext import _kmeans as kernel
 
-    return _kmeans_labels(Y, k, rng, "random", max_iter, 0.0, n_threads)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    seeds = random_seeds(rng, Y.shape[0], k)
+    labels, _, _, _, centres, _ = kernel.dense_lloyd_bounded(Y, seeds, max_iter, 0.0,
+                                                             useful_threads(Y.shape[0], n_threads))
+    return labels.astype(np.int64), centres
 
 
 def _distinct_rows(R):
