@@ -56,7 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
-from cclust.graph import one_blas_thread, tcut
+from cclust.graph import _bounded_lloyd, one_blas_thread, tcut
 from cclust._engine import random_seeds, useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
@@ -99,13 +99,8 @@ def _kmeans(Y, k, rng, max_iter, n_threads=1):
     ``rng``), computed by the engine's bounded dense Lloyd (``dense_lloyd_bounded`` in
     ``kmeans.hpp``: Hamerly's bounds with a rounding slack skip the costs that provably cannot
     change an assignment, ties included)."""
-    from cclust._ext import _kmeans as kernel
-
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    seeds = random_seeds(rng, Y.shape[0], k)
-    labels, _, _, _, centres, _ = kernel.dense_lloyd_bounded(Y, seeds, max_iter, 0.0,
-                                                             useful_threads(Y.shape[0], n_threads))
-    return labels.astype(np.int64), centres
+    run = _bounded_lloyd(Y, random_seeds(rng, Y.shape[0], k), max_iter, n_threads)
+    return run.labels, run.dense_centers
 
 
 def _distinct_rows(R):
