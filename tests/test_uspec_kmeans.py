@@ -103,3 +103,22 @@ def test_bad_input_is_refused(bad, match):
     Z, seeds = bad(Y)
     with pytest.raises(ValueError, match=match):
         _kmeans.dense_lloyd_bounded(np.ascontiguousarray(Z), seeds, 5, 0.0, 1)
+
+
+def test_tcut_discretisation_is_the_engines(monkeypatch):
+    import cclust.graph as graph
+    from cclust.datasets import make_moons
+    from cclust.uspec import uspec_graph
+
+    def engine_lloyd(X, seeds, max_iter, n_threads):
+        return engine_run(np.ascontiguousarray(X), seeds, max_iter, 0.0)
+
+    X, _ = make_moons(3000, random_state=0)
+    B = uspec_graph(X, n_representatives=200, random_state=0).affinity
+    for k, n_init, max_iter in [(2, 3, 100), (25, 1, 5), (40, 2, 3)]:
+        got = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
+        with monkeypatch.context() as patch:
+            patch.setattr(graph, "_bounded_lloyd", engine_lloyd)
+            want = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
+        np.testing.assert_array_equal(got.labels, want.labels)
+        assert (got.objective, got.n_iter) == (want.objective, want.n_iter)
