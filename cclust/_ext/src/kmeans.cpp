@@ -2576,4 +2576,102 @@ LloydResult dense_lloyd_bounded(const double* X, int64_t n, int64_t d, int32_t n
     return run.run(seeds, max_iter, tol, assignment, centers, stats);
 }
 
+void dense_kmeanspp_bounded(const double* X, int64_t n, int64_t d, int32_t n_clusters, int64_t first,
+                            const double* uniforms, int64_t n_trials, int n_threads, int64_t* seeds,
+                            int64_t* stats) {
+    if (n < 1 || d < 1) fail("dense_kmeanspp_bounded: needs n >= 1 objects and d >= 1 features");
+    check_n_clusters(n_clusters, n, true);
+    if (first < 0 || first >= n) fail("first must be in 0.." + str(n - 1) + ", got " + str(first));
+    if (n_trials < 1) fail("n_trials must be >= 1, got " + str(n_trials));
+    const int64_t k_count = n_clusters;
+    for (int64_t e = 0; e < (k_count - 1) * n_trials; ++e) {
+        if (!(uniforms[e] >= 0.0 && uniforms[e] < 1.0)) fail("uniforms must lie in [0, 1), got " + str(uniforms[e]));
+    }
+    for (int64_t e = 0; e < n * d; ++e) {
+        if (!std::isfinite(X[e])) fail("dense_kmeanspp_bounded: X must be finite");
+    }
+    const double rel = 64.0 * std::numeric_limits<double>::epsilon() * static_cast<double>(d + 16);
+    const double abs2 = static_cast<double>(d + 16) * std::numeric_limits<double>::min();
+    const auto un = static_cast<size_t>(n);
+    const int64_t chunks = n_chunks(n);
+    std::vector<char> chosen(un, 0);
+    std::vector<int32_t> near(un, 0);  // the seed whose cost closest[x] is
+    std::vector<double> closest(un), cum(un), dist(static_cast<size_t>(n_trials) * un);
+    std::vector<double> half(static_cast<size_t>(n_trials * k_count)), potential(static_cast<size_t>(chunks * n_trials));
+    std::vector<int64_t> candidates(static_cast<size_t>(n_trials)), computed(static_cast<size_t>(chunks), 0);
+    for_each_chunk(n, n_threads, [&](int64_t, int64_t start, int64_t stop) {
+        for (int64_t x = start; x < stop; ++x) closest[static_cast<size_t>(x)] = dense_cost(X + x * d, X + first * d, d);
+    });
+    seeds[0] = first;
+    chosen[static_cast<size_t>(first)] = 1;
+    stats[0] = n;
+    stats[1] = 0;
+    for (int64_t s = 1; s < k_count; ++s) {
+        const double total = running_sum(closest.data(), n, 0.0, cum.data());
+        int64_t seed = -1;
+        if (total > 0.0) {
+            const int64_t last = std::max<int64_t>(last_positive(closest.data(), n), 0);
+            for (int64_t t = 0; t < n_trials; ++t) {
+                int64_t x = first_above(cum.data(), n, uniforms[(s - 1) * n_trials + t] * total);
+                if (x >= n) x = last;
+                candidates[static_cast<size_t>(t)] = x;
+                for (int64_t j = 0; j < s; ++j) {  // half the candidate's distance to each seed, bounded below
+                    const double g = dense_cost(X + x * d, X + seeds[j] * d, d);
+                    half[static_cast<size_t>(t * k_count + j)] = 0.5 * std::sqrt(std::max(0.0, g - abs2)) * (1.0 - rel);
+                }
+            }
+            for_each_chunk(n, n_threads, [&](int64_t c, int64_t start, int64_t stop) {
+                int64_t count = 0;
+                for (int64_t t = 0; t < n_trials; ++t) {
+                    const double* cand = X + candidates[static_cast<size_t>(t)] * d;
+                    const double* h = half.data() + t * k_count;
+                    double* out = dist.data() + t * n;
+                    double sum = 0.0;
+                    for (int64_t x = start; x < stop; ++x) {
+                        const double own = closest[static_cast<size_t>(x)];
+                        double v = own;
+                        if (!(h[near[static_cast<size_t>(x)]] > std::sqrt(own + abs2) * (1.0 + rel))) {
+                            v = std::min(own, dense_cost(X + x * d, cand, d));
+                            count += 1;
+                        }
+                        out[x] = v;
+                        sum += v;
+                    }
+                    potential[static_cast<size_t>(c * n_trials + t)] = sum;
+                }
+                computed[static_cast<size_t>(c)] = count;
+            });
+            int64_t win = 0, step = 0;
+            std::vector<double> totals(static_cast<size_t>(n_trials), 0.0);  // in chunk order, as kmeanspp
+            for (int64_t c = 0; c < chunks; ++c) {
+                step += computed[static_cast<size_t>(c)];
+                for (int64_t t = 0; t < n_trials; ++t) totals[static_cast<size_t>(t)] += potential[static_cast<size_t>(c * n_trials + t)];
+            }
+            stats[0] += step;
+            stats[1] += n * n_trials - step;
+            for (int64_t t = 1; t < n_trials; ++t) {
+                if (totals[static_cast<size_t>(t)] < totals[static_cast<size_t>(win)]) win = t;
+            }
+            seed = candidates[static_cast<size_t>(win)];
+            if (!chosen[static_cast<size_t>(seed)]) {
+                const double* best = dist.data() + win * n;
+                for (int64_t x = 0; x < n; ++x) {
+                    if (best[x] < closest[static_cast<size_t>(x)]) near[static_cast<size_t>(x)] = static_cast<int32_t>(s);
+                    closest[static_cast<size_t>(x)] = best[x];
+                }
+            } else {
+                seed = -1;
+            }
+        }
+        if (seed < 0) {  // every object coincides with a seed: the next index, as kmeanspp
+            seed = 0;
+            while (chosen[static_cast<size_t>(seed)]) ++seed;
+            closest[static_cast<size_t>(seed)] = 0.0;
+            near[static_cast<size_t>(seed)] = static_cast<int32_t>(s);
+        }
+        seeds[s] = seed;
+        chosen[static_cast<size_t>(seed)] = 1;
+    }
+}
+
 }  // namespace cclust
