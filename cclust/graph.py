@@ -1083,20 +1083,6 @@ def _bounded_lloyd(X, seeds, max_iter, n_threads):
     return _engine.LloydRun(labels.astype(np.int64), objective, None, n_iter, converged, centres, np.empty((centres.shape[0], 0)))
 
 
-def _bounded_kmeanspp(X, n_clusters, rng, n_threads):
-    """``_engine.seed_objects(.., "k-means++", .., n_trials=1)`` on dense rows, bit for bit (the
-    same draws from ``rng``), by the engine's ``dense_kmeanspp_bounded`` (a candidate's cost is
-    skipped where the triangle inequality proves it cannot lower an object's D^2)."""
-    from cclust import _engine
-    from cclust._ext import _kmeans
-
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    first, uniforms = _engine.kmeanspp_draws(rng, X.shape[0], n_clusters, 1)
-    seeds, _ = _kmeans.dense_kmeanspp_bounded(X, n_clusters, first, uniforms,
-                                              _engine.useful_threads(X.shape[0], n_threads))
-    return seeds
-
-
 def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
@@ -1177,7 +1163,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     space = _engine.MixedSpace.dense(X)
     best = None
     for _ in range(n_init):
-        seeds = _bounded_kmeanspp(X, n_clusters, rng, n_threads)  # = seed_objects("k-means++", n_trials=1)
+        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
         run = _bounded_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
         if best is None or run.objective < best.objective:
             best = run

@@ -122,26 +122,3 @@ def test_tcut_discretisation_is_the_engines(monkeypatch):
             want = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
         np.testing.assert_array_equal(got.labels, want.labels)
         assert (got.objective, got.n_iter) == (want.objective, want.n_iter)
-
-
-@pytest.mark.parametrize("kind", ["normal", "grid", "duplicates", "scales"])
-@pytest.mark.parametrize("d", [1, 3, 40])
-def test_kmeanspp_is_the_engines(kind, d):
-    rng = np.random.default_rng(100 + d)
-    for n, k, n_trials in [(200, 20, 1), (9000, 60, 1), (500, 30, 3), (30, 30, 1), (40, 1, 1)]:
-        Y = np.ascontiguousarray(data(kind, n, d, rng))
-        first, uniforms = _engine.kmeanspp_draws(rng, n, k, n_trials)
-        want = _kmeans.kmeanspp(Y, 1.0, np.empty((n, 0), dtype=np.int32), np.zeros(1, dtype=np.int64),
-                                np.empty(0), 0, 0.0, k, first, uniforms, 1)
-        for threads in (1, 3):
-            got, stats = _kmeans.dense_kmeanspp_bounded(Y, k, first, uniforms, threads)
-            np.testing.assert_array_equal(got, want)
-    assert stats.sum() == n * (1 + (k - 1) * n_trials)
-
-
-def test_kmeanspp_bounds_skip_costs():
-    rng = np.random.default_rng(1)
-    Y = np.ascontiguousarray(rng.normal(size=(9000, 2)))
-    first, uniforms = _engine.kmeanspp_draws(rng, 9000, 50, 1)
-    _, (computed, skipped) = _kmeans.dense_kmeanspp_bounded(Y, 50, first, uniforms, 1)
-    assert skipped > computed

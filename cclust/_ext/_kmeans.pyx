@@ -541,30 +541,3 @@ def dense_lloyd_bounded(const double[:, ::1] X not None, const int64_t[::1] seed
         res = _dense_lloyd_bounded(&X[0, 0], n, d, k, &seeds[0], max_iter, tol, n_threads, &out_view[0],
                                    &c_view[0, 0], &stats_view[0])
     return out, int(res.n_iter), bool(res.converged), float(res.objective), centers, stats
-
-
-cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
-    void _dense_kmeanspp_bounded "cclust::dense_kmeanspp_bounded"(
-        const double* X, int64_t n, int64_t d, int32_t n_clusters, int64_t first, const double* uniforms,
-        int64_t n_trials, int n_threads, int64_t* seeds, int64_t* stats) except +
-
-
-def dense_kmeanspp_bounded(const double[:, ::1] X not None, int n_clusters, int64_t first,
-                           const double[:, ::1] uniforms not None, int n_threads):
-    """``kmeanspp`` on dense rows (no partitions, no weights), bit for bit, with exact bounds
-    (kmeans.hpp); ``uniforms`` of shape (n_clusters - 1, n_trials). Returns ``(seeds int64
-    (n_clusters,), stats)``; stats = costs computed, costs skipped."""
-    cdef int64_t n = X.shape[0], d = X.shape[1], n_trials = uniforms.shape[1]
-    if n < 1 or d < 1 or n_clusters < 1:
-        raise ValueError(f"dense_kmeanspp_bounded needs n, d and n_clusters >= 1, got {n}, {d}, {n_clusters}")
-    if uniforms.shape[0] != n_clusters - 1 or (n_clusters > 1 and n_trials < 1):
-        raise ValueError(f"uniforms must have shape ({n_clusters - 1}, n_trials >= 1)")
-    seeds = np.empty(n_clusters, dtype=np.int64)
-    stats = np.zeros(2, dtype=np.int64)
-    cdef int64_t[::1] seeds_view = seeds
-    cdef int64_t[::1] stats_view = stats
-    cdef const double* u = &uniforms[0, 0] if uniforms.shape[0] > 0 and n_trials > 0 else NULL
-    with nogil:
-        _dense_kmeanspp_bounded(&X[0, 0], n, d, n_clusters, first, u, max(n_trials, 1), n_threads,
-                                &seeds_view[0], &stats_view[0])
-    return seeds, stats

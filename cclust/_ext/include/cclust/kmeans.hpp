@@ -324,15 +324,4 @@ LloydResult dense_lloyd_bounded(const double* X, int64_t n, int64_t d, int32_t n
                                 double* centers,       // OUT n_clusters x d
                                 int64_t* stats);       // OUT 2
 
-// k-means++ seeding on dense, unweighted rows, bit for bit `kmeanspp` (the same draws from
-// `first` and `uniforms`, (n_clusters - 1) x n_trials): each object remembers which seed its
-// current D^2 is the cost to, and the cost to a candidate is not computed when half the
-// candidate's distance to that seed, less the rounding slack, exceeds the object's distance (the
-// triangle inequality: the candidate cannot come closer, so min(D^2, cost) is D^2 bit for bit).
-// stats (OUT 2): costs computed, costs skipped.
-void dense_kmeanspp_bounded(const double* X, int64_t n, int64_t d, int32_t n_clusters, int64_t first,
-                            const double* uniforms, int64_t n_trials, int n_threads,
-                            int64_t* seeds,    // OUT n_clusters
-                            int64_t* stats);   // OUT 2
-
 }  // namespace cclust
