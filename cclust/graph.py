@@ -1072,7 +1072,7 @@ def _transfer_rows(B, ncut_vectors, row_degree):
 def _bounded_lloyd(X, seeds, max_iter, n_threads):
     """``_engine.labels_from_seeds`` then ``_engine.lloyd`` (tol 0) on dense rows, bit for bit
     (labels, centres, objective, n_iter), by the engine's bounded dense Lloyd
-    (``dense_lloyd_bounded``: Hamerly's bounds with a rounding slack skip the costs that cannot
+    (``dense_lloyd_bounded``: the bounds of Hamerly 2010 with a rounding slack skip the costs that cannot
     change an assignment)."""
     from cclust import _engine
     from cclust._ext import _kmeans
