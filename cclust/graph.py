@@ -1082,6 +1082,20 @@ def _transfer_rows(B, ncut_vectors, row_degree):
     return out
 
 
+def _bounded_lloyd(X, seeds, max_iter, n_threads):
+    """``_engine.labels_from_seeds`` then ``_engine.lloyd`` (tol 0) on dense rows, bit for bit
+    (labels, centres, objective, n_iter), by the engine's bounded dense Lloyd
+    (``dense_lloyd_bounded``: the bounds of Hamerly 2010 with a rounding slack skip the costs that cannot
+    change an assignment)."""
+    from cclust import _engine
+    from cclust._ext import _kmeans
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    labels, n_iter, converged, objective, centres, _ = _kmeans.dense_lloyd_bounded(
+        X, np.ascontiguousarray(seeds, dtype=np.int64), max_iter, 0.0, _engine.useful_threads(X.shape[0], n_threads))
+    return _engine.LloydRun(labels.astype(np.int64), objective, None, n_iter, converged, centres, np.empty((centres.shape[0], 0)))
+
+
 def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
@@ -1163,8 +1177,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     best = None
     for _ in range(n_init):
         seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
-        start = _engine.labels_from_seeds(space, seeds, n_threads)
-        run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=0.0, n_threads=n_threads)
+        run = _bounded_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
         if best is None or run.objective < best.objective:
             best = run
     labels, moved = best.labels, 0

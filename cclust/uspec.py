@@ -6,7 +6,9 @@ U-SPEC clusters n objects through a bipartite graph between the objects and p re
 1. **Hybrid representative selection** (sec. 3.1.1, :func:`hybrid_representatives`): p' =
    10 p candidates drawn at random without replacement, k-means on them (random distinct
    candidates as start, at most 10 Lloyd iterations, as the authors' ``litekmeans(..., 'MaxIter',
-   10)``), the p centres are the representatives.
+   10)``), the p centres are the representatives. The k-means is the engine's, bit for bit,
+   run by its bounded dense Lloyd (``dense_lloyd_bounded``: most objects' costs to the other
+   centres are proved unable to change their assignment and are not computed).
 2. **Approximate K nearest representatives** (sec. 3.1.2, Fig. 3,
    :func:`approximate_nearest_representatives`), coarse to fine, never an n x p distance
    matrix: the representatives are grouped into ``z1 = floor(sqrt(p))`` rep-clusters by k-means
@@ -56,8 +58,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
-from cclust.graph import one_blas_thread, tcut
-from cclust._engine import useful_threads
+from cclust.graph import _bounded_lloyd, one_blas_thread, tcut
+from cclust._engine import random_seeds, useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
@@ -93,11 +95,14 @@ class UspecGraph:
 
 
 def _kmeans(Y, k, rng, max_iter, n_threads=1):
-    """Labels and centres of one k-means run from k random distinct rows (the generators' run on
-    the engine's Lloyd driver), as the authors' ``litekmeans`` starts."""
-    from cclust.generators import _kmeans_labels
-
-    return _kmeans_labels(Y, k, rng, "random", max_iter, 0.0, n_threads)
+    """Labels and centres of one k-means run from k random distinct rows, as the authors'
+    ``litekmeans`` starts: bit for bit the generators' run on the engine's Lloyd driver
+    (``cclust.generators._kmeans_labels`` with ``init="random"``, ``tol=0``; the same draws from
+    ``rng``), computed by the engine's bounded dense Lloyd (``dense_lloyd_bounded`` in
+    ``kmeans.hpp``: the bounds of Hamerly 2010 with a rounding slack skip the costs that provably cannot
+    change an assignment, ties included)."""
+    run = _bounded_lloyd(Y, random_seeds(rng, Y.shape[0], k), max_iter, n_threads)
+    return run.labels, run.dense_centers
 
 
 def _distinct_rows(R):

@@ -615,3 +615,34 @@ def dense_candidate_costs(const double[:, ::1] X not None, const double[:, ::1] 
     with nogil:
         _dense_candidate_costs(rows, n_candidates, cand_ptr, closest_ptr, dist_ptr, chunk_ptr, n_threads)
     return dist, chunk_potentials
+
+
+# -- Dense k-means with exact bounds, U-SPEC's representatives (issue 18) -----------------------
+cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
+    LloydResult _dense_lloyd_bounded "cclust::dense_lloyd_bounded"(
+        const double* X, int64_t n, int64_t d, int32_t n_clusters, const int64_t* seeds,
+        int64_t max_iter, double tol, int n_threads, int32_t* assignment, double* centers,
+        int64_t* stats) except +
+
+
+def dense_lloyd_bounded(const double[:, ::1] X not None, const int64_t[::1] seeds not None,
+                        Py_ssize_t max_iter, double tol, int n_threads):
+    """``assign`` to the seed rows ``X[seeds]``, then ``lloyd`` (dense rows, no partitions, no
+    weights), bit for bit, with exact bounds (kmeans.hpp). Returns ``(assignment int32 (n,),
+    n_iter, converged, objective, centers (k, d), stats)``; stats = objects whose costs were all
+    computed, objects settled by a bound (over all passes)."""
+    cdef int64_t n = X.shape[0], d = X.shape[1]
+    cdef int k = seeds.shape[0]
+    if n < 1 or d < 1 or k < 1:
+        raise ValueError(f"dense_lloyd_bounded needs n, d and the seeds >= 1, got {n}, {d}, {k}")
+    out = np.empty(n, dtype=np.int32)
+    centers = np.empty((k, d), dtype=np.float64)
+    stats = np.zeros(2, dtype=np.int64)
+    cdef int32_t[::1] out_view = out
+    cdef double[:, ::1] c_view = centers
+    cdef int64_t[::1] stats_view = stats
+    cdef LloydResult res
+    with nogil:
+        res = _dense_lloyd_bounded(&X[0, 0], n, d, k, &seeds[0], max_iter, tol, n_threads, &out_view[0],
+                                   &c_view[0, 0], &stats_view[0])
+    return out, int(res.n_iter), bool(res.converged), float(res.objective), centers, stats

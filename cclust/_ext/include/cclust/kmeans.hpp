@@ -339,3 +339,35 @@ void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates,
                            int n_threads);
 
 }  // namespace cclust
+
+// ==== Dense k-means with exact bounds (issue 18, U-SPEC's representatives; added after the
+// kernels above, which it leaves alone) ====
+namespace cclust {
+
+// Plain k-means on dense, unweighted rows (X, n x d): the objects assigned to the nearest of the
+// seed rows X[seeds[0..n_clusters)] as `assign` does (lowest index among the minima), then
+// `lloyd` from that labelling with max_iter and tol. Labels, centres, objective, n_iter and the
+// stop are bit for bit those of that assign + lloyd pair (dense_weight 1, no partitions), for
+// any n_threads.
+//
+// Exact savings (Hamerly 2010, with slack for rounding): each object keeps a lower bound on its
+// Euclidean distance to every centre but its own, lowered by the largest move of those centres
+// after each update; its cost to its own centre is computed every pass (the objective needs it),
+// and when that distance, raised by the rounding slack, is below the bound or below half the
+// distance from its centre to the nearest other centre, no other centre can be the minimum nor
+// tie with it, so no other cost is computed. Otherwise every cost is computed (centres stored by
+// feature, so the K costs of an object vectorise; each cost is the same sum of squared
+// differences in feature order as the engine's). Costs computed in floating point are within
+// rel * cost + abs of the exact ones (rel = 64 eps (d + 16)); the bounds and tests carry that
+// slack.
+//
+// stats (OUT 2): objects whose costs were all computed, and objects a bound settled, over all
+// passes (the assignment to the seeds counted as computed).
+LloydResult dense_lloyd_bounded(const double* X, int64_t n, int64_t d, int32_t n_clusters,
+                                const int64_t* seeds,  // IN n_clusters, distinct, in [0, n)
+                                int64_t max_iter, double tol, int n_threads,
+                                int32_t* assignment,   // OUT n
+                                double* centers,       // OUT n_clusters x d
+                                int64_t* stats);       // OUT 2
+
+}  // namespace cclust
