@@ -796,6 +796,14 @@ public:
         return chunk_value_[static_cast<size_t>(c * kc_ + t)];
     }
 
+    // Every chunk's partials of the first `lanes` centres of the last pass, chunk-major
+    // (out: chunks x lanes).
+    void copy_chunk_values(int64_t lanes, double* out) const {
+        for (int64_t c = 0; c < chunks_; ++c) {
+            for (int64_t t = 0; t < lanes; ++t) out[c * lanes + t] = chunk_value(c, t);
+        }
+    }
+
     int64_t chunks() const { return chunks_; }
 
     // Per-thread counts (of count()) or their changes (of lloyd_pass(), with `update`) into out.
@@ -1642,11 +1650,7 @@ void candidate_costs(const MixedRows& rows, int64_t n_candidates, const int32_t*
     engine.build_candidate_table(candidate_labels);
     std::vector<double> potentials(static_cast<size_t>(n_candidates));
     engine.candidate_pass(nullptr, closest, dist, potentials.data());
-    for (int64_t c = 0; c < engine.chunks(); ++c) {
-        for (int64_t t = 0; t < n_candidates; ++t) {
-            chunk_potentials[c * n_candidates + t] = engine.chunk_value(c, t);
-        }
-    }
+    engine.copy_chunk_values(n_candidates, chunk_potentials);
 }
 
 }  // namespace cclust
@@ -2390,11 +2394,7 @@ void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates, const do
     Engine engine(rows, sh, n_candidates, n_threads);
     std::vector<double> potentials(static_cast<size_t>(n_candidates));
     engine.candidate_pass(candidates, closest, dist, potentials.data());
-    for (int64_t c = 0; c < engine.chunks(); ++c) {
-        for (int64_t t = 0; t < n_candidates; ++t) {
-            chunk_potentials[c * n_candidates + t] = engine.chunk_value(c, t);
-        }
-    }
+    engine.copy_chunk_values(n_candidates, chunk_potentials);
 }
 
 }  // namespace cclust
