@@ -1048,6 +1048,7 @@ class _DenseBlocks(_BlockExecutor):
         return [self.delayed(fn)(b, *(p[j] for p in per_block), *shared) for j, b in enumerate(self.blocks)]
 
     _candidate_costs = staticmethod(_task_dense_candidate_costs)
+    _own_costs = staticmethod(_task_dense_costs)
 
     def candidate_rows(self, index):
         """Rows of the objects ``index`` (global), in that order, as float64 (len, d)."""
@@ -1089,7 +1090,7 @@ class _DenseBlocks(_BlockExecutor):
 
         centres = centres_of(sums, sizes)
         if (sizes == 0).any():
-            costs = runner.persist(self.map(_task_dense_costs, labels, shared=(delayed(centres),)))
+            costs = runner.persist(self.map(self._own_costs, labels, shared=(delayed(centres),)))
             labels = self.reseed(labels, costs, sizes.copy(), n_clusters)
             centres = centres_of(*self.recount(labels, n_clusters))
         objective = previous_objective = 0.0
@@ -1136,6 +1137,154 @@ class _DenseBlocks(_BlockExecutor):
         rank = np.full(n_clusters, -1, dtype=np.int64)
         rank[used[np.argsort(first[used], kind="stable")]] = np.arange(used.shape[0])
         return self.runner.persist([self.delayed(_task_renumber)(lab, rank) for lab in labels])
+
+
+class _InMemoryRunner:
+    """The runner interface of the block executors (``delayed``, ``persist``, ``compute``) run
+    at once in this process: an executor over in-memory blocks, no Dask."""
+
+    @staticmethod
+    def delayed(fn):
+        return fn
+
+    @staticmethod
+    def persist(objs):
+        return list(objs)
+
+    compute = persist
+
+
+#: Rows of one BLAS product of :class:`_BlasDenseBlocks` (x centres of float64: 8 MiB at 1,000
+#: centres; fewer rows, down to 16, when there are more centres).
+_BLAS_ROWS = 1024
+
+
+class _BlasDenseBlocks(_DenseBlocks):
+    """:class:`_DenseBlocks`'s k-means (``lloyd``: the engine's centre sums, reseed of empty
+    clusters and stopping rule ``lloyd_verdict``) on in-memory row blocks, with an assignment
+    step by BLAS products instead of the compiled per-pair sums: the squared distances as
+    ``||x||^2 + ||c||^2 - 2 x.c`` (``||x||^2`` left out: it is the same for every centre of a
+    row), one matrix product per ``_BLAS_ROWS`` rows, the lowest index
+    among the minima, a tie with the current cluster keeping it. A row whose second-best centre
+    lies within the products' rounding of the best (about d eps (||x||^2 + ||c||^2)) is decided
+    on the engine's exact costs (``dense_candidate_costs``: sums of (x - c)^2) among those near
+    centres, by the same rules, so near ties (a point on two equal centres, duplicates) go the
+    engine's way. The objective and every cost the reseed reads are exact per-object costs
+    (sums of (x - c)^2, not products), the centre sums and sizes the engine's
+    (``dense_block_sums``). The products run on one BLAS thread
+    (:func:`cclust.graph.one_blas_thread`), the row pieces on ``n_threads`` Python threads,
+    each piece alone: the result does not depend on either thread count. It is a Lloyd k-means
+    under the engine's rules, not the engine's run bit for bit: the exact costs are NumPy's
+    sums (another order of addition than the engine's), so the objective and a tie decided by
+    the last bit can differ."""
+
+    def __init__(self, X, n_threads=1):
+        X = _aligned(X, np.float64)
+        super().__init__([X], np.array([0, X.shape[0]], dtype=np.int64), _InMemoryRunner())
+        self.n_threads = max(1, int(n_threads))
+        self.norms = np.einsum("ij,ij->i", X, X)
+
+    def _nearest(self, X, centres, labels):
+        """(best, moved) of the rows of X: the BLAS assignment (see the class)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from cclust.graph import one_blas_thread
+
+        n = X.shape[0]
+        step = max(16, min(_BLAS_ROWS, (_BLAS_ROWS * 1000) // max(1, centres.shape[0])))
+        centre_norms = np.einsum("ij,ij->i", centres, centres)
+        largest = float(centre_norms.max())
+        best = np.empty(n, dtype=np.int32)
+        minus_twice = np.ascontiguousarray(-2.0 * centres.T)  # exact: a power of two
+        kernel = _kernel()
+        # |computed - exact| of ||c||^2 - 2 x.c is below about (d + 2) eps (||x||^2 + ||c||^2)
+        # (the classical bound of a floating-point sum, for each sum); a centre within the sum of
+        # two such bounds, and more, of the best one is a near tie
+        slack = 4.0 * (X.shape[1] + 8) * np.finfo(np.float64).eps
+
+        def piece(a):
+            # ||x - c||^2 less ||x||^2 (the same for every centre of a row, so not added)
+            b = min(n, a + step)
+            D = X[a:b] @ minus_twice
+            D += centre_norms[None, :]
+            rows = np.arange(b - a)
+            b_rows = np.argmin(D, axis=1)  # the first minimum: the lowest index
+            if labels is not None:
+                own = labels[a:b]
+                b_rows = np.where(D[rows, own] <= D[rows, b_rows], own, b_rows)  # ties keep it
+            low = D[rows, b_rows]
+            x2 = self.norms[a:b]
+            if centres.shape[0] > 1:
+                D[rows, b_rows] = np.inf
+                second = D.min(axis=1)
+                D[rows, b_rows] = low
+                unsure = np.flatnonzero(second - low <= slack * (2.0 * x2 + centre_norms[b_rows] + largest))
+            else:
+                unsure = np.empty(0, dtype=np.int64)
+            if unsure.size:  # near ties within the products' rounding: decided on exact costs
+                u = b_rows[unsure]
+                near = D[unsure] - low[unsure, None] <= slack * (2.0 * x2[unsure, None] + centre_norms[None, :]
+                                                                   + centre_norms[u][:, None])
+                exact = kernel.dense_candidate_costs(np.ascontiguousarray(X[a + unsure]), centres, None, 1)[0].T
+                exact = np.where(near, exact, np.inf)
+                pick = np.argmin(exact, axis=1)
+                if labels is not None:
+                    r, mine = np.arange(unsure.size), own[unsure]
+                    pick = np.where(exact[r, mine] == exact[r, pick], mine, pick)
+                b_rows[unsure] = pick
+            best[a:b] = b_rows
+
+        starts = range(0, n, step)
+        with one_blas_thread():
+            if self.n_threads == 1 or n <= step:
+                for a in starts:
+                    piece(a)
+            else:
+                with ThreadPoolExecutor(self.n_threads) as pool:
+                    list(pool.map(piece, starts))
+        moved = 0 if labels is None else int(np.count_nonzero(best != labels))
+        return best, moved
+
+    @staticmethod
+    def _own_costs(X, labels, centres):
+        """Each row's exact cost to the centre of its label, the sum of (x - c)^2 (NumPy, per
+        row piece; the compiled ``objective`` pass costs seconds here for milliseconds of work)."""
+        out = np.empty(X.shape[0])
+        for a in range(0, X.shape[0], _BLAS_ROWS):
+            diff = X[a:a + _BLAS_ROWS] - centres[labels[a:a + _BLAS_ROWS]]
+            out[a:a + _BLAS_ROWS] = np.einsum("ij,ij->i", diff, diff)
+        return out
+
+    def _pass(self, X, labels, centres):
+        """:func:`_task_dense_pass`'s tuple (best, best cost, chunk objectives, moved, chunk sums,
+        sizes) with the BLAS assignment; the chunk objectives are the exact costs of ``labels``
+        summed per chunk in object order (zeros for an assign pass)."""
+        k = centres.shape[0]
+        n_chunks = -(-X.shape[0] // BLOCK)
+        if labels is None:
+            chunk_objective = np.zeros(n_chunks)
+        else:
+            labels = _aligned(labels, np.int32)
+            own = self._own_costs(X, labels, centres)
+            chunk_objective = np.array([_fold([own[a:a + BLOCK]]) for a in range(0, X.shape[0], BLOCK)])
+        best, moved = self._nearest(X, centres, labels)
+        chunk_sums, sizes = _kernel().dense_block_sums(X, best, k, 1)
+        return best, self._own_costs(X, best, centres), chunk_objective, moved, chunk_sums, sizes
+
+    def passes(self, centres, labels=None):
+        centres = _aligned(centres, np.float64)
+        labels = [None] * len(self.blocks) if labels is None else labels
+        passes = [self._pass(E, lab, centres) for E, lab in zip(self.blocks, labels)]
+        summaries = [_task_dense_summary(p) for p in passes]
+        return (passes, _fold([s[0] for s in summaries]), sum(s[1] for s in summaries)) + self._summed(summaries)
+
+    def run(self, seeds, n_clusters, max_iter):
+        """k-means from the rows ``seeds`` (the engine's assign then lloyd, tol = 0, with the
+        BLAS assignment). Returns (labels int64 (n,), centres (n_clusters, d), objective)."""
+        passes, _, _, sums, sizes = self.passes(self.blocks[0][np.asarray(seeds, dtype=np.int64)])
+        labels, objective = self.lloyd(([passes[0][0]], sums, sizes), n_clusters, max_iter)
+        sums, sizes = self.recount(labels, n_clusters)
+        return labels[0].astype(np.int64), sums / np.maximum(sizes, 1)[:, None], objective
 
 
 def _block_cut(graph_blocks, n_columns, starts, n_clusters, rng, n_init, max_iter, runner):
