@@ -1269,7 +1269,13 @@ class _BlasDenseBlocks(_DenseBlocks):
             chunk_objective = np.array([_fold([own[a:a + BLOCK]]) for a in range(0, X.shape[0], BLOCK)])
         best, moved = self._nearest(X, centres, labels)
         chunk_sums, sizes = _kernel().dense_block_sums(X, best, k, 1)
-        return best, self._own_costs(X, best, centres), chunk_objective, moved, chunk_sums, sizes
+        if labels is None:
+            best_cost = self._own_costs(X, best, centres)
+        else:  # a row that kept its label keeps its cost: recompute the moved rows only
+            best_cost = own
+            changed = np.flatnonzero(best != labels)
+            best_cost[changed] = self._own_costs(X[changed], best[changed], centres)
+        return best, best_cost, chunk_objective, moved, chunk_sums, sizes
 
     def passes(self, centres, labels=None):
         centres = _aligned(centres, np.float64)
