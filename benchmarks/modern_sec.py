@@ -17,7 +17,8 @@ the authors' code) on the same label matrices, in the same run: time and NMI of 
 that we share (breast_w, iris, wine): r = 100 k-means partitions with K_i uniform in
 [K, sqrt(n)], true K, Rn (= ARI); ``--runs`` ensembles (seeds), each fused ``--repeats`` times
 (Liu et al. run each algorithm 50 times); data prepared as benchmarks/reproduce_kcc.py prepares
-Wu et al.'s (wine's proline / 100, breast's missing cells mean-imputed), plus wine as shipped.
+Wu et al.'s (wine's proline / 100, breast's missing cells mean-imputed), plus wine as shipped
+(``wine-raw``); a ``-l2`` suffix (``iris-l2``) scales every row to unit length first.
 ``--huang2018 DIR``: SEC as a baseline of Huang, Wang & Lai (2018): each run draws 10 members from
 the authors' pool of 100 (``DIR/bc_pool_<name>.mat``, as benchmarks/modern_locally_weighted.py
 reads them) and fuses them at the true K; NMI (max-normalised, theirs) and ARI next to the SEC rows
@@ -107,12 +108,14 @@ def reproduce(args):
           "Table 3 | published, KDD 2015 Table 3 |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
-        base = name.replace("-raw", "")
+        base = name.replace("-raw", "").replace("-l2", "")
         if name.endswith("-raw"):
             with np.load(os.path.join(DATA, f"{base}.npz")) as d:
                 X, y = np.asarray(d["X"], dtype=np.float64), np.asarray(d["y"])
         else:
             X, y = load_dataset(base, DATA)[:2]
+        if name.endswith("-l2"):   # every row scaled to unit Euclidean length (k-means then splits by angle)
+            X = X / np.linalg.norm(X, axis=1, keepdims=True)
         k = int(np.unique(y).shape[0])
         (tkde, tkde_sd), kdd = PUBLISHED[base]
         scores = {v: [] for v, _ in variants}

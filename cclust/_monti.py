@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from cclust.graph import cut_dendrogram
+
 #: Points at which the CDF is reported: 0, 0.01, ..., 1, the 100 bins of ConsensusClusterPlus.
 #: ``k / 100`` rather than ``linspace`` so that 0.1, 0.9 ... are the same doubles as the literals.
 GRID = np.arange(101, dtype=np.float64) / 100.0
@@ -165,7 +167,7 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
             Z = linkage(resample_rows(X, idx, None if features is None else features[h]), method="average",
                         metric="euclidean")
             for k in k_values:
-                out[k][idx, h] = cut(Z, k)
+                out[k][idx, h] = cut_dendrogram(Z, k)
 
         tasks = list(range(len(samples)))
     workers = min(n_jobs, len(tasks))
@@ -176,22 +178,6 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(one, tasks))
     return out
-
-
-def cut(Z, k):
-    """Labels of the k clusters left after the first n - k merges of SciPy's linkage matrix Z
-    (what ``scipy.cluster.hierarchy.cut_tree`` gives, numbered differently, many times faster)."""
-    n = Z.shape[0] + 1
-    parent = np.arange(2 * n - 1)
-    merged = Z[:n - k, :2].astype(np.int64)
-    parent[merged[:, 0]] = np.arange(n, 2 * n - k)
-    parent[merged[:, 1]] = np.arange(n, 2 * n - k)
-    while True:                                  # pointer jumping: O(n log depth)
-        up = parent[parent]
-        if np.array_equal(up, parent):
-            break
-        parent = up
-    return np.unique(parent[:n], return_inverse=True)[1].reshape(-1)
 
 
 def _syrk(A):
@@ -290,7 +276,7 @@ def dense_consensus(L, k, sampled, interval, keep_matrix):
     out.cdf = np.cumsum(counts) / total
     out.pac = ambiguous / total
     if n > 1:
-        labels = cut(linkage(condensed, method="average"), k)
+        labels = cut_dendrogram(linkage(condensed, method="average"), k)
     else:
         labels = np.zeros(n, dtype=np.int64)
     out.labels = first_appearance(labels)

@@ -185,3 +185,17 @@ def weighted_kmeans(X, w, centres, max_iter=100):
             break
         labels = new
     return new, centres
+
+
+def first_merges_cut(Z, n_clusters):
+    """The dendrogram's clusters after its first ``n - n_clusters`` merges, row by row of SciPy's
+    linkage matrix Z, by explicit member lists (cluster numbers: order of creation)."""
+    n = len(Z) + 1
+    members = {i: [i] for i in range(n)}
+    for row in range(n - n_clusters):
+        a, b = int(Z[row][0]), int(Z[row][1])
+        members[n + row] = members.pop(a) + members.pop(b)
+    labels = np.empty(n, dtype=np.int64)
+    for number, key in enumerate(sorted(members)):
+        labels[members[key]] = number
+    return labels

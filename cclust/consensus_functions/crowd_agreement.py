@@ -47,7 +47,7 @@ from cclust.base import declare
 from cclust.consensus_functions.ecpcs import average_linkage_merges, cut_merges
 from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
-from cclust.graph import identical_label_rows, tcut
+from cclust.graph import cut_dendrogram, identical_label_rows, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
 
@@ -361,7 +361,6 @@ def linkage_on_groups(D, counts, n_clusters, linkage):
     linkage do not depend on the sizes (:func:`scipy.cluster.hierarchy.linkage`). D (float64,
     m x m) is overwritten.
     """
-    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.spatial.distance import squareform
 
@@ -372,7 +371,7 @@ def linkage_on_groups(D, counts, n_clusters, linkage):
         return cut_merges(merges, m, n_clusters)
     np.fill_diagonal(D, 0.0)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
-    labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
+    labels = cut_dendrogram(Z, n_clusters)
     height = float(Z[m - n_clusters, 2]) if n_clusters < m else float("nan")
     return labels, height
 

@@ -400,6 +400,10 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
     n_clusters : int
         K, in [2, number of distinct label rows] (and at most the number of clusters for "spec").
     similarity : {"cts", "srs", "asrs"}, default="cts"
+        "cts": weighted connected triples (the paper's); "srs": SimRank iterated ``n_iter``
+        times; "asrs": LinkCluE's approximate SimRank. Huang, Lai & Wang (2016) report an
+        "SRS" baseline whose published NMIs "asrs" reproduces on their ensembles (every row
+        within one sd; "srs" misses two rows with single linkage; docs/reproduction.md).
     consensus : {"spec", "average", "complete", "single"}, default="spec"
     dc : float, default=0.9
         The decay factor DC, in [0, 1] (0.9 in the paper's experiments; LinkCluE's default is

@@ -12,6 +12,7 @@ import numpy as np
 from cclust.validation import check_int, check_n_threads, memory_budget, require_memory
 from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
+from cclust.graph import cut_dendrogram
 from cclust.metrics import DISSIMILARITIES
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -58,7 +59,6 @@ def _soft_coassociation(ensemble, n_clusters, weights, max_bytes):
 def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, n_threads):
     """Single linkage cut at K on the kNN co-association graph (see :func:`eac`)."""
     import scipy.sparse as sp
-    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
     from scipy.spatial.distance import squareform
@@ -94,7 +94,7 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
         Dc = np.round(1.0 - S, _DECIMALS)
         np.fill_diagonal(Dc, 0.0)
         Z = scipy_linkage(squareform(Dc, checks=False), method="single")
-        parts = cut_tree(Z, n_clusters=n_clusters).reshape(-1)[parts]
+        parts = cut_dendrogram(Z, n_clusters)[parts]
         joined = n_parts - n_clusters
         height = float(Z[n_parts - n_clusters, 2])
     return parts, height, {"n_neighbors": n_neighbors, "n_components": int(n_components),
@@ -109,7 +109,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     Agglomerative clustering of the distance ``1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1,
     rounded to 12 decimals so that pairs tied in exact arithmetic stay tied) by
     :func:`scipy.cluster.hierarchy.linkage`, the dendrogram cut at exactly K clusters
-    (:func:`scipy.cluster.hierarchy.cut_tree`). Average linkage merges the two clusters with the
+    (:func:`cclust.graph.cut_dendrogram`). Average linkage merges the two clusters with the
     largest average similarity, as Nguyen & Caruana (2007) describe HAC; Fred & Jain also use single linkage.
     Ward is not offered: ``1 - S`` is not a squared Euclidean distance.
 
@@ -164,7 +164,6 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     >>> eac(labels, 2).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.spatial.distance import squareform
 
@@ -194,7 +193,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     build = _soft_coassociation if is_soft_ensemble(ensemble) else _coassociation
     E, n_clusters, D = build(ensemble, n_clusters, weights, max_bytes)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
-    labels = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
+    labels = cut_dendrogram(Z, n_clusters)
     height = float(Z[E.n_samples - n_clusters, 2]) if n_clusters > 1 else float("nan")
     return ConsensusResult.from_labels(
         labels, objective=height,

@@ -40,7 +40,7 @@ from cclust.base import declare
 from cclust.consensus_functions.voting import canonical
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ValidationError
-from cclust.graph import bipartite_affinity, has_empty_part, honour_n_clusters, identical_label_rows, \
+from cclust.graph import bipartite_affinity, cut_dendrogram, has_empty_part, honour_n_clusters, identical_label_rows, \
     one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, require_memory
@@ -286,12 +286,13 @@ def _spectral_pts(elite, sizes, isolated, t_len):
         U = np.asfortranarray(U)
         C = dsyrk(1.0, U * np.sqrt(n[idx] * d[idx])[:, None], trans=1, lower=1)   # U^T Pi U, lower half
         for lo in range(0, lam.shape[0], _ROWS):   # C *= H in row blocks (no M x M temporaries)
-            x = np.multiply.outer(lam[lo:lo + _ROWS], lam)
+            hi = min(lo + _ROWS, lam.shape[0])
+            x = np.multiply.outer(lam[lo:hi], lam[:hi])   # the lower half only: dtrmm reads no more
             H = x.copy()
             for _ in range(t_len - 1):              # Horner: x + x^2 + ... + x^T
                 H += 1.0
                 H *= x
-            C[lo:lo + _ROWS] *= H                   # lower half of H o C
+            C[lo:hi, :hi] *= H                      # lower half of H o C
         del x, H
         C[np.diag_indices_from(C)] *= 0.5
         L = dtrmm(1.0, C, U, side=1, lower=1, overwrite_b=0)    # U L, L lower triangular
@@ -357,7 +358,7 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
     K-elite-neighbour graph, random walk of T steps, cosine of the probability trajectories)
     is clustered agglomeratively -- :func:`scipy.cluster.hierarchy.linkage` on ``1 - PTS``,
     rounded to 12 decimals -- and the dendrogram cut at exactly K clusters
-    (:func:`scipy.cluster.hierarchy.cut_tree`); every object takes its microcluster's label.
+    (:func:`cclust.graph.cut_dendrogram`); every object takes its microcluster's label.
     Region similarities follow eq. 14: the mean (average link), the minimum (complete) or the
     maximum (single) PTS over pairs of microclusters, each microcluster counting once
     whatever its size, as in the paper and the authors' code.
@@ -423,7 +424,6 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
     >>> pta(labels, 2).labels.tolist()
     [0, 0, 0, 0, 1, 1, 1, 1]
     """
-    from scipy.cluster.hierarchy import cut_tree
     from scipy.cluster.hierarchy import linkage as scipy_linkage
     from scipy.spatial.distance import squareform
 
@@ -438,7 +438,7 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
     np.round(condensed, _DECIMALS, out=condensed)
     Z = scipy_linkage(condensed, method=linkage)
     del condensed
-    micro = cut_tree(Z, n_clusters=n_clusters).reshape(-1)
+    micro = cut_dendrogram(Z, n_clusters)
     height = float(Z[m - n_clusters, 2]) if n_clusters < m else float("nan")
     extras = _extras(walk, keep)
     extras.update(linkage=linkage, linkage_matrix=Z)

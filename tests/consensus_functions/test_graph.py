@@ -9,6 +9,7 @@ from cclust.graph import (
     EDGE_WEIGHT_RESOLUTION,
     MERGE_CAP_DIVISOR,
     canonical_cluster_order,
+    cut_dendrogram,
     identical_rows,
     integer_edge_weights,
     meta_graph,
@@ -19,6 +20,7 @@ from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.metrics import ari
 from cclust.testing import CONSENSUS_CHECKS, same_partition
 
+from reference_graph import first_merges_cut
 from reference_graph import bipartite, coassociation, mcla as ref_mcla, merge_identical_objects, meta_similarity
 
 METHODS = {"cspa": cspa, "mcla": mcla, "hbgf": hbgf}
@@ -404,3 +406,29 @@ def test_hbgf_merge_keeps_the_balanced_cut():
     for seed in (0, 1):
         sizes = np.bincount(hbgf(labels, 2, sizes="equal", random_state=seed).labels)
         assert sizes.min() >= 0.48 * 4800, sizes
+
+
+@pytest.mark.parametrize("method", ["single", "average", "complete"])
+@pytest.mark.parametrize("seed", range(6))
+def test_cut_dendrogram_is_the_first_merges_also_at_tied_heights(method, seed):
+    """Points on a 4 x 4 grid: most merge heights are tied, so the cut often falls inside a tie."""
+    from scipy.cluster.hierarchy import linkage
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(int(rng.integers(2, 50)), 2)).astype(float)
+    Z = linkage(X, method)
+    before = Z.copy()
+    for k in range(1, X.shape[0] + 1):
+        labels = cut_dendrogram(Z, k)
+        assert np.unique(labels).shape[0] == k
+        assert same_partition(labels, first_merges_cut(Z, k))
+    np.testing.assert_array_equal(Z, before)
+
+
+@pytest.mark.parametrize("k", [0, 6, 2.5, "2"])
+def test_cut_dendrogram_refuses_a_bad_number_of_clusters(k):
+    from scipy.cluster.hierarchy import linkage
+
+    Z = linkage(np.arange(5.0).reshape(-1, 1), "single")
+    with pytest.raises(ValidationError, match="n_clusters"):
+        cut_dendrogram(Z, k)
