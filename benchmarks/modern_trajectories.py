@@ -26,12 +26,18 @@ Two modes:
     two labelings. ``--scale`` adds time and peak memory of cclust alone at n = 20,000 and
     n = 100,000 (r = 100) on synthetic blobs.
 
+``--stages``
+    Where one call's CPU time goes (cclust alone, one ensemble per data set, the mean of
+    ``--runs`` calls): the eigendecomposition, the three BLAS products of PTS, the rest of the
+    walk, SciPy's linkage and the dendrogram cut, each timed by wrapping the function.
+
 Usage::
 
     python benchmarks/modern_trajectories.py --reproduce --pools /tmp/pta_authors --runs 10
     python benchmarks/modern_trajectories.py --bench --authors /tmp/pta_authors --runs 3
     python benchmarks/modern_trajectories.py --agreement --pools /tmp/pta_authors --runs 30
     python benchmarks/modern_trajectories.py --scale
+    python benchmarks/modern_trajectories.py --stages --runs 5
 """
 import argparse
 import os
@@ -212,12 +218,62 @@ def scale(args):
         print(f"n = {n}, r = {r}, k in [2, {k_high}]: {_peak_child(n, r, k_high, 0)}", flush=True)
 
 
+def stages(args):
+    """CPU seconds per step of one pta / ptgp call (see the module docstring)."""
+    import scipy.cluster.hierarchy as hierarchy
+    import scipy.linalg
+    import scipy.linalg.blas as blas
+
+    import cclust.consensus_functions.trajectories as traj
+
+    spent = {}
+
+    def timed(name, fn):
+        def wrapper(*a, **kw):
+            start = time.process_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - start
+        return wrapper
+
+    saved = [(scipy.linalg, "eigh"), (blas, "dsyrk"), (blas, "dtrmm"), (blas, "dsyr2k"), (hierarchy, "linkage"),
+             (traj, "_trajectories"), (traj, "cut_dendrogram"), (traj, "tcut")]
+    originals = [(mod, name, getattr(mod, name)) for mod, name in saved]
+    for mod, name, fn in originals:
+        setattr(mod, name, timed(name, fn))
+    steps = ("eigh", "dsyrk", "dtrmm", "dsyr2k", "_trajectories", "linkage", "cut_dendrogram", "tcut")
+    print(f"CPU seconds per call, mean of {args.runs} calls; '_trajectories' is the whole walk (MCA, K-ENG, PTS: "
+          "it includes the four columns before it); load average at the start "
+          f"{os.getloadavg()[0]:.1f}.\n")
+    print("| data set | M | method | total | " + " | ".join(steps) + " |")
+    print("|" + "---|" * (4 + len(steps)))
+    try:
+        for name in args.datasets:
+            members, gt = load_pool(args.pools, name)
+            k = int(np.unique(gt).shape[0])
+            L = draw_ensembles(members, 1, args.size, args.seed)[0]
+            cclust.consensus("pta", L[:300], k)   # imports
+            for method in ("pta", "ptgp"):
+                spent.clear()
+                start = time.process_time()
+                for _ in range(args.runs):
+                    res = cclust.consensus(method, L, k, random_state=0)
+                total = (time.process_time() - start) / args.runs
+                cells = " | ".join(f"{spent.get(step, 0.0) / args.runs:.3f}" for step in steps)
+                print(f"| {name} | {res.extras['n_microclusters']} | {method} | {total:.3f} | {cells} |", flush=True)
+    finally:
+        for mod, name, fn in originals:
+            setattr(mod, name, fn)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reproduce", action="store_true")
     p.add_argument("--bench", action="store_true")
     p.add_argument("--agreement", action="store_true")
     p.add_argument("--scale", action="store_true")
+    p.add_argument("--stages", action="store_true")
     p.add_argument("--pools", default="/tmp/pta_authors", help="directory with the authors' bc_pool_*.mat")
     p.add_argument("--authors", default="/tmp/pta_authors", help="checkout of the authors' MATLAB code")
     p.add_argument("--datasets", nargs="+", default=None)
@@ -236,6 +292,9 @@ def main():
         bench(args)
     if args.scale:
         scale(args)
+    if args.stages:
+        args.datasets = args.datasets or ["MNIST", "ODR"]
+        stages(args)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ eigendecomposition per connected component of the K-ENG gives every power at onc
 The two agree to round-off (PTS within about 1e-13; measured on 90 ensembles of the authors'
 pools and small random ones: the same PTA and PTGP labels every time).
 """
+from contextlib import nullcontext
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -64,6 +66,8 @@ PTS_METHODS = ("spectral", "powers")
 SPECTRAL_ZERO = 1e-13
 #: Row block of the O(M^2) elementwise passes of the spectral route.
 _ROWS = 256
+#: From this many microclusters, the dense work uses BLAS's thread team (see :func:`_blas_team`).
+_THREADED_FROM = 1024
 #: Distances are rounded to this many decimals so that pairs tied in exact arithmetic stay
 #: tied whatever the summation order (as EAC does), and ties break by microcluster index.
 _DECIMALS = 12
@@ -140,6 +144,22 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     # workspace of 2 M^2; 3.8 for the powers, the MCA, two walk steps and their sum).
     require_memory(4 * m * m * 8, f"{method}'s probability trajectories of {m} microclusters (dense {m} x {m})",
                    _ALTERNATIVE, max_bytes)
+    with _blas_team(m):
+        return _trajectories(E, first, inverse, sizes, keep, k, t_len, pts_method)
+
+
+def _blas_team(m):
+    """BLAS's thread team for the dense work on ``m`` microclusters: one thread below
+    :data:`_THREADED_FROM` (on two idle cores the team saved no wall time at M = 805 and
+    doubled the CPU time, its second thread spinning between calls), the default above (it
+    saves about a sixth of the wall time at M = 1,483). LAPACK's eigensolver always runs on
+    one thread (see :func:`_component_pts`)."""
+    return nullcontext() if m >= _THREADED_FROM else one_blas_thread()
+
+
+def _trajectories(E, first, inverse, sizes, keep, k, t_len, pts_method):
+    """The body of :func:`probability_trajectories` once the microclusters are known."""
+    m = first.shape[0]
     labels = np.ascontiguousarray(E.labels[first])
     offsets = E.offsets
     weight_of = np.repeat(E.weights, E.n_clusters)
@@ -260,8 +280,6 @@ def _spectral_pts(elite, sizes, isolated, t_len):
     as two microclusters that swap places at every step) are set to 0. Returns the M x M
     PTS (isolated rows and columns left for the caller).
     """
-    from scipy.linalg import eigh
-    from scipy.linalg.blas import dsyr2k, dsyrk, dtrmm
     from scipy.sparse.csgraph import connected_components
 
     m = elite.shape[0]
@@ -277,30 +295,7 @@ def _spectral_pts(elite, sizes, isolated, t_len):
     G = None if whole else np.zeros((m, m))
     for idx in blocks:
         A = elite if whole else elite[idx][:, idx]
-        s = scale[idx]
-        S = (sp.diags(s) @ A @ sp.diags(s)).toarray()
-        with one_blas_thread():   # LAPACK's threaded eigensolver loses badly on shared cores
-            # S is symmetric, so S.T is the Fortran-ordered S and LAPACK overwrites it with U.
-            lam, U = eigh(S.T, overwrite_a=True, check_finite=False, driver="evd")
-        del S
-        U = np.asfortranarray(U)
-        C = dsyrk(1.0, U * np.sqrt(n[idx] * d[idx])[:, None], trans=1, lower=1)   # U^T Pi U, lower half
-        for lo in range(0, lam.shape[0], _ROWS):   # C *= H in row blocks (no M x M temporaries)
-            hi = min(lo + _ROWS, lam.shape[0])
-            x = np.multiply.outer(lam[lo:hi], lam[:hi])   # the lower half only: dtrmm reads no more
-            H = x.copy()
-            for _ in range(t_len - 1):              # Horner: x + x^2 + ... + x^T
-                H += 1.0
-                H *= x
-            C[lo:hi, :hi] *= H                      # lower half of H o C
-        del x, H
-        C[np.diag_indices_from(C)] *= 0.5
-        L = dtrmm(1.0, C, U, side=1, lower=1, overwrite_b=0)    # U L, L lower triangular
-        del C
-        Gb = dsyr2k(1.0, L, U, trans=0, lower=0)                # upper half of L U^T + U L^T
-        del L, U
-        _mirror_upper(Gb)
-        _cosine_in_place(Gb)
+        Gb = _component_pts(A, scale[idx], n[idx] * d[idx], t_len)
         if whole:
             G = Gb
         else:
@@ -310,6 +305,37 @@ def _spectral_pts(elite, sizes, isolated, t_len):
         G = np.zeros((m, m))
     G[G < SPECTRAL_ZERO] = 0.0
     return G
+
+
+def _component_pts(A, s, stationary, t_len):
+    """PTS of one connected component of the K-ENG (see :func:`_spectral_pts`): A its weights,
+    ``s`` = sqrt(n / d), ``stationary`` = n d (Pi's diagonal)."""
+    from scipy.linalg import eigh
+    from scipy.linalg.blas import dsyr2k, dsyrk, dtrmm
+
+    S = (sp.diags(s) @ A @ sp.diags(s)).toarray()
+    with one_blas_thread():   # LAPACK's threaded eigensolver loses badly on shared cores
+        # S is symmetric, so S.T is the Fortran-ordered S and LAPACK overwrites it with U.
+        lam, U = eigh(S.T, overwrite_a=True, check_finite=False, driver="evd")
+    del S
+    U = np.asfortranarray(U)
+    C = dsyrk(1.0, U * np.sqrt(stationary)[:, None], trans=1, lower=1)   # U^T Pi U, lower half
+    for lo in range(0, lam.shape[0], _ROWS):   # C *= H in row blocks (no M x M temporaries)
+        hi = min(lo + _ROWS, lam.shape[0])
+        x = np.multiply.outer(lam[lo:hi], lam[:hi])   # the lower half only: dtrmm reads no more
+        H = x.copy()
+        for _ in range(t_len - 1):              # Horner: x + x^2 + ... + x^T
+            H += 1.0
+            H *= x
+        C[lo:hi, :hi] *= H                      # lower half of H o C
+    del x, H
+    C[np.diag_indices_from(C)] *= 0.5
+    L = dtrmm(1.0, C, U, side=1, lower=1, overwrite_b=0)    # U L, L lower triangular
+    del C
+    Gb = dsyr2k(1.0, L, U, trans=0, lower=0)                # upper half of L U^T + U L^T
+    del L, U
+    _mirror_upper(Gb)
+    return _cosine_in_place(Gb)
 
 
 def _check_common(elite_neighbors, trajectory_length):
@@ -525,7 +551,8 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
     if not keep:
         walk["pts"] = None
     if cut == "tcut":
-        spectral = tcut(mcbg, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter)
+        with _blas_team(m):
+            spectral = tcut(mcbg, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter)
         micro, objective = spectral.labels, spectral.objective
         objective_name = "k-means sum of squares in the transfer-cut embedding (lower is better)"
         details = {"eigenvalues": spectral.eigenvalues, "n_moved": spectral.n_moved}
