@@ -103,9 +103,10 @@ pkg load statistics
 addpath('{code}');
 data = load('{labels}'); baseCls = data + 1; K = {k};
 M = size(baseCls, 2);
-tic; [bcs, baseClsSegs] = getAllSegs(baseCls); ECI = computeECI(bcs, baseClsSegs, 0.4); t_eci = toc;
-tic; LWCA = computeLWCA(baseClsSegs, ECI, M); lwea = runLWEA(LWCA, K); t_lwea = toc + t_eci; clear LWCA;
-tic; lwgp = runLWGP(bcs, baseClsSegs, ECI, K); t_lwgp = toc + t_eci;
+% timer ids: runLWEA and runLWGP call tic themselves, which restarts a bare tic's timer
+t0 = tic; [bcs, baseClsSegs] = getAllSegs(baseCls); ECI = computeECI(bcs, baseClsSegs, 0.4); t_eci = toc(t0);
+t0 = tic; LWCA = computeLWCA(baseClsSegs, ECI, M); lwea = runLWEA(LWCA, K); t_lwea = toc(t0) + t_eci; clear LWCA;
+t0 = tic; lwgp = runLWGP(bcs, baseClsSegs, ECI, K); t_lwgp = toc(t0) + t_eci;
 dlmwrite('{out}', [lwea(:), lwgp(:)]);
 printf('TIMES %f %f\n', t_lwea, t_lwgp);
 """
