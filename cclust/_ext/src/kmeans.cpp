@@ -1304,6 +1304,36 @@ int32_t lloyd_verdict(int64_t it, double objective, double previous_objective, i
     return -1;
 }
 
+namespace {
+
+// The end of a Lloyd pass, shared by the drivers that keep the previous centres: the stopping
+// rule (lloyd_verdict) on the pass's objective `obj`. A rise puts the previous labels and
+// centres back (obj = prev_obj) and returns kStopRose. Otherwise the pass counts in the trace
+// (trace[n_trace] = obj when `trace` is given) and a stop is returned; or -1, after `labels`
+// took the pass's `best`, `prev_labels` and `prev` the old labels and centres, and prev_obj obj.
+template <class CentreSet>
+int32_t settle_pass(int64_t it, double& obj, double& prev_obj, int64_t changed, int64_t max_iter, double tol,
+                    std::vector<int32_t>& labels, std::vector<int32_t>& prev_labels, std::vector<int32_t>& best,
+                    CentreSet& cur, CentreSet& prev, int64_t& n_trace, double* trace) {
+    const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
+    if (verdict == kStopRose) {
+        labels.swap(prev_labels);
+        cur.swap(prev);
+        obj = prev_obj;
+        return verdict;
+    }
+    if (trace != nullptr) trace[n_trace] = obj;
+    n_trace += 1;
+    if (verdict >= 0) return verdict;
+    prev_labels.swap(labels);
+    labels.swap(best);
+    cur.swap(prev);
+    prev_obj = obj;
+    return -1;
+}
+
+}  // namespace
+
 bool kmeans_simd_supported(int32_t variant) {
     return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant) != nullptr);
 }
@@ -1410,23 +1440,12 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
         int64_t changed = 0;
         obj = engine.lloyd_pass(cur.dense.data(), labels.data(), best.data(), best_cost.data(),
                                 &changed);
-        const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
-        if (verdict == kStopRose) {
-            labels.swap(prev_labels);
-            cur.swap(prev);
-            obj = prev_obj;
-            result.stop = kStopRose;
-            break;
-        }
-        objective_trace[result.n_trace++] = obj;
+        const int32_t verdict = settle_pass(it, obj, prev_obj, changed, max_iter, tol, labels, prev_labels, best,
+                                            cur, prev, result.n_trace, objective_trace);
         if (verdict >= 0) {
             result.stop = verdict;
             break;
         }
-        prev_labels.swap(labels);
-        labels.swap(best);
-        cur.swap(prev);
-        prev_obj = obj;
         engine.reduce(tally, true);  // the pass tallied the moves to the new labels
         if (any_empty(tally, k_count)) {
             reseed(labels.data(), best_cost.data(), n, tally.sizes.data(), k_count);
@@ -2454,6 +2473,7 @@ public:
         for (int64_t c = 0; c < k; ++c) std::copy(X_ + seeds[c] * d, X_ + (seeds[c] + 1) * d, cur.data() + c * d);
         seed_pass(cur.data(), labels.data());  // assign's labels, and every object's bound
         prev.swap(cur);
+        count_sizes(labels.data());
         centres_of(labels.data(), cur.data());
         bool bounds_valid = true;
         if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {  // lloyd's start: reseed
@@ -2469,23 +2489,12 @@ public:
         for (int64_t it = 0;; ++it) {
             int64_t changed = 0;
             obj = pass(cur.data(), labels.data(), best.data(), best_cost.data(), &changed);
-            const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
-            if (verdict == kStopRose) {
-                labels.swap(prev_labels);
-                cur.swap(prev);
-                obj = prev_obj;
-                result.stop = kStopRose;
-                break;
-            }
-            result.n_trace += 1;
+            const int32_t verdict = settle_pass(it, obj, prev_obj, changed, max_iter, tol, labels, prev_labels,
+                                                best, cur, prev, result.n_trace, nullptr);
             if (verdict >= 0) {
                 result.stop = verdict;
                 break;
             }
-            prev_labels.swap(labels);
-            labels.swap(best);
-            cur.swap(prev);
-            prev_obj = obj;
             count_sizes(labels.data());
             bounds_valid = true;
             if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {
@@ -2609,10 +2618,10 @@ private:
     }
 
     // The engine's centroids: feature sums per chunk (objects in order, from +0), added chunk by
-    // chunk in order from +0, divided by the member count; sizes_ gets the counts.
+    // chunk in order from +0, divided by the member count (sizes_, counted by the caller;
+    // reseed keeps it current).
     void centres_of(const int32_t* labels, double* centres) {
         const int64_t k = k_, d = d_;
-        count_sizes(labels);
         for_each_chunk(n_, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             double* sums = chunk_sums_.data() + c * k * d;
             std::fill(sums, sums + k * d, 0.0);
