@@ -69,7 +69,7 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",
            "one_hot_in_order", "hbgf_graph", "check_sizes", "separated_coassociation", "choose_sizes",
-           "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "cut_dendrogram",
+           "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
            "TCUT_DENSE_MAX"]
 
 #: Integer edge weight METIS receives for the heaviest edge of a graph; the others are scaled in
@@ -999,11 +999,13 @@ def cut_dendrogram(Z, n_clusters):
     """Labels of the ``n_clusters`` clusters left after the first ``n - n_clusters`` merges of
     SciPy's linkage matrix ``Z`` (n - 1 rows, merges in row order).
 
-    The same partition as :func:`scipy.cluster.hierarchy.cut_tree`, with clusters numbered by
-    their lowest dendrogram node instead, and many times faster: pointer jumping on the merge
-    tree is O(n log depth) in NumPy, where ``cut_tree`` walks the tree in Python once per merge
-    (0.08 s at n = 1,483 against under 1 ms). Exactly K clusters also when merges tie at the
-    cut height (unlike ``fcluster(..., "maxclust")``, which cuts by height)."""
+    The cut :func:`scipy.cluster.hierarchy.cut_tree` describes, and many times faster: pointer
+    jumping on the merge tree is O(n log depth) in NumPy, where ``cut_tree`` walks the tree in
+    Python once per merge (0.08 s at n = 1,483 against under 1 ms). Where merges tie in height,
+    ``cut_tree`` reorders them and can return another partition (SciPy issue 7977); this cut
+    keeps the linkage's own order. Exactly K clusters also when merges tie at the cut height
+    (unlike ``fcluster(..., "maxclust")``, which cuts by height). Clusters are numbered by
+    their lowest dendrogram node."""
     Z = np.asarray(Z)
     n = Z.shape[0] + 1
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n)
@@ -1017,6 +1019,22 @@ def cut_dendrogram(Z, n_clusters):
             break
         parent = up
     return np.unique(parent[:n], return_inverse=True)[1].reshape(-1)
+
+
+#: Below this many rows (and columns) of a dense BLAS product, its thread team costs CPU and saves
+#: no wall time (see :func:`blas_team`).
+BLAS_TEAM_FROM = 1024
+
+
+def blas_team(size, threshold=BLAS_TEAM_FROM):
+    """The BLAS thread setting for dense products on ``size`` x ``size`` matrices: one thread
+    (:func:`one_blas_thread`) below ``threshold``, BLAS's own team from it on. OpenBLAS's
+    second thread spins between calls: on two idle cores PTA's products at 805 microclusters
+    took the same wall time with the team and twice the CPU time (0.23 s against 0.13 s);
+    at 1,483 the team saved a sixth of the wall time."""
+    from contextlib import nullcontext
+
+    return nullcontext() if size >= threshold else one_blas_thread()
 
 
 def one_blas_thread():
@@ -1108,20 +1126,6 @@ def _transfer_rows(B, ncut_vectors, row_degree):
     return out
 
 
-def _bounded_lloyd(X, seeds, max_iter, n_threads):
-    """``_engine.labels_from_seeds`` then ``_engine.lloyd`` (tol 0) on dense rows, bit for bit
-    (labels, centres, objective, n_iter), by the engine's bounded dense Lloyd
-    (``dense_lloyd_bounded``: the bounds of Hamerly 2010 with a rounding slack skip the costs that cannot
-    change an assignment)."""
-    from cclust import _engine
-    from cclust._ext import _kmeans
-
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    labels, n_iter, converged, objective, centres, _ = _kmeans.dense_lloyd_bounded(
-        X, np.ascontiguousarray(seeds, dtype=np.int64), max_iter, 0.0, _engine.useful_threads(X.shape[0], n_threads))
-    return _engine.LloydRun(labels.astype(np.int64), objective, None, n_iter, converged, centres, np.empty((centres.shape[0], 0)))
-
-
 def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
@@ -1203,7 +1207,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     best = None
     for _ in range(n_init):
         seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
-        run = _bounded_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
+        run = _engine.dense_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
         if best is None or run.objective < best.objective:
             best = run
     labels, moved = best.labels, 0

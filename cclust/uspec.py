@@ -60,8 +60,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
-from cclust.graph import _bounded_lloyd, one_blas_thread, tcut
-from cclust._engine import random_seeds, useful_threads
+from cclust.graph import one_blas_thread, tcut
+from cclust._engine import dense_lloyd, random_seeds, useful_threads
 from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state, require_memory
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
@@ -118,7 +118,7 @@ def _kmeans(Y, k, rng, max_iter, n_threads=1):
     ``rng``), computed by the engine's bounded dense Lloyd (``dense_lloyd_bounded`` in
     ``kmeans.hpp``: the bounds of Hamerly 2010 with a rounding slack skip the costs that provably cannot
     change an assignment, ties included)."""
-    run = _bounded_lloyd(Y, random_seeds(rng, Y.shape[0], k), max_iter, n_threads)
+    run = dense_lloyd(Y, random_seeds(rng, Y.shape[0], k), max_iter, n_threads)
     return run.labels, run.dense_centers
 
 

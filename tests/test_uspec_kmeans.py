@@ -118,7 +118,7 @@ def test_tcut_discretisation_is_the_engines(monkeypatch):
     for k, n_init, max_iter in [(2, 3, 100), (25, 1, 5), (40, 2, 3)]:
         got = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
         with monkeypatch.context() as patch:
-            patch.setattr(graph, "_bounded_lloyd", engine_lloyd)
+            patch.setattr(_engine, "dense_lloyd", engine_lloyd)
             want = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
         np.testing.assert_array_equal(got.labels, want.labels)
         assert (got.objective, got.n_iter) == (want.objective, want.n_iter)

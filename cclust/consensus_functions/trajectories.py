@@ -33,8 +33,6 @@ eigendecomposition per connected component of the K-ENG gives every power at onc
 The two agree to round-off (PTS within about 1e-13; measured on 90 ensembles of the authors'
 pools and small random ones: the same PTA and PTGP labels every time).
 """
-from contextlib import nullcontext
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -42,7 +40,7 @@ from cclust.base import declare
 from cclust.consensus_functions.voting import canonical
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ValidationError
-from cclust.graph import bipartite_affinity, cut_dendrogram, has_empty_part, honour_n_clusters, identical_label_rows, \
+from cclust.graph import bipartite_affinity, blas_team, cut_dendrogram, has_empty_part, honour_n_clusters, identical_label_rows, \
     one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, require_memory
@@ -66,8 +64,6 @@ PTS_METHODS = ("spectral", "powers")
 SPECTRAL_ZERO = 1e-13
 #: Row block of the O(M^2) elementwise passes of the spectral route.
 _ROWS = 256
-#: From this many microclusters, the dense work uses BLAS's thread team (see :func:`_blas_team`).
-_THREADED_FROM = 1024
 #: Distances are rounded to this many decimals so that pairs tied in exact arithmetic stay
 #: tied whatever the summation order (as EAC does), and ties break by microcluster index.
 _DECIMALS = 12
@@ -144,17 +140,8 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     # workspace of 2 M^2; 3.8 for the powers, the MCA, two walk steps and their sum).
     require_memory(4 * m * m * 8, f"{method}'s probability trajectories of {m} microclusters (dense {m} x {m})",
                    _ALTERNATIVE, max_bytes)
-    with _blas_team(m):
+    with blas_team(m):   # LAPACK's eigensolver runs on one thread in any case (_component_pts)
         return _trajectories(E, first, inverse, sizes, keep, k, t_len, pts_method)
-
-
-def _blas_team(m):
-    """BLAS's thread team for the dense work on ``m`` microclusters: one thread below
-    :data:`_THREADED_FROM` (on two idle cores the team saved no wall time at M = 805 and
-    doubled the CPU time, its second thread spinning between calls), the default above (it
-    saves about a sixth of the wall time at M = 1,483). LAPACK's eigensolver always runs on
-    one thread (see :func:`_component_pts`)."""
-    return nullcontext() if m >= _THREADED_FROM else one_blas_thread()
 
 
 def _trajectories(E, first, inverse, sizes, keep, k, t_len, pts_method):
@@ -551,7 +538,7 @@ def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_l
     if not keep:
         walk["pts"] = None
     if cut == "tcut":
-        with _blas_team(m):
+        with blas_team(m):
             spectral = tcut(mcbg, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter)
         micro, objective = spectral.labels, spectral.objective
         objective_name = "k-means sum of squares in the transfer-cut embedding (lower is better)"
