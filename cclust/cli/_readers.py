@@ -4,6 +4,7 @@ The CSV conventions they follow (delimiter, header detection, one object per dat
 :mod:`cclust.cli`'s docstring.
 """
 import csv
+import dataclasses
 import io
 import math
 import os
@@ -18,12 +19,101 @@ from cclust.cli._parameters import parse_value
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 
 
+#: Cells that mean "no value here", as R (``NA``), pandas (``NaN``, ``<NA>``, ``None``, ``null``, ...),
+#: spreadsheets (``#N/A``) and the UCI repository files (``?``) write them. An empty cell is always
+#: missing; ``--na-values`` replaces the rest of this list.
+NA_VALUES = ("NA", "N/A", "n/a", "NaN", "nan", "NAN", "-NaN", "-nan", "NULL", "null", "None", "#N/A", "#NA",
+             "<NA>", "?")
+
+#: above this many objects a labels column whose values are all different is refused (an ID column)
+_FEW = 5
+
+_DECIMALS = (".", ",")
+_THOUSANDS = (",", ".", " ", "'")
+
+
+@dataclasses.dataclass(frozen=True)
+class CsvOptions:
+    """How a CSV file is read: the options of the same names (see :mod:`cclust.cli`).
+
+    Parameters
+    ----------
+    header : {"auto", "yes", "no"}
+        Whether the first row names the columns.
+    na_values : tuple of str
+        Cell values that mean "missing", besides an empty cell.
+    decimal : {".", ","}
+        The decimal mark of the numbers.
+    thousands : str or None
+        The thousands separator (``","``, ``"."``, ``" "`` or ``"'"``), removed from numbers
+        grouped by threes (``-1,355.6``).
+    index_column : {"auto", "no"}
+        "auto" leaves out a first column with an empty header cell that holds 0..n-1 or 1..n in
+        order (the index pandas' ``to_csv`` writes) and reads one holding a different word on every
+        row as row IDs (R's row names); "no" reads that column as data.
+    id_column : str or None
+        The column of row IDs (name or 0-based index): kept out of the data, written beside the labels.
+    samples_in_columns : bool
+        The file has one column per object (genes x samples); the header row holds the object IDs.
+    force : bool
+        Accept a labels column that looks like IDs or measurements.
+    """
+
+    header: str = "auto"
+    na_values: tuple = NA_VALUES
+    decimal: str = "."
+    thousands: str = None
+    index_column: str = "auto"
+    id_column: str = None
+    samples_in_columns: bool = False
+    force: bool = False
+
+    def __post_init__(self):
+        if self.header not in ("auto", "yes", "no"):
+            raise ValueError(f"header must be 'auto', 'yes' or 'no', got {self.header!r}")
+        if self.decimal not in _DECIMALS:
+            raise UserError(f"--decimal must be '.' or ',', got {self.decimal!r}.")
+        if self.thousands is not None and self.thousands not in _THOUSANDS:
+            raise UserError(f"--thousands must be one of {', '.join(map(repr, _THOUSANDS))}, got {self.thousands!r}.")
+        if self.thousands == self.decimal:
+            raise UserError(f"--thousands {self.thousands!r} is also the decimal mark; give --decimal , with "
+                            "--thousands . (1.355,6) or --thousands , with the default decimal point (1,355.6).")
+        if self.index_column not in ("auto", "no"):
+            raise ValueError(f"index_column must be 'auto' or 'no', got {self.index_column!r}")
+        object.__setattr__(self, "na_values", tuple(self.na_values))
+        object.__setattr__(self, "_na", frozenset(self.na_values) | {""})
+        grouped = None
+        if self.thousands is not None:
+            sep, dec = re.escape(self.thousands), re.escape(self.decimal)
+            grouped = re.compile(rf"[+-]?\d{{1,3}}(?:{sep}\d{{3}})+(?:{dec}\d*)?(?:[eE][+-]?\d+)?")
+        object.__setattr__(self, "_grouped", grouped)
+
+    def is_na(self, cell):
+        """Whether a (stripped) cell means "no value"."""
+        return cell in self._na
+
+    def number(self, cell):
+        """The float a cell holds under these options, or None if it holds no number."""
+        text = cell
+        if self._grouped is not None and self.thousands in text and self._grouped.fullmatch(text):
+            text = text.replace(self.thousands, "")
+        if self.decimal != ".":
+            if "." in text:
+                return None
+            text = text.replace(self.decimal, ".")
+        if "_" in text:  # float() reads "1_000"; a CSV cell that does is no number
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            return None
+
+
+_DEFAULT_OPTIONS = CsvOptions()
+
+
 def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return _DEFAULT_OPTIONS.number(text) is not None
 
 
 def _is_blank_line(row):
@@ -31,13 +121,14 @@ def _is_blank_line(row):
     return len(row) <= 1 and not any(row)
 
 
-def _read_rows(path):
+def _read_rows(path, options=_DEFAULT_OPTIONS, notes=None):
     """The data rows of a delimited text file: their cells (stripped strings) and line numbers.
 
     Every line is a row, in file order, and becomes one object: a line of delimiters only
     (``,``) is a row whose cells are all empty, and so is a completely empty line between two
     rows. Empty lines before the first and after the last non-empty line (such as the file's
-    final newline) are not rows.
+    final newline) are not rows. A first row one cell shorter than every other row (R's
+    ``write.table`` writes its row names so) gets an empty first cell, with a note.
     """
     try:
         if os.path.isdir(path):
@@ -60,10 +151,12 @@ def _read_rows(path):
     if path.lower().endswith(".tsv"):
         delimiter = "\t"
     else:
+        # with a decimal comma, the comma cannot also separate the cells
+        candidates = ";\t" if options.decimal == "," else ",;\t"
         try:
-            delimiter = csv.Sniffer().sniff(text[:65536], delimiters=",;\t").delimiter
+            delimiter = csv.Sniffer().sniff(text[:65536], delimiters=candidates).delimiter
         except csv.Error:
-            delimiter = ","
+            delimiter = candidates[0]
     # newline="": the csv module sees the line ends itself (\n, \r\n or \r), so a quoted cell may
     # hold a line break and no other character (form feed, U+2028, ...) splits a row.
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -76,6 +169,13 @@ def _read_rows(path):
         raise UserError(f"{path}: cannot read it as CSV (line {reader.line_num}: {exc}).") from None
     filled = [i for i, row in enumerate(rows) if not _is_blank_line(row)]
     rows, lines = rows[filled[0]:filled[-1] + 1], lines[filled[0]:filled[-1] + 1]
+    widths = {len(row) for row in rows[1:] if not _is_blank_line(row)}
+    if len(rows) > 1 and widths == {len(rows[0]) + 1} and len(rows[0]) > 0:
+        rows[0] = [""] + rows[0]
+        if notes is not None:
+            notes.append(f"{path}: the first row has one cell fewer than the rows below it, as R's write.table "
+                         "writes a header over row names; it was read as the names of the columns after the "
+                         "first.")
     width = len(rows[0])
     for i, (row, line) in enumerate(zip(rows, lines)):
         if _is_blank_line(row):
@@ -90,18 +190,18 @@ def _read_rows(path):
     return rows, lines
 
 
-def _detect_header(rows):
-    """Guess whether the first row names the columns (see the module docstring)."""
+def _detect_header(rows, options=_DEFAULT_OPTIONS):
+    """Guess whether the first row names the columns from words (see the module docstring)."""
     if len(rows) < 2:
         return False
     numeric_votes, word_votes = [], []
     for j, first in enumerate(rows[0]):
-        rest = [row[j] for row in rows[1:] if row[j]]
+        rest = [row[j] for row in rows[1:] if not options.is_na(row[j])]
         if not rest:
             continue
-        if all(_is_number(cell) for cell in rest):
-            # a word over numbers is a column name; a number over numbers is data
-            numeric_votes.append(bool(first) and not _is_number(first))
+        if all(options.number(cell) is not None for cell in rest):
+            # a word over numbers is a column name; a number (or a missing value) over numbers is data
+            numeric_votes.append(not options.is_na(first) and options.number(first) is None)
         else:
             # a column of words: a name occurs once, a label usually recurs further down
             word_votes.append(bool(first) and first not in set(rest))
@@ -110,27 +210,92 @@ def _detect_header(rows):
     return bool(word_votes) and all(word_votes)
 
 
-def _header_choice(rows, header):
-    if header == "yes":
-        return True
-    if header == "no":
-        return False
+def _shown(cells, most=6):
+    return ", ".join(cells[:most]) + (", ..." if len(cells) > most else "")
+
+
+def _numeric_header(path, rows, options, kind):
+    """(header?, note) for a first row of integers over rows of numbers, or None if the row is not that.
+
+    A row of distinct integers in increasing order (``2019,2020,2021``; ``1,2,3,4``) names the
+    columns when the rows below are unlike it: in a data file, most columns below hold fractional
+    numbers (or each column below holds only fractional numbers, whatever the first row's order);
+    in a partitions file, some first value occurs nowhere below in its column while every column
+    below repeats a few codes. Either way the reading taken is said in a note.
+    """
+    first = rows[0]
+    values = [options.number(cell) for cell in first]
+    if len(first) < 2 or any(v is None or not math.isfinite(v) or not v.is_integer() for v in values):
+        return None
+    columns = [[options.number(row[j]) for row in rows[1:] if not options.is_na(row[j])] for j in range(len(first))]
+    if any(None in column for column in columns) or not any(columns):
+        return None
+    increasing = all(a < b for a, b in zip(values, values[1:]))
+    yes = (f"{path}: the first row ({_shown(first)}) was read as column names, not as an object: {{why}}; pass "
+           "--header no if it is a data row.")
+    no = (f"{path}: the first row ({_shown(first)}) was read as a data row, though its distinct increasing "
+          "integers could be column names; pass --header yes if it names the columns.")
+    filled = [column for column in columns if column]
+    if kind == "data":
+        fractional = [any(not v.is_integer() for v in column) for column in filled]
+        only_fractional = all(all(not v.is_integer() for v in column) for column in filled)
+        if only_fractional:
+            return True, yes.format(why="integers over columns that hold only fractional numbers")
+        if increasing and 2 * sum(fractional) > len(filled):
+            return True, yes.format(why="distinct increasing integers over columns of fractional numbers")
+        return (False, no) if increasing else None
+    if not increasing:
+        return None
+    absent = [j for j, (v, column) in enumerate(zip(values, columns)) if column and v not in set(column)]
+    repeated = all(len(set(column)) <= max(2, len(column) // 2) for column in filled)
+    if absent and repeated:
+        return True, yes.format(why=f"distinct increasing integers, and {first[absent[0]]!r} is no label of its "
+                                    "column below, where a few labels repeat")
+    return False, no
+
+
+def _header_choice(path, rows, options, kind="data"):
+    """(header?, note or None): --header, else the detection rules of the module docstring."""
+    if options.header != "auto":
+        return options.header == "yes", None
     if len(rows) == 1:
         # one line of words only names columns; a line holding a number is a (single) data row
-        return not any(_is_number(cell) for cell in rows[0])
-    return _detect_header(rows)
+        return not any(options.number(cell) is not None for cell in rows[0]), None
+    if _detect_header(rows, options):
+        return True, None
+    return _numeric_header(path, rows, options, kind) or (False, None)
 
 
-def _split_header(path, rows, lines, header):
+def _split_header(path, rows, lines, options, kind="data", notes=None):
     """(column names or None, data rows, their line numbers); refuses a header without data."""
-    if not _header_choice(rows, header):
+    header, note = _header_choice(path, rows, options, kind)
+    if note is not None and notes is not None:
+        notes.append(note)
+    if not header:
         return None, rows, lines
     if len(rows) == 1:
         raise UserError(
             f"{path}: the file has a header row ({', '.join(rows[0])}) but no data rows below it"
-            + (" (the header row was detected; pass --header no if that line is data)." if header == "auto" else ".")
+            + (" (the header row was detected; pass --header no if that line is data)."
+               if options.header == "auto" else ".")
         )
     return rows[0], rows[1:], lines[1:]
+
+
+def _trailing_empty(rows):
+    """How many last columns are empty in every row (every line ends with delimiters)."""
+    width = len(rows[0])
+    count = 0
+    while count < width - 1 and not any(row[width - 1 - count] for row in rows):
+        count += 1
+    return count
+
+
+def _drop_trailing(path, rows, count, notes):
+    notes.append(f"{path}: every line ends with a delimiter, so the last "
+                 f"{'column is' if count == 1 else f'{count} columns are'} empty in every row, header "
+                 "included; ignored.")
+    return [row[:len(row) - count] for row in rows]
 
 
 def _check_n_objects(n, where):
@@ -151,15 +316,39 @@ class Dataset:
         True classes coded 0..C-1 (in the sorted order of the original values), if known.
     description : str
         The dataset name or file path, for messages.
+    ids : list of str or None
+        The objects' IDs (``--id-column``, row names, or the header of a ``--samples-in-columns``
+        file), in row order; None when the file has none.
+    notes : list of str
+        What the reader decided that the user may want to undo (a header of numbers, a skipped
+        index column, ...), each with the option that undoes it.
+    filled : dict
+        ``--missing-features mean``: {feature name: how many cells were filled}; empty otherwise.
     """
 
-    def __init__(self, X, y, description):
+    def __init__(self, X, y, description, ids=None, notes=(), filled=None):
         self.X, self.y, self.description = X, y, description
+        self.ids = ids
+        self.notes = list(notes)
+        self.filled = dict(filled or {})
 
     def summary(self):
         n, d = self.X.shape
         classes = f", {plural(len(np.unique(self.y)), 'class')}" if self.y is not None else ""
-        return f"{self.description}: {plural(n, 'object')}, {plural(d, 'feature')}{classes}"
+        text = f"{self.description}: {plural(n, 'object')}, {plural(d, 'feature')}{classes}"
+        if self.filled:
+            text += f"; {filled_text(self.filled)}"
+        return text
+
+
+def filled_text(filled, most=8):
+    """``--missing-features mean``'s count for a person: "3 missing cells filled with their
+    feature's mean (b: 2, c: 1)"."""
+    parts = [f"{name}: {count}" for name, count in filled.items()]
+    if len(parts) > most:
+        parts = parts[:most] + [f"{len(parts) - most} more features"]
+    return (f"{plural(sum(filled.values()), 'missing cell')} filled with their feature's mean "
+            f"({', '.join(parts)})")
 
 
 def _encode_classes(values, what):
@@ -173,105 +362,260 @@ def _encode_classes(values, what):
     return codes.reshape(-1).astype(np.int64)
 
 
-def _column_index(spec, names, n_columns, path):
-    """Resolve --labels-column NAME|INDEX (0-based, negative counts from the end)."""
+def _column_index(spec, names, n_columns, path, option="--labels-column"):
+    """Resolve NAME|INDEX (0-based, negative counts from the end) of ``option``."""
     try:
         index = int(spec)
     except ValueError:
         if names is None:
             raise UserError(
-                f"--labels-column {spec!r}: {path} has no header row to look a name up in; give a 0-based "
+                f"{option} {spec!r}: {path} has no header row to look a name up in; give a 0-based "
                 "column index, or --header yes if the first row does name the columns."
             ) from None
         if spec not in names:
-            raise UserError(f"--labels-column {spec!r}: no such column in {path}; its columns are {names}.")
+            raise UserError(f"{option} {spec!r}: no such column in {path}; its columns are {names}.")
         return names.index(spec)
     if not -n_columns <= index < n_columns:
         raise UserError(
-            f"--labels-column {index}: {path} has {n_columns} columns, so the index must be in "
+            f"{option} {index}: {path} has {n_columns} columns, so the index must be in "
             f"[{-n_columns}, {n_columns - 1}]."
         )
     return index % n_columns
 
 
-_IMPUTE_HINT = " (or pass --missing-features mean to fill empty and NaN cells with the column mean)"
+def _check_names(path, names):
+    """Refuse a header that gives two columns the same name (which one would a name pick?)."""
+    seen = {}
+    for j, name in enumerate(names):
+        if name:
+            seen.setdefault(name, []).append(j)
+    repeated = {name: where for name, where in seen.items() if len(where) > 1}
+    if repeated:
+        listed = "; ".join(f"{name!r} (columns {', '.join(map(str, where))})" for name, where in repeated.items())
+        raise UserError(f"{path}: the header names several columns alike: {listed}; a name must pick one column, "
+                        "so rename them (or pass --header no if the first row is data).")
 
 
-def _bad_cell(path, name, line, cell, impute):
-    """The message for a feature cell that is not a finite number, saying what it is."""
-    where = f"{path}: line {line}, {name}"
-    if cell == "":
-        return (f"{where} is empty; cclust needs a value in every feature cell: fill it in or delete the "
-                f"line{'' if impute else _IMPUTE_HINT}.")
-    value = float(cell) if _is_number(cell) else None
-    if value is not None and math.isnan(value):
-        return (f"{where} holds {cell!r}, which is NaN (not a number); cclust needs finite feature values: "
-                f"fill it in or delete the line{'' if impute else _IMPUTE_HINT}.")
-    if value is not None:
-        return (f"{where} holds {cell!r}, an infinite value; cclust needs finite feature values: fix it or "
-                "delete the line.")
-    return None
+def _first_column_role(path, names, body, options, what, ids_are="row IDs (R's row names), written beside the labels"):
+    """The first column with an empty header cell: ("index", note), ("ids", note) or (None, None).
+
+    0..n-1 or 1..n in order is the row index pandas' ``to_csv`` (or R's ``write.csv``) writes;
+    a different word on every row is R's row names.
+    """
+    if options.index_column == "no" or options.id_column is not None or names is None or names[0] != "" \
+            or len(names) < 2:
+        return None, None
+    cells = [row[0] for row in body]
+    values = [options.number(cell) for cell in cells]
+    n = len(cells)
+    if all(v is not None for v in values) and values in (list(map(float, range(n))), list(map(float, range(1, n + 1)))):
+        return "index", (f"{path}: the first column has an empty header cell and holds {cells[0]}, ..., {cells[-1]} "
+                         "in order: the row index pandas' to_csv (or R's write.csv) writes; it was "
+                         f"left out. Pass --index-column no to read it as {what}.")
+    if not any(options.is_na(c) for c in cells) and any(v is None for v in values) and len(set(cells)) == n:
+        return "ids", (f"{path}: the first column has an empty header cell and a different value on every row "
+                       f"({_shown(cells, 3)}): read as {ids_are}. Pass "
+                       f"--index-column no to read it as {what}.")
+    return None, None
 
 
-def _load_csv_data(path, labels_column, header, missing_features="error"):
-    rows, lines = _read_rows(path)
-    names, body, body_lines = _split_header(path, rows, lines, header)
-    n_columns = len(rows[0])
-    label_j = _column_index(labels_column, names, n_columns, path) if labels_column is not None else None
-    impute = missing_features == "mean"
-    if not impute:
-        for row, line in zip(body, body_lines):
-            if not any(cell for j, cell in enumerate(row) if j != label_j):
-                raise UserError(
-                    f"{path}: line {line} has no feature value (every cell is empty); each line is one object, "
-                    f"so fill it in or delete the line{_IMPUTE_HINT}."
-                )
-    columns = []
-    for j in range(n_columns):
-        if j == label_j:
-            continue
-        cells = [row[j] for row in body]
-        name = f"column {names[j]!r} (index {j})" if names else f"column {j}"
+def _check_ids(path, ids, places, what):
+    """Refuse an empty or repeated ID; ``places`` says where each ID is ("line 4", "column 2")."""
+    for cell, place in zip(ids, places):
+        if cell == "":
+            raise UserError(f"{path}: {what} has no ID on {place}; every object needs one.")
+    if len(set(ids)) < len(ids):
+        seen = set()
+        for cell, place in zip(ids, places):
+            if cell in seen:
+                raise UserError(f"{path}: {what} holds the ID {cell!r} twice (again on {place}); an ID must "
+                                "name one object.")
+            seen.add(cell)
+
+
+_IMPUTE_HINT = (" (or pass --missing-features mean to fill missing cells, empty, NA, NaN and the like, with "
+                "the column mean)")
+
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+_GROUPED = {sep: re.compile(rf"[+-]?\d{{1,3}}(?:{re.escape(sep)}\d{{3}})+(?:{re.escape(dec)}\d*)?")
+            for sep, dec in ((",", "."), (".", ","), (" ", "."), ("'", "."))}
+
+
+def _number_hint(cell, options):
+    """What a cell that is no number may be, and the option that reads it, or ""."""
+    hints = []
+    if options.decimal == "." and _DECIMAL_COMMA.fullmatch(cell):
+        hints.append(f"a decimal comma ({cell} for {cell.replace(',', '.')}), which --decimal , reads")
+    for sep, pattern in _GROUPED.items():
+        if sep != options.thousands and pattern.fullmatch(cell):
+            flag = f"--thousands {sep}" if sep in ",." else f"--thousands {sep!r}"
+            hints.append(f"a number with a thousands separator {sep!r}, which {flag}"
+                         f"{' --decimal ,' if sep == '.' else ''} reads")
+    if options.decimal == "," and re.fullmatch(r"[+-]?\d*\.\d+", cell):
+        hints.append("a number with a decimal point, though --decimal , is given")
+    return "; it looks like " + ", or ".join(hints) if hints else ""
+
+
+def _parse_cells(cells, options, impute, where, name_column):
+    """One file column (or row) of feature cells as floats, NaN where a missing cell may be filled.
+
+    ``where(i)`` says where cell i is; ``name_column()`` the hint for a column of words.
+    """
+    if options.decimal == "." and options.thousands is None:
         try:
             values = np.array(cells, dtype=np.float64)
         except ValueError:
             values = None
-        if values is None or not np.isfinite(values).all():
-            parsed = np.empty(len(cells))
-            for i, (cell, line) in enumerate(zip(cells, body_lines)):
-                if impute and (cell == "" or (_is_number(cell) and math.isnan(float(cell)))):
-                    parsed[i] = np.nan
-                    continue
-                if _is_number(cell) and math.isfinite(float(cell)):
-                    parsed[i] = float(cell)
-                    continue
-                problem = _bad_cell(path, name, line, cell, impute)
-                if problem is not None:
-                    raise UserError(problem)
-                hint = "" if label_j is not None else \
-                    f"; if it holds the true classes, pass --labels-column {names[j] if names else j}"
-                words = cell.split()
-                if len(words) > 1 and all(_is_number(w) for w in words):
-                    hint = "; the file looks separated by spaces, but cclust reads ',', ';' or tab delimiters"
-                raise UserError(
-                    f"{path}: {name} is not numeric: line {line} holds {cell!r}. cclust clusters "
-                    f"numeric features only: drop or encode that column{hint}."
-                )
-            values = parsed
-        columns.append(values)
-    if not columns:
-        raise UserError(f"{path}: no feature column is left besides the labels column.")
-    X = np.column_stack(columns)
-    if impute:
-        X = _impute_mean(X, path, [names[j] if names else j for j in range(n_columns) if j != label_j])
+        if values is not None and np.isfinite(values).all():
+            return values
+    parsed = np.empty(len(cells))
+    for i, cell in enumerate(cells):
+        value = None if options.is_na(cell) else options.number(cell)
+        if value is not None and math.isfinite(value):
+            parsed[i] = value
+            continue
+        if options.is_na(cell) or (value is not None and math.isnan(value)):
+            if impute:
+                parsed[i] = np.nan
+                continue
+            if cell == "":
+                raise UserError(f"{where(i)} is empty; cclust needs a value in every feature cell: fill it in or "
+                                f"delete the line{_IMPUTE_HINT}.")
+            raise UserError(f"{where(i)} holds {cell!r}, a missing value (NaN, not a number); cclust needs finite "
+                            f"feature values: fill it in or delete the line{_IMPUTE_HINT}.")
+        if value is not None:
+            raise UserError(f"{where(i)} holds {cell!r}, an infinite value; cclust needs finite feature values: fix "
+                            "it or delete the line.")
+        hint = _number_hint(cell, options)
+        words = cell.split()
+        if not hint and len(words) > 1 and all(_is_number(w) for w in words):
+            hint = "; the file looks separated by spaces, but cclust reads ',', ';' or tab delimiters"
+        if not hint:
+            hint = name_column()
+        raise UserError(f"{where(i)} is not numeric: it holds {cell!r}. cclust clusters numeric features only: "
+                        f"drop or encode it{hint}.")
+    return parsed
+
+
+def _labels_from(path, spec, name, cells, lines, options):
+    """The true classes of --labels-column, refused when they look like IDs or measurements."""
+    for cell, line in zip(cells, lines):
+        if options.is_na(cell):
+            held = "an empty cell" if cell == "" else f"{cell!r}, a missing value,"
+            raise UserError(f"{path}: the labels column {name} has {held} on line {line}; every object needs a "
+                            "class.")
+    n = len(cells)
+    if not options.force:
+        values = [options.number(cell) for cell in cells]
+        fractional = [cell for cell, v in zip(cells, values) if v is not None and not v.is_integer()]
+        if all(v is not None for v in values) and fractional:
+            raise UserError(f"--labels-column {spec}: the column {name} holds fractional numbers (e.g. "
+                            f"{fractional[0]}), a measurement rather than classes; name the column that holds the "
+                            "true classes, or pass --force to take each distinct value as a class.")
+        if n > _FEW and len(set(cells)) == n:
+            raise UserError(f"--labels-column {spec}: the column {name} holds a different value on each of its "
+                            f"{n} rows, so it would make {n} classes of one object each (an ID column?); name the "
+                            f"column that holds the true classes (keep this one as row IDs with --id-column {spec}), "
+                            "or pass --force to use it anyway.")
+    return _encode_classes(np.array(cells), f"{path}: the labels column")
+
+
+def _load_csv_data(path, labels_column, options, missing_features="error"):
+    notes = []
+    rows, lines = _read_rows(path, options, notes)
+    trailing = _trailing_empty(rows)
+    if trailing:
+        rows = _drop_trailing(path, rows, trailing, notes)
+    names, body, body_lines = _split_header(path, rows, lines, options, "data", notes)
+    n_columns = len(rows[0])
+    if names is not None:
+        _check_names(path, names)
+    transposed = options.samples_in_columns
+    if transposed and labels_column is not None:
+        raise UserError("--labels-column names a column, but with --samples-in-columns the objects are the "
+                        "columns; give the true classes in a file of their own, or drop --samples-in-columns.")
+    label_j = _column_index(labels_column, names, n_columns, path) if labels_column is not None else None
+    id_j, skipped = None, set()
+    if options.id_column is not None:
+        id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
+        if id_j == label_j:
+            raise UserError(f"--id-column {options.id_column} and --labels-column {labels_column} name the same "
+                            "column; the IDs and the true classes are different columns.")
+    else:
+        role, note = _first_column_role(path, names, body, options, "data" if transposed else "a feature",
+                                        "the names of the features" if transposed else
+                                        "row IDs (R's row names), written beside the labels")
+        if role is not None:
+            notes.append(note)
+            if role == "index":
+                skipped.add(0)
+            else:
+                id_j = 0
+    kept = [j for j in range(n_columns) if j not in skipped and j not in (label_j, id_j)]
+    if not kept:
+        raise UserError(f"{path}: no feature column is left besides the "
+                        f"{'labels' if label_j is not None else 'ID'} column.")
+    row_ids = [row[id_j] for row in body] if id_j is not None else None
+    if row_ids is not None:
+        _check_ids(path, row_ids, [f"line {line}" for line in body_lines], f"the ID column {names[id_j]!r}" if names else f"column {id_j}")
+
+    def column_name(j):
+        return f"column {names[j]!r} (index {j})" if names and names[j] else f"column {j}"
+
+    def place(r, j):
+        row = f" (row {row_ids[r]!r})" if row_ids is not None else ""
+        return f"{path}: line {body_lines[r]}{row}, {column_name(j)}"
+
     y = None
-    if label_j is not None:
-        raw = [row[label_j] for row in body]
-        if "" in raw:
-            line = body_lines[raw.index("")]
-            raise UserError(f"{path}: the labels column has an empty cell on line {line}; every object needs a class.")
-        y = _encode_classes(np.array(raw), f"{path}: the labels column")
-    return Dataset(X, y, path)
+    if label_j is not None:  # before the features: a wrong labels column explains a column of words
+        y = _labels_from(path, labels_column, repr(names[label_j]) if names else str(label_j),
+                         [row[label_j] for row in body], body_lines, options)
+    impute = missing_features == "mean"
+    if not impute and not transposed:
+        for r, row in enumerate(body):
+            if all(options.is_na(row[j]) for j in kept):
+                row_text = f" (row {row_ids[r]!r})" if row_ids is not None else ""
+                raise UserError(
+                    f"{path}: line {body_lines[r]}{row_text} has no feature value (every cell is empty or missing); "
+                    f"each line is one object, so fill it in or delete the line{_IMPUTE_HINT}."
+                )
+
+    def words_hint(j):
+        def hint():
+            if transposed:
+                return (f"; if it names the features, pass --id-column {names[j] if names and names[j] else j}"
+                        if len({row[j] for row in body}) == len(body) else "")
+            cells = [row[j] for row in body]
+            spec = names[j] if names and names[j] else j
+            distinct = len(set(cells)) == len(cells)
+            ids = f"if it names the rows, pass --id-column {spec}"
+            if label_j is not None:
+                return f"; {ids}" if distinct else ""
+            classes = f"if it holds the true classes, pass --labels-column {spec}"
+            if len(cells) > _FEW:
+                return f"; {ids if distinct else classes}"
+            return f"; {classes}; {ids}"
+        return hint
+
+    grid = np.column_stack([_parse_cells([row[j] for row in body], options, impute,
+                                         lambda r, j=j: place(r, j), words_hint(j)) for j in kept])
+    ids = row_ids
+    if transposed:
+        # genes x samples: the rows of the file are the features, its columns the objects
+        feature_names = row_ids if row_ids is not None else [f"line {line}" for line in body_lines]
+        X = grid.T
+        ids = [names[j] for j in kept] if names is not None else None
+        if ids is not None:
+            _check_ids(path, ids, [f"column {j}" for j in kept], "the header row (the object IDs)")
+    else:
+        feature_names = [names[j] if names and names[j] else str(j) for j in kept]
+        X = grid
+    filled = {}
+    if impute:
+        holes = np.isnan(X).sum(axis=0)
+        filled = {name: int(count) for name, count in zip(feature_names, holes) if count}
+        X = _impute_mean(X, path, feature_names)
+    return Dataset(X, y, path, ids=ids, notes=notes, filled=filled)
 
 
 def _impute_mean(X, where, columns=None):
@@ -334,7 +678,8 @@ def _refuse_directory(path, option):
         raise UserError(f"{option}{path!r} is a directory, not a file; give the data file inside it.")
 
 
-def load_data(source, labels_column=None, header="auto", missing_features="error"):
+def load_data(source, labels_column=None, header="auto", missing_features="error", *, na_values=None, decimal=".",
+              thousands=None, index_column="auto", id_column=None, samples_in_columns=False, force=False):
     """Read the DATA argument of ``cclust run`` and ``cclust select-k``.
 
     Every data row is one object, in file order: a CSV line of delimiters only, or an empty line
@@ -354,8 +699,30 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
         Whether the CSV's first row names the columns; "auto" detects it (a file of one line of
         words only is a header without data).
     missing_features : {"error", "mean"}, default="error"
-        What to do with an empty or NaN feature value: refuse it (naming its line and column),
-        or fill it with the mean of its column. Infinite values are always refused.
+        What to do with a missing feature value (an empty cell, a NaN, or one of ``na_values``):
+        refuse it (naming its line and column), or fill it with the mean of its feature (the
+        counts per feature are in ``Dataset.filled``). Infinite values are always refused.
+    na_values : sequence of str, optional
+        CSV only: the cell values that mean "missing", besides an empty cell; default
+        :data:`NA_VALUES` (``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null``, ``None``,
+        ``#N/A``, ``<NA>``, ``?`` and the like).
+    decimal : {".", ","}, default="."
+        CSV only: the decimal mark (``","`` reads ``0,173``; the delimiter is then ``;`` or tab).
+    thousands : {",", ".", " ", "'"}, optional
+        CSV only: a thousands separator, removed from numbers grouped by threes (``-1,355.6``).
+    index_column : {"auto", "no"}, default="auto"
+        CSV only: "auto" leaves out a first column with an empty header cell holding 0..n-1 or
+        1..n in order (pandas' ``to_csv`` index) and reads one holding a different word on every
+        row as the row IDs (R's row names); "no" reads it as a feature.
+    id_column : str, optional
+        CSV only: the column of row IDs (name or 0-based index), kept out of the features; the
+        IDs are in ``Dataset.ids``. With ``samples_in_columns``, the column naming the features.
+    samples_in_columns : bool, default=False
+        CSV only: the objects are the file's columns (genes x samples); the header row, if any,
+        holds their IDs.
+    force : bool, default=False
+        Take ``labels_column`` as the true classes even when its values are all different or
+        fractional numbers (refused otherwise).
 
     Returns
     -------
@@ -366,7 +733,8 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     UserError
         Missing or unreadable file, a directory, wrong type, fewer than 2 objects, a header
         without data rows, a non-numeric, empty, NaN or infinite feature cell (the message names
-        the column by header name and index, the line, and what the cell holds).
+        the column by header name and index, the line (and row ID), and what the cell holds), a
+        header naming two columns alike, a labels column that looks like IDs or measurements.
 
     Examples
     --------
@@ -376,14 +744,23 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     """
     if missing_features not in ("error", "mean"):
         raise ValueError(f"missing_features must be 'error' or 'mean', got {missing_features!r}")
-    data = _load_data(source, labels_column, header, missing_features)
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else tuple(na_values),
+                         decimal=decimal, thousands=thousands, index_column=index_column, id_column=id_column,
+                         samples_in_columns=samples_in_columns, force=force)
+    data = _load_data(source, labels_column, options, missing_features)
     _check_n_objects(data.X.shape[0], data.description)
     return data
 
 
-def _load_data(source, labels_column, header, missing_features):
+def _load_data(source, labels_column, options, missing_features):
     from cclust import datasets
 
+    csv_only = [option for option, given in (("--id-column", options.id_column is not None),
+                                             ("--samples-in-columns", options.samples_in_columns))
+                if given]
+    if csv_only and (source in datasets.names() or os.path.splitext(source)[1].lower() not in _CSV_SUFFIXES):
+        raise UserError(f"{csv_only[0]} is for CSV files; {source!r} is not one (transpose an array before saving "
+                        "it; an .npz file carries no IDs).")
     if source in datasets.names():
         if labels_column is not None:
             raise UserError(f"--labels-column is for CSV files; the bundled {source!r} has its labels.")
@@ -402,12 +779,16 @@ def _load_data(source, labels_column, header, missing_features):
             ".npy or .npz file."
         )
     if suffix in _CSV_SUFFIXES:
-        return _load_csv_data(source, labels_column, header, missing_features)
+        return _load_csv_data(source, labels_column, options, missing_features)
     if labels_column is not None:
         raise UserError("--labels-column is for CSV files; an .npz file carries its labels as the array 'y'.")
 
+    filled = {}
+
     def features(X):
-        if missing_features == "mean" and np.asarray(X).dtype.kind == "f":
+        if missing_features == "mean" and np.asarray(X).dtype.kind == "f" and np.asarray(X).ndim == 2:
+            holes = np.isnan(X).sum(axis=0)
+            filled.update({str(j): int(count) for j, count in enumerate(holes) if count})
             X = _impute_mean(X, source)
         return _check_X(X, source)
 
@@ -416,7 +797,8 @@ def _load_data(source, labels_column, header, missing_features):
         if isinstance(loaded, np.lib.npyio.NpzFile):
             loaded.close()
             raise UserError(f"{source}: it is an .npz archive despite its name; rename it to .npz.")
-        return Dataset(features(loaded), None, source)
+        X = features(loaded)
+        return Dataset(X, None, source, filled=filled)
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise UserError(f"{source}: it is a single .npy array, not an .npz archive; rename it to .npy.")
     with loaded:
@@ -430,12 +812,12 @@ def _load_data(source, labels_column, header, missing_features):
             raise UserError(f"{source}: cannot read it ({exc}); cclust never unpickles user files.") from None
     if y is not None and y.shape[0] != X.shape[0]:
         raise UserError(f"{source}: y has {y.shape[0]} labels but X has {X.shape[0]} rows.")
-    return Dataset(X, y, source)
+    return Dataset(X, y, source, filled=filled)
 
 
-def _encode_partition(cells, missing, name):
+def _encode_partition(cells, missing, name, options=_DEFAULT_OPTIONS):
     """Strings of one partition -> int32 codes (-1 = missing) and K."""
-    present = np.array([cell != "" and cell != missing for cell in cells], dtype=bool)
+    present = np.array([not options.is_na(cell) and cell != missing for cell in cells], dtype=bool)
     values = [cell for cell, keep in zip(cells, present) if keep]
     if not values:
         raise UserError(f"{name} labels no object (every cell is missing); drop that partition.")
@@ -466,7 +848,7 @@ def _soft_partitions(archive, files, path):
         raise UserError(f"{path}: {exc}") from None
 
 
-def load_ensemble(path, header="auto", missing="-1"):
+def load_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
     """Read the ENSEMBLE argument of ``cclust fuse``.
 
     Parameters
@@ -485,28 +867,89 @@ def load_ensemble(path, header="auto", missing="-1"):
         Whether the CSV's first row names the partitions; "auto" detects it.
     missing : str, default="-1"
         A label value that also marks a missing object ("" for none besides empty cells).
+    na_values, index_column, id_column
+        CSV only, as in :func:`load_data`: a cell holding one of ``na_values`` marks a missing
+        object; a pandas index column is left out, R's row names and the ``id_column`` are the
+        objects' IDs (see :func:`read_ensemble` to get them).
 
     Returns
     -------
     ensemble : Ensemble or SoftEnsemble
     description : str
     """
+    read = read_ensemble(path, header, missing, na_values=na_values, index_column=index_column, id_column=id_column)
+    return read.ensemble, read.description
+
+
+class EnsembleFile:
+    """What :func:`read_ensemble` read: ``ensemble``, ``description``, ``ids`` (list of str or
+    None) and ``notes`` (what the reader decided, with the option that undoes it)."""
+
+    def __init__(self, ensemble, description, ids=None, notes=()):
+        self.ensemble, self.description, self.ids, self.notes = ensemble, description, ids, list(notes)
+
+
+def read_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
+    """:func:`load_ensemble`, with the objects' IDs and the reader's notes: an :class:`EnsembleFile`."""
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else tuple(na_values),
+                         index_column=index_column, id_column=id_column)
+    notes = []
+    ensemble, description, ids = _load_ensemble(path, missing, options, notes)
+    return EnsembleFile(ensemble, description, ids, notes)
+
+
+def _ensemble_csv(path, missing, options, notes):
+    from cclust.ensemble import Ensemble
+
+    rows, lines = _read_rows(path, options, notes)
+    trailing = _trailing_empty(rows)
+    if trailing:
+        # an empty last partition under an empty header cell is a trailing delimiter; without a
+        # header it may be a partition that labels no object, which is refused below
+        trimmed = [row[:len(row) - trailing] for row in rows]
+        if _header_choice(path, trimmed, options, "ensemble")[0]:
+            rows = _drop_trailing(path, rows, trailing, notes)
+    names, body, body_lines = _split_header(path, rows, lines, options, "ensemble", notes)
+    _check_n_objects(len(body), path)
+    n_columns = len(rows[0])
+    id_j, skipped = None, set()
+    if options.id_column is not None:
+        id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
+    else:
+        role, note = _first_column_role(path, names, body, options, "a partition")
+        if role is not None:
+            notes.append(note)
+            if role == "index":
+                skipped.add(0)
+            else:
+                id_j = 0
+    ids = None
+    if id_j is not None:
+        ids = [row[id_j] for row in body]
+        _check_ids(path, ids, [f"line {line}" for line in body_lines],
+                   f"the ID column {names[id_j]!r}" if names else f"column {id_j}")
+    kept = [j for j in range(n_columns) if j not in skipped and j != id_j]
+    if not kept:
+        raise UserError(f"{path}: no partition column is left besides the ID column.")
+    columns = []
+    for j in kept:
+        name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
+        columns.append(_encode_partition([row[j] for row in body], missing, name, options))
+    # the header names what made each partition (cclust run --save-ensemble writes it so)
+    provenance = [names[j].strip() for j in kept] if names else None
+    return Ensemble(np.column_stack(columns), provenance=provenance), f"{path}", ids
+
+
+def _load_ensemble(path, missing, options, notes):
     from cclust.ensemble import Ensemble
     from cclust.errors import ValidationError
 
     _refuse_directory(path, "ENSEMBLE ")
     suffix = os.path.splitext(path)[1].lower()
     if suffix in _CSV_SUFFIXES:
-        rows, lines = _read_rows(path)
-        names, body, _ = _split_header(path, rows, lines, header)
-        _check_n_objects(len(body), path)
-        columns = []
-        for j in range(len(rows[0])):
-            name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
-            columns.append(_encode_partition([row[j] for row in body], missing, name))
-        # the header names what made each partition (cclust run --save-ensemble writes it so)
-        provenance = [cell.strip() for cell in names] if names else None
-        return Ensemble(np.column_stack(columns), provenance=provenance), f"{path}"
+        return _ensemble_csv(path, missing, options, notes)
+    if options.id_column is not None:
+        raise UserError(f"--id-column is for CSV files; {path!r} is not one.")
     if suffix not in (".npy", ".npz"):
         if not os.path.exists(path):
             raise UserError(f"{path}: no such file.")
@@ -518,7 +961,7 @@ def load_ensemble(path, header="auto", missing="-1"):
             files = list(loaded.files)
             soft = _soft_partitions(loaded, files, path)
             if soft is not None:
-                return soft, f"{path}: {soft.n_partitions} membership matrices"
+                return soft, f"{path}: {soft.n_partitions} membership matrices", None
             key = "labels" if "labels" in files else (files[0] if len(files) == 1 else None)
             if key is None:
                 raise UserError(f"{path}: the .npz archive needs an array named 'labels' (it has {files}).")
@@ -547,7 +990,7 @@ def load_ensemble(path, header="auto", missing="-1"):
         marker = parse_value(missing) if missing != "" else None
         marker = marker if isinstance(marker, (int, float)) and not isinstance(marker, bool) else None
         try:
-            return Ensemble(array, missing=marker, provenance=provenance), path
+            return Ensemble(array, missing=marker, provenance=provenance), path, None
         except ValidationError as exc:
             raise UserError(f"{what}: {exc}") from None
     if array.dtype.kind in "US":
@@ -558,7 +1001,7 @@ def load_ensemble(path, header="auto", missing="-1"):
             raise UserError(f"{what}: labels must be 2-D (n_samples, n_partitions), got shape {array.shape}.")
         columns = [_encode_partition(list(array[:, j]), missing, f"{what}: partition {j}")
                    for j in range(array.shape[1])]
-        return Ensemble(np.column_stack(columns), provenance=provenance), path
+        return Ensemble(np.column_stack(columns), provenance=provenance), path, None
     raise UserError(f"{what}: labels must be numbers or strings, got dtype {array.dtype}.")
 
 
