@@ -823,6 +823,11 @@ def _encode_partition(cells, missing, name, options=_DEFAULT_OPTIONS):
         raise UserError(f"{name} labels no object (every cell is missing); drop that partition.")
     if all(_is_number(v) for v in values):
         numbers = np.array(values, dtype=np.float64)
+        fraction = numbers[np.isfinite(numbers) & (numbers != np.round(numbers))]
+        if fraction.size:
+            raise UserError(f"{name} holds fractional numbers (e.g. {fraction[0]:g}), not cluster labels: ENSEMBLE "
+                            "needs one column of integer or text labels per partition. Features are clustered with "
+                            "`cclust run DATA`.")
         if np.isfinite(numbers).all():
             values = numbers
     _, codes = np.unique(np.asarray(values), return_inverse=True)
