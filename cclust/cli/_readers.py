@@ -87,6 +87,9 @@ class CsvOptions:
             sep, dec = re.escape(self.thousands), re.escape(self.decimal)
             grouped = re.compile(rf"[+-]?\d{{1,3}}(?:{sep}\d{{3}})+(?:{dec}\d*)?(?:[eE][+-]?\d+)?")
         object.__setattr__(self, "_grouped", grouped)
+        # a missing-value code that reads as a number (-999) rules out the quick path of NumPy's parser
+        object.__setattr__(self, "plain_numbers", self.decimal == "." and self.thousands is None and not any(
+            _finite(self.number(token)) for token in self.na_values))
 
     def is_na(self, cell):
         """Whether a (stripped) cell means "no value"."""
@@ -107,6 +110,10 @@ class CsvOptions:
             return float(text)
         except ValueError:
             return None
+
+
+def _finite(value):
+    return value is not None and math.isfinite(value)
 
 
 _DEFAULT_OPTIONS = CsvOptions()
@@ -402,8 +409,7 @@ def _first_column_role(path, names, body, options, what, ids_are="row IDs (R's r
     0..n-1 or 1..n in order is the row index pandas' ``to_csv`` (or R's ``write.csv``) writes;
     a different word on every row is R's row names.
     """
-    if options.index_column == "no" or options.id_column is not None or names is None or names[0] != "" \
-            or len(names) < 2:
+    if options.index_column == "no" or names is None or names[0] != "" or len(names) < 2:
         return None, None
     cells = [row[0] for row in body]
     values = [options.number(cell) for cell in cells]
@@ -461,7 +467,7 @@ def _parse_cells(cells, options, impute, where, name_column):
 
     ``where(i)`` says where cell i is; ``name_column()`` the hint for a column of words.
     """
-    if options.decimal == "." and options.thousands is None:
+    if options.plain_numbers:
         try:
             values = np.array(cells, dtype=np.float64)
         except ValueError:
@@ -541,7 +547,7 @@ def _load_csv_data(path, labels_column, options, missing_features="error"):
         if id_j == label_j:
             raise UserError(f"--id-column {options.id_column} and --labels-column {labels_column} name the same "
                             "column; the IDs and the true classes are different columns.")
-    else:
+    if id_j != 0 and label_j != 0:
         role, note = _first_column_role(path, names, body, options, "data" if transposed else "a feature",
                                         "the names of the features" if transposed else
                                         "row IDs (R's row names), written beside the labels")
@@ -549,7 +555,7 @@ def _load_csv_data(path, labels_column, options, missing_features="error"):
             notes.append(note)
             if role == "index":
                 skipped.add(0)
-            else:
+            elif id_j is None:
                 id_j = 0
     kept = [j for j in range(n_columns) if j not in skipped and j not in (label_j, id_j)]
     if not kept:
@@ -920,13 +926,13 @@ def _ensemble_csv(path, missing, options, notes):
     id_j, skipped = None, set()
     if options.id_column is not None:
         id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
-    else:
+    if id_j != 0:
         role, note = _first_column_role(path, names, body, options, "a partition")
         if role is not None:
             notes.append(note)
             if role == "index":
                 skipped.add(0)
-            else:
+            elif id_j is None:
                 id_j = 0
     ids = None
     if id_j is not None:
