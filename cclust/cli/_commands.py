@@ -188,11 +188,12 @@ def _data_notes(data, notices):
 
 
 def _load_features(args):
-    """DATA read, z-scored if asked, and the reader's notes and the scale warning given: (data, X, notices)."""
+    """DATA read, z-scored if asked, and the scale warning given: (data, X, notices). The reader's
+    notes are the caller's to give (``_data_notes``) once the arguments are checked, so that a
+    user error stays one line."""
     data = _read_data(args)
     X = _standardize(data.X) if args.standardize else data.X
     notices = []
-    _data_notes(data, notices)
     if not args.standardize and (text := scale_warning(X)):
         _warn(text, notices)
     return data, X, notices
@@ -405,13 +406,15 @@ def evaluate(args, out=None):
     if args.ensemble:
         read = read_ensemble(args.ensemble)
         ensemble, what = read.ensemble, read.description
-        for text in read.notes:
-            _note(text, notices)
         if ensemble.n_samples != X.shape[0]:
             raise UserError(f"--ensemble {args.ensemble} has {ensemble.n_samples} rows, DATA {X.shape[0]} objects; "
                             "they must describe the same objects.")
         ens_text = f"{plural(ensemble.n_partitions, 'partition')} from {what}"
+        _data_notes(data, notices)
+        for text in read.notes:
+            _note(text, notices)
     else:
+        _data_notes(data, notices)
         save, args.save_ensemble = args.save_ensemble, None  # written below, after trimming
         made = {k: _generator_call(args, X, k) for k in ks}
         args.save_ensemble = save
@@ -535,6 +538,7 @@ def select_k(args, out=None):
     if partitions is None:  # counts in --generator G:R,...: their sum per subsample
         partitions = sum(count for _, count, _ in generator_params["generators"])
     _check_outputs(args)
+    _data_notes(data, notices)
     try:
         select = cclust.select_k
     except ImportError as exc:

@@ -87,6 +87,7 @@ class CsvOptions:
             sep, dec = re.escape(self.thousands), re.escape(self.decimal)
             grouped = re.compile(rf"[+-]?\d{{1,3}}(?:{sep}\d{{3}})+(?:{dec}\d*)?(?:[eE][+-]?\d+)?")
         object.__setattr__(self, "_grouped", grouped)
+        object.__setattr__(self, "_plain_marks", self.decimal == "." and self.thousands is None)
         # a missing-value code that reads as a number (-999) rules out the quick path of NumPy's parser
         object.__setattr__(self, "plain_numbers", self.decimal == "." and self.thousands is None and not any(
             _finite(self.number(token)) for token in self.na_values))
@@ -97,6 +98,13 @@ class CsvOptions:
 
     def number(self, cell):
         """The float a cell holds under these options, or None if it holds no number."""
+        if self._plain_marks:
+            if "_" in cell:  # float() reads "1_000"; a CSV cell that does is no number
+                return None
+            try:
+                return float(cell)
+            except ValueError:
+                return None
         text = cell
         if self._grouped is not None and self.thousands in text and self._grouped.fullmatch(text):
             text = text.replace(self.thousands, "")
@@ -234,10 +242,12 @@ def _numeric_header(path, rows, options, kind):
     values = [options.number(cell) for cell in first]
     if len(first) < 2 or any(v is None or not math.isfinite(v) or not v.is_integer() for v in values):
         return None
+    increasing = all(a < b for a, b in zip(values, values[1:]))
+    if not increasing and kind != "data":
+        return None
     columns = [[options.number(row[j]) for row in rows[1:] if not options.is_na(row[j])] for j in range(len(first))]
     if any(None in column for column in columns) or not any(columns):
         return None
-    increasing = all(a < b for a, b in zip(values, values[1:]))
     yes = (f"{path}: the first row ({_shown(first)}) was read as column names, not as an object: {{why}}; pass "
            "--header no if it is a data row.")
     no = (f"{path}: the first row ({_shown(first)}) was read as a data row, though its distinct increasing "
