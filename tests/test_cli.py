@@ -980,3 +980,21 @@ def test_trailing_delimiters_are_ignored(tmp_path, capsys):
     ens.write_text("r0,r1,\n0,1,\n0,1,\n1,0,\n1,0,\n")
     code, out, err = run_cli(capsys, "fuse", ens, "-k", "2")
     assert code == 0 and "2 partitions" in out and "ends with a delimiter" in err, err
+
+
+def test_evaluate_keeps_the_ids_and_a_user_error_stays_one_line(tmp_path, capsys):
+    values, y = _iris_cells()
+    rows = [["", "a", "b", "c", "d", "class"]] + [[f"S{i}"] + row + [str(SPECIES[c])]
+                                                  for i, (row, c) in enumerate(zip(values, y))]
+    path = _lines(tmp_path / "named.csv", rows)
+    code, out, err = run_cli(capsys, "evaluate", path, "--labels-column", "class", "--generator", "kmeans:4,pam:4",
+                             "--fuse", "kcc", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["fused"]["ids"] == [f"S{i}" for i in range(30)]
+    assert any("row IDs" in w for w in record["warnings"])
+    # the reader's note is not given when the command stops at a mistake
+    assert_user_error(capsys, ["select-k", path, "--labels-column", "class", "--k-range", "6", "3"], "--k-range")
+    code, out, err = run_cli(capsys, "run", path, "--labels-column", "class", "-m", "kcc", "--partitions", "4",
+                             "-o", tmp_path / "l.npy")
+    assert code == 0 and "an .npy file holds the labels only" in err, err
