@@ -11,7 +11,7 @@ import pytest
 
 import cclust
 from cclust import cli
-from cclust.cli._readers import _detect_header
+from cclust.cli._csv import _detect_header
 from cclust.datasets import load_iris
 from cclust.utilities import KCC_UTILITIES
 
@@ -802,7 +802,7 @@ def _iris_cells(n=30):
 ], ids=["years-over-floats", "ints-over-floats", "ints-over-ints", "not-increasing", "numbered-partitions",
         "partition-row"])
 def test_a_header_of_numbers(rows, kind, expected, words):
-    from cclust.cli._readers import CsvOptions, _header_choice
+    from cclust.cli._csv import CsvOptions, _header_choice
 
     header, note = _header_choice("f.csv", rows, CsvOptions(), kind)
     assert header is expected

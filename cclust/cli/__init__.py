@@ -85,7 +85,8 @@ Conventions
 Layout
 ------
 The command's code is split by what it does, in private modules: ``_parameters`` (values of
-``--method-param``), ``_readers`` (DATA and ENSEMBLE files), ``_jobs`` (resolving and running the
+``--method-param``), ``_csv`` (the CSV table: reading options, rows, the header and first-column
+rules, feature cells), ``_readers`` (DATA and ENSEMBLE files), ``_jobs`` (resolving and running the
 methods), ``_report`` (tables, single results, ``--out`` and ``--plot``), ``_commands`` (one
 function per sub-command) and ``_parser`` (``build_parser`` and ``main``); ``_messages`` holds
 :class:`UserError` and the one-line messages. The names in ``__all__`` are the stable surface: the

@@ -11,7 +11,8 @@ import numpy as np
 from cclust.cli._jobs import Job, _distribute_params, _exclude, _resolve_methods, _run_jobs
 from cclust.cli._messages import UserError, _note, _warn, plural
 from cclust.cli._parameters import _accepts, _method_names, _parameter_names, parse_params
-from cclust.cli._readers import _FEW, load_data, read_ensemble
+from cclust.cli._csv import _FEW
+from cclust.cli._readers import load_data, read_ensemble
 from cclust.cli._report import (
     _compare,
     _json_safe,

@@ -5,7 +5,7 @@ import sys
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
 from cclust.cli._messages import UserError
-from cclust.cli._readers import NA_VALUES
+from cclust.cli._csv import NA_VALUES
 
 
 class _ArgumentParser(argparse.ArgumentParser):
