@@ -80,7 +80,8 @@ class CsvOptions:
                             "--thousands . (1.355,6) or --thousands , with the default decimal point (1,355.6).")
         if self.index_column not in ("auto", "no"):
             raise ValueError(f"index_column must be 'auto' or 'no', got {self.index_column!r}")
-        object.__setattr__(self, "na_values", tuple(self.na_values))
+        tokens = (self.na_values,) if isinstance(self.na_values, str) else tuple(self.na_values)
+        object.__setattr__(self, "na_values", tokens)
         object.__setattr__(self, "_na", frozenset(self.na_values) | {""})
         grouped = None
         if self.thousands is not None:
@@ -310,8 +311,8 @@ def _trailing_empty(rows):
 
 def _drop_trailing(path, rows, count, notes):
     notes.append(f"{path}: every line ends with a delimiter, so the last "
-                 f"{'column is' if count == 1 else f'{count} columns are'} empty in every row, header "
-                 "included; ignored.")
+                 f"{'column is' if count == 1 else f'{count} columns are'} empty in every row; "
+                 f"{'it was' if count == 1 else 'they were'} ignored.")
     return [row[:len(row) - count] for row in rows]
 
 

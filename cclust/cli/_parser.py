@@ -120,7 +120,8 @@ def _add_common_output(p, comparison=True, labels=True):
 def _add_data_options(p):
     p.add_argument("--labels-column", default=None, metavar="NAME|INDEX",
                    help="CSV column holding the true classes (name from the header, or 0-based index; "
-                        "negative counts from the end). Default: none, every column is a feature")
+                        "negative counts from the end); refused, unless --force, when its values are all different "
+                        "or fractional. Default: none, every column is a feature")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the columns (default: detect)")
     p.add_argument("--standardize", action="store_true",
@@ -133,11 +134,12 @@ def _add_data_options(p):
                         "and column (default), or fill it with its feature's mean (the output counts the cells "
                         "filled per feature)")
     _add_reading_options(p, "a feature")
-    p.add_argument("--decimal", choices=(".", ","), default=".",
-                   help="decimal mark of the numbers (default '.'; ',' reads 0,173 in a ';'- or tab-separated file)")
-    p.add_argument("--thousands", choices=(",", ".", " ", "'"), default=None,
-                   help="thousands separator to remove from numbers grouped by threes (-1,355.6; with --decimal , "
-                        "usually '.'); default none")
+    p.add_argument("--decimal", choices=(".", ","), default=".", metavar="MARK",
+                   help="decimal mark of the numbers: '.' (default) or ',' (reads 0,173 in a ';'- or tab-separated "
+                        "file)")
+    p.add_argument("--thousands", choices=(",", ".", " ", "'"), default=None, metavar="SEP",
+                   help="thousands separator to remove from numbers grouped by threes: ',' (-1,355.6), '.' (with "
+                        "--decimal , : -1.355,6), ' ' or \"'\"; default none")
     p.add_argument("--samples-in-columns", "--transpose", dest="samples_in_columns", action="store_true",
                    help="the objects are the columns (genes x samples): the header row holds their IDs, each "
                         "line is a feature (name it with --id-column)")

@@ -344,7 +344,7 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     """
     if missing_features not in ("error", "mean"):
         raise ValueError(f"missing_features must be 'error' or 'mean', got {missing_features!r}")
-    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else tuple(na_values),
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
                          decimal=decimal, thousands=thousands, index_column=index_column, id_column=id_column,
                          samples_in_columns=samples_in_columns, force=force)
     data = _load_data(source, labels_column, options, missing_features)
@@ -496,7 +496,7 @@ class EnsembleFile:
 
 def read_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
     """:func:`load_ensemble`, with the objects' IDs and the reader's notes: an :class:`EnsembleFile`."""
-    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else tuple(na_values),
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
                          index_column=index_column, id_column=id_column)
     notes = []
     ensemble, description, ids = _load_ensemble(path, missing, options, notes)
