@@ -74,13 +74,48 @@ def test_a_memory_budget_error_keeps_its_byte_count_and_alternative(capsys, monk
     header = next(line for line in lines if line.startswith("method"))
     column = header.index("note")
     start = next(i for i, line in enumerate(lines) if line.startswith("cspa"))
-    assert lines[start][column:].startswith("MemoryBudgetError")
+    assert lines[start][column:].startswith("skipped: ")
     # the continuation lines sit under the note column and stay within the 100 columns
     continued = lines[start + 1:lines.index(next(line for line in lines if line.startswith("kcc")))]
     assert len(continued) >= 2
     assert all(line[:column].strip() == "" and line[column] != " " for line in continued)
     assert all(len(line) <= 100 for line in lines[start:start + len(continued) + 1])
-    assert "1 method failed (the note says why)." in out
+    # a memory-budget refusal is by design: skipped with its reason, not a failure
+    assert "1 method skipped: refused by design at this input size" in text
+    assert "failed" not in out
+
+
+# -- a method refusing the input's size by design is skipped, not failed --------------------------
+
+def test_a_size_refusal_is_skipped_in_the_table_csv_and_json(capsys):
+    # symdiff-median (an exact integer program) refuses n = 150 > max_objects = 40
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("symdiff-median"))
+    assert "skipped: ensemble has n_samples = 150 objects, more than max_objects = 40" in flat(out)
+    assert "ValidationError" not in out and "failed" not in out
+    assert row.split()[1:5] == ["-"] * 4
+    assert "1 method skipped: refused by design at this input size (the note says the limit and how to allow it)." \
+        in flat(out)
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median", "--format", "csv")
+    rows = {r["method"]: r for r in csv.DictReader(out.splitlines())}
+    assert (rows["symdiff-median"]["status"], rows["symdiff-median"]["skipped_because"]) == ("skipped", "input size")
+    assert (rows["kcc"]["status"], rows["kcc"]["skipped_because"]) == ("ok", "")
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median", "--format", "json")
+    rows = {r["method"]: r for r in json.loads(out)["rows"]}
+    assert rows["symdiff-median"]["status"] == "skipped"
+    assert rows["symdiff-median"]["skipped_because"] == "input size"
+    assert rows["symdiff-median"]["note"].startswith("skipped: ensemble has n_samples = 150")
+
+
+def test_a_size_refusal_is_an_input_size_error_and_still_a_validation_error():
+    from cclust.errors import InputSizeError, MemoryBudgetError, SizeLimitError, ValidationError
+
+    E = cclust.generate("kmeans", load_iris()[0], 3, n_partitions=4, random_state=0)
+    with pytest.raises(SizeLimitError, match="max_objects = 40") as info:
+        cclust.get("symdiff-median")(E, 3)
+    assert isinstance(info.value, ValidationError) and isinstance(info.value, InputSizeError)
+    assert issubclass(MemoryBudgetError, InputSizeError) and issubclass(MemoryBudgetError, MemoryError)
 
 
 def test_the_direction_of_a_criterion_survives_a_narrow_terminal(partitions_csv, capsys, monkeypatch):

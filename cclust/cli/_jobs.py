@@ -11,9 +11,9 @@ from cclust.cli._parameters import _RESERVED, _accepts, _method_names, _paramete
 class Job:
     """One row of a comparison: a label, the registered method and its parameters."""
 
-    def __init__(self, label, method, params=None, fn=None, error=None):
+    def __init__(self, label, method, params=None, fn=None, error=None, reason=None):
         self.label, self.method, self.params = label, method, dict(params or {})
-        self.fn, self.error = fn, error
+        self.fn, self.error, self.reason = fn, error, reason
 
     def settings(self):
         """The choices this run makes: every keyword parameter whose default is a name (KCC's
@@ -52,7 +52,7 @@ def _resolve_methods(names):
     jobs, targets = [], {}
     for name, row in rows.items():
         if row.target in targets and row.target != "<runtime>":
-            jobs.append(Job(name, name, error=f"alias of {targets[row.target]}"))
+            jobs.append(Job(name, name, error=f"alias of {targets[row.target]}", reason="alias"))
             continue
         targets[row.target] = name
         try:
@@ -60,12 +60,13 @@ def _resolve_methods(names):
                 warnings.simplefilter("ignore")
                 fn = cclust.get(name, kind="consensus")
         except (CclustError, ImportError) as exc:
-            jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}"))
+            jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}", reason="unavailable"))
             continue
         jobs.append(Job(name, name, fn=fn))
     for name, (_, why) in KNOWN_PLUGINS.items():
         if name not in rows:
-            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})"))
+            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})",
+                            reason="not installed"))
     return sorted(jobs, key=lambda job: job.method)
 
 
@@ -117,18 +118,22 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     """Run one job; returns a result row (dict). ``strict`` lets errors propagate."""
     from cclust._pipeline import call_method
     from cclust.base import method_info
+    from cclust.errors import InputSizeError
 
-    row = {"method": job.label, "status": "ok", "n_clusters": None, "agreement": None, "objective": None,
+    # status: ok, error (the note has the exception) or skipped (skipped_because: alias, unavailable,
+    # not installed, needs X, or input size: a method refusing the input's size by design)
+    row = {"method": job.label, "status": "ok", "skipped_because": None, "n_clusters": None, "agreement": None,
+           "objective": None,
            "objective_name": None, "seconds": None, "n_iter": None, "converged": None, "settings": {},
            "note": "", "result": None}
     if job.fn is None:
-        row.update(status="skipped", note=job.error)
+        row.update(status="skipped", skipped_because=job.reason, note=job.error)
         return row
     if method_info(job.fn).requires_X and X is None:
         message = f"{job.method} needs the original features X; run it with `cclust run DATA --method {job.method}`"
         if strict:
             raise UserError(message + ".")
-        row.update(status="skipped", note=message)
+        row.update(status="skipped", skipped_because="needs X", note=message)
         return row
     start = time.perf_counter()
     try:
@@ -136,6 +141,12 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
             warnings.simplefilter("always")
             # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
             result = call_method(job.fn, ensemble, k, job.params, seed, X, jobs_option, 0)
+    except InputSizeError as exc:  # refused by design (a declared limit, the memory budget): not a failure
+        if strict:
+            raise
+        row.update(status="skipped", skipped_because="input size",
+                   note="skipped: " + " ".join(str(exc).split()))
+        return row
     except Exception as exc:  # one failing method (or broken plugin) must not stop the table
         if strict:
             raise

@@ -117,6 +117,7 @@ class ComparisonTable:
         self.indent = sum(w + 2 for _, w, _ in self.columns[:-1])
         self.note_width = max(30, (width or _terminal_width()) - self.indent - 1)
         self.failed = 0
+        self.too_large = 0
 
     def _line(self, cells):
         return "  ".join(f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, self.columns)).rstrip()
@@ -129,6 +130,8 @@ class ComparisonTable:
     def row(self, r):
         if r["status"] == "error":
             self.failed += 1
+        elif r.get("skipped_because") == "input size":
+            self.too_large += 1
         settings = _settings_text(r.get("settings") or {})
         if self.y_known:
             note = "; ".join(t for t in (settings, r["note"]) if t)
@@ -146,6 +149,10 @@ class ComparisonTable:
                   f"{plural(n_partitions, 'basic partition')} (ANMI, Strehl & Ghosh 2002; higher is better; "
                   "needs no true labels).")
         print(wrap_cell(legend, max(30, self.indent + self.note_width), 0), file=self.out)
+        if self.too_large:
+            text = (f"{plural(self.too_large, 'method')} skipped: refused by design at this input size (the note "
+                    "says the limit and how to allow it).")
+            print(wrap_cell(text, max(30, self.indent + self.note_width), 0), file=self.out)
         if self.failed:
             print(f"{plural(self.failed, 'method')} failed (the note says why).", file=self.out)
 
@@ -189,7 +196,7 @@ def _compare(jobs, ensemble, k, X, y, args, context, out):
                   default=str)
         out.write("\n")
         return rows
-    fields = ["method", "status", "n_clusters"] + (["ari", "nmi"] if y is not None else []) + \
+    fields = ["method", "status", "skipped_because", "n_clusters"] + (["ari", "nmi"] if y is not None else []) + \
              ["agreement", "objective", "objective_name", "seconds", "n_iter", "converged", "settings", "note"]
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(fields)
