@@ -776,3 +776,16 @@ def test_fuse_membership_archive_of_soft_partitions(tmp_path, capsys):
     mats[1] = mats[1] * 2
     np.savez(path, **{f"membership_{i}": U for i, U in enumerate(mats)})
     assert_user_error(capsys, ["fuse", path, "-k", "3", "-m", "se"], "memberships[1]", "sums to")
+
+
+# -- method names in another case ------------------------------------------------------------------
+
+def test_a_method_name_in_capitals_is_the_registered_name(capsys):
+    code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "KCC,Cspa,ivc",
+                             "--method-param", "KCC:utility=uc", "--exclude", "CSPA", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["method"] for r in rows] == ["kcc", "ivc"]
+    assert rows[0]["settings"]["utility"] == "uc"
+    code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "KCCX")
+    assert code == 2 and err.startswith("cclust: error: unknown consensus name 'KCCX'. Did you mean 'kcc'?")

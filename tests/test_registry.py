@@ -81,6 +81,27 @@ def test_unknown_name_lists_and_suggests():
         reg.get("alpha", kind="method")
 
 
+def test_a_name_in_another_case_finds_the_one_registered_name():
+    reg = make_registry([])
+    assert reg.get("ALPHA") is good_consensus and reg.get("Alpha", kind="consensus") is good_consensus
+    assert reg.canonical_name("ALPHA") == "alpha" and reg.canonical_name("nothing") == "nothing"
+    assert cclust.get("KCC") is cclust.get("kcc")
+    with pytest.raises(UnknownNameError, match=r"unknown name 'ALPAH'. Did you mean 'alpha'\?"):
+        reg.get("ALPAH")
+    with pytest.raises(UnknownNameError, match=r"'hgpa' is provided by the plugin distribution"):
+        reg.get("HGPA")
+
+
+def test_names_equal_but_for_case_are_not_guessed_between():
+    upper = FakeEntryPoint("Gamma", "a:f", FakeDist("cclust-a"), good_consensus)
+    lower = FakeEntryPoint("gamma", "b:f", FakeDist("cclust-b"), good_consensus)
+    reg = make_registry([("cclust.consensus", upper), ("cclust.consensus", lower)])
+    assert reg.get("Gamma") is good_consensus and reg.get("gamma") is good_consensus  # exact names work
+    assert reg.canonical_name("GAMMA") == "GAMMA"
+    with pytest.raises(UnknownNameError, match=r"unknown name 'GAMMA'. Did you mean 'Gamma' or 'gamma'\?"):
+        reg.get("GAMMA")
+
+
 def test_known_plugin_name_says_what_to_install():
     reg = make_registry([])
     with pytest.raises(UnknownNameError, match=r"'hgpa' is provided by the plugin distribution cclust-hypergraph.*pip install"):

@@ -362,6 +362,8 @@ def evaluate(args, out=None):
     if args.k_method is not None and (len(ks) < 2 or (args.k_method != "all" and args.k_method not in ks)):
         raise UserError(f"--k-method chooses among the K given with -k ({','.join(map(str, ks))}); give -k with "
                         "several K, and --k-method as one of them or 'all'.")
+    args.method = cclust.registry.canonical_name(args.method)  # --method KCC is kcc
+    args.fuse = cclust.registry.canonical_name(args.fuse) if args.fuse else args.fuse
     cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
     if args.save_ensemble:
@@ -481,6 +483,7 @@ def select_k(args, out=None):
     method_params, scoped = parse_params(args.method_param, "--method-param")
     if scoped:
         raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
+    args.method = cclust.registry.canonical_name(args.method)  # --method KCC is kcc
     if args.method == "monti":
         if method_params:
             raise UserError("--method-param applies to a consensus method; the monti method takes --inner, "

@@ -39,11 +39,11 @@ def _resolve_methods(names):
     """Jobs for the named methods (errors raise), or for every registered method (errors recorded)."""
     import cclust
     from cclust.errors import CclustError
-    from cclust.registry import KNOWN_PLUGINS, install_hint
+    from cclust.registry import KNOWN_PLUGINS, canonical_name, install_hint
 
     if names:
         jobs = []
-        for name in names:
+        for name in map(canonical_name, names):  # --method KCC is kcc
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a shadowed plugin is reported by `cclust methods`
                 jobs.append(Job(name, name, fn=cclust.get(name, kind="consensus")))
@@ -72,7 +72,9 @@ def _resolve_methods(names):
 
 def _exclude(jobs, excluded):
     """Drop the methods named by --exclude (each must be one of the jobs)."""
-    names = _method_names(excluded)
+    from cclust.registry import canonical_name
+
+    names = [canonical_name(name) for name in _method_names(excluded)]
     known = {job.method for job in jobs}
     for name in names:
         if name not in known:
@@ -85,6 +87,9 @@ def _exclude(jobs, excluded):
 
 def _distribute_params(jobs, common, scoped, option):
     """Give each job its parameters; a parameter nobody takes is an error."""
+    from cclust.registry import canonical_name
+
+    scoped = {canonical_name(scope): params for scope, params in scoped.items()}  # KCC:utility=uc
     labels = {job.method for job in jobs}
     for scope in scoped:
         if scope not in labels:
