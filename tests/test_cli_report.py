@@ -405,3 +405,54 @@ def test_methods_rule_spans_the_table(capsys):
     table = lines[2:len(lines)]
     table = [line for line in table if not line.startswith("not installed")]
     assert len(rule) == max(len(line) for line in table)
+
+
+# -- one name per column; no value, no column ------------------------------------------------------
+
+def test_a_method_run_twice_has_one_name_per_column_in_every_output(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.csv")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[4:7]] == ["kcc", "ivc", "kcc"]
+    assert out.splitlines()[6].startswith("kcc #2 ")
+    assert (tmp_path / "x.csv").read_text().splitlines()[0] == "kcc,ivc,kcc #2"
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.tsv",
+                           "--format", "json")
+    assert [r["method"] for r in json.loads(out)["rows"]] == ["kcc", "ivc", "kcc #2"]
+    assert (tmp_path / "x.tsv").read_text().splitlines()[0] == "kcc\tivc\tkcc #2"
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.json",
+                           "--format", "csv")
+    assert [r["method"] for r in csv.DictReader(out.splitlines())] == ["kcc", "ivc", "kcc #2"]
+    assert list(json.loads((tmp_path / "x.json").read_text())) == ["kcc", "ivc", "kcc #2"]
+
+
+def test_a_method_without_a_criterion_shows_no_objective_line(capsys):
+    def no_criterion(ensemble, n_clusters, *, random_state=None):
+        """Labels only, no criterion."""
+        return ConsensusResult.from_labels(np.arange(ensemble.n_samples) % n_clusters)
+
+    cclust.register("no-criterion-for-cli-test", no_criterion, kind="consensus")
+    try:
+        code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "no-criterion-for-cli-test")
+    finally:
+        cclust.registry.unregister("no-criterion-for-cli-test")
+    assert code == 0, err
+    assert "objective" not in out and "nan" not in out and "[]" not in out
+    assert "clusters  : 3 (sizes 50, 50, 50)" in out
+
+
+def test_select_k_without_a_criterion_has_no_objective_column(capsys):
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3")
+    assert code == 0
+    assert "objective" not in out and "nan" not in out
+    assert [line for line in out.splitlines() if line.lstrip().startswith("K ")][0].split() == \
+        ["K", "area", "delta", "area", "PAC"]
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "--format", "csv")
+    assert out.splitlines()[0] == "k,area,delta_area,pac,best"
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "--format", "json")
+    assert "objective" not in json.loads(out)
+    # a method with a criterion keeps the column
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "-m", "kcc", "--format", "csv")
+    assert out.splitlines()[0] == "k,area,delta_area,pac,objective,best"

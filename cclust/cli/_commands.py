@@ -519,6 +519,9 @@ def select_k(args, out=None):
         record = result.to_dict()
         record.pop("consensus_matrices", None)
         record.pop("labels", None)
+        if not result.has_objective:  # monti: no criterion, so no column of nulls
+            record.pop("objective", None)
+            record.pop("objective_name", None)
         # item consensus per object and K, as rows k, cluster, item, item_consensus (CCP's calcICL table)
         record.pop("item_consensus", None)
         record["cluster_consensus"] = [

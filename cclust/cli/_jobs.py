@@ -30,6 +30,20 @@ class Job:
         return {key: value for key, value in shown.items() if value is not None}
 
 
+def column_names(names):
+    """One name per column, a name repeated getting its count: the one rule for the rows of a
+    comparison and the columns of ``--out`` (CSV, TSV and JSON keys; ``.npy`` keeps the order).
+
+    >>> column_names(["kcc", "cspa", "kcc", "kcc"])
+    ['kcc', 'cspa', 'kcc #2', 'kcc #3']
+    """
+    seen, out = {}, []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return out
+
+
 def _short(exc):
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -42,11 +56,13 @@ def _resolve_methods(names):
     from cclust.registry import KNOWN_PLUGINS, canonical_name, install_hint
 
     if names:
+        names = [canonical_name(name) for name in names]  # --method KCC is kcc
         jobs = []
-        for name in map(canonical_name, names):  # --method KCC is kcc
+        # a method asked for twice is shown as kcc and kcc #2, in the table and every output
+        for label, name in zip(column_names(names), names):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a shadowed plugin is reported by `cclust methods`
-                jobs.append(Job(name, name, fn=cclust.get(name, kind="consensus")))
+                jobs.append(Job(label, name, fn=cclust.get(name, kind="consensus")))
         return jobs
     rows = cclust.available(kind="consensus")
     jobs, targets = [], {}

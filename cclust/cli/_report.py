@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from cclust.cli._jobs import _run_jobs
+from cclust.cli._jobs import _run_jobs, column_names
 from cclust.cli._messages import UserError, plural
 
 
@@ -47,6 +47,11 @@ def format_table(rows, header, align=None):
 
 def _fmt(value, spec):
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def _has_value(value):
+    """False for None and NaN: a value not to show."""
+    return value is not None and not (isinstance(value, (float, np.floating)) and math.isnan(value))
 
 
 def _terminal_width():
@@ -268,8 +273,10 @@ def _print_single(row, y, fmt, context, out, ensemble):
     settings = _settings_text(row["settings"])
     lines = [("data", context["data"]), ("ensemble", context["ensemble"]),
              ("method", f"{row['method']} ({settings})" if settings else row["method"]),
-             ("clusters", f"{result.n_clusters} ({cluster_sizes_text(sizes)})"),
-             ("objective", f"{result.objective:.6g}  [{result.objective_name}]")]
+             ("clusters", f"{result.n_clusters} ({cluster_sizes_text(sizes)})")]
+    if _has_value(result.objective):  # a method without a criterion (a plugin's) shows no line for it
+        name = f"  [{result.objective_name}]" if result.objective_name else ""
+        lines.append(("objective", f"{result.objective:.6g}{name}"))
     iterations = iterations_text(result)
     if iterations is not None:
         lines.append(("iterations", iterations))
@@ -343,7 +350,8 @@ def write_labels(path, rows):
     One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
     (``label`` for one method, else one column per method, named after it) then one line per
     object, comma- or tab-separated. ``.json``: one object mapping each method to its list of
-    labels, ``{"kcc": [0, 2, ...]}``. ``.npy``: int64, shape (n_samples,) for one method,
+    labels, ``{"kcc": [0, 2, ...]}``; a method run twice gets columns ``kcc`` and ``kcc #2`` in
+    every format (:func:`column_names`). ``.npy``: int64, shape (n_samples,) for one method,
     (n_samples, n_methods) for several. The file is written under a temporary name in the same
     folder and renamed when complete, so it never exists half-written.
     """
@@ -357,16 +365,14 @@ def write_labels(path, rows):
             with _replacing(path, binary=True) as handle:
                 np.save(handle, labels[:, 0] if len(done) == 1 else labels, allow_pickle=False)
         elif suffix == ".json":
-            keys = [r["method"] for r in done]
-            # a method asked for twice keeps both columns, as in CSV: "kcc", "kcc #2"
-            keys = [k if keys[:i].count(k) == 0 else f"{k} #{keys[:i].count(k) + 1}" for i, k in enumerate(keys)]
+            keys = column_names([r["method"] for r in done])
             with _replacing(path) as handle:
                 json.dump({key: labels[:, i].tolist() for i, key in enumerate(keys)}, handle)
                 handle.write("\n")
         else:
             with _replacing(path) as handle:
                 writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-                writer.writerow(["label"] if len(done) == 1 else [r["method"] for r in done])
+                writer.writerow(["label"] if len(done) == 1 else column_names([r["method"] for r in done]))
                 for start in range(0, labels.shape[0], 65536):  # in blocks: Ctrl-C is noticed between them
                     writer.writerows(labels[start:start + 65536].tolist())
     except OSError as exc:
