@@ -255,6 +255,20 @@ class Registry:
         folded = name.casefold()
         return sorted({n for n in (*self._table(), *self._ambiguous, *KNOWN_PLUGINS) if n.casefold() == folded})
 
+    def claims(self):
+        """Names claimed more than once, with every claimant: name -> tuple of
+        :class:`Registration` (the one in use first, for a built-in's name; for a name two
+        plugins claim, none is in use)."""
+        table = self._table()
+        out = {}
+        for name, losers in self._conflicts.items():
+            winner = table.get(name)
+            out[name] = tuple(([winner.registration()] if winner is not None else [])
+                              + [s.registration() for s in losers])
+        for name, claimants in self._ambiguous.items():
+            out[name] = tuple(s.registration() for s in claimants)
+        return MappingProxyType(out)
+
     def get(self, name, kind=None):
         """The registered object called ``name``, imported on first use.
 
@@ -406,3 +420,4 @@ unregister = _default.unregister
 conflicts = _default.conflicts
 refresh = _default.refresh
 canonical_name = _default.canonical_name
+claims = _default.claims

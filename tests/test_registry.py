@@ -125,8 +125,10 @@ def test_contract_violation_is_reported_at_load():
 
     bad = FakeEntryPoint("bad", "m:f", FakeDist("cclust-bad"), no_n_clusters)
     reg = make_registry([("cclust.consensus", bad)])
-    with pytest.raises(ContractError, match=r"'bad' from cclust-bad.*fn\(ensemble, n_clusters"):
+    with pytest.raises(ContractError, match=r"'bad' from cclust-bad.*fn\(ensemble, n_clusters") as info:
         reg.get("bad")
+    # what docs/plugins.md promises: the message names what is wrong
+    assert "the second parameter is 'k', not n_clusters" in str(info.value)
 
 
 def test_plugin_claiming_a_builtin_is_reported_not_preferred():
@@ -175,11 +177,12 @@ def test_register_refuses_replacement_and_checks_contract():
     [
         ("consensus", lambda *args: None, r"\*args"),
         ("consensus", lambda ensemble, n_clusters: None, "random_state"),
+        ("consensus", lambda ensemble: None, r"takes 1 positional parameter\(s\) \(ensemble\), not two"),
         ("generator", lambda X, n_clusters, *, n_partitions, random_state: None, "n_jobs"),
         ("metric", lambda a: 0.0, "two labellings"),
         ("utility", object(), "Utility"),
     ],
-    ids=["varargs", "no-random-state", "generator-no-n_jobs", "metric-one-arg", "utility-wrong-type"],
+    ids=["varargs", "no-random-state", "one-positional", "generator-no-n_jobs", "metric-one-arg", "utility-wrong-type"],
 )
 def test_contracts(kind, obj, match):
     with pytest.raises(ContractError, match=match):

@@ -446,7 +446,7 @@ def evaluate(args, out=None):
 def methods(args, out=None):
     """``cclust methods``: the registry as a table."""
     import cclust
-    from cclust.registry import KNOWN_PLUGINS, install_hint
+    from cclust.registry import BUILTIN_PROVIDER, KNOWN_PLUGINS, install_hint
 
     out = sys.stdout if out is None else out
     kind = None if args.kind == "all" else args.kind
@@ -467,6 +467,16 @@ def methods(args, out=None):
         for name, (_, why) in KNOWN_PLUGINS.items():
             if name not in cclust.available():
                 print(f"not installed: {name} ({why}): {install_hint(name)}", file=out)
+    for name, rows in sorted(cclust.registry.claims().items()):
+        if kind is not None and rows[0].kind != kind:
+            continue
+        providers = " and ".join(row.provider for row in rows)
+        if rows[0].provider == BUILTIN_PROVIDER:
+            what = (f"the built-in is used ({rows[0].kind}); a plugin cannot take a built-in's name, so rename the "
+                    "plugin's entry point")
+        else:
+            what = "neither is used: uninstall all but one"
+        print(f"claimed twice: {name} by {providers}; {what}.", file=out)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Jobs: the consensus methods a command runs, their parameters, and running them one by one
 into result rows."""
 import inspect
+import sys
 import time
 import warnings
 
@@ -61,8 +62,9 @@ def _resolve_methods(names):
         # a method asked for twice is shown as kcc and kcc #2, in the table and every output
         for label, name in zip(column_names(names), names):
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # a shadowed plugin is reported by `cclust methods`
+                warnings.simplefilter("ignore")  # the registry's warning is for Python; a note is said below
                 jobs.append(Job(label, name, fn=cclust.get(name, kind="consensus")))
+        _note_claims(names)
         return jobs
     rows = cclust.available(kind="consensus")
     jobs, targets = [], {}
@@ -79,11 +81,25 @@ def _resolve_methods(names):
             jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}", reason="unavailable"))
             continue
         jobs.append(Job(name, name, fn=fn))
+    _note_claims(rows)
     for name, (_, why) in KNOWN_PLUGINS.items():
         if name not in rows:
             jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})",
                             reason="not installed"))
     return sorted(jobs, key=lambda job: job.method)
+
+
+def _note_claims(names):
+    """A note on standard error for each method name a plugin also claims (the built-in is used)."""
+    from cclust.registry import BUILTIN_PROVIDER, claims
+
+    claimed = claims()
+    for name in dict.fromkeys(names):
+        rows = claimed.get(name, ())
+        others = [row.provider for row in rows[1:]]
+        if rows and rows[0].provider == BUILTIN_PROVIDER and others:
+            print(f"cclust: note: {name} is also claimed by the plugin {', '.join(others)}; the built-in {name} "
+                  "is used (a plugin cannot replace a built-in: `cclust methods` lists such names).", file=sys.stderr)
 
 
 def _exclude(jobs, excluded):
