@@ -5,6 +5,10 @@ Environment switches:
 * ``CCLUST_CYTHON_CHECKS=1`` turns Cython's bounds/wraparound checks back on (debugging).
 * ``CCLUST_NO_OPENMP=1`` builds the serial fallback even where OpenMP is available.
 * ``CCLUST_SANITIZE=address,undefined`` builds with those sanitizers (GCC and Clang).
+* ``CCLUST_DEBUG_INFO=1`` keeps debug information (``-g``) in the extensions. Release builds
+  drop it (``-g0`` after the ``-g`` that Python's own build flags add, GCC and Clang): it is
+  most of each module's size and of the compile time, and only a debugger reads it. A
+  sanitizer build always keeps it.
 
 On Windows the extensions are built with MSVC, the compiler CPython itself is built with there,
 which takes its own flags and has OpenMP 2.0 (``/openmp``, runtime ``vcomp140.dll``) built in.
@@ -62,6 +66,9 @@ else:
     if OPENMP:
         compile_args.append("-fopenmp")
         link_args.append("-fopenmp")
+    if os.environ.get("CCLUST_DEBUG_INFO") != "1" and not os.environ.get("CCLUST_SANITIZE"):
+        # sysconfig's CFLAGS carry -g; the extra arguments come after them, and the last -g wins
+        compile_args.append("-g0")
 sanitize = os.environ.get("CCLUST_SANITIZE")
 if sanitize:
     if MSVC:

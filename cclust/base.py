@@ -342,9 +342,17 @@ def _check_consensus(obj, what):
     params = _parameters(obj, what)
     _check_no_varargs(params, what)
     positional = _positional(params)
-    if len(positional) < 2 or positional[1].name != "n_clusters":
+    signature = "fn(ensemble, n_clusters, *, random_state=None, **params)"
+    if len(positional) < 2:
+        names = ", ".join(p.name for p in positional) or "none"
         raise ContractError(
-            f"{what} must have the signature fn(ensemble, n_clusters, *, random_state=None, **params)."
+            f"{what} takes {len(positional)} positional parameter(s) ({names}), not two: the first is the "
+            f"ensemble and the second n_clusters, as in {signature}."
+        )
+    if positional[1].name != "n_clusters":
+        raise ContractError(
+            f"{what}: the second parameter is {positional[1].name!r}, not n_clusters (callers pass "
+            f"n_clusters=... by name); rename it, as in {signature}."
         )
     if "random_state" not in params:
         raise ContractError(f"{what} must accept a random_state keyword (int, Generator or None).")

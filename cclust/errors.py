@@ -14,8 +14,22 @@ class ValidationError(CclustError, ValueError):
     """An argument has the wrong shape, dtype, range or content."""
 
 
-class MemoryBudgetError(CclustError, MemoryError):
+class InputSizeError(CclustError):
+    """A method refuses the input by design because of its size, not because it is wrong.
+
+    The message names the limit, the size received and how to allow it (a parameter such as
+    ``max_objects=`` or ``max_bytes=``) or which method to use instead. ``cclust run`` lists a
+    method that raises it as skipped, with that message, rather than as failed.
+    """
+
+
+class MemoryBudgetError(InputSizeError, MemoryError):
     """A dense O(n^2) structure would exceed the memory budget; the message gives the bytes."""
+
+
+class SizeLimitError(InputSizeError, ValidationError):
+    """The input has more objects (or partitions) than a method's declared limit, e.g. an exact
+    integer program that is refused above ``max_objects``."""
 
 
 class UnknownNameError(CclustError, LookupError):

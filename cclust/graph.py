@@ -1087,6 +1087,28 @@ def _dense_leading_eigenvectors(W, inv_sqrt, n_vectors):
     return values[::-1], vectors[:, ::-1]
 
 
+def _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, n_vectors):
+    """The leading eigenpairs of ``A^T A`` (``A = diag(row_scale)^1/2 B D^-1/2``) from the
+    smaller ``A A^T`` when B has fewer rows than columns: ``A^T A v = l v`` with ``v = A^T u /
+    sqrt(l)`` for every eigenpair ``(l, u)`` of ``A A^T`` with ``l > 0``. None when a wanted
+    eigenvalue is not clearly positive (then the column graph is used)."""
+    import scipy.linalg
+
+    A = B.toarray() * np.sqrt(row_scale)[:, None] * inv_sqrt[None, :]
+    G = A @ A.T
+    G = (G + G.T) / 2.0
+    n_rows = G.shape[0]
+    with one_blas_thread():
+        try:
+            values, vectors = scipy.linalg.eigh(G, subset_by_index=(n_rows - n_vectors, n_rows - 1))
+        except np.linalg.LinAlgError:
+            return None
+    if values[0] <= 1e-8 * max(values[-1], 1e-300):
+        return None
+    vectors = (A.T @ vectors) / np.sqrt(values)[None, :]
+    return values[::-1], vectors[:, ::-1]
+
+
 def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` (D the
     diagonal of ``col_degree``), largest first: dense when the column graph is small and cheap
@@ -1096,6 +1118,11 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     n_cols = B.shape[1]
     inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
     row_nnz = np.diff(B.indptr).astype(np.float64)
+    n_rows = B.shape[0]
+    if n_vectors < n_rows < n_cols <= TCUT_DENSE_MAX:
+        found = _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, n_vectors)
+        if found is not None:
+            return found
     if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
         return _dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, n_vectors)
     Bt = B.T.tocsr()

@@ -568,11 +568,12 @@ def _plot_objective(result, ax):
 
 
 def plot_select_k(result):
-    """The four views of :func:`cclust.select_k` on one Figure, the selected K highlighted.
+    """The views of :func:`cclust.select_k` on one Figure, the selected K highlighted.
 
     Panels: consensus CDF (:func:`plot_consensus_cdf`), delta area (:func:`plot_delta_area`),
-    PAC (:func:`plot_pac`) and the consensus method's own criterion per K; the title gives the
-    selected K, the rule that chose it and why.
+    PAC (:func:`plot_pac`) and, when the method reported one, the consensus method's own
+    criterion per K (a 2 x 2 grid; three panels in a row without it, as for ``method="monti"``);
+    the title gives the selected K, the rule that chose it and why.
 
     Parameters
     ----------
@@ -582,7 +583,8 @@ def plot_select_k(result):
     Returns
     -------
     figure : matplotlib Figure
-        A new Figure (no pyplot involved) with four Axes in ``figure.axes``.
+        A new Figure (no pyplot involved) with four Axes in ``figure.axes`` (three without a
+        criterion).
 
     Examples
     --------
@@ -602,12 +604,16 @@ def plot_select_k(result):
     """
     f = _selection_fields(result, "cdf_grid", "cdf", "delta_area", "pac", "objective")
     mpl = _matplotlib()
-    figure = mpl.figure.Figure(figsize=(10.0, 7.5), layout="constrained")
-    axes = figure.subplots(2, 2)
-    plot_consensus_cdf(result, ax=axes[0, 0])
-    plot_delta_area(result, ax=axes[0, 1])
-    plot_pac(result, ax=axes[1, 0])
-    _plot_objective(result, axes[1, 1])
+    if np.isfinite(np.asarray(f["objective"], dtype=float)).any():
+        figure = mpl.figure.Figure(figsize=(10.0, 7.5), layout="constrained")
+        axes = figure.subplots(2, 2).ravel()
+        _plot_objective(result, axes[3])
+    else:  # no criterion (method="monti"): three panels, no empty fourth
+        figure = mpl.figure.Figure(figsize=(13.5, 4.2), layout="constrained")
+        axes = figure.subplots(1, 3)
+    plot_consensus_cdf(result, ax=axes[0])
+    plot_delta_area(result, ax=axes[1])
+    plot_pac(result, ax=axes[2])
     best = _best_k(result, f["k_values"])
     title = f"Selected K = {best}" if best is not None else "Choosing K"
     criterion = getattr(result, "criterion", None)

@@ -3,7 +3,9 @@
 Contract
 --------
 * Names are unique across kinds, lower-case, and the literature's own (``kcc``, ``wosp``).
-  ``get(name)`` needs no kind; ``kind=`` filters or asserts.
+  ``get(name)`` needs no kind; ``kind=`` filters or asserts. A name that differs from exactly
+  one registered name only in case (``"KCC"``) finds it; one that matches several that way,
+  or none, is unknown and the message suggests the closest names.
 * Four kinds, each with an entry-point group a third-party distribution declares in its
   ``pyproject.toml``::
 
@@ -240,13 +242,44 @@ class Registry:
             out[name] = [s.provider for s in claimants]
         return MappingProxyType(out)
 
+    def canonical_name(self, name):
+        """``name`` as registered: itself when registered, else the one registered name equal to it
+        ignoring case (``"KCC"`` -> ``"kcc"``); unchanged when none or several match."""
+        table = self._table()
+        if not isinstance(name, str) or name in table or name in self._ambiguous or name in KNOWN_PLUGINS:
+            return name
+        matches = self._same_but_case(name)
+        return matches[0] if len(matches) == 1 else name
+
+    def _same_but_case(self, name):
+        folded = name.casefold()
+        return sorted({n for n in (*self._table(), *self._ambiguous, *KNOWN_PLUGINS) if n.casefold() == folded})
+
+    def claims(self):
+        """Names claimed more than once, with every claimant: name -> tuple of
+        :class:`Registration` (the one in use first, for a built-in's name; for a name two
+        plugins claim, none is in use)."""
+        table = self._table()
+        out = {}
+        for name, losers in self._conflicts.items():
+            winner = table.get(name)
+            out[name] = tuple(([winner.registration()] if winner is not None else [])
+                              + [s.registration() for s in losers])
+        for name, claimants in self._ambiguous.items():
+            out[name] = tuple(s.registration() for s in claimants)
+        return MappingProxyType(out)
+
     def get(self, name, kind=None):
-        """The registered object called ``name``, imported on first use."""
+        """The registered object called ``name``, imported on first use.
+
+        A name differing from a registered one only in case (``"KCC"``) finds it when exactly
+        one registered name matches that way."""
         table = self._table()
         if kind is not None and kind not in KINDS:
             raise ValidationError(f"kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
         if not isinstance(name, str):
             raise ValidationError(f"name must be a string, got {type(name).__name__}.")
+        name = self.canonical_name(name)
         if name in self._ambiguous and name not in table:
             providers = ", ".join(s.provider for s in self._ambiguous[name])
             raise RegistryConflictError(
@@ -303,10 +336,17 @@ class Registry:
     def _unknown_message(self, name, kind, listing_only=False):
         table = self._table()
         names = sorted(n for n, s in table.items() if kind is None or s.kind == kind)
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5) if isinstance(name, str) else []
+        close = []
+        if isinstance(name, str):
+            # several names equal but for case (two plugins' "Foo" and "foo") are all suggested
+            close = [n for n in self._same_but_case(name) if n in names]
+            if not close:
+                folded = {n.casefold(): n for n in names}
+                close = [folded[n] for n in difflib.get_close_matches(name.casefold(), list(folded), n=1,
+                                                                      cutoff=0.5)]
         what = f"{kind} " if kind else ""
         head = "" if listing_only else f"unknown {what}name {name!r}. "
-        suggestion = f"Did you mean {close[0]!r}? " if close else ""
+        suggestion = f"Did you mean {' or '.join(map(repr, close))}? " if close else ""
         return f"{head}{suggestion}Available {what or ''}names: {', '.join(names) or '(none)'}."
 
     # changes --------------------------------------------------------------------------------
@@ -379,3 +419,5 @@ register = _default.register
 unregister = _default.unregister
 conflicts = _default.conflicts
 refresh = _default.refresh
+canonical_name = _default.canonical_name
+claims = _default.claims

@@ -117,8 +117,15 @@ class SelectKResult:
     route: str = "dense"
     n_resamples: int = 0
 
+    @property
+    def has_objective(self):
+        """Whether the consensus method reported a criterion for some K (method="monti" has
+        none): without one, :meth:`as_table`, :meth:`summary` and the figures leave it out."""
+        return bool(np.isfinite(np.asarray(self.objective, dtype=float)).any())
+
     def as_table(self):
-        """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready).
+        """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready);
+        ``objective`` only when the method reported one.
 
         Examples
         --------
@@ -128,15 +135,17 @@ class SelectKResult:
         >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
         >>> table = select_k(X, [2, 3], n_resamples=5, random_state=0).as_table()
         >>> sorted(table), table["k"]
-        (['area', 'delta_area', 'k', 'objective', 'pac'], [2, 3])
+        (['area', 'delta_area', 'k', 'pac'], [2, 3])
         """
-        return {
+        table = {
             "k": self.k_values.tolist(),
             "area": self.area.tolist(),
             "delta_area": self.delta_area.tolist(),
             "pac": self.pac.tolist(),
-            "objective": self.objective.tolist(),
         }
+        if self.has_objective:
+            table["objective"] = self.objective.tolist()
+        return table
 
     def to_dict(self):
         """Every field as plain Python values (lists, floats, str), e.g. for JSON."""
@@ -152,7 +161,8 @@ class SelectKResult:
         return {field.name: plain(getattr(self, field.name)) for field in fields(self)}
 
     def summary(self):
-        """A text table (K, area, delta area, PAC, objective) with the recommendation.
+        """A text table (K, area, delta area, PAC, and the objective when the method reported
+        one) with the recommendation.
 
         Examples
         --------
@@ -163,19 +173,21 @@ class SelectKResult:
         >>> print(select_k(X, [2, 3], n_resamples=5, random_state=0).summary())
         ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
         select_k with monti (kmeans), ...
-          K    area  delta area     PAC  objective
+          K    area  delta area     PAC
           2  ...
           3  ...
         best K = 2 (pac): ...
         """
         how = f"monti ({self.inner})" if self.method == "monti" else self.method
-        lines = [f"select_k with {how}, {self.n_resamples} resamples, {self.route} consensus matrix: "
-                 f"objective = {self.objective_name or 'n/a'}",
-                 f"{'K':>3}  {'area':>6}  {'delta area':>10}  {'PAC':>6}  {'objective':>9}"]
+        objective = self.has_objective
+        head = f"select_k with {how}, {self.n_resamples} resamples, {self.route} consensus matrix"
+        columns = f"{'K':>3}  {'area':>6}  {'delta area':>10}  {'PAC':>6}" + (f"  {'objective':>9}" if objective else "")
+        lines = [head + (f": objective = {self.objective_name}" if objective and self.objective_name else ""), columns]
         for i, k in enumerate(self.k_values.tolist()):
             mark = "  <-" if k == self.best_k else ""
+            value = f"  {self.objective[i]:>9.4g}" if objective else ""
             lines.append(f"{k:>3}  {self.area[i]:>6.4f}  {self.delta_area[i]:>10.4f}  "
-                         f"{self.pac[i]:>6.4f}  {self.objective[i]:>9.4g}{mark}")
+                         f"{self.pac[i]:>6.4f}{value}{mark}")
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
         lines.extend(f"warning: {text}" for text in self.warnings)
         return "\n".join(lines)

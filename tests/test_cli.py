@@ -998,3 +998,16 @@ def test_evaluate_keeps_the_ids_and_a_user_error_stays_one_line(tmp_path, capsys
     code, out, err = run_cli(capsys, "run", path, "--labels-column", "class", "-m", "kcc", "--partitions", "4",
                              "-o", tmp_path / "l.npy")
     assert code == 0 and "an .npy file holds the labels only" in err, err
+
+
+# -- method names in another case ------------------------------------------------------------------
+
+def test_a_method_name_in_capitals_is_the_registered_name(capsys):
+    code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "KCC,Cspa,ivc",
+                             "--method-param", "KCC:utility=uc", "--exclude", "CSPA", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["method"] for r in rows] == ["kcc", "ivc"]
+    assert rows[0]["settings"]["utility"] == "uc"
+    code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "KCCX")
+    assert code == 2 and err.startswith("cclust: error: unknown consensus name 'KCCX'. Did you mean 'kcc'?")

@@ -74,13 +74,48 @@ def test_a_memory_budget_error_keeps_its_byte_count_and_alternative(capsys, monk
     header = next(line for line in lines if line.startswith("method"))
     column = header.index("note")
     start = next(i for i, line in enumerate(lines) if line.startswith("cspa"))
-    assert lines[start][column:].startswith("MemoryBudgetError")
+    assert lines[start][column:].startswith("skipped: ")
     # the continuation lines sit under the note column and stay within the 100 columns
     continued = lines[start + 1:lines.index(next(line for line in lines if line.startswith("kcc")))]
     assert len(continued) >= 2
     assert all(line[:column].strip() == "" and line[column] != " " for line in continued)
     assert all(len(line) <= 100 for line in lines[start:start + len(continued) + 1])
-    assert "1 method failed (the note says why)." in out
+    # a memory-budget refusal is by design: skipped with its reason, not a failure
+    assert "1 method skipped: refused by design at this input size" in text
+    assert "failed" not in out
+
+
+# -- a method refusing the input's size by design is skipped, not failed --------------------------
+
+def test_a_size_refusal_is_skipped_in_the_table_csv_and_json(capsys):
+    # symdiff-median (an exact integer program) refuses n = 150 > max_objects = 40
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("symdiff-median"))
+    assert "skipped: ensemble has n_samples = 150 objects, more than max_objects = 40" in flat(out)
+    assert "ValidationError" not in out and "failed" not in out
+    assert row.split()[1:5] == ["-"] * 4
+    assert "1 method skipped: refused by design at this input size (the note says the limit and how to allow it)." \
+        in flat(out)
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median", "--format", "csv")
+    rows = {r["method"]: r for r in csv.DictReader(out.splitlines())}
+    assert (rows["symdiff-median"]["status"], rows["symdiff-median"]["skipped_because"]) == ("skipped", "input size")
+    assert (rows["kcc"]["status"], rows["kcc"]["skipped_because"]) == ("ok", "")
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,symdiff-median", "--format", "json")
+    rows = {r["method"]: r for r in json.loads(out)["rows"]}
+    assert rows["symdiff-median"]["status"] == "skipped"
+    assert rows["symdiff-median"]["skipped_because"] == "input size"
+    assert rows["symdiff-median"]["note"].startswith("skipped: ensemble has n_samples = 150")
+
+
+def test_a_size_refusal_is_an_input_size_error_and_still_a_validation_error():
+    from cclust.errors import InputSizeError, MemoryBudgetError, SizeLimitError, ValidationError
+
+    E = cclust.generate("kmeans", load_iris()[0], 3, n_partitions=4, random_state=0)
+    with pytest.raises(SizeLimitError, match="max_objects = 40") as info:
+        cclust.get("symdiff-median")(E, 3)
+    assert isinstance(info.value, ValidationError) and isinstance(info.value, InputSizeError)
+    assert issubclass(MemoryBudgetError, InputSizeError) and issubclass(MemoryBudgetError, MemoryError)
 
 
 def test_the_direction_of_a_criterion_survives_a_narrow_terminal(partitions_csv, capsys, monkeypatch):
@@ -370,3 +405,54 @@ def test_methods_rule_spans_the_table(capsys):
     table = lines[2:len(lines)]
     table = [line for line in table if not line.startswith("not installed")]
     assert len(rule) == max(len(line) for line in table)
+
+
+# -- one name per column; no value, no column ------------------------------------------------------
+
+def test_a_method_run_twice_has_one_name_per_column_in_every_output(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.csv")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[4:7]] == ["kcc", "ivc", "kcc"]
+    assert out.splitlines()[6].startswith("kcc #2 ")
+    assert (tmp_path / "x.csv").read_text().splitlines()[0] == "kcc,ivc,kcc #2"
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.tsv",
+                           "--format", "json")
+    assert [r["method"] for r in json.loads(out)["rows"]] == ["kcc", "ivc", "kcc #2"]
+    assert (tmp_path / "x.tsv").read_text().splitlines()[0] == "kcc\tivc\tkcc #2"
+    code, out, _ = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "kcc,ivc,kcc", "-o", tmp_path / "x.json",
+                           "--format", "csv")
+    assert [r["method"] for r in csv.DictReader(out.splitlines())] == ["kcc", "ivc", "kcc #2"]
+    assert list(json.loads((tmp_path / "x.json").read_text())) == ["kcc", "ivc", "kcc #2"]
+
+
+def test_a_method_without_a_criterion_shows_no_objective_line(capsys):
+    def no_criterion(ensemble, n_clusters, *, random_state=None):
+        """Labels only, no criterion."""
+        return ConsensusResult.from_labels(np.arange(ensemble.n_samples) % n_clusters)
+
+    cclust.register("no-criterion-for-cli-test", no_criterion, kind="consensus")
+    try:
+        code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "no-criterion-for-cli-test")
+    finally:
+        cclust.registry.unregister("no-criterion-for-cli-test")
+    assert code == 0, err
+    assert "objective" not in out and "nan" not in out and "[]" not in out
+    assert "clusters  : 3 (sizes 50, 50, 50)" in out
+
+
+def test_select_k_without_a_criterion_has_no_objective_column(capsys):
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3")
+    assert code == 0
+    assert "objective" not in out and "nan" not in out
+    assert [line for line in out.splitlines() if line.lstrip().startswith("K ")][0].split() == \
+        ["K", "area", "delta", "area", "PAC"]
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "--format", "csv")
+    assert out.splitlines()[0] == "k,area,delta_area,pac,best"
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "--format", "json")
+    assert "objective" not in json.loads(out)
+    # a method with a criterion keeps the column
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "-m", "kcc", "--format", "csv")
+    assert out.splitlines()[0] == "k,area,delta_area,pac,objective,best"

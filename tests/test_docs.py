@@ -46,3 +46,14 @@ def test_docstring_examples(name):
     module = importlib.import_module(name)
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert failures == 0
+
+
+def test_the_plugin_guide_numbers_its_sections_in_order():
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    numbers = re.findall(r"^## (\S+)\. ", text, flags=re.MULTILINE)
+    assert numbers == [str(i) for i in range(1, len(numbers) + 1)], numbers
+    # every "(section N)" points at a section that exists
+    cited = {int(n) for n in re.findall(r"\(section (\d+)\)", text)}
+    assert cited <= set(range(1, len(numbers) + 1)), cited
+    titles = dict(re.findall(r"^## (\d+)\. (.+)$", text, flags=re.MULTILINE))
+    assert "conformance kit" in titles[re.search(r"conformance kit \(section (\d+)\)", text).group(1)]

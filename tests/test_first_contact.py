@@ -272,6 +272,14 @@ def test_what_the_readme_examples_show(ran):
     rows = {line.split()[0] for line in out.splitlines()[4:] if line.strip()}
     assert set(cclust.available(kind="consensus")) <= rows  # the default compares every method
     assert "150 objects, 4 features, 3 classes" in out
+    # symdiff-median refuses n = 150 by design: skipped with its limit, not a failure
+    assert "failed" not in out
+    assert "1 method skipped: refused by design at this input size" in " ".join(out.split())
+    # the README quotes KCC's settings as this output shows them
+    kcc_row = next(line for line in out.splitlines() if line.startswith("kcc "))
+    settings = kcc_row.split("  ")[-1].strip()
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert settings.startswith("utility=uh, init=") and f"`kcc ({settings})`" in readme
     assert ran["methods"][1].count("\n") >= len(cclust.available(kind="consensus"))
     assert "Uc" in ran["run-utilities"][1] and "NUL8" in ran["run-utilities"][1]
     assert "75 objects" in ran["run-csv-labels-column"][1]

@@ -244,3 +244,20 @@ def test_the_registry_is_restored_afterwards(example_plugin, tmp_path):
         assert name not in rows
     assert not any(name.startswith("twin") for name in cclust.registry.conflicts())
     assert rows["ccpivot"].provider == "cclust-example"
+
+
+# -- what the cclust command says about them ------------------------------------------------------
+
+def test_the_command_notes_a_shadowed_builtin_and_lists_every_claim(fake_plugins, capsys):
+    from cclust import cli
+
+    assert cli.main(["run", "iris", "--partitions", "4", "-m", "twin-builtin"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("cclust: note: twin-builtin is also claimed by the plugin twin-shadow; the built-in "
+                          "twin-builtin is used") and err.count("\n") == 1, err
+    assert cli.main(["methods"]) == 0
+    out = capsys.readouterr().out
+    assert "claimed twice: twin-builtin by cclust and twin-shadow; the built-in is used" in out
+    assert "claimed twice: twin-clash by twin-a and twin-b; neither is used: uninstall all but one." in out
+    assert cli.main(["methods", "--kind", "metric"]) == 0
+    assert "twin-builtin" not in capsys.readouterr().out  # a consensus name, not a metric

@@ -370,3 +370,25 @@ def test_transfer_rows_are_the_whole_matrix_expression():
     whole = (B @ V) / degree[:, None]
     whole /= np.sqrt((whole * whole).sum(axis=1))[:, None] + 1e-10
     assert np.array_equal(_transfer_rows(B, V, degree), whole)
+
+
+def test_tcut_eigenvectors_from_the_rows_match_the_column_graph():
+    # fewer rows than columns (150 objects, hundreds of clusters): the n x n Gram route gives the
+    # eigenpairs of the c x c column graph, up to the sign of each vector
+    import scipy.sparse as sp
+
+    from cclust.graph import _column_graph, _dense_leading_eigenvectors, _dense_leading_eigenvectors_by_rows
+
+    rng = np.random.default_rng(0)
+    n, c = 60, 200
+    B = sp.random(n, c, density=0.1, random_state=1, format="csr") + sp.csr_matrix(
+        (np.ones(n), (np.arange(n), rng.integers(0, c, n))), shape=(n, c))
+    row_scale = rng.random(n) + 0.5
+    col_degree = B.T @ np.ones(n) + 1e-3
+    inv_sqrt = 1.0 / np.sqrt(col_degree)
+    by_rows = _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, 4)
+    by_columns = _dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, 4)
+    assert by_rows is not None
+    np.testing.assert_allclose(by_rows[0], by_columns[0], rtol=1e-10)
+    signs = np.sign((by_rows[1] * by_columns[1]).sum(axis=0))
+    np.testing.assert_allclose(by_rows[1] * signs, by_columns[1], atol=1e-9)

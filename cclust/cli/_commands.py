@@ -400,6 +400,8 @@ def evaluate(args, out=None):
     if args.k_method is not None and (len(ks) < 2 or (args.k_method != "all" and args.k_method not in ks)):
         raise UserError(f"--k-method chooses among the K given with -k ({','.join(map(str, ks))}); give -k with "
                         "several K, and --k-method as one of them or 'all'.")
+    args.method = cclust.registry.canonical_name(args.method)  # --method KCC is kcc
+    args.fuse = cclust.registry.canonical_name(args.fuse) if args.fuse else args.fuse
     cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
     if args.save_ensemble:
@@ -491,7 +493,7 @@ def evaluate(args, out=None):
 def methods(args, out=None):
     """``cclust methods``: the registry as a table."""
     import cclust
-    from cclust.registry import KNOWN_PLUGINS, install_hint
+    from cclust.registry import BUILTIN_PROVIDER, KNOWN_PLUGINS, install_hint
 
     out = sys.stdout if out is None else out
     kind = None if args.kind == "all" else args.kind
@@ -512,6 +514,16 @@ def methods(args, out=None):
         for name, (_, why) in KNOWN_PLUGINS.items():
             if name not in cclust.available():
                 print(f"not installed: {name} ({why}): {install_hint(name)}", file=out)
+    for name, rows in sorted(cclust.registry.claims().items()):
+        if kind is not None and rows[0].kind != kind:
+            continue
+        providers = " and ".join(row.provider for row in rows)
+        if rows[0].provider == BUILTIN_PROVIDER:
+            what = (f"the built-in is used ({rows[0].kind}); a plugin cannot take a built-in's name, so rename the "
+                    "plugin's entry point")
+        else:
+            what = "neither is used: uninstall all but one"
+        print(f"claimed twice: {name} by {providers}; {what}.", file=out)
     return 0
 
 
@@ -528,6 +540,7 @@ def select_k(args, out=None):
     method_params, scoped = parse_params(args.method_param, "--method-param")
     if scoped:
         raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
+    args.method = cclust.registry.canonical_name(args.method)  # --method KCC is kcc
     if args.method == "monti":
         if method_params:
             raise UserError("--method-param applies to a consensus method; the monti method takes --inner, "
@@ -564,6 +577,9 @@ def select_k(args, out=None):
         record = result.to_dict()
         record.pop("consensus_matrices", None)
         record.pop("labels", None)
+        if not result.has_objective:  # monti: no criterion, so no column of nulls
+            record.pop("objective", None)
+            record.pop("objective_name", None)
         # item consensus per object and K, as rows k, cluster, item, item_consensus (CCP's calcICL table)
         record.pop("item_consensus", None)
         record["cluster_consensus"] = [

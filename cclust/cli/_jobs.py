@@ -1,6 +1,7 @@
 """Jobs: the consensus methods a command runs, their parameters, and running them one by one
 into result rows."""
 import inspect
+import sys
 import time
 import warnings
 
@@ -11,9 +12,9 @@ from cclust.cli._parameters import _RESERVED, _accepts, _method_names, _paramete
 class Job:
     """One row of a comparison: a label, the registered method and its parameters."""
 
-    def __init__(self, label, method, params=None, fn=None, error=None):
+    def __init__(self, label, method, params=None, fn=None, error=None, reason=None):
         self.label, self.method, self.params = label, method, dict(params or {})
-        self.fn, self.error = fn, error
+        self.fn, self.error, self.reason = fn, error, reason
 
     def settings(self):
         """The choices this run makes: every keyword parameter whose default is a name (KCC's
@@ -30,6 +31,20 @@ class Job:
         return {key: value for key, value in shown.items() if value is not None}
 
 
+def column_names(names):
+    """One name per column, a name repeated getting its count: the one rule for the rows of a
+    comparison and the columns of ``--out`` (CSV, TSV and JSON keys; ``.npy`` keeps the order).
+
+    >>> column_names(["kcc", "cspa", "kcc", "kcc"])
+    ['kcc', 'cspa', 'kcc #2', 'kcc #3']
+    """
+    seen, out = {}, []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return out
+
+
 def _short(exc):
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -39,20 +54,23 @@ def _resolve_methods(names):
     """Jobs for the named methods (errors raise), or for every registered method (errors recorded)."""
     import cclust
     from cclust.errors import CclustError
-    from cclust.registry import KNOWN_PLUGINS, install_hint
+    from cclust.registry import KNOWN_PLUGINS, canonical_name, install_hint
 
     if names:
+        names = [canonical_name(name) for name in names]  # --method KCC is kcc
         jobs = []
-        for name in names:
+        # a method asked for twice is shown as kcc and kcc #2, in the table and every output
+        for label, name in zip(column_names(names), names):
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # a shadowed plugin is reported by `cclust methods`
-                jobs.append(Job(name, name, fn=cclust.get(name, kind="consensus")))
+                warnings.simplefilter("ignore")  # the registry's warning is for Python; a note is said below
+                jobs.append(Job(label, name, fn=cclust.get(name, kind="consensus")))
+        _note_claims(names)
         return jobs
     rows = cclust.available(kind="consensus")
     jobs, targets = [], {}
     for name, row in rows.items():
         if row.target in targets and row.target != "<runtime>":
-            jobs.append(Job(name, name, error=f"alias of {targets[row.target]}"))
+            jobs.append(Job(name, name, error=f"alias of {targets[row.target]}", reason="alias"))
             continue
         targets[row.target] = name
         try:
@@ -60,18 +78,35 @@ def _resolve_methods(names):
                 warnings.simplefilter("ignore")
                 fn = cclust.get(name, kind="consensus")
         except (CclustError, ImportError) as exc:
-            jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}"))
+            jobs.append(Job(name, name, error=f"unavailable: {_short(exc)}", reason="unavailable"))
             continue
         jobs.append(Job(name, name, fn=fn))
+    _note_claims(rows)
     for name, (_, why) in KNOWN_PLUGINS.items():
         if name not in rows:
-            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})"))
+            jobs.append(Job(name, name, error=f"not installed: {install_hint(name)} ({why})",
+                            reason="not installed"))
     return sorted(jobs, key=lambda job: job.method)
+
+
+def _note_claims(names):
+    """A note on standard error for each method name a plugin also claims (the built-in is used)."""
+    from cclust.registry import BUILTIN_PROVIDER, claims
+
+    claimed = claims()
+    for name in dict.fromkeys(names):
+        rows = claimed.get(name, ())
+        others = [row.provider for row in rows[1:]]
+        if rows and rows[0].provider == BUILTIN_PROVIDER and others:
+            print(f"cclust: note: {name} is also claimed by the plugin {', '.join(others)}; the built-in {name} "
+                  "is used (a plugin cannot replace a built-in: `cclust methods` lists such names).", file=sys.stderr)
 
 
 def _exclude(jobs, excluded):
     """Drop the methods named by --exclude (each must be one of the jobs)."""
-    names = _method_names(excluded)
+    from cclust.registry import canonical_name
+
+    names = [canonical_name(name) for name in _method_names(excluded)]
     known = {job.method for job in jobs}
     for name in names:
         if name not in known:
@@ -84,6 +119,9 @@ def _exclude(jobs, excluded):
 
 def _distribute_params(jobs, common, scoped, option):
     """Give each job its parameters; a parameter nobody takes is an error."""
+    from cclust.registry import canonical_name
+
+    scoped = {canonical_name(scope): params for scope, params in scoped.items()}  # KCC:utility=uc
     labels = {job.method for job in jobs}
     for scope in scoped:
         if scope not in labels:
@@ -117,18 +155,22 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     """Run one job; returns a result row (dict). ``strict`` lets errors propagate."""
     from cclust._pipeline import call_method
     from cclust.base import method_info
+    from cclust.errors import InputSizeError
 
-    row = {"method": job.label, "status": "ok", "n_clusters": None, "agreement": None, "objective": None,
+    # status: ok, error (the note has the exception) or skipped (skipped_because: alias, unavailable,
+    # not installed, needs X, or input size: a method refusing the input's size by design)
+    row = {"method": job.label, "status": "ok", "skipped_because": None, "n_clusters": None, "agreement": None,
+           "objective": None,
            "objective_name": None, "seconds": None, "n_iter": None, "converged": None, "settings": {},
            "note": "", "result": None}
     if job.fn is None:
-        row.update(status="skipped", note=job.error)
+        row.update(status="skipped", skipped_because=job.reason, note=job.error)
         return row
     if method_info(job.fn).requires_X and X is None:
         message = f"{job.method} needs the original features X; run it with `cclust run DATA --method {job.method}`"
         if strict:
             raise UserError(message + ".")
-        row.update(status="skipped", note=message)
+        row.update(status="skipped", skipped_because="needs X", note=message)
         return row
     start = time.perf_counter()
     try:
@@ -136,6 +178,12 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
             warnings.simplefilter("always")
             # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
             result = call_method(job.fn, ensemble, k, job.params, seed, X, jobs_option, 0)
+    except InputSizeError as exc:  # refused by design (a declared limit, the memory budget): not a failure
+        if strict:
+            raise
+        row.update(status="skipped", skipped_because="input size",
+                   note="skipped: " + " ".join(str(exc).split()))
+        return row
     except Exception as exc:  # one failing method (or broken plugin) must not stop the table
         if strict:
             raise

@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from cclust.cli._jobs import _run_jobs
+from cclust.cli._jobs import _run_jobs, column_names
 from cclust.cli._messages import UserError, plural
 
 
@@ -47,6 +47,11 @@ def format_table(rows, header, align=None):
 
 def _fmt(value, spec):
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def _has_value(value):
+    """False for None and NaN: a value not to show."""
+    return value is not None and not (isinstance(value, (float, np.floating)) and math.isnan(value))
 
 
 def _terminal_width():
@@ -117,6 +122,7 @@ class ComparisonTable:
         self.indent = sum(w + 2 for _, w, _ in self.columns[:-1])
         self.note_width = max(30, (width or _terminal_width()) - self.indent - 1)
         self.failed = 0
+        self.too_large = 0
 
     def _line(self, cells):
         return "  ".join(f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, self.columns)).rstrip()
@@ -129,6 +135,8 @@ class ComparisonTable:
     def row(self, r):
         if r["status"] == "error":
             self.failed += 1
+        elif r.get("skipped_because") == "input size":
+            self.too_large += 1
         settings = _settings_text(r.get("settings") or {})
         if self.y_known:
             note = "; ".join(t for t in (settings, r["note"]) if t)
@@ -146,6 +154,10 @@ class ComparisonTable:
                   f"{plural(n_partitions, 'basic partition')} (ANMI, Strehl & Ghosh 2002; higher is better; "
                   "needs no true labels).")
         print(wrap_cell(legend, max(30, self.indent + self.note_width), 0), file=self.out)
+        if self.too_large:
+            text = (f"{plural(self.too_large, 'method')} skipped: refused by design at this input size (the note "
+                    "says the limit and how to allow it).")
+            print(wrap_cell(text, max(30, self.indent + self.note_width), 0), file=self.out)
         if self.failed:
             print(f"{plural(self.failed, 'method')} failed (the note says why).", file=self.out)
 
@@ -189,7 +201,7 @@ def _compare(jobs, ensemble, k, X, y, args, context, out):
                   default=str)
         out.write("\n")
         return rows
-    fields = ["method", "status", "n_clusters"] + (["ari", "nmi"] if y is not None else []) + \
+    fields = ["method", "status", "skipped_because", "n_clusters"] + (["ari", "nmi"] if y is not None else []) + \
              ["agreement", "objective", "objective_name", "seconds", "n_iter", "converged", "settings", "note"]
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(fields)
@@ -261,8 +273,10 @@ def _print_single(row, y, fmt, context, out, ensemble):
     settings = _settings_text(row["settings"])
     lines = [("data", context["data"]), ("ensemble", context["ensemble"]),
              ("method", f"{row['method']} ({settings})" if settings else row["method"]),
-             ("clusters", f"{result.n_clusters} ({cluster_sizes_text(sizes)})"),
-             ("objective", f"{result.objective:.6g}  [{result.objective_name}]")]
+             ("clusters", f"{result.n_clusters} ({cluster_sizes_text(sizes)})")]
+    if _has_value(result.objective):  # a method without a criterion (a plugin's) shows no line for it
+        name = f"  [{result.objective_name}]" if result.objective_name else ""
+        lines.append(("objective", f"{result.objective:.6g}{name}"))
     iterations = iterations_text(result)
     if iterations is not None:
         lines.append(("iterations", iterations))
@@ -336,9 +350,11 @@ def write_labels(path, rows, ids=None):
     One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
     (``label`` for one method, else one column per method, named after it) then one line per
     object, comma- or tab-separated. ``.json``: one object mapping each method to its list of
-    labels, ``{"kcc": [0, 2, ...]}``. ``.npy``: int64, shape (n_samples,) for one method,
+    labels, ``{"kcc": [0, 2, ...]}``; a method run twice gets columns ``kcc`` and ``kcc #2`` in
+    every format (:func:`column_names`). ``.npy``: int64, shape (n_samples,) for one method,
     (n_samples, n_methods) for several. With ``ids`` (one per object: the row IDs of the input),
-    the CSV/TSV gains an ``id`` first column and the JSON a list ``"ids"``; ``.npy`` holds labels only. The file is written under a temporary name in the same
+    the CSV/TSV gains an ``id`` first column and the JSON a list ``"ids"``; ``.npy`` holds labels
+    only. The file is written under a temporary name in the same
     folder and renamed when complete, so it never exists half-written.
     """
     suffix = _out_format(path)
@@ -351,9 +367,7 @@ def write_labels(path, rows, ids=None):
             with _replacing(path, binary=True) as handle:
                 np.save(handle, labels[:, 0] if len(done) == 1 else labels, allow_pickle=False)
         elif suffix == ".json":
-            keys = [r["method"] for r in done]
-            # a method asked for twice keeps both columns, as in CSV: "kcc", "kcc #2"
-            keys = [k if keys[:i].count(k) == 0 else f"{k} #{keys[:i].count(k) + 1}" for i, k in enumerate(keys)]
+            keys = column_names([r["method"] for r in done])
             with _replacing(path) as handle:
                 record = {"ids": list(ids)} if ids is not None else {}
                 record.update({key: labels[:, i].tolist() for i, key in enumerate(keys)})
@@ -362,7 +376,7 @@ def write_labels(path, rows, ids=None):
         else:
             with _replacing(path) as handle:
                 writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-                head = ["label"] if len(done) == 1 else [r["method"] for r in done]
+                head = ["label"] if len(done) == 1 else column_names([r["method"] for r in done])
                 writer.writerow(head if ids is None else ["id"] + head)
                 for start in range(0, labels.shape[0], 65536):  # in blocks: Ctrl-C is noticed between them
                     block = labels[start:start + 65536].tolist()

@@ -70,7 +70,7 @@ import scipy.sparse as sp
 
 from cclust.base import declare
 from cclust.ensemble import as_ensemble
-from cclust.errors import ValidationError
+from cclust.errors import SizeLimitError, ValidationError
 from cclust.graph import honour_n_clusters
 from cclust.matching import match_columns
 from cclust.result import ConsensusResult
@@ -1044,7 +1044,8 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     max_objects : int, default=40
         Largest n accepted: the program has n(n-1)/2 pair variables (and nK assignment
         variables for K >= 3, or 2n(n-1)(n-2)/3 triangle rows for K = 2), and its solution time
-        grows steeply. Above it the call is refused; raise it knowingly.
+        grows steeply. Above it the call is refused with a
+        :class:`cclust.errors.SizeLimitError`; raise it knowingly.
     time_limit : float, default=None
         Seconds HiGHS may spend; when reached, the best partition found is returned with
         ``extras["optimal"] = False``.
@@ -1070,7 +1071,7 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     n = data.n
     max_objects = check_int(max_objects, "max_objects", low=1)
     if n > max_objects:
-        raise ValidationError(
+        raise SizeLimitError(
             f"ensemble has n_samples = {n} objects, more than max_objects = {max_objects}: the exact "
             f"symmetric-difference median is an integer program with n(n-1)/2 = {n * (n - 1) // 2} pair variables "
             "whose solution time grows steeply with n. Pass max_objects=... to try anyway (with time_limit=...), "
