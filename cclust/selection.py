@@ -159,9 +159,13 @@ class SelectKResult:
         >>> from cclust.selection import select_k
         >>> rng = np.random.default_rng(0)
         >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
-        >>> table = select_k(X, [2, 3], n_resamples=5, random_state=0).as_table()
+        >>> table = select_k(X, [2, 3], n_resamples=5, random_state=0, null=None).as_table()
         >>> sorted(table), table["k"]
-        (['area', 'delta_area', 'k', 'objective', 'pac'], [2, 3])
+        (['area', 'delta_area', 'k', 'pac'], [2, 3])
+        >>> sorted(select_k(X, [2, 3], n_resamples=5, n_references=3, random_state=0).as_table())
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['area', 'delta_area', 'k', 'p_value', 'p_value_monte_carlo', 'pac', 'pac_reference_mean',
+         'pac_reference_sd', 'rcsi', 'rcsi_se']
         """
         table = {
             "k": self.k_values.tolist(),
@@ -202,11 +206,11 @@ class SelectKResult:
         >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
         >>> print(select_k(X, [2, 3], n_resamples=5, random_state=0).summary())
         ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
-        select_k with monti (kmeans), ...
-          K    area  delta area     PAC  objective
+        select_k with monti (kmeans), 5 resamples, ... reference null: 10 uniform data sets ...
+          K    area  delta area     PAC    reference PAC           RCSI    p-value
           2  ...
           3  ...
-        best K = 2 (pac): ...
+        best K = 2 (rcsi): ...
         """
         how = f"monti ({self.inner})" if self.method == "monti" else self.method
         has_objective = bool(np.isfinite(self.objective).any())
@@ -507,7 +511,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     >>> X = np.vstack([rng.normal(c, 0.2, (20, 2)) for c in ((0, 0), (4, 0), (0, 4))])
     >>> result = select_k(X, range(2, 6), random_state=0)
     >>> result.best_k, result.criterion
-    (3, 'pac')
+    (3, 'rcsi')
     >>> result.cluster_consensus[3].round(2).tolist()
     [1.0, 1.0, 1.0]
     """
