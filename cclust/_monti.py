@@ -396,3 +396,24 @@ def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_ma
 
         out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_threads=n_jobs)
     return out
+
+
+def pac_only(L, k, interval, sampled=None, pairs=None):
+    """PAC of one K and nothing else, for the reference data sets of the null: exact from the
+    co-sampling counts ``sampled`` (dense route), or from the entries of the random ``pairs``
+    (sparse route), as :func:`dense_consensus` and :func:`sparse_consensus` compute it."""
+    low, high = interval
+    if pairs is not None:
+        values = _pair_values(L, pairs[0], pairs[1])
+        return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
+    n = L.shape[0]
+    together = _syrk(_one_hot(L, k))
+    ambiguous = 0
+    for s, e in _blocks(n):
+        rows = np.arange(s, e)
+        mask = np.arange(e)[None, :] < rows[:, None]
+        tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
+        ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
+    return ambiguous / (n * (n - 1) // 2)

@@ -48,6 +48,7 @@ __all__ = [
     "plot_method_comparison",
     "plot_pac",
     "plot_select_k",
+    "plot_reference_null",
     "plot_tracking",
 ]
 
@@ -567,13 +568,70 @@ def _plot_objective(result, ax):
     return _k_curve(ax, f["k_values"], values, _best_k(result, f["k_values"]), "tab:purple", name, title)
 
 
+def plot_reference_null(result, *, ax=None):
+    """The data's PAC against its reference null per K (John et al. 2020), with p-values.
+
+    The references' PACs are drawn as their mean and a band of one standard deviation, the
+    data's PAC as a line; each K is labelled with its p-value (the evidence against "no more
+    stable than data without clusters"). With no K significant the title says that the data
+    show no evidence of cluster structure (K = 1).
+
+    Parameters
+    ----------
+    result : SelectKResult
+        The result of :func:`cclust.select_k` with a reference null (uses ``k_values``,
+        ``pac``, ``pac_reference``, ``p_value``, ``alpha``, ``best_k``).
+    ax : matplotlib Axes, default=None
+        Where to draw; None draws on a new Figure.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    from cclust.selection import format_p
+
+    f = _selection_fields(result, "pac")
+    reference = getattr(result, "pac_reference", None)
+    if reference is None:
+        raise ValidationError("result has no reference null (select_k(..., null=None)); nothing to plot.")
+    ax = _axes(ax, (5.0, 3.75))
+    k_values = f["k_values"]
+    reference = np.asarray(reference, dtype=np.float64)
+    mean = reference.mean(axis=0)
+    sd = reference.std(axis=0, ddof=1) if reference.shape[0] > 1 else np.zeros_like(mean)
+    ax.fill_between(k_values, mean - sd, mean + sd, color="0.8", label="reference PAC (mean ± sd)")
+    ax.plot(k_values, mean, color="0.45", linewidth=1.2)
+    ax.plot(k_values, f["pac"], marker="o", color="tab:red", linewidth=1.5, markersize=5, label="data's PAC")
+    p_values = np.asarray(result.p_value, dtype=np.float64)
+    for k, pac, p in zip(k_values, f["pac"], p_values):
+        text = format_p(p, reference.shape[0])
+        ax.annotate(f"p {text}" if text.startswith("<") else f"p = {text}", (k, pac), textcoords="offset points",
+                    xytext=(0, 7), ha="center", fontsize="x-small")
+    best = getattr(result, "best_k", None)
+    if best == 1:
+        title = "Reference null: no evidence of cluster structure (K = 1)"
+    else:
+        title = "PAC of the data and of its reference null"
+        if best in k_values:
+            ax.axvline(best, color=_BEST_COLOUR, linestyle="--", linewidth=1.0, alpha=0.7)
+    ax.set_xticks(k_values)
+    ax.set_xlabel("K (number of clusters)")
+    ax.set_ylabel("PAC (lower is more stable)")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
 def plot_select_k(result):
     """The views of :func:`cclust.select_k` on one Figure, the selected K highlighted.
 
     Panels: consensus CDF (:func:`plot_consensus_cdf`), delta area (:func:`plot_delta_area`),
-    PAC (:func:`plot_pac`) and, when the method reported one, the consensus method's own
-    criterion per K (a 2 x 2 grid; three panels in a row without it, as for ``method="monti"``);
-    the title gives the selected K, the rule that chose it and why.
+    PAC (:func:`plot_pac`) and a fourth panel when there is something to show: with a
+    reference null the data's PAC against the references' (:func:`plot_reference_null`), else
+    the consensus method's own criterion per K when it reported one (a 2 x 2 grid; three panels
+    in a row with neither, as for ``method="monti", null=None``); the title gives the selected
+    K, the rule that chose it and why.
 
     Parameters
     ----------
@@ -604,11 +662,15 @@ def plot_select_k(result):
     """
     f = _selection_fields(result, "cdf_grid", "cdf", "delta_area", "pac", "objective")
     mpl = _matplotlib()
-    if np.isfinite(np.asarray(f["objective"], dtype=float)).any():
+    has_reference = getattr(result, "pac_reference", None) is not None
+    if has_reference or np.isfinite(np.asarray(f["objective"], dtype=float)).any():
         figure = mpl.figure.Figure(figsize=(10.0, 7.5), layout="constrained")
         axes = figure.subplots(2, 2).ravel()
-        _plot_objective(result, axes[3])
-    else:  # no criterion (method="monti"): three panels, no empty fourth
+        if has_reference:
+            plot_reference_null(result, ax=axes[3])
+        else:
+            _plot_objective(result, axes[3])
+    else:  # neither a reference nor a criterion: three panels, no empty fourth
         figure = mpl.figure.Figure(figsize=(13.5, 4.2), layout="constrained")
         axes = figure.subplots(1, 3)
     plot_consensus_cdf(result, ax=axes[0])

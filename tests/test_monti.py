@@ -124,10 +124,10 @@ def test_inner_hierarchical_cuts_the_average_linkage_tree():
 
 
 @pytest.mark.parametrize("inner", ["kmeans", "hierarchical"])
-def test_default_finds_three_blobs_and_is_deterministic(inner):
+def test_the_plain_protocol_finds_three_blobs_and_is_deterministic(inner):
     X, y = blobs()
-    a = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=1)
-    b = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=2)
+    a = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=1, null=None)
+    b = select_k(X, range(2, 6), inner=inner, random_state=0, n_jobs=2, null=None)
     assert a.method == "monti" and a.inner == inner and a.n_resamples == 100
     # average linkage merges the same two blobs in every resample, so K = 2 ties K = 3 at PAC 0
     # (and the tie goes to the smaller K); k-means splits them differently from run to run

@@ -249,8 +249,17 @@ def test_verbose_is_silent_off_a_terminal(capsys):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"k_range": [1, 2]}, r"k_range must hold ints in \[2, n_samples=30\], got 1"),
-    ({"k_range": [2, 31]}, r"k_range must hold ints in \[2, n_samples=30\], got 31"),
+    ({"k_range": [1, 2], "method": "kcc"}, r"k_range holds 1, but K = 1 \(no clusters\) can only be recommended"),
+    ({"k_range": [0, 2]}, r"k_range must hold ints in \[1, n_samples=30\], got 0"),
+    ({"k_range": [-3, 2]}, r"k_range must hold ints in \[1, n_samples=30\], got -3"),
+    ({"k_range": [1]}, r"k_range must hold at least one K >= 2"),
+    ({"k_range": [2, 31]}, r"k_range must hold ints in \[1, n_samples=30\], got 31"),
+    ({"n_references": 1}, r"n_references must be an int in the range \[2, inf\], got 1"),
+    ({"alpha": 0}, r"alpha must be a finite number in \(0, 1\), got 0"),
+    ({"alpha": 1.5}, r"alpha must be a finite number in \(0, 1\), got 1.5"),
+    ({"null": "permuted"}, r"null must be one of \['gaussian', 'uniform', 'auto'\] or None, got 'permuted'"),
+    ({"null": "gaussian", "method": "kcc"}, r"null='gaussian' runs the Monti protocol on reference data sets"),
+    ({"criterion": "rcsi", "null": None}, r"criterion='rcsi' compares the data with a reference null"),
     ({"k_range": []}, "k_range must hold at least one K"),
     ({"k_range": "2-5"}, "k_range must be an iterable of ints"),
     ({"k_range": [2, 2.5]}, "k_range entries must be an int"),
@@ -259,7 +268,7 @@ def test_verbose_is_silent_off_a_terminal(capsys):
     ({"subsample": 0.2, "k_range": [2, 8]}, "subsample=0.2 keeps 6 of the 30 objects, fewer than the 8 needed for K=8"),
     ({"n_resamples": 0}, r"n_resamples must be an int in the range \[1, inf\], got 0"),
     ({"n_partitions": 0}, r"n_partitions must be an int in the range \[1, inf\], got 0"),
-    ({"criterion": "bic"}, r"criterion must be one of \['pac', 'delta_area', 'objective'\], got 'bic'"),
+    ({"criterion": "bic"}, r"criterion must be one of \['rcsi', 'pac', 'delta_area', 'objective'\], got 'bic'"),
     ({"criterion": "delta_area", "k_range": [3]}, "criterion='delta_area' compares successive K"),
     ({"pac_interval": (0.9, 0.1)}, "pac_interval must satisfy 0 <= u1 < u2 <= 1"),
     ({"pac_interval": 0.5}, "pac_interval must be a pair"),

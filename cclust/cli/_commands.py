@@ -535,8 +535,16 @@ def select_k(args, out=None):
     data, X, notices = _load_features(args)
     low, high = args.k_range
     n = X.shape[0]
-    if not 2 <= low <= high <= n:
-        raise UserError(f"--k-range must satisfy 2 <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}.")
+    null = None if args.null == "none" else args.null
+    if null == "auto":
+        null = "uniform" if args.method == "monti" else None
+    floor = 1 if null is not None else 2
+    if not floor <= low <= high <= n:
+        raise UserError(f"--k-range must satisfy {floor} <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}"
+                        + (" (K = 1 needs a --null)." if null is None and low == 1 else "."))
+    if null is not None and args.method != "monti":
+        raise UserError(f"--null {null} runs the monti protocol on reference data sets; with --method {args.method} "
+                        "pass --null none.")
     method_params, scoped = parse_params(args.method_param, "--method-param")
     if scoped:
         raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
@@ -569,7 +577,8 @@ def select_k(args, out=None):
                     item_weights=_read_weights(args.item_weights, "--item-weights"),
                     feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
-                    criterion=args.criterion, matrix=args.matrix, random_state=args.seed, n_jobs=args.jobs,
+                    criterion=args.criterion, matrix=args.matrix, null=null, n_references=args.references,
+                    alpha=args.alpha, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))
     for text in result.warnings:
         _warn(f"--k-range {low} {high}: {text}")

@@ -302,7 +302,8 @@ def build_parser():
                    help="starting centres of --inner kmeans (default: k-means++ for lloyd, random objects "
                         "for hartigan-wong, as R)")
     p.add_argument("--resamples", type=_positive_int, default=None, metavar="N",
-                   help="subsamples per K (Monti et al.'s H; default 100 for monti, 50 for a consensus method)")
+                   help="subsamples per K (Monti et al.'s H; default 25 for monti with a --null, 100 with --null "
+                        "none, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
                    help="fraction of the objects in each subsample (default 0.8)")
     p.add_argument("--feature-subsample", type=float, default=1.0, metavar="F",
@@ -314,8 +315,20 @@ def build_parser():
     p.add_argument("--feature-weights", metavar="FILE", default=None,
                    help="sampling weight of every feature, as --item-weights (weightsFeature; used with "
                         "--feature-subsample below 1)")
-    p.add_argument("--criterion", choices=("pac", "delta_area", "objective"), default="pac",
-                   help="how the recommended K is chosen (default pac: the lowest PAC)")
+    p.add_argument("--null", choices=("auto", "gaussian", "uniform", "none"), default="auto",
+                   help="reference data sets without clusters but with the data's principal axes and spread, "
+                        "run through the same protocol, so that K = 1 (no cluster structure) can be the answer "
+                        "(John et al. 2020, M3C): uniform (along the data's principal axes) or gaussian; none for "
+                        "ConsensusClusterPlus's plain protocol; auto (default): uniform for the monti method, none "
+                        "for a consensus method")
+    p.add_argument("--references", type=_positive_int, default=None, metavar="B",
+                   help="reference data sets of --null (default 10; at least 2)")
+    p.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="significance level of the reference null, Bonferroni over the K tried (default 0.05)")
+    p.add_argument("--criterion", choices=("rcsi", "pac", "delta_area", "objective"), default=None,
+                   help="how the recommended K is chosen (default rcsi with a --null: the most stable K "
+                        "relative to the references among the significant ones, else K = 1; pac, the lowest "
+                        "PAC, with --null none)")
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
                    help="consensus matrices: exact n x n (dense), estimated in linear memory (sparse), or "
                         "dense while it fits the memory budget (default auto)")

@@ -1,0 +1,119 @@
+"""Reference data without clusters, and the statistics that compare a data set's cluster
+stability with theirs (the reference null of :func:`cclust.select_k`).
+
+A reference data set keeps what the data has that is not cluster structure: its mean, the
+directions of its principal components and the spread along each, so that a stability score of
+the data can be judged against the scores that data without clusters but with the same shape
+get from exactly the same protocol (Tibshirani, Walther & Hastie 2001, reference (b) of the gap
+statistic; John et al. 2020, M3C).
+
+* ``"gaussian"``: independent normal scores with the standard deviation of each principal
+  component, rotated back (M3C's ``reverse-pca`` reference, a Gaussian with the data's
+  covariance);
+* ``"uniform"``: independent uniform scores over the range of each principal component, rotated
+  back (the gap statistic's reference (b), the reference of M3C's first versions).
+
+The comparison of one K: the data's PAC against the B references' PACs, summarised as
+
+* the relative cluster stability index ``RCSI = mean_b log(PAC_b) - log(PAC)`` and its standard
+  error ``sd_b(log PAC_b - log PAC) / sqrt(B)`` (M3C; a PAC of 0 counts as 1e-4, as in M3C);
+* the Monte Carlo p-value ``(1 + #{b : PAC_b < PAC}) / (B + 1)`` (M3C), whose smallest value is
+  ``1 / (B + 1)``;
+* the beta p-value: a beta distribution fitted to the references' PACs by their mean and
+  variance (the method of moments, as M3C) evaluated at the data's PAC, which reaches below
+  ``1 / (B + 1)``.
+"""
+import numpy as np
+
+from cclust.errors import ValidationError
+
+#: The reference distributions select_k offers.
+NULLS = ("gaussian", "uniform")
+
+#: What a PAC of exactly 0 counts as in the logarithms of RCSI (M3C's value).
+PAC_FLOOR = 1e-4
+
+
+class ReferenceShape:
+    """The principal axes of X that a reference keeps: mean, rotation, score spread and ranges.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64, finite
+
+    Raises
+    ------
+    ValidationError
+        X has fewer than 3 rows, or no spread at all (every row the same).
+    """
+
+    def __init__(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        if n < 3:
+            raise ValidationError(f"a reference null needs at least 3 objects, got n_samples={n}; pass null=None.")
+        self.mean = X.mean(axis=0)
+        _, s, vt = np.linalg.svd(X - self.mean, full_matrices=False)
+        keep = s > s[0] * max(X.shape) * np.finfo(np.float64).eps if s.size and s[0] > 0 else np.zeros(0, bool)
+        if not keep.any():
+            raise ValidationError(
+                "X has no spread (every row is the same), so there is no shape for a reference null to keep "
+                "and nothing to cluster; check the data.")
+        self.rotation = vt[keep]                                   # (r, d)
+        scores = (X - self.mean) @ self.rotation.T                 # (n, r)
+        self.sd = scores.std(axis=0, ddof=1)
+        self.low, self.high = scores.min(axis=0), scores.max(axis=0)
+        self.n = n
+
+    @property
+    def rank(self):
+        """Principal components kept (the rank of the centred data)."""
+        return self.rotation.shape[0]
+
+    def draw(self, null, rng):
+        """One reference data set of the data's size, (n_samples, n_features) float64."""
+        r = self.rank
+        if null == "gaussian":
+            scores = rng.standard_normal((self.n, r)) * self.sd
+        elif null == "uniform":
+            scores = self.low + rng.random((self.n, r)) * (self.high - self.low)
+        else:
+            raise ValidationError(f"null must be one of {list(NULLS)} or None, got {null!r}.")
+        return np.ascontiguousarray(scores @ self.rotation + self.mean)
+
+
+def rcsi(pac, reference_pacs):
+    """RCSI and its standard error per K: ``pac`` (m,), ``reference_pacs`` (B, m)."""
+    observed = np.log(np.maximum(np.asarray(pac, dtype=np.float64), PAC_FLOOR))
+    logs = np.log(np.maximum(np.asarray(reference_pacs, dtype=np.float64), PAC_FLOOR))
+    diff = logs - observed[None, :]
+    b = diff.shape[0]
+    se = diff.std(axis=0, ddof=1) / np.sqrt(b) if b > 1 else np.full(diff.shape[1], np.nan)
+    return diff.mean(axis=0), se
+
+
+def monte_carlo_p(pac, reference_pacs):
+    """``(1 + #{b : PAC_b < PAC}) / (B + 1)`` per K (low PAC is stable: small p, structure)."""
+    reference_pacs = np.asarray(reference_pacs, dtype=np.float64)
+    below = (reference_pacs < np.asarray(pac, dtype=np.float64)[None, :]).sum(axis=0)
+    return (1.0 + below) / (reference_pacs.shape[0] + 1.0)
+
+
+def beta_p(pac, reference_pacs):
+    """The beta distribution fitted to each K's reference PACs by mean and variance, at ``pac``.
+
+    NaN where no beta distribution has those moments (every reference PAC the same, a mean of 0
+    or 1, or a variance at least ``mean (1 - mean)``); the caller then keeps the Monte Carlo p.
+    """
+    from scipy.stats import beta
+
+    reference_pacs = np.asarray(reference_pacs, dtype=np.float64)
+    mu = reference_pacs.mean(axis=0)
+    var = reference_pacs.var(axis=0, ddof=1) if reference_pacs.shape[0] > 1 else np.zeros_like(mu)
+    out = np.full(mu.shape, np.nan)
+    # a variance at rounding level (every reference PAC the same) is no spread to fit
+    ok = (var > 1e-12 * mu * (1 - mu)) & (mu > 0) & (mu < 1) & (var < mu * (1 - mu))
+    common = np.where(ok, mu * (1 - mu) / np.where(ok, var, 1.0) - 1.0, np.nan)
+    a, b = mu * common, (1 - mu) * common
+    out[ok] = beta.cdf(np.asarray(pac, dtype=np.float64)[ok], a[ok], b[ok])
+    return out

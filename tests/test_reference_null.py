@@ -1,0 +1,177 @@
+"""select_k's reference null (John et al. 2020, M3C): reference data sets, RCSI, p-values, K = 1.
+
+The statistics are checked against slow literal computations on small inputs; the reference data
+sets against the principal-component spread of the data they copy; the decision on data with and
+without clusters, including a calibration check over a few dozen null data sets that the plain
+protocol (which never answers K = 1) cannot pass.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import select_k
+from cclust._reference import ReferenceShape, beta_p, monte_carlo_p, rcsi
+from cclust.errors import ValidationError
+
+
+def _correlated(n, seed=0):
+    rng = np.random.default_rng(seed)
+    A = np.array([[3.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.5, -0.5, 0.2]])
+    return rng.normal(size=(n, 3)) @ A + np.array([10.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize("null", ["gaussian", "uniform"])
+def test_a_reference_keeps_the_principal_axes_and_their_spread(null):
+    X = _correlated(4000)
+    ref = ReferenceShape(X).draw(null, np.random.default_rng(1))
+    assert ref.shape == X.shape
+    if null == "gaussian":  # centred on the data's mean (the uniform box on its range's middle)
+        np.testing.assert_allclose(ref.mean(axis=0), X.mean(axis=0), atol=0.1)
+    # the principal directions and the spread along each are the data's
+    _, s_data, vt_data = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    scores = (ref - ref.mean(axis=0)) @ vt_data.T
+    data_sd = s_data / math.sqrt(X.shape[0] - 1)
+    if null == "gaussian":
+        np.testing.assert_allclose(scores.std(axis=0, ddof=1), data_sd, rtol=0.05)
+    else:  # uniform over the range of each component: within it, and spread evenly across it
+        data_scores = (X - X.mean(axis=0)) @ vt_data.T
+        ref_scores = (ref - X.mean(axis=0)) @ vt_data.T
+        span = data_scores.max(axis=0) - data_scores.min(axis=0)
+        assert (ref_scores >= data_scores.min(axis=0) - 1e-9 * span).all()
+        assert (ref_scores <= data_scores.max(axis=0) + 1e-9 * span).all()
+        np.testing.assert_allclose(ref_scores.std(axis=0, ddof=1), span / math.sqrt(12), rtol=0.05)
+    # the components are uncorrelated in the reference (no structure beyond the axes)
+    C = np.corrcoef(scores.T)
+    assert np.abs(C - np.eye(3)).max() < 0.06
+
+
+def test_a_reference_of_rank_deficient_data_stays_in_its_subspace():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2)) @ rng.normal(size=(2, 6))  # rank 2 in 6 dimensions (d > rank)
+    shape = ReferenceShape(X)
+    assert shape.rank == 2
+    ref = shape.draw("gaussian", rng)
+    assert np.linalg.matrix_rank(ref - ref.mean(axis=0), tol=1e-8) == 2
+
+
+def test_a_reference_refuses_data_without_shape():
+    with pytest.raises(ValidationError, match="at least 3 objects"):
+        ReferenceShape(np.zeros((2, 3)) + [[0.0], [1.0]])
+    with pytest.raises(ValidationError, match="no spread"):
+        ReferenceShape(np.ones((10, 3)))
+
+
+def _literal(pac, refs):
+    """M3C's formulas written out one K and one reference at a time."""
+    from scipy.stats import beta
+
+    out_rcsi, out_se, out_mc, out_beta = [], [], [], []
+    B = len(refs)
+    for j, observed in enumerate(pac):
+        column = [refs[b][j] for b in range(B)]
+        diffs = [math.log(max(c, 1e-4)) - math.log(max(observed, 1e-4)) for c in column]
+        mean = sum(diffs) / B
+        out_rcsi.append(mean)
+        out_se.append(math.sqrt(sum((d - mean) ** 2 for d in diffs) / (B - 1)) / math.sqrt(B))
+        out_mc.append((1 + sum(1 for c in column if c < observed)) / (B + 1))
+        mu = sum(column) / B
+        var = sum((c - mu) ** 2 for c in column) / (B - 1)
+        if var > 1e-12 * mu * (1 - mu) and 0 < mu < 1 and var < mu * (1 - mu):
+            a = ((1 - mu) / var - 1 / mu) * mu ** 2  # M3C's estBetaParams
+            out_beta.append(beta.cdf(observed, a, a * (1 / mu - 1)))
+        else:
+            out_beta.append(float("nan"))
+    return out_rcsi, out_se, out_mc, out_beta
+
+
+def test_rcsi_and_p_values_match_the_literal_formulas():
+    rng = np.random.default_rng(4)
+    pac = np.array([0.0, 0.21, 0.5, 0.33])
+    refs = rng.uniform(0.1, 0.6, size=(7, 4))
+    refs[:, 3] = 0.4  # every reference alike: no beta distribution has a zero variance
+    got_rcsi, got_se = rcsi(pac, refs)
+    want = _literal(pac.tolist(), refs.tolist())
+    np.testing.assert_allclose(got_rcsi, want[0], rtol=1e-12)
+    np.testing.assert_allclose(got_se, want[1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(monte_carlo_p(pac, refs), want[2], rtol=1e-12)
+    np.testing.assert_allclose(beta_p(pac, refs), want[3], rtol=1e-10, equal_nan=True)
+    assert np.isnan(beta_p(pac, refs)[3])
+
+
+def test_structureless_data_get_k1_and_say_why():
+    X = np.random.default_rng(0).normal(size=(150, 6))
+    plain = select_k(X, range(2, 7), random_state=0, null=None, n_resamples=30)
+    assert plain.best_k >= 2  # Monti's PAC alone always names a K
+    res = select_k(X, range(2, 7), random_state=0)
+    assert res.null == "uniform" and res.n_references == 10 and res.n_resamples == 25
+    assert res.criterion == "rcsi"
+    assert res.best_k == 1
+    assert "no evidence of cluster structure" in res.reason
+    assert (res.p_value >= res.alpha / 5).all()
+    assert res.pac_reference.shape == (10, 5)
+    text = res.summary()
+    assert "best K = 1" in text and "reference PAC" in text and "RCSI" in text
+    table = res.as_table()
+    assert {"rcsi", "p_value", "pac_reference_mean"} <= set(table)
+    assert res.to_dict()["best_k"] == 1
+
+
+def test_clusters_are_found_against_the_null_and_k1_may_be_in_the_range():
+    rng = np.random.default_rng(1)
+    centres = rng.normal(0, 4, size=(4, 5))
+    X = np.vstack([rng.normal(c, 0.4, (40, 5)) for c in centres])
+    res = select_k(X, range(1, 8), random_state=0, n_resamples=30)
+    assert res.best_k == 4
+    assert res.k_values.tolist() == [2, 3, 4, 5, 6, 7]
+    i = res.k_values.tolist().index(4)
+    assert res.p_value[i] < res.alpha / 6
+    # K = 3 (two nearby blobs together) is reproduced by every resample too: PAC 0 at 3 and 4,
+    # and the finer of the perfectly stable K is taken
+    assert res.pac[i] == 0 and res.pac[i - 1] == 0 and "perfectly stable" in res.reason
+    again = select_k(X, range(1, 8), random_state=0, n_resamples=30, n_jobs=1)
+    np.testing.assert_array_equal(res.pac_reference, again.pac_reference)
+
+
+def test_the_default_is_calibrated_on_data_without_clusters():
+    """Null data sets of four shapes: the default must answer K = 1 in at least 22 of 24.
+
+    With a false "structure" rate near 5% the chance of 3 or more in 24 is about 12%; the plain
+    protocol answers K >= 2 on every one of them, so this cannot pass by chance.
+    """
+    shapes = []
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        n, d = 60 + 10 * seed, 2 + seed % 4
+        shapes.append(rng.normal(size=(n, d)))                                   # isotropic Gaussian
+        shapes.append(rng.normal(size=(n, d)) @ rng.normal(size=(d, d)))         # correlated Gaussian
+        shapes.append(rng.uniform(-1, 1, size=(n, d)))                           # uniform box
+        shapes.append(rng.normal(size=(n, d)) * np.geomspace(10, 1, d))          # one elongated cloud
+    answers = [select_k(X, range(2, 6), random_state=i).best_k for i, X in enumerate(shapes)]
+    assert sum(k == 1 for k in answers) >= 22, answers
+
+
+def test_bad_reference_input():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValidationError, match="n_references must be an int"):
+        select_k(X, [2, 3], n_references=1, n_resamples=3)
+    with pytest.raises(ValidationError, match="no spread"):
+        select_k(np.ones((30, 3)), [2, 3], n_resamples=3)
+
+
+def test_the_cli_says_k1_on_structureless_data(tmp_path, capsys):
+    from cclust.cli import main
+
+    path = tmp_path / "noise.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(80, 4)), delimiter=",", header="a,b,c,d", comments="")
+    assert main(["select-k", str(path), "--k-range", "1", "5", "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "best K = 1" in out and "no evidence of cluster structure" in out
+    assert main(["select-k", str(path), "--k-range", "1", "5", "--null", "none"]) == 2
+    assert "K = 1 needs a --null" in capsys.readouterr().err
+    assert main(["select-k", str(path), "--k-range", "2", "4", "--resamples", "10", "--format", "json"]) == 0
+    import json
+
+    record = json.loads(capsys.readouterr().out)
+    assert record["best_k"] == 1 and len(record["p_value"]) == 3 and record["null"] == "uniform"
