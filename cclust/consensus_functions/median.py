@@ -599,17 +599,16 @@ _STARTS_NOTES = """
     Notes
     -----
     Choices where the papers are silent: the start. clue draws one random stochastic matrix
-    (``nruns = 1``), and from one random start the alternation often stops at a fixed point
-    that merges two groups and splits another, even on well-separated groups, when the
-    partitions have many more clusters than the K columns of M (only K of each partition's
-    clusters are matched). cclust's default starts once from the KCC consensus, a seeded
-    partition that already agrees with the members, and twice at random, keeping the lowest
-    criterion, so the result is never worse than the best of the random starts alone. On
-    well-separated blobs with k-means ensembles of K_i from K to sqrt(n) this default reaches
-    the criterion of 20 random starts far more often than one random start, at about three
-    times its time (docs/benchmarks.md, "Starts of the median partitions").
-    ``init="random", n_init=1`` gives clue's behaviour (with the same ``random_state``, the same
-    start as this function's former default).
+    (``nruns = 1``). From one random start the alternation often stops at a fixed point that
+    merges two groups and splits another when the partitions have many more clusters than the
+    K columns of M (only K of each partition's clusters are matched). cclust's default starts
+    once from the hard KCC consensus of the ensemble (Wu et al. 2015), a seeded partition that
+    already agrees with the members, and twice at random, and keeps the lowest criterion: the
+    minimiser the method defines, found more often, for about three times the work of one
+    start. Where the criterion itself prefers another partition to the plain groups (one group
+    much larger than the others and cut into many pieces by the partitions), the lowest
+    criterion is kept even so. ``init="random", n_init=1`` is clue's default exactly (for the
+    same ``random_state``, the start of this function's former default).
 """
 
 _DOC_RETURNS = """
