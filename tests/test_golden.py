@@ -57,6 +57,10 @@ def _consensus_names():
 #: Exact methods with a size limit: recorded on the first objects of each problem only.
 SIZE_LIMITED = {"symdiff-median": 30}
 
+#: Methods whose default start changed after their golden outputs were recorded: they keep
+#: being checked with R clue's start (one random start), which these parameters give exactly.
+PARAMS = {name: {"init": "random", "n_init": 1} for name in ("se", "he", "sm", "hm", "gv1")}
+
 
 def _run_consensus(name, problem):
     X, ensemble, k = _problems()[problem] if isinstance(problem, str) else problem
@@ -67,7 +71,7 @@ def _run_consensus(name, problem):
     if name in SIZE_LIMITED:
         keep = np.arange(SIZE_LIMITED[name])
         X, ensemble = X[keep], ensemble.take(keep)
-    kwargs = {"random_state": 0}
+    kwargs = {"random_state": 0, **PARAMS.get(name, {})}
     if info.requires_X:
         kwargs["X"] = X
     result = fn(ensemble, k, **kwargs)

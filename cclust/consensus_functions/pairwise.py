@@ -393,6 +393,12 @@ def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=No
     :mod:`cclust.consensus_functions.voting`) so that the choice does not depend on partition
     order or cluster names; clue takes the first in the given order.
 
+    The medoid is a member by definition, so it can only be as good as the members: when no
+    member has ``n_clusters`` clusters (k-means ensembles with K_i drawn from K to sqrt(n)
+    often have none), the medoid has more clusters than asked for and splits a group however
+    plain the structure is. Generate the ensemble with K among the K_i (``k_range``) when K is
+    known, or use a median partition (``se``, ``he``), which has K clusters by construction.
+
     Soft partitions (a :class:`cclust.soft.SoftEnsemble` with fractional memberships) are
     compared as membership matrices, as clue's ``cl_medoid`` does: d is one of
     :data:`SOFT_DISSIMILARITIES` (Euclidean and Manhattan under the best matching of the
