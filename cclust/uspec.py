@@ -45,6 +45,12 @@ Choices where the paper is silent, settled by the authors' code (``USPEC.m``, ``
   column of B) are dropped before the cut.
 * a neighbourhood of ``K' + 1`` representatives (r_l itself and its K' = 10 K nearest), capped
   at p.
+* ties: among equally distant representatives the lower index wins. When p' = p (p = n in
+  particular) the representatives are the candidates in the random order they were drawn in,
+  as the authors' code lists them, so an exact tie is broken anew by every clusterer of an
+  ensemble. Distances are computed exactly as sums of squared differences, so two distances
+  that are equal in decimal but not in binary (0.1 as 4.9 - 4.8 and as 5.0 - 4.9) are not
+  ties; the authors' distances by matrix products round such pairs either way.
 * affinities that underflow to 0 become the smallest positive double's neighbour ``eps``
   (2.2e-16), as the authors' ``Gsdx(Gsdx==0) = eps``; if every listed distance is 0 (all
   points identical) sigma is 0 and every affinity is 1.
