@@ -26,7 +26,9 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
 * ``small --runs 10`` -- U-SENC on every shared data set of fewer than 1,000 objects
   (``/work/shared/data/MANIFEST.csv``, or ``--data`` paths): the authors' ``USENC.m`` under
   Octave against cclust with the authors' parameters (p = 1,000 lowered to n, K = 5, m = 20,
-  K_i in [20, 60]), NMI mean and sd of each, Welch's p, and the diagnostics: cclust on the rows
+  K_i in [20, 60]), NMI mean and sd of each, Welch's p, the base partitions' NMI, how many
+  runs' ensembles leave the consensus graph in k or more connected components (then the
+  transfer cut can only return unions of them), and the diagnostics: cclust on the rows
   in a random order (ties between equal distances broken at random, as the authors' randomly
   ordered representatives do), cclust's defaults, and the authors' ensemble (their ``USPEC.m``
   20 times, ``octave_usenc_ensemble.m``) fused by cclust's ``tcut``; ``--variants jitter`` adds
@@ -354,6 +356,19 @@ def ours_generated(X, k, seed):
     return cclust.consensus("tcut", E, k, random_state=seed).labels, E.labels
 
 
+def consensus_components(labels):
+    """Connected components of the object-cluster graph of a label matrix (n x m)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    n, m = labels.shape
+    codes = np.column_stack([np.unique(labels[:, i], return_inverse=True)[1].reshape(-1) for i in range(m)])
+    codes = codes + np.concatenate([[0], np.cumsum(codes.max(axis=0) + 1)[:-1]])
+    B = sp.csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), codes.reshape(-1))),
+                      shape=(n, int(codes.max()) + 1))
+    return connected_components(sp.bmat([[None, B], [B.T, None]]), directed=False)[0]
+
+
 def suite_small(args):
     """U-SENC on the shared data sets of n < 1,000: the authors' code, cclust, and diagnostics."""
     from scipy.io import savemat
@@ -363,7 +378,7 @@ def suite_small(args):
     sets = ([(os.path.splitext(os.path.basename(p))[0], p) for p in args.data] if args.data else small_sets())
     variants = [v for v in args.variants if v]
     header = ["data", "n", "k", "authors (Octave)", "cclust, authors' parameters", "Welch p",
-              "base partitions' NMI: authors", "cclust"]
+              "base partitions' NMI: authors", "cclust", "runs with >= k components: authors", "cclust"]
     names = {"shuffled": "cclust, rows in random order", "defaults": "cclust defaults",
              "their-ensemble": "authors' ensemble + cclust tcut",
              "jitter": "cclust, each clusterer on X + 1e-9 sd noise"}
@@ -383,15 +398,18 @@ def suite_small(args):
                 theirs, _, _ = run_authors(code, data, "usenc", args.runs, args.timeout, tmp)
                 ensembles = run_authors_ensembles(code, data, args.ensemble_runs, args.timeout, tmp)
             theirs = [nmi(y, theirs[:, j]) for j in range(theirs.shape[1])]
-        ours, our_base = [], []
+        ours, our_base, our_split = [], [], 0
         for seed in range(args.runs):
             labels, E = ours_generated(X, k, seed)
             ours.append(nmi(y, labels))
+            our_split += consensus_components(E) >= k
             our_base.extend(nmi(y, E[:, i]) for i in range(E.shape[1]))
         their_base = [nmi(y, ensembles[:, i, j]) for j in range(ensembles.shape[2]) for i in range(ensembles.shape[1])]
         p = ttest_ind(ours, theirs, equal_var=False).pvalue if len(theirs) > 1 else np.nan
         cells = [name, f"{X.shape[0]:,}", str(k), spread(theirs), spread(ours), f"{p:.2f}",
-                 spread(their_base), spread(our_base)]
+                 spread(their_base), spread(our_base),
+                 f"{sum(consensus_components(ensembles[:, :, j]) >= k for j in range(ensembles.shape[2]))} of "
+                 f"{ensembles.shape[2]}", f"{our_split} of {args.runs}"]
         for variant in variants:
             if variant == "their-ensemble":
                 scores = [nmi(y, cclust.consensus("tcut", ensembles[:, :, j] - 1, k, random_state=j).labels)
