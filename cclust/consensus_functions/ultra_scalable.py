@@ -189,7 +189,8 @@ def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_represent
     happens depends on the ensemble's diversity, to which the ties between equally distant
     representatives contribute: cclust breaks exact ties in a random order per clusterer, as
     the authors' code does, but orders distances that differ by rounding only by their exact
-    values, where the authors' products round them either way (see
+    values, which the authors' matrix products round differently, so the two codes' graphs
+    differ at such ties (see
     :func:`cclust.uspec.hybrid_representatives`). The default p (n / 10 below 10,000 objects)
     and the default K_i range (capped at a third of n) keep several objects per representative.
 
