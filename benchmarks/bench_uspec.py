@@ -23,6 +23,18 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
   both NMI spreads, whether each mean lies in the other's [min, max], Welch's p, median wall and
   CPU seconds of each code, the ratio, the load average, and the paper's Tables 4 and 6.
   ``--timeout`` stops the authors' code after that many seconds, keeping its finished runs.
+* ``small --runs 10`` -- U-SENC on every shared data set of fewer than 1,000 objects
+  (``/work/shared/data/MANIFEST.csv``, or ``--data`` paths): the authors' ``USENC.m`` under
+  Octave against cclust with the authors' parameters (p = 1,000 lowered to n, K = 5, m = 20,
+  K_i in [20, 60]), NMI mean and sd of each, Welch's p, the base partitions' NMI, how many
+  runs' ensembles leave the consensus graph in k or more connected components (then the
+  transfer cut can only return unions of them), and the diagnostics: cclust on the rows
+  in a random order (ties between equal distances broken at random, as the authors' randomly
+  ordered representatives do), cclust's defaults, and the authors' ensemble (their ``USPEC.m``
+  20 times, ``octave_usenc_ensemble.m``) fused by cclust's ``tcut``; ``--variants jitter`` adds
+  cclust with every clusterer on X plus its own noise of 1e-9 feature sd (distances that differ
+  by rounding only become ties broken at random, as in the authors' BLAS-computed distances);
+  ``--skip-authors`` runs cclust's columns alone.
 
 Data: ``/work/shared/data/pendigits.npz`` (or ``--data``); the shapes are generated.
 """
@@ -282,9 +294,135 @@ def suite_octave(args):
                       f"{paper} |", flush=True)
 
 
+def small_sets(limit=1000):
+    """(name, path) of the shared data sets with fewer than ``limit`` objects, from the MANIFEST."""
+    import csv
+
+    with open(os.path.join(DATA, "MANIFEST.csv"), newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if int(row["n"]) < limit]
+    return [(row["name"], os.path.join(DATA, f"{row['name']}.npz")) for row in sorted(rows, key=lambda r: int(r["n"]))
+            if os.path.exists(os.path.join(DATA, f"{row['name']}.npz"))]
+
+
+def run_authors_ensembles(code, data, runs, timeout, cwd):
+    """The authors' generation step alone under Octave: an n x 20 x runs array of their labels."""
+    from scipy.io import loadmat
+
+    out = os.path.join(cwd, "ensembles.mat")
+    command = ["octave-cli", "--no-gui", "-q", os.path.join(HERE, "octave_usenc_ensemble.m"), code, data,
+               str(runs), out]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd,
+                             start_new_session=True)
+    try:
+        _, err = child.communicate(timeout=timeout)
+        if child.returncode:
+            raise RuntimeError(f"Octave failed: {err.decode()[-2000:]}")
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, 9)  # this child's own process group only
+        child.wait()
+    if not os.path.exists(out):
+        return np.zeros((0, 0, 0), dtype=np.int64)
+    got = loadmat(out)
+    done = int(np.ravel(got["done"])[0])
+    return np.asarray(got["ensembles"], dtype=np.int64).reshape(got["ensembles"].shape[0], 20, -1)[:, :, :done]
+
+
+def ours_small(X, k, seed, variant):
+    """One cclust U-SENC labelling of X for the small suite's variants."""
+    usenc = cclust.get("usenc")
+    if variant == "defaults":
+        return usenc(None, k, X=X, random_state=seed).labels
+    if variant == "shuffled":  # the rows in a random order, the labels returned in the original one
+        order = np.random.default_rng([seed, 7]).permutation(X.shape[0])
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        labels[order] = usenc(None, k, X=X[order], n_representatives=1000, n_neighbors=5, n_partitions=20,
+                              k_range=(20, 60), random_state=seed).labels
+        return labels
+    if variant == "jitter":  # each clusterer on X plus its own noise of 1e-9 feature sd: near ties at random
+        rng = np.random.default_rng([seed, 11])
+        columns = [cclust.generate("uspec", X + 1e-9 * X.std(axis=0) * rng.standard_normal(X.shape), k,
+                                   n_partitions=1, n_representatives=1000, n_neighbors=5, k_range=(20, 60),
+                                   random_state=1000 * seed + i + 1).labels[:, 0] for i in range(20)]
+        return cclust.consensus("tcut", np.column_stack(columns), k, random_state=seed).labels
+    return usenc(None, k, X=X, n_representatives=1000, n_neighbors=5, n_partitions=20, k_range=(20, 60),
+                 random_state=seed).labels
+
+
+def ours_generated(X, k, seed):
+    """cclust's U-SENC with the authors' parameters in its two steps (the same labels as ``usenc``
+    with that seed): the consensus labels and the mean NMI-ready ensemble."""
+    E = cclust.generate("uspec", X, k, n_partitions=20, n_representatives=1000, n_neighbors=5, k_range=(20, 60),
+                        random_state=seed)
+    return cclust.consensus("tcut", E, k, random_state=seed).labels, E.labels
+
+
+def consensus_components(labels):
+    """Connected components of the object-cluster graph of a label matrix (n x m)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    n, m = labels.shape
+    codes = np.column_stack([np.unique(labels[:, i], return_inverse=True)[1].reshape(-1) for i in range(m)])
+    codes = codes + np.concatenate([[0], np.cumsum(codes.max(axis=0) + 1)[:-1]])
+    B = sp.csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), codes.reshape(-1))),
+                      shape=(n, int(codes.max()) + 1))
+    return connected_components(sp.bmat([[None, B], [B.T, None]]), directed=False)[0]
+
+
+def suite_small(args):
+    """U-SENC on the shared data sets of n < 1,000: the authors' code, cclust, and diagnostics."""
+    from scipy.io import savemat
+    from scipy.stats import ttest_ind
+
+    code = authors_code(args.authors)
+    sets = ([(os.path.splitext(os.path.basename(p))[0], p) for p in args.data] if args.data else small_sets())
+    variants = [v for v in args.variants if v]
+    header = ["data", "n", "k", "authors (Octave)", "cclust, authors' parameters", "Welch p",
+              "base partitions' NMI: authors", "cclust", "runs with >= k components: authors", "cclust"]
+    names = {"shuffled": "cclust, rows in random order", "defaults": "cclust defaults",
+             "their-ensemble": "authors' ensemble + cclust tcut",
+             "jitter": "cclust, each clusterer on X + 1e-9 sd noise"}
+    header += [names[v] for v in variants] + ["load average (start, end)"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header), flush=True)
+    for name, path in sets:
+        X, y = load_pendigits(path)
+        k = int(y.max()) + 1
+        load = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            data = os.path.join(tmp, "data.mat")
+            savemat(data, {"fea": X, "k": k})
+            if args.skip_authors:
+                theirs, ensembles = np.zeros((X.shape[0], 0), dtype=np.int64), np.zeros((X.shape[0], 20, 0))
+            else:
+                theirs, _, _ = run_authors(code, data, "usenc", args.runs, args.timeout, tmp)
+                ensembles = run_authors_ensembles(code, data, args.ensemble_runs, args.timeout, tmp)
+            theirs = [nmi(y, theirs[:, j]) for j in range(theirs.shape[1])]
+        ours, our_base, our_split = [], [], 0
+        for seed in range(args.runs):
+            labels, E = ours_generated(X, k, seed)
+            ours.append(nmi(y, labels))
+            our_split += consensus_components(E) >= k
+            our_base.extend(nmi(y, E[:, i]) for i in range(E.shape[1]))
+        their_base = [nmi(y, ensembles[:, i, j]) for j in range(ensembles.shape[2]) for i in range(ensembles.shape[1])]
+        p = ttest_ind(ours, theirs, equal_var=False).pvalue if len(theirs) > 1 else np.nan
+        cells = [name, f"{X.shape[0]:,}", str(k), spread(theirs), spread(ours), f"{p:.2f}",
+                 spread(their_base), spread(our_base),
+                 f"{sum(consensus_components(ensembles[:, :, j]) >= k for j in range(ensembles.shape[2]))} of "
+                 f"{ensembles.shape[2]}", f"{our_split} of {args.runs}"]
+        for variant in variants:
+            if variant == "their-ensemble":
+                scores = [nmi(y, cclust.consensus("tcut", ensembles[:, :, j] - 1, k, random_state=j).labels)
+                          for j in range(ensembles.shape[2])]
+            else:
+                scores = [nmi(y, ours_small(X, k, seed, variant)) for seed in range(args.runs)]
+            cells.append(spread(scores))
+        cells.append(f"{load:.1f}, {os.getloadavg()[0]:.1f}")
+        print("| " + " | ".join(cells) + " |", flush=True)
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suite", choices=["pendigits", "scale", "clusterers", "octave", "_scale_one", "_generate_one"])
+    parser.add_argument("suite", choices=["pendigits", "scale", "clusterers", "octave", "small", "_scale_one", "_generate_one"])
     parser.add_argument("--data", type=lambda s: s.split(","), default=None,
                         help="pendigits suite: a path (default pendigits); octave suite: names "
                              f"({', '.join(SETS)}, flower) or .npz paths, comma separated (default: by --n)")
@@ -300,6 +438,12 @@ def main(argv=None):
     parser.add_argument("--dask", type=int, default=0,
                         help="scale suite: rows per Dask block (0: in memory); Dask's threaded scheduler")
     parser.add_argument("--methods", type=lambda s: s.split(","), default=["uspec", "usenc"])
+    parser.add_argument("--ensemble-runs", type=int, default=5,
+                        help="small suite: runs of the authors' generation step alone (their ensembles)")
+    parser.add_argument("--variants", type=lambda s: s.split(","), default=["shuffled", "defaults", "their-ensemble"],
+                        help="small suite: diagnostics to add (shuffled, defaults, their-ensemble, jitter; '' for none)")
+    parser.add_argument("--skip-authors", action="store_true",
+                        help="small suite: cclust's columns only (no Octave)")
     parser.add_argument("--authors", default=os.path.join(tempfile.gettempdir(), "uspec_authors"))
     args = parser.parse_args(argv)
     if args.suite == "_scale_one":
@@ -308,7 +452,7 @@ def main(argv=None):
         print(json.dumps(one_generation_run(args.n[0], args.d[0], args.m, args.dask)))
     else:
         {"pendigits": suite_pendigits, "scale": suite_scale, "clusterers": suite_clusterers,
-         "octave": suite_octave}[args.suite](args)
+         "octave": suite_octave, "small": suite_small}[args.suite](args)
 
 
 if __name__ == "__main__":

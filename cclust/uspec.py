@@ -45,6 +45,12 @@ Choices where the paper is silent, settled by the authors' code (``USPEC.m``, ``
   column of B) are dropped before the cut.
 * a neighbourhood of ``K' + 1`` representatives (r_l itself and its K' = 10 K nearest), capped
   at p.
+* ties: among equally distant representatives the lower index wins. When p' = p (p = n in
+  particular) the representatives are the candidates in the random order they were drawn in,
+  as the authors' code lists them, so an exact tie is broken anew by every clusterer of an
+  ensemble. Distances are computed exactly as sums of squared differences, so two distances
+  that are equal in decimal but not in binary (0.1 as 4.9 - 4.8 and as 5.0 - 4.9) are not
+  ties; the authors' distances by matrix products round such pairs either way.
 * affinities that underflow to 0 become the smallest positive double's neighbour ``eps``
   (2.2e-16), as the authors' ``Gsdx(Gsdx==0) = eps``; if every listed distance is 0 (all
   points identical) sigma is 0 and every affinity is 1.
@@ -143,8 +149,11 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
     ``min(candidate_factor p, n)`` candidates drawn uniformly without replacement, then k-means
     with p clusters on them (random distinct candidates as start, at most ``max_iter`` Lloyd
     iterations); the centres, each distinct one once, are the representatives. ``p > n``
-    becomes n. When p' = p the candidates themselves are the representatives. ``n_threads``
-    only changes the speed of the k-means (its results do not depend on it).
+    becomes n. When p' = p (p = n in particular) the candidates themselves are the
+    representatives, in the random order in which they were drawn (each distinct point once, at
+    its first draw), so that ties between equally distant representatives, which go to the lower
+    index, are broken at random. ``n_threads`` only changes the speed of the k-means (its
+    results do not depend on it).
 
     Route of the k-means. The paper's hybrid selection is a k-means of p centres on the p'
     candidates, and the authors' code (``litekmeans``) computes its distances by BLAS matrix
@@ -166,9 +175,13 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
     n = X.shape[0]
     p = min(int(n_representatives), n)
     m = min(int(candidate_factor) * p, n)
-    candidates = X[np.sort(rng.choice(n, size=m, replace=False))]
+    drawn = rng.choice(n, size=m, replace=False)
     if m == p:
-        return _distinct_rows(candidates)
+        # The candidates are the representatives, kept in the order drawn: ties between equally
+        # distant representatives go to the lower index, so this random order breaks them anew in
+        # every clusterer of an ensemble, as the authors' randomly ordered candidates do.
+        return _distinct_rows(X[drawn])
+    candidates = X[np.sort(drawn)]
     run = _kmeans_blas if X.shape[1] >= _BLAS_MIN_FEATURES else _kmeans
     _, centres = run(np.ascontiguousarray(candidates, dtype=np.float64), p, rng, max_iter, n_threads)
     return _distinct_rows(centres[np.isfinite(centres).all(axis=1)])

@@ -41,6 +41,25 @@ def test_hybrid_selection_with_p_at_least_n_is_the_distinct_points():
     assert sorted(map(tuple, R)) == sorted(set(map(tuple, X)))
 
 
+def test_with_p_equal_to_n_every_clusterer_breaks_distance_ties_at_random():
+    # Points 0, 1, ..., 39 on a line: each inner point has two representatives at distance 1,
+    # and with K = 2 (itself and one more) the second is a tie. The authors' code lists its
+    # candidates in a random order, so the tie goes either way; cclust keeps the drawn order of
+    # the representatives (ties go to the lower index), not the data order, which would give
+    # every inner point its left neighbour in every clusterer of an ensemble.
+    X = np.arange(40, dtype=np.float64)[:, None]
+    R = hybrid_representatives(X, 40, random_state=0)
+    assert sorted(R[:, 0]) == list(range(40)) and not (np.diff(R[:, 0]) > 0).all()
+    right = []
+    for seed in range(6):
+        graph = uspec_graph(X, n_representatives=40, n_neighbors=2, random_state=seed)
+        second = graph.representatives[np.searchsorted(graph.columns, graph.neighbors[:, 1]), 0]
+        assert (graph.distances[1:-1] == [0.0, 1.0]).all()
+        right.append(second[1:-1] > X[1:-1, 0])
+    right = np.array(right)
+    assert 0.3 < right.mean() < 0.7  # about half of the ties go to the right-hand point
+    assert (right.any(axis=0) & ~right.all(axis=0)).mean() > 0.5  # most points differ between seeds
+
 def test_hybrid_selection_gives_p_centres_of_candidates():
     X, _ = make_flower(3000, random_state=1)
     R = hybrid_representatives(X, 100, random_state=0)

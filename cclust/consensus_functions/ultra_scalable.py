@@ -177,6 +177,23 @@ def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_represent
     ConsensusResult
         As :func:`tcut`, with ``extras["n_generated"]`` (m).
 
+    Notes
+    -----
+    With p = n (fewer objects than ``n_representatives``, as with the authors' p = 1,000 on
+    small data) every representative is an object and each clusterer's graph is the K
+    nearest-neighbour graph of the objects; with K_i in [20, 60] its clusters hold a few
+    objects each. A tight group that every clusterer keeps apart is then a connected
+    component of the consensus graph, and when there are ``n_clusters`` or more components the
+    transfer cut's clusters are unions of them (tiny clusters beside one that holds nearly
+    every object). How often this
+    happens depends on the ensemble's diversity, to which the ties between equally distant
+    representatives contribute: cclust breaks exact ties in a random order per clusterer, as
+    the authors' code does, but orders distances that differ by rounding only by their exact
+    values, which the authors' matrix products round differently, so the two codes' graphs
+    differ at such ties (see
+    :func:`cclust.uspec.hybrid_representatives`). The default p (n / 10 below 10,000 objects)
+    and the default K_i range (capped at a third of n) keep several objects per representative.
+
     Examples
     --------
     >>> from cclust.datasets import make_circles
