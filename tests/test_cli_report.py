@@ -441,16 +441,17 @@ def test_a_method_without_a_criterion_shows_no_objective_line(capsys):
 
 
 def test_select_k_without_a_criterion_has_no_objective_column(capsys):
-    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3")
+    code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
+                           "--null", "none")
     assert code == 0
     assert "objective" not in out and "nan" not in out
     assert [line for line in out.splitlines() if line.lstrip().startswith("K ")][0].split() == \
         ["K", "area", "delta", "area", "PAC"]
     code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
-                           "--format", "csv")
+                           "--null", "none", "--format", "csv")
     assert out.splitlines()[0] == "k,area,delta_area,pac,best"
     code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
-                           "--format", "json")
+                           "--null", "none", "--format", "json")
     assert "objective" not in json.loads(out)
     # a method with a criterion keeps the column
     code, out, _ = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--partitions", "5", "--resamples", "3",
