@@ -1,0 +1,134 @@
+"""select_k's reference null (John et al. 2020, M3C): calibration, power and cost.
+
+* ``calibration``: data without clusters of four shapes (isotropic Gaussian, correlated
+  Gaussian, uniform box, one elongated Gaussian cloud), ``--sets`` of each with n and d drawn
+  from ``--n`` and ``--d``; how often each setting answers K = 1 (the goal is 95%), and the
+  plain protocol (``null=None``), which never can.
+* ``power``: Gaussian blobs that k-means separates, K = 2..6, balanced or one blob three times
+  the others; how often the true K is chosen.
+* ``speed``: the default (with its reference) against the plain protocol on the same data, wall
+  and CPU seconds and their ratio (the goal is at most 3x).
+
+``--settings`` lists ``null:B:H`` (reference, references, resamples; ``none`` for the plain
+protocol, whose B is ignored), so settings are compared on the same data sets::
+
+    python benchmarks/bench_select_k_null.py calibration --sets 6 --settings uniform:10:25 gaussian:10:25 none:0:100
+    python benchmarks/bench_select_k_null.py power --sets 4
+    python benchmarks/bench_select_k_null.py speed --n 300 1000 3000
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from cclust import select_k  # noqa: E402
+
+SHAPES = ("isotropic", "correlated", "uniform box", "elongated")
+
+
+def null_data(shape, n, d, rng):
+    if shape == "isotropic":
+        return rng.normal(size=(n, d))
+    if shape == "correlated":
+        return rng.normal(size=(n, d)) @ rng.normal(size=(d, d))
+    if shape == "uniform box":
+        return rng.uniform(-1, 1, size=(n, d))
+    return rng.normal(size=(n, d)) * np.geomspace(10, 1, d)
+
+
+def blobs(k, n, d, ratio, rng):
+    sizes = np.full(k, n // (k + ratio - 1))
+    sizes[0] *= ratio
+    centres = rng.normal(0, 1, size=(k, d))
+    centres *= 8.0 / np.min([np.linalg.norm(a - b) for i, a in enumerate(centres) for b in centres[i + 1:]])
+    return np.vstack([rng.normal(c, 1.0, (s, d)) for c, s in zip(centres, sizes)])
+
+
+def parse_setting(text):
+    null, b, h = text.split(":")
+    return (None if null == "none" else null), int(b), int(h)
+
+
+def run(X, setting, seed, k_range):
+    null, b, h = setting
+    kwargs = {"n_resamples": h, "random_state": seed, "null": null}
+    if null is not None:
+        kwargs["n_references"] = b
+    return select_k(X, k_range, **kwargs)
+
+
+def calibration(args):
+    settings = [parse_setting(s) for s in args.settings]
+    rng = np.random.default_rng(args.seed)
+    hits = {s: {shape: 0 for shape in SHAPES} for s in args.settings}
+    total = 0
+    for i in range(args.sets):
+        n, d = int(rng.integers(args.n[0], args.n[1] + 1)), int(rng.integers(args.d[0], args.d[1] + 1))
+        for shape in SHAPES:
+            X = null_data(shape, n, d, rng)
+            total += 1
+            for text, setting in zip(args.settings, settings):
+                hits[text][shape] += run(X, setting, i, range(2, 7)).best_k == 1
+    print(f"| setting (null:B:H) | K = 1 on {total} null sets | " + " | ".join(SHAPES) + " |")
+    print("| --- | --- |" + " --- |" * len(SHAPES))
+    for text in args.settings:
+        row = hits[text]
+        print(f"| {text} | {sum(row.values())}/{total} ({100 * sum(row.values()) / total:.0f}%) | "
+              + " | ".join(f"{row[s]}/{args.sets}" for s in SHAPES) + " |", flush=True)
+
+
+def power(args):
+    settings = [parse_setting(s) for s in args.settings]
+    rng = np.random.default_rng(args.seed)
+    print("| setting (null:B:H) | true K | balance | right K | answers |")
+    print("| --- | --- | --- | --- | --- |")
+    for k in range(2, 7):
+        for ratio in (1, 3):
+            data = [blobs(k, int(rng.integers(args.n[0], args.n[1] + 1)), int(rng.integers(args.d[0], args.d[1] + 1)),
+                          ratio, rng) for _ in range(args.sets)]
+            for text, setting in zip(args.settings, settings):
+                answers = [run(X, setting, i, range(2, 9)).best_k for i, X in enumerate(data)]
+                right = sum(a == k for a in answers)
+                print(f"| {text} | {k} | {'balanced' if ratio == 1 else '1 blob x3'} | {right}/{len(answers)} | "
+                      f"{answers} |", flush=True)
+
+
+def speed(args):
+    print("| n | d | setting | wall s | CPU s | ratio to the plain protocol (wall, CPU) | load average |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for n in args.sizes:
+        X = np.random.default_rng(0).normal(size=(n, 10))
+        times = {}
+        for text in args.settings:
+            setting = parse_setting(text)
+            start, cpu = time.perf_counter(), os.times()
+            run(X, setting, 0, range(2, 9))
+            end = os.times()
+            times[text] = (time.perf_counter() - start, end.user + end.system - cpu.user - cpu.system)
+        plain = next((v for t, v in times.items() if t.startswith("none")), None)
+        for text, (wall, cpu) in times.items():
+            ratio = f"{wall / plain[0]:.2f}x, {cpu / plain[1]:.2f}x" if plain else ""
+            print(f"| {n} | 10 | {text} | {wall:.2f} | {cpu:.2f} | {ratio} | {os.getloadavg()[0]:.2f} |", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", choices=["calibration", "power", "speed"])
+    parser.add_argument("--sets", type=int, default=6, help="data sets per shape (calibration) or per case (power)")
+    parser.add_argument("--n", type=int, nargs=2, default=(60, 300), help="range of n")
+    parser.add_argument("--d", type=int, nargs=2, default=(2, 10), help="range of d")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[300, 1000, 3000], help="speed: n")
+    parser.add_argument("--settings", nargs="+", default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.settings is None:
+        args.settings = ["uniform:10:25", "none:0:100"]
+    {"calibration": calibration, "power": power, "speed": speed}[args.suite](args)
+
+
+if __name__ == "__main__":
+    main()
