@@ -85,8 +85,47 @@ CARELESS_ERRORS = {
     "space-delimited": (["run", "spaces.csv", "-k", "2"], ["separated by spaces"]),
 }
 
+# An output on an input's file, or two outputs on one file: refused before any work (status 2, one
+# line), the inputs left byte for byte as they were. Links are made by _make_files.
+CLASHES = {
+    "out-is-data": (["run", "victim.csv", "-m", "kcc", "--labels-column", "species", *FAST, "-o", "victim.csv"],
+                    ["--out victim.csv", "input DATA"]),
+    "out-is-data-by-another-name": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "./sub/../victim.csv"],
+                                    ["input DATA"]),
+    "out-is-a-symlink-to-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "victim_link.csv"],
+                                 ["same file as victim.csv", "input DATA"]),
+    "out-is-a-hard-link-to-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "victim_hard.csv"],
+                                   ["same file as victim.csv", "input DATA"]),
+    "save-ensemble-is-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "--save-ensemble", "victim.csv"],
+                              ["--save-ensemble", "input DATA"]),
+    "fuse-out-is-ensemble": (["fuse", "pvictim.csv", "-k", "3", "-o", "pvictim.csv"], ["input ENSEMBLE"]),
+    "save-ensemble-and-out-one-file": (["run", "iris", "-m", "kcc", *FAST, "--save-ensemble", "both.csv",
+                                        "-o", "both.csv"], ["--save-ensemble both.csv", "--out both.csv",
+                                                            "same file"]),
+    "evaluate-save-ensemble-is-ensemble": (["evaluate", "victim.csv", "--labels-column", "species", "--ensemble", "pvictim150.csv",
+                                            "--save-ensemble", "pvictim150.csv"], ["input --ensemble"]),
+    "select-k-figure-is-weights": (["select-k", "victim.csv", "--labels-column", "species", "--k-range", "2", "3", "--item-weights",
+                                    "fig-heatmap.png", "--plot", "fig.png"], ["--plot fig-heatmap.png",
+                                                                              "--item-weights"]),
+}
+
+
+def _clash_files():
+    """{name: bytes} of the inputs the CLASHES commands must leave untouched."""
+    X, y = load_iris()
+    victim = "a,b,c,d,species\n" + "".join(f"{','.join(map(str, x))},{SPECIES[c]}\n" for x, c in zip(X, y))
+    partitions = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0).labels
+    ensemble = "".join(",".join(map(str, row)) + "\n" for row in partitions)
+    return {"victim.csv": victim.encode(), "pvictim.csv": ensemble[:ensemble.index("\n", 200) + 1].encode(),
+            "pvictim150.csv": ensemble.encode(), "fig-heatmap.png": ("1\n" * 150).encode()}
+
 
 def _make_files(folder):
+    for name, content in _clash_files().items():
+        (folder / name).write_bytes(content)
+    (folder / "sub").mkdir()
+    os.symlink("victim.csv", folder / "victim_link.csv")
+    os.link(folder / "victim.csv", folder / "victim_hard.csv")
     X, y = load_iris()
     with open(folder / "data.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -127,7 +166,8 @@ def ran(tmp_path_factory):
     """Every command of this file, run once: {name: (status, stdout, stderr, folder)}."""
     folder = tmp_path_factory.mktemp("first_contact")
     _make_files(folder)
-    commands = {name: argv for table in (README, CARELESS_OK, CARELESS_ERRORS) for name, (argv, _) in table.items()}
+    commands = {name: argv for table in (README, CARELESS_OK, CARELESS_ERRORS, CLASHES)
+                for name, (argv, _) in table.items()}
     if not _has_matplotlib():
         for argv in commands.values():
             while "--plot" in argv:
@@ -185,3 +225,18 @@ def test_what_the_readme_examples_show(ran):
     assert "1 object in no partition (data row 3)" in ran["fuse-blank-row"][1]
     labels = np.loadtxt(folder / "ens_blank_labels.csv", skiprows=1, dtype=int)
     assert labels[0] == labels[1] != labels[3] == labels[4]
+
+
+@pytest.mark.parametrize("name", list(CLASHES))
+def test_an_output_on_an_input_or_on_another_output_is_refused(name, ran):
+    if name == "select-k-figure-is-weights" and not _has_matplotlib():
+        pytest.skip("the fixture drops --plot without matplotlib")
+    status, out, err, folder = ran[name]
+    assert status == 2, (out, err)
+    assert "Traceback" not in out + err
+    assert err.startswith("cclust: error: ") and err.count("\n") == 1, err
+    for word in CLASHES[name][1]:
+        assert word.lower() in err.lower(), (word, err)
+    for file, content in _clash_files().items():
+        assert (folder / file).read_bytes() == content, file
+    assert not (folder / "both.csv").exists()

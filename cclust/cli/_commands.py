@@ -202,12 +202,68 @@ def _read_weights(path, option):
     return values
 
 
+def _select_k_figures(plot):
+    """The figures ``select-k --plot FILE`` writes: FILE, FILE-heatmap and FILE-tracking (same extension)."""
+    stem, dot, ext = plot.rpartition(".")
+    stem, ext = (stem, "." + ext) if dot else (plot, "")
+    return [plot, f"{stem}-heatmap{ext}", f"{stem}-tracking{ext}"]
+
+
+def _output_paths(args):
+    """[(option, path)] of every file the command will write."""
+    outputs = [("--out", getattr(args, "out", None)), ("--save-ensemble", getattr(args, "save_ensemble", None))]
+    plot = getattr(args, "plot", None)
+    if plot and getattr(args, "command", None) == "select-k":
+        outputs += [("--plot", path) for path in _select_k_figures(plot)]
+    else:
+        outputs.append(("--plot", plot))
+    return [(option, path) for option, path in outputs if path]
+
+
+def _input_paths(args):
+    """[(argument, path)] of every file the command reads (a bundled dataset's name is no file)."""
+    from cclust import datasets
+
+    data = getattr(args, "data", None)
+    inputs = [("DATA", data if data not in datasets.names() else None),
+              ("ENSEMBLE" if getattr(args, "command", None) == "fuse" else "--ensemble", getattr(args, "ensemble", None)),
+              ("--item-weights", getattr(args, "item_weights", None)),
+              ("--feature-weights", getattr(args, "feature_weights", None))]
+    return [(name, path) for name, path in inputs if path and os.path.exists(path)]
+
+
+def _same_file(a, b):
+    """Whether paths ``a`` and ``b`` name one file: the same name once normalised and symbolic links
+    followed, or (both existing) the same file on disk, which also catches hard links."""
+    if os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b)):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_clashes(args):
+    """Refuse an output that would overwrite an input, or two outputs on one file, before any work."""
+    outputs, inputs = _output_paths(args), _input_paths(args)
+    for option, path in outputs:
+        for name, source in inputs:
+            if _same_file(path, source):
+                same = "is" if os.path.abspath(path) == os.path.abspath(source) else f"is the same file as {source}, which is"
+                raise UserError(f"{option} {path} {same} the input {name}: writing it would destroy the input; "
+                                f"give {option} another file name.")
+    for i, (option, path) in enumerate(outputs):
+        for other, other_path in outputs[:i]:
+            if _same_file(path, other_path):
+                raise UserError(f"{option} {path} and {other} {other_path} name the same file, so one output would "
+                                f"overwrite the other; give them different file names.")
+
+
 def _check_outputs(args):
-    """Refuse unwritable --out/--plot paths before the work, not after it."""
-    for option, path in (("--out", getattr(args, "out", None)), ("--plot", getattr(args, "plot", None)),
-                         ("--save-ensemble", getattr(args, "save_ensemble", None))):
-        if not path:
-            continue
+    """Refuse unwritable --out/--plot paths, and outputs that clash with an input or with each other,
+    before the work, not after it."""
+    _check_clashes(args)
+    for option, path in _output_paths(args):
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise UserError(f"{option} {path}: the folder {folder} does not exist.")
@@ -242,6 +298,7 @@ def _write_outputs(args, rows, ensemble, y, out):
 def run(args, out=None):
     """``cclust run``: generate an ensemble of DATA and fuse it with one or more methods."""
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data = load_data(args.data, args.labels_column, args.header, args.missing_features)
     X = _standardize(data.X) if args.standardize else data.X
     k = _pick_k(args, data)
@@ -292,6 +349,7 @@ def fuse(args, out=None):
     from cclust.soft import is_soft_ensemble
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     fused, what = load_ensemble(args.ensemble, args.header, args.missing)
     # soft partitions (membership matrices) go to the methods as they are; what is printed and
     # scored reads each object's most likely cluster
@@ -354,6 +412,7 @@ def evaluate(args, out=None):
     from cclust import evaluation as ev
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data, X, notices = _load_features(args)
     if args.k is not None:
         ks = [_check_k(k, X.shape[0]) for k in args.k]
@@ -364,8 +423,7 @@ def evaluate(args, out=None):
                         "several K, and --k-method as one of them or 'all'.")
     cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
-    if args.save_ensemble:
-        ensemble_format(args.save_ensemble)
+    _check_outputs(args)
     if args.ensemble:
         ensemble, what = load_ensemble(args.ensemble)
         if ensemble.n_samples != X.shape[0]:
@@ -473,6 +531,7 @@ def select_k(args, out=None):
     import cclust
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data, X, notices = _load_features(args)
     low, high = args.k_range
     n = X.shape[0]
@@ -549,10 +608,8 @@ def select_k(args, out=None):
             print(f"labels at K = {result.best_k} written to {args.out}", file=out)
     if args.plot:
         plotting = _plotting()
-        stem, dot, ext = args.plot.rpartition(".")
-        stem, ext = (stem, "." + ext) if dot else (args.plot, "")
-        extra = {f"{stem}-heatmap{ext}": plotting.plot_consensus_heatmap(result),
-                 f"{stem}-tracking{ext}": plotting.plot_tracking(result).figure}
+        _, heatmap, tracking = _select_k_figures(args.plot)
+        extra = {heatmap: plotting.plot_consensus_heatmap(result), tracking: plotting.plot_tracking(result).figure}
         _save_figure(plotting.plot_select_k(result), args.plot)
         for path, figure in extra.items():
             _save_figure(figure, path)
