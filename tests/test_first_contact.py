@@ -240,3 +240,19 @@ def test_an_output_on_an_input_or_on_another_output_is_refused(name, ran):
     for file, content in _clash_files().items():
         assert (folder / file).read_bytes() == content, file
     assert not (folder / "both.csv").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_during_a_run_is_one_line_with_status_143(tmp_path):
+    # `kill PID` or a batch scheduler's time limit, while every method runs on iris
+    import signal
+
+    env = dict({key: value for key, value in os.environ.items() if key != "PYTHONPATH"}, OMP_NUM_THREADS="1")
+    child = subprocess.Popen(_cclust_command() + ["run", "iris", "-o", "labels.csv"], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child.stdout.readline()  # the summary line: the work has begun
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 143, err
+    assert err == "cclust: terminated\n", err
+    assert list(tmp_path.iterdir()) == []  # neither the labels nor a temporary file
