@@ -36,7 +36,7 @@ import numpy as np
 
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_float, check_int, require_memory, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, require_memory, spawn_seed_sequences
 
 __all__ = ["KMedoids", "PRESETS", "estimator", "heterogeneous", "hierarchical", "pam", "spectral", "gmm",
            "hdbscan", "dbscan", "affinity_propagation", "birch", "minibatch_kmeans"]
@@ -419,6 +419,7 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
     p_item = _check_p(p_item, "p_item", generator)

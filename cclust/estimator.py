@@ -34,7 +34,7 @@ from cclust._pipeline import (
     generate_ensemble,
     validate_X,
 )
-from cclust.validation import check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_int, check_n_threads
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
@@ -344,6 +344,8 @@ class ConsensusClustering:
 
         resampling = self._check_resampling(features, ensemble, n_clusters, sample_weight)
         generator_seed, method_seed = child_seeds(self.random_state, 2)
+        if ensemble is None and n_clusters is not None and n_clusters >= 2:
+            check_distinct_rows(features, n_clusters)
         if ensemble is None:
             n_partitions = check_int(self.n_partitions, "n_partitions", low=1)
             if resampling is None:

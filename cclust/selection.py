@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from cclust._progress import progress
-from cclust.validation import check_float, check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_float, check_int, check_n_threads
 from cclust.errors import ValidationError
 from cclust._pipeline import (
     RESERVED_GENERATOR,
@@ -438,6 +438,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         get(generator, kind="generator")  # fail early on an unknown name
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     k_values = _check_k_range(k_range, n)
+    if X is not None:
+        check_distinct_rows(X, max(k_values), "data", "max(k_range)")
     n_resamples = (100 if monti else 50) if n_resamples is None else n_resamples
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
     subsample = check_float(subsample, "subsample", low=0, high=1, low_open=True)

@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cclust.errors import ValidationError
-from cclust.validation import (check_array_2d, check_float, check_int, check_n_threads, spawn_seed_sequences)
+from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads,
+                               spawn_seed_sequences)
 
 __all__ = ["fuzzy_cmeans", "gmm_proba", "fuzzy_cmeans_memberships"]
 
@@ -36,6 +37,7 @@ def fuzzy_cmeans_memberships(X, n_clusters, *, fuzzifier=2.0, max_iter=300, tol=
     X = check_array_2d(X, "X")
     n = X.shape[0]
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     m = check_float(fuzzifier, "fuzzifier", low=1, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
@@ -73,6 +75,7 @@ def _check_common(X, n_clusters, n_partitions, k_range):
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
     return X, low, max(2, high), n_partitions

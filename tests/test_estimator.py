@@ -361,3 +361,9 @@ def test_n_jobs_verbose_and_seeds_reach_generator_and_method(iris):
     assert seen["method"] == {"n_threads": 2, "verbose": 1, "random_state": method_seed}
     assert gen_seed != method_seed
     assert model.ensemble_.n_partitions == 7
+
+
+def test_constant_data_is_refused_not_split_at_random():
+    X = np.ones((30, 4))
+    with pytest.raises(ValidationError, match="X has only 1 distinct row, fewer than n_clusters=3"):
+        ConsensusClustering("kcc", n_clusters=3, n_partitions=5, random_state=0).fit(X)

@@ -83,6 +83,9 @@ CARELESS_ERRORS = {
     "empty-file": (["run", "empty.csv", "-k", "2"], ["empty"]),
     "binary-file": (["run", "binary.csv", "-k", "2"], ["binary"]),
     "space-delimited": (["run", "spaces.csv", "-k", "2"], ["separated by spaces"]),
+    "constant-data": (["run", "constant.csv", "-k", "3", "-m", "kcc", *FAST], ["only 1 distinct row"]),
+    "constant-data-select-k": (["select-k", "constant.csv", "--k-range", "2", "3", "--resamples", "2"],
+                               ["only 1 distinct row"]),
 }
 
 # An output on an input's file, or two outputs on one file: refused before any work (status 2, one
@@ -147,6 +150,7 @@ def _make_files(folder):
     (folder / "empty.csv").write_text("")
     (folder / "binary.csv").write_bytes(bytes(range(256)) * 8)
     (folder / "spaces.csv").write_text("a b c\n1 2 3\n4 5 6\n")
+    (folder / "constant.csv").write_text("a,b\n" + "1.5,2\n" * 30)
 
 
 def _count_labels(path):

@@ -309,3 +309,12 @@ def test_memory_budget_refuses_before_allocating(monkeypatch):
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "10000")
     with pytest.raises(MemoryBudgetError, match="CCLUST_MEMORY_BUDGET"):
         select_k(X, [2, 3], n_resamples=2, matrix="dense")
+
+
+def test_select_k_refuses_fewer_distinct_rows_than_the_largest_k():
+    import cclust
+    from cclust.errors import ValidationError
+
+    X = np.repeat(np.eye(3), 10, axis=0)
+    with pytest.raises(ValidationError, match="data has only 3 distinct rows, fewer than max\\(k_range\\)=4"):
+        cclust.select_k(X, range(2, 5), n_resamples=2, random_state=0)
