@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from cclust.ensemble import Ensemble
-from cclust.errors import ValidationError
+from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, require_memory, spawn_seed_sequences
 
 __all__ = ["KMedoids", "PRESETS", "estimator", "heterogeneous", "hierarchical", "pam", "spectral", "gmm",
@@ -180,7 +180,8 @@ def _sklearn(cls_name, generator):
         import sklearn.cluster as cluster
         import sklearn.mixture as mixture
     except ImportError:
-        raise ImportError(f"the {generator} generator needs scikit-learn: pip install 'cclust[sklearn]'.") from None
+        raise MissingDependencyError(f"the {generator} generator needs scikit-learn, which cannot be imported: "
+                                     "pip install 'cclust[sklearn]'.") from None
     return getattr(mixture if cls_name == "GaussianMixture" else cluster, cls_name)
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cclust.errors import ValidationError
+from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads,
                                spawn_seed_sequences)
 
@@ -173,7 +173,8 @@ def gmm_proba(X, n_clusters, *, n_partitions=10, k_range=None, covariance_type="
     try:
         from sklearn.mixture import GaussianMixture
     except ImportError:  # pragma: no cover - the sklearn extra
-        raise ValidationError("gmm-proba needs scikit-learn: pip install 'cclust[sklearn]'.") from None
+        raise MissingDependencyError("gmm-proba needs scikit-learn, which cannot be imported: "
+                                     "pip install 'cclust[sklearn]'.") from None
     X, low, high, n_partitions = _check_common(X, n_clusters, n_partitions, k_range)
     if covariance_type not in ("full", "tied", "diag", "spherical"):
         raise ValidationError(f"covariance_type must be one of 'full', 'tied', 'diag', 'spherical', "

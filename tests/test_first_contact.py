@@ -260,3 +260,21 @@ def test_sigterm_during_a_run_is_one_line_with_status_143(tmp_path):
     assert child.returncode == 143, err
     assert err == "cclust: terminated\n", err
     assert list(tmp_path.iterdir()) == []  # neither the labels nor a temporary file
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "iris", "-m", "kcc", "--generator", "gmm", *FAST],
+    ["run", "iris", "-m", "kcc", "--generator", "hierarchical", *FAST],
+    ["run", "iris", "-m", "kcc", "--generator", "kmeans:5,dbscan:5"],
+    ["evaluate", "iris", "--generator", "kmeans", *FAST],
+], ids=["gmm", "hierarchical", "heterogeneous-dbscan", "evaluate"])
+def test_without_scikit_learn_is_one_line_with_the_install_command(argv, tmp_path):
+    # a folder on PYTHONPATH whose `sklearn` cannot be imported, as if scikit-learn were not installed
+    (tmp_path / "hidden" / "sklearn").mkdir(parents=True)
+    (tmp_path / "hidden" / "sklearn" / "__init__.py").write_text("raise ImportError('scikit-learn is hidden')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "hidden"), OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(_cclust_command() + argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.startswith("cclust: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "scikit-learn" in done.stderr and "pip install 'cclust[sklearn]'" in done.stderr
