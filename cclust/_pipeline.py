@@ -90,6 +90,27 @@ def validate_X(X, name="X"):
     return check_array_2d(array, name), feature_names
 
 
+def check_counted_partitions(generator, params, n_partitions, owner):
+    """Refuse ``n_partitions`` that differs from the counts a heterogeneous generator was given,
+    with advice the caller of ``owner`` can follow (its own n_partitions, which has a default)."""
+    if generator != "heterogeneous" or params.get("generators") is None:
+        return
+    from cclust.clusterers import _parsed_entries
+
+    try:
+        entries, _ = _parsed_entries(params["generators"])
+    except (ValidationError, TypeError, ValueError):
+        return  # malformed: the generator's own checks say so
+    if any(entry[1] is None for entry in entries):
+        return
+    total = sum(entry[1] for entry in entries)
+    if total != n_partitions:
+        raise ValidationError(
+            f"{owner}: n_partitions={n_partitions} differs from the sum of the counts in "
+            f"generator_params['generators'] ({total}); pass n_partitions={total} to {owner}, or drop the counts "
+            f"so that its n_partitions is shared among the generators.")
+
+
 def child_seeds(random_state, count, name="random_state"):
     """``count`` independent uint32 seeds derived from ``random_state``
     (:func:`cclust.validation.spawn_seed_sequences`): the same int always gives the same seeds.

@@ -638,6 +638,27 @@ DEFAULT_GENERATORS = ("kmeans", "hierarchical", "pam", "gmm")
 
 def _spec_entries(generators, n_partitions):
     """[(name, count, params)] from the accepted spellings of ``generators``."""
+    entries, default = _parsed_entries(generators)
+    counted = [e for e in entries if e[1] is not None]
+    if counted:
+        total = sum(e[1] for e in entries)
+        if n_partitions is not None and check_int(n_partitions, "n_partitions", low=1) != total:
+            raise ValidationError(f"heterogeneous: n_partitions={n_partitions} differs from the sum of the counts in "
+                                  f"generators ({total}); leave n_partitions out or make them agree.")
+    else:
+        total = check_int(100 if n_partitions is None else n_partitions, "n_partitions", low=1)
+        if total < len(entries) and not default:
+            raise ValidationError(f"heterogeneous: n_partitions={total} is fewer than the {len(entries)} generators.")
+        share, extra = divmod(total, len(entries))
+        for i, e in enumerate(entries):
+            e[1] = share + (i < extra)
+        entries = [e for e in entries if e[1] > 0]  # the default's last ones, when n_partitions < 4
+    return entries
+
+
+def _parsed_entries(generators):
+    """([name, count or None, params] per generator, whether they are the default set), checked:
+    a count for every generator or for none."""
     where = "heterogeneous: generators"
     default = generators is None
     if default:
@@ -676,20 +697,7 @@ def _spec_entries(generators, n_partitions):
     if counted and len(counted) != len(entries):
         raise ValidationError(f"{where}: give a count for every generator or for none, got "
                               f"{[(e[0], e[1]) for e in entries]}.")
-    if counted:
-        total = sum(e[1] for e in entries)
-        if n_partitions is not None and check_int(n_partitions, "n_partitions", low=1) != total:
-            raise ValidationError(f"heterogeneous: n_partitions={n_partitions} differs from the sum of the counts in "
-                                  f"generators ({total}); leave n_partitions out or make them agree.")
-    else:
-        total = check_int(100 if n_partitions is None else n_partitions, "n_partitions", low=1)
-        if total < len(entries) and not default:
-            raise ValidationError(f"heterogeneous: n_partitions={total} is fewer than the {len(entries)} generators.")
-        share, extra = divmod(total, len(entries))
-        for i, e in enumerate(entries):
-            e[1] = share + (i < extra)
-        entries = [e for e in entries if e[1] > 0]  # the default's last ones, when n_partitions < 4
-    return entries
+    return entries, default
 
 
 def heterogeneous(X, n_clusters, *, generators=None, n_partitions=None, random_state=None, n_jobs=None, verbose=0):

@@ -367,3 +367,59 @@ def test_constant_data_is_refused_not_split_at_random():
     X = np.ones((30, 4))
     with pytest.raises(ValidationError, match="X has only 1 distinct row, fewer than n_clusters=3"):
         ConsensusClustering("kcc", n_clusters=3, n_partitions=5, random_state=0).fit(X)
+
+
+def test_a_method_that_makes_its_own_partitions_is_fed_no_generated_ensemble():
+    from cclust._pipeline import child_seeds
+    from cclust.datasets import make_moons
+
+    assert method_info(cclust.get("usenc")).generates_ensemble
+    assert not method_info(cclust.get("kcc")).generates_ensemble
+    X, _ = make_moons(600, random_state=0)
+    model = ConsensusClustering("usenc", n_clusters=2, random_state=0).fit(X)
+    alone = cclust.get("usenc")(None, 2, X=X, random_state=child_seeds(0, 2)[1])
+    assert model.ensemble_ is None and model.result_.extras["n_generated"] == 20
+    assert np.array_equal(model.labels_, alone.labels)  # the paper's U-SENC, no k-means partitions joined
+    for skip in ({"generator": None}, {"n_partitions": 0}):
+        assert np.array_equal(ConsensusClustering("usenc", n_clusters=2, random_state=0, **skip).fit(X).labels_,
+                              model.labels_)
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"generator": "gmm"}, ["generator='gmm' would not be used", "fit(X, ensemble="]),
+    ({"generator_params": {"k_range": (2, 5)}}, ["generator_params would not be used"]),
+    ({"n_partitions": 50}, ["method_params={'n_partitions': 50}"]),
+    ({"subsample": 0.8}, ["subsample"]),
+    ({"trim": 2}, ["trim and reweigh"]),
+], ids=["generator", "generator_params", "n_partitions", "subsample", "trim"])
+def test_generation_settings_for_a_method_that_makes_its_own_are_refused(params, words):
+    X, _ = load_iris()
+    with pytest.raises(ValidationError) as info:
+        ConsensusClustering("usenc", n_clusters=3, random_state=0, **params).fit(X)
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize("skip, words", [({"generator": None}, "generator=None"), ({"n_partitions": 0}, "n_partitions=0")])
+def test_no_generation_for_a_method_that_needs_partitions_is_a_clear_error(skip, words):
+    X, _ = load_iris()
+    with pytest.raises(ValidationError, match=f"{words} generates no partitions.*'kcc'.*usenc"):
+        ConsensusClustering("kcc", n_clusters=3, **skip).fit(X)
+
+
+def test_declaring_generates_ensemble_needs_requires_x():
+    from cclust.base import declare
+
+    with pytest.raises(ValidationError, match="requires_X=True"):
+        declare(generates_ensemble=True)
+
+
+def test_heterogeneous_counts_in_the_estimator_get_advice_for_the_estimator():
+    X, _ = load_iris()
+    params = {"generators": [("kmeans", 5, {}), ("subspace", 5, {})]}
+    with pytest.raises(ValidationError, match=r"n_partitions=100 differs .* \(10\); pass n_partitions=10 to "
+                                              "ConsensusClustering"):
+        ConsensusClustering("kcc", n_clusters=3, generator="heterogeneous", generator_params=params).fit(X)
+    model = ConsensusClustering("kcc", n_clusters=3, generator="heterogeneous", generator_params=params,
+                                n_partitions=10, random_state=0).fit(X)
+    assert model.ensemble_.provenance == ("kmeans",) * 5 + ("subspace",) * 5

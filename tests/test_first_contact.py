@@ -65,6 +65,7 @@ README = {
 CARELESS_OK = {
     "fuse-blank-row": (["fuse", "ens_blank.csv", "-k", "2", "-o", "ens_blank_labels.csv"],
                        ("ens_blank_labels.csv", 5)),
+    "run-usenc-alone": (["run", "iris", "-m", "usenc", "-o", "usenc_labels.csv"], ("usenc_labels.csv", 150)),
     "run-crlf-trailing-newlines": (["run", "crlf.csv", "-k", "2", "-m", "kcc", *FAST, "-o", "crlf_labels.npy"],
                                    ("crlf_labels.npy", 6)),
 }
@@ -83,6 +84,8 @@ CARELESS_ERRORS = {
     "empty-file": (["run", "empty.csv", "-k", "2"], ["empty"]),
     "binary-file": (["run", "binary.csv", "-k", "2"], ["binary"]),
     "space-delimited": (["run", "spaces.csv", "-k", "2"], ["separated by spaces"]),
+    "usenc-with-partitions": (["run", "iris", "-m", "usenc", *FAST], ["usenc makes its own partitions",
+                                                                        "--method-param n_partitions"]),
     "constant-data": (["run", "constant.csv", "-k", "3", "-m", "kcc", *FAST], ["only 1 distinct row"]),
     "constant-data-select-k": (["select-k", "constant.csv", "--k-range", "2", "3", "--resamples", "2"],
                                ["only 1 distinct row"]),
@@ -215,6 +218,7 @@ def test_a_careless_input_is_one_line_with_status_2(name, ran):
 
 
 def test_what_the_readme_examples_show(ran):
+    assert "ensemble  : none generated: usenc makes its own partitions of DATA" in ran["run-usenc-alone"][1]
     status, out, _, folder = ran["run-iris"]
     rows = {line.split()[0] for line in out.splitlines()[4:] if line.strip()}
     assert set(cclust.available(kind="consensus")) <= rows  # the default compares every method

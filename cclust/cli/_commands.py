@@ -133,6 +133,25 @@ def _generator_call(args, X, k):
     return ensemble, text
 
 
+def _makes_own_partitions(job, args):
+    """Whether the one method run makes its own partitions of DATA (usenc): then nothing is generated
+    for it, and the options of generation are refused rather than ignored."""
+    from cclust.base import method_info
+
+    if job.fn is None or not method_info(job.fn).generates_ensemble:
+        return False
+    given = [option for option, used in (("--generator", args.generator != "kmeans"),
+                                         ("--generator-param", bool(args.generator_param)),
+                                         ("--partitions", args.partitions_given),
+                                         ("--save-ensemble", bool(args.save_ensemble)),
+                                         ("--plot", bool(args.plot))) if used]
+    if given:
+        count = " (set its number of partitions with --method-param n_partitions=M)" if "--partitions" in given else ""
+        raise UserError(f"{job.method} makes its own partitions of DATA and returns none of them, so "
+                        f"{', '.join(given)} would not be used: drop {'it' if len(given) == 1 else 'them'}{count}.")
+    return True
+
+
 def _pick_k(args, data):
     if args.k is not None:
         return _check_k(args.k, data.X.shape[0])
@@ -321,17 +340,21 @@ def run(args, out=None):
                   "n x n co-association can take minutes: choose with --method or leave out with --exclude.",
                   file=sys.stderr)
     _distribute_params(jobs, common, scoped, "--method-param")
+    own = len(jobs) == 1 and _makes_own_partitions(jobs[0], args)
     _check_outputs(args)
     if not args.standardize and (text := scale_warning(X)):
         _warn(text, notices)
-    ensemble, ens_text = _generator_call(args, X, k)
+    if own:
+        ensemble, ens_text = None, f"none generated: {jobs[0].method} makes its own partitions of DATA"
+    else:
+        ensemble, ens_text = _generator_call(args, X, k)
     if args.save_ensemble and args.format == "table":
         notices_text = f"; written to {args.save_ensemble}"
     else:
         notices_text = ""
     context = {"data": data.summary(), "ensemble": ens_text + notices_text, "n_clusters": k, "warnings": notices,
                "summary": f"{data.summary()}\nensemble: {ens_text}{notices_text}; consensus K = {k}"}
-    if ensemble.provenance is not None:
+    if ensemble is not None and ensemble.provenance is not None:
         context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
         rows = _run_jobs(jobs, ensemble, k, X, data.y, args, strict=True)

@@ -269,8 +269,9 @@ def _print_single(row, y, fmt, context, out, ensemble):
         lines.append(("iterations", iterations))
     if y is not None:
         lines.append(("ARI / NMI", f"{row['ari']:.4f} / {row['nmi']:.4f}  (against the true labels)"))
-    lines.append(("agreement", f"{row['agreement']:.4f}  (average NMI with the "
-                               f"{plural(ensemble.n_partitions, 'partition')}, ANMI; higher is better)"))
+    if ensemble is not None:  # None: the method made its own partitions
+        lines.append(("agreement", f"{row['agreement']:.4f}  (average NMI with the "
+                                   f"{plural(ensemble.n_partitions, 'partition')}, ANMI; higher is better)"))
     lines.append(("time", f"{row['seconds']:.3f} s"))
     if row["note"]:
         lines.append(("warnings", row["note"]))
