@@ -282,3 +282,15 @@ def test_without_scikit_learn_is_one_line_with_the_install_command(argv, tmp_pat
     assert "Traceback" not in done.stdout + done.stderr
     assert done.stderr.startswith("cclust: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert "scikit-learn" in done.stderr and "pip install 'cclust[sklearn]'" in done.stderr
+
+
+def test_a_generator_over_the_memory_budget_is_one_line(tmp_path):
+    # the README's heterogeneous example on data too large for hierarchical clustering's distances
+    env = dict({key: value for key, value in os.environ.items() if key != "PYTHONPATH"}, OMP_NUM_THREADS="1",
+               CCLUST_MEMORY_BUDGET="50000")
+    done = subprocess.run(_cclust_command() + ["run", "iris", "-m", "kcc", "--generator", "kmeans:5,hierarchical:5,gmm:5"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.startswith("cclust: error: hierarchical clustering's condensed distance matrix of 150 objects")
+    assert done.stderr.count("\n") == 1
