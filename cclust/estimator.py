@@ -26,6 +26,7 @@ import numpy as np
 
 from cclust._pipeline import (
     check_counted_partitions,
+    object_index,
     RESERVED_GENERATOR,
     RESERVED_METHOD,
     call_method,
@@ -120,6 +121,10 @@ class ConsensusClustering:
     feature_weights : array-like of shape (n_features,), default=None
         Sampling weights of the features (``weightsFeature``); they act through
         ``feature_subsample < 1``.
+    missing_features : {"error", "mean"}, default="error"
+        What ``fit`` does with NaN cells of X: refuse them, naming the first one's row and
+        column (their labels for a DataFrame), or fill each with the mean of its column, as the
+        command line's ``--missing-features mean`` does. Infinite values are always refused.
 
     Attributes
     ----------
@@ -139,6 +144,12 @@ class ConsensusClustering:
         Number of features of ``X`` (0 when fitted from an ensemble alone).
     feature_names_in_ : ndarray of shape (``n_features_in_``,), object
         Column names of ``X``, set only when ``X`` is a DataFrame with string column names.
+    index_ : pandas.Index
+        The row labels of ``X``, set only when ``X`` is a pandas DataFrame (``labels_`` stays a
+        NumPy array, as scikit-learn requires).
+    labels_series_ : pandas.Series
+        ``labels_`` indexed by ``index_`` (name ``"cluster"``), set with ``index_``:
+        ``df.assign(cluster=model.labels_series_)`` lines up by label.
 
     Examples
     --------
@@ -156,7 +167,7 @@ class ConsensusClustering:
     def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=_DEFAULT_PARTITIONS,
                  method_params=None, generator_params=None, random_state=None, n_jobs=None,
                  verbose=0, trim=None, reweigh=False, subsample=1.0, feature_subsample=1.0, item_weights=None,
-                 feature_weights=None):
+                 feature_weights=None, missing_features="error"):
         self.method = method
         self.n_clusters = n_clusters
         self.generator = generator
@@ -171,6 +182,7 @@ class ConsensusClustering:
         self.subsample = subsample
         self.feature_subsample = feature_subsample
         self.item_weights = item_weights
+        self.missing_features = missing_features
         self.feature_weights = feature_weights
 
     # -- scikit-learn's parameter protocol --------------------------------------------------
@@ -274,7 +286,7 @@ class ConsensusClustering:
             transformer_tags=None,
             regressor_tags=None,
             classifier_tags=None,
-            input_tags=InputTags(allow_nan=False, sparse=False, two_d_array=True),
+            input_tags=InputTags(allow_nan=self.missing_features == "mean", sparse=False, two_d_array=True),
             requires_fit=True,
             non_deterministic=False,
         )
@@ -329,7 +341,7 @@ class ConsensusClustering:
         features = None
         feature_names = None
         if X is not None:
-            features, feature_names = validate_X(X)
+            features, feature_names = validate_X(X, missing_features=self.missing_features)
         if ensemble is not None:
             ensemble = as_ensemble(ensemble)
             if features is not None and features.shape[0] != ensemble.n_samples:
@@ -404,6 +416,16 @@ class ConsensusClustering:
         elif hasattr(self, "evaluation_"):
             del self.evaluation_
         self.labels_ = np.array(result.labels, dtype=np.int64)
+        index = object_index(X) if X is not None else None
+        if index is not None:
+            import pandas as pd  # X is a pandas object, so pandas is there
+
+            self.index_ = index
+            self.labels_series_ = pd.Series(self.labels_, index=index, name="cluster")
+        else:
+            for name in ("index_", "labels_series_"):
+                if hasattr(self, name):
+                    delattr(self, name)
         self.n_clusters_ = int(result.n_clusters)
         self.n_features_in_ = int(features.shape[1]) if features is not None else 0
         if feature_names is not None:

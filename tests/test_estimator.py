@@ -272,7 +272,7 @@ def test_bad_parameters_fail_at_fit_with_clear_messages(iris):
         ConsensusClustering().fit()
     with pytest.raises(ValidationError, match="X has 0 feature"):
         ConsensusClustering().fit(np.empty((5, 0)))
-    with pytest.raises(ValidationError, match="NaN or infinity"):
+    with pytest.raises(ValidationError, match=r"X contains NaN \(first at row 0, column 0; 4 in all\)"):
         ConsensusClustering().fit(np.where(np.eye(150, 4) > 0, np.nan, X))
 
 
@@ -423,3 +423,25 @@ def test_heterogeneous_counts_in_the_estimator_get_advice_for_the_estimator():
     model = ConsensusClustering("kcc", n_clusters=3, generator="heterogeneous", generator_params=params,
                                 n_partitions=10, random_state=0).fit(X)
     assert model.ensemble_.provenance == ("kmeans",) * 5 + ("subspace",) * 5
+
+
+def test_a_dataframe_keeps_its_index_and_nan_errors_name_its_labels():
+    pd = pytest.importorskip("pandas")
+    X, _ = load_iris()
+    df = pd.DataFrame(X, index=[f"plant{i}" for i in range(150)], columns=["sl", "sw", "pl", "pw"])
+    model = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0).fit(df)
+    assert isinstance(model.labels_, np.ndarray) and model.index_.equals(df.index)
+    assert model.labels_series_.index.equals(df.index) and np.array_equal(model.labels_series_.values, model.labels_)
+    holed = df.copy()
+    holed.loc["plant7", "pw"] = np.nan
+    with pytest.raises(ValidationError, match=r"row 'plant7' \(position 7\), column 'pw' \(position 3\)"):
+        ConsensusClustering("kcc", n_clusters=3, n_partitions=10).fit(holed)
+    filled = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0,
+                                 missing_features="mean").fit(holed)
+    assert holed.isna().sum().sum() == 1  # the caller's frame is left as it was
+    expected = X.copy()
+    expected[7, 3] = np.delete(X[:, 3], 7).mean()
+    same = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0).fit(expected)
+    assert np.array_equal(filled.labels_, same.labels_)
+    with pytest.raises(ValidationError, match="missing_features must be one of"):
+        ConsensusClustering("kcc", n_clusters=3, missing_features="median").fit(X)
