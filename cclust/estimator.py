@@ -73,9 +73,9 @@ class ConsensusClustering:
         for ``n_clusters=2`` and, if it takes ``k_range`` and none is given, ``k_range=(2,
         ceil(sqrt(n_samples)))`` so that the partitions vary in K.
     n_partitions : int, default=100
-        Number of basic partitions to generate; 0, like ``generator=None``, generates none (for
-        methods that make their own; set their count through ``method_params``, e.g.
-        ``{"n_partitions": 20}`` for usenc). With a heterogeneous generator whose
+        Number of basic partitions to generate; 0, like ``generator=None``, generates none.
+        Not used by methods that make their own partitions: set their count through
+        ``method_params`` (``{"n_partitions": 20}`` for usenc). With a heterogeneous generator whose
         ``generator_params["generators"]`` carry counts, pass their sum.
     method_params : dict or None, default=None
         Extra keyword arguments of the consensus function (e.g. ``{"utility": "uc"}`` for kcc).
@@ -376,7 +376,7 @@ class ConsensusClustering:
             n_partitions = check_int(self.n_partitions, "n_partitions", low=0)
             if info.generates_ensemble:
                 # the method makes its own partitions of X: another generator's would only dilute them
-                self._check_own_generation(generator_params, n_partitions, resampling, n_keep, reweigh)
+                self._check_own_generation(generator_params, resampling, n_keep, reweigh)
             elif self.generator is None or n_partitions == 0:
                 nothing = "generator=None" if self.generator is None else "n_partitions=0"
                 raise ValidationError(
@@ -434,7 +434,7 @@ class ConsensusClustering:
             del self.feature_names_in_
         return self
 
-    def _check_own_generation(self, generator_params, n_partitions, resampling, n_keep, reweigh):
+    def _check_own_generation(self, generator_params, resampling, n_keep, reweigh):
         """Refuse the settings of generation for a method that makes its own partitions of X."""
         owner = f"method {self.method!r} makes its own partitions of X"
         if self.generator not in (None, "kmeans") or generator_params:
@@ -443,11 +443,6 @@ class ConsensusClustering:
                 f"{owner}, so {what} would not be used: leave generator and generator_params at their defaults "
                 f"(or generator=None). To fuse another generator's partitions with its own, pass them: "
                 f"fit(X, ensemble=cclust.generate(name, X, n_clusters, ...)).")
-        if n_partitions not in (0, _DEFAULT_PARTITIONS):
-            raise ValidationError(
-                f"{owner}, so n_partitions={n_partitions} (the generator's count) would not be used: set the "
-                f"number of its own partitions with method_params={{'n_partitions': {n_partitions}}}, and leave "
-                "n_partitions at its default (or 0).")
         if resampling is not None:
             raise ValidationError(f"{owner}; subsample, feature_subsample and the sampling weights resample X for "
                                   "a generator: leave them at their defaults.")
