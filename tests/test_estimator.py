@@ -264,7 +264,9 @@ def test_bad_parameters_fail_at_fit_with_clear_messages(iris):
         ConsensusClustering(method_params={"random_state": 1}).fit(X)
     with pytest.raises(ValidationError, match="generator_params must be a dict"):
         ConsensusClustering(generator_params="k_range").fit(X)
-    with pytest.raises(ValidationError, match="n_partitions must be an int in the range"):
+    with pytest.raises(ValidationError, match=r"n_partitions must be an int in the range \[0, inf\]"):
+        ConsensusClustering(n_partitions=-1).fit(X)
+    with pytest.raises(ValidationError, match="n_partitions=0 generates no partitions"):
         ConsensusClustering(n_partitions=0).fit(X)
     with pytest.raises(ValidationError, match="random_state must be None, a non-negative int"):
         ConsensusClustering(random_state="seed").fit(X)
