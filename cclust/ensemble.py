@@ -562,7 +562,8 @@ class Ensemble:
             Memory budget (see :func:`cclust.validation.memory_budget`); the estimate is checked before any
             large allocation.
         n_threads : int, default=None
-            Threads comparing label rows (NumPy releases the GIL); None: every core.
+            Threads comparing label rows (NumPy releases the GIL); None: the cores not busy
+            elsewhere (:func:`cclust.validation.default_threads`).
 
         Returns
         -------

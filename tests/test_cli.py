@@ -11,7 +11,7 @@ import pytest
 
 import cclust
 from cclust import cli
-from cclust.cli._readers import _detect_header
+from cclust.cli._csv import _detect_header
 from cclust.datasets import load_iris
 from cclust.utilities import KCC_UTILITIES
 
@@ -796,3 +796,225 @@ def test_fuse_membership_archive_of_soft_partitions(tmp_path, capsys):
     mats[1] = mats[1] * 2
     np.savez(path, **{f"membership_{i}": U for i, U in enumerate(mats)})
     assert_user_error(capsys, ["fuse", path, "-k", "3", "-m", "se"], "memberships[1]", "sums to")
+
+
+# -- files as R, pandas and spreadsheets write them ---------------------------------------------------
+
+def _lines(path, rows, delimiter=","):
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, delimiter=delimiter, lineterminator="\n").writerows(rows)
+    return path
+
+
+def _iris_cells(n=30):
+    X, y = load_iris()
+    return [[f"{v:.1f}" for v in x] for x in X[::5][:n]], y[::5][:n]
+
+
+@pytest.mark.parametrize("rows, kind, expected, words", [
+    ([["2019", "2020", "2021"], ["5.1", "3.5", "1.4"], ["4.9", "3.0", "1.3"], ["6.2", "2.8", "4.4"]], "data", True,
+     ["column names", "--header no"]),
+    ([["3", "1", "2"], ["5.1", "3.5", "1.4"], ["4.9", "3.7", "1.3"]], "data", True, ["only fractional"]),
+    ([["1", "2", "3"], ["4", "5", "6"], ["7", "8", "9"]], "data", False, ["data row", "--header yes"]),
+    ([["5", "3", "1"], ["4", "5", "6"], ["7", "8", "9"]], "data", False, None),
+    ([["1", "2", "3", "4"]] + [[str(c)] * 4 for c in (0, 1, 2, 0, 1, 2)], "ensemble", True, ["'3' is no label"]),
+    ([["0", "1", "2"]] + [[str(c)] * 3 for c in (0, 1, 2, 0, 1, 2)], "ensemble", False, ["--header yes"]),
+], ids=["years-over-floats", "ints-over-floats", "ints-over-ints", "not-increasing", "numbered-partitions",
+        "partition-row"])
+def test_a_header_of_numbers(rows, kind, expected, words):
+    from cclust.cli._csv import CsvOptions, _header_choice
+
+    header, note = _header_choice("f.csv", rows, CsvOptions(), kind)
+    assert header is expected
+    if words is None:
+        assert note is None
+    else:
+        for word in words:
+            assert word in note, (word, note)
+    assert _header_choice("f.csv", rows, CsvOptions(header="no"), kind) == (False, None)
+
+
+def test_a_header_of_numbers_is_noted_in_json_warnings(tmp_path, capsys):
+    values, _ = _iris_cells()
+    path = _lines(tmp_path / "years.csv", [["2019", "2020", "2021", "2022"]] + values)
+    code, out, err = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", "5", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["data"].endswith("30 objects, 4 features")
+    assert any("--header no" in w for w in record["warnings"])
+    assert err.startswith("cclust: note: ") and "--header no" in err
+
+
+def test_a_labels_column_of_ids_or_measurements_needs_force(tmp_path, capsys):
+    values, y = _iris_cells()
+    rows = [["sample", "a", "b", "c", "d", "class"]] + [[f"S{i}"] + row + [str(SPECIES[c])]
+                                                        for i, (row, c) in enumerate(zip(values, y))]
+    path = _lines(tmp_path / "samples.csv", rows)
+    assert_user_error(capsys, ["run", path, "--labels-column", "sample"], "30 classes", "--force", "--id-column sample")
+    assert_user_error(capsys, ["run", path, "--labels-column", "a", "--id-column", "sample"], "fractional", "--force")
+    measured = _lines(tmp_path / "measured.csv", [["a", "b", "c", "d"]] + values)
+    code, out, err = run_cli(capsys, "run", measured, "--labels-column", "a", "--force", "-k", "3", "-m", "kcc",
+                             "--partitions", "5")
+    assert code == 0 and "3 features" in " ".join(out.split()), err
+    code, out, err = run_cli(capsys, "run", path, "--labels-column", "class", "--id-column", "sample", "-m", "kcc",
+                             "--partitions", "5")
+    assert code == 0 and "30 objects, 4 features, 3 classes" in " ".join(out.split()), err
+
+
+def test_a_header_naming_two_columns_alike_is_refused(tmp_path, capsys):
+    path = _lines(tmp_path / "dups.csv", [["x", "x", "y", "class"], ["1.5", "2.5", "3.5", "a"],
+                                          ["1.6", "2.4", "3.1", "b"]])
+    assert_user_error(capsys, ["run", path, "--labels-column", "x"], "'x' (columns 0, 1)", "rename")
+
+
+@pytest.mark.parametrize("first", [[""], []], ids=["pandas", "r-write-table"])
+def test_a_row_index_is_left_out_and_row_names_become_ids(first, tmp_path, capsys):
+    values, _ = _iris_cells()
+    index = _lines(tmp_path / "index.csv", [[""] + ["a", "b", "c", "d"]] + [[str(i)] + r for i, r in enumerate(values)])
+    code, out, err = run_cli(capsys, "run", index, "-k", "3", "-m", "kcc", "--partitions", "5",
+                             "-o", tmp_path / "l.csv")
+    assert code == 0 and "30 objects, 4 features" in " ".join(out.split()) and "--index-column no" in err, err
+    assert (tmp_path / "l.csv").read_text().splitlines()[0] == "label"
+    code, out, err = run_cli(capsys, "run", index, "-k", "3", "-m", "kcc", "--partitions", "5", "--index-column", "no")
+    assert code == 0 and "30 objects, 5 features" in " ".join(out.split()), err
+    names = _lines(tmp_path / "names.csv", [first + ["a", "b", "c", "d"]] + [[f"r{i}"] + r for i, r in enumerate(values)])
+    code, out, err = run_cli(capsys, "run", names, "-k", "3", "-m", "kcc", "--partitions", "5", "-o", tmp_path / "n.json")
+    assert code == 0 and "row IDs" in err, err
+    written = json.loads((tmp_path / "n.json").read_text())
+    assert written["ids"] == [f"r{i}" for i in range(30)] and len(written["kcc"]) == 30
+
+
+def test_fuse_skips_an_index_and_warns_of_a_partition_of_singletons(tmp_path, capsys):
+    _, y = _iris_cells()
+    rows = [["", "id", "run0", "run1"]] + [[str(i), str(100 + i), str(c), str((c + 1) % 3)] for i, c in enumerate(y)]
+    path = _lines(tmp_path / "parts.csv", rows)
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["data"].endswith("30 objects")
+    assert "3 partitions" in record["ensemble"]
+    assert any("--index-column no" in w for w in record["warnings"])
+    assert any("'id' (column 0)" in w and "cluster of its own" in w for w in record["warnings"])
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "3", "--id-column", "id", "-o", tmp_path / "f.csv")
+    assert code == 0 and "cluster of its own" not in err, err
+    lines = (tmp_path / "f.csv").read_text().splitlines()
+    assert lines[0] == "id,label" and lines[1].startswith("100,") and len(lines) == 31
+
+
+def test_missing_value_tokens(tmp_path, capsys):
+    values, _ = _iris_cells()
+    values[2][1], values[5][1], values[6][3] = "NA", "null", "?"
+    path = _lines(tmp_path / "na.csv", [["a", "b", "c", "d"]] + values)
+    assert_user_error(capsys, ["run", path, "-k", "3"], "line 4", "'b'", "'NA'", "missing value",
+                      "--missing-features mean")
+    code, out, err = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", "5", "--missing-features",
+                             "mean", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["missing_filled"] == {"b": 2, "d": 1}
+    assert "3 missing cells filled with their feature's mean (b: 2, d: 1)" in record["data"]
+    # --na-values replaces the list: "NA" is then no missing value, "-999" is
+    assert_user_error(capsys, ["run", path, "-k", "3", "--na-values", "-999", "--missing-features", "mean"],
+                      "'NA'", "not numeric")
+    values[2][1], values[5][1], values[6][3] = "-999", "1.0", "2.0"
+    path = _lines(tmp_path / "codes.csv", [["a", "b", "c", "d"]] + values)
+    code, out, err = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", "5", "--na-values", "-999",
+                             "--missing-features", "mean")
+    assert code == 0 and "1 missing cell filled" in " ".join(out.split()), err
+
+
+def test_missing_value_tokens_in_a_partitions_file(tmp_path, capsys):
+    path = _lines(tmp_path / "ens.csv", [["p1", "p2"], ["0", "1"], ["NA", "1"], ["1", "0"], ["1", "NaN"]])
+    code, out, err = run_cli(capsys, "fuse", path, "-k", "2")
+    assert code == 0 and "2 missing labels" in out, err
+
+
+def test_samples_in_columns_with_ids_in_every_output(tmp_path, capsys):
+    values, _ = _iris_cells()
+    ids = [f"S{i}" for i in range(30)]
+    rows = [["gene"] + ids] + [[f"g{j}"] + [values[i][j] for i in range(30)] for j in range(4)]
+    path = _lines(tmp_path / "genes.csv", rows)
+    code, out, err = run_cli(capsys, "run", path, "--transpose", "--id-column", "gene", "-k", "3", "-m", "kcc",
+                             "--partitions", "5", "-o", tmp_path / "g.tsv")
+    assert code == 0 and "30 objects, 4 features" in " ".join(out.split()), err
+    lines = (tmp_path / "g.tsv").read_text().splitlines()
+    assert lines[0] == "id\tlabel" and [line.split("\t")[0] for line in lines[1:]] == ids
+    # the same objects as the file of samples in rows gives the same labels
+    plain = _lines(tmp_path / "plain.csv", [["a", "b", "c", "d"]] + values)
+    run_cli(capsys, "run", plain, "-k", "3", "-m", "kcc", "--partitions", "5", "-o", tmp_path / "p.csv")
+    assert [line.split("\t")[1] for line in lines[1:]] == (tmp_path / "p.csv").read_text().splitlines()[1:]
+    code, out, err = run_cli(capsys, "select-k", path, "--samples-in-columns", "--id-column", "gene", "--k-range", "2",
+                             "3", "--resamples", "5", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["ids"] == ids and record["item_consensus"][0]["id"] == "S0"
+    # a bad cell is named by its feature (row ID) and its sample (column name)
+    rows[3][6] = "high"
+    path = _lines(tmp_path / "bad.csv", rows)
+    assert_user_error(capsys, ["run", path, "--samples-in-columns", "--id-column", "gene", "-k", "3"],
+                      "row 'g2'", "column 'S5'", "'high'")
+    assert_user_error(capsys, ["run", path, "--samples-in-columns", "--labels-column", "1"], "--labels-column",
+                      "--samples-in-columns")
+
+
+def test_a_bad_cell_names_the_row_id(tmp_path, capsys):
+    values, _ = _iris_cells()
+    values[4][2] = "n.d."
+    path = _lines(tmp_path / "ids.csv", [["name", "a", "b", "c", "d"]] + [[f"r{i}"] + r for i, r in enumerate(values)])
+    assert_user_error(capsys, ["run", path, "--id-column", "name", "-k", "3"], "line 6 (row 'r4')", "column 'c'",
+                      "'n.d.'")
+
+
+@pytest.mark.parametrize("cells, delimiter, options, words", [
+    (["0,173", "1,2"], ";", ["--decimal", ","], ["decimal comma", "--decimal ,"]),
+    (["-1,355.6", "2,001.5"], ",", ["--thousands", ","], ["thousands separator ','", "--thousands ,"]),
+    (["-1.355,6", "2.001,5"], ";", ["--decimal", ",", "--thousands", "."], ["--thousands . --decimal ,"]),
+], ids=["decimal-comma", "thousands-comma", "european"])
+def test_decimal_commas_and_thousands_separators(cells, delimiter, options, words, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    rows = [["a", "b", "c"]] + [cells + [f"{v:.2f}".replace(".", "," if "--decimal" in options else ".")]
+                                for v in rng.random(8)]
+    path = _lines(tmp_path / "n.csv", rows, delimiter=delimiter)
+    assert_user_error(capsys, ["run", path, "-k", "2"], *words)
+    code, out, err = run_cli(capsys, "run", path, *options, "-k", "2", "-m", "kcc", "--partitions", "5",
+                             "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["data"].endswith("8 objects, 3 features")
+
+
+def test_decimal_and_thousands_read_the_values(tmp_path):
+    from cclust.cli import load_data
+
+    path = _lines(tmp_path / "e.csv", [["a", "b"], ["-1.355,6", "0,5"], ["2.001,25", "1"]], delimiter=";")
+    data = load_data(str(path), decimal=",", thousands=".")
+    np.testing.assert_array_equal(data.X, [[-1355.6, 0.5], [2001.25, 1.0]])
+
+
+def test_trailing_delimiters_are_ignored(tmp_path, capsys):
+    values, _ = _iris_cells()
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c,d,\n" + "".join(",".join(r) + ",\n" for r in values))
+    code, out, err = run_cli(capsys, "run", path, "-k", "3", "-m", "kcc", "--partitions", "5")
+    assert code == 0 and "30 objects, 4 features" in " ".join(out.split()) and "ends with a delimiter" in err, err
+    ens = tmp_path / "e.csv"
+    ens.write_text("r0,r1,\n0,1,\n0,1,\n1,0,\n1,0,\n")
+    code, out, err = run_cli(capsys, "fuse", ens, "-k", "2")
+    assert code == 0 and "2 partitions" in out and "ends with a delimiter" in err, err
+
+
+def test_evaluate_keeps_the_ids_and_a_user_error_stays_one_line(tmp_path, capsys):
+    values, y = _iris_cells()
+    rows = [["", "a", "b", "c", "d", "class"]] + [[f"S{i}"] + row + [str(SPECIES[c])]
+                                                  for i, (row, c) in enumerate(zip(values, y))]
+    path = _lines(tmp_path / "named.csv", rows)
+    code, out, err = run_cli(capsys, "evaluate", path, "--labels-column", "class", "--generator", "kmeans:4,pam:4",
+                             "--fuse", "kcc", "--format", "json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["fused"]["ids"] == [f"S{i}" for i in range(30)]
+    assert any("row IDs" in w for w in record["warnings"])
+    # the reader's note is not given when the command stops at a mistake
+    assert_user_error(capsys, ["select-k", path, "--labels-column", "class", "--k-range", "6", "3"], "--k-range")
+    code, out, err = run_cli(capsys, "run", path, "--labels-column", "class", "-m", "kcc", "--partitions", "4",
+                             "-o", tmp_path / "l.npy")
+    assert code == 0 and "an .npy file holds the labels only" in err, err

@@ -68,6 +68,40 @@ CARELESS_OK = {
     "run-usenc-alone": (["run", "iris", "-m", "usenc", "-o", "usenc_labels.csv"], ("usenc_labels.csv", 150)),
     "run-crlf-trailing-newlines": (["run", "crlf.csv", "-k", "2", "-m", "kcc", *FAST, "-o", "crlf_labels.npy"],
                                    ("crlf_labels.npy", 6)),
+    # files as R, pandas and spreadsheets write them (60 objects each)
+    "run-header-of-years": (["run", "years.csv", "-k", "3", "-m", "kcc", *FAST, "-o", "years_labels.csv"],
+                            ("years_labels.csv", 60)),
+    "fuse-header-of-numbers": (["fuse", "parts_numbered.csv", "-k", "3", "-o", "parts_numbered_labels.csv"],
+                               ("parts_numbered_labels.csv", 60)),
+    "run-pandas-index": (["run", "pandas_index.csv", "-k", "3", "-m", "kcc", *FAST, "-o", "pandas_labels.json"],
+                         ("pandas_labels.json", 60)),
+    "fuse-pandas-index": (["fuse", "pandas_parts.csv", "-k", "3", "-o", "pandas_parts_labels.csv"],
+                          ("pandas_parts_labels.csv", 60)),
+    "run-na-tokens-filled": (["run", "na_tokens.csv", "-k", "3", "-m", "kcc", *FAST, "--missing-features", "mean",
+                              "-o", "na_labels.csv"], ("na_labels.csv", 60)),
+    "run-genes-by-samples": (["run", "genes.csv", "--samples-in-columns", "--id-column", "gene", "-k", "3", "-m",
+                              "kcc", *FAST, "-o", "genes_labels.csv"], ("genes_labels.csv", 60)),
+    "run-id-column": (["run", "samples.csv", "--id-column", "sample", "--labels-column", "class", "-m", "kcc", *FAST,
+                       "-o", "samples_labels.tsv"], ("samples_labels.tsv", 60)),
+    "run-decimal-comma": (["run", "decimal_comma.csv", "--decimal", ",", "-k", "3", "-m", "kcc", *FAST,
+                           "-o", "decimal_labels.csv"], ("decimal_labels.csv", 60)),
+    "run-thousands": (["run", "thousands.csv", "--thousands", ",", "-k", "3", "-m", "kcc", *FAST,
+                       "-o", "thousands_labels.csv"], ("thousands_labels.csv", 60)),
+    "run-trailing-delimiters": (["run", "trailing.csv", "-k", "3", "-m", "kcc", *FAST, "-o", "trailing_labels.csv"],
+                                ("trailing_labels.csv", 60)),
+    "run-r-write-table": (["run", "r_table.csv", "-k", "3", "-m", "kcc", *FAST, "-o", "r_table_labels.csv"],
+                          ("r_table_labels.csv", 60)),
+}
+
+# What those runs say on standard error: one `cclust: note:` per choice the reader made for the user,
+# naming the option that undoes it.
+NOTES = {
+    "run-header-of-years": ["2019, 2020, 2021, 2022", "column names", "--header no"],
+    "fuse-header-of-numbers": ["1, 2, 3, 4", "column names", "--header no"],
+    "run-pandas-index": ["empty header cell", "0, ..., 59", "--index-column no"],
+    "fuse-pandas-index": ["empty header cell", "0, ..., 59", "--index-column no"],
+    "run-trailing-delimiters": ["ends with a delimiter", "ignored"],
+    "run-r-write-table": ["one cell fewer", "row IDs"],
 }
 
 # Careless inputs that are user errors: status 2 and one line naming the problem. (Ragged rows, a
@@ -84,6 +118,18 @@ CARELESS_ERRORS = {
     "empty-file": (["run", "empty.csv", "-k", "2"], ["empty"]),
     "binary-file": (["run", "binary.csv", "-k", "2"], ["binary"]),
     "space-delimited": (["run", "spaces.csv", "-k", "2"], ["separated by spaces"]),
+    "labels-column-of-ids": (["run", "samples.csv", "--labels-column", "sample"],
+                             ["--labels-column sample", "different value", "60 classes", "--force"]),
+    "labels-column-of-floats": (["run", "samples.csv", "--labels-column", "b"],
+                                ["--labels-column b", "fractional", "--force"]),
+    "repeated-column-names": (["run", "repeated_names.csv", "--labels-column", "x"], ["'x' (columns 0, 1)",
+                                                                                     "'y' (columns 2, 3)", "rename"]),
+    "na-token-not-filled": (["run", "na_tokens.csv", "-k", "3"], ["line 5", "'b'", "'NA'", "missing value",
+                                                                 "--missing-features mean"]),
+    "decimal-comma": (["run", "decimal_comma.csv", "-k", "3"], ["'5,1'", "decimal comma", "--decimal ,"]),
+    "thousands-separator": (["run", "thousands.csv", "-k", "3"], ["'2,100.0'", "thousands separator",
+                                                                 "--thousands ,"]),
+    "fuse-a-feature-file": (["fuse", "trailing.csv", "-k", "3"], ["fractional", "cclust run"]),
     "usenc-with-partitions": (["run", "iris", "-m", "usenc", *FAST], ["usenc makes its own partitions",
                                                                         "--method-param n_partitions"]),
     "constant-data": (["run", "constant.csv", "-k", "3", "-m", "kcc", *FAST], ["only 1 distinct row"]),
@@ -154,6 +200,41 @@ def _make_files(folder):
     (folder / "binary.csv").write_bytes(bytes(range(256)) * 8)
     (folder / "spaces.csv").write_text("a b c\n1 2 3\n4 5 6\n")
     (folder / "constant.csv").write_text("a,b\n" + "1.5,2\n" * 30)
+    _make_careless_tables(folder, X[::2][:60], y[::2][:60])
+
+
+def _write_rows(path, rows, delimiter=","):
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, delimiter=delimiter, lineterminator="\n").writerows(rows)
+
+
+def _make_careless_tables(folder, X, y):
+    """60 objects of iris as R, pandas and spreadsheets write them."""
+    n = X.shape[0]
+    values = [[f"{v:.1f}" for v in x] for x in X]
+    _write_rows(folder / "years.csv", [["2019", "2020", "2021", "2022"]] + values)
+    partitions = np.column_stack([y, y, (y + 1) % 3, y]).astype(str).tolist()
+    _write_rows(folder / "parts_numbered.csv", [["1", "2", "3", "4"]] + partitions)
+    _write_rows(folder / "pandas_index.csv", [["", "a", "b", "c", "d"]] + [[str(i)] + row for i, row in
+                                                                          enumerate(values)])
+    _write_rows(folder / "pandas_parts.csv", [["", "run0", "run1", "run2", "run3"]] + [[str(i)] + row for i, row in
+                                                                                      enumerate(partitions)])
+    holes = [list(row) for row in values]
+    holes[3][1], holes[7][2], holes[9][1] = "NA", "?", "N/A"
+    _write_rows(folder / "na_tokens.csv", [["a", "b", "c", "d"]] + holes)
+    ids = [f"S{i}" for i in range(n)]
+    _write_rows(folder / "genes.csv", [["gene"] + ids] + [[f"gene{j}"] + [values[i][j] for i in range(n)]
+                                                           for j in range(4)])
+    _write_rows(folder / "samples.csv", [["sample", "a", "b", "c", "d", "class"]] +
+                [[ids[i]] + values[i] + [str(SPECIES[y[i]])] for i in range(n)])
+    _write_rows(folder / "repeated_names.csv", [["x", "x", "y", "y", "class"]] +
+                [values[i] + [str(SPECIES[y[i]])] for i in range(n)])
+    _write_rows(folder / "decimal_comma.csv", [["a", "b", "c", "d"]] +
+                [[v.replace(".", ",") for v in row] for row in values], delimiter=";")
+    _write_rows(folder / "thousands.csv", [["a", "b", "c", "d"]] + [[f"{1000 * v - 3000:,.1f}" for v in x] for x in X])
+    (folder / "trailing.csv").write_text("a,b,c,d,\n" + "".join(",".join(row) + ",\n" for row in values))
+    # R's write.table(df, sep=","): a header without a cell for the row names
+    _write_rows(folder / "r_table.csv", [["a", "b", "c", "d"]] + [[f"r{i}"] + row for i, row in enumerate(values)])
 
 
 def _count_labels(path):
@@ -180,6 +261,7 @@ def ran(tmp_path_factory):
             while "--plot" in argv:
                 i = argv.index("--plot")
                 del argv[i:i + 2]
+    inputs = {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file()}
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     command = _cclust_command()
@@ -192,7 +274,22 @@ def ran(tmp_path_factory):
         name = next(iter(running))
         out, err = running[name].communicate(timeout=600)
         results[name] = (running.pop(name).returncode, out, err, folder)
+    changed = [name for name, content in inputs.items() if (folder / name).read_bytes() != content]
+    results["inputs changed"] = changed
     return results
+
+
+def test_no_input_file_is_changed(ran):
+    assert ran["inputs changed"] == []
+
+
+@pytest.mark.parametrize("name", list(NOTES))
+def test_the_reader_says_what_it_decided_and_how_to_undo_it(name, ran):
+    _, _, err, _ = ran[name]
+    notes = [line for line in err.splitlines() if line.startswith("cclust: note: ")]
+    assert len(notes) >= 1, err
+    for word in NOTES[name]:
+        assert any(word.lower() in line.lower() for line in notes), (word, err)
 
 
 @pytest.mark.parametrize("name", list(README) + list(CARELESS_OK))

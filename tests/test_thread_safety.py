@@ -104,3 +104,51 @@ def test_metrics_from_several_threads():
     expected = [[cclust.get(m)(a, b) for m in names] for a, b in pairs]
     results = _together([lambda a=a, b=b: [cclust.get(m)(a, b) for m in names] for a, b in pairs])
     assert results == expected
+
+
+def _busy_processes(count):
+    """``count`` child processes that keep one core each busy until killed."""
+    import subprocess
+    import sys
+
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/loadavg"), reason="needs Linux's /proc/loadavg")
+def test_the_default_thread_count_leaves_busy_cores_alone(monkeypatch):
+    import time
+
+    from cclust.validation import available_cores, busy_elsewhere, check_n_threads, default_threads
+
+    monkeypatch.delenv("CCLUST_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cores = available_cores()
+    children = _busy_processes(cores)
+    try:
+        deadline = time.monotonic() + 30
+        while busy_elsewhere() < cores and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert busy_elsewhere() >= cores
+        # every core is taken by other work: the passes run on one thread, not on a team whose
+        # barriers wait for threads the scheduler has set aside
+        assert default_threads() == 1
+        assert check_n_threads(None) == 1
+        assert check_n_threads(-1) == cores  # -1 still asks for every core
+        assert check_n_threads(3) == 3
+    finally:
+        for child in children:
+            child.kill()
+        for child in children:
+            child.wait()
+
+
+def test_a_thread_setting_in_the_environment_is_the_default(monkeypatch):
+    from cclust.validation import check_n_threads, default_threads
+
+    monkeypatch.setenv("CCLUST_NUM_THREADS", "3")
+    assert default_threads() == check_n_threads(None) == 3
+    monkeypatch.delenv("CCLUST_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    assert check_n_threads(None) == 5
+    with pytest.raises(ValueError, match="n_threads"):
+        check_n_threads(0)

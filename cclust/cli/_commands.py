@@ -9,9 +9,10 @@ import time
 import numpy as np
 
 from cclust.cli._jobs import Job, _distribute_params, _exclude, _resolve_methods, _run_jobs
-from cclust.cli._messages import UserError, _warn, plural
+from cclust.cli._messages import UserError, _note, _warn, plural
 from cclust.cli._parameters import _accepts, _method_names, _parameter_names, parse_params
-from cclust.cli._readers import load_data, load_ensemble
+from cclust.cli._csv import _FEW
+from cclust.cli._readers import load_data, read_ensemble
 from cclust.cli._report import (
     _compare,
     _json_safe,
@@ -193,9 +194,24 @@ def scale_warning(X, ratio=_SCALE_RATIO):
             "--standardize.")
 
 
+def _read_data(args):
+    """DATA as the reading options of ``args`` say (see ``_add_data_options``)."""
+    return load_data(args.data, args.labels_column, args.header, args.missing_features, na_values=args.na_values,
+                     decimal=args.decimal, thousands=args.thousands, index_column=args.index_column,
+                     id_column=args.id_column, samples_in_columns=args.samples_in_columns, force=args.force)
+
+
+def _data_notes(data, notices):
+    """What the reader decided (each with the option that undoes it) and what it filled in."""
+    for text in data.notes:
+        _note(text, notices)
+
+
 def _load_features(args):
-    """DATA read, z-scored if asked, and the scale warning given: (data, X, notices)."""
-    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
+    """DATA read, z-scored if asked, and the scale warning given: (data, X, notices). The reader's
+    notes are the caller's to give (``_data_notes``) once the arguments are checked, so that a
+    user error stays one line."""
+    data = _read_data(args)
     X = _standardize(data.X) if args.standardize else data.X
     notices = []
     if not args.standardize and (text := scale_warning(X)):
@@ -303,9 +319,16 @@ def _check_outputs(args):
                             f"got {suffix or 'none'!r}.")
 
 
-def _write_outputs(args, rows, ensemble, y, out):
+def _ids_note(path, ids):
+    if ids is not None and path.lower().endswith(".npy"):
+        _note(f"--out {path}: an .npy file holds the labels only, in the order of the data rows; write .csv, .tsv "
+              "or .json to keep the row IDs beside them.")
+
+
+def _write_outputs(args, rows, ensemble, y, out, ids=None):
     if args.out:
-        write_labels(args.out, rows)
+        write_labels(args.out, rows, ids=ids)
+        _ids_note(args.out, ids)
         if args.format == "table":
             print(f"labels written to {args.out}", file=out)
     if args.plot:
@@ -318,7 +341,7 @@ def run(args, out=None):
     """``cclust run``: generate an ensemble of DATA and fuse it with one or more methods."""
     out = sys.stdout if out is None else out
     _check_clashes(args)
-    data = load_data(args.data, args.labels_column, args.header, args.missing_features)
+    data = _read_data(args)
     X = _standardize(data.X) if args.standardize else data.X
     k = _pick_k(args, data)
     notices = []
@@ -342,6 +365,7 @@ def run(args, out=None):
     _distribute_params(jobs, common, scoped, "--method-param")
     own = len(jobs) == 1 and _makes_own_partitions(jobs[0], args)
     _check_outputs(args)
+    _data_notes(data, notices)
     if not args.standardize and (text := scale_warning(X)):
         _warn(text, notices)
     if own:
@@ -354,6 +378,8 @@ def run(args, out=None):
         notices_text = ""
     context = {"data": data.summary(), "ensemble": ens_text + notices_text, "n_clusters": k, "warnings": notices,
                "summary": f"{data.summary()}\nensemble: {ens_text}{notices_text}; consensus K = {k}"}
+    if data.filled:
+        context["missing_filled"] = data.filled
     if ensemble is not None and ensemble.provenance is not None:
         context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
@@ -361,7 +387,7 @@ def run(args, out=None):
         _print_single(rows[0], data.y, args.format, context, out, ensemble)
     else:
         rows = _compare(jobs, ensemble, k, X, data.y, args, context, out)
-    _write_outputs(args, rows, ensemble, data.y, out)
+    _write_outputs(args, rows, ensemble, data.y, out, ids=data.ids)
     return 0
 
 
@@ -373,7 +399,9 @@ def fuse(args, out=None):
 
     out = sys.stdout if out is None else out
     _check_clashes(args)
-    fused, what = load_ensemble(args.ensemble, args.header, args.missing)
+    read = read_ensemble(args.ensemble, args.header, args.missing, na_values=args.na_values,
+                         index_column=args.index_column, id_column=args.id_column)
+    fused, what = read.ensemble, read.description
     # soft partitions (membership matrices) go to the methods as they are; what is printed and
     # scored reads each object's most likely cluster
     ensemble = fused.harden() if is_soft_ensemble(fused) else fused
@@ -408,6 +436,16 @@ def fuse(args, out=None):
                      f"(data {'row' if unlabelled.size == 1 else 'rows'} {rows_text})")
     shown_k = k if k is not None else "chosen by each method"
     notices = []
+    for text in read.notes:
+        _note(text, notices)
+    singletons = np.flatnonzero(kis == n) if n > _FEW else []
+    if len(singletons):
+        names = ensemble.provenance
+        which = ", ".join(f"{names[j]!r} (column {j})" if names else f"column {j}" for j in singletons[:5])
+        _warn(f"{plural(len(singletons), 'partition')} of {what} put{'s' if len(singletons) == 1 else ''} each of the "
+              f"{n} objects in a cluster of its own: {which}{', ...' if len(singletons) > 5 else ''}. Such a "
+              "partition is no grouping; is this a row-ID or index column (--id-column), or a file of features "
+              "(cluster those with `cclust run DATA`)?", notices)
     if kis.max() <= 1:
         _warn(f"every partition in {what} puts all objects in one cluster, so they give no reason to split the "
               f"objects: the consensus clusters below are arbitrary, and the agreement score says nothing. Check "
@@ -421,7 +459,7 @@ def fuse(args, out=None):
         _print_single(rows[0], None, args.format, context, out, ensemble)
     else:
         rows = _compare(jobs, fused, k, None, None, args, context, out)
-    _write_outputs(args, rows, ensemble, None, out)
+    _write_outputs(args, rows, ensemble, None, out, ids=read.ids)
     return 0
 
 
@@ -448,12 +486,17 @@ def evaluate(args, out=None):
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
     _check_outputs(args)
     if args.ensemble:
-        ensemble, what = load_ensemble(args.ensemble)
+        read = read_ensemble(args.ensemble)
+        ensemble, what = read.ensemble, read.description
         if ensemble.n_samples != X.shape[0]:
             raise UserError(f"--ensemble {args.ensemble} has {ensemble.n_samples} rows, DATA {X.shape[0]} objects; "
                             "they must describe the same objects.")
         ens_text = f"{plural(ensemble.n_partitions, 'partition')} from {what}"
+        _data_notes(data, notices)
+        for text in read.notes:
+            _note(text, notices)
     else:
+        _data_notes(data, notices)
         save, args.save_ensemble = args.save_ensemble, None  # written below, after trimming
         made = {k: _generator_call(args, X, k) for k in ks}
         args.save_ensemble = save
@@ -493,10 +536,14 @@ def evaluate(args, out=None):
                   "order": [list(c) for c in result.order] if multi else list(result.order),
                   "algorithms": [dict(zip(table, values)) for values in zip(*table.values())],
                   "warnings": notices}
+        if data.filled:
+            record["missing_filled"] = data.filled
         if multi:
             record.update(best_k=result.best_k, chosen_k=list(result.chosen_k), k_rule=result.k_rule)
         if fused is not None:
             record["fused"] = {"method": args.fuse, "n_clusters": k_fuse, "labels": fused.labels.tolist()}
+            if data.ids is not None:
+                record["fused"]["ids"] = data.ids
             if data.y is not None:
                 record["fused"]["ari"] = cclust.metrics.ari(data.y, fused.labels)
         json.dump(_json_safe(record), out, indent=2)
@@ -574,6 +621,7 @@ def select_k(args, out=None):
     if partitions is None:  # counts in --generator G:R,...: their sum per subsample
         partitions = sum(count for _, count, _ in generator_params["generators"])
     _check_outputs(args)
+    _data_notes(data, notices)
     try:
         select = cclust.select_k
     except ImportError as exc:
@@ -603,11 +651,16 @@ def select_k(args, out=None):
         record["cluster_consensus"] = [
             {"k": k, "cluster": c, "cluster_consensus": float(v)}
             for k, values in result.cluster_consensus.items() for c, v in enumerate(values.tolist())]
+        ids = data.ids
         record["item_consensus"] = [
-            {"k": k, "item": i, "cluster": c, "item_consensus": float(v)}
+            {"k": k, "item": i, **({"id": ids[i]} if ids is not None else {}), "cluster": c, "item_consensus": float(v)}
             for k, table in result.item_consensus.items() for i, row in enumerate(table.tolist())
             for c, v in enumerate(row)]
         record["labels"] = {int(k): v.tolist() for k, v in result.labels.items()}
+        if ids is not None:
+            record["ids"] = ids
+        if data.filled:
+            record["missing_filled"] = data.filled
         record["warnings"] = notices + list(result.warnings)
         json.dump(_json_safe({"data": data.summary(), **record}), out, indent=2)
         out.write("\n")
@@ -626,7 +679,8 @@ def select_k(args, out=None):
     if args.out:
         labels = result.labels[result.best_k]
         row = {"method": f"{args.method} K={result.best_k}", "result": cclust.ConsensusResult.from_labels(labels)}
-        write_labels(args.out, [row])
+        write_labels(args.out, [row], ids=data.ids)
+        _ids_note(args.out, data.ids)
         if args.format == "table":
             print(f"labels at K = {result.best_k} written to {args.out}", file=out)
     if args.plot:

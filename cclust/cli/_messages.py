@@ -1,5 +1,5 @@
 """What every part of the ``cclust`` command says: the user-error type, counts with their
-noun, the one-line warnings on standard error, and SIGTERM handled as Ctrl-C."""
+noun, the one-line warnings and notes on standard error, and SIGTERM handled as Ctrl-C."""
 import contextlib
 import os
 import signal
@@ -23,6 +23,14 @@ def plural(n, noun):
 def _warn(message, warnings_list=None):
     """One ``cclust: warning:`` line on standard error (and the message kept for JSON output)."""
     print(f"cclust: warning: {' '.join(message.split())}", file=sys.stderr)
+    if warnings_list is not None:
+        warnings_list.append(message)
+
+
+def _note(message, warnings_list=None):
+    """One ``cclust: note:`` line on standard error: a choice made for the user, and how to undo it
+    (kept for JSON output under ``warnings`` too)."""
+    print(f"cclust: note: {' '.join(message.split())}", file=sys.stderr)
     if warnings_list is not None:
         warnings_list.append(message)
 

@@ -5,6 +5,7 @@ import sys
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
 from cclust.cli._messages import Terminated, UserError, terminate_as_interrupt
+from cclust.cli._csv import NA_VALUES
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -119,7 +120,8 @@ def _add_common_output(p, comparison=True, labels=True):
 def _add_data_options(p):
     p.add_argument("--labels-column", default=None, metavar="NAME|INDEX",
                    help="CSV column holding the true classes (name from the header, or 0-based index; "
-                        "negative counts from the end). Default: none, every column is a feature")
+                        "negative counts from the end); refused, unless --force, when its values are all different "
+                        "or fractional. Default: none, every column is a feature")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the columns (default: detect)")
     p.add_argument("--standardize", action="store_true",
@@ -128,8 +130,41 @@ def _add_data_options(p):
                         f"deviations differ more than {_SCALE_RATIO:g}-fold, where it mostly helps (wine: kcc "
                         "0.37 -> 0.85; breast cancer, dermatology, australian)")
     p.add_argument("--missing-features", choices=("error", "mean"), default="error",
-                   help="an empty or NaN feature value: refuse it, naming its line and column (default), or "
-                        "fill it with its column's mean")
+                   help="a missing feature value (empty, NA, NaN, ...; see --na-values): refuse it, naming its line "
+                        "and column (default), or fill it with its feature's mean (the output counts the cells "
+                        "filled per feature)")
+    _add_reading_options(p, "a feature")
+    p.add_argument("--decimal", choices=(".", ","), default=".", metavar="MARK",
+                   help="decimal mark of the numbers: '.' (default) or ',' (reads 0,173 in a ';'- or tab-separated "
+                        "file)")
+    p.add_argument("--thousands", choices=(",", ".", " ", "'"), default=None, metavar="SEP",
+                   help="thousands separator to remove from numbers grouped by threes: ',' (-1,355.6), '.' (with "
+                        "--decimal , : -1.355,6), ' ' or \"'\"; default none")
+    p.add_argument("--samples-in-columns", "--transpose", dest="samples_in_columns", action="store_true",
+                   help="the objects are the columns (genes x samples): the header row holds their IDs, each "
+                        "line is a feature (name it with --id-column)")
+    p.add_argument("--force", action="store_true",
+                   help="use --labels-column even when its values are all different (an ID column?) or "
+                        "fractional numbers (a measurement?), which are refused otherwise")
+
+
+def _na_values(text):
+    """``--na-values``: comma-separated cell values that mean "missing" (an empty cell always does)."""
+    return tuple(token.strip() for token in text.split(",") if token.strip())
+
+
+def _add_reading_options(p, what):
+    """The CSV options that run, select-k, evaluate and fuse share."""
+    p.add_argument("--na-values", type=_na_values, default=None, metavar="TOKENS",
+                   help="comma-separated cell values that mean 'missing', replacing the default list "
+                        f"({', '.join(NA_VALUES)}); an empty cell is always missing")
+    p.add_argument("--id-column", default=None, metavar="NAME|INDEX",
+                   help="CSV column of row IDs (name or 0-based index), kept out of the data and written beside "
+                        "the labels (an 'id' column, or 'ids' in JSON)")
+    p.add_argument("--index-column", choices=("auto", "no"), default="auto",
+                   help="auto (default): a first column with an empty header cell holding 0..n-1 or 1..n in order "
+                        "(pandas' to_csv index) is left out, one holding a different word on every row (R's row "
+                        f"names) is read as the row IDs; no: read it as {what}")
 
 
 def _int_option(low, what):
@@ -235,6 +270,7 @@ def build_parser():
                    help="label that marks a missing object, besides empty cells (default -1; '' for none)")
     p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
                    help="whether the CSV's first row names the partitions (default: detect)")
+    _add_reading_options(p, "a partition")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method(s)")
     p.add_argument("-o", "--out", metavar="FILE", help=_OUT_HELP)
     p.add_argument("--plot", metavar="FILE.png", help="one method: consensus-matrix heatmap ordered by the labels; "

@@ -3,134 +3,34 @@
 The CSV conventions they follow (delimiter, header detection, one object per data row) are in
 :mod:`cclust.cli`'s docstring.
 """
-import csv
-import io
-import math
 import os
 import re
 
 import numpy as np
 
+from cclust.cli._csv import (
+    _DEFAULT_OPTIONS,
+    _FEW,
+    _IMPUTE_HINT,
+    NA_VALUES,
+    CsvOptions,
+    _check_ids,
+    _check_names,
+    _column_index,
+    _drop_trailing,
+    _first_column_role,
+    _header_choice,
+    _is_number,
+    _parse_cells,
+    _read_rows,
+    _split_header,
+    _trailing_empty,
+)
 from cclust.cli._messages import UserError, plural
 from cclust.cli._parameters import parse_value
 
 
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_blank_line(row):
-    # csv gives [] for an empty line, and one blank cell for a line of spaces without delimiters
-    return len(row) <= 1 and not any(row)
-
-
-def _read_rows(path):
-    """The data rows of a delimited text file: their cells (stripped strings) and line numbers.
-
-    Every line is a row, in file order, and becomes one object: a line of delimiters only
-    (``,``) is a row whose cells are all empty, and so is a completely empty line between two
-    rows. Empty lines before the first and after the last non-empty line (such as the file's
-    final newline) are not rows.
-    """
-    try:
-        if os.path.isdir(path):
-            raise IsADirectoryError(path)
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file.") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a file; give the data file inside it.") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: cannot read it as CSV: it is not UTF-8 text (a binary file?).") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
-    if "\0" in text:
-        raise UserError(f"{path}: cannot read it as CSV: it holds NUL bytes (a binary file?).")
-    if not text.strip():
-        raise UserError(f"{path}: the file holds only empty lines (no data rows)." if text else
-                        f"{path}: the file is empty (no data rows).")
-    if path.lower().endswith(".tsv"):
-        delimiter = "\t"
-    else:
-        try:
-            delimiter = csv.Sniffer().sniff(text[:65536], delimiters=",;\t").delimiter
-        except csv.Error:
-            delimiter = ","
-    # newline="": the csv module sees the line ends itself (\n, \r\n or \r), so a quoted cell may
-    # hold a line break and no other character (form feed, U+2028, ...) splits a row.
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows, lines = [], []
-    try:
-        for row in reader:
-            rows.append([cell.strip() for cell in row])
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise UserError(f"{path}: cannot read it as CSV (line {reader.line_num}: {exc}).") from None
-    filled = [i for i, row in enumerate(rows) if not _is_blank_line(row)]
-    rows, lines = rows[filled[0]:filled[-1] + 1], lines[filled[0]:filled[-1] + 1]
-    width = len(rows[0])
-    for i, (row, line) in enumerate(zip(rows, lines)):
-        if _is_blank_line(row):
-            rows[i] = [""] * width  # an empty line between rows: an object with every cell empty
-        elif len(row) != width:
-            raise UserError(
-                f"{path}: cannot read it as CSV: line {line} has {len(row)} fields, line {lines[0]} has "
-                f"{width} (delimiter {delimiter!r})."
-            )
-    if not any(any(row) for row in rows):
-        raise UserError(f"{path}: none of its {len(rows)} rows holds a value (every cell is empty).")
-    return rows, lines
-
-
-def _detect_header(rows):
-    """Guess whether the first row names the columns (see the module docstring)."""
-    if len(rows) < 2:
-        return False
-    numeric_votes, word_votes = [], []
-    for j, first in enumerate(rows[0]):
-        rest = [row[j] for row in rows[1:] if row[j]]
-        if not rest:
-            continue
-        if all(_is_number(cell) for cell in rest):
-            # a word over numbers is a column name; a number over numbers is data
-            numeric_votes.append(bool(first) and not _is_number(first))
-        else:
-            # a column of words: a name occurs once, a label usually recurs further down
-            word_votes.append(bool(first) and first not in set(rest))
-    if numeric_votes:
-        return any(numeric_votes)
-    return bool(word_votes) and all(word_votes)
-
-
-def _header_choice(rows, header):
-    if header == "yes":
-        return True
-    if header == "no":
-        return False
-    if len(rows) == 1:
-        # one line of words only names columns; a line holding a number is a (single) data row
-        return not any(_is_number(cell) for cell in rows[0])
-    return _detect_header(rows)
-
-
-def _split_header(path, rows, lines, header):
-    """(column names or None, data rows, their line numbers); refuses a header without data."""
-    if not _header_choice(rows, header):
-        return None, rows, lines
-    if len(rows) == 1:
-        raise UserError(
-            f"{path}: the file has a header row ({', '.join(rows[0])}) but no data rows below it"
-            + (" (the header row was detected; pass --header no if that line is data)." if header == "auto" else ".")
-        )
-    return rows[0], rows[1:], lines[1:]
 
 
 def _check_n_objects(n, where):
@@ -151,15 +51,39 @@ class Dataset:
         True classes coded 0..C-1 (in the sorted order of the original values), if known.
     description : str
         The dataset name or file path, for messages.
+    ids : list of str or None
+        The objects' IDs (``--id-column``, row names, or the header of a ``--samples-in-columns``
+        file), in row order; None when the file has none.
+    notes : list of str
+        What the reader decided that the user may want to undo (a header of numbers, a skipped
+        index column, ...), each with the option that undoes it.
+    filled : dict
+        ``--missing-features mean``: {feature name: how many cells were filled}; empty otherwise.
     """
 
-    def __init__(self, X, y, description):
+    def __init__(self, X, y, description, ids=None, notes=(), filled=None):
         self.X, self.y, self.description = X, y, description
+        self.ids = ids
+        self.notes = list(notes)
+        self.filled = dict(filled or {})
 
     def summary(self):
         n, d = self.X.shape
         classes = f", {plural(len(np.unique(self.y)), 'class')}" if self.y is not None else ""
-        return f"{self.description}: {plural(n, 'object')}, {plural(d, 'feature')}{classes}"
+        text = f"{self.description}: {plural(n, 'object')}, {plural(d, 'feature')}{classes}"
+        if self.filled:
+            text += f"; {filled_text(self.filled)}"
+        return text
+
+
+def filled_text(filled, most=8):
+    """``--missing-features mean``'s count for a person: "3 missing cells filled with their
+    feature's mean (b: 2, c: 1)"."""
+    parts = [f"{name}: {count}" for name, count in filled.items()]
+    if len(parts) > most:
+        parts = parts[:most] + [f"{len(parts) - most} more features"]
+    return (f"{plural(sum(filled.values()), 'missing cell')} filled with their feature's mean "
+            f"({', '.join(parts)})")
 
 
 def _encode_classes(values, what):
@@ -173,105 +97,125 @@ def _encode_classes(values, what):
     return codes.reshape(-1).astype(np.int64)
 
 
-def _column_index(spec, names, n_columns, path):
-    """Resolve --labels-column NAME|INDEX (0-based, negative counts from the end)."""
-    try:
-        index = int(spec)
-    except ValueError:
-        if names is None:
-            raise UserError(
-                f"--labels-column {spec!r}: {path} has no header row to look a name up in; give a 0-based "
-                "column index, or --header yes if the first row does name the columns."
-            ) from None
-        if spec not in names:
-            raise UserError(f"--labels-column {spec!r}: no such column in {path}; its columns are {names}.")
-        return names.index(spec)
-    if not -n_columns <= index < n_columns:
-        raise UserError(
-            f"--labels-column {index}: {path} has {n_columns} columns, so the index must be in "
-            f"[{-n_columns}, {n_columns - 1}]."
-        )
-    return index % n_columns
+def _labels_from(path, spec, name, cells, lines, options):
+    """The true classes of --labels-column, refused when they look like IDs or measurements."""
+    for cell, line in zip(cells, lines):
+        if options.is_na(cell):
+            held = "an empty cell" if cell == "" else f"{cell!r}, a missing value,"
+            raise UserError(f"{path}: the labels column {name} has {held} on line {line}; every object needs a "
+                            "class.")
+    n = len(cells)
+    if not options.force:
+        values = [options.number(cell) for cell in cells]
+        fractional = [cell for cell, v in zip(cells, values) if v is not None and not v.is_integer()]
+        if all(v is not None for v in values) and fractional:
+            raise UserError(f"--labels-column {spec}: the column {name} holds fractional numbers (e.g. "
+                            f"{fractional[0]}), a measurement rather than classes; name the column that holds the "
+                            "true classes, or pass --force to take each distinct value as a class.")
+        if n > _FEW and len(set(cells)) == n:
+            raise UserError(f"--labels-column {spec}: the column {name} holds a different value on each of its "
+                            f"{n} rows, so it would make {n} classes of one object each (an ID column?); name the "
+                            f"column that holds the true classes (keep this one as row IDs with --id-column {spec}), "
+                            "or pass --force to use it anyway.")
+    return _encode_classes(np.array(cells), f"{path}: the labels column")
 
 
-_IMPUTE_HINT = " (or pass --missing-features mean to fill empty and NaN cells with the column mean)"
-
-
-def _bad_cell(path, name, line, cell, impute):
-    """The message for a feature cell that is not a finite number, saying what it is."""
-    where = f"{path}: line {line}, {name}"
-    if cell == "":
-        return (f"{where} is empty; cclust needs a value in every feature cell: fill it in or delete the "
-                f"line{'' if impute else _IMPUTE_HINT}.")
-    value = float(cell) if _is_number(cell) else None
-    if value is not None and math.isnan(value):
-        return (f"{where} holds {cell!r}, which is NaN (not a number); cclust needs finite feature values: "
-                f"fill it in or delete the line{'' if impute else _IMPUTE_HINT}.")
-    if value is not None:
-        return (f"{where} holds {cell!r}, an infinite value; cclust needs finite feature values: fix it or "
-                "delete the line.")
-    return None
-
-
-def _load_csv_data(path, labels_column, header, missing_features="error"):
-    rows, lines = _read_rows(path)
-    names, body, body_lines = _split_header(path, rows, lines, header)
+def _load_csv_data(path, labels_column, options, missing_features="error"):
+    notes = []
+    rows, lines = _read_rows(path, options, notes)
+    trailing = _trailing_empty(rows)
+    if trailing:
+        rows = _drop_trailing(path, rows, trailing, notes)
+    names, body, body_lines = _split_header(path, rows, lines, options, "data", notes)
     n_columns = len(rows[0])
+    if names is not None:
+        _check_names(path, names)
+    transposed = options.samples_in_columns
+    if transposed and labels_column is not None:
+        raise UserError("--labels-column names a column, but with --samples-in-columns the objects are the "
+                        "columns; give the true classes in a file of their own, or drop --samples-in-columns.")
     label_j = _column_index(labels_column, names, n_columns, path) if labels_column is not None else None
-    impute = missing_features == "mean"
-    if not impute:
-        for row, line in zip(body, body_lines):
-            if not any(cell for j, cell in enumerate(row) if j != label_j):
-                raise UserError(
-                    f"{path}: line {line} has no feature value (every cell is empty); each line is one object, "
-                    f"so fill it in or delete the line{_IMPUTE_HINT}."
-                )
-    columns = []
-    for j in range(n_columns):
-        if j == label_j:
-            continue
-        cells = [row[j] for row in body]
-        name = f"column {names[j]!r} (index {j})" if names else f"column {j}"
-        try:
-            values = np.array(cells, dtype=np.float64)
-        except ValueError:
-            values = None
-        if values is None or not np.isfinite(values).all():
-            parsed = np.empty(len(cells))
-            for i, (cell, line) in enumerate(zip(cells, body_lines)):
-                if impute and (cell == "" or (_is_number(cell) and math.isnan(float(cell)))):
-                    parsed[i] = np.nan
-                    continue
-                if _is_number(cell) and math.isfinite(float(cell)):
-                    parsed[i] = float(cell)
-                    continue
-                problem = _bad_cell(path, name, line, cell, impute)
-                if problem is not None:
-                    raise UserError(problem)
-                hint = "" if label_j is not None else \
-                    f"; if it holds the true classes, pass --labels-column {names[j] if names else j}"
-                words = cell.split()
-                if len(words) > 1 and all(_is_number(w) for w in words):
-                    hint = "; the file looks separated by spaces, but cclust reads ',', ';' or tab delimiters"
-                raise UserError(
-                    f"{path}: {name} is not numeric: line {line} holds {cell!r}. cclust clusters "
-                    f"numeric features only: drop or encode that column{hint}."
-                )
-            values = parsed
-        columns.append(values)
-    if not columns:
-        raise UserError(f"{path}: no feature column is left besides the labels column.")
-    X = np.column_stack(columns)
-    if impute:
-        X = _impute_mean(X, path, [names[j] if names else j for j in range(n_columns) if j != label_j])
+    id_j, skipped = None, set()
+    if options.id_column is not None:
+        id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
+        if id_j == label_j:
+            raise UserError(f"--id-column {options.id_column} and --labels-column {labels_column} name the same "
+                            "column; the IDs and the true classes are different columns.")
+    if id_j != 0 and label_j != 0:
+        role, note = _first_column_role(path, names, body, options, "data" if transposed else "a feature",
+                                        "the names of the features" if transposed else
+                                        "row IDs (R's row names), written beside the labels")
+        if role is not None:
+            notes.append(note)
+            if role == "index":
+                skipped.add(0)
+            elif id_j is None:
+                id_j = 0
+    kept = [j for j in range(n_columns) if j not in skipped and j not in (label_j, id_j)]
+    if not kept:
+        raise UserError(f"{path}: no feature column is left besides the "
+                        f"{'labels' if label_j is not None else 'ID'} column.")
+    row_ids = [row[id_j] for row in body] if id_j is not None else None
+    if row_ids is not None:
+        _check_ids(path, row_ids, [f"line {line}" for line in body_lines], f"the ID column {names[id_j]!r}" if names else f"column {id_j}")
+
+    def column_name(j):
+        return f"column {names[j]!r} (index {j})" if names and names[j] else f"column {j}"
+
+    def place(r, j):
+        row = f" (row {row_ids[r]!r})" if row_ids is not None else ""
+        return f"{path}: line {body_lines[r]}{row}, {column_name(j)}"
+
     y = None
-    if label_j is not None:
-        raw = [row[label_j] for row in body]
-        if "" in raw:
-            line = body_lines[raw.index("")]
-            raise UserError(f"{path}: the labels column has an empty cell on line {line}; every object needs a class.")
-        y = _encode_classes(np.array(raw), f"{path}: the labels column")
-    return Dataset(X, y, path)
+    if label_j is not None:  # before the features: a wrong labels column explains a column of words
+        y = _labels_from(path, labels_column, repr(names[label_j]) if names else str(label_j),
+                         [row[label_j] for row in body], body_lines, options)
+    impute = missing_features == "mean"
+    if not impute and not transposed:
+        for r, row in enumerate(body):
+            if all(options.is_na(row[j]) for j in kept):
+                row_text = f" (row {row_ids[r]!r})" if row_ids is not None else ""
+                raise UserError(
+                    f"{path}: line {body_lines[r]}{row_text} has no feature value (every cell is empty or missing); "
+                    f"each line is one object, so fill it in or delete the line{_IMPUTE_HINT}."
+                )
+
+    def words_hint(j):
+        def hint():
+            if transposed:
+                return (f"; if it names the features, pass --id-column {names[j] if names and names[j] else j}"
+                        if len({row[j] for row in body}) == len(body) else "")
+            cells = [row[j] for row in body]
+            spec = names[j] if names and names[j] else j
+            distinct = len(set(cells)) == len(cells)
+            ids = f"if it names the rows, pass --id-column {spec}"
+            if label_j is not None:
+                return f"; {ids}" if distinct else ""
+            classes = f"if it holds the true classes, pass --labels-column {spec}"
+            if len(cells) > _FEW:
+                return f"; {ids if distinct else classes}"
+            return f"; {classes}; {ids}"
+        return hint
+
+    grid = np.column_stack([_parse_cells([row[j] for row in body], options, impute,
+                                         lambda r, j=j: place(r, j), words_hint(j)) for j in kept])
+    ids = row_ids
+    if transposed:
+        # genes x samples: the rows of the file are the features, its columns the objects
+        feature_names = row_ids if row_ids is not None else [f"line {line}" for line in body_lines]
+        X = grid.T
+        ids = [names[j] for j in kept] if names is not None else None
+        if ids is not None:
+            _check_ids(path, ids, [f"column {j}" for j in kept], "the header row (the object IDs)")
+    else:
+        feature_names = [names[j] if names and names[j] else str(j) for j in kept]
+        X = grid
+    filled = {}
+    if impute:
+        holes = np.isnan(X).sum(axis=0)
+        filled = {name: int(count) for name, count in zip(feature_names, holes) if count}
+        X = _impute_mean(X, path, feature_names)
+    return Dataset(X, y, path, ids=ids, notes=notes, filled=filled)
 
 
 def _impute_mean(X, where, columns=None):
@@ -334,7 +278,8 @@ def _refuse_directory(path, option):
         raise UserError(f"{option}{path!r} is a directory, not a file; give the data file inside it.")
 
 
-def load_data(source, labels_column=None, header="auto", missing_features="error"):
+def load_data(source, labels_column=None, header="auto", missing_features="error", *, na_values=None, decimal=".",
+              thousands=None, index_column="auto", id_column=None, samples_in_columns=False, force=False):
     """Read the DATA argument of ``cclust run`` and ``cclust select-k``.
 
     Every data row is one object, in file order: a CSV line of delimiters only, or an empty line
@@ -354,8 +299,30 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
         Whether the CSV's first row names the columns; "auto" detects it (a file of one line of
         words only is a header without data).
     missing_features : {"error", "mean"}, default="error"
-        What to do with an empty or NaN feature value: refuse it (naming its line and column),
-        or fill it with the mean of its column. Infinite values are always refused.
+        What to do with a missing feature value (an empty cell, a NaN, or one of ``na_values``):
+        refuse it (naming its line and column), or fill it with the mean of its feature (the
+        counts per feature are in ``Dataset.filled``). Infinite values are always refused.
+    na_values : sequence of str, optional
+        CSV only: the cell values that mean "missing", besides an empty cell; default
+        :data:`NA_VALUES` (``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null``, ``None``,
+        ``#N/A``, ``<NA>``, ``?`` and the like).
+    decimal : {".", ","}, default="."
+        CSV only: the decimal mark (``","`` reads ``0,173``; the delimiter is then ``;`` or tab).
+    thousands : {",", ".", " ", "'"}, optional
+        CSV only: a thousands separator, removed from numbers grouped by threes (``-1,355.6``).
+    index_column : {"auto", "no"}, default="auto"
+        CSV only: "auto" leaves out a first column with an empty header cell holding 0..n-1 or
+        1..n in order (pandas' ``to_csv`` index) and reads one holding a different word on every
+        row as the row IDs (R's row names); "no" reads it as a feature.
+    id_column : str, optional
+        CSV only: the column of row IDs (name or 0-based index), kept out of the features; the
+        IDs are in ``Dataset.ids``. With ``samples_in_columns``, the column naming the features.
+    samples_in_columns : bool, default=False
+        CSV only: the objects are the file's columns (genes x samples); the header row, if any,
+        holds their IDs.
+    force : bool, default=False
+        Take ``labels_column`` as the true classes even when its values are all different or
+        fractional numbers (refused otherwise).
 
     Returns
     -------
@@ -366,7 +333,8 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     UserError
         Missing or unreadable file, a directory, wrong type, fewer than 2 objects, a header
         without data rows, a non-numeric, empty, NaN or infinite feature cell (the message names
-        the column by header name and index, the line, and what the cell holds).
+        the column by header name and index, the line (and row ID), and what the cell holds), a
+        header naming two columns alike, a labels column that looks like IDs or measurements.
 
     Examples
     --------
@@ -376,14 +344,23 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     """
     if missing_features not in ("error", "mean"):
         raise ValueError(f"missing_features must be 'error' or 'mean', got {missing_features!r}")
-    data = _load_data(source, labels_column, header, missing_features)
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
+                         decimal=decimal, thousands=thousands, index_column=index_column, id_column=id_column,
+                         samples_in_columns=samples_in_columns, force=force)
+    data = _load_data(source, labels_column, options, missing_features)
     _check_n_objects(data.X.shape[0], data.description)
     return data
 
 
-def _load_data(source, labels_column, header, missing_features):
+def _load_data(source, labels_column, options, missing_features):
     from cclust import datasets
 
+    csv_only = [option for option, given in (("--id-column", options.id_column is not None),
+                                             ("--samples-in-columns", options.samples_in_columns))
+                if given]
+    if csv_only and (source in datasets.names() or os.path.splitext(source)[1].lower() not in _CSV_SUFFIXES):
+        raise UserError(f"{csv_only[0]} is for CSV files; {source!r} is not one (transpose an array before saving "
+                        "it; an .npz file carries no IDs).")
     if source in datasets.names():
         if labels_column is not None:
             raise UserError(f"--labels-column is for CSV files; the bundled {source!r} has its labels.")
@@ -402,12 +379,16 @@ def _load_data(source, labels_column, header, missing_features):
             ".npy or .npz file."
         )
     if suffix in _CSV_SUFFIXES:
-        return _load_csv_data(source, labels_column, header, missing_features)
+        return _load_csv_data(source, labels_column, options, missing_features)
     if labels_column is not None:
         raise UserError("--labels-column is for CSV files; an .npz file carries its labels as the array 'y'.")
 
+    filled = {}
+
     def features(X):
-        if missing_features == "mean" and np.asarray(X).dtype.kind == "f":
+        if missing_features == "mean" and np.asarray(X).dtype.kind == "f" and np.asarray(X).ndim == 2:
+            holes = np.isnan(X).sum(axis=0)
+            filled.update({str(j): int(count) for j, count in enumerate(holes) if count})
             X = _impute_mean(X, source)
         return _check_X(X, source)
 
@@ -416,7 +397,8 @@ def _load_data(source, labels_column, header, missing_features):
         if isinstance(loaded, np.lib.npyio.NpzFile):
             loaded.close()
             raise UserError(f"{source}: it is an .npz archive despite its name; rename it to .npz.")
-        return Dataset(features(loaded), None, source)
+        X = features(loaded)
+        return Dataset(X, None, source, filled=filled)
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise UserError(f"{source}: it is a single .npy array, not an .npz archive; rename it to .npy.")
     with loaded:
@@ -430,17 +412,22 @@ def _load_data(source, labels_column, header, missing_features):
             raise UserError(f"{source}: cannot read it ({exc}); cclust never unpickles user files.") from None
     if y is not None and y.shape[0] != X.shape[0]:
         raise UserError(f"{source}: y has {y.shape[0]} labels but X has {X.shape[0]} rows.")
-    return Dataset(X, y, source)
+    return Dataset(X, y, source, filled=filled)
 
 
-def _encode_partition(cells, missing, name):
+def _encode_partition(cells, missing, name, options=_DEFAULT_OPTIONS):
     """Strings of one partition -> int32 codes (-1 = missing) and K."""
-    present = np.array([cell != "" and cell != missing for cell in cells], dtype=bool)
+    present = np.array([not options.is_na(cell) and cell != missing for cell in cells], dtype=bool)
     values = [cell for cell, keep in zip(cells, present) if keep]
     if not values:
         raise UserError(f"{name} labels no object (every cell is missing); drop that partition.")
     if all(_is_number(v) for v in values):
         numbers = np.array(values, dtype=np.float64)
+        fraction = numbers[np.isfinite(numbers) & (numbers != np.round(numbers))]
+        if fraction.size:
+            raise UserError(f"{name} holds fractional numbers (e.g. {fraction[0]:g}), not cluster labels: ENSEMBLE "
+                            "needs one column of integer or text labels per partition. Features are clustered with "
+                            "`cclust run DATA`.")
         if np.isfinite(numbers).all():
             values = numbers
     _, codes = np.unique(np.asarray(values), return_inverse=True)
@@ -466,7 +453,7 @@ def _soft_partitions(archive, files, path):
         raise UserError(f"{path}: {exc}") from None
 
 
-def load_ensemble(path, header="auto", missing="-1"):
+def load_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
     """Read the ENSEMBLE argument of ``cclust fuse``.
 
     Parameters
@@ -485,28 +472,89 @@ def load_ensemble(path, header="auto", missing="-1"):
         Whether the CSV's first row names the partitions; "auto" detects it.
     missing : str, default="-1"
         A label value that also marks a missing object ("" for none besides empty cells).
+    na_values, index_column, id_column
+        CSV only, as in :func:`load_data`: a cell holding one of ``na_values`` marks a missing
+        object; a pandas index column is left out, R's row names and the ``id_column`` are the
+        objects' IDs (see :func:`read_ensemble` to get them).
 
     Returns
     -------
     ensemble : Ensemble or SoftEnsemble
     description : str
     """
+    read = read_ensemble(path, header, missing, na_values=na_values, index_column=index_column, id_column=id_column)
+    return read.ensemble, read.description
+
+
+class EnsembleFile:
+    """What :func:`read_ensemble` read: ``ensemble``, ``description``, ``ids`` (list of str or
+    None) and ``notes`` (what the reader decided, with the option that undoes it)."""
+
+    def __init__(self, ensemble, description, ids=None, notes=()):
+        self.ensemble, self.description, self.ids, self.notes = ensemble, description, ids, list(notes)
+
+
+def read_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
+    """:func:`load_ensemble`, with the objects' IDs and the reader's notes: an :class:`EnsembleFile`."""
+    options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
+                         index_column=index_column, id_column=id_column)
+    notes = []
+    ensemble, description, ids = _load_ensemble(path, missing, options, notes)
+    return EnsembleFile(ensemble, description, ids, notes)
+
+
+def _ensemble_csv(path, missing, options, notes):
+    from cclust.ensemble import Ensemble
+
+    rows, lines = _read_rows(path, options, notes)
+    trailing = _trailing_empty(rows)
+    if trailing:
+        # an empty last partition under an empty header cell is a trailing delimiter; without a
+        # header it may be a partition that labels no object, which is refused below
+        trimmed = [row[:len(row) - trailing] for row in rows]
+        if _header_choice(path, trimmed, options, "ensemble")[0]:
+            rows = _drop_trailing(path, rows, trailing, notes)
+    names, body, body_lines = _split_header(path, rows, lines, options, "ensemble", notes)
+    _check_n_objects(len(body), path)
+    n_columns = len(rows[0])
+    id_j, skipped = None, set()
+    if options.id_column is not None:
+        id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
+    if id_j != 0:
+        role, note = _first_column_role(path, names, body, options, "a partition")
+        if role is not None:
+            notes.append(note)
+            if role == "index":
+                skipped.add(0)
+            elif id_j is None:
+                id_j = 0
+    ids = None
+    if id_j is not None:
+        ids = [row[id_j] for row in body]
+        _check_ids(path, ids, [f"line {line}" for line in body_lines],
+                   f"the ID column {names[id_j]!r}" if names else f"column {id_j}")
+    kept = [j for j in range(n_columns) if j not in skipped and j != id_j]
+    if not kept:
+        raise UserError(f"{path}: no partition column is left besides the ID column.")
+    columns = []
+    for j in kept:
+        name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
+        columns.append(_encode_partition([row[j] for row in body], missing, name, options))
+    # the header names what made each partition (cclust run --save-ensemble writes it so)
+    provenance = [names[j].strip() for j in kept] if names else None
+    return Ensemble(np.column_stack(columns), provenance=provenance), f"{path}", ids
+
+
+def _load_ensemble(path, missing, options, notes):
     from cclust.ensemble import Ensemble
     from cclust.errors import ValidationError
 
     _refuse_directory(path, "ENSEMBLE ")
     suffix = os.path.splitext(path)[1].lower()
     if suffix in _CSV_SUFFIXES:
-        rows, lines = _read_rows(path)
-        names, body, _ = _split_header(path, rows, lines, header)
-        _check_n_objects(len(body), path)
-        columns = []
-        for j in range(len(rows[0])):
-            name = f"{path}: partition {names[j]!r} (column {j})" if names else f"{path}: partition in column {j}"
-            columns.append(_encode_partition([row[j] for row in body], missing, name))
-        # the header names what made each partition (cclust run --save-ensemble writes it so)
-        provenance = [cell.strip() for cell in names] if names else None
-        return Ensemble(np.column_stack(columns), provenance=provenance), f"{path}"
+        return _ensemble_csv(path, missing, options, notes)
+    if options.id_column is not None:
+        raise UserError(f"--id-column is for CSV files; {path!r} is not one.")
     if suffix not in (".npy", ".npz"):
         if not os.path.exists(path):
             raise UserError(f"{path}: no such file.")
@@ -518,7 +566,7 @@ def load_ensemble(path, header="auto", missing="-1"):
             files = list(loaded.files)
             soft = _soft_partitions(loaded, files, path)
             if soft is not None:
-                return soft, f"{path}: {soft.n_partitions} membership matrices"
+                return soft, f"{path}: {soft.n_partitions} membership matrices", None
             key = "labels" if "labels" in files else (files[0] if len(files) == 1 else None)
             if key is None:
                 raise UserError(f"{path}: the .npz archive needs an array named 'labels' (it has {files}).")
@@ -547,7 +595,7 @@ def load_ensemble(path, header="auto", missing="-1"):
         marker = parse_value(missing) if missing != "" else None
         marker = marker if isinstance(marker, (int, float)) and not isinstance(marker, bool) else None
         try:
-            return Ensemble(array, missing=marker, provenance=provenance), path
+            return Ensemble(array, missing=marker, provenance=provenance), path, None
         except ValidationError as exc:
             raise UserError(f"{what}: {exc}") from None
     if array.dtype.kind in "US":
@@ -558,7 +606,7 @@ def load_ensemble(path, header="auto", missing="-1"):
             raise UserError(f"{what}: labels must be 2-D (n_samples, n_partitions), got shape {array.shape}.")
         columns = [_encode_partition(list(array[:, j]), missing, f"{what}: partition {j}")
                    for j in range(array.shape[1])]
-        return Ensemble(np.column_stack(columns), provenance=provenance), path
+        return Ensemble(np.column_stack(columns), provenance=provenance), path, None
     raise UserError(f"{what}: labels must be numbers or strings, got dtype {array.dtype}.")
 
 

@@ -368,14 +368,15 @@ def _replacing(path, binary=False):
             raise
 
 
-def write_labels(path, rows):
+def write_labels(path, rows, ids=None):
     """Write the labels of the successful rows in the format the extension of ``path`` names.
 
     One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
     (``label`` for one method, else one column per method, named after it) then one line per
     object, comma- or tab-separated. ``.json``: one object mapping each method to its list of
     labels, ``{"kcc": [0, 2, ...]}``. ``.npy``: int64, shape (n_samples,) for one method,
-    (n_samples, n_methods) for several. The file is written under a temporary name in the same
+    (n_samples, n_methods) for several. With ``ids`` (one per object: the row IDs of the input),
+    the CSV/TSV gains an ``id`` first column and the JSON a list ``"ids"``; ``.npy`` holds labels only. The file is written under a temporary name in the same
     folder and renamed when complete, so it never exists half-written.
     """
     suffix = _out_format(path)
@@ -392,14 +393,20 @@ def write_labels(path, rows):
             # a method asked for twice keeps both columns, as in CSV: "kcc", "kcc #2"
             keys = [k if keys[:i].count(k) == 0 else f"{k} #{keys[:i].count(k) + 1}" for i, k in enumerate(keys)]
             with _replacing(path) as handle:
-                json.dump({key: labels[:, i].tolist() for i, key in enumerate(keys)}, handle)
+                record = {"ids": list(ids)} if ids is not None else {}
+                record.update({key: labels[:, i].tolist() for i, key in enumerate(keys)})
+                json.dump(record, handle)
                 handle.write("\n")
         else:
             with _replacing(path) as handle:
                 writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-                writer.writerow(["label"] if len(done) == 1 else [r["method"] for r in done])
+                head = ["label"] if len(done) == 1 else [r["method"] for r in done]
+                writer.writerow(head if ids is None else ["id"] + head)
                 for start in range(0, labels.shape[0], 65536):  # in blocks: Ctrl-C is noticed between them
-                    writer.writerows(labels[start:start + 65536].tolist())
+                    block = labels[start:start + 65536].tolist()
+                    if ids is not None:
+                        block = [[ids[start + i]] + values for i, values in enumerate(block)]
+                    writer.writerows(block)
     except OSError as exc:
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 

@@ -500,7 +500,8 @@ _PARAMS_DOC = """
     random_state : int, Generator or None
         Draws the k-means++ seeds, or the base partitions the restarts start from.
     n_threads : int, default=None
-        Threads of the compiled passes (None: every core); results are identical for any value.
+        Threads of the compiled passes (None: the cores not busy elsewhere, see
+        :func:`cclust.validation.default_threads`); results are identical for any value.
 """
 
 _RETURNS_DOC = """
