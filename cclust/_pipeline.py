@@ -45,14 +45,70 @@ def check_params_dict(params, name, reserved, owner):
     return dict(params)
 
 
-def validate_X(X, name="X"):
+#: the values of ``missing_features`` (the Python side of the CLI's --missing-features)
+MISSING_FEATURES = ("error", "mean")
+
+
+def object_index(X):
+    """The row labels of a pandas DataFrame or Series (its ``index``), else None."""
+    if hasattr(X, "index") and hasattr(X, "iloc"):
+        return X.index
+    return None
+
+
+def _label(values, position):
+    """``'b' (position 1)`` for a labelled axis, ``1`` for a positional one."""
+    if values is None:
+        return str(position)
+    label = values[position]
+    if isinstance(label, (int, np.integer)) and label == position:
+        return str(position)
+    return f"{label!r} (position {position})"
+
+
+def fill_missing_features(array, name="X", missing_features="error", index=None, columns=None):
+    """NaN cells refused (naming their row and column, by label for a DataFrame) or, with
+    ``missing_features="mean"``, filled with their column's mean in a new array. Infinities
+    are always refused."""
+    if missing_features not in MISSING_FEATURES:
+        raise ValidationError(f"missing_features must be one of {list(MISSING_FEATURES)}, got {missing_features!r}.")
+    if array.dtype.kind != "f":
+        return array
+    finite = np.isfinite(array)
+    if finite.all():
+        return array
+    infinite = np.isinf(array)
+    holes = np.isnan(array)
+    bad = np.argwhere(infinite if infinite.any() else holes)[0]
+    where = f"row {_label(index, bad[0])}, column {_label(columns, bad[1])}"
+    if infinite.any():
+        raise ValidationError(f"{name} contains infinity (first at {where}); replace or drop those values first.")
+    if missing_features == "error":
+        raise ValidationError(
+            f"{name} contains NaN (first at {where}; {int(holes.sum())} in all); impute or drop those values first, "
+            "or pass missing_features='mean' to fill each with the mean of its column.")
+    empty = np.flatnonzero(holes.all(axis=0))
+    if empty.size:
+        raise ValidationError(f"{name}: missing_features='mean': column {_label(columns, empty[0])} has no value at "
+                              "all to take a mean of; drop that column.")
+    filled = array.copy()
+    filled[holes] = np.take(np.nanmean(array, axis=0), np.nonzero(holes)[1])
+    return filled
+
+
+def validate_X(X, name="X", missing_features="error"):
     """A C-contiguous float64 copy-or-view of X and its string column names (or None).
+
+    NaN cells are refused with their row and column (their labels for a DataFrame), or filled
+    with the column mean when ``missing_features="mean"``.
 
     The messages follow scikit-learn's wording where its estimator checks look for it
     ("0 feature(s) (shape=...) while a minimum of 1 is required", "n_samples=1", "Complex data
     not supported", "sparse").
     """
     feature_names = None
+    index = object_index(X)
+    columns = None
     if hasattr(X, "columns") and hasattr(X, "iloc"):
         columns = np.asarray(list(X.columns), dtype=object)
         if len(columns) and all(isinstance(c, str) for c in columns):
@@ -87,7 +143,31 @@ def validate_X(X, name="X"):
         raise ValidationError(f"{name} has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
     if n == 1:
         raise ValidationError(f"{name} has n_samples=1; consensus clustering needs at least 2 samples.")
+    if array.dtype.kind in "biuf":
+        array = fill_missing_features(np.asarray(array, dtype=np.float64), name, missing_features,
+                                      None if index is None else np.asarray(index, dtype=object), columns)
     return check_array_2d(array, name), feature_names
+
+
+def check_counted_partitions(generator, params, n_partitions, owner):
+    """Refuse ``n_partitions`` that differs from the counts a heterogeneous generator was given,
+    with advice the caller of ``owner`` can follow (its own n_partitions, which has a default)."""
+    if generator != "heterogeneous" or params.get("generators") is None:
+        return
+    from cclust.clusterers import _parsed_entries
+
+    try:
+        entries, _ = _parsed_entries(params["generators"])
+    except (ValidationError, TypeError, ValueError):
+        return  # malformed: the generator's own checks say so
+    if any(entry[1] is None for entry in entries):
+        return
+    total = sum(entry[1] for entry in entries)
+    if total != n_partitions:
+        raise ValidationError(
+            f"{owner}: n_partitions={n_partitions} differs from the sum of the counts in "
+            f"generator_params['generators'] ({total}); pass n_partitions={total} to {owner}, or drop the counts "
+            f"so that its n_partitions is shared among the generators.")
 
 
 def child_seeds(random_state, count, name="random_state"):

@@ -71,6 +71,11 @@ class MethodInfo:
         (membership matrices; Hornik 2005). A function that does not is only ever handed a hard
         :class:`cclust.Ensemble`: :func:`cclust.consensus` converts a SoftEnsemble whose
         partitions are all hard and refuses one with fractional memberships.
+    generates_ensemble : bool
+        The function makes its own basic partitions from ``X`` (U-SENC's U-SPEC clusterers) and
+        accepts ``ensemble=None``; an ensemble passed in joins them. The estimator and the
+        ``cclust run`` command then generate nothing for it: the partitions of another generator
+        would only dilute its own. Implies ``requires_X``.
     """
 
     requires_X: bool = False
@@ -78,6 +83,7 @@ class MethodInfo:
     handles_missing: bool = True
     object_order: str = "exact"
     accepts_soft: bool = False
+    generates_ensemble: bool = False
 
 
 #: The values of :attr:`MethodInfo.object_order`.
@@ -85,13 +91,14 @@ OBJECT_ORDERS = ("exact", "distribution")
 
 
 def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact",
-            accepts_soft=False):
+            accepts_soft=False, generates_ensemble=False):
     """Decorator recording a consensus function's :class:`MethodInfo`.
 
     Raises
     ------
     cclust.errors.ValidationError
-        If ``object_order`` is not one of ``"exact"``, ``"distribution"``.
+        If ``object_order`` is not one of ``"exact"``, ``"distribution"``, or ``generates_ensemble``
+        is set without ``requires_X`` (partitions made from X need X).
 
     Examples
     --------
@@ -105,9 +112,12 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True,
     if object_order not in OBJECT_ORDERS:
         raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
                               f"got {object_order!r}.")
+    if generates_ensemble and not requires_X:
+        raise ValidationError("generates_ensemble=True means the function makes its partitions from X: declare "
+                              "requires_X=True as well.")
     info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
                       handles_missing=handles_missing, object_order=object_order,
-                      accepts_soft=bool(accepts_soft))
+                      accepts_soft=bool(accepts_soft), generates_ensemble=bool(generates_ensemble))
 
     def mark(fn):
         fn.__cclust_info__ = info

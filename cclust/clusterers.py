@@ -35,8 +35,8 @@ import warnings
 import numpy as np
 
 from cclust.ensemble import Ensemble
-from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_float, check_int, require_memory, spawn_seed_sequences
+from cclust.errors import MissingDependencyError, ValidationError
+from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, require_memory, spawn_seed_sequences
 
 __all__ = ["KMedoids", "PRESETS", "estimator", "heterogeneous", "hierarchical", "pam", "spectral", "gmm",
            "hdbscan", "dbscan", "affinity_propagation", "birch", "minibatch_kmeans"]
@@ -64,6 +64,9 @@ class KMedoids:
         the n x n dissimilarity matrix).
     max_iter : int, default=300
         Most SWAP steps.
+    max_bytes : int, default=None
+        Memory budget of the n x n dissimilarity matrix and its work arrays
+        (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET`` or 2 GiB).
 
     Attributes
     ----------
@@ -82,13 +85,15 @@ class KMedoids:
     [1, 4]
     """
 
-    def __init__(self, n_clusters=8, *, metric="euclidean", max_iter=300):
+    def __init__(self, n_clusters=8, *, metric="euclidean", max_iter=300, max_bytes=None):
         self.n_clusters = n_clusters
         self.metric = metric
         self.max_iter = max_iter
+        self.max_bytes = max_bytes
 
     def get_params(self, deep=True):
-        return {"n_clusters": self.n_clusters, "metric": self.metric, "max_iter": self.max_iter}
+        return {"n_clusters": self.n_clusters, "metric": self.metric, "max_iter": self.max_iter,
+                "max_bytes": self.max_bytes}
 
     def set_params(self, **params):
         for key, value in params.items():
@@ -110,7 +115,7 @@ class KMedoids:
         else:
             X = check_array_2d(X, "X")
             require_memory(X.shape[0] ** 2 * 8 * 4, f"PAM's dissimilarity matrix of {X.shape[0]} objects",
-                           "use minibatch-kmeans, or cluster a sample (p_item)")
+                           "use minibatch-kmeans, or cluster a sample (p_item)", self.max_bytes)
             from scipy.spatial.distance import cdist
 
             D = cdist(X, X, metric=self.metric)
@@ -180,7 +185,8 @@ def _sklearn(cls_name, generator):
         import sklearn.cluster as cluster
         import sklearn.mixture as mixture
     except ImportError:
-        raise ImportError(f"the {generator} generator needs scikit-learn: pip install 'cclust[sklearn]'.") from None
+        raise MissingDependencyError(f"the {generator} generator needs scikit-learn, which cannot be imported: "
+                                     "pip install 'cclust[sklearn]'.") from None
     return getattr(mixture if cls_name == "GaussianMixture" else cluster, cls_name)
 
 
@@ -290,9 +296,12 @@ def _params_of(est):
 class _Clusterer:
     """What one partition runs: a cloned estimator or a function, checked and named."""
 
-    def __init__(self, spec, params, generator):
+    def __init__(self, spec, params, generator, max_bytes=None):
         self.generator = generator
+        self.preset = spec if isinstance(spec, str) else None
         finds_k = isinstance(spec, str) and spec in _FINDS_K
+        if spec == "pam":  # PAM checks its own matrix at fit time against the same budget
+            params = dict(params, max_bytes=max_bytes)
         if isinstance(spec, str):
             if spec not in PRESETS:
                 raise ValidationError(f"{generator}: estimator {spec!r} is not a preset; give one of "
@@ -385,6 +394,56 @@ class _Clusterer:
         return labels.astype(np.int64, copy=False)
 
 
+#: the scikit-learn classes whose memory grows past O(m) on m objects, by the preset that wraps them
+_QUADRATIC_CLASSES = {"AgglomerativeClustering": "hierarchical", "SpectralClustering": "spectral",
+                      "AffinityPropagation": "affinity-propagation", "HDBSCAN": "hdbscan",
+                      "GaussianMixture": "gmm", "KMedoids": "pam"}
+
+
+def _largest_bytes(clusterer, m, d, k):
+    """(bytes, what) of the largest array the clusterer builds on a sample of ``m`` objects and ``d``
+    features at K = ``k``, for those whose size grows past O(m d); None for the others.
+
+    hierarchical: SciPy's condensed distance matrix, m (m - 1) / 2 doubles (every linkage, ward
+    included, without a connectivity graph). spectral: the dense m x m affinity and its Laplacian
+    (RBF or any kernel; the nearest-neighbour affinities are sparse). affinity-propagation: the
+    similarity, responsibility, availability and work matrices, 4 m^2 doubles. hdbscan: an m x m
+    distance matrix for the brute-force or precomputed routes (the tree routes stay linear). pam:
+    the dissimilarity matrix and its work arrays, 4 m^2 doubles. gmm: the responsibilities and the
+    K full d x d covariances. dbscan, birch and mini-batch k-means are linear in m for their
+    defaults and are not asked.
+    """
+    name = clusterer.preset
+    params = _params_of(clusterer.spec) if clusterer.is_estimator else {}
+    if name is None or name == "estimator":
+        name = _QUADRATIC_CLASSES.get(type(clusterer.spec).__name__)
+    if name == "hdbscan" and isinstance(clusterer.spec, _AutoParams):
+        params = clusterer.spec.params
+    square = m * m * 8
+    if name == "hierarchical":
+        if params.get("connectivity") is not None:
+            return None
+        return m * (m - 1) // 2 * 8, f"hierarchical clustering's condensed distance matrix of {m} objects"
+    if name == "spectral":
+        if params.get("affinity", "rbf") in ("nearest_neighbors", "precomputed_nearest_neighbors"):
+            return None
+        return 2 * square, f"spectral clustering's dense affinity matrix and Laplacian of {m} objects"
+    if name == "affinity-propagation":
+        return 4 * square, f"affinity propagation's four {m} x {m} matrices"
+    if name == "hdbscan":
+        if params.get("algorithm", "auto") != "brute" and params.get("metric", "euclidean") != "precomputed":
+            return None
+        return square, f"HDBSCAN's {m} x {m} distance matrix"
+    if name == "pam":
+        return 4 * square, f"PAM's dissimilarity matrix of {m} objects"
+    if name == "gmm":
+        covariances = {"full": k * d * d, "tied": d * d, "diag": k * d, "spherical": k}
+        size = covariances.get(params.get("covariance_type", "full"), k * d * d)
+        return (2 * m * k + 2 * size) * 8, f"the Gaussian mixture's responsibilities and covariances ({m} objects, " \
+                                           f"K = {k}, {d} features)"
+    return None
+
+
 def _one_inner_thread():
     """Limit OpenMP and BLAS to one thread per partition while the partitions run in parallel.
 
@@ -410,7 +469,7 @@ def _check_p(value, name, generator):
 
 
 def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p_feature, fewer_clusters,
-                   random_state, n_jobs, verbose):
+                   random_state, n_jobs, verbose, max_bytes=None):
     from cclust.generators import _check_k_range, _generate
 
     generator = clusterer.generator
@@ -419,6 +478,7 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
     p_item = _check_p(p_item, "p_item", generator)
@@ -430,6 +490,11 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
         raise ValidationError(f"{generator}: p_item={p_item} keeps {size} of the {n} objects, fewer than K_i = {high} "
                               "(or 2); raise p_item.")
     m = d if p_feature == 1 else max(1, math.floor(p_feature * d))
+    largest = _largest_bytes(clusterer, size, m, high)
+    if largest is not None:  # before any partition: a refusal, not a failed allocation 80 frames deep
+        need, what = largest
+        require_memory(need, what, "use the kmeans or minibatch-kmeans generator, or cluster a sample of the objects in each "
+                       "partition (p_item < 1)", max_bytes)
     fewer = []
     lock = threading.Lock()
 
@@ -493,6 +558,13 @@ _COMMON_DOC = """
         identical for any value.
     verbose : int, default=0
         1 draws a progress bar over the partitions (on a terminal only).
+    max_bytes : int, default=None
+        Memory budget of one partition's largest array, asked before any partition runs
+        (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET`` or 2 GiB). It
+        applies to the clusterers whose memory grows past O(m) on a sample of m objects:
+        hierarchical (m (m - 1) / 2 distances), spectral with a dense affinity, affinity
+        propagation, pam, HDBSCAN's brute-force route, and the Gaussian mixture's K d x d
+        covariances; an estimator object of those scikit-learn classes is asked the same.
 """
 
 
@@ -501,10 +573,12 @@ def _doc(text):
 
 
 def estimator(X, n_clusters, *, estimator="hierarchical", estimator_params=None, n_partitions=100, k_range=None,
-              p_item=1.0, p_feature=1.0, fewer_clusters="error", random_state=None, n_jobs=None, verbose=0):
-    return _generate_with(_Clusterer(estimator, dict(estimator_params or {}), "estimator"), X, n_clusters,
+              p_item=1.0, p_feature=1.0, fewer_clusters="error", random_state=None, n_jobs=None, verbose=0,
+              max_bytes=None):
+    return _generate_with(_Clusterer(estimator, dict(estimator_params or {}), "estimator", max_bytes), X, n_clusters,
                           n_partitions=n_partitions, k_range=k_range, p_item=p_item, p_feature=p_feature,
-                          fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+                          fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose,
+                          max_bytes=max_bytes)
 
 
 estimator.__doc__ = _doc("""Any clusterer, once per partition: a scikit-learn estimator, a preset or a function.
@@ -558,12 +632,12 @@ estimator.__doc__ = _doc("""Any clusterer, once per partition: a scikit-learn es
 
 
 def _preset_call(name, X, n_clusters, params, options):
-    return _generate_with(_Clusterer(name, params, name), X, n_clusters, **options)
+    return _generate_with(_Clusterer(name, params, name, options.get("max_bytes")), X, n_clusters, **options)
 
 
 def hierarchical(X, n_clusters, *, linkage="average", metric="euclidean", n_partitions=100, k_range=None,
                  p_item=1.0, p_feature=1.0, fewer_clusters="error", random_state=None, n_jobs=None, verbose=0,
-                 **params):
+                 max_bytes=None, **params):
     """Agglomerative hierarchical clustering cut at K_j, once per partition.
 
     scikit-learn's ``AgglomerativeClustering``; ``linkage="average"`` is ConsensusClusterPlus's
@@ -575,18 +649,21 @@ def hierarchical(X, n_clusters, *, linkage="average", metric="euclidean", n_part
     """
     return _preset_call("hierarchical", X, n_clusters, dict(params, linkage=linkage, metric=metric), dict(
         n_partitions=n_partitions, k_range=k_range, p_item=p_item, p_feature=p_feature,
-        fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose))
+        fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose,
+        max_bytes=max_bytes))
 
 
 def _make_preset(name, doc):
     def preset(X, n_clusters, *, n_partitions=100, k_range=None, p_item=1.0, p_feature=1.0, fewer_clusters="error",
-               random_state=None, n_jobs=None, verbose=0, **params):
+               random_state=None, n_jobs=None, verbose=0, max_bytes=None, **params):
         return _preset_call(name, X, n_clusters, params, dict(
             n_partitions=n_partitions, k_range=k_range, p_item=p_item, p_feature=p_feature,
-            fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose))
+            fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose,
+            max_bytes=max_bytes))
 
     preset.__name__ = preset.__qualname__ = name.replace("-", "_")
-    preset.__doc__ = doc + "\n\n    Parameters as :func:`estimator`; further keywords go to the estimator.\n"
+    preset.__doc__ = doc + ("\n\n    Parameters as :func:`estimator` (``max_bytes`` included); further keywords go to "
+                            "the estimator.\n")
     return preset
 
 
@@ -637,6 +714,27 @@ DEFAULT_GENERATORS = ("kmeans", "hierarchical", "pam", "gmm")
 
 def _spec_entries(generators, n_partitions):
     """[(name, count, params)] from the accepted spellings of ``generators``."""
+    entries, default = _parsed_entries(generators)
+    counted = [e for e in entries if e[1] is not None]
+    if counted:
+        total = sum(e[1] for e in entries)
+        if n_partitions is not None and check_int(n_partitions, "n_partitions", low=1) != total:
+            raise ValidationError(f"heterogeneous: n_partitions={n_partitions} differs from the sum of the counts in "
+                                  f"generators ({total}); leave n_partitions out or make them agree.")
+    else:
+        total = check_int(100 if n_partitions is None else n_partitions, "n_partitions", low=1)
+        if total < len(entries) and not default:
+            raise ValidationError(f"heterogeneous: n_partitions={total} is fewer than the {len(entries)} generators.")
+        share, extra = divmod(total, len(entries))
+        for i, e in enumerate(entries):
+            e[1] = share + (i < extra)
+        entries = [e for e in entries if e[1] > 0]  # the default's last ones, when n_partitions < 4
+    return entries
+
+
+def _parsed_entries(generators):
+    """([name, count or None, params] per generator, whether they are the default set), checked:
+    a count for every generator or for none."""
     where = "heterogeneous: generators"
     default = generators is None
     if default:
@@ -675,20 +773,7 @@ def _spec_entries(generators, n_partitions):
     if counted and len(counted) != len(entries):
         raise ValidationError(f"{where}: give a count for every generator or for none, got "
                               f"{[(e[0], e[1]) for e in entries]}.")
-    if counted:
-        total = sum(e[1] for e in entries)
-        if n_partitions is not None and check_int(n_partitions, "n_partitions", low=1) != total:
-            raise ValidationError(f"heterogeneous: n_partitions={n_partitions} differs from the sum of the counts in "
-                                  f"generators ({total}); leave n_partitions out or make them agree.")
-    else:
-        total = check_int(100 if n_partitions is None else n_partitions, "n_partitions", low=1)
-        if total < len(entries) and not default:
-            raise ValidationError(f"heterogeneous: n_partitions={total} is fewer than the {len(entries)} generators.")
-        share, extra = divmod(total, len(entries))
-        for i, e in enumerate(entries):
-            e[1] = share + (i < extra)
-        entries = [e for e in entries if e[1] > 0]  # the default's last ones, when n_partitions < 4
-    return entries
+    return entries, default
 
 
 def heterogeneous(X, n_clusters, *, generators=None, n_partitions=None, random_state=None, n_jobs=None, verbose=0):

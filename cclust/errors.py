@@ -44,6 +44,11 @@ class PluginLoadError(CclustError, ImportError):
     """A registered entry point could not be imported."""
 
 
+class MissingDependencyError(CclustError, ImportError):
+    """An optional dependency (scikit-learn, matplotlib, ...) is not installed; the message gives the
+    ``pip install`` command that brings it."""
+
+
 class ContractError(CclustError, TypeError):
     """A registered object does not satisfy the contract of its kind."""
 

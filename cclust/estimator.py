@@ -25,6 +25,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from cclust._pipeline import (
+    check_counted_partitions,
+    object_index,
     RESERVED_GENERATOR,
     RESERVED_METHOD,
     call_method,
@@ -34,10 +36,13 @@ from cclust._pipeline import (
     generate_ensemble,
     validate_X,
 )
-from cclust.validation import check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_int, check_n_threads
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
+
+#: partitions the estimator generates unless told otherwise
+_DEFAULT_PARTITIONS = 100
 
 
 class ConsensusClustering:
@@ -45,7 +50,10 @@ class ConsensusClustering:
 
     ``fit(X)`` generates ``n_partitions`` basic partitions of ``X`` with the registered
     generator ``generator`` and fuses them with the registered consensus function ``method``.
-    ``fit(ensemble=E)`` fuses partitions you already have. scikit-learn is not needed at run
+    ``fit(ensemble=E)`` fuses partitions you already have. A method that makes its own
+    partitions of X (its metadata declares ``generates_ensemble``: ``usenc``, Huang et al.
+    2020) is fed no generated ensemble: ``fit(X)`` runs it on X alone, as the paper does, and
+    ``fit(X, ensemble=E)`` joins E to its own partitions. scikit-learn is not needed at run
     time; when it is installed the estimator works in ``Pipeline``, ``GridSearchCV`` and
     ``clone`` and passes ``sklearn.utils.estimator_checks``.
 
@@ -57,13 +65,18 @@ class ConsensusClustering:
         Number of consensus clusters, in ``[1, n_samples]`` (1 puts every object in one
         cluster without running anything). None only for methods that choose the number
         themselves (``addremadd``, ``ls-agglomerative``, ``best``, ...).
-    generator : str, default="kmeans"
+    generator : str or None, default="kmeans"
         Name of a registered partition generator (``cclust.available(kind="generator")``).
-        Unused by ``fit(ensemble=...)``. When ``n_clusters`` is None the generator is asked
+        Unused by ``fit(ensemble=...)`` and by methods that make their own partitions of X
+        (``usenc``), for which it must stay at its default or be None; None generates
+        nothing, which other methods refuse (they need partitions to fuse). When ``n_clusters`` is None the generator is asked
         for ``n_clusters=2`` and, if it takes ``k_range`` and none is given, ``k_range=(2,
         ceil(sqrt(n_samples)))`` so that the partitions vary in K.
     n_partitions : int, default=100
-        Number of basic partitions to generate.
+        Number of basic partitions to generate; 0, like ``generator=None``, generates none.
+        Not used by methods that make their own partitions: set their count through
+        ``method_params`` (``{"n_partitions": 20}`` for usenc). With a heterogeneous generator whose
+        ``generator_params["generators"]`` carry counts, pass their sum.
     method_params : dict or None, default=None
         Extra keyword arguments of the consensus function (e.g. ``{"utility": "uc"}`` for kcc).
     generator_params : dict or None, default=None
@@ -109,6 +122,10 @@ class ConsensusClustering:
     feature_weights : array-like of shape (n_features,), default=None
         Sampling weights of the features (``weightsFeature``); they act through
         ``feature_subsample < 1``.
+    missing_features : {"error", "mean"}, default="error"
+        What ``fit`` does with NaN cells of X: refuse them, naming the first one's row and
+        column (their labels for a DataFrame), or fill each with the mean of its column, as the
+        command line's ``--missing-features mean`` does. Infinite values are always refused.
 
     Attributes
     ----------
@@ -116,8 +133,9 @@ class ConsensusClustering:
         Consensus cluster of every object, ``0..n_clusters_-1``.
     n_clusters_ : int
         Number of clusters found (differs from ``n_clusters`` only for methods choosing it).
-    ensemble_ : cclust.Ensemble
-        The basic partitions that were fused.
+    ensemble_ : cclust.Ensemble or None
+        The basic partitions that were fused; None when the method made its own from X
+        (``usenc`` without ``fit(X, ensemble=...)``).
     result_ : cclust.ConsensusResult
         The consensus function's full result (objective, iterations, extras).
     evaluation_ : cclust.evaluation.EvaluationResult
@@ -127,6 +145,12 @@ class ConsensusClustering:
         Number of features of ``X`` (0 when fitted from an ensemble alone).
     feature_names_in_ : ndarray of shape (``n_features_in_``,), object
         Column names of ``X``, set only when ``X`` is a DataFrame with string column names.
+    index_ : pandas.Index
+        The row labels of ``X``, set only when ``X`` is a pandas DataFrame (``labels_`` stays a
+        NumPy array, as scikit-learn requires).
+    labels_series_ : pandas.Series
+        ``labels_`` indexed by ``index_`` (name ``"cluster"``), set with ``index_``:
+        ``df.assign(cluster=model.labels_series_)`` lines up by label.
 
     Examples
     --------
@@ -141,10 +165,10 @@ class ConsensusClustering:
     ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0)
     """
 
-    def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=100,
+    def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=_DEFAULT_PARTITIONS,
                  method_params=None, generator_params=None, random_state=None, n_jobs=None,
                  verbose=0, trim=None, reweigh=False, subsample=1.0, feature_subsample=1.0, item_weights=None,
-                 feature_weights=None):
+                 feature_weights=None, missing_features="error"):
         self.method = method
         self.n_clusters = n_clusters
         self.generator = generator
@@ -159,6 +183,7 @@ class ConsensusClustering:
         self.subsample = subsample
         self.feature_subsample = feature_subsample
         self.item_weights = item_weights
+        self.missing_features = missing_features
         self.feature_weights = feature_weights
 
     # -- scikit-learn's parameter protocol --------------------------------------------------
@@ -262,7 +287,7 @@ class ConsensusClustering:
             transformer_tags=None,
             regressor_tags=None,
             classifier_tags=None,
-            input_tags=InputTags(allow_nan=False, sparse=False, two_d_array=True),
+            input_tags=InputTags(allow_nan=self.missing_features == "mean", sparse=False, two_d_array=True),
             requires_fit=True,
             non_deterministic=False,
         )
@@ -317,7 +342,7 @@ class ConsensusClustering:
         features = None
         feature_names = None
         if X is not None:
-            features, feature_names = validate_X(X)
+            features, feature_names = validate_X(X, missing_features=self.missing_features)
         if ensemble is not None:
             ensemble = as_ensemble(ensemble)
             if features is not None and features.shape[0] != ensemble.n_samples:
@@ -345,9 +370,23 @@ class ConsensusClustering:
 
         resampling = self._check_resampling(features, ensemble, n_clusters, sample_weight)
         generator_seed, method_seed = child_seeds(self.random_state, 2)
+        if ensemble is None and n_clusters is not None and n_clusters >= 2:
+            check_distinct_rows(features, n_clusters)
+        n_keep, reweigh = _check_trim(self.trim, self.reweigh)
         if ensemble is None:
-            n_partitions = check_int(self.n_partitions, "n_partitions", low=1)
-            if resampling is None:
+            n_partitions = check_int(self.n_partitions, "n_partitions", low=0)
+            if info.generates_ensemble:
+                # the method makes its own partitions of X: another generator's would only dilute them
+                self._check_own_generation(generator_params, resampling, n_keep, reweigh)
+            elif self.generator is None or n_partitions == 0:
+                nothing = "generator=None" if self.generator is None else "n_partitions=0"
+                raise ValidationError(
+                    f"{nothing} generates no partitions, and method {self.method!r} fuses partitions without making "
+                    "any: give a generator and n_partitions >= 1, "
+                    "fit(ensemble=...) with partitions you have, or choose a method that makes its own from X "
+                    f"({', '.join(_self_generating_methods())}).")
+            elif resampling is None:
+                check_counted_partitions(self.generator, generator_params, n_partitions, "ConsensusClustering")
                 ensemble = generate_ensemble(
                     check_name(self.generator, "generator"), features, n_clusters, n_partitions,
                     generator_params, generator_seed, self.n_jobs, verbose)
@@ -357,7 +396,6 @@ class ConsensusClustering:
                                                resampling)
 
         evaluation = None
-        n_keep, reweigh = _check_trim(self.trim, self.reweigh)
         if n_keep is not None or reweigh:
             evaluation, ensemble = _trim_and_reweigh(features, ensemble, n_clusters, n_keep, reweigh,
                                                      method_seed, self.n_jobs)
@@ -379,6 +417,16 @@ class ConsensusClustering:
         elif hasattr(self, "evaluation_"):
             del self.evaluation_
         self.labels_ = np.array(result.labels, dtype=np.int64)
+        index = object_index(X) if X is not None else None
+        if index is not None:
+            import pandas as pd  # X is a pandas object, so pandas is there
+
+            self.index_ = index
+            self.labels_series_ = pd.Series(self.labels_, index=index, name="cluster")
+        else:
+            for name in ("index_", "labels_series_"):
+                if hasattr(self, name):
+                    delattr(self, name)
         self.n_clusters_ = int(result.n_clusters)
         self.n_features_in_ = int(features.shape[1]) if features is not None else 0
         if feature_names is not None:
@@ -386,6 +434,22 @@ class ConsensusClustering:
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return self
+
+    def _check_own_generation(self, generator_params, resampling, n_keep, reweigh):
+        """Refuse the settings of generation for a method that makes its own partitions of X."""
+        owner = f"method {self.method!r} makes its own partitions of X"
+        if self.generator not in (None, "kmeans") or generator_params:
+            what = f"generator={self.generator!r}" if self.generator not in (None, "kmeans") else "generator_params"
+            raise ValidationError(
+                f"{owner}, so {what} would not be used: leave generator and generator_params at their defaults "
+                f"(or generator=None). To fuse another generator's partitions with its own, pass them: "
+                f"fit(X, ensemble=cclust.generate(name, X, n_clusters, ...)).")
+        if resampling is not None:
+            raise ValidationError(f"{owner}; subsample, feature_subsample and the sampling weights resample X for "
+                                  "a generator: leave them at their defaults.")
+        if n_keep is not None or reweigh:
+            raise ValidationError(f"{owner} and returns none of them, so trim and reweigh have no ensemble to "
+                                  "rank: leave them unset, or fit(X, ensemble=...) with partitions to trim.")
 
     def _check_resampling(self, features, ensemble, n_clusters, sample_weight):
         """None without resampling, else (subsample, feature_subsample, item weights, feature weights)."""
@@ -508,6 +572,21 @@ def _trim_and_reweigh(features, ensemble, n_clusters, n_keep, reweigh, seed, n_j
     if reweigh:
         ensemble = ev.reweigh(ensemble, evaluation)
     return evaluation, ensemble
+
+
+def _self_generating_methods():
+    """Registered consensus functions that declare ``generates_ensemble`` (imports each one)."""
+    from cclust.base import method_info
+    from cclust.registry import available, get
+
+    names = []
+    for name in available(kind="consensus"):
+        try:
+            if method_info(get(name, kind="consensus")).generates_ensemble:
+                names.append(name)
+        except Exception:  # a broken plugin is reported when its own name is asked for
+            continue
+    return names or ["none registered"]
 
 
 def _choosing_methods():

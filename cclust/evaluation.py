@@ -53,7 +53,7 @@ import numpy as np
 
 from cclust.base import declare
 from cclust.ensemble import Ensemble, as_ensemble
-from cclust.errors import ValidationError
+from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
 
 __all__ = ["INDICES", "EvaluationResult", "MultiKEvaluation", "evaluate", "trim", "reweigh", "aggregate_ranks", "connectivity"]
@@ -170,6 +170,16 @@ def _groups(ensemble):
     provenance = ensemble.provenance or (_UNNAMED,) * ensemble.n_partitions
     names = list(dict.fromkeys(provenance))
     return names, [np.flatnonzero([p == name for p in provenance]) for name in names]
+
+
+def _require_sklearn():
+    """The internal indices are scikit-learn's: say so, with the install command, before any work."""
+    try:
+        import sklearn.metrics  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError("evaluate scores partitions with scikit-learn's Calinski-Harabasz, "
+                                     "Davies-Bouldin and silhouette indices, and scikit-learn cannot be imported: "
+                                     "pip install 'cclust[sklearn]'.") from None
 
 
 def internal_indices(X, labels, ensemble):
@@ -498,6 +508,7 @@ def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_
     >>> result.algorithms, sorted(result.indices)[:2]
     (('kmeans', 'hierarchical-average'), ['calinski_harabasz', 'compactness'])
     """
+    _require_sklearn()
     if isinstance(ensemble, Mapping) or _is_k_list(n_clusters):
         return _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params, matrix, k_method,
                                pac_interval, max_bytes, random_state, n_jobs)

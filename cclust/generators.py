@@ -13,7 +13,7 @@ import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust.validation import check_array_2d, check_float, check_int, check_n_threads, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads, spawn_seed_sequences
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 
@@ -26,6 +26,8 @@ def _check_common(X, n_clusters, n_partitions, init, max_iter):
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    if not _is_dask_array(X):  # a dask array's values are read per task, not here
+        check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     if init not in _INITS:
         raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from cclust._progress import progress
-from cclust.validation import check_float, check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_float, check_int, check_n_threads
 from cclust.errors import ValidationError
 from cclust._pipeline import (
     RESERVED_GENERATOR,
@@ -28,6 +28,7 @@ from cclust._pipeline import (
     check_params_dict,
     child_seeds,
     generate_ensemble,
+    object_index,
     validate_X,
 )
 
@@ -119,6 +120,9 @@ class SelectKResult:
         ``(1 + #{b : PAC_b < PAC}) / (B + 1)``; never below ``1 / (B + 1)``.
     alpha : float
         The significance level of the decision (Bonferroni over the K tried).
+    index : pandas.Index or None
+        The row labels of ``data`` when it is a pandas DataFrame (None otherwise): the objects
+        of ``labels`` and ``item_consensus``, in order; :meth:`labels_series` keys labels by it.
     """
 
     k_values: np.ndarray
@@ -149,12 +153,34 @@ class SelectKResult:
     p_value: np.ndarray = None
     p_value_monte_carlo: np.ndarray = None
     alpha: float = 0.05
+    index: object = None
 
     @property
     def has_objective(self):
         """Whether the consensus method reported a criterion for some K (method="monti" has
         none): without one, :meth:`as_table`, :meth:`summary` and the figures leave it out."""
         return bool(np.isfinite(np.asarray(self.objective, dtype=float)).any())
+
+    def labels_series(self, k=None):
+        """The labels at ``k`` (default ``best_k``) as a pandas Series indexed by :attr:`index`
+        (a RangeIndex when ``data`` had none), named ``"cluster"``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from cclust.datasets import load_iris
+        >>> X, _ = load_iris()
+        >>> df = pd.DataFrame(X[::10], index=[f"plant{i}" for i in range(15)])
+        >>> result = select_k(df, [2, 3], n_resamples=5, random_state=0)
+        >>> result.labels_series().index[:2].tolist()
+        ['plant0', 'plant1']
+        """
+        import pandas as pd
+
+        k = self.best_k if k is None else k
+        if k not in self.labels:
+            raise ValidationError(f"k must be one of the K tried ({sorted(self.labels)}), got {k!r}.")
+        return pd.Series(self.labels[k], index=self.index, name="cluster")
 
     def as_table(self):
         """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready);
@@ -198,9 +224,12 @@ class SelectKResult:
                 return {int(k): v.tolist() for k, v in value.items() if isinstance(v, np.ndarray)}
             if isinstance(value, tuple):
                 return list(value)
+            if hasattr(value, "tolist"):  # a pandas Index
+                return value.tolist()
             return value
 
-        return {field.name: plain(getattr(self, field.name)) for field in fields(self)}
+        return {field.name: plain(getattr(self, field.name)) for field in fields(self)
+                if field.name != "index" or self.index is not None}
 
     def summary(self):
         """A text table (K, area, delta area, PAC, and the objective when the method reported
@@ -305,7 +334,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", null="auto", n_references=None,
-             alpha=0.05, random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None):
+             alpha=0.05, random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None,
+             missing_features="error"):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
 
@@ -484,6 +514,10 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         The dense route's estimate counts the co-sampling and co-clustering counts (float32
         n x n each), the condensed distances ``1 - M`` and average linkage's copy of them
         (float64, n(n - 1)/2 each), and a float64 n x n per K kept.
+    missing_features : {"error", "mean"}, default="error"
+        NaN cells of ``data`` (features): refused, naming the first one's row and column (by
+        label for a DataFrame), or filled with their column's mean, as the command line's
+        ``--missing-features mean`` does. Infinite values are always refused.
 
     Returns
     -------
@@ -587,12 +621,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
             raise ValidationError(f"data has n_samples={n}; choosing K needs at least 2 objects.")
     else:
         ensemble = None
-        X, _ = validate_X(data, "data")
+        X, _ = validate_X(data, "data", missing_features)
         n = X.shape[0]
         generator = check_name(generator, "generator")
         get(generator, kind="generator")  # fail early on an unknown name
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     k_values = _check_k_range(k_range, n, one_allowed=null is not None)
+    if X is not None:
+        check_distinct_rows(X, max(k_values), "data", "max(k_range)")
     if n_resamples is None:
         n_resamples = (RESAMPLES_PLAIN if null is None else RESAMPLES_WITH_NULL) if monti else 50
     n_resamples = check_int(n_resamples, "n_resamples", low=1)
@@ -726,7 +762,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
         labels=labels, warnings=(edge,) if edge else (), item_consensus=items,
         cluster_consensus=clusters, inner=inner if monti else None, route=route,
-        n_resamples=n_resamples, **reference)
+        n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, **reference)
 
 
 def _reference_count(n_references):

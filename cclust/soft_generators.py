@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cclust.errors import ValidationError
-from cclust.validation import (check_array_2d, check_float, check_int, check_n_threads, spawn_seed_sequences)
+from cclust.errors import MissingDependencyError, ValidationError
+from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads,
+                               spawn_seed_sequences)
 
 __all__ = ["fuzzy_cmeans", "gmm_proba", "fuzzy_cmeans_memberships"]
 
@@ -36,6 +37,7 @@ def fuzzy_cmeans_memberships(X, n_clusters, *, fuzzifier=2.0, max_iter=300, tol=
     X = check_array_2d(X, "X")
     n = X.shape[0]
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     m = check_float(fuzzifier, "fuzzifier", low=1, low_open=True)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
@@ -73,6 +75,7 @@ def _check_common(X, n_clusters, n_partitions, k_range):
     if n < 2:
         raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
     low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
     return X, low, max(2, high), n_partitions
@@ -170,7 +173,8 @@ def gmm_proba(X, n_clusters, *, n_partitions=10, k_range=None, covariance_type="
     try:
         from sklearn.mixture import GaussianMixture
     except ImportError:  # pragma: no cover - the sklearn extra
-        raise ValidationError("gmm-proba needs scikit-learn: pip install 'cclust[sklearn]'.") from None
+        raise MissingDependencyError("gmm-proba needs scikit-learn, which cannot be imported: "
+                                     "pip install 'cclust[sklearn]'.") from None
     X, low, high, n_partitions = _check_common(X, n_clusters, n_partitions, k_range)
     if covariance_type not in ("full", "tied", "diag", "spherical"):
         raise ValidationError(f"covariance_type must be one of 'full', 'tied', 'diag', 'spherical', "

@@ -21,8 +21,8 @@ from cclust.errors import MemoryBudgetError, ValidationError
 
 __all__ = ["check_int", "check_float", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
-           "label_vector", "check_same_length", "memory_budget", "require_memory", "format_bytes",
-           "DEFAULT_MEMORY_BUDGET"]
+           "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
+           "format_bytes", "DEFAULT_MEMORY_BUDGET"]
 
 #: Bytes one O(n^2) (or otherwise super-linear) structure may take when neither ``max_bytes``
 #: nor the environment variable ``CCLUST_MEMORY_BUDGET`` says otherwise.
@@ -183,6 +183,46 @@ def check_array_2d(X, name="X", *, dtype=np.float64, finite=True):
             "impute or drop those values first."
         )
     return array
+
+
+def check_distinct_rows(X, n_clusters, name="X", k_name="n_clusters"):
+    """Refuse ``X`` when it has fewer distinct rows than ``n_clusters`` (called ``k_name`` in the message).
+
+    Identical rows are one point to every distance-based clustering: splitting them into
+    ``n_clusters`` groups can only be arbitrary (30 identical rows cut into 1, 1 and 28), so every
+    path that clusters X asks this first. Rows are compared block by block, stopping as soon as
+    ``n_clusters`` distinct ones are seen: a few rows on ordinary data, one pass on constant data.
+
+    Examples
+    --------
+    >>> check_distinct_rows(np.array([[0.0, 1.0], [2.0, 3.0], [0.0, 1.0]]), 2)
+    >>> check_distinct_rows(np.ones((30, 2)), 3)
+    Traceback (most recent call last):
+    ...
+    cclust.errors.ValidationError: X has only 1 distinct row, fewer than n_clusters=3: ...
+    """
+    array = np.asarray(X)
+    n = array.shape[0]
+    seen = set()
+    step = max(256, 4 * int(n_clusters))
+    for start in range(0, n, step):
+        block = array[start:start + step]
+        if block.dtype.kind == "f":
+            block = block + 0.0  # -0.0 and 0.0 are one value
+        block = np.unique(np.ascontiguousarray(block), axis=0)
+        seen.update(row.tobytes() for row in block)
+        if len(seen) >= n_clusters:
+            return
+    distinct = len(seen)
+    if distinct == 1:
+        fix = f"every row is the same, so there is nothing to cluster: check that {name} holds the features meant"
+    else:
+        fix = f"lower {k_name} to at most {distinct}, or check that {name} holds the features meant"
+    raise ValidationError(
+        f"{name} has only {distinct} distinct {'row' if distinct == 1 else 'rows'}, fewer than "
+        f"{k_name}={n_clusters}: identical rows cannot be told apart, so any split into {n_clusters} clusters "
+        f"would be arbitrary; {fix}."
+    )
 
 
 def label_vector(labels, name):

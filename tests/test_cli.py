@@ -449,7 +449,7 @@ def _child_env():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_an_interrupted_write_leaves_no_labels_file(signal_name, tmp_path):
     import signal
     import time
@@ -470,8 +470,28 @@ def test_an_interrupted_write_leaves_no_labels_file(signal_name, tmp_path):
     leftovers = list(tmp_path.glob(".labels.csv.*.part"))
     if signal_name == "SIGINT":
         assert "KeyboardInterrupt" in err and leftovers == []  # Ctrl-C: the temporary file is removed too
+    elif signal_name == "SIGTERM":
+        # kill PID: the same cleanup, then the process still ends by SIGTERM, as its sender expects
+        assert child.returncode == -signal.SIGTERM and leftovers == [], err
     else:
         assert len(leftovers) <= 1  # a process killed outright cannot clean up; the name stays free
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process ids")
+def test_a_write_removes_the_temporary_files_of_dead_writers_only(tmp_path):
+    # what a writer killed outright (SIGKILL, a power cut) leaves, and what a live one has open
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True)
+    dead = tmp_path / f".labels.csv.{int(finished.stdout)}-0123456789ab.part"
+    live = tmp_path / f".other.csv.{os.getpid()}-ba9876543210.part"
+    unrelated = tmp_path / ".notes.part"
+    for path in (dead, live, unrelated):
+        path.write_text("partial")
+    cli.write_labels(str(tmp_path / "labels.csv"), [{"method": "m",
+                                                        "result": cclust.ConsensusResult.from_labels([0, 1, 1])}])
+    assert not dead.exists()
+    assert live.read_text() == "partial" and unrelated.read_text() == "partial"
+    assert (tmp_path / "labels.csv").read_text() == "label\n0\n1\n1\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "setrlimit") and sys.platform == "win32", reason="POSIX resource limits")

@@ -38,6 +38,10 @@ def _small(method, **params):
     """
     if method in ("best", "medoid"):
         params.setdefault("generator_params", {"k_range": (2, 3)})
+    if method == "usenc":
+        # U-SENC makes its own partitions (no k-means ones are mixed in): K_i near the checks' 3
+        # blobs of 50 objects, where the paper's 20..60 (capped for small n) splits them at random
+        params.setdefault("method_params", {"k_range": (3, 6)})
     return ConsensusClustering(method=method, n_clusters=3, n_partitions=10, random_state=0, **params)
 
 
@@ -260,7 +264,9 @@ def test_bad_parameters_fail_at_fit_with_clear_messages(iris):
         ConsensusClustering(method_params={"random_state": 1}).fit(X)
     with pytest.raises(ValidationError, match="generator_params must be a dict"):
         ConsensusClustering(generator_params="k_range").fit(X)
-    with pytest.raises(ValidationError, match="n_partitions must be an int in the range"):
+    with pytest.raises(ValidationError, match=r"n_partitions must be an int in the range \[0, inf\]"):
+        ConsensusClustering(n_partitions=-1).fit(X)
+    with pytest.raises(ValidationError, match="n_partitions=0 generates no partitions"):
         ConsensusClustering(n_partitions=0).fit(X)
     with pytest.raises(ValidationError, match="random_state must be None, a non-negative int"):
         ConsensusClustering(random_state="seed").fit(X)
@@ -272,7 +278,7 @@ def test_bad_parameters_fail_at_fit_with_clear_messages(iris):
         ConsensusClustering().fit()
     with pytest.raises(ValidationError, match="X has 0 feature"):
         ConsensusClustering().fit(np.empty((5, 0)))
-    with pytest.raises(ValidationError, match="NaN or infinity"):
+    with pytest.raises(ValidationError, match=r"X contains NaN \(first at row 0, column 0; 4 in all\)"):
         ConsensusClustering().fit(np.where(np.eye(150, 4) > 0, np.nan, X))
 
 
@@ -361,3 +367,86 @@ def test_n_jobs_verbose_and_seeds_reach_generator_and_method(iris):
     assert seen["method"] == {"n_threads": 2, "verbose": 1, "random_state": method_seed}
     assert gen_seed != method_seed
     assert model.ensemble_.n_partitions == 7
+
+
+def test_constant_data_is_refused_not_split_at_random():
+    X = np.ones((30, 4))
+    with pytest.raises(ValidationError, match="X has only 1 distinct row, fewer than n_clusters=3"):
+        ConsensusClustering("kcc", n_clusters=3, n_partitions=5, random_state=0).fit(X)
+
+
+def test_a_method_that_makes_its_own_partitions_is_fed_no_generated_ensemble():
+    from cclust._pipeline import child_seeds
+    from cclust.datasets import make_moons
+
+    assert method_info(cclust.get("usenc")).generates_ensemble
+    assert not method_info(cclust.get("kcc")).generates_ensemble
+    X, _ = make_moons(600, random_state=0)
+    model = ConsensusClustering("usenc", n_clusters=2, random_state=0).fit(X)
+    alone = cclust.get("usenc")(None, 2, X=X, random_state=child_seeds(0, 2)[1])
+    assert model.ensemble_ is None and model.result_.extras["n_generated"] == 20
+    assert np.array_equal(model.labels_, alone.labels)  # the paper's U-SENC, no k-means partitions joined
+    for skip in ({"generator": None}, {"n_partitions": 0}, {"n_partitions": 10}):  # the generator's count: unused
+        assert np.array_equal(ConsensusClustering("usenc", n_clusters=2, random_state=0, **skip).fit(X).labels_,
+                              model.labels_)
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"generator": "gmm"}, ["generator='gmm' would not be used", "fit(X, ensemble="]),
+    ({"generator_params": {"k_range": (2, 5)}}, ["generator_params would not be used"]),
+    ({"subsample": 0.8}, ["subsample"]),
+    ({"trim": 2}, ["trim and reweigh"]),
+], ids=["generator", "generator_params", "subsample", "trim"])
+def test_generation_settings_for_a_method_that_makes_its_own_are_refused(params, words):
+    X, _ = load_iris()
+    with pytest.raises(ValidationError) as info:
+        ConsensusClustering("usenc", n_clusters=3, random_state=0, **params).fit(X)
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize("skip, words", [({"generator": None}, "generator=None"), ({"n_partitions": 0}, "n_partitions=0")])
+def test_no_generation_for_a_method_that_needs_partitions_is_a_clear_error(skip, words):
+    X, _ = load_iris()
+    with pytest.raises(ValidationError, match=f"{words} generates no partitions.*'kcc'.*usenc"):
+        ConsensusClustering("kcc", n_clusters=3, **skip).fit(X)
+
+
+def test_declaring_generates_ensemble_needs_requires_x():
+    from cclust.base import declare
+
+    with pytest.raises(ValidationError, match="requires_X=True"):
+        declare(generates_ensemble=True)
+
+
+def test_heterogeneous_counts_in_the_estimator_get_advice_for_the_estimator():
+    X, _ = load_iris()
+    params = {"generators": [("kmeans", 5, {}), ("subspace", 5, {})]}
+    with pytest.raises(ValidationError, match=r"n_partitions=100 differs .* \(10\); pass n_partitions=10 to "
+                                              "ConsensusClustering"):
+        ConsensusClustering("kcc", n_clusters=3, generator="heterogeneous", generator_params=params).fit(X)
+    model = ConsensusClustering("kcc", n_clusters=3, generator="heterogeneous", generator_params=params,
+                                n_partitions=10, random_state=0).fit(X)
+    assert model.ensemble_.provenance == ("kmeans",) * 5 + ("subspace",) * 5
+
+
+def test_a_dataframe_keeps_its_index_and_nan_errors_name_its_labels():
+    pd = pytest.importorskip("pandas")
+    X, _ = load_iris()
+    df = pd.DataFrame(X, index=[f"plant{i}" for i in range(150)], columns=["sl", "sw", "pl", "pw"])
+    model = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0).fit(df)
+    assert isinstance(model.labels_, np.ndarray) and model.index_.equals(df.index)
+    assert model.labels_series_.index.equals(df.index) and np.array_equal(model.labels_series_.values, model.labels_)
+    holed = df.copy()
+    holed.loc["plant7", "pw"] = np.nan
+    with pytest.raises(ValidationError, match=r"row 'plant7' \(position 7\), column 'pw' \(position 3\)"):
+        ConsensusClustering("kcc", n_clusters=3, n_partitions=10).fit(holed)
+    filled = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0,
+                                 missing_features="mean").fit(holed)
+    assert holed.isna().sum().sum() == 1  # the caller's frame is left as it was
+    expected = X.copy()
+    expected[7, 3] = np.delete(X[:, 3], 7).mean()
+    same = ConsensusClustering("kcc", n_clusters=3, n_partitions=10, random_state=0).fit(expected)
+    assert np.array_equal(filled.labels_, same.labels_)
+    with pytest.raises(ValidationError, match="missing_features must be one of"):
+        ConsensusClustering("kcc", n_clusters=3, missing_features="median").fit(X)

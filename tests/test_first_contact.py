@@ -65,6 +65,7 @@ README = {
 CARELESS_OK = {
     "fuse-blank-row": (["fuse", "ens_blank.csv", "-k", "2", "-o", "ens_blank_labels.csv"],
                        ("ens_blank_labels.csv", 5)),
+    "run-usenc-alone": (["run", "iris", "-m", "usenc", "-o", "usenc_labels.csv"], ("usenc_labels.csv", 150)),
     "run-crlf-trailing-newlines": (["run", "crlf.csv", "-k", "2", "-m", "kcc", *FAST, "-o", "crlf_labels.npy"],
                                    ("crlf_labels.npy", 6)),
     # files as R, pandas and spreadsheets write them (60 objects each)
@@ -129,10 +130,54 @@ CARELESS_ERRORS = {
     "thousands-separator": (["run", "thousands.csv", "-k", "3"], ["'2,100.0'", "thousands separator",
                                                                  "--thousands ,"]),
     "fuse-a-feature-file": (["fuse", "trailing.csv", "-k", "3"], ["fractional", "cclust run"]),
+    "usenc-with-partitions": (["run", "iris", "-m", "usenc", *FAST], ["usenc makes its own partitions",
+                                                                        "--method-param n_partitions"]),
+    "constant-data": (["run", "constant.csv", "-k", "3", "-m", "kcc", *FAST], ["only 1 distinct row"]),
+    "constant-data-select-k": (["select-k", "constant.csv", "--k-range", "2", "3", "--resamples", "2"],
+                               ["only 1 distinct row"]),
+}
+
+# An output on an input's file, or two outputs on one file: refused before any work (status 2, one
+# line), the inputs left byte for byte as they were. Links are made by _make_files.
+CLASHES = {
+    "out-is-data": (["run", "victim.csv", "-m", "kcc", "--labels-column", "species", *FAST, "-o", "victim.csv"],
+                    ["--out victim.csv", "input DATA"]),
+    "out-is-data-by-another-name": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "./sub/../victim.csv"],
+                                    ["input DATA"]),
+    "out-is-a-symlink-to-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "victim_link.csv"],
+                                 ["same file as victim.csv", "input DATA"]),
+    "out-is-a-hard-link-to-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "-o", "victim_hard.csv"],
+                                   ["same file as victim.csv", "input DATA"]),
+    "save-ensemble-is-data": (["run", "victim.csv", "--labels-column", "species", "-m", "kcc", *FAST, "--save-ensemble", "victim.csv"],
+                              ["--save-ensemble", "input DATA"]),
+    "fuse-out-is-ensemble": (["fuse", "pvictim.csv", "-k", "3", "-o", "pvictim.csv"], ["input ENSEMBLE"]),
+    "save-ensemble-and-out-one-file": (["run", "iris", "-m", "kcc", *FAST, "--save-ensemble", "both.csv",
+                                        "-o", "both.csv"], ["--save-ensemble both.csv", "--out both.csv",
+                                                            "same file"]),
+    "evaluate-save-ensemble-is-ensemble": (["evaluate", "victim.csv", "--labels-column", "species", "--ensemble", "pvictim150.csv",
+                                            "--save-ensemble", "pvictim150.csv"], ["input --ensemble"]),
+    "select-k-figure-is-weights": (["select-k", "victim.csv", "--labels-column", "species", "--k-range", "2", "3", "--item-weights",
+                                    "fig-heatmap.png", "--plot", "fig.png"], ["--plot fig-heatmap.png",
+                                                                              "--item-weights"]),
 }
 
 
+def _clash_files():
+    """{name: bytes} of the inputs the CLASHES commands must leave untouched."""
+    X, y = load_iris()
+    victim = "a,b,c,d,species\n" + "".join(f"{','.join(map(str, x))},{SPECIES[c]}\n" for x, c in zip(X, y))
+    partitions = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0).labels
+    ensemble = "".join(",".join(map(str, row)) + "\n" for row in partitions)
+    return {"victim.csv": victim.encode(), "pvictim.csv": ensemble[:ensemble.index("\n", 200) + 1].encode(),
+            "pvictim150.csv": ensemble.encode(), "fig-heatmap.png": ("1\n" * 150).encode()}
+
+
 def _make_files(folder):
+    for name, content in _clash_files().items():
+        (folder / name).write_bytes(content)
+    (folder / "sub").mkdir()
+    os.symlink("victim.csv", folder / "victim_link.csv")
+    os.link(folder / "victim.csv", folder / "victim_hard.csv")
     X, y = load_iris()
     with open(folder / "data.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -154,6 +199,7 @@ def _make_files(folder):
     (folder / "empty.csv").write_text("")
     (folder / "binary.csv").write_bytes(bytes(range(256)) * 8)
     (folder / "spaces.csv").write_text("a b c\n1 2 3\n4 5 6\n")
+    (folder / "constant.csv").write_text("a,b\n" + "1.5,2\n" * 30)
     _make_careless_tables(folder, X[::2][:60], y[::2][:60])
 
 
@@ -208,7 +254,8 @@ def ran(tmp_path_factory):
     """Every command of this file, run once: {name: (status, stdout, stderr, folder)}."""
     folder = tmp_path_factory.mktemp("first_contact")
     _make_files(folder)
-    commands = {name: argv for table in (README, CARELESS_OK, CARELESS_ERRORS) for name, (argv, _) in table.items()}
+    commands = {name: argv for table in (README, CARELESS_OK, CARELESS_ERRORS, CLASHES)
+                for name, (argv, _) in table.items()}
     if not _has_matplotlib():
         for argv in commands.values():
             while "--plot" in argv:
@@ -268,6 +315,7 @@ def test_a_careless_input_is_one_line_with_status_2(name, ran):
 
 
 def test_what_the_readme_examples_show(ran):
+    assert "ensemble  : none generated: usenc makes its own partitions of DATA" in ran["run-usenc-alone"][1]
     status, out, _, folder = ran["run-iris"]
     rows = {line.split()[0] for line in out.splitlines()[4:] if line.strip()}
     assert set(cclust.available(kind="consensus")) <= rows  # the default compares every method
@@ -290,3 +338,64 @@ def test_what_the_readme_examples_show(ran):
     assert "1 object in no partition (data row 3)" in ran["fuse-blank-row"][1]
     labels = np.loadtxt(folder / "ens_blank_labels.csv", skiprows=1, dtype=int)
     assert labels[0] == labels[1] != labels[3] == labels[4]
+
+
+@pytest.mark.parametrize("name", list(CLASHES))
+def test_an_output_on_an_input_or_on_another_output_is_refused(name, ran):
+    if name == "select-k-figure-is-weights" and not _has_matplotlib():
+        pytest.skip("the fixture drops --plot without matplotlib")
+    status, out, err, folder = ran[name]
+    assert status == 2, (out, err)
+    assert "Traceback" not in out + err
+    assert err.startswith("cclust: error: ") and err.count("\n") == 1, err
+    for word in CLASHES[name][1]:
+        assert word.lower() in err.lower(), (word, err)
+    for file, content in _clash_files().items():
+        assert (folder / file).read_bytes() == content, file
+    assert not (folder / "both.csv").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_during_a_run_is_one_line_with_status_143(tmp_path):
+    # `kill PID` or a batch scheduler's time limit, while every method runs on iris
+    import signal
+
+    env = dict({key: value for key, value in os.environ.items() if key != "PYTHONPATH"}, OMP_NUM_THREADS="1")
+    child = subprocess.Popen(_cclust_command() + ["run", "iris", "-o", "labels.csv"], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child.stdout.readline()  # the summary line: the work has begun
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 143, err
+    assert err == "cclust: terminated\n", err
+    assert list(tmp_path.iterdir()) == []  # neither the labels nor a temporary file
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "iris", "-m", "kcc", "--generator", "gmm", *FAST],
+    ["run", "iris", "-m", "kcc", "--generator", "hierarchical", *FAST],
+    ["run", "iris", "-m", "kcc", "--generator", "kmeans:5,dbscan:5"],
+    ["evaluate", "iris", "--generator", "kmeans", *FAST],
+], ids=["gmm", "hierarchical", "heterogeneous-dbscan", "evaluate"])
+def test_without_scikit_learn_is_one_line_with_the_install_command(argv, tmp_path):
+    # a folder on PYTHONPATH whose `sklearn` cannot be imported, as if scikit-learn were not installed
+    (tmp_path / "hidden" / "sklearn").mkdir(parents=True)
+    (tmp_path / "hidden" / "sklearn" / "__init__.py").write_text("raise ImportError('scikit-learn is hidden')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "hidden"), OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(_cclust_command() + argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.startswith("cclust: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "scikit-learn" in done.stderr and "pip install 'cclust[sklearn]'" in done.stderr
+
+
+def test_a_generator_over_the_memory_budget_is_one_line(tmp_path):
+    # the README's heterogeneous example on data too large for hierarchical clustering's distances
+    env = dict({key: value for key, value in os.environ.items() if key != "PYTHONPATH"}, OMP_NUM_THREADS="1",
+               CCLUST_MEMORY_BUDGET="50000")
+    done = subprocess.run(_cclust_command() + ["run", "iris", "-m", "kcc", "--generator", "kmeans:5,hierarchical:5,gmm:5"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.startswith("cclust: error: hierarchical clustering's condensed distance matrix of 150 objects")
+    assert done.stderr.count("\n") == 1

@@ -106,3 +106,28 @@ def test_bad_backend_and_misplaced_chunks(iris):
         generators.kmeans(X, 3, n_partitions=2, backend="spark")
     with pytest.raises(ValidationError, match="chunks only applies"):
         generators.kmeans(X, 3, n_partitions=2, chunks=4096)
+
+
+_GENERATORS_ON_X = ["kmeans", "subspace", "subsample", "projection", "boot", "bag", "hierarchical", "gmm", "birch",
+                    "pam", "spectral", "fuzzy-cmeans", "heterogeneous"]
+
+
+@pytest.mark.parametrize("name", _GENERATORS_ON_X)
+def test_fewer_distinct_rows_than_n_clusters_is_refused(name):
+    # 30 identical rows split into 3 clusters can only be arbitrary (it used to come out as 1, 1, 28)
+    X = np.ones((30, 3))
+    params = {"generators": [("kmeans", 2, {})]} if name == "heterogeneous" else {}
+    with pytest.raises(ValidationError, match="X has only 1 distinct row, fewer than n_clusters=3"):
+        cclust.get(name)(X, 3, random_state=0, **({"n_partitions": 2} if not params else params))
+    two = np.repeat(np.eye(2), 10, axis=0)  # two distinct rows: K = 2 works, K = 3 is refused
+    with pytest.raises(ValidationError, match="only 2 distinct rows.*at most 2"):
+        cclust.get(name)(two, 3, random_state=0, **({"n_partitions": 2} if not params else params))
+
+
+def test_distinct_rows_are_counted_with_minus_zero_as_zero():
+    from cclust.validation import check_distinct_rows
+
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [0.0, 1.0]])
+    with pytest.raises(ValidationError, match="only 1 distinct row"):
+        check_distinct_rows(X, 2)
+    check_distinct_rows(np.vstack([X, [[2.0, 1.0]]]), 2)

@@ -285,3 +285,36 @@ def test_select_k_memory_estimate_matches_the_measured_peak(n, tmp_path):
     if record["source"] != "rss":
         pytest.skip("the resident-set high-water mark cannot be reset here")
     assert 0.7 * record["estimate"] <= record["peak"] <= 1.15 * record["estimate"], record
+
+
+@pytest.mark.parametrize("name, params, words", [
+    ("hierarchical", {}, "condensed distance matrix of 200 objects"),
+    ("hierarchical", {"linkage": "ward"}, "condensed distance matrix of 200 objects"),
+    ("spectral", {}, "dense affinity matrix"),
+    ("affinity-propagation", {}, "four 200 x 200 matrices"),
+    ("pam", {}, "PAM's dissimilarity matrix of 200 objects"),
+    ("hdbscan", {"algorithm": "brute"}, "200 x 200 distance matrix"),
+    ("gmm", {}, "responsibilities and covariances"),
+], ids=["hierarchical", "ward", "spectral", "affinity-propagation", "pam", "hdbscan-brute", "gmm"])
+def test_every_clusterer_preset_asks_the_memory_budget_before_any_partition(name, params, words, monkeypatch):
+    pytest.importorskip("sklearn")
+    X = np.random.default_rng(0).random((200, 3))
+    with pytest.raises(MemoryBudgetError, match=words) as info:
+        cclust.get(name)(X, 3, n_partitions=2, random_state=0, max_bytes=1000, **params)
+    assert "max_bytes=" in str(info.value) and "minibatch-kmeans" in str(info.value)
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "1000")  # the environment's budget is asked the same way
+    with pytest.raises(MemoryBudgetError, match=words):
+        cclust.get(name)(X, 3, n_partitions=2, random_state=0, **params)
+    # the sample size counts: p_item shrinks the matrix, and a budget that fits lets the partitions run
+    monkeypatch.delenv("CCLUST_MEMORY_BUDGET")
+    assert cclust.get(name)(X, 3, n_partitions=2, random_state=0, max_bytes=10**7, **params).shape == (200, 2)
+
+
+def test_an_estimator_object_of_a_quadratic_class_asks_too_and_linear_presets_do_not():
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
+    X = np.random.default_rng(0).random((200, 3))
+    with pytest.raises(MemoryBudgetError, match="condensed distance matrix"):
+        cclust.generate("estimator", X, 3, estimator=sklearn_cluster.AgglomerativeClustering(), n_partitions=1,
+                        max_bytes=1000)
+    for name, params in (("birch", {"threshold": 0.05}), ("minibatch-kmeans", {}), ("dbscan", {})):
+        assert cclust.get(name)(X, 3, n_partitions=1, random_state=0, max_bytes=1000, **params).shape == (200, 1)

@@ -291,7 +291,7 @@ def test_bad_data_and_names():
         select_k(X, [2], method="kc")
     with pytest.raises(UnknownNameError, match="unknown generator name"):
         select_k(X, [2], generator="kmenas")
-    with pytest.raises(ValidationError, match="data contains NaN or infinity"):
+    with pytest.raises(ValidationError, match=r"data contains infinity \(first at row 0, column 0\)"):
         select_k(np.where(np.eye(30, 2) > 0, np.inf, X), [2])
     with pytest.raises(ValidationError, match="data must be 2-D"):
         select_k(X[:, 0], [2])
@@ -318,3 +318,33 @@ def test_memory_budget_refuses_before_allocating(monkeypatch):
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "10000")
     with pytest.raises(MemoryBudgetError, match="CCLUST_MEMORY_BUDGET"):
         select_k(X, [2, 3], n_resamples=2, matrix="dense")
+
+
+def test_select_k_refuses_fewer_distinct_rows_than_the_largest_k():
+    import cclust
+    from cclust.errors import ValidationError
+
+    X = np.repeat(np.eye(3), 10, axis=0)
+    with pytest.raises(ValidationError, match="data has only 3 distinct rows, fewer than max\\(k_range\\)=4"):
+        cclust.select_k(X, range(2, 5), n_resamples=2, random_state=0)
+
+
+def test_select_k_keys_labels_by_a_dataframe_index_and_fills_missing_features():
+    import cclust
+    from cclust.datasets import load_iris
+    from cclust.errors import ValidationError
+
+    pd = pytest.importorskip("pandas")
+    X, _ = load_iris()
+    df = pd.DataFrame(X[::5], index=[f"p{i}" for i in range(30)], columns=list("abcd"))
+    result = cclust.select_k(df, [2, 3], n_resamples=3, random_state=0)
+    assert result.index.equals(df.index) and result.to_dict()["index"][:2] == ["p0", "p1"]
+    assert result.labels_series(3).index.equals(df.index)
+    assert np.array_equal(result.labels_series().values, result.labels[result.best_k])
+    assert "index" not in cclust.select_k(X[::5], [2, 3], n_resamples=3, random_state=0).to_dict()
+    holed = df.copy()
+    holed.iloc[4, 2] = np.nan
+    with pytest.raises(ValidationError, match=r"row 'p4' \(position 4\), column 'c' \(position 2\)"):
+        cclust.select_k(holed, [2, 3], n_resamples=3)
+    filled = cclust.select_k(holed, [2, 3], n_resamples=3, random_state=0, missing_features="mean")
+    assert filled.index.equals(df.index)

@@ -72,8 +72,9 @@ Conventions
 * ``--out`` writes the format its extension names: ``.csv``/``.tsv`` (header ``label``, or one
   column per method), ``.json`` (``{"method": [labels]}``) or ``.npy`` (int64); any other
   extension is refused before the work. Outputs (labels and figures) are written to a
-  temporary file in the same folder and renamed when complete, so an error or Ctrl-C never
-  leaves a half-written file under the name.
+  temporary file in the same folder and renamed when complete, so an error, Ctrl-C (status
+  130) or SIGTERM (status 143) never leaves a half-written file under the name. An output that
+  names an input file or another output (by name, symbolic or hard link) is refused first.
 * ``--method-param KEY=VALUE`` (and ``--generator-param``) values are read as ``none``/``null``
   -> None, ``true``/``false`` -> bool, an integer -> int, a number -> float, otherwise the text;
   a value with commas is a tuple of such values (``k_range=2,6``). ``METHOD:KEY=VALUE`` gives a

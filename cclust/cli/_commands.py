@@ -134,6 +134,25 @@ def _generator_call(args, X, k):
     return ensemble, text
 
 
+def _makes_own_partitions(job, args):
+    """Whether the one method run makes its own partitions of DATA (usenc): then nothing is generated
+    for it, and the options of generation are refused rather than ignored."""
+    from cclust.base import method_info
+
+    if job.fn is None or not method_info(job.fn).generates_ensemble:
+        return False
+    given = [option for option, used in (("--generator", args.generator != "kmeans"),
+                                         ("--generator-param", bool(args.generator_param)),
+                                         ("--partitions", args.partitions_given),
+                                         ("--save-ensemble", bool(args.save_ensemble)),
+                                         ("--plot", bool(args.plot))) if used]
+    if given:
+        count = " (set its number of partitions with --method-param n_partitions=M)" if "--partitions" in given else ""
+        raise UserError(f"{job.method} makes its own partitions of DATA and returns none of them, so "
+                        f"{', '.join(given)} would not be used: drop {'it' if len(given) == 1 else 'them'}{count}.")
+    return True
+
+
 def _pick_k(args, data):
     if args.k is not None:
         return _check_k(args.k, data.X.shape[0])
@@ -218,12 +237,68 @@ def _read_weights(path, option):
     return values
 
 
+def _select_k_figures(plot):
+    """The figures ``select-k --plot FILE`` writes: FILE, FILE-heatmap and FILE-tracking (same extension)."""
+    stem, dot, ext = plot.rpartition(".")
+    stem, ext = (stem, "." + ext) if dot else (plot, "")
+    return [plot, f"{stem}-heatmap{ext}", f"{stem}-tracking{ext}"]
+
+
+def _output_paths(args):
+    """[(option, path)] of every file the command will write."""
+    outputs = [("--out", getattr(args, "out", None)), ("--save-ensemble", getattr(args, "save_ensemble", None))]
+    plot = getattr(args, "plot", None)
+    if plot and getattr(args, "command", None) == "select-k":
+        outputs += [("--plot", path) for path in _select_k_figures(plot)]
+    else:
+        outputs.append(("--plot", plot))
+    return [(option, path) for option, path in outputs if path]
+
+
+def _input_paths(args):
+    """[(argument, path)] of every file the command reads (a bundled dataset's name is no file)."""
+    from cclust import datasets
+
+    data = getattr(args, "data", None)
+    inputs = [("DATA", data if data not in datasets.names() else None),
+              ("ENSEMBLE" if getattr(args, "command", None) == "fuse" else "--ensemble", getattr(args, "ensemble", None)),
+              ("--item-weights", getattr(args, "item_weights", None)),
+              ("--feature-weights", getattr(args, "feature_weights", None))]
+    return [(name, path) for name, path in inputs if path and os.path.exists(path)]
+
+
+def _same_file(a, b):
+    """Whether paths ``a`` and ``b`` name one file: the same name once normalised and symbolic links
+    followed, or (both existing) the same file on disk, which also catches hard links."""
+    if os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b)):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_clashes(args):
+    """Refuse an output that would overwrite an input, or two outputs on one file, before any work."""
+    outputs, inputs = _output_paths(args), _input_paths(args)
+    for option, path in outputs:
+        for name, source in inputs:
+            if _same_file(path, source):
+                same = "is" if os.path.abspath(path) == os.path.abspath(source) else f"is the same file as {source}, which is"
+                raise UserError(f"{option} {path} {same} the input {name}: writing it would destroy the input; "
+                                f"give {option} another file name.")
+    for i, (option, path) in enumerate(outputs):
+        for other, other_path in outputs[:i]:
+            if _same_file(path, other_path):
+                raise UserError(f"{option} {path} and {other} {other_path} name the same file, so one output would "
+                                f"overwrite the other; give them different file names.")
+
+
 def _check_outputs(args):
-    """Refuse unwritable --out/--plot paths before the work, not after it."""
-    for option, path in (("--out", getattr(args, "out", None)), ("--plot", getattr(args, "plot", None)),
-                         ("--save-ensemble", getattr(args, "save_ensemble", None))):
-        if not path:
-            continue
+    """Refuse unwritable --out/--plot paths, and outputs that clash with an input or with each other,
+    before the work, not after it."""
+    _check_clashes(args)
+    for option, path in _output_paths(args):
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise UserError(f"{option} {path}: the folder {folder} does not exist.")
@@ -265,6 +340,7 @@ def _write_outputs(args, rows, ensemble, y, out, ids=None):
 def run(args, out=None):
     """``cclust run``: generate an ensemble of DATA and fuse it with one or more methods."""
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data = _read_data(args)
     X = _standardize(data.X) if args.standardize else data.X
     k = _pick_k(args, data)
@@ -287,11 +363,15 @@ def run(args, out=None):
                   "n x n co-association can take minutes: choose with --method or leave out with --exclude.",
                   file=sys.stderr)
     _distribute_params(jobs, common, scoped, "--method-param")
+    own = len(jobs) == 1 and _makes_own_partitions(jobs[0], args)
     _check_outputs(args)
     _data_notes(data, notices)
     if not args.standardize and (text := scale_warning(X)):
         _warn(text, notices)
-    ensemble, ens_text = _generator_call(args, X, k)
+    if own:
+        ensemble, ens_text = None, f"none generated: {jobs[0].method} makes its own partitions of DATA"
+    else:
+        ensemble, ens_text = _generator_call(args, X, k)
     if args.save_ensemble and args.format == "table":
         notices_text = f"; written to {args.save_ensemble}"
     else:
@@ -300,7 +380,7 @@ def run(args, out=None):
                "summary": f"{data.summary()}\nensemble: {ens_text}{notices_text}; consensus K = {k}"}
     if data.filled:
         context["missing_filled"] = data.filled
-    if ensemble.provenance is not None:
+    if ensemble is not None and ensemble.provenance is not None:
         context["provenance"] = provenance_counts(ensemble)
     if len(jobs) == 1:
         rows = _run_jobs(jobs, ensemble, k, X, data.y, args, strict=True)
@@ -318,6 +398,7 @@ def fuse(args, out=None):
     from cclust.soft import is_soft_ensemble
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     read = read_ensemble(args.ensemble, args.header, args.missing, na_values=args.na_values,
                          index_column=args.index_column, id_column=args.id_column)
     fused, what = read.ensemble, read.description
@@ -392,6 +473,7 @@ def evaluate(args, out=None):
     from cclust import evaluation as ev
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data, X, notices = _load_features(args)
     if args.k is not None:
         ks = [_check_k(k, X.shape[0]) for k in args.k]
@@ -404,8 +486,7 @@ def evaluate(args, out=None):
     args.fuse = cclust.registry.canonical_name(args.fuse) if args.fuse else args.fuse
     cclust.get(args.method, kind="consensus")  # an unknown name fails before any work
     fuse_fn = cclust.get(args.fuse, kind="consensus") if args.fuse else None
-    if args.save_ensemble:
-        ensemble_format(args.save_ensemble)
+    _check_outputs(args)
     if args.ensemble:
         read = read_ensemble(args.ensemble)
         ensemble, what = read.ensemble, read.description
@@ -532,6 +613,7 @@ def select_k(args, out=None):
     import cclust
 
     out = sys.stdout if out is None else out
+    _check_clashes(args)
     data, X, notices = _load_features(args)
     low, high = args.k_range
     n = X.shape[0]
@@ -628,10 +710,8 @@ def select_k(args, out=None):
             print(f"labels at K = {result.best_k} written to {args.out}", file=out)
     if args.plot:
         plotting = _plotting()
-        stem, dot, ext = args.plot.rpartition(".")
-        stem, ext = (stem, "." + ext) if dot else (args.plot, "")
-        extra = {f"{stem}-heatmap{ext}": plotting.plot_consensus_heatmap(result),
-                 f"{stem}-tracking{ext}": plotting.plot_tracking(result).figure}
+        _, heatmap, tracking = _select_k_figures(args.plot)
+        extra = {heatmap: plotting.plot_consensus_heatmap(result), tracking: plotting.plot_tracking(result).figure}
         _save_figure(plotting.plot_select_k(result), args.plot)
         for path, figure in extra.items():
             _save_figure(figure, path)

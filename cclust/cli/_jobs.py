@@ -177,7 +177,9 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
-            result = call_method(job.fn, ensemble, k, job.params, seed, X, jobs_option, 0)
+            # A method that makes its own partitions of X (usenc) gets none of the generated ones.
+            own = method_info(job.fn).generates_ensemble
+            result = call_method(job.fn, None if own else ensemble, k, job.params, seed, X, jobs_option, 0)
     except InputSizeError as exc:  # refused by design (a declared limit, the memory budget): not a failure
         if strict:
             raise
@@ -191,6 +193,8 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
         return row
     row["seconds"] = time.perf_counter() - start
     notes = sorted({" ".join(str(w.message).split()) for w in caught})
+    if own and ensemble is not None:
+        notes.insert(0, "fused its own partitions of DATA, not the ensemble above")
     row.update(n_clusters=result.n_clusters, objective=result.objective, objective_name=result.objective_name,
                n_iter=result.n_iter, converged=result.converged, settings=job.settings(), note="; ".join(notes),
                result=result)
@@ -204,7 +208,8 @@ def _score_row(row, y, ensemble):
     if row["result"] is None:
         return
     labels = row["result"].labels
-    row["agreement"] = float(cclust.get("consensus-score")(labels, ensemble))
+    if ensemble is not None:  # None: one method that made its own partitions, which it does not return
+        row["agreement"] = float(cclust.get("consensus-score")(labels, ensemble))
     if y is not None:
         row["ari"] = float(cclust.get("ari")(y, labels))
         row["nmi"] = float(cclust.get("nmi")(y, labels))
@@ -217,7 +222,7 @@ def _run_jobs(jobs, ensemble, k, X, y, args, strict, on_row=None):
     from cclust.soft import is_soft_ensemble
 
     # soft partitions are fused as they are; the label-free agreement reads their most likely clusters
-    scored = ensemble.harden() if is_soft_ensemble(ensemble) else ensemble
+    scored = ensemble.harden() if ensemble is not None and is_soft_ensemble(ensemble) else ensemble
     rows = []
     with progress(total=len(jobs), desc="consensus methods", verbose=args.verbose) as bar:
         for job in jobs:

@@ -1,6 +1,10 @@
 """What every part of the ``cclust`` command says: the user-error type, counts with their
-noun, and the one-line warnings and notes on standard error."""
+noun, the one-line warnings and notes on standard error, and SIGTERM handled as Ctrl-C."""
+import contextlib
+import os
+import signal
 import sys
+import threading
 
 
 def plural(n, noun):
@@ -33,3 +37,41 @@ def _note(message, warnings_list=None):
 
 class UserError(Exception):
     """A problem with what the user asked for: reported in one line, no traceback."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a batch scheduler's time limit) raised like Ctrl-C, so that the same
+    cleanup runs: a file being written is removed, never left half-written or as a temporary."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt(redeliver=False):
+    """While the block runs, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) where it
+    would have ended the process at once.
+
+    Only in the main thread and only where SIGTERM has its default action: a handler the program
+    set itself is kept. ``redeliver``: once the block has cleaned up after a SIGTERM, the default
+    action is restored and the signal sent again, so the process still ends by SIGTERM as its
+    sender expects (for writes outside ``cclust.cli.main``, which exits with status 143 instead).
+    """
+    installed = False
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, _raise_terminated)
+                installed = True
+    try:
+        yield
+    except Terminated:
+        if installed and redeliver:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            installed = False
+            os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -4,7 +4,7 @@ import os
 import sys
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
-from cclust.cli._messages import UserError
+from cclust.cli._messages import Terminated, UserError, terminate_as_interrupt
 from cclust.cli._csv import NA_VALUES
 
 
@@ -409,7 +409,9 @@ def main(argv=None):
     -------
     status : int
         0 on success; 2 for a user error, reported as one line ``cclust: error: ...`` on
-        standard error; 130 when interrupted. Unexpected internal errors propagate.
+        standard error; 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM: ``kill PID``,
+        a batch scheduler's time limit), either after removing any file half-written. Unexpected
+        internal errors propagate.
 
     Examples
     --------
@@ -421,12 +423,16 @@ def main(argv=None):
     from cclust.errors import CclustError
 
     try:
-        args = build_parser().parse_args(argv)
-        return args.func(args)
+        with terminate_as_interrupt():
+            args = build_parser().parse_args(argv)
+            return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
     except (UserError, CclustError) as exc:
         _error(str(exc))
+    except Terminated:  # kill PID, a scheduler's time limit: cleaned up as for Ctrl-C
+        print("cclust: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("cclust: interrupted", file=sys.stderr)
         return 130

@@ -5,6 +5,7 @@ import csv
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -13,7 +14,7 @@ import textwrap
 import numpy as np
 
 from cclust.cli._jobs import _run_jobs, column_names
-from cclust.cli._messages import UserError, plural
+from cclust.cli._messages import UserError, plural, terminate_as_interrupt
 
 
 _PLOT_HINT = "pip install 'cclust[plot]'"
@@ -282,8 +283,9 @@ def _print_single(row, y, fmt, context, out, ensemble):
         lines.append(("iterations", iterations))
     if y is not None:
         lines.append(("ARI / NMI", f"{row['ari']:.4f} / {row['nmi']:.4f}  (against the true labels)"))
-    lines.append(("agreement", f"{row['agreement']:.4f}  (average NMI with the "
-                               f"{plural(ensemble.n_partitions, 'partition')}, ANMI; higher is better)"))
+    if ensemble is not None:  # None: the method made its own partitions
+        lines.append(("agreement", f"{row['agreement']:.4f}  (average NMI with the "
+                                   f"{plural(ensemble.n_partitions, 'partition')}, ANMI; higher is better)"))
     lines.append(("time", f"{row['seconds']:.3f} s"))
     if row["note"]:
         lines.append(("warnings", row["note"]))
@@ -307,13 +309,47 @@ def _out_format(path):
     return suffix
 
 
+#: the temporary name _replacing writes under: .NAME.PID-HEX.part
+_PART = re.compile(r"^\..+\.([0-9]+)-[0-9a-f]{12}\.part$")
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
+
+
+def _remove_stale_parts(folder):
+    """Remove the temporary files that writers killed outright (SIGKILL, a power cut) left in ``folder``.
+
+    Only files named as :func:`_replacing` names them whose process no longer runs; a file of a
+    live process (another cclust writing to the same folder) is kept. Not on Windows, where no
+    signal-free test of a process id exists.
+    """
+    if sys.platform == "win32":
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            match = _PART.match(entry.name)
+            if match and int(match.group(1)) != os.getpid() and not _process_alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    if entry.is_file(follow_symlinks=False):
+                        os.unlink(entry.path)
+
+
 @contextlib.contextmanager
 def _replacing(path, binary=False):
     """Open a temporary file next to ``path``; rename it over ``path`` only once it is complete.
 
-    An error or an interruption (Ctrl-C) while writing removes the temporary file and leaves
-    ``path`` as it was, so a file under the final name is always a complete one. (A process
-    killed outright can leave the hidden ``.NAME.*.part`` file, never a truncated ``NAME``.)
+    An error or an interruption (Ctrl-C, or SIGTERM, which is raised as Ctrl-C while the file
+    is written) removes the temporary file and leaves ``path`` as it was, so a file under the
+    final name is always a complete one. A process killed outright (SIGKILL) can leave the
+    hidden ``.NAME.PID-HEX.part`` file, never a truncated ``NAME``; the next write to the same
+    folder removes such files once their process is gone.
 
     The temporary name is chosen before the file is created, so the cleanup knows it even when
     Ctrl-C lands between the file's creation and the return of ``os.open`` (blocking SIGINT
@@ -322,26 +358,28 @@ def _replacing(path, binary=False):
     next bytecode).
     """
     folder, name = os.path.split(os.path.abspath(path))
+    _remove_stale_parts(folder)
     temp = os.path.join(folder, f".{name}.{os.getpid()}-{secrets.token_hex(6)}.part")
     fd = None
-    try:
-        # O_EXCL: never open another process's file; mode 0666 less the umask, like any new file
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-        kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
-        with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
-            fd = None
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException as exc:
-        if fd is not None:  # an interruption can leave fd closed already by its file object
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        if not isinstance(exc, FileExistsError):  # that file is not ours
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-        raise
+    with terminate_as_interrupt(redeliver=True):
+        try:
+            # O_EXCL: never open another process's file; mode 0666 less the umask, like any new file
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            kwargs = {} if binary else {"newline": "", "encoding": "utf-8"}
+            with os.fdopen(fd, "wb" if binary else "w", **kwargs) as handle:
+                fd = None
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException as exc:
+            if fd is not None:  # an interruption can leave fd closed already by its file object
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            if not isinstance(exc, FileExistsError):  # that file is not ours
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+            raise
 
 
 def write_labels(path, rows, ids=None):

@@ -129,7 +129,7 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
                                                               "n_microclusters": int(n_distinct)})
 
 
-@declare(requires_X=True, handles_missing=True, object_order="distribution")
+@declare(requires_X=True, handles_missing=True, object_order="distribution", generates_ensemble=True)
 def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
           n_init=3, max_iter=100, random_state=None, n_jobs=None, n_threads=None):
     """Ultra-scalable ensemble clustering, U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2).

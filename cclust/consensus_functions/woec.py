@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from cclust import _engine
 from cclust.validation import (
-    check_array_2d, check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory)
+    check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory)
 from cclust.graph import (
     EDGE_WEIGHT_RESOLUTION,
     canonical_cluster_order,
@@ -768,9 +768,7 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     tol = check_float(tol, "tol", low=0)
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
-    distinct = np.unique(X, axis=0).shape[0]
-    if distinct < n_clusters:
-        raise ValidationError(f"X has only {distinct} distinct rows, fewer than n_clusters={n_clusters}.")
+    check_distinct_rows(X, n_clusters)
     best = None
     n_threads = check_n_threads(None)
     space = _engine.MixedSpace.dense(X)
