@@ -432,7 +432,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         well-separated blobs, where random starts put two centres in one blob;
         docs/guide/monti.rst has the measurements.
     generator : str, default="kmeans"
-        A registered generator (consensus methods only; unused for an Ensemble).
+        A registered generator (consensus methods only; unused for an Ensemble and for a method
+        that makes its own partitions of the features, such as ``usenc``).
     n_partitions : int, default=50
         Basic partitions generated per run (consensus methods only).
     n_resamples : int, default=None
@@ -858,10 +859,13 @@ def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generat
     gains: the resamples run in parallel instead, each generating and fusing on one thread. The
     generator and the method give the same result for any thread count (their contract), and
     every resample keeps its own seeds and its own column, so the labels are the same for any
-    ``n_jobs``. The fit on all the data keeps ``n_jobs``.
+    ``n_jobs``. The fit on all the data keeps ``n_jobs``. A method that makes its own partitions
+    of the features (``generates_ensemble``, e.g. usenc) is given none: ``generator`` is unused.
     """
     from cclust import _monti
+    from cclust.base import method_info
 
+    own_partitions = X is not None and method_info(fn).generates_ensemble
     seeds = np.random.SeedSequence(root, spawn_key=(k,)).generate_state(
         2 * (len(samples) + 1), dtype=np.uint32).tolist()
 
@@ -870,6 +874,8 @@ def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generat
             _monti.resample_rows(X, idx, columns)))
         if ensemble is not None:
             part = ensemble if idx is None else ensemble.take(idx)
+        elif own_partitions:  # the method makes its own partitions of the features (usenc)
+            part = None
         else:
             part = generate_ensemble(generator, features, k, n_partitions, generator_params, gen_seed,
                                      jobs, 0)

@@ -348,3 +348,21 @@ def test_select_k_keys_labels_by_a_dataframe_index_and_fills_missing_features():
         cclust.select_k(holed, [2, 3], n_resamples=3)
     filled = cclust.select_k(holed, [2, 3], n_resamples=3, random_state=0, missing_features="mean")
     assert filled.index.equals(df.index)
+
+
+def test_a_method_that_makes_its_own_partitions_gets_no_generated_ones():
+    calls = []
+
+    def counting(X, n_clusters, *, n_partitions=10, random_state=None, n_jobs=None):
+        calls.append(X.shape[0])
+        return cclust.generate("kmeans", X, n_clusters, n_partitions=n_partitions, random_state=random_state)
+
+    cclust.register("test-counting-generator", counting, kind="generator")
+    try:
+        X, _ = blobs(n_per=25)
+        res = select_k(X, [2, 3], method="usenc", generator="test-counting-generator", n_resamples=3,
+                       method_params={"k_range": (3, 6)}, random_state=0)
+    finally:
+        cclust.registry.unregister("test-counting-generator")
+    assert calls == []  # usenc makes its own partitions of each resample
+    assert res.best_k in (2, 3)
