@@ -243,6 +243,19 @@ def _blocks(n):
     return [(s, min(n, s + step)) for s in range(0, n, step)]
 
 
+def _entry_blocks(together, sampled, n):
+    """The consensus entries of the pairs i < j, by row blocks of the two counts' lower
+    triangles: (rows of the block, its pair mask, the entries ``together / sampled``, 0 where
+    never sampled together)."""
+    for s, e in _blocks(n):
+        rows = np.arange(s, e)
+        mask = np.arange(e)[None, :] < rows[:, None]
+        tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
+        yield rows, mask, values
+
+
 def dense_consensus(L, k, sampled, interval, keep_matrix):
     """The exact consensus matrix of one K (ConsensusClusterPlus's definitions) and its summaries.
 
@@ -260,12 +273,7 @@ def dense_consensus(L, k, sampled, interval, keep_matrix):
     condensed = np.empty(n * (n - 1) // 2, dtype=np.float64)
     # Position of pair (i, j), i < j, in the condensed vector is base[i] + j.
     base = np.arange(n, dtype=np.int64) * n - np.arange(n, dtype=np.int64) * (np.arange(n, dtype=np.int64) + 3) // 2 - 1
-    for s, e in _blocks(n):
-        rows = np.arange(s, e)
-        mask = np.arange(e)[None, :] < rows[:, None]
-        tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
+    for rows, mask, values in _entry_blocks(together, sampled, n):
         counts += np.bincount(np.searchsorted(GRID, values, side="left"), minlength=GRID.shape[0])
         ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
         cols = np.nonzero(mask)
@@ -407,13 +415,7 @@ def pac_only(L, k, interval, sampled=None, pairs=None):
         values = _pair_values(L, pairs[0], pairs[1])
         return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
     n = L.shape[0]
-    together = _syrk(_one_hot(L, k))
     ambiguous = 0
-    for s, e in _blocks(n):
-        rows = np.arange(s, e)
-        mask = np.arange(e)[None, :] < rows[:, None]
-        tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
+    for _, _, values in _entry_blocks(_syrk(_one_hot(L, k)), sampled, n):
         ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
     return ambiguous / (n * (n - 1) // 2)
