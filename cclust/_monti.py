@@ -38,6 +38,56 @@ PAIRS = 1_000_000
 
 INNER = ("kmeans", "hierarchical")
 
+#: ConsensusClusterPlus's ``distance`` choices for ``clusterAlg="hc"`` (R's ``dist`` methods and
+#: ``1 - cor``), and its linkages (R's ``hclust`` methods that SciPy's ``linkage`` computes on a
+#: condensed distance: ``mcquitty`` is SciPy's "weighted", ``ward.D2`` its "ward").
+DISTANCES = ("euclidean", "pearson", "spearman", "maximum", "manhattan", "canberra", "binary", "minkowski")
+LINKAGES = {"average": "average", "complete": "complete", "single": "single", "mcquitty": "weighted",
+            "ward.D2": "ward"}
+
+
+def pairwise_distances(rows, distance):
+    """Condensed distances between the rows, as ConsensusClusterPlus computes them for
+    ``clusterAlg="hc"``: R's ``dist(method=distance)`` (``maximum`` is Chebyshev's; ``binary``
+    the share of the coordinates non-zero in either row that are non-zero in only one;
+    ``canberra`` ``sum |x - y| / (|x| + |y|)`` over the coordinates not zero in both rows,
+    scaled up by the share of terms left out; ``minkowski`` with R's default p = 2),
+    or ``1 - cor`` (Pearson or Spearman) between rows."""
+    from scipy.spatial.distance import pdist
+    from scipy.stats import rankdata
+
+    rows = np.asarray(rows, dtype=np.float64)
+    if distance in ("pearson", "spearman"):
+        values = rankdata(rows, axis=1) if distance == "spearman" else rows
+        centred = values - values.mean(axis=1, keepdims=True)
+        norms = np.linalg.norm(centred, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unit = centred / norms[:, None]
+        corr = np.clip(unit @ unit.T, -1.0, 1.0)
+        corr[~np.isfinite(corr)] = 0.0  # a constant row has no correlation (R gives NA; no pair is closer)
+        i, j = np.triu_indices(rows.shape[0], 1)
+        return 1.0 - corr[i, j]
+    if distance == "canberra":
+        m, d = rows.shape
+        i, j = np.triu_indices(m, 1)
+        out = np.empty(i.shape[0])
+        step = max(1, (1 << 20) // max(1, d))
+        for s in range(0, i.shape[0], step):
+            a, b = rows[i[s:s + step]], rows[j[s:s + step]]
+            num, den = np.abs(a - b), np.abs(a) + np.abs(b)
+            kept = den > 0  # R leaves out the terms of two zeros and scales the sum up for them
+            with np.errstate(invalid="ignore", divide="ignore"):
+                terms = np.where(kept, num / np.where(kept, den, 1.0), 0.0)
+            n_kept = kept.sum(axis=1)
+            out[s:s + step] = np.where(n_kept > 0, terms.sum(axis=1) * d / np.maximum(n_kept, 1), 0.0)
+        return out
+    metric = {"euclidean": "euclidean", "maximum": "chebyshev", "manhattan": "cityblock",
+              "minkowski": "euclidean"}.get(distance)
+    if distance == "binary":
+        nonzero = rows != 0
+        return np.nan_to_num(pdist(nonzero, "jaccard"), nan=0.0)
+    return pdist(rows, metric)
+
 
 def draw_resamples(n, n_resamples, p_item, rng, weights=None):
     """``n_resamples`` sorted draws of ``floor(p_item * n)`` of ``n`` indices without replacement
@@ -123,7 +173,8 @@ def hartigan_wong_labels(rows, k, rng, max_iter=HW_MAX_ITER, init="random"):
     return labels
 
 
-def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algorithm="lloyd", init=None):
+def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algorithm="lloyd", init=None,
+                 distance="euclidean", linkage_method="average"):
     """Labels of every resample at every K: K -> (n, H) int32, -1 for objects not drawn.
 
     ``inner="kmeans"``: one k-means run at exactly K on each resample, seeded by (K, h) only:
@@ -131,8 +182,9 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
     ``kmeans`` generator with ``k_range=(K, K)``); ``algorithm="hartigan-wong"``, R's default
     k-means as ConsensusClusterPlus calls it (:func:`hartigan_wong_labels`; ``init`` None:
     random objects, as R).
-    ``inner="hierarchical"``: one average-linkage tree of the resample's Euclidean distances,
-    cut at every K (as ConsensusClusterPlus does with ``clusterAlg="hc"``).
+    ``inner="hierarchical"``: one ``linkage_method`` tree of the resample's ``distance``
+    (:func:`pairwise_distances`), cut at every K (as ConsensusClusterPlus does with
+    ``clusterAlg="hc"``, ``distance``, ``innerLinkage``).
     ``features``: per resample, the features it clusters on (None: all).
     """
     n = X.shape[0]
@@ -164,8 +216,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
 
         def one(h):
             idx = samples[h]
-            Z = linkage(resample_rows(X, idx, None if features is None else features[h]), method="average",
-                        metric="euclidean")
+            Z = linkage(pairwise_distances(resample_rows(X, idx, None if features is None else features[h]),
+                                           distance), method=LINKAGES[linkage_method])
             for k in k_values:
                 out[k][idx, h] = cut_dendrogram(Z, k)
 
@@ -256,12 +308,12 @@ def _entry_blocks(together, sampled, n):
         yield rows, mask, values
 
 
-def dense_consensus(L, k, sampled, interval, keep_matrix):
+def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average"):
     """The exact consensus matrix of one K (ConsensusClusterPlus's definitions) and its summaries.
 
     ``M(i, j) = together(i, j) / sampled(i, j)``, 0 for pairs never drawn together; the CDF and
     PAC are over every pair i < j (ConsensusClusterPlus's ``triangle(ml, mode=1)``); the labels cut
-    the average-linkage tree of ``1 - M`` at K (its ``finalLinkage="average"``).
+    the ``final_linkage`` tree of ``1 - M`` at K (its ``finalLinkage``, "average" by default).
     """
     from scipy.cluster.hierarchy import linkage
 
@@ -284,7 +336,7 @@ def dense_consensus(L, k, sampled, interval, keep_matrix):
     out.cdf = np.cumsum(counts) / total
     out.pac = ambiguous / total
     if n > 1:
-        labels = cut_dendrogram(linkage(condensed, method="average"), k)
+        labels = cut_dendrogram(linkage(condensed, method=LINKAGES[final_linkage]), k)
     else:
         labels = np.zeros(n, dtype=np.int64)
     out.labels = first_appearance(labels)
@@ -351,7 +403,8 @@ def _pair_values(L, a, b):
     return out
 
 
-def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_matrix, seed, n_jobs):
+def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_matrix, seed, n_jobs,
+                     final_linkage="average"):
     """One K's summaries past the dense budget (see the module docstring)."""
     n = L.shape[0]
     low, high = interval
@@ -359,7 +412,7 @@ def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_ma
     out = Consensus()
     out.cdf = np.searchsorted(np.sort(values), GRID, side="right") / values.shape[0]
     out.pac = float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
-    core = dense_consensus(L[landmarks], k, landmark_sampled, interval, False)
+    core = dense_consensus(L[landmarks], k, landmark_sampled, interval, False, final_linkage)
     # Item consensus of every object to the landmark members of each cluster: co-clustering and
     # co-sampling counts against the landmarks, in row blocks, by GEMM of the indicators.
     D_land = _one_hot(L[landmarks], k)

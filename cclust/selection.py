@@ -334,8 +334,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", null="auto", n_references=None,
-             alpha=0.05, random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None,
-             missing_features="error"):
+             alpha=0.05, distance="euclidean", inner_linkage="average", final_linkage="average", random_state=None,
+             n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error"):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
 
@@ -419,6 +419,18 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         The clusterer of the Monti protocol: one k-means run at exactly K (k-means++ seeding,
         Lloyd iterations; the registered ``kmeans`` generator with ``k_range=(K, K)``), or the
         average-linkage tree of the resample's Euclidean distances cut at K.
+    distance : str, default="euclidean"
+        The distance between objects of ``inner="hierarchical"`` (ConsensusClusterPlus's
+        ``distance``): ``"euclidean"``, ``"pearson"`` and ``"spearman"`` (1 - the correlation of
+        two objects across the features), ``"maximum"``, ``"manhattan"``, ``"canberra"``,
+        ``"binary"``, ``"minkowski"`` (R's ``dist``, p = 2). ConsensusClusterPlus's default run
+        is ``inner="hierarchical", distance="pearson"`` on the columns of a features x samples
+        matrix (pass its transpose, or ``cclust select-k --samples-in-columns``). k-means is
+        Euclidean only, as in ConsensusClusterPlus.
+    inner_linkage, final_linkage : str, default="average"
+        The linkage of the inner hierarchical clustering and of the final clusters cut from the
+        consensus matrix (ConsensusClusterPlus's ``innerLinkage`` and ``finalLinkage``):
+        ``"average"``, ``"complete"``, ``"single"``, ``"mcquitty"`` or ``"ward.D2"``.
     inner_params : dict or None
         Settings of the ``inner="kmeans"`` clusterer: ``{"algorithm": "lloyd"}`` (the default)
         or ``{"algorithm": "hartigan-wong"}``, the algorithm of Hartigan & Wong (1979, AS 136)
@@ -586,6 +598,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     if inner not in _monti.INNER:
         raise ValidationError(f"inner must be one of {list(_monti.INNER)}, got {inner!r}.")
     algorithm, init = _inner_algorithm(inner, inner_params, method)
+    if distance not in _monti.DISTANCES:
+        raise ValidationError(f"distance must be one of {list(_monti.DISTANCES)}, got {distance!r}.")
+    if distance != "euclidean" and (not monti or inner != "hierarchical"):
+        raise ValidationError(f"distance={distance!r} is the distance of the hierarchical inner clusterer; pass "
+                              "method='monti', inner='hierarchical' (k-means is Euclidean only).")
+    for name, value in (("inner_linkage", inner_linkage), ("final_linkage", final_linkage)):
+        if value not in _monti.LINKAGES:
+            raise ValidationError(f"{name} must be one of {list(_monti.LINKAGES)}, got {value!r}.")
     if labels_from not in ("consensus", "fit"):
         raise ValidationError(f"labels_from must be 'consensus' or 'fit', got {labels_from!r}.")
     if matrix not in ("auto", "dense", "sparse"):
@@ -689,7 +709,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     fit_labels = {}
     with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
         if monti:
-            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features, algorithm, init)
+            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features, algorithm, init, distance,
+                                       inner_linkage)
         else:
             runs = {}
             for row, k in enumerate(ks):
@@ -714,10 +735,10 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         matrices = {} if keep_matrices else None
         for row, k in enumerate(ks):
             if route == "dense":
-                one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices)
+                one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices, final_linkage)
             else:
                 one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, landmarks, sampled,
-                                              keep_matrices, root, threads)
+                                              keep_matrices, root, threads, final_linkage)
             del runs[k]
             cdf[row], pac[row] = one.cdf, one.pac
             labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
@@ -738,7 +759,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                 draw_seed, run_seed = seq.spawn(2)
                 Xb = shape.draw(null, np.random.default_rng(draw_seed))
                 runs_b = _monti.inner_labels(Xb, samples, ks, inner, int(run_seed.generate_state(1)[0]),
-                                             threads, features, algorithm, init)
+                                             threads, features, algorithm, init, distance, inner_linkage)
                 for row, k in enumerate(ks):
                     reference_pacs[b, row] = _monti.pac_only(
                         runs_b.pop(k), k, (low, high), sampled=sampled if route == "dense" else None,

@@ -257,3 +257,68 @@ def test_cli_json_and_plots(tmp_path, capsys):
     assert "monti (hierarchical)" in capsys.readouterr().out
     assert main(["select-k", "iris", "--k-range", "2", "3", "--method-param", "utility=uh"]) != 0
     assert "--method-param applies to a consensus method" in capsys.readouterr().err
+
+
+def _literal_distance(x, y, distance):
+    """R's dist() and 1 - cor() for one pair, written out coordinate by coordinate."""
+    d = len(x)
+    if distance in ("pearson", "spearman"):
+        if distance == "spearman":
+            from scipy.stats import rankdata
+
+            x, y = rankdata(x), rankdata(y)
+        mx, my = sum(x) / d, sum(y) / d
+        sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+        sxx = sum((a - mx) ** 2 for a in x)
+        syy = sum((b - my) ** 2 for b in y)
+        return 1 - sxy / (sxx * syy) ** 0.5
+    if distance in ("euclidean", "minkowski"):
+        return sum((a - b) ** 2 for a, b in zip(x, y)) ** 0.5
+    if distance == "maximum":
+        return max(abs(a - b) for a, b in zip(x, y))
+    if distance == "manhattan":
+        return sum(abs(a - b) for a, b in zip(x, y))
+    if distance == "binary":
+        either = [(a != 0) or (b != 0) for a, b in zip(x, y)]
+        one = [(a != 0) != (b != 0) for a, b in zip(x, y)]
+        return sum(one) / sum(either) if any(either) else 0.0
+    terms = [abs(a - b) / (abs(a) + abs(b)) for a, b in zip(x, y) if abs(a) + abs(b) > 0]  # canberra
+    return sum(terms) * d / len(terms) if terms else 0.0
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "pearson", "spearman", "maximum", "manhattan", "canberra",
+                                      "binary", "minkowski"])
+def test_the_distances_of_consensusclusterplus_match_their_definitions(distance):
+    from cclust import _monti
+
+    rng = np.random.default_rng(5)
+    R = rng.normal(size=(7, 6))
+    R[0, 1] = R[1, 1] = 0.0    # a coordinate zero in both rows (binary, canberra leave it out)
+    R[2, :3] = 0.0
+    got = _monti.pairwise_distances(R, distance)
+    want = [_literal_distance(R[i].tolist(), R[j].tolist(), distance) for i in range(7) for j in range(i + 1, 7)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_consensusclusterplus_default_protocol_pearson_average_linkage():
+    # ConsensusClusterPlus's defaults: clusterAlg="hc", distance="pearson", average inner and
+    # final linkage; objects that differ by profile, not by level, are what Pearson separates
+    rng = np.random.default_rng(0)
+    profiles = rng.normal(size=(3, 12))
+    X = np.vstack([p * rng.uniform(0.5, 3) + rng.uniform(-5, 5) + rng.normal(0, 0.2, 12)
+                   for p in profiles for _ in range(15)])
+    y = np.repeat(np.arange(3), 15)
+    res = select_k(X, range(2, 6), inner="hierarchical", distance="pearson", null=None, n_resamples=30,
+                   random_state=0)
+    assert res.best_k == 3 and cclust.get("ari")(res.labels[3], y) == 1.0
+    euclid = select_k(X, [3], inner="hierarchical", null=None, n_resamples=30, random_state=0)
+    assert cclust.get("ari")(euclid.labels[3], y) < 0.9  # levels and scales mislead Euclidean distances
+    complete = select_k(X, [3], inner="hierarchical", distance="pearson", inner_linkage="complete",
+                        final_linkage="complete", null=None, n_resamples=10, random_state=0)
+    assert complete.labels[3].shape == (45,)
+    with pytest.raises(ValidationError, match="distance='pearson' is the distance of the hierarchical"):
+        select_k(X, [3], distance="pearson", null=None)
+    with pytest.raises(ValidationError, match="distance must be one of"):
+        select_k(X, [3], inner="hierarchical", distance="cosine", null=None)
+    with pytest.raises(ValidationError, match="final_linkage must be one of"):
+        select_k(X, [3], final_linkage="ward.D", null=None)

@@ -175,3 +175,14 @@ def test_the_cli_says_k1_on_structureless_data(tmp_path, capsys):
 
     record = json.loads(capsys.readouterr().out)
     assert record["best_k"] == 1 and len(record["p_value"]) == 3 and record["null"] == "uniform"
+
+
+def test_the_cli_runs_consensusclusterplus_default_protocol(capsys):
+    from cclust.cli import main
+
+    assert main(["select-k", "iris", "--k-range", "2", "4", "--inner", "hierarchical", "--distance", "pearson",
+                 "--inner-linkage", "average", "--final-linkage", "average", "--null", "none",
+                 "--resamples", "10"]) == 0
+    assert "monti (hierarchical)" in capsys.readouterr().out
+    assert main(["select-k", "iris", "--k-range", "2", "4", "--distance", "pearson"]) == 2
+    assert "add --inner hierarchical" in capsys.readouterr().err

@@ -647,6 +647,9 @@ def select_k(args, out=None):
         select = cclust.select_k
     except ImportError as exc:
         raise UserError(f"select-k is not available in this installation of cclust ({exc}).") from None
+    if args.distance != "euclidean" and (args.method != "monti" or args.inner != "hierarchical"):
+        raise UserError(f"--distance {args.distance} is the distance of the hierarchical inner clusterer: add "
+                        "--inner hierarchical (with --method monti); k-means is Euclidean only.")
     inner_params = {key: value for key, value in (("algorithm", args.kmeans_algorithm),
                                                   ("init", args.kmeans_init)) if value is not None}
     if inner_params and (args.method != "monti" or args.inner != "kmeans"):
@@ -660,6 +663,7 @@ def select_k(args, out=None):
                     feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, null=null, n_references=args.references,
+                    distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,
                     alpha=args.alpha, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))
     for text in result.warnings:

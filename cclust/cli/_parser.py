@@ -295,6 +295,16 @@ def build_parser():
     p.add_argument("--inner", choices=("kmeans", "hierarchical"), default="kmeans",
                    help="clusterer of the monti method: k-means at exactly K, or average linkage of the "
                         "Euclidean distances cut at K (default kmeans)")
+    p.add_argument("--distance", choices=("euclidean", "pearson", "spearman", "maximum", "manhattan", "canberra",
+                                          "binary", "minkowski"), default="euclidean",
+                   help="distance of --inner hierarchical (ConsensusClusterPlus's distance; its default run is "
+                        "--inner hierarchical --distance pearson on the columns: add --samples-in-columns for a "
+                        "features x samples file)")
+    p.add_argument("--inner-linkage", choices=("average", "complete", "single", "mcquitty", "ward.D2"),
+                   default="average", help="linkage of --inner hierarchical (innerLinkage; default average)")
+    p.add_argument("--final-linkage", choices=("average", "complete", "single", "mcquitty", "ward.D2"),
+                   default="average",
+                   help="linkage of the final clusters cut from the consensus matrix (finalLinkage; default average)")
     p.add_argument("--kmeans-algorithm", choices=("lloyd", "hartigan-wong"), default=None,
                    help="k-means of --inner kmeans: lloyd (default) or hartigan-wong, the algorithm of "
                         "Hartigan & Wong (1979) that R's kmeans and so ConsensusClusterPlus run")
