@@ -117,3 +117,62 @@ def beta_p(pac, reference_pacs):
     a, b = mu * common, (1 - mu) * common
     out[ok] = beta.cdf(np.asarray(pac, dtype=np.float64)[ok], a[ok], b[ok])
     return out
+
+
+#: clusGap's rules for the number of clusters from the gap curve (R's cluster::maxSE).
+GAP_RULES = ("firstSEmax", "Tibs2001SEmax", "globalSEmax", "firstmax", "globalmax")
+
+
+def within_dispersion(X, labels, d_power=1):
+    """clusGap's W_k: ``0.5 * sum_r sum_{i, j in C_r} d(i, j)^d_power / n_r`` (Tibshirani, Walther
+    & Hastie 2001, eq. 2 with clusGap's ``d.power``; each unordered pair counted once, as R's
+    ``sum(dist(xs)^d.power / nrow(xs))``). ``d_power=2`` is the pooled within-cluster sum of
+    squares about the cluster means, which needs no pairs."""
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(X, dtype=np.float64)
+    total = 0.0
+    for r in np.unique(labels):
+        members = X[labels == r]
+        m = members.shape[0]
+        if m < 2:
+            continue
+        if d_power == 2:  # sum_{i<j} d(i, j)^2 / m is the sum of squares about the mean
+            total += 0.5 * float(((members - members.mean(axis=0)) ** 2).sum())
+            continue
+        pairs = 0.0
+        step = max(1, (1 << 22) // m)
+        for s in range(0, m, step):
+            block = cdist(members[s:s + step], members)
+            pairs += float((block ** d_power).sum())
+        total += 0.5 * (pairs / 2.0) / m  # every pair twice in the blocks
+    return total
+
+
+def max_se(f, se, rule="firstSEmax", se_factor=1.0):
+    """The index (0-based) of the number of clusters chosen from the gap curve ``f`` (for K = 1,
+    2, ...) and its standard errors ``se`` by one of clusGap's rules (R's ``cluster::maxSE``):
+
+    * ``"globalmax"``: the largest gap; ``"firstmax"``: the first local maximum;
+    * ``"Tibs2001SEmax"``: the smallest K with ``gap(K) >= gap(K+1) - s(K+1)`` (Tibshirani et
+      al.'s rule);
+    * ``"firstSEmax"`` (R's default) and ``"globalSEmax"``: the smallest K whose gap is within
+      ``se_factor`` standard errors of the first local (or of the global) maximum.
+    """
+    f = np.asarray(f, dtype=np.float64)
+    fse = se_factor * np.asarray(se, dtype=np.float64)
+    K = f.shape[0]
+    decr = np.diff(f) <= 0
+    first = int(np.argmax(decr)) if decr.any() else K - 1
+    if rule == "firstmax":
+        return first
+    if rule == "globalmax":
+        return int(np.argmax(f))
+    if rule == "Tibs2001SEmax":
+        ok = f[:-1] >= (f - fse)[1:]
+        return int(np.argmax(ok)) if ok.any() else K - 1
+    if rule not in ("firstSEmax", "globalSEmax"):
+        raise ValidationError(f"rule must be one of {list(GAP_RULES)}, got {rule!r}.")
+    nc = first if rule == "firstSEmax" else int(np.argmax(f))
+    ok = f[:nc] >= f[nc] - fse[nc]
+    return int(np.argmax(ok)) if ok.any() else nc

@@ -186,3 +186,87 @@ def test_the_cli_runs_consensusclusterplus_default_protocol(capsys):
     assert "monti (hierarchical)" in capsys.readouterr().out
     assert main(["select-k", "iris", "--k-range", "2", "4", "--distance", "pearson"]) == 2
     assert "add --inner hierarchical" in capsys.readouterr().err
+
+
+# -- the gap statistic (Tibshirani, Walther & Hastie 2001; R's cluster::clusGap) ------------------
+
+def _literal_w(X, labels, d_power):
+    total = 0.0
+    for r in set(labels.tolist()):
+        members = [X[i] for i in range(len(labels)) if labels[i] == r]
+        pairs = sum(sum((a - b) ** 2) ** 0.5 ** 1 for i, a in enumerate(members) for b in members[i + 1:]) \
+            if d_power == 1 else sum(float(sum((a - b) ** 2)) ** (d_power / 2)
+                                     for i, a in enumerate(members) for b in members[i + 1:])
+        total += pairs / len(members)
+    return 0.5 * total
+
+
+@pytest.mark.parametrize("d_power", [1, 2, 0.5])
+def test_the_within_dispersion_is_clusgap_w(d_power):
+    from cclust._reference import within_dispersion
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(25, 3))
+    labels = rng.integers(0, 3, 25)
+    assert within_dispersion(X, labels, d_power) == pytest.approx(_literal_w(X, labels, d_power), rel=1e-12)
+
+
+def _literal_max_se(f, se, rule, factor=1.0):
+    """R's cluster::maxSE, 1-based as R returns it, written out with R's vector semantics."""
+    K = len(f)
+    fse = [factor * s for s in se]
+    decr = [f[i + 1] - f[i] <= 0 for i in range(K - 1)]
+    first = decr.index(True) + 1 if any(decr) else K
+    if rule == "firstmax":
+        return first
+    if rule == "globalmax":
+        return f.index(max(f)) + 1
+    if rule == "Tibs2001SEmax":
+        mp = [f[i] >= f[i + 1] - fse[i + 1] for i in range(K - 1)]
+        return mp.index(True) + 1 if any(mp) else K
+    nc = first if rule == "firstSEmax" else f.index(max(f)) + 1
+    mp = [f[i] >= f[nc - 1] - fse[nc - 1] for i in range(nc - 1)]
+    return mp.index(True) + 1 if any(mp) else nc
+
+
+@pytest.mark.parametrize("rule", ["firstSEmax", "Tibs2001SEmax", "globalSEmax", "firstmax", "globalmax"])
+def test_the_rules_are_clusgaps(rule):
+    from cclust._reference import max_se
+
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        K = int(rng.integers(2, 9))
+        f = np.round(rng.normal(size=K).cumsum(), 2)
+        se = np.abs(rng.normal(0, 0.5, K))
+        assert max_se(f, se, rule) + 1 == _literal_max_se(f.tolist(), se.tolist(), rule), (f, se)
+
+
+def test_the_gap_statistic_finds_blobs_and_says_k1_on_noise():
+    from cclust.selection import gap_statistic
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.3, (30, 2)) for c in ((0, 0), (4, 0), (0, 4))])
+    res = gap_statistic(X, 5, n_references=20, random_state=0)
+    assert res.best_k == 3 and res.k_values.tolist() == [1, 2, 3, 4, 5]
+    assert cclust.get("ari")(res.labels[3], np.repeat([0, 1, 2], 30)) == 1.0
+    np.testing.assert_allclose(res.gap, res.e_log_w - res.log_w)
+    assert res.log_w[0] == pytest.approx(math.log(_literal_w(X, np.zeros(90, int), 1)), rel=1e-12)
+    noise = gap_statistic(rng.normal(size=(100, 3)), 5, n_references=20, random_state=0)
+    assert noise.best_k == 1 and "no evidence of cluster structure" in noise.reason
+    again = gap_statistic(X, 5, n_references=20, random_state=0, reference="original", n_jobs=1)
+    assert again.best_k == 3 and "best K = 3" in again.summary()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"k_max": 1}, r"k_max must be an int in the range \[2, 30\], got 1"),
+    ({"n_references": 1}, r"n_references must be an int in the range \[2, inf\], got 1"),
+    ({"d_power": 0}, r"d_power must be a finite number in \(0, inf\], got 0"),
+    ({"rule": "Tibs"}, r"rule must be one of \['firstSEmax'"),
+    ({"reference": "box"}, r"reference must be one of"),
+])
+def test_bad_gap_input(kwargs, message):
+    from cclust.selection import gap_statistic
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValidationError, match=message):
+        gap_statistic(X, **{"k_max": 3, "n_references": 2, **kwargs})
