@@ -8,6 +8,9 @@
   the others; how often the true K is chosen.
 * ``speed``: the default (with its reference) against the plain protocol on the same data, wall
   and CPU seconds and their ratio (the goal is at most 3x).
+* ``gap``: :func:`cclust.selection.gap_statistic` against R's ``cluster::clusGap`` (k-means with
+  ``nstart = 10``, the same B, K.max and spaceH0) on the same data: the K each of clusGap's five
+  rules picks, and the time of each (R through ``Rscript``; R is never used by the tests).
 
 ``--settings`` lists ``null:B:H`` (reference, references, resamples; ``none`` for the plain
 protocol, whose B is ignored), so settings are compared on the same data sets::
@@ -15,6 +18,7 @@ protocol, whose B is ignored), so settings are compared on the same data sets::
     python benchmarks/bench_select_k_null.py calibration --sets 6 --settings uniform:10:25 gaussian:10:25 none:0:100
     python benchmarks/bench_select_k_null.py power --sets 4
     python benchmarks/bench_select_k_null.py speed --n 300 1000 3000
+    python benchmarks/bench_select_k_null.py gap --sizes 500 5000
 """
 import argparse
 import os
@@ -115,9 +119,51 @@ def speed(args):
             print(f"| {n} | 10 | {text} | {wall:.2f} | {cpu:.2f} | {ratio} | {os.getloadavg()[0]:.2f} |", flush=True)
 
 
+R_GAP = r"""
+suppressMessages(library(cluster))
+x <- as.matrix(read.csv(commandArgs(TRUE)[1], header = FALSE))
+kmax <- as.integer(commandArgs(TRUE)[2]); B <- as.integer(commandArgs(TRUE)[3])
+set.seed(1)
+t0 <- proc.time()[["elapsed"]]
+g <- clusGap(x, kmeans, K.max = kmax, B = B, nstart = 10, iter.max = 100, verbose = FALSE)
+t1 <- proc.time()[["elapsed"]]
+rules <- c("firstSEmax", "Tibs2001SEmax", "globalSEmax", "firstmax", "globalmax")
+cat(t1 - t0, sapply(rules, function(r) maxSE(g$Tab[, "gap"], g$Tab[, "SE.sim"], method = r)), "\n")
+"""
+
+
+def gap(args):
+    import subprocess
+    import tempfile
+
+    from cclust._reference import GAP_RULES, max_se
+    from cclust.selection import gap_statistic
+
+    print("| data | n | B | K.max | rule | cclust K | clusGap K | cclust s | clusGap s | speed ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rng = np.random.default_rng(args.seed)
+    for n in args.sizes:
+        cases = {"blobs K=4": blobs(4, n, 5, 1, rng), "noise": rng.normal(size=(n, 5))}
+        for name, X in cases.items():
+            start = time.perf_counter()
+            ours = gap_statistic(X, 8, n_references=args.references, random_state=0)
+            mine = time.perf_counter() - start
+            with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
+                np.savetxt(handle, X, delimiter=",")
+            out = subprocess.run(["Rscript", "-e", R_GAP, handle.name, "8", str(args.references)],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            os.unlink(handle.name)
+            theirs_time, theirs_k = float(out[0]), [int(v) for v in out[1:]]
+            for rule, their_k in zip(GAP_RULES, theirs_k):
+                k = max_se(ours.gap, ours.se_sim, rule) + 1
+                print(f"| {name} | {n} | {args.references} | 8 | {rule} | {k} | {their_k} | {mine:.2f} | "
+                      f"{theirs_time:.2f} | {theirs_time / mine:.1f}x | {os.getloadavg()[0]:.2f} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=["calibration", "power", "speed"])
+    parser.add_argument("suite", choices=["calibration", "power", "speed", "gap"])
+    parser.add_argument("--references", type=int, default=100, help="gap: B of both codes")
     parser.add_argument("--sets", type=int, default=6, help="data sets per shape (calibration) or per case (power)")
     parser.add_argument("--n", type=int, nargs=2, default=(60, 300), help="range of n")
     parser.add_argument("--d", type=int, nargs=2, default=(2, 10), help="range of d")
@@ -127,7 +173,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.settings is None:
         args.settings = ["uniform:10:25", "none:0:100"]
-    {"calibration": calibration, "power": power, "speed": speed}[args.suite](args)
+    {"calibration": calibration, "power": power, "speed": speed, "gap": gap}[args.suite](args)
 
 
 if __name__ == "__main__":
