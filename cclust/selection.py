@@ -32,7 +32,8 @@ from cclust._pipeline import (
     validate_X,
 )
 
-__all__ = ["CRITERIA", "GapResult", "SelectKResult", "gap_statistic", "select_k"]
+__all__ = ["CRITERIA", "ClusterStability", "GapResult", "SelectKResult", "cluster_stability", "gap_statistic",
+           "select_k"]
 
 #: The rules select_k can recommend K by ("rcsi" needs a reference null).
 CRITERIA = ("rcsi", "pac", "delta_area", "objective")
@@ -85,7 +86,8 @@ class SelectKResult:
         graph of each object's strongest entries (scipy CSR) on the sparse route.
     labels : dict
         K -> int64 labels: the average-linkage clusters of the consensus matrix (default), or the
-        consensus method's fit on all the data (``labels_from="fit"``).
+        consensus method's fit on all the data (``labels_from="fit"``); when ``best_k`` is 1, also
+        ``labels[1]``, every object in one cluster.
     item_consensus : dict
         K -> (n, K) float64: ``[i, c]`` is the mean consensus of object i with the members
         (other than i) of cluster c of ``labels[K]`` (ConsensusClusterPlus's item consensus;
@@ -778,6 +780,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         best_k, reason = _recommend(criterion, k_values, pac, delta, objective, objective_name,
                                     (low, high))
     edge = _edge_warning(k_values, best_k) if best_k != 1 else ""
+    if best_k == 1:
+        labels[1] = np.zeros(n, dtype=np.int64)  # the answer "no clusters": every object in one
     return SelectKResult(
         k_values=k_values, cdf_grid=_monti.GRID.copy(), cdf=cdf, area=area, delta_area=delta, pac=pac,
         objective=objective, objective_name=objective_name, best_k=int(best_k),
@@ -1240,3 +1244,149 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
                      se_sim=se_sim, best_k=int(best), rule=rule, se_factor=float(se_factor),
                      n_references=n_references, reference=reference, d_power=float(d_power), labels=labels,
                      reason=reason)
+
+
+#: The resampling schemes of :func:`cluster_stability` (fpc's clusterboot ``bootmethod``).
+STABILITY_SCHEMES = ("boot", "subset")
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterStability:
+    """Per-cluster stability under resampling (Hennig 2007), from :func:`cluster_stability`.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_samples,), int64
+        The clustering whose clusters are judged, 0..K-1.
+    jaccard : ndarray of shape (n_resamples, K)
+        For every resample and cluster, the largest Jaccard similarity of the cluster (on the
+        resample's objects) with a cluster of the resample's own clustering; NaN when the
+        resample drew no member of the cluster.
+    mean_jaccard : ndarray of shape (K,)
+        fpc's ``bootmean``: the mean over the resamples (NaN ones left out). Hennig's reading:
+        below 0.6 a cluster is not stable, 0.6-0.75 it shows a pattern, above 0.85 it is highly
+        stable.
+    dissolved, recovered : ndarray of shape (K,), int64
+        fpc's ``bootbrd`` and ``bootrecover``: resamples with a Jaccard of at most 0.5, and above
+        0.75.
+    scheme : str
+    n_resamples : int
+    """
+
+    labels: np.ndarray
+    jaccard: np.ndarray
+    mean_jaccard: np.ndarray
+    dissolved: np.ndarray
+    recovered: np.ndarray
+    scheme: str
+    n_resamples: int
+
+    def summary(self):
+        """One line per cluster: size, mean Jaccard, dissolved and recovered counts."""
+        sizes = np.bincount(self.labels, minlength=self.mean_jaccard.shape[0])
+        lines = [f"cluster stability (Hennig 2007), {self.n_resamples} {self.scheme} resamples",
+                 f"{'cluster':>7}  {'size':>6}  {'mean Jaccard':>12}  {'dissolved':>9}  {'recovered':>9}"]
+        for c, (size, mean) in enumerate(zip(sizes.tolist(), self.mean_jaccard.tolist())):
+            lines.append(f"{c:>7}  {size:>6}  {mean:>12.3f}  {int(self.dissolved[c]):>9}  {int(self.recovered[c]):>9}")
+        return "\n".join(lines)
+
+
+def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", scheme="boot", n_resamples=100,
+                      subset_size=None, clusterer_params=None, random_state=None):
+    """How stable each cluster is under resampling: the clusterwise Jaccard bootstrap of Hennig
+    (2007), as R's ``fpc::clusterboot`` computes it.
+
+    The data are clustered (or ``labels`` are taken as given); then ``n_resamples`` times a
+    resample of the objects is drawn (``"boot"``: n objects with replacement; ``"subset"``:
+    ``subset_size`` objects without, ``floor(n / 2)`` by default, fpc's ``subtuning``) and
+    clustered by the same clusterer at the same K. Each original cluster C is compared with every
+    cluster D of the resample's clustering on the resample's draws (a draw of an object twice
+    counts twice, as fpc does): ``|C ∩ D| / |C ∪ D|``, and the largest value is kept. Its mean
+    over the resamples is the cluster's stability; fpc's counts of resamples in which the cluster
+    dissolved (Jaccard <= 0.5) or was recovered (> 0.75) come with it.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_samples, n_features)
+    n_clusters : int
+        K of the clusterer, on the data and on every resample.
+    labels : array-like of shape (n_samples,), optional
+        The clustering to judge (e.g. a consensus result's labels); default: the clusterer's on
+        the data.
+    clusterer : str or callable, default="kmeans"
+        A registered generator run for one partition at exactly K (``k_range=(K, K)``), or a
+        function ``f(X, k, random_state) -> labels``.
+    scheme : {"boot", "subset"}, default="boot"
+    n_resamples : int, default=100
+        fpc's ``B``.
+    subset_size : int, optional
+        Objects per ``"subset"`` resample (default ``floor(n / 2)``).
+    clusterer_params : dict, optional
+        Extra keyword arguments of a registered generator.
+    random_state : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    ClusterStability
+
+    References
+    ----------
+    C. Hennig. Cluster-wise assessment of cluster stability. Computational Statistics & Data
+    Analysis 52(1):258-271, 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(c, 0.3, (30, 2)) for c in ((0, 0), (4, 0), (0, 4))])
+    >>> res = cluster_stability(X, 3, n_resamples=20, random_state=0)
+    >>> bool((res.mean_jaccard > 0.95).all()), res.dissolved.tolist()
+    (True, [0, 0, 0])
+    """
+    from cclust.registry import get
+    from cclust.validation import label_vector
+
+    X, _ = validate_X(data, "data")
+    n = X.shape[0]
+    k = check_int(n_clusters, "n_clusters", low=1, high=n)
+    n_resamples = check_int(n_resamples, "n_resamples", low=1)
+    if scheme not in STABILITY_SCHEMES:
+        raise ValidationError(f"scheme must be one of {list(STABILITY_SCHEMES)}, got {scheme!r}.")
+    size = n // 2 if subset_size is None else check_int(subset_size, "subset_size", low=k, high=n)
+    if scheme == "subset" and size < k:
+        raise ValidationError(f"subset resamples of floor(n / 2) = {size} objects cannot hold {k} clusters; "
+                              "pass subset_size or use scheme='boot'.")
+    params = check_params_dict(clusterer_params, "clusterer_params", RESERVED_GENERATOR, "cluster_stability")
+    if callable(clusterer):
+        def run(Y, seed):
+            return np.asarray(clusterer(Y, k, seed))
+    else:
+        generator = get(check_name(clusterer, "clusterer"), kind="generator")
+
+        def run(Y, seed):
+            return generator(Y, k, n_partitions=1, k_range=(k, k), random_state=seed, **params).labels[:, 0]
+    seeds = child_seeds(random_state, n_resamples + 2)
+    if labels is None:
+        labels = run(X, seeds[0])
+    labels, n_labels = label_vector(labels, "labels")
+    if labels.shape[0] != n:
+        raise ValidationError(f"labels has {labels.shape[0]} entries but data has {n} objects.")
+    draw = np.random.default_rng(seeds[1])
+    jaccard = np.full((n_resamples, n_labels), np.nan)
+    for b in range(n_resamples):
+        idx = draw.integers(0, n, size=n) if scheme == "boot" else np.sort(draw.choice(n, size=size, replace=False))
+        theirs = label_vector(run(np.ascontiguousarray(X[idx]), seeds[b + 2]), "the clusterer's labels")[0]
+        ours = labels[idx]
+        table = np.zeros((n_labels, int(theirs.max()) + 1))
+        np.add.at(table, (ours, theirs), 1.0)
+        union = table.sum(axis=1)[:, None] + table.sum(axis=0)[None, :] - table
+        with np.errstate(invalid="ignore", divide="ignore"):
+            best = np.where(union > 0, table / union, 0.0).max(axis=1)
+        best[table.sum(axis=1) == 0] = np.nan  # no member of the cluster in this resample
+        jaccard[b] = best
+    with np.errstate(invalid="ignore"):
+        mean = np.array([np.nanmean(col) if np.isfinite(col).any() else np.nan for col in jaccard.T])
+    return ClusterStability(labels=labels.astype(np.int64), jaccard=jaccard, mean_jaccard=mean,
+                            dissolved=(jaccard <= 0.5).sum(axis=0).astype(np.int64),
+                            recovered=(jaccard > 0.75).sum(axis=0).astype(np.int64), scheme=scheme,
+                            n_resamples=n_resamples)

@@ -105,6 +105,7 @@ def test_structureless_data_get_k1_and_say_why():
     plain = select_k(X, range(2, 7), random_state=0, null=None, n_resamples=30)
     assert plain.best_k >= 2  # Monti's PAC alone always names a K
     res = select_k(X, range(2, 7), random_state=0)
+    assert res.labels[1].tolist() == [0] * 150 and res.labels_series().nunique() == 1
     assert res.null == "uniform" and res.n_references == 10 and res.n_resamples == 25
     assert res.criterion == "rcsi"
     assert res.best_k == 1
@@ -165,9 +166,14 @@ def test_the_cli_says_k1_on_structureless_data(tmp_path, capsys):
 
     path = tmp_path / "noise.csv"
     np.savetxt(path, np.random.default_rng(0).normal(size=(80, 4)), delimiter=",", header="a,b,c,d", comments="")
-    assert main(["select-k", str(path), "--k-range", "1", "5", "--resamples", "20"]) == 0
+    pytest.importorskip("matplotlib")
+    labels, figure = tmp_path / "labels.csv", tmp_path / "k.png"
+    assert main(["select-k", str(path), "--k-range", "1", "5", "--resamples", "20", "--out", str(labels),
+                 "--plot", str(figure)]) == 0
     out = capsys.readouterr().out
     assert "best K = 1" in out and "no evidence of cluster structure" in out
+    assert "K = 1 has no consensus matrix" in out and figure.stat().st_size > 1000
+    assert labels.read_text().splitlines() == ["label"] + ["0"] * 80  # one cluster: every object in it
     assert main(["select-k", str(path), "--k-range", "1", "5", "--null", "none"]) == 2
     assert "K = 1 needs a --null" in capsys.readouterr().err
     assert main(["select-k", str(path), "--k-range", "2", "4", "--resamples", "10", "--format", "json"]) == 0
@@ -270,3 +276,68 @@ def test_bad_gap_input(kwargs, message):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValidationError, match=message):
         gap_statistic(X, **{"k_max": 3, "n_references": 2, **kwargs})
+
+
+# -- per-cluster stability (Hennig 2007; fpc::clusterboot) ----------------------------------------
+
+def test_cluster_stability_matches_a_literal_jaccard_bootstrap():
+    from cclust.selection import cluster_stability
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(c, 0.6, (20, 2)) for c in ((0, 0), (2.5, 0), (0, 4))])
+    seen = []
+
+    def recorder(Y, k, seed):
+        labels = cclust.generate("kmeans", Y, k, n_partitions=1, k_range=(k, k), random_state=seed).labels[:, 0]
+        seen.append((Y.copy(), labels))
+        return labels
+
+    given = np.repeat([0, 1, 2], 20)
+    res = cluster_stability(X, 3, labels=given, clusterer=recorder, n_resamples=15, random_state=0)
+    assert len(seen) == 15
+    for b, (Y, theirs) in enumerate(seen):
+        # the resample's objects, recovered from their rows (the blobs' rows are all distinct)
+        rows = [int(np.flatnonzero((X == y).all(axis=1))[0]) for y in Y]
+        for c in range(3):
+            mine = [given[i] == c for i in rows]
+            if not any(mine):
+                assert np.isnan(res.jaccard[b, c])
+                continue
+            best = 0.0
+            for d in set(theirs.tolist()):
+                other = [t == d for t in theirs]
+                both = sum(a and o for a, o in zip(mine, other))
+                either = sum(a or o for a, o in zip(mine, other))
+                best = max(best, both / either)
+            assert res.jaccard[b, c] == pytest.approx(best, abs=1e-12)
+    np.testing.assert_allclose(res.mean_jaccard, np.nanmean(res.jaccard, axis=0))
+    assert res.dissolved.tolist() == (res.jaccard <= 0.5).sum(axis=0).tolist()
+    assert res.recovered.tolist() == (res.jaccard > 0.75).sum(axis=0).tolist()
+    assert "mean Jaccard" in res.summary()
+
+
+def test_stable_and_unstable_clusters_are_told_apart():
+    from cclust.selection import cluster_stability
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal((0, 0), 0.3, (40, 2)), rng.normal((6, 0), 0.3, (40, 2)),
+                   rng.normal((6, 0), 0.3, (40, 2)) + [0.1, 0.0]])  # two "clusters" in one blob
+    res = cluster_stability(X, 3, n_resamples=30, scheme="subset", random_state=0)
+    alone = res.labels[0]
+    assert res.mean_jaccard[alone] > 0.95 and res.dissolved[alone] == 0
+    others = [c for c in range(3) if c != alone]
+    assert res.mean_jaccard[others].max() < 0.85
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"scheme": "jitter"}, r"scheme must be one of \['boot', 'subset'\]"),
+    ({"n_resamples": 0}, r"n_resamples must be an int in the range \[1, inf\], got 0"),
+    ({"labels": [0, 1]}, r"labels has 2 entries but data has 30 objects"),
+    ({"subset_size": 2}, r"subset_size must be an int in the range \[3, 30\], got 2"),
+])
+def test_bad_stability_input(kwargs, message):
+    from cclust.selection import cluster_stability
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValidationError, match=message):
+        cluster_stability(X, 3, **kwargs)

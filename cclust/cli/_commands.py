@@ -715,12 +715,17 @@ def select_k(args, out=None):
     if args.plot:
         plotting = _plotting()
         _, heatmap, tracking = _select_k_figures(args.plot)
-        extra = {heatmap: plotting.plot_consensus_heatmap(result), tracking: plotting.plot_tracking(result).figure}
+        # K = 1 has no consensus matrix: the heatmap then shows the smallest K tried, and says so
+        heat_k = result.best_k if result.best_k != 1 else int(result.k_values[0])
+        extra = {heatmap: plotting.plot_consensus_heatmap(result, k=heat_k),
+                 tracking: plotting.plot_tracking(result).figure}
         _save_figure(plotting.plot_select_k(result), args.plot)
         for path, figure in extra.items():
             _save_figure(figure, path)
         if args.format == "table":
-            print(f"figures written to {args.plot}, {', '.join(extra)}", file=out)
+            print(f"figures written to {args.plot}, {', '.join(extra)}"
+                  + (f" (the heatmap shows K = {heat_k}: K = 1 has no consensus matrix)" if heat_k != result.best_k
+                     else ""), file=out)
     return 0
 
 
