@@ -8,6 +8,10 @@
   the others; how often the true K is chosen.
 * ``speed``: the default (with its reference) against the plain protocol on the same data, wall
   and CPU seconds and their ratio (the goal is at most 3x).
+* ``stability``: :func:`cclust.selection.cluster_stability` against R's ``fpc::clusterboot``
+  (``kmeansCBI`` with 10 random starts at the same K, the same B and scheme; cclust: one k-means++
+  start) on the same data: the mean Jaccard of each
+  cluster (matched between the two codes by their overlap) and the time.
 * ``gap``: :func:`cclust.selection.gap_statistic` against R's ``cluster::clusGap`` (k-means with
   ``nstart = 10``, the same B, K.max and spaceH0) on the same data: the K each of clusGap's five
   rules picks, and the time of each (R through ``Rscript``; R is never used by the tests).
@@ -19,6 +23,7 @@ protocol, whose B is ignored), so settings are compared on the same data sets::
     python benchmarks/bench_select_k_null.py power --sets 4
     python benchmarks/bench_select_k_null.py speed --n 300 1000 3000
     python benchmarks/bench_select_k_null.py gap --sizes 500 5000
+    python benchmarks/bench_select_k_null.py stability --sizes 500 5000 --references 100
 """
 import argparse
 import os
@@ -132,6 +137,52 @@ cat(t1 - t0, sapply(rules, function(r) maxSE(g$Tab[, "gap"], g$Tab[, "SE.sim"], 
 """
 
 
+R_BOOT = r"""
+suppressMessages(library(fpc))
+x <- as.matrix(read.csv(commandArgs(TRUE)[1], header = FALSE))
+k <- as.integer(commandArgs(TRUE)[2]); B <- as.integer(commandArgs(TRUE)[3]); how <- commandArgs(TRUE)[4]
+t0 <- proc.time()[["elapsed"]]
+cb <- clusterboot(x, B = B, bootmethod = how, clustermethod = kmeansCBI, krange = k, seed = 1, count = FALSE,
+                  runs = 10)
+t1 <- proc.time()[["elapsed"]]
+cat(t1 - t0, "\n", cb$result$partition, "\n", cb[[paste0(how, "mean")]], "\n")
+"""
+
+
+def stability(args):
+    import subprocess
+    import tempfile
+
+    from cclust.selection import cluster_stability
+
+    print("| data | n | K | scheme | B | cclust mean Jaccard | clusterboot mean Jaccard | cclust s | clusterboot s | "
+          "speed ratio | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rng = np.random.default_rng(args.seed)
+    for n in args.sizes:
+        cases = {"blobs K=4": (blobs(4, n, 5, 1, rng), 4), "noise": (rng.normal(size=(n, 5)), 3)}
+        for name, (X, k) in cases.items():
+            for scheme in ("boot", "subset"):
+                start = time.perf_counter()
+                ours = cluster_stability(X, k, n_resamples=args.references, scheme=scheme, random_state=0)
+                mine = time.perf_counter() - start
+                with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as handle:
+                    np.savetxt(handle, X, delimiter=",")
+                lines = subprocess.run(["Rscript", "-e", R_BOOT, handle.name, str(k), str(args.references), scheme],
+                                       capture_output=True, text=True, check=True).stdout.splitlines()
+                os.unlink(handle.name)
+                theirs_time = float(lines[0])
+                their_labels = np.array(lines[1].split(), dtype=np.int64) - 1
+                their_mean = np.array(lines[2].split(), dtype=np.float64)
+                # match R's clusters to ours by their largest overlap
+                order = [int(np.bincount(their_labels[ours.labels == c], minlength=k).argmax()) for c in range(k)]
+                ours_text = " ".join(f"{v:.2f}" for v in ours.mean_jaccard)
+                theirs_text = " ".join(f"{their_mean[j]:.2f}" for j in order)
+                print(f"| {name} | {n} | {k} | {scheme} | {args.references} | {ours_text} | {theirs_text} | "
+                      f"{mine:.2f} | {theirs_time:.2f} | {theirs_time / mine:.1f}x | {os.getloadavg()[0]:.2f} |",
+                      flush=True)
+
+
 def gap(args):
     import subprocess
     import tempfile
@@ -162,7 +213,7 @@ def gap(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=["calibration", "power", "speed", "gap"])
+    parser.add_argument("suite", choices=["calibration", "power", "speed", "gap", "stability"])
     parser.add_argument("--references", type=int, default=100, help="gap: B of both codes")
     parser.add_argument("--sets", type=int, default=6, help="data sets per shape (calibration) or per case (power)")
     parser.add_argument("--n", type=int, nargs=2, default=(60, 300), help="range of n")
@@ -173,7 +224,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.settings is None:
         args.settings = ["uniform:10:25", "none:0:100"]
-    {"calibration": calibration, "power": power, "speed": speed, "gap": gap}[args.suite](args)
+    {"calibration": calibration, "power": power, "speed": speed, "gap": gap,
+     "stability": stability}[args.suite](args)
 
 
 if __name__ == "__main__":

@@ -157,8 +157,10 @@ def test_bad_reference_input():
     X = np.random.default_rng(0).normal(size=(30, 3))
     with pytest.raises(ValidationError, match="n_references must be an int"):
         select_k(X, [2, 3], n_references=1, n_resamples=3)
-    with pytest.raises(ValidationError, match="no spread"):
+    with pytest.raises(ValidationError, match="data has only 1 distinct row"):
         select_k(np.ones((30, 3)), [2, 3], n_resamples=3)
+    with pytest.raises(ValidationError, match=r"alpha must be a finite number in \(0, 1\)"):
+        select_k(X, [2, 3], alpha=1.0, n_resamples=3)
 
 
 def test_the_cli_says_k1_on_structureless_data(tmp_path, capsys):
