@@ -78,8 +78,16 @@ def consensus(method, ensemble, n_clusters, **params):
 
 
 def generate(generator, X, n_clusters, **params):
-    """Generate an Ensemble of basic partitions of ``X`` with the generator named ``generator``."""
-    return get(generator, kind="generator")(X, n_clusters, **params)
+    """Generate an Ensemble of basic partitions of ``X`` with the generator named ``generator``.
+
+    When ``X`` is a pandas DataFrame, the Ensemble keeps its index (:attr:`Ensemble.index`), so
+    that results can be keyed by the objects' names.
+    """
+    ensemble = get(generator, kind="generator")(X, n_clusters, **params)
+    index = getattr(X, "index", None)
+    if index is not None and hasattr(X, "columns") and isinstance(ensemble, Ensemble) and ensemble.index is None:
+        ensemble = Ensemble(ensemble, index=index)
+    return ensemble
 
 
 #: The optional extras that add features, by the distribution each installs (pyproject's

@@ -34,6 +34,20 @@ def _selection(index, size, name):
     return idx.astype(np.int64, copy=False)
 
 
+def _check_index(index, n):
+    """The objects' names: a pandas Index as it is (immutable), anything else as a tuple."""
+    if index is None:
+        return None
+    if not (hasattr(index, "take") and hasattr(index, "is_unique")):  # not a pandas Index
+        try:
+            index = tuple(index)
+        except TypeError:
+            raise ValidationError(f"index must be a sequence of {n} object names, got {index!r}.") from None
+    if len(index) != n:
+        raise ValidationError(f"index must name each of the {n} objects, got {len(index)} names.")
+    return index
+
+
 def _check_provenance(provenance, r):
     """None, or a tuple of ``r`` strings from one string or a sequence of them."""
     if provenance is None:
@@ -158,6 +172,11 @@ class Ensemble:
         ``"hierarchical-ward"``): one string per partition, or one string for all. Kept by
         :meth:`take`, :meth:`with_weights`, pickling and equality; ``None`` when unknown. When
         ``labels`` is an Ensemble and ``provenance`` is None, its provenance is kept.
+    index : sequence of length n_samples, default=None
+        Names of the objects (a pandas DataFrame's index, sample IDs), one per row, for results
+        keyed by them. Kept by :meth:`take` (the rows taken), :meth:`with_weights` and pickling;
+        ``None`` when the objects have no names. When ``labels`` is an Ensemble and ``index`` is
+        None, its index is kept.
 
     Attributes
     ----------
@@ -167,6 +186,7 @@ class Ensemble:
         ``offsets[i]:offsets[i+1]``
     weights : ndarray of shape (n_partitions,), float64, sums to one
     provenance : tuple of str of length n_partitions, or None
+    index : sequence of length n_samples, or None
 
     Examples
     --------
@@ -178,13 +198,15 @@ class Ensemble:
     [1.0, 1.0, 0.5, 0.0]
     """
 
-    def __init__(self, labels, weights=None, *, missing=-1, provenance=None):
+    def __init__(self, labels, weights=None, *, missing=-1, provenance=None, index=None):
         if isinstance(labels, Ensemble):
             state = labels.__getstate__()
             if weights is not None:
                 state["weights"] = self._check_weights(weights, labels.n_partitions)
             if provenance is not None:
                 state["provenance"] = _check_provenance(provenance, labels.n_partitions)
+            if index is not None:
+                state["index"] = _check_index(index, labels.n_samples)
             self.__setstate__(state)
             return
         columns = _columns_from(labels)
@@ -202,7 +224,7 @@ class Ensemble:
                     f"labels[:, {j}] labels no object (every entry is missing); drop that partition."
                 )
         self._init(matrix, n_clusters, self._check_weights(weights, len(columns)),
-                   _check_provenance(provenance, len(columns)))
+                   _check_provenance(provenance, len(columns)), _check_index(index, n))
 
     @classmethod
     def _from_codes(cls, matrix):
@@ -225,7 +247,7 @@ class Ensemble:
                    cls._check_weights(None, matrix.shape[1]))
         return self
 
-    def _init(self, matrix, n_clusters, weights, provenance=None):
+    def _init(self, matrix, n_clusters, weights, provenance=None, index=None):
         matrix.setflags(write=False)
         n_clusters.setflags(write=False)
         weights.setflags(write=False)
@@ -233,6 +255,7 @@ class Ensemble:
         self._n_clusters = n_clusters
         self._weights = weights
         self._provenance = provenance
+        self._index = index
         offsets = np.zeros(len(n_clusters) + 1, dtype=np.int64)
         np.cumsum(n_clusters, out=offsets[1:])
         offsets.setflags(write=False)
@@ -294,6 +317,11 @@ class Ensemble:
         return self._provenance
 
     @property
+    def index(self):
+        """Names of the objects, one per row (e.g. a DataFrame's index), or None if unnamed."""
+        return self._index
+
+    @property
     def has_missing(self):
         if "has_missing" not in self._cache:
             self._cache["has_missing"] = bool((self._labels < 0).any())
@@ -336,12 +364,12 @@ class Ensemble:
 
     def __getstate__(self):
         return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights,
-                "provenance": self._provenance}
+                "provenance": self._provenance, "index": self._index}
 
     def __setstate__(self, state):
         # state.get: pickles written before provenance existed have no such key
         self._init(np.array(state["labels"], dtype=np.int32), np.array(state["n_clusters"], dtype=np.int64),
-                   np.array(state["weights"], dtype=np.float64), state.get("provenance"))
+                   np.array(state["weights"], dtype=np.float64), state.get("provenance"), state.get("index"))
 
     # -- derived ensembles -------------------------------------------------------------------
     def take(self, objects=None, partitions=None):
@@ -359,11 +387,16 @@ class Ensemble:
             weights = weights[idx]
             if provenance is not None:
                 provenance = tuple(provenance[i] for i in idx.tolist())
+        index = self._index
         if objects is not None:
-            labels = labels[_selection(objects, self.n_samples, "objects")]
+            rows = _selection(objects, self.n_samples, "objects")
+            labels = labels[rows]
+            if index is not None:
+                index = index[rows] if hasattr(index, "take") and not isinstance(index, tuple) else \
+                    tuple(index[i] for i in np.atleast_1d(rows).tolist())
         if labels.ndim != 2:
             raise ValidationError("partitions must select a list of partitions, not a single index.")
-        return Ensemble(labels, weights=weights, provenance=provenance)
+        return Ensemble(labels, weights=weights, provenance=provenance, index=index)
 
     def with_weights(self, weights):
         """The same partitions (and provenance) with other weights."""

@@ -197,3 +197,25 @@ def test_cluster_sizes_count_labelled_members(rng):
         expected = np.bincount(col[col >= 0], minlength=int(E.n_clusters[i]))
         assert np.array_equal(sizes[E.offsets[i]:E.offsets[i + 1]], expected)
     assert E.cluster_sizes is sizes  # cached
+
+
+def test_an_ensemble_keeps_the_names_of_its_objects():
+    import pickle
+
+    pd = pytest.importorskip("pandas")
+    import cclust
+    from cclust.datasets import load_iris
+
+    X, _ = load_iris()
+    df = pd.DataFrame(X[::10], index=[f"plant{i}" for i in range(15)])
+    E = cclust.generate("kmeans", df, 3, n_partitions=4, random_state=0)  # a DataFrame's index is kept
+    assert E.index.tolist() == [f"plant{i}" for i in range(15)]
+    assert E.take([3, 1]).index.tolist() == ["plant3", "plant1"]
+    assert E.with_weights([1, 2, 3, 4]).index.tolist() == E.index.tolist()
+    assert pickle.loads(pickle.dumps(E)).index.tolist() == E.index.tolist()
+    assert cclust.generate("kmeans", X[::10], 3, n_partitions=4, random_state=0).index is None
+    named = Ensemble(E.labels, index="abcdefghijklmno")
+    assert named.index == tuple("abcdefghijklmno") and named.take(np.array([0, 2])).index == ("a", "c")
+    assert Ensemble(named).index == named.index
+    with pytest.raises(ValidationError, match="index must name each of the 15 objects, got 2 names"):
+        Ensemble(E.labels, index=["a", "b"])
