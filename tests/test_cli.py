@@ -1031,3 +1031,22 @@ def test_a_method_name_in_capitals_is_the_registered_name(capsys):
     assert rows[0]["settings"]["utility"] == "uc"
     code, out, err = run_cli(capsys, "run", "iris", "--partitions", R, "-m", "KCCX")
     assert code == 2 and err.startswith("cclust: error: unknown consensus name 'KCCX'. Did you mean 'kcc'?")
+
+
+def test_saved_partitions_keep_the_row_ids_and_fuse_reads_them_back(capsys, tmp_path):
+    X, _ = load_iris()
+    data = tmp_path / "g.csv"
+    with open(data, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["sample", "a", "b", "c", "d"])
+        writer.writerows([f"s{i}", *x] for i, x in enumerate(X[::3].tolist()))
+    saved, fused = tmp_path / "ens.csv", tmp_path / "fused.csv"
+    code, _, err = run_cli(capsys, "run", str(data), "--id-column", "sample", "-k", "3", "-m", "kcc",
+                           "--partitions", "5", "--save-ensemble", str(saved))
+    assert code == 0, err
+    rows = saved.read_text().splitlines()
+    assert rows[0] == ",kmeans,kmeans,kmeans,kmeans,kmeans" and rows[1].startswith("s0,") and len(rows) == 51
+    code, _, err = run_cli(capsys, "fuse", str(saved), "-k", "3", "-o", str(fused))
+    assert code == 0, err
+    lines = fused.read_text().splitlines()
+    assert lines[0] == "id,label" and [line.split(",")[0] for line in lines[1:]] == [f"s{i}" for i in range(50)]

@@ -111,7 +111,7 @@ def _generator_spec(args):
     return name, gen, kwargs, partitions
 
 
-def _generator_call(args, X, k):
+def _generator_call(args, X, k, ids=None):
     name, gen, kwargs, partitions = _generator_spec(args)
     kwargs.update(n_partitions=partitions, random_state=args.seed, n_jobs=args.jobs)
     if args.verbose and _accepts(gen, "verbose"):
@@ -130,7 +130,7 @@ def _generator_call(args, X, k):
     text = f"{what} (K_i {kis.min()}..{kis.max()}), seed {args.seed}, {took:.3f} s"
     if getattr(args, "save_ensemble", None):
         provenance = ensemble.provenance or (name,) * ensemble.n_partitions
-        write_ensemble(args.save_ensemble, ensemble, provenance)
+        write_ensemble(args.save_ensemble, ensemble, provenance, ids)
     return ensemble, text
 
 
@@ -371,7 +371,7 @@ def run(args, out=None):
     if own:
         ensemble, ens_text = None, f"none generated: {jobs[0].method} makes its own partitions of DATA"
     else:
-        ensemble, ens_text = _generator_call(args, X, k)
+        ensemble, ens_text = _generator_call(args, X, k, data.ids)
     if args.save_ensemble and args.format == "table":
         notices_text = f"; written to {args.save_ensemble}"
     else:
@@ -520,7 +520,7 @@ def evaluate(args, out=None):
     if fuse_fn is not None:
         fused = cclust.consensus(args.fuse, kept, k_fuse, random_state=args.seed)
     if args.save_ensemble:
-        write_ensemble(args.save_ensemble, kept, provenance)
+        write_ensemble(args.save_ensemble, kept, provenance, data.ids)
     if args.plot:
         _save_figure(_plotting().plot_evaluation(result).figure, args.plot)
     table = result.as_table()

@@ -462,26 +462,33 @@ def ensemble_format(path):
     return suffix
 
 
-def write_ensemble(path, ensemble, provenance):
+def write_ensemble(path, ensemble, provenance, ids=None):
     """Write the basic partitions so that ``cclust fuse`` reads them back, provenance included.
 
     ``.csv``/``.tsv``: a header row naming what made each partition (``kmeans``, ``gmm``, ...;
-    names repeat), then one line per object, -1 for an object missing from a partition.
-    ``.npz``: arrays ``labels`` (int32, n_samples x n_partitions) and ``provenance`` (text).
-    Written under a temporary name and renamed when complete.
+    names repeat), then one line per object, -1 for an object missing from a partition. With
+    ``ids`` (the input's row IDs) a first column holds them under an empty header cell, the
+    layout of R's row names, which ``cclust fuse`` reads back as the objects' IDs.
+    ``.npz``: arrays ``labels`` (int32, n_samples x n_partitions) and ``provenance`` (text), and
+    ``ids`` (text) with IDs. Written under a temporary name and renamed when complete.
     """
     suffix = ensemble_format(path)
     try:
         if suffix == ".npz":
             with _replacing(path, binary=True) as handle:
-                np.savez(handle, labels=np.asarray(ensemble.labels), provenance=np.array(provenance, dtype=str))
+                arrays = {"ids": np.array([str(v) for v in ids])} if ids is not None else {}
+                np.savez(handle, labels=np.asarray(ensemble.labels), provenance=np.array(provenance, dtype=str),
+                         **arrays)
         else:
             with _replacing(path) as handle:
                 writer = csv.writer(handle, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
-                writer.writerow(provenance)
+                writer.writerow(list(provenance) if ids is None else [""] + list(provenance))
                 labels = ensemble.labels
                 for start in range(0, labels.shape[0], 65536):
-                    writer.writerows(labels[start:start + 65536].tolist())
+                    block = labels[start:start + 65536].tolist()
+                    if ids is not None:
+                        block = [[ids[start + i]] + values for i, values in enumerate(block)]
+                    writer.writerows(block)
     except OSError as exc:
         raise UserError(f"--save-ensemble {path}: cannot write it ({exc.strerror or exc}).") from None
 
