@@ -121,14 +121,33 @@ def busy_elsewhere():
     where the platform does not say (the "running" count of Linux's ``/proc/loadavg``).
 
     A snapshot, not an average: the 1-minute load average would count this process's own work
-    of the last minute and make a long computation talk itself down to one thread.
+    of the last minute and make a long computation talk itself down to one thread; this
+    process's own running threads (``/proc/self/task``) are left out for the same reason.
     """
     try:
         with open("/proc/loadavg", encoding="ascii") as handle:
             running = int(handle.read().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return 0
-    return max(0, running - 1)  # the thread that reads the file is running
+    return max(0, running - _running_here())
+
+
+def _running_here():
+    """Threads of this process running now (at least the one asking): its own BLAS or OpenMP
+    threads still spinning after a call are no other work."""
+    own = 1
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return own
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", encoding="ascii", errors="replace") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        own += state == "R"
+    return max(1, own - 1)  # the asking thread was counted once above and once in the loop
 
 
 def default_threads():
