@@ -137,7 +137,7 @@ def show_config(file=None):
         "scipy": scipy.__version__,
         "openmp": _contingency.openmp_enabled(),
         "openmp_max_threads": _contingency.max_threads(),
-        "threads_used_by_default": check_n_threads(None),  # now: the cores not busy elsewhere
+        "threads_used_by_default": check_n_threads(None),
         "cores": available_cores(),
         "pymetis": installed("pymetis") or "not installed",
     }

@@ -553,8 +553,8 @@ _COMMON_DOC = """
         warning that counts them, or keep it silently.
     random_state : int, Generator or None
     n_jobs : int, default=None
-        Partitions computed in parallel threads; None uses the cores not busy elsewhere
-        (:func:`cclust.validation.default_threads`), -1 every core. The ensemble is
+        Partitions computed in parallel threads; None uses every core
+        (:func:`cclust.validation.default_threads`), -1 every core whatever the environment says. The ensemble is
         identical for any value.
     verbose : int, default=0
         1 draws a progress bar over the partitions (on a terminal only).

@@ -595,7 +595,7 @@ class Ensemble:
             Memory budget (see :func:`cclust.validation.memory_budget`); the estimate is checked before any
             large allocation.
         n_threads : int, default=None
-            Threads comparing label rows (NumPy releases the GIL); None: the cores not busy
+            Threads comparing label rows (NumPy releases the GIL); None: every core
             elsewhere (:func:`cclust.validation.default_threads`).
 
         Returns

@@ -87,8 +87,8 @@ class ConsensusClustering:
         fit, for any ``n_jobs``. A Generator or RandomState is drawn from once per fit.
     n_jobs : int or None, default=None
         Threads: passed as ``n_jobs`` to the generator and as ``n_threads`` (or ``n_jobs``) to
-        the consensus function when it takes one. None uses the cores not busy elsewhere
-        (:func:`cclust.validation.default_threads`), -1 every core. Labels do not
+        the consensus function when it takes one. None uses every core
+        (:func:`cclust.validation.default_threads`), -1 every core whatever the environment says. Labels do not
         depend on it.
     verbose : int, default=0
         Progress bars (shown only on a terminal) in the generator and the consensus function,

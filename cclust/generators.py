@@ -153,8 +153,8 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
         Relative objective improvement below which a run stops.
     random_state : int, Generator or None
     n_jobs : int, default=None
-        Partitions computed in parallel threads; None uses the cores not busy elsewhere
-        (:func:`cclust.validation.default_threads`), -1 every core. The ensemble is
+        Partitions computed in parallel threads; None uses every core
+        (:func:`cclust.validation.default_threads`), -1 every core whatever the environment says. The ensemble is
         identical for any value.
     verbose : int, default=0
         1 draws a progress bar over the partitions (only on a terminal; see

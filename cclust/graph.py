@@ -59,7 +59,7 @@ import scipy.sparse as sp
 
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_int, check_random_state, default_threads, require_memory
+from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, require_memory
 
 __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "AUTO_CUT_RATIO",
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
@@ -1032,11 +1032,12 @@ def blas_team(size, threshold=BLAS_TEAM_FROM):
     second thread spins between calls: on two idle cores PTA's products at 805 microclusters
     took the same wall time with the team and twice the CPU time (0.23 s against 0.13 s);
     at 1,483 the team saved a sixth of the wall time. When the other cores are busy
-    (:func:`cclust.validation.default_threads` is 1) it is one thread at any size."""
+    (:func:`cclust.validation.busy_elsewhere`) it is one thread at any size."""
     from contextlib import nullcontext
 
     # a team on a machine whose other cores are busy only adds a spinning thread
-    return nullcontext() if size >= threshold and default_threads() > 1 else one_blas_thread()
+    busy = available_cores() - busy_elsewhere() < 2
+    return nullcontext() if size >= threshold and not busy else one_blas_thread()
 
 
 def one_blas_thread():

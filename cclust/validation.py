@@ -154,25 +154,24 @@ def default_threads():
     """The thread count that ``n_threads=None`` (or ``n_jobs=None``) means.
 
     ``CCLUST_NUM_THREADS``, else ``OMP_NUM_THREADS``, when set to a positive integer; otherwise
-    the cores this process may use that are not busy with other work at the moment of the call
-    (:func:`available_cores` minus :func:`busy_elsewhere`), and at least one. On a loaded
-    machine, or inside a caller's own thread pool, every region of a compiled pass ends at a
-    barrier that waits for its slowest thread, and a thread that the scheduler has set aside
-    holds the others: on two cores under a load of about 12, AddRemAdd at n = 6,000 took 16.3 s
-    on two threads against 12.3 s on one. Results never depend on the thread count (work is
-    split into fixed chunks reduced in chunk order), so only the time changes.
+    every core this process may use (:func:`available_cores`). The compiled passes' threads wait
+    passively between parallel regions (``OMP_WAIT_POLICY=PASSIVE`` unless set), so on a loaded
+    machine they take their share of the cores and spin on none: with two CPU-bound processes on
+    two cores, GKCC took 66 s on two threads against 102 s on one, AddRemAdd 5.8 s against 7.7 s
+    (docs/benchmarks.md). Results never depend on the thread count (work is split into fixed
+    chunks reduced in chunk order), so only the time changes. BLAS, whose threads do spin, runs
+    on one thread when the other cores are busy (:func:`busy_elsewhere`).
     """
     env = os.environ.get("CCLUST_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
     if env and env.isdigit() and int(env) > 0:
         return int(env)
-    cores = available_cores()
-    return max(1, min(cores, cores - busy_elsewhere()))
+    return available_cores()
 
 
 def check_n_threads(n_threads, name="n_threads"):
-    """Resolve a thread count: None means :func:`default_threads` (the cores not busy elsewhere,
-    or the ``CCLUST_NUM_THREADS``/``OMP_NUM_THREADS`` setting), -1 every available core whatever
-    else runs, and a positive int that many threads."""
+    """Resolve a thread count: None means :func:`default_threads` (every core, or the
+    ``CCLUST_NUM_THREADS``/``OMP_NUM_THREADS`` setting), -1 every available core whatever the
+    environment says, and a positive int that many threads."""
     if n_threads is None:
         return default_threads()
     if isinstance(n_threads, numbers.Integral) and not isinstance(n_threads, bool) and n_threads == -1:

@@ -134,7 +134,7 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
         A row stops when ``sum_k |gamma_new - gamma| / sum_k gamma_new`` falls below ``tol``,
         or after ``max_iter`` updates.
     n_threads : int or None
-        Threads (None: the cores not busy elsewhere, :func:`cclust.validation.default_threads`).
+        Threads (None: every core, :func:`cclust.validation.default_threads`).
 
     Returns
     -------
@@ -277,7 +277,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
         stopped, so a cap only spreads the work over iterations.
     random_state : int, Generator or None
     n_threads : int or None, default=None
-        Threads of the compiled E-step (None: the cores not busy elsewhere,
+        Threads of the compiled E-step (None: every core,
         :func:`cclust.validation.default_threads`); the result is the same for any number.
 
     Returns

@@ -427,7 +427,7 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
     random_state : ignored
         WEAC is deterministic.
     n_threads : int, default=None
-        Threads of the weighted co-association (None: the cores not busy elsewhere,
+        Threads of the weighted co-association (None: every core,
         :func:`cclust.validation.default_threads`); the labels do not depend on it.
 
     Returns

@@ -267,8 +267,8 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
     random_state : int, Generator or None
         Drives the sampling only; K-means itself is deterministic.
     n_jobs : int, default=None
-        Threads over the candidates of a step (None: the cores not busy elsewhere,
-        :func:`cclust.validation.default_threads`; -1: every core). The ensemble is identical
+        Threads over the candidates of a step (None: every core,
+        :func:`cclust.validation.default_threads`; -1: every core whatever the environment says). The ensemble is identical
         for any value.
 
     Returns

@@ -69,7 +69,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         the greedy default.
     random_state : int, Generator or None
     n_threads : int, default=None
-        Threads of the compiled passes (None: the cores not busy elsewhere, see
+        Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`). Results are identical for any value.
     verbose : int, default=0
         1 draws a progress bar over the restarts (only on a terminal), 2 also leaves it on

@@ -308,7 +308,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     random_state : int, Generator or None
         Draws the sample of ``sample_size``; the exact method is deterministic.
     n_threads : int, default=None
-        Threads for the per-seed runs (None: the cores not busy elsewhere, see
+        Threads for the per-seed runs (None: every core, see
         :func:`cclust.validation.default_threads`). Results are identical for any value.
 
     Returns

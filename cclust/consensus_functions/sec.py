@@ -65,7 +65,7 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
         times its previous value.
     random_state : int, Generator or None
     n_threads : int, default=None
-        Threads of the compiled passes (None: the cores not busy elsewhere, see
+        Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`); results are identical for any value.
 
     Returns

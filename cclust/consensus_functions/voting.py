@@ -500,7 +500,7 @@ _PARAMS_DOC = """
     random_state : int, Generator or None
         Draws the k-means++ seeds, or the base partitions the restarts start from.
     n_threads : int, default=None
-        Threads of the compiled passes (None: the cores not busy elsewhere, see
+        Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`); results are identical for any value.
 """
 
