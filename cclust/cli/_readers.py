@@ -33,6 +33,20 @@ from cclust.cli._parameters import parse_value
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 
 
+def _take_first_column(found, notes, skipped, id_j):
+    """Apply what ``_first_column_role`` found in column 0: an index is skipped, row names become
+    the IDs (unless --id-column named another column); either way the note is kept. Returns the
+    ID column."""
+    role, note = found
+    if role is None:
+        return id_j
+    notes.append(note)
+    if role == "index":
+        skipped.add(0)
+        return id_j
+    return 0 if id_j is None else id_j
+
+
 def _check_n_objects(n, where):
     if n < 2:
         raise UserError(
@@ -142,15 +156,11 @@ def _load_csv_data(path, labels_column, options, missing_features="error"):
             raise UserError(f"--id-column {options.id_column} and --labels-column {labels_column} name the same "
                             "column; the IDs and the true classes are different columns.")
     if id_j != 0 and label_j != 0:
-        role, note = _first_column_role(path, names, body, options, "data" if transposed else "a feature",
-                                        "the names of the features" if transposed else
-                                        "row IDs (R's row names), written beside the labels")
-        if role is not None:
-            notes.append(note)
-            if role == "index":
-                skipped.add(0)
-            elif id_j is None:
-                id_j = 0
+        id_j = _take_first_column(_first_column_role(path, names, body, options,
+                                                     "data" if transposed else "a feature",
+                                                     "the names of the features" if transposed else
+                                                     "row IDs (R's row names), written beside the labels"),
+                                  notes, skipped, id_j)
     kept = [j for j in range(n_columns) if j not in skipped and j not in (label_j, id_j)]
     if not kept:
         raise UserError(f"{path}: no feature column is left besides the "
@@ -521,13 +531,8 @@ def _ensemble_csv(path, missing, options, notes):
     if options.id_column is not None:
         id_j = _column_index(options.id_column, names, n_columns, path, "--id-column")
     if id_j != 0:
-        role, note = _first_column_role(path, names, body, options, "a partition")
-        if role is not None:
-            notes.append(note)
-            if role == "index":
-                skipped.add(0)
-            elif id_j is None:
-                id_j = 0
+        id_j = _take_first_column(_first_column_role(path, names, body, options, "a partition"), notes, skipped,
+                                  id_j)
     ids = None
     if id_j is not None:
         ids = [row[id_j] for row in body]
