@@ -326,9 +326,10 @@ def test_stable_and_unstable_clusters_are_told_apart():
                    rng.normal((6, 0), 0.3, (40, 2)) + [0.1, 0.0]])  # two "clusters" in one blob
     res = cluster_stability(X, 3, n_resamples=30, scheme="subset", random_state=0)
     alone = res.labels[0]
-    assert res.mean_jaccard[alone] > 0.95 and res.dissolved[alone] == 0
+    # one k-means++ start per resample now and then splits the lone blob instead (a local optimum)
+    assert res.mean_jaccard[alone] > 0.85 and res.dissolved[alone] <= 2
     others = [c for c in range(3) if c != alone]
-    assert res.mean_jaccard[others].max() < 0.85
+    assert res.mean_jaccard[others].max() < 0.75 and (res.dissolved[others] >= 5).all()
 
 
 @pytest.mark.parametrize("kwargs, message", [
