@@ -24,7 +24,7 @@ Suites (run from the repository root, ``PYTHONPATH=. python benchmarks/bench_usp
   CPU seconds of each code, the ratio, the load average, and the paper's Tables 4 and 6.
   ``--timeout`` stops the authors' code after that many seconds, keeping its finished runs.
 * ``small --runs 10`` -- U-SENC on every shared data set of fewer than 1,000 objects
-  (``/work/shared/data/MANIFEST.csv``, or ``--data`` paths): the authors' ``USENC.m`` under
+  (``../shared/data/MANIFEST.csv``, or ``--data`` paths): the authors' ``USENC.m`` under
   Octave against cclust with the authors' parameters (p = 1,000 lowered to n, K = 5, m = 20,
   K_i in [20, 60]), NMI mean and sd of each, Welch's p, the base partitions' NMI, how many
   runs' ensembles leave the consensus graph in k or more connected components (then the
