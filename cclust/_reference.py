@@ -63,6 +63,7 @@ class ReferenceShape:
         scores = (X - self.mean) @ self.rotation.T                 # (n, r)
         self.sd = scores.std(axis=0, ddof=1)
         self.low, self.high = scores.min(axis=0), scores.max(axis=0)
+        self.feature_low, self.feature_high = X.min(axis=0), X.max(axis=0)
         self.n = n
 
     @property
@@ -71,12 +72,18 @@ class ReferenceShape:
         return self.rotation.shape[0]
 
     def draw(self, null, rng):
-        """One reference data set of the data's size, (n_samples, n_features) float64."""
+        """One reference data set of the data's size, (n_samples, n_features) float64:
+        ``"gaussian"`` or ``"uniform"`` scores along the principal axes (above), or
+        ``"original"``, uniform over the range of each feature (the gap statistic's reference
+        (a), clusGap's ``spaceH0 = "original"``)."""
         r = self.rank
         if null == "gaussian":
             scores = rng.standard_normal((self.n, r)) * self.sd
         elif null == "uniform":
             scores = self.low + rng.random((self.n, r)) * (self.high - self.low)
+        elif null == "original":  # uniform over each feature's range, no rotation (clusGap's "original")
+            span = self.feature_high - self.feature_low
+            return self.feature_low + rng.random((self.n, span.shape[0])) * span
         else:
             raise ValidationError(f"null must be one of {list(NULLS)} or None, got {null!r}.")
         return np.ascontiguousarray(scores @ self.rotation + self.mean)

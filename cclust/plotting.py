@@ -604,7 +604,7 @@ def plot_reference_null(result, *, ax=None):
     ax.plot(k_values, f["pac"], marker="o", color="tab:red", linewidth=1.5, markersize=5, label="data's PAC")
     p_values = np.asarray(result.p_value, dtype=np.float64)
     for k, pac, p in zip(k_values, f["pac"], p_values):
-        text = format_p(p, reference.shape[0])
+        text = format_p(p)
         ax.annotate(f"p {text}" if text.startswith("<") else f"p = {text}", (k, pac), textcoords="offset points",
                     xytext=(0, 7), ha="center", fontsize="x-small")
     best = getattr(result, "best_k", None)

@@ -272,7 +272,7 @@ class SelectKResult:
             if self.null is not None:
                 ref = f"{mean[i]:.4f} ± {sd[i]:.4f}"
                 rc = f"{self.rcsi[i]:.3f} ± {self.rcsi_se[i]:.3f}"
-                line += f"  {ref:>15}  {rc:>13}  {format_p(self.p_value[i], self.n_references):>9}"
+                line += f"  {ref:>15}  {rc:>13}  {format_p(self.p_value[i]):>9}"
             if has_objective:
                 line += f"  {self.objective[i]:>9.4g}"
             lines.append(line + mark)
@@ -290,13 +290,13 @@ def _sd(values):
     return values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.full(values.shape[1:], np.nan)
 
 
-def format_p(p, n_references):
+def format_p(p):
     """A p-value as text, never as exactly 0: below what double precision resolves it reads
     ``< 1e-300``, the value otherwise, with two significant digits.
 
     Examples
     --------
-    >>> format_p(0.0312, 5), format_p(0.0, 5), format_p(3e-9, 5)
+    >>> format_p(0.0312), format_p(0.0), format_p(3e-9)
     ('0.031', '< 1e-300', '3e-09')
     """
     if not np.isfinite(p):
@@ -814,7 +814,7 @@ def _recommend_rcsi(k_values, pac, rcsi, p_value, alpha, null, n_references):
     if significant.size == 0:
         return 1, (f"no evidence of cluster structure: at no K is the data's PAC lower than in {n_references} "
                    f"{null} reference data sets of the same shape beyond chance ({adjusted}; the smallest p-value "
-                   f"is {format_p(p_value[smallest], n_references)}, at K={ks[smallest]}).")
+                   f"is {format_p(p_value[smallest])}, at K={ks[smallest]}).")
     perfect = significant[np.asarray(pac)[significant] <= 0.0]
     if perfect.size > 1:
         i = int(perfect[-1])
@@ -829,7 +829,7 @@ def _recommend_rcsi(k_values, pac, rcsi, p_value, alpha, null, n_references):
 
 
 def _p_phrase(p):
-    text = format_p(p, None)
+    text = format_p(p)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
@@ -1220,16 +1220,12 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
         return logs, labels
 
     log_w, labels = cluster(X, np.random.SeedSequence(root, spawn_key=(0,)).generate_state(1)[0])
-    if reference == "original":
-        low, high = X.min(axis=0), X.max(axis=0)
-    else:
-        shape = _reference.ReferenceShape(X)
+    shape = _reference.ReferenceShape(X)
     logs = np.empty((n_references, k_max))
     for b in range(n_references):
         draw, run = np.random.SeedSequence(root, spawn_key=(1, b)).spawn(2)
         rng = np.random.default_rng(draw)
-        Z = low + rng.random(X.shape) * (high - low) if reference == "original" else shape.draw(reference, rng)
-        logs[b], _ = cluster(np.ascontiguousarray(Z), run.generate_state(1)[0])
+        logs[b], _ = cluster(shape.draw(reference, rng), run.generate_state(1)[0])
     e_log_w = logs.mean(axis=0)
     se_sim = np.sqrt(1.0 + 1.0 / n_references) * logs.std(axis=0, ddof=1)
     gap = e_log_w - log_w
