@@ -345,6 +345,33 @@ def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average
     return out
 
 
+def best_jaccard(ours, theirs, k):
+    """For each cluster c of ``ours`` (codes 0..k-1), the largest Jaccard similarity
+    ``|C ∩ D| / |C ∪ D|`` with a cluster D of ``theirs`` over the same objects (Hennig 2007;
+    fpc's clusterboot): (k,) float64, NaN for a cluster with no object here."""
+    theirs = np.asarray(theirs, dtype=np.int64)
+    width = int(theirs.max()) + 1 if theirs.size else 1
+    table = np.bincount(np.asarray(ours, dtype=np.int64) * width + theirs,
+                        minlength=k * width).reshape(k, width).astype(np.float64)
+    union = table.sum(axis=1)[:, None] + table.sum(axis=0)[None, :] - table
+    with np.errstate(invalid="ignore", divide="ignore"):
+        best = np.where(union > 0, table / union, 0.0).max(axis=1)
+    best[table.sum(axis=1) == 0] = np.nan
+    return best
+
+
+def resample_jaccard(L, labels, k):
+    """Per resample (column of ``L``, -1 = not drawn) and cluster of ``labels``, the best Jaccard
+    of the cluster on the resample's objects with a cluster of the resample's own clustering:
+    (H, k) float64 (:func:`best_jaccard`). This is clusterboot's subsetting scheme with the
+    resamples select_k already clustered: no clustering is added."""
+    out = np.empty((L.shape[1], k))
+    for h in range(L.shape[1]):
+        drawn = L[:, h] >= 0
+        out[h] = best_jaccard(labels[drawn], L[drawn, h], k)
+    return out
+
+
 def first_appearance(labels):
     """Relabel so clusters are numbered in order of their first object (R's ``cutree`` order)."""
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)

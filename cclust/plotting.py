@@ -5,6 +5,8 @@
 * :func:`plot_consensus_cdf`, :func:`plot_delta_area`, :func:`plot_pac` and :func:`plot_select_k`
   — Monti et al.'s consensus CDF and delta-area curves and the PAC of Senbabaoglu et al. for the
   result of :func:`cclust.select_k`.
+* :func:`plot_cluster_stability` — per cluster at one K, ConsensusClusterPlus's cluster
+  consensus beside the mean Jaccard of Hennig (2007), with its readings.
 * :func:`plot_consensus_heatmap` and :func:`plot_tracking` — Monti et al.'s consensus heatmap at
   one K with its dendrogram and cluster colour bar, and ConsensusClusterPlus's tracking plot of
   every object's cluster across K.
@@ -48,6 +50,7 @@ __all__ = [
     "plot_method_comparison",
     "plot_pac",
     "plot_select_k",
+    "plot_cluster_stability",
     "plot_reference_null",
     "plot_tracking",
 ]
@@ -620,6 +623,63 @@ def plot_reference_null(result, *, ax=None):
     ax.set_title(title)
     ax.legend(loc="best", fontsize="small")
     ax.grid(True, alpha=0.3)
+    return ax
+
+
+def plot_cluster_stability(result, k=None, *, ax=None):
+    """Per cluster at one K: its cluster consensus (Monti et al. 2003, ConsensusClusterPlus's
+    cluster-consensus plot) beside its mean Jaccard over the resamples (Hennig 2007), with
+    Hennig's readings (below 0.6 not stable, above 0.85 highly stable) as lines.
+
+    Parameters
+    ----------
+    result : SelectKResult
+        The result of :func:`cclust.select_k` (uses ``cluster_table``).
+    k : int, default=None
+        The K (default ``best_k``; when that is 1, "no clusters", the smallest K tried).
+    ax : matplotlib Axes, default=None
+        Where to draw; None draws on a new Figure.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust import select_k
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(c, 0.2, (20, 2)) for c in (0, 3, 6)])
+    >>> ax = plot_cluster_stability(select_k(X, [2, 3], n_resamples=10, random_state=0))
+    >>> ax.get_title()
+    'Clusters at K = 3: consensus and stability'
+    """
+    if not callable(getattr(result, "cluster_table", None)):
+        raise ValidationError(f"result must be the SelectKResult returned by cclust.select_k, got "
+                              f"{type(result).__name__}.")
+    if k is None:
+        k = result.best_k if result.best_k != 1 else int(np.asarray(result.k_values)[0])
+    table = result.cluster_table(k)
+    ax = _axes(ax, (max(6.0, 2.5 + 0.6 * len(table["cluster"])), 4.5))
+    clusters = np.asarray(table["cluster"])
+    width = 0.38
+    ax.bar(clusters - width / 2, table["cluster_consensus"], width, color="tab:blue",
+           label="cluster consensus (Monti et al. 2003)")
+    ax.bar(clusters + width / 2, table["mean_jaccard"], width, color="tab:orange",
+           label="mean Jaccard (Hennig 2007)")
+    ax.axhline(0.6, color="0.4", linestyle=":", linewidth=1.0)
+    ax.axhline(0.85, color="0.4", linestyle="--", linewidth=1.0)
+    ax.text(1.0, 0.6, " not stable below", transform=ax.get_yaxis_transform(), va="center",
+            fontsize="x-small", color="0.3")
+    ax.text(1.0, 0.85, " highly stable above", transform=ax.get_yaxis_transform(), va="center",
+            fontsize="x-small", color="0.3")
+    ax.set_xticks(clusters)
+    ax.set_xticklabels([f"{c}\n(n={size})" for c, size in zip(table["cluster"], table["size"])])
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("cluster (size)")
+    ax.set_ylabel("score (1 = always together)")
+    ax.set_title(f"Clusters at K = {k}: consensus and stability")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), fontsize="small", ncol=2, frameon=False)
     return ax
 
 

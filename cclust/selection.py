@@ -35,8 +35,8 @@ from cclust._pipeline import (
 __all__ = ["CRITERIA", "ClusterStability", "GapResult", "SelectKResult", "cluster_stability", "gap_statistic",
            "select_k"]
 
-#: The rules select_k can recommend K by ("rcsi" needs a reference null).
-CRITERIA = ("rcsi", "pac", "delta_area", "objective")
+#: The rules select_k can recommend K by ("rcsi" needs a reference null; "gap" the features).
+CRITERIA = ("rcsi", "pac", "delta_area", "objective", "gap")
 
 #: Reference data sets of the default null: measured in docs/benchmarks.md ("select_k's
 #: reference null") to keep the default within 3x the plain protocol's time.
@@ -75,7 +75,8 @@ class SelectKResult:
     best_k : int
         The recommended K.
     criterion : str
-        The rule that picked it: ``"pac"``, ``"delta_area"`` or ``"objective"``.
+        The rule that picked it: ``"rcsi"``, ``"pac"``, ``"delta_area"``, ``"objective"`` or
+        ``"gap"``.
     reason : str
         One sentence saying why.
     method : str
@@ -95,6 +96,15 @@ class SelectKResult:
     cluster_consensus : dict
         K -> (K,) float64: the mean consensus over the pairs of members of each cluster of
         ``labels[K]`` (NaN for a cluster of one).
+    cluster_stability : dict
+        K -> :class:`ClusterStability` of the clusters of ``labels[K]`` (Hennig 2007): in every
+        resample, each cluster's best Jaccard similarity with a cluster of the resample's own
+        clustering at K, on the resample's objects; its mean (below 0.6: not stable; above
+        0.85: highly stable) and the resamples in which the cluster dissolved (<= 0.5) or was
+        recovered (> 0.75). This is fpc's ``clusterboot`` with subsetting, its resamples and
+        clusterer those of the protocol, so it costs no clustering: where cluster consensus
+        says how often a cluster's members stay together, the Jaccard also counts the objects
+        that join them.
     inner : str or None
         The Monti protocol's clusterer (``"kmeans"``, ``"hierarchical"``), None for a consensus
         method.
@@ -122,6 +132,8 @@ class SelectKResult:
         ``(1 + #{b : PAC_b < PAC}) / (B + 1)``; never below ``1 / (B + 1)``.
     alpha : float
         The significance level of the decision (Bonferroni over the K tried).
+    gap : GapResult or None
+        With ``criterion="gap"``: the gap statistic's table for K = 1..max(k_range).
     index : pandas.Index or None
         The row labels of ``data`` when it is a pandas DataFrame (None otherwise): the objects
         of ``labels`` and ``item_consensus``, in order; :meth:`labels_series` keys labels by it.
@@ -156,6 +168,8 @@ class SelectKResult:
     p_value_monte_carlo: np.ndarray = None
     alpha: float = 0.05
     index: object = None
+    cluster_stability: dict = None
+    gap: "GapResult" = None
 
     @property
     def has_objective(self):
@@ -213,6 +227,9 @@ class SelectKResult:
                          pac_reference_sd=_sd(self.pac_reference).tolist(), rcsi=self.rcsi.tolist(),
                          rcsi_se=self.rcsi_se.tolist(), p_value=self.p_value.tolist(),
                          p_value_monte_carlo=self.p_value_monte_carlo.tolist())
+        if self.gap is not None:
+            rows = self.k_values - 1
+            table.update(gap=self.gap.gap[rows].tolist(), gap_se=self.gap.se_sim[rows].tolist())
         if self.has_objective:
             table["objective"] = self.objective.tolist()
         return table
@@ -223,11 +240,14 @@ class SelectKResult:
             if isinstance(value, np.ndarray):
                 return value.tolist()
             if isinstance(value, dict):  # K -> array (a sparse kNN graph is left out: too large)
-                return {int(k): v.tolist() for k, v in value.items() if isinstance(v, np.ndarray)}
+                return {int(k): v.tolist() if isinstance(v, np.ndarray) else v.to_dict() for k, v in value.items()
+                        if isinstance(v, (np.ndarray, ClusterStability))}
             if isinstance(value, tuple):
                 return list(value)
             if hasattr(value, "tolist"):  # a pandas Index
                 return value.tolist()
+            if isinstance(value, GapResult):
+                return {key: v for key, v in value.to_dict().items() if key != "labels"}
             return value
 
         return {field.name: plain(getattr(self, field.name)) for field in fields(self)
@@ -261,6 +281,8 @@ class SelectKResult:
         columns = f"{'K':>3}  {'area':>6}  {'delta area':>10}  {'PAC':>6}"
         if self.null is not None:
             columns += f"  {'reference PAC':>15}  {'RCSI':>13}  {'p-value':>9}"
+        if self.gap is not None:
+            columns += f"  {'gap':>17}"
         if has_objective:
             columns += f"  {'objective':>9}"
         lines = [head, columns]
@@ -273,12 +295,51 @@ class SelectKResult:
                 ref = f"{mean[i]:.4f} ± {sd[i]:.4f}"
                 rc = f"{self.rcsi[i]:.3f} ± {self.rcsi_se[i]:.3f}"
                 line += f"  {ref:>15}  {rc:>13}  {format_p(self.p_value[i]):>9}"
+            if self.gap is not None:
+                gap = f"{self.gap.gap[k - 1]:.4f} ± {self.gap.se_sim[k - 1]:.4f}"
+                line += f"  {gap:>17}"
             if has_objective:
                 line += f"  {self.objective[i]:>9.4g}"
             lines.append(line + mark)
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
         lines.extend(f"warning: {text}" for text in self.warnings)
+        if self.best_k in (self.cluster_stability or {}):
+            lines.extend(self._cluster_lines(self.best_k))
         return "\n".join(lines)
+
+    def cluster_table(self, k=None):
+        """Per cluster of ``labels[k]`` (default ``best_k``): its size, cluster consensus
+        (Monti et al. 2003), and mean Jaccard, dissolved and recovered counts over the resamples
+        (Hennig 2007; see ``cluster_stability``), as a dict of equal-length lists.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
+        >>> select_k(X, [2, 3], n_resamples=5, random_state=0).cluster_table()["mean_jaccard"]
+        [1.0, 1.0]
+        """
+        k = self.best_k if k is None else k
+        if k not in (self.cluster_stability or {}):
+            raise ValidationError(f"k must be one of the K tried ({self.k_values.tolist()}), got {k!r}.")
+        stability = self.cluster_stability[k].to_dict()
+        return {"k": [int(k)] * len(stability["size"]), "cluster": list(range(len(stability["size"]))),
+                "size": stability["size"], "cluster_consensus": self.cluster_consensus[k].tolist(),
+                "mean_jaccard": stability["mean_jaccard"], "dissolved": stability["dissolved"],
+                "recovered": stability["recovered"]}
+
+    def _cluster_lines(self, k):
+        table = self.cluster_table(k)
+        stability = self.cluster_stability[k]
+        lines = [f"clusters at K = {k}: cluster consensus (mean consensus of the pairs of members, Monti et al. "
+                 f"2003) and stability (mean Jaccard over the {stability.n_resamples} resamples, Hennig 2007: below "
+                 "0.6 not stable, above 0.85 highly stable)",
+                 f"{'cluster':>9}  {'size':>6}  {'consensus':>9}  {'Jaccard':>7}  {'dissolved':>9}  {'recovered':>9}"]
+        for c in table["cluster"]:
+            lines.append(f"{c:>9}  {table['size'][c]:>6}  {table['cluster_consensus'][c]:>9.3f}  "
+                         f"{table['mean_jaccard'][c]:>7.3f}  {table['dissolved'][c]:>9}  {table['recovered'][c]:>9}")
+        return lines
 
     def __repr__(self):
         return (f"SelectKResult(method={self.method!r}, k_values={self.k_values.tolist()}, "
@@ -336,7 +397,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", null="auto", n_references=None,
-             alpha=0.05, distance="euclidean", inner_linkage="average", final_linkage="average", random_state=None,
+             alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
+             final_linkage="average", random_state=None,
              n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error"):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
@@ -482,12 +544,23 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         returning them, for settings that depend on the K tested (e.g. ``lambda k: {"k_range":
         (k, 2 * k)}``). A fixed ``k_range`` in a dict is refused: it would make every K tested
         fuse the same kind of partitions.
-    criterion : {"rcsi", "pac", "delta_area", "objective"}, default=None
+    criterion : {"rcsi", "pac", "delta_area", "objective", "gap"}, default=None
         How ``best_k`` is chosen. None: ``"rcsi"`` with a ``null``, ``"pac"`` without. ``"rcsi"``:
-        the largest RCSI among the significant K, else K = 1 (above); ``"pac"``: the lowest PAC (ties go to the smaller K); the largest delta
-        area among the K after the first (the K after which adding a cluster gains most
-        stability); or the best objective of a consensus method (its name says "higher is
-        better" or "lower is better"). Many objectives drift with K, so prefer "pac".
+        the largest RCSI among the significant K, else K = 1 (above); ``"pac"``: the lowest PAC
+        (ties go to the smaller K); ``"delta_area"``: the largest delta area among the K after
+        the first (the K after which adding a cluster gains most stability); ``"objective"``:
+        the best objective of a consensus method (its name says "higher is better" or "lower is
+        better"; many objectives drift with K, so prefer "pac"); ``"gap"``: the gap statistic
+        (Tibshirani, Walther & Hastie 2001) of k-means on the features, computed by
+        :func:`gap_statistic` for K = 1..max(k_range) with ``n_references`` reference data sets
+        of the shape ``null`` names (``"uniform"`` unless ``"gaussian"`` is given) and
+        ``d_power=2``, the paper's pooled within-cluster sum of squares, and ``gap_rule`` applied
+        to K = 1 and the K tried; K = 1 is a possible answer. The result's ``gap`` holds the
+        table.
+    gap_rule : str, default="Tibs2001SEmax"
+        The rule of ``criterion="gap"`` (R's ``cluster::maxSE``): ``"Tibs2001SEmax"``, the
+        paper's smallest K with ``gap(K) >= gap(K+1) - s(K+1)``, or ``"firstSEmax"`` (clusGap's
+        default), ``"globalSEmax"``, ``"firstmax"``, ``"globalmax"``.
     pac_interval : (float, float), default=(0.1, 0.9)
         ``(u1, u2)`` with ``0 <= u1 < u2 <= 1``.
     labels_from : {"consensus", "fit"}, default="consensus"
@@ -498,17 +571,20 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         estimated route above; ``"auto"``: dense when it fits the budget.
     null : {"auto", "gaussian", "uniform"} or None, default="auto"
         The reference distribution ("auto": ``"uniform"`` for the Monti protocol, None for a
-        consensus method, whose reference runs are not offered yet): independent normal scores with the spread of each of X's
+        consensus method, whose every reference run generates and fuses ``n_partitions``
+        partitions per resample and K, and None with ``criterion="gap"``, which has its own
+        reference): independent normal scores with the spread of each of X's
         principal components (M3C's reference, a Gaussian with X's covariance), or uniform scores
         over each component's range (Tibshirani, Walther & Hastie 2001's reference (b)), rotated
-        back onto X's axes. None: no reference (ConsensusClusterPlus's plain protocol). Only
-        with ``method="monti"`` and features X. The uniform reference is the default because it
+        back onto X's axes. None: no reference (ConsensusClusterPlus's plain protocol). Needs
+        the features X (not an Ensemble); with a consensus method the references run through
+        the same generator and method. The uniform reference is the default because it
         is the better calibrated of the two on data without clusters: on 24 small null data sets
         of four shapes (isotropic, correlated, uniform box, elongated; n 60-110, d 2-5), 10
         references and 25 resamples answered K = 1 on 23 with it and on 21 with the Gaussian,
         which mistakes a uniform box for clusters (docs/benchmarks.md).
     n_references : int, default=None
-        Reference data sets B (at least 2). None: 10, which with 25 resamples of the data and of
+        Reference data sets B (at least 2), of the null and of the gap statistic. None: 10, which with 25 resamples of the data and of
         each reference keeps the default within 3x the plain protocol's 100 resamples; the beta
         fit carries the p-value below ``1 / (B + 1)``. More references make the p-values
         steadier (M3C runs 25 to 100); 5 references with 50 resamples were worse calibrated
@@ -581,21 +657,26 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     from cclust import _reference
 
     monti = method == "monti"
-    if isinstance(null, str) and null == "auto":
-        null = "uniform" if monti else None
+    if isinstance(null, str) and null == "auto":  # the gap statistic carries its own reference
+        null = "uniform" if monti and criterion != "gap" else None
     if null is not None and null not in _reference.NULLS:
         raise ValidationError(f"null must be one of {list(_reference.NULLS) + ['auto']} or None, got {null!r}.")
-    if null is not None and not monti:
-        raise ValidationError(
-            f"null={null!r} runs the Monti protocol on reference data sets; with method={method!r} pass "
-            "null=None (the plain protocol), or use method='monti'.")
     if criterion is None:
         criterion = "rcsi" if null is not None else "pac"
+    if criterion == "gap":
+        from cclust import _reference as _ref
+
+        if gap_rule not in _ref.GAP_RULES:
+            raise ValidationError(f"gap_rule must be one of {list(_ref.GAP_RULES)}, got {gap_rule!r}.")
+        if isinstance(data, Ensemble):
+            raise ValidationError("criterion='gap' clusters the features by k-means, but data is an Ensemble; pass "
+                                  "the features X as data, or choose criterion='pac'.")
     if criterion == "rcsi" and null is None:
         raise ValidationError("criterion='rcsi' compares the data with a reference null; pass null='gaussian' "
                               "(or 'uniform'), or choose criterion='pac'.")
-    if null is not None:
+    if null is not None or criterion == "gap":
         n_references = _reference_count(n_references)
+    if null is not None:
         alpha = check_float(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
     if inner not in _monti.INNER:
         raise ValidationError(f"inner must be one of {list(_monti.INNER)}, got {inner!r}.")
@@ -633,6 +714,10 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                 "method='monti' clusters the objects' features, but data is an Ensemble; pass the "
                 "features X as data, or choose a consensus method (e.g. method='kcc') to resample the "
                 "Ensemble's rows.")
+        if null is not None:
+            raise ValidationError(
+                f"null={null!r} draws reference data sets like the features, but data is an Ensemble; pass the "
+                "features X as data, or null=None (the plain protocol).")
         ensemble, X = data, None
         if info.requires_X:
             raise ValidationError(
@@ -649,7 +734,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         generator = check_name(generator, "generator")
         get(generator, kind="generator")  # fail early on an unknown name
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    k_values = _check_k_range(k_range, n, one_allowed=null is not None)
+    k_values = _check_k_range(k_range, n, one_allowed=null is not None or criterion == "gap")
     if X is not None:
         check_distinct_rows(X, max(k_values), "data", "max(k_range)")
     if n_resamples is None:
@@ -733,7 +818,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
             pairs = (a, b)
         cdf = np.empty((len(ks), _monti.GRID.shape[0]))
         pac = np.empty(len(ks))
-        labels, items, clusters = {}, {}, {}
+        labels, items, clusters, stability = {}, {}, {}, {}
         matrices = {} if keep_matrices else None
         for row, k in enumerate(ks):
             if route == "dense":
@@ -741,9 +826,11 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
             else:
                 one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, landmarks, sampled,
                                               keep_matrices, root, threads, final_linkage)
-            del runs[k]
             cdf[row], pac[row] = one.cdf, one.pac
             labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
+            stability[k] = ClusterStability.from_jaccard(
+                labels[k], _monti.resample_jaccard(runs.pop(k), labels[k], int(labels[k].max()) + 1), "subset",
+                size)
             items[k], clusters[k] = one.item, one.cluster
             if keep_matrices:
                 matrices[k] = one.matrix
@@ -760,8 +847,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                 seq = np.random.SeedSequence(root, spawn_key=(3, b))
                 draw_seed, run_seed = seq.spawn(2)
                 Xb = shape.draw(null, np.random.default_rng(draw_seed))
-                runs_b = _monti.inner_labels(Xb, samples, ks, inner, int(run_seed.generate_state(1)[0]),
-                                             threads, features, algorithm, init, distance, inner_linkage)
+                run_root = int(run_seed.generate_state(1)[0])
+                if monti:
+                    runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, threads, features, algorithm,
+                                                 init, distance, inner_linkage)
+                else:
+                    runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
+                                             method_params, run_root, n_jobs, features, full_fit=False)[0]
+                              for k in ks}
                 for row, k in enumerate(ks):
                     reference_pacs[b, row] = _monti.pac_only(
                         runs_b.pop(k), k, (low, high), sampled=sampled if route == "dense" else None,
@@ -773,7 +866,13 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         reference = dict(null=null, n_references=n_references, pac_reference=reference_pacs, rcsi=rcsi,
                          rcsi_se=rcsi_se, p_value=np.where(np.isfinite(p_beta), p_beta, p_mc),
                          p_value_monte_carlo=p_mc, alpha=float(alpha))
-    if criterion == "rcsi":
+    gap = None
+    if criterion == "gap":
+        seed = int(np.random.SeedSequence(root, spawn_key=(4,)).generate_state(1)[0])
+        gap = gap_statistic(X, max(2, ks[-1]), n_references=n_references, d_power=2, reference=null or "uniform",
+                            rule=gap_rule, random_state=seed, n_jobs=n_jobs)
+        best_k, reason = _recommend_gap(ks, gap)
+    elif criterion == "rcsi":
         best_k, reason = _recommend_rcsi(k_values, pac, reference["rcsi"], reference["p_value"], alpha, null,
                                          n_references)
     else:
@@ -787,8 +886,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         objective=objective, objective_name=objective_name, best_k=int(best_k),
         criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
         labels=labels, warnings=(edge,) if edge else (), item_consensus=items,
-        cluster_consensus=clusters, inner=inner if monti else None, route=route,
-        n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, **reference)
+        cluster_consensus=clusters, cluster_stability=stability, inner=inner if monti else None, route=route,
+        n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, gap=gap, **reference)
 
 
 def _reference_count(n_references):
@@ -826,6 +925,24 @@ def _recommend_rcsi(k_values, pac, rcsi, p_value, alpha, null, n_references):
     return ks[i], (f"K={ks[i]} has the largest relative cluster stability index, RCSI = {rcsi[i]:.3f}, among the "
                    f"K whose PAC is significantly lower than in {n_references} {null} reference data sets "
                    f"({adjusted}; K={ks[i]}: {_p_phrase(p_value[i])}).")
+
+
+def _recommend_gap(ks, gap):
+    """The K that ``gap.rule`` picks from K = 1 and the K tried (clusGap's ``maxSE`` on that
+    sequence: on K = 1, 2, ..., max(k_range) it is clusGap's own choice)."""
+    from cclust import _reference
+
+    sequence = [1] + [k for k in ks if k != 1]
+    rows = np.asarray(sequence) - 1
+    i = _reference.max_se(gap.gap[rows], gap.se_sim[rows], gap.rule, gap.se_factor)
+    best = sequence[i]
+    where = (f"gap statistic (Tibshirani, Walther & Hastie 2001) against {gap.n_references} {gap.reference} reference "
+             f"data sets, rule {gap.rule}")
+    if best == 1:
+        return 1, (f"no evidence of cluster structure: the {where}, picks K = 1 (gap {gap.gap[0]:.4f}, SE "
+                   f"{gap.se_sim[0]:.4f}; K={sequence[1]}: {gap.gap[sequence[1] - 1]:.4f}, SE "
+                   f"{gap.se_sim[sequence[1] - 1]:.4f}): the data are no more clustered than the references.")
+    return best, (f"K={best} by the {where}: gap {gap.gap[best - 1]:.4f} (SE {gap.se_sim[best - 1]:.4f}).")
 
 
 def _p_phrase(p):
@@ -875,7 +992,7 @@ def _check_sampling_weights(weights, name, length, draws, what, fraction):
 
 
 def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generator_params, method_params,
-                root, n_jobs, feature_draws=None):
+                root, n_jobs, feature_draws=None, full_fit=True):
     """The consensus method's labels of every resample at K ((n, H) int32, -1 = not drawn) and
     its fit on all the data; seeds from (random_state, K) only.
 
@@ -923,7 +1040,7 @@ def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generat
     finally:
         if workers > 1:
             pool.shutdown(cancel_futures=True)
-    return out, fuse(seeds[-2], seeds[-1], None, None, n_jobs)
+    return out, fuse(seeds[-2], seeds[-1], None, None, n_jobs) if full_fit else None
 
 
 def _edge_warning(k_values, best_k):
@@ -995,7 +1112,7 @@ def _check_k_range(k_range, n, one_allowed=False):
     if 1 in values and not one_allowed:
         raise ValidationError(
             "k_range holds 1, but K = 1 (no clusters) can only be recommended against a reference null: "
-            "its consensus is trivially perfect. Pass null='gaussian', or start k_range at 2.")
+            "its consensus is trivially perfect. Pass null='uniform' or criterion='gap', or start k_range at 2.")
     values = sorted(set(values) - {1})
     if not values:
         raise ValidationError("k_range must hold at least one K >= 2 to compare with K = 1, got only 1.")
@@ -1267,6 +1384,8 @@ class ClusterStability:
         0.75.
     scheme : str
     n_resamples : int
+    subset_size : int or None
+        Objects per ``"subset"`` resample (None for ``"boot"``).
     """
 
     labels: np.ndarray
@@ -1276,6 +1395,28 @@ class ClusterStability:
     recovered: np.ndarray
     scheme: str
     n_resamples: int
+    subset_size: int = None
+
+    @classmethod
+    def from_jaccard(cls, labels, jaccard, scheme, subset_size=None):
+        """The summaries of a (resamples, K) table of best Jaccard values (NaN: the resample
+        drew no member of the cluster)."""
+        jaccard = np.asarray(jaccard, dtype=np.float64)
+        finite = np.isfinite(jaccard)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(finite.any(axis=0), np.nansum(jaccard, axis=0) / finite.sum(axis=0), np.nan)
+        return cls(labels=np.asarray(labels, dtype=np.int64), jaccard=jaccard, mean_jaccard=mean,
+                   dissolved=(jaccard <= 0.5).sum(axis=0).astype(np.int64),
+                   recovered=(jaccard > 0.75).sum(axis=0).astype(np.int64), scheme=scheme,
+                   n_resamples=int(jaccard.shape[0]), subset_size=subset_size)
+
+    def to_dict(self):
+        """Per cluster: size, mean Jaccard, dissolved and recovered counts (plain lists), and
+        the scheme."""
+        sizes = np.bincount(self.labels, minlength=self.mean_jaccard.shape[0])
+        return {"size": sizes.tolist(), "mean_jaccard": self.mean_jaccard.tolist(),
+                "dissolved": self.dissolved.tolist(), "recovered": self.recovered.tolist(),
+                "scheme": self.scheme, "n_resamples": self.n_resamples, "subset_size": self.subset_size}
 
     def summary(self):
         """One line per cluster: size, mean Jaccard, dissolved and recovered counts."""
@@ -1339,6 +1480,7 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
     >>> bool((res.mean_jaccard > 0.95).all()), res.dissolved.tolist()
     (True, [0, 0, 0])
     """
+    from cclust import _monti
     from cclust.registry import get
     from cclust.validation import label_vector
 
@@ -1372,17 +1514,5 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
     for b in range(n_resamples):
         idx = draw.integers(0, n, size=n) if scheme == "boot" else np.sort(draw.choice(n, size=size, replace=False))
         theirs = label_vector(run(np.ascontiguousarray(X[idx]), seeds[b + 2]), "the clusterer's labels")[0]
-        ours = labels[idx]
-        table = np.zeros((n_labels, int(theirs.max()) + 1))
-        np.add.at(table, (ours, theirs), 1.0)
-        union = table.sum(axis=1)[:, None] + table.sum(axis=0)[None, :] - table
-        with np.errstate(invalid="ignore", divide="ignore"):
-            best = np.where(union > 0, table / union, 0.0).max(axis=1)
-        best[table.sum(axis=1) == 0] = np.nan  # no member of the cluster in this resample
-        jaccard[b] = best
-    with np.errstate(invalid="ignore"):
-        mean = np.array([np.nanmean(col) if np.isfinite(col).any() else np.nan for col in jaccard.T])
-    return ClusterStability(labels=labels.astype(np.int64), jaccard=jaccard, mean_jaccard=mean,
-                            dissolved=(jaccard <= 0.5).sum(axis=0).astype(np.int64),
-                            recovered=(jaccard > 0.75).sum(axis=0).astype(np.int64), scheme=scheme,
-                            n_resamples=n_resamples)
+        jaccard[b] = _monti.best_jaccard(labels[idx], theirs, n_labels)
+    return ClusterStability.from_jaccard(labels, jaccard, scheme, size if scheme == "subset" else None)

@@ -252,7 +252,7 @@ def test_cli_json_and_plots(tmp_path, capsys):
     rows = [r for r in record["cluster_consensus"] if r["k"] == record["best_k"]]
     assert len(rows) == record["best_k"] and all(0 <= r["cluster_consensus"] <= 1 for r in rows)
     assert len(record["item_consensus"]) == 150 * (2 + 3 + 4)
-    assert {p.name for p in tmp_path.iterdir()} == {"k.png", "k-heatmap.png", "k-tracking.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {"k.png", "k-heatmap.png", "k-tracking.png", "k-clusters.png"}
     assert main(["select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--inner", "hierarchical"]) == 0
     assert "monti (hierarchical)" in capsys.readouterr().out
     assert main(["select-k", "iris", "--k-range", "2", "3", "--method-param", "utility=uh"]) != 0

@@ -344,3 +344,139 @@ def test_bad_stability_input(kwargs, message):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValidationError, match=message):
         cluster_stability(X, 3, **kwargs)
+
+
+# -- select_k's per-cluster stability, its gap criterion, and the null of a consensus method ------
+
+def _literal_best_jaccard(L, labels):
+    """Per resample and cluster, the largest |C ∩ D| / |C ∪ D| with a cluster D of the resample,
+    over the objects the resample drew (set arithmetic, one pair of clusters at a time)."""
+    k = int(labels.max()) + 1
+    out = np.full((L.shape[1], k), np.nan)
+    for h in range(L.shape[1]):
+        drawn = [i for i in range(L.shape[0]) if L[i, h] >= 0]
+        for c in range(k):
+            mine = {i for i in drawn if labels[i] == c}
+            if not mine:
+                continue
+            out[h, c] = max(len(mine & {i for i in drawn if L[i, h] == d}) / len(mine | {i for i in drawn if L[i, h] == d})
+                            for d in {int(L[i, h]) for i in drawn})
+    return out
+
+
+def test_resample_jaccard_matches_the_literal_sets():
+    from cclust import _monti
+
+    rng = np.random.default_rng(5)
+    L = rng.integers(0, 4, size=(40, 12)).astype(np.int32)
+    L[rng.random(L.shape) < 0.3] = -1                   # objects a resample did not draw
+    L[:8, 3] = -1                                        # a resample without cluster 0's members below
+    labels = np.repeat(np.arange(5), 8)
+    np.testing.assert_allclose(_monti.resample_jaccard(L, labels, 5), _literal_best_jaccard(L, labels),
+                               rtol=0, atol=1e-12)
+    assert np.isnan(_monti.resample_jaccard(L, labels, 5)[3, 0])
+
+
+def test_select_k_reports_each_clusters_stability():
+    rng = np.random.default_rng(0)
+    # two well-separated blobs and a third blob touching the second one
+    X = np.vstack([rng.normal((0, 0), 0.3, (40, 2)), rng.normal((6, 0), 0.5, (40, 2)), rng.normal((7.2, 0), 0.5, (40, 2))])
+    res = select_k(X, [2, 3], n_resamples=20, random_state=0, null=None)
+    for k in (2, 3):
+        stability = res.cluster_stability[k]
+        assert stability.scheme == "subset" and stability.n_resamples == 20 and stability.subset_size == 96
+        np.testing.assert_array_equal(stability.labels, res.labels[k])
+        assert stability.jaccard.shape == (20, k)
+        table = res.cluster_table(k)
+        assert table["size"] == np.bincount(res.labels[k]).tolist()
+        assert table["cluster_consensus"] == res.cluster_consensus[k].tolist()
+    lone = res.labels[3][0]
+    touching = [c for c in range(3) if c != lone]
+    assert res.cluster_stability[3].mean_jaccard[lone] > 0.95
+    assert res.cluster_stability[3].mean_jaccard[touching].min() < res.cluster_stability[3].mean_jaccard[lone]
+    text = res.summary()
+    assert f"clusters at K = {res.best_k}" in text and "Hennig 2007" in text
+    import json
+
+    record = json.loads(json.dumps(res.to_dict()))
+    assert record["cluster_stability"]["3"]["mean_jaccard"] == res.cluster_stability[3].mean_jaccard.tolist()
+    with pytest.raises(ValidationError, match=r"k must be one of the K tried \(\[2, 3\]\), got 4"):
+        res.cluster_table(4)
+
+
+def test_the_gap_criterion_is_the_gap_statistic_of_the_k_tried():
+    from cclust._pipeline import child_seeds
+    from cclust.selection import _recommend_gap, gap_statistic
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.4, (30, 2)) for c in ((0, 0), (4, 0), (0, 4), (4, 4))])
+    res = select_k(X, range(2, 7), criterion="gap", n_resamples=5, random_state=0)
+    assert res.null is None and res.p_value is None        # the gap carries its own reference
+    assert res.gap.k_values.tolist() == [1, 2, 3, 4, 5, 6] and res.gap.d_power == 2
+    assert res.best_k == res.gap.best_k == 4, res.summary()
+    table = res.as_table()
+    assert table["gap"] == res.gap.gap[1:].tolist() and table["gap_se"] == res.gap.se_sim[1:].tolist()
+    # the same numbers as gap_statistic called alone with the same reference and seed
+    alone = gap_statistic(X, 6, n_references=10, d_power=2, rule="Tibs2001SEmax",
+                          random_state=int(np.random.SeedSequence(
+                              child_seeds(0, 1)[0], spawn_key=(4,)).generate_state(1)[0]))
+    np.testing.assert_array_equal(alone.gap, res.gap.gap)
+    # on K tried that skip some, the rule runs on K = 1 and those K: a literal maxSE on the sequence
+    gap = res.gap
+    for ks in ([2, 4, 6], [3, 5], [5, 6]):
+        sequence = [1] + ks
+        f, s = gap.gap[np.array(sequence) - 1], gap.se_sim[np.array(sequence) - 1]
+        first = next((i for i in range(len(f) - 1) if f[i] >= f[i + 1] - s[i + 1]), len(f) - 1)
+        assert _recommend_gap(ks, gap)[0] == sequence[first]
+    noise = select_k(rng.normal(size=(120, 3)), range(1, 6), criterion="gap", n_resamples=5, random_state=0)
+    assert noise.best_k == 1 and "no evidence of cluster structure" in noise.reason
+    assert noise.labels[1].tolist() == [0] * 120
+
+
+def test_a_consensus_method_runs_against_the_reference_null():
+    rng = np.random.default_rng(2)
+    blobs = np.vstack([rng.normal(c, 0.3, (25, 2)) for c in ((0, 0), (5, 0), (0, 5))])
+    settings = dict(method="kcc", null="uniform", n_references=4, n_resamples=8, n_partitions=8, random_state=0)
+    res = select_k(blobs, [2, 3, 4], **settings)
+    assert res.pac_reference.shape == (4, 3) and res.best_k == 3, res.summary()
+    assert np.isfinite(res.objective).all()                # the method's own fit is still reported
+    again = select_k(blobs, [2, 3, 4], **{**settings, "n_jobs": 2})
+    np.testing.assert_array_equal(res.pac_reference, again.pac_reference)
+    noise = select_k(rng.normal(size=(75, 2)), [2, 3, 4], **settings)
+    assert noise.best_k == 1, noise.summary()
+    assert select_k(blobs, [2, 3], method="kcc", n_resamples=4, n_partitions=4, random_state=0).null is None
+
+
+def test_the_cli_chooses_k_by_the_gap_and_draws_each_clusters_stability(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from cclust.cli import main
+
+    figure = tmp_path / "k.png"
+    assert main(["select-k", "iris", "--k-range", "1", "4", "--criterion", "gap", "--gap-rule", "firstSEmax",
+                 "--resamples", "5", "--plot", str(figure), "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "(gap)" in out and "rule firstSEmax" in out and "gap statistic" in out
+    assert (tmp_path / "k-clusters.png").stat().st_size > 1000
+    assert main(["select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--format", "json"]) == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)["cluster_consensus"]
+    assert {row["k"] for row in rows} == {2, 3} and len(rows) == 5
+    assert set(rows[0]) == {"k", "cluster", "size", "cluster_consensus", "mean_jaccard", "dissolved", "recovered"}
+    assert main(["select-k", "iris", "--k-range", "1", "3", "--null", "none"]) == 2
+    assert "K = 1 needs a --null or --criterion gap" in capsys.readouterr().err
+
+
+def test_the_cluster_stability_figure_draws_the_table():
+    pytest.importorskip("matplotlib")
+    from cclust.plotting import plot_cluster_stability
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.8, (20, 2)) for c in (0, 3, 6)])
+    res = select_k(X, [2, 3], n_resamples=10, random_state=0, null=None)
+    ax = plot_cluster_stability(res, 3)
+    heights = [patch.get_height() for patch in ax.patches]
+    table = res.cluster_table(3)
+    np.testing.assert_allclose(heights, table["cluster_consensus"] + table["mean_jaccard"])
+    with pytest.raises(ValidationError, match="result must be the SelectKResult"):
+        plot_cluster_stability(object())

@@ -183,7 +183,8 @@ def test_result_shapes_and_invariants():
         res.best_k = 5
     text = res.summary()
     assert "delta area" in text and "PAC" in text and f"best K = {res.best_k}" in text
-    assert len(text.splitlines()) == 2 + 3 + 1
+    # head, columns, one row per K, the choice, then the clusters at the chosen K: a title, columns, one per cluster
+    assert len(text.splitlines()) == 2 + 3 + 1 + 2 + res.best_k
     json.dumps(res.to_dict())
     assert res.as_table()["k"] == [2, 3, 4]
     assert "best_k=" in repr(res)
@@ -221,6 +222,12 @@ def test_ensemble_input():
     assert res.pac[0] == 0
     with pytest.raises(ValidationError, match="method 'wosp' needs the original features, but data is an Ensemble"):
         select_k(E, [2, 3], method="wosp")
+    with pytest.raises(ValidationError, match="null='uniform' draws reference data sets like the features, but data "
+                                              "is an Ensemble"):
+        select_k(E, [2, 3], method="kcc", null="uniform")
+    with pytest.raises(ValidationError, match="criterion='gap' clusters the features by k-means, but data is an "
+                                              "Ensemble"):
+        select_k(E, [2, 3], method="kcc", criterion="gap")
 
 
 def test_dataframe_input_matches_array():
@@ -258,7 +265,7 @@ def test_verbose_is_silent_off_a_terminal(capsys):
     ({"alpha": 0}, r"alpha must be a finite number in \(0, 1\), got 0"),
     ({"alpha": 1.5}, r"alpha must be a finite number in \(0, 1\), got 1.5"),
     ({"null": "permuted"}, r"null must be one of \['gaussian', 'uniform', 'auto'\] or None, got 'permuted'"),
-    ({"null": "gaussian", "method": "kcc"}, r"null='gaussian' runs the Monti protocol on reference data sets"),
+    ({"gap_rule": "elbow", "criterion": "gap"}, r"gap_rule must be one of \['firstSEmax', 'Tibs2001SEmax'"),
     ({"criterion": "rcsi", "null": None}, r"criterion='rcsi' compares the data with a reference null"),
     ({"k_range": []}, "k_range must hold at least one K"),
     ({"k_range": "2-5"}, "k_range must be an iterable of ints"),
@@ -268,7 +275,7 @@ def test_verbose_is_silent_off_a_terminal(capsys):
     ({"subsample": 0.2, "k_range": [2, 8]}, "subsample=0.2 keeps 6 of the 30 objects, fewer than the 8 needed for K=8"),
     ({"n_resamples": 0}, r"n_resamples must be an int in the range \[1, inf\], got 0"),
     ({"n_partitions": 0}, r"n_partitions must be an int in the range \[1, inf\], got 0"),
-    ({"criterion": "bic"}, r"criterion must be one of \['rcsi', 'pac', 'delta_area', 'objective'\], got 'bic'"),
+    ({"criterion": "bic"}, r"criterion must be one of \['rcsi', 'pac', 'delta_area', 'objective', 'gap'\], got 'bic'"),
     ({"criterion": "delta_area", "k_range": [3]}, "criterion='delta_area' compares successive K"),
     ({"pac_interval": (0.9, 0.1)}, "pac_interval must satisfy 0 <= u1 < u2 <= 1"),
     ({"pac_interval": 0.5}, "pac_interval must be a pair"),

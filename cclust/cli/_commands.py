@@ -238,10 +238,11 @@ def _read_weights(path, option):
 
 
 def _select_k_figures(plot):
-    """The figures ``select-k --plot FILE`` writes: FILE, FILE-heatmap and FILE-tracking (same extension)."""
+    """The figures ``select-k --plot FILE`` writes: FILE, FILE-heatmap, FILE-tracking and
+    FILE-clusters (same extension)."""
     stem, dot, ext = plot.rpartition(".")
     stem, ext = (stem, "." + ext) if dot else (plot, "")
-    return [plot, f"{stem}-heatmap{ext}", f"{stem}-tracking{ext}"]
+    return [plot, f"{stem}-heatmap{ext}", f"{stem}-tracking{ext}", f"{stem}-clusters{ext}"]
 
 
 def _output_paths(args):
@@ -618,15 +619,12 @@ def select_k(args, out=None):
     low, high = args.k_range
     n = X.shape[0]
     null = None if args.null == "none" else args.null
-    if null == "auto":
-        null = "uniform" if args.method == "monti" else None
-    floor = 1 if null is not None else 2
+    if null == "auto":  # the gap statistic carries its own reference
+        null = "uniform" if args.method == "monti" and args.criterion != "gap" else None
+    floor = 1 if null is not None or args.criterion == "gap" else 2
     if not floor <= low <= high <= n:
         raise UserError(f"--k-range must satisfy {floor} <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}"
-                        + (" (K = 1 needs a --null)." if null is None and low == 1 else "."))
-    if null is not None and args.method != "monti":
-        raise UserError(f"--null {null} runs the monti protocol on reference data sets; with --method {args.method} "
-                        "pass --null none.")
+                        + (" (K = 1 needs a --null or --criterion gap)." if floor == 2 and low == 1 else "."))
     method_params, scoped = parse_params(args.method_param, "--method-param")
     if scoped:
         raise UserError("select-k runs one method: give its parameters as KEY=VALUE.")
@@ -664,7 +662,7 @@ def select_k(args, out=None):
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, null=null, n_references=args.references,
                     distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,
-                    alpha=args.alpha, random_state=args.seed, n_jobs=args.jobs,
+                    alpha=args.alpha, gap_rule=args.gap_rule, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))
     for text in result.warnings:
         _warn(f"--k-range {low} {high}: {text}")
@@ -677,9 +675,13 @@ def select_k(args, out=None):
             record.pop("objective_name", None)
         # item consensus per object and K, as rows k, cluster, item, item_consensus (CCP's calcICL table)
         record.pop("item_consensus", None)
-        record["cluster_consensus"] = [
-            {"k": k, "cluster": c, "cluster_consensus": float(v)}
-            for k, values in result.cluster_consensus.items() for c, v in enumerate(values.tolist())]
+        record.pop("cluster_stability", None)
+        # per cluster and K: size, cluster consensus, and its stability (Hennig 2007), one row each
+        record["cluster_consensus"] = []
+        for k in result.cluster_consensus:
+            table = result.cluster_table(k)
+            record["cluster_consensus"] += [{column: table[column][c] for column in table}
+                                            for c in range(len(table["cluster"]))]
         ids = data.ids
         record["item_consensus"] = [
             {"k": k, "item": i, **({"id": ids[i]} if ids is not None else {}), "cluster": c, "item_consensus": float(v)}
@@ -714,17 +716,19 @@ def select_k(args, out=None):
             print(f"labels at K = {result.best_k} written to {args.out}", file=out)
     if args.plot:
         plotting = _plotting()
-        _, heatmap, tracking = _select_k_figures(args.plot)
+        _, heatmap, tracking, clusters = _select_k_figures(args.plot)
         # K = 1 has no consensus matrix: the heatmap then shows the smallest K tried, and says so
         heat_k = result.best_k if result.best_k != 1 else int(result.k_values[0])
         extra = {heatmap: plotting.plot_consensus_heatmap(result, k=heat_k),
-                 tracking: plotting.plot_tracking(result).figure}
+                 tracking: plotting.plot_tracking(result).figure,
+                 clusters: plotting.plot_cluster_stability(result, k=heat_k).figure}
         _save_figure(plotting.plot_select_k(result), args.plot)
         for path, figure in extra.items():
             _save_figure(figure, path)
         if args.format == "table":
             print(f"figures written to {args.plot}, {', '.join(extra)}"
-                  + (f" (the heatmap shows K = {heat_k}: K = 1 has no consensus matrix)" if heat_k != result.best_k
+                  + (f" (the heatmap and the clusters show K = {heat_k}: K = 1 has no consensus matrix)"
+                     if heat_k != result.best_k
                      else ""), file=out)
     return 0
 

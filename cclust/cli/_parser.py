@@ -330,15 +330,22 @@ def build_parser():
                         "run through the same protocol, so that K = 1 (no cluster structure) can be the answer "
                         "(John et al. 2020, M3C): uniform (along the data's principal axes) or gaussian; none for "
                         "ConsensusClusterPlus's plain protocol; auto (default): uniform for the monti method, none "
-                        "for a consensus method")
+                        "for a consensus method (each of its reference runs generates and fuses partitions) and "
+                        "with --criterion gap")
     p.add_argument("--references", type=_positive_int, default=None, metavar="B",
                    help="reference data sets of --null (default 10; at least 2)")
     p.add_argument("--alpha", type=float, default=0.05, metavar="A",
                    help="significance level of the reference null, Bonferroni over the K tried (default 0.05)")
-    p.add_argument("--criterion", choices=("rcsi", "pac", "delta_area", "objective"), default=None,
+    p.add_argument("--criterion", choices=("rcsi", "pac", "delta_area", "objective", "gap"), default=None,
                    help="how the recommended K is chosen (default rcsi with a --null: the most stable K "
                         "relative to the references among the significant ones, else K = 1; pac, the lowest "
-                        "PAC, with --null none)")
+                        "PAC, with --null none; gap: the gap statistic of k-means against --references "
+                        "reference data sets (Tibshirani, Walther & Hastie 2001), which can also answer K = 1)")
+    p.add_argument("--gap-rule", default="Tibs2001SEmax",
+                   choices=("Tibs2001SEmax", "firstSEmax", "globalSEmax", "firstmax", "globalmax"),
+                   help="the rule of --criterion gap (R's cluster::maxSE): Tibs2001SEmax (default, the paper's "
+                        "smallest K whose gap is within one standard error of the next K's), firstSEmax "
+                        "(clusGap's default), globalSEmax, firstmax, globalmax")
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
                    help="consensus matrices: exact n x n (dense), estimated in linear memory (sparse), or "
                         "dense while it fits the memory budget (default auto)")
@@ -348,8 +355,9 @@ def build_parser():
                    help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
     p.add_argument("--plot", metavar="FILE.png",
                    help="consensus CDF, delta area and PAC curves; FILE-heatmap.png (the consensus matrix at the "
-                        "recommended K with its dendrogram and clusters) and FILE-tracking.png (each object's "
-                        "cluster across K) beside it (needs cclust[plot])")
+                        "recommended K with its dendrogram and clusters), FILE-tracking.png (each object's "
+                        "cluster across K) and FILE-clusters.png (each cluster's consensus and stability) beside it "
+                        "(needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=select_k)
