@@ -174,7 +174,7 @@ def hartigan_wong_labels(rows, k, rng, max_iter=HW_MAX_ITER, init="random"):
 
 
 def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algorithm="lloyd", init=None,
-                 distance="euclidean", linkage_method="average"):
+                 distance="euclidean", linkage_method="average", n_init=1):
     """Labels of every resample at every K: K -> (n, H) int32, -1 for objects not drawn.
 
     ``inner="kmeans"``: one k-means run at exactly K on each resample, seeded by (K, h) only:
@@ -186,6 +186,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
     (:func:`pairwise_distances`), cut at every K (as ConsensusClusterPlus does with
     ``clusterAlg="hc"``, ``distance``, ``innerLinkage``).
     ``features``: per resample, the features it clusters on (None: all).
+    ``n_init``: Lloyd runs per resample from successive starts of the same stream, the one of
+    lowest within sum of squares kept (1: exactly the generator's one run).
     """
     n = X.shape[0]
     out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
@@ -207,8 +209,17 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
             if algorithm == "hartigan-wong":
                 out[k][idx, h] = hartigan_wong_labels(rows, k, rng, init=init or "random")
             else:
-                out[k][idx, h] = _kmeans_labels(np.ascontiguousarray(rows), k, rng, init or "k-means++", 100,
-                                                1e-4)[0]
+                rows = np.ascontiguousarray(rows)
+                best = None
+                for _ in range(n_init):
+                    labels, centres = _kmeans_labels(rows, k, rng, init or "k-means++", 100, 1e-4)
+                    if n_init == 1:
+                        best = (0.0, labels)
+                        break
+                    sse = float(np.einsum("ij,ij->", rows - centres[labels], rows - centres[labels]))
+                    if best is None or sse < best[0]:
+                        best = (sse, labels)
+                out[k][idx, h] = best[1]
 
         tasks = [(k, h) for k in k_values for h in range(len(samples))]
     else:

@@ -156,7 +156,50 @@ def test_inner_runs_are_the_direct_calls():
     ({"inner_params": {"algorithm": "hartigan-wong", "init": "forgy"}}, r"inner_params\['init'\] must be one of"),
     ({"inner_params": {"algorithm": "lloyd"}, "inner": "hierarchical"}, "inner_params sets the k-means"),
     ({"inner_params": {"algorithm": "lloyd"}, "method": "kcc"}, "inner_params sets the k-means"),
+    ({"inner_params": {"n_init": 0}}, r"inner_params\['n_init'\] must be an int in the range \[1, inf\], got 0"),
+    ({"inner_params": {"algorithm": "hartigan-wong", "n_init": 3}},
+     r"inner_params\['n_init'\] must be an int in the range \[1, 1\], got 3"),
 ])
 def test_bad_inner_params(kwargs, message):
     with pytest.raises(ValidationError, match=message):
         select_k(blobs(), range(2, 4), random_state=0, **kwargs)
+
+
+def test_several_lloyd_starts_keep_the_lowest_sum_of_squares():
+    """inner_params={"n_init": N}: per resample, N Lloyd runs from successive draws of the
+    resample's stream, the one of lowest within sum of squares kept (literal loop below)."""
+    from cclust.generators import _kmeans_labels
+    from cclust.validation import spawn_seed_sequences
+
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(c, 1.0, (25, 3)) for c in ((0, 0, 0), (3, 0, 0), (0, 3, 0), (3, 3, 0), (1.5, 1.5, 3))])
+    samples = [np.sort(rng.choice(125, 100, replace=False)) for _ in range(6)]
+    runs = _monti.inner_labels(X, samples, [5], "kmeans", 7, 1, None, "lloyd", None, n_init=4)
+    one = _monti.inner_labels(X, samples, [5], "kmeans", 7, 1, None, "lloyd", None, n_init=1)
+    seeds = np.random.SeedSequence(7, spawn_key=(5,)).generate_state(6, dtype=np.uint32)
+    improved = 0
+    for h, idx in enumerate(samples):
+        stream = np.random.default_rng(spawn_seed_sequences(int(seeds[h]), 1)[0])
+        stream.integers(5, 6)
+        rows = np.ascontiguousarray(X[idx])
+        fits = []
+        for _ in range(4):
+            labels, centres = _kmeans_labels(rows, 5, stream, "k-means++", 100, 1e-4)
+            fits.append((sum(float(((rows[i] - centres[labels[i]]) ** 2).sum()) for i in range(rows.shape[0])), labels))
+        best = min(fits, key=lambda fit: fit[0])
+        np.testing.assert_array_equal(runs[5][idx, h], best[1])
+        np.testing.assert_array_equal(one[5][idx, h], fits[0][1])      # one start: the first of the stream
+        improved += best[0] < fits[0][0] - 1e-9
+    assert improved >= 1  # the inputs are hard enough that a later start does better somewhere
+
+
+def test_the_reference_null_runs_three_starts_and_the_plain_protocol_one():
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    three = select_k(X, [2, 3], n_resamples=4, n_references=2, random_state=0)
+    same = select_k(X, [2, 3], n_resamples=4, n_references=2, random_state=0, inner_params={"n_init": 3})
+    one = select_k(X, [2, 3], n_resamples=4, n_references=2, random_state=0, inner_params={"n_init": 1})
+    np.testing.assert_array_equal(three.pac_reference, same.pac_reference)
+    assert not np.array_equal(three.pac_reference, one.pac_reference)
+    plain = select_k(X, [2, 3], n_resamples=4, null=None, random_state=0)
+    plain_one = select_k(X, [2, 3], n_resamples=4, null=None, random_state=0, inner_params={"n_init": 1})
+    np.testing.assert_array_equal(plain.pac, plain_one.pac)
