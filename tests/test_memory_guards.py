@@ -19,7 +19,9 @@ The ensembles come from the default k-means generator, whose K_i grow like sqrt(
 which the limit catches too (WOHB's dense memberships once grew that way, 2.2 GB at n = 5,000
 and 16.7 GB at n = 20,000).
 """
+import os
 import re
+import sys
 import tracemalloc
 
 import numpy as np
@@ -318,3 +320,50 @@ def test_an_estimator_object_of_a_quadratic_class_asks_too_and_linear_presets_do
                         max_bytes=1000)
     for name, params in (("birch", {"threshold": 0.05}), ("minibatch-kmeans", {}), ("dbscan", {})):
         assert cclust.get(name)(X, 3, n_partitions=1, random_state=0, max_bytes=1000, **params).shape == (200, 1)
+
+
+# -- refusals come before the work ---------------------------------------------------------------
+
+def _refusal_and_calls(call):
+    """The exception ``call()`` raises and the qualified names of the cclust functions it entered
+    first (a profile hook: it observes, it replaces nothing)."""
+    entered = set()
+
+    def hook(frame, event, arg):
+        if event == "call" and f"cclust{os.sep}" in frame.f_code.co_filename:
+            entered.add(frame.f_code.co_qualname)
+
+    sys.setprofile(hook)
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 -- returned for the caller to check
+        return exc, entered
+    finally:
+        sys.setprofile(None)
+    raise AssertionError("the call did not refuse")
+
+
+@pytest.mark.parametrize("name, expensive", [
+    ("lwea", "_uncertainty"),          # cluster uncertainties: a contingency table per partition, O(n r^2)
+    ("weac", "_ncai"),                 # the crowd agreement index: the same O(n r^2) tables
+    ("gp-mgla", "_ncai"),
+])
+def test_refusal_comes_before_the_partition_weights(name, expensive):
+    """At n = 10^5 these computed for about two minutes before refusing their m x m (or sum K_i x
+    sum K_i) matrix; the budget is now asked first, so the O(n r^2) pass is never entered."""
+    rng = np.random.default_rng(0)
+    E = Ensemble(np.column_stack([rng.integers(0, 6, size=400) for _ in range(8)]))
+    exc, entered = _refusal_and_calls(lambda: cclust.consensus(name, E, 4, random_state=0, max_bytes=1000))
+    assert isinstance(exc, MemoryBudgetError), exc
+    assert re.search(r"\(\d+ bytes\)", str(exc)) and "max_bytes=" in str(exc)
+    assert expensive not in entered and "Ensemble.contingency" not in entered, sorted(entered)
+    assert cclust.consensus(name, E, 4, random_state=0).labels.shape == (400,)   # the work itself still runs
+
+
+def test_symdiff_median_refuses_its_size_before_building_the_memberships():
+    """At n = 10^6 the one-hot and weighted copies peaked at 5.1 GiB before the n > 40 refusal."""
+    rng = np.random.default_rng(0)
+    E = Ensemble(np.column_stack([rng.integers(0, 3, size=41) for _ in range(4)]))
+    exc, entered = _refusal_and_calls(lambda: cclust.consensus("symdiff-median", E, 2))
+    assert isinstance(exc, ValidationError) and "max_objects = 40" in str(exc), exc
+    assert "Ensemble.one_hot" not in entered and "Ensemble.with_weights" not in entered, sorted(entered)
