@@ -953,6 +953,14 @@ def _simplex_rows(M):
     return np.maximum(M - theta[:, None], 0.0)
 
 
+def _gv3_bytes(n, r, n_c, k):
+    """Bytes GV3 holds at its peak: three (sum K_i)^2 float64 matrices at once (the Gram matrix G,
+    W G and the product W G * (W G)^T of ``||Y||_F^2``), the one-hot (12 bytes an entry) and
+    the equivalent of three n x max(k, 20) float64 arrays (the eigen solver's basis of at least
+    20 vectors, then the descent's iterates, gradients and products)."""
+    return 3 * n_c * n_c * 8 + 12 * n * r + 3 * n * max(k, 20) * 8
+
+
 class _CoMembership:
     """Y = sum_i w_i U_i U_i^T as an operator (never formed): Y V = B_w (B^T V)."""
 
@@ -1034,7 +1042,8 @@ def gv3(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=500, tol=1e-10
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    require_memory(data.C * data.C * 8, f"the {data.C} x {data.C} Gram matrix of the partitions' clusters",
+    require_memory(_gv3_bytes(data.n, data.r, data.C, k),
+                   f"GV3's three {data.C} x {data.C} Gram matrices of the partitions' clusters",
                    "use fewer or coarser partitions, or se", max_bytes)
     rng = check_random_state(random_state)
     Y = _CoMembership(data)
