@@ -367,3 +367,80 @@ def test_symdiff_median_refuses_its_size_before_building_the_memberships():
     exc, entered = _refusal_and_calls(lambda: cclust.consensus("symdiff-median", E, 2))
     assert isinstance(exc, ValidationError) and "max_objects = 40" in str(exc), exc
     assert "Ensemble.one_hot" not in entered and "Ensemble.with_weights" not in entered, sorted(entered)
+
+
+# -- each guard's figure against the measured peak ---------------------------------------------
+
+def _figures(name, X, E, **kwargs):
+    """Every figure the call's memory guards give, asked in turn: each refusal's bytes become the
+    next budget, until the call runs."""
+    if method_info(cclust.get(name)).requires_X:
+        kwargs["X"] = X
+    figures, budget = [], 1
+    while True:
+        try:
+            cclust.consensus(name, E, 4, random_state=0, max_bytes=budget, **kwargs)
+            return figures
+        except MemoryBudgetError as exc:
+            need = int(re.search(r"\((\d+) bytes\)", str(exc)).group(1))
+            assert need > budget
+            figures.append(need)
+            budget = need
+
+
+def _ensemble(n, r, k_range=None, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 6.0, size=(4, 3))
+    X = centres[rng.integers(0, 4, size=n)] + rng.normal(size=(n, 3))
+    return X, cclust.generate("kmeans", X, 4, n_partitions=r, k_range=k_range, random_state=seed)
+
+
+#: Methods whose guard once undercounted or was missing, with two sizes at which the guarded
+#: structure dominates the peak: GV3's Gram matrices, WOSP's dense graph, LCE's RA links, the
+#: MCLA meta-graph (many clusters: 100 partitions of 30-60 clusters).
+FIGURE_CASES = {
+    "gv3": ((3000, 6000), 20, None),
+    "wosp": ((1000, 2000), 10, None),
+    "lce": ((2000, 6000), 20, None),
+    "mcla": ((2000, 4000), 100, (30, 60)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIGURE_CASES))
+def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monkeypatch):
+    """The largest figure a call's guards give, against the peak RSS it adds, at two sizes: an
+    undercount lets a call through that then fails allocating (GV3 asked for one of its three
+    Gram matrices, WOSP for half its dense route, LCE and MCLA not for their largest arrays), an
+    overcount refuses what fits. Measured ratios peak / figure: 0.9-1.3."""
+    from cclust.testing import peak_memory
+
+    sizes, r, k_range = FIGURE_CASES[name]
+    problems = [_ensemble(n, r, k_range) for n in sizes]
+    peaks = peak_memory(problems, [(name, {})], n_clusters=4, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(2**40))
+    for (X, E), peak in zip(problems, peaks):
+        if peak[name].get("source") != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        figure = max(_figures(name, X, E), default=0)
+        assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
+
+
+def test_meta_graph_entries_are_counted_exactly_before_the_product():
+    from cclust.graph import canonical_cluster_order, meta_graph, meta_graph_entries, one_hot_in_order
+
+    for labels in ("complete", "missing"):
+        _, E = _ensemble(500, 12, (5, 15), seed=3)
+        L = E.labels.copy()
+        if labels == "missing":
+            L[np.random.default_rng(1).random(L.shape) < 0.1] = -1
+        E = Ensemble(L)
+        B = one_hot_in_order(E, canonical_cluster_order(E)).tocsc()
+        assert meta_graph_entries(B) == (B.T @ B).nnz
+        _, S = meta_graph(E)
+        with pytest.raises(MemoryBudgetError, match=rf"\({(B.T @ B).nnz} pairs of clusters sharing objects\)"):
+            meta_graph(E, max_bytes=S.nnz)
+    with pytest.raises(MemoryBudgetError, match="meta-graph") as info:
+        cclust.consensus("mcla", E, 4, random_state=0, max_bytes=100_000)
+    assert "hbgf or kcc" in str(info.value)
+    with pytest.raises(MemoryBudgetError, match="meta-graph"):
+        cclust.consensus("womc", E, 4, random_state=0, max_bytes=100_000)
