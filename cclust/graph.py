@@ -376,7 +376,7 @@ def meta_graph(ensemble, object_weights=None, *, max_bytes=None):
     """
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
-    require_meta_graph(B, max_bytes)
+    _require_meta_graph(B, max_bytes)
     return order, _jaccard_graph(B, object_weights)
 
 
@@ -387,7 +387,7 @@ def meta_graph(ensemble, object_weights=None, *, max_bytes=None):
 _META_GRAPH_ENTRY_BYTES = 84
 
 
-def meta_graph_entries(B):
+def _meta_graph_entries(B):
     """Entries of ``B^T B`` (pairs of clusters sharing an object, the diagonal included) for the
     one-hot ``B`` (CSC), counted without forming the product.
 
@@ -404,9 +404,9 @@ def meta_graph_entries(B):
                                  rows.indptr.astype(index, copy=False), rows.indices.astype(index, copy=False)))
 
 
-def require_meta_graph(B, max_bytes=None):
+def _require_meta_graph(B, max_bytes=None):
     """Refuse the meta-graph of the one-hot ``B`` past the memory budget, before it is formed."""
-    entries = meta_graph_entries(B)
+    entries = _meta_graph_entries(B)
     require_memory(entries * _META_GRAPH_ENTRY_BYTES,
                    f"the meta-graph of {B.shape[1]} clusters ({entries} pairs of clusters sharing objects)",
                    "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)", max_bytes)
@@ -447,7 +447,7 @@ def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor,
     rng = check_random_state(random_state)
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
-    require_meta_graph(B, max_bytes)
+    _require_meta_graph(B, max_bytes)
     meta = _jaccard_graph(B, object_weights)  # meta_graph's, sharing B
     n_c = B.shape[1]
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]

@@ -426,7 +426,7 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monke
 
 
 def test_meta_graph_entries_are_counted_exactly_before_the_product():
-    from cclust.graph import canonical_cluster_order, meta_graph, meta_graph_entries, one_hot_in_order
+    from cclust.graph import canonical_cluster_order, meta_graph, _meta_graph_entries, one_hot_in_order
 
     for labels in ("complete", "missing"):
         _, E = _ensemble(500, 12, (5, 15), seed=3)
@@ -435,7 +435,7 @@ def test_meta_graph_entries_are_counted_exactly_before_the_product():
             L[np.random.default_rng(1).random(L.shape) < 0.1] = -1
         E = Ensemble(L)
         B = one_hot_in_order(E, canonical_cluster_order(E)).tocsc()
-        assert meta_graph_entries(B) == (B.T @ B).nnz
+        assert _meta_graph_entries(B) == (B.T @ B).nnz
         _, S = meta_graph(E)
         with pytest.raises(MemoryBudgetError, match=rf"\({(B.T @ B).nnz} pairs of clusters sharing objects\)"):
             meta_graph(E, max_bytes=S.nnz)
@@ -444,3 +444,84 @@ def test_meta_graph_entries_are_counted_exactly_before_the_product():
     assert "hbgf or kcc" in str(info.value)
     with pytest.raises(MemoryBudgetError, match="meta-graph"):
         cclust.consensus("womc", E, 4, random_state=0, max_bytes=100_000)
+
+
+# -- allocation failures at the registry's door --------------------------------------------------
+
+_OUT_OF_MEMORY_CHILD = """
+import json, resource, sys
+import numpy as np
+import cclust
+from cclust.base import method_info
+from cclust.errors import MemoryBudgetError
+
+names = sys.argv[1].split(",")
+rng = np.random.default_rng(0)
+n, r = 200_000, 20
+X = rng.normal(size=(n, 2))
+E = cclust.Ensemble(rng.integers(0, 8, size=(n, r)))
+def call(name, E, X):
+    extra = {"X": X} if method_info(cclust.get(name)).requires_X else {}
+    return cclust.consensus(name, E, 4, random_state=0, **extra)
+for name in names:  # imports, thread pools and one-off buffers before the limit
+    call(name, E.take(objects=np.arange(300)), X[:300])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+# 60 MiB more address space: the 32 MB label matrix fits, a few n x r copies of it do not
+resource.setrlimit(resource.RLIMIT_AS, (size + 60 * 2**20, resource.RLIM_INFINITY))
+out = {}
+for name in names:
+    try:
+        out[name] = ["labels", int(call(name, E, X).labels.shape[0])]
+    except MemoryBudgetError as exc:
+        out[name] = ["refused", str(exc)]
+    except MemoryError as exc:
+        out[name] = ["raw", f"{type(exc).__name__}: {exc}"]
+print(json.dumps(out))
+"""
+
+
+def test_an_allocation_failure_is_refused_with_the_method_and_what_to_do(tmp_path):
+    """Under an address-space limit (a child process, RLIMIT_AS) these methods once ended in
+    NumPy's MemoryError or a C++ std::bad_alloc on one more n x r copy; through the registry's
+    door (cclust.consensus, and cclust run, the estimator and best-of through call_method) it
+    becomes a MemoryBudgetError naming the method, the size that failed and the way out, or the
+    call runs; never a raw MemoryError, never a signal."""
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's address-space limit")
+    import json
+    import subprocess
+
+    names = ["hbgf", "em-mixture", "hgpa", "womc", "ecpcs-mc", "gkcc"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    run = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY_CHILD, ",".join(names)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, f"the child ended with status {run.returncode}:\n{run.stderr[-2000:]}"
+    outcomes = json.loads(run.stdout)
+    assert set(outcomes) == set(names)
+    for name, (outcome, detail) in outcomes.items():
+        assert outcome in ("labels", "refused"), f"{name}: {detail}"
+        if outcome == "refused":
+            assert detail.startswith(f"{name} ran out of memory: ") and "kcc" in detail and "max_bytes=" in detail
+    refused = [name for name, (outcome, _) in outcomes.items() if outcome == "refused"]
+    assert refused, "the limit did not bind: no method ran out of memory"
+    assert any(re.search(r"\(\d+ bytes\)", outcomes[name][1]) for name in refused)   # NumPy names the size
+
+
+def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():
+    from cclust.validation import memory_refusal
+
+    guard = MemoryBudgetError("the guard's own words")
+    with pytest.raises(MemoryBudgetError) as info:
+        with memory_refusal("mcla"):
+            raise guard
+    assert info.value is guard
+    with pytest.raises(MemoryBudgetError, match=r"^gkcc ran out of memory: an allocation of unknown size failed "
+                                                r"\(std::bad_alloc\); .*kcc"):
+        with memory_refusal("gkcc"):
+            raise MemoryError("std::bad_alloc")
+    with pytest.raises(MemoryBudgetError, match=r"allocating 1\.5 GiB \(1600000000 bytes\) for a float64 array of "
+                                                r"shape \(1000000, 200\) failed"):
+        with memory_refusal("hbgf"):
+            raise MemoryError("Unable to allocate 1.49 GiB for an array with shape (1000000, 200) and data type float64")
