@@ -525,3 +525,19 @@ def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():
                                                 r"shape \(1000000, 200\) failed"):
         with memory_refusal("hbgf"):
             raise MemoryError("Unable to allocate 1.49 GiB for an array with shape (1000000, 200) and data type float64")
+
+
+def test_best_of_passes_the_budget_on_and_keeps_one_result():
+    """best-of asked nothing and held every candidate's result; its candidates now get its
+    ``max_bytes`` (mcla's meta-graph refuses under it, kcc still runs and wins), and a refusal of
+    every candidate is a MemoryBudgetError (skipped by ``cclust run``), not a ValidationError."""
+    _, E = _ensemble(600, 30, (10, 20), seed=4)
+    res = cclust.consensus("best-of", E, 4, random_state=0, max_bytes=200_000)
+    assert res.extras["failures"]["mcla"].startswith("MemoryBudgetError: the meta-graph of")
+    assert res.extras["winner"] in ("kcc", "hbgf") and np.isnan(res.extras["scores"]["mcla"])
+    free = cclust.consensus("best-of", E, 4, random_state=0)
+    assert "mcla" not in free.extras["failures"]
+    best = max(free.extras["scores"], key=free.extras["scores"].get)
+    assert free.extras["winner"] == best
+    with pytest.raises(MemoryBudgetError, match="every candidate of best-of failed.*mcla: MemoryBudgetError"):
+        cclust.consensus("best-of", E, 4, methods=("mcla", "womc"), random_state=0, max_bytes=200_000)
