@@ -332,9 +332,10 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     return _woec_result(labels, cut, "womc", w, extras)
 
 
-#: Bytes per object and cluster that WOSP's memberships take at once: the float64 memberships,
-#: their copy in canonical column order and the float32 normalised rows Q.
-_WOSP_MEMBERSHIP_BYTES = 20
+#: Bytes per object and cluster that WOSP's memberships take at once: the float64 memberships
+#: and their copy in canonical column order (the float32 normalised rows Q come after the first
+#: is freed).
+_WOSP_MEMBERSHIP_BYTES = 16
 #: Bytes per pair of objects of WOSP's dense route at its peak: the float32 similarity Q Q^T,
 #: its CSR copy made through COO (int64 coordinates), then the symmetrising pass of
 #: :func:`cclust.graph.partition_graph` (its own COO, the off-diagonal selection, the doubled
