@@ -55,7 +55,10 @@ def consensus(method, ensemble, n_clusters, **params):
     :class:`cclust.dask.DaskEnsemble` is passed on as it is (``kcc`` takes it chunked). A
     :class:`cclust.soft.SoftEnsemble` is passed on to a method declaring ``accepts_soft=True``;
     for any other method it becomes the equivalent Ensemble if all its partitions are hard and
-    is refused with a ``ValidationError`` otherwise.
+    is refused with a ``ValidationError`` otherwise. An allocation that fails inside the method
+    (the machine's memory, not a guard, ran out) is raised as a
+    :class:`cclust.errors.MemoryBudgetError` naming the method and the size that failed
+    (:func:`cclust.validation.memory_refusal`).
 
     Examples
     --------
@@ -67,6 +70,7 @@ def consensus(method, ensemble, n_clusters, **params):
     from cclust.base import method_info
     from cclust.ensemble import as_ensemble, is_dask_ensemble
     from cclust.soft import is_soft_ensemble
+    from cclust.validation import memory_refusal
 
     fn = get(method, kind="consensus")
     if is_soft_ensemble(ensemble):
@@ -74,7 +78,8 @@ def consensus(method, ensemble, n_clusters, **params):
             ensemble = ensemble.to_ensemble("ensemble", method=method)
     elif not is_dask_ensemble(ensemble):
         ensemble = as_ensemble(ensemble)
-    return fn(ensemble, n_clusters, **params)
+    with memory_refusal(method):
+        return fn(ensemble, n_clusters, **params)
 
 
 def generate(generator, X, n_clusters, **params):

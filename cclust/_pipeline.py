@@ -199,6 +199,7 @@ def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jo
 def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
     """Call a consensus function with X / threads / verbose when its signature takes them."""
     from cclust.base import method_info
+    from cclust.validation import memory_refusal
 
     kwargs = dict(params)
     if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):
@@ -209,4 +210,6 @@ def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
         kwargs["n_jobs"] = n_jobs
     if verbose and accepts(fn, "verbose", var_keyword=False):
         kwargs["verbose"] = verbose
-    return fn(ensemble, n_clusters, random_state=seed, **kwargs)
+    # the registered names are the functions' names with '-' for '_' (gp_mgla is "gp-mgla")
+    with memory_refusal(getattr(fn, "__name__", "the consensus function").replace("_", "-")):
+        return fn(ensemble, n_clusters, random_state=seed, **kwargs)

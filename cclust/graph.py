@@ -359,11 +359,13 @@ def top_neighbor_graph(block, n, n_neighbors, *, chunk_rows=_CHUNK_ROWS):
     return G.maximum(G.T).tocsr()
 
 
-def meta_graph(ensemble, object_weights=None):
+def meta_graph(ensemble, object_weights=None, *, max_bytes=None):
     """The meta-graph of MCLA / WOMC: (weighted) Jaccard similarity between every two clusters.
 
     ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (Ren et al. 2017, eq. 5; binary Jaccard
-    when ``object_weights`` is None), from the sparse one-hot as ``B^T diag(w) B``.
+    when ``object_weights`` is None), from the sparse one-hot as ``B^T diag(w) B``. Its entries
+    (pairs of clusters sharing an object, up to (sum K_i)^2) are counted before it is formed and
+    refused past ``max_bytes`` (the memory budget, :func:`cclust.validation.memory_budget`).
 
     Returns
     -------
@@ -373,23 +375,67 @@ def meta_graph(ensemble, object_weights=None):
         Similarities between the clusters in that order (diagonal 1, zero entries absent).
     """
     order = canonical_cluster_order(ensemble)
-    return order, _jaccard_graph(one_hot_in_order(ensemble, order).tocsc(), object_weights)
+    B = one_hot_in_order(ensemble, order).tocsc()
+    _require_meta_graph(B, max_bytes)
+    return order, _jaccard_graph(B, object_weights)
+
+
+#: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the Jaccard CSR (float64 value,
+#: int32 index) and, in the symmetrising pass of :func:`partition_graph`, its COO, the
+#: off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become (twice
+#: the entries), alive with it. Measured: 78-82 bytes an entry at 1.6 and 6.5 million entries.
+_META_GRAPH_ENTRY_BYTES = 84
+
+
+def _meta_graph_entries(B):
+    """Entries of ``B^T B`` (pairs of clusters sharing an object, the diagonal included) for the
+    one-hot ``B`` (CSC), counted without forming the product.
+
+    Uses SciPy's own count of a sparse product's entries (the first pass of its SMMP product);
+    where that is not available, the upper bound (sum K_i)^2."""
+    n_c = B.shape[1]
+    try:
+        from scipy.sparse._sparsetools import csr_matmat_maxnnz
+    except ImportError:  # pragma: no cover -- a SciPy without the helper: count every pair
+        return n_c * n_c
+    rows = B.tocsr()
+    index = np.result_type(B.indices, rows.indices)
+    return int(csr_matmat_maxnnz(n_c, n_c, B.indptr.astype(index, copy=False), B.indices.astype(index, copy=False),
+                                 rows.indptr.astype(index, copy=False), rows.indices.astype(index, copy=False)))
+
+
+def _require_meta_graph(B, max_bytes=None):
+    """Refuse the meta-graph of the one-hot ``B`` past the memory budget, before it is formed."""
+    entries = _meta_graph_entries(B)
+    require_memory(entries * _META_GRAPH_ENTRY_BYTES,
+                   f"the meta-graph of {B.shape[1]} clusters ({entries} pairs of clusters sharing objects)",
+                   "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)", max_bytes)
 
 
 def _jaccard_graph(B, object_weights):
-    """The (object-weighted) Jaccard similarities between the columns of the one-hot ``B``."""
+    """The (object-weighted) Jaccard similarities between the columns of the one-hot ``B``.
+
+    Computed in the product's own arrays (its rows' indices sorted, as a COO -> CSR conversion
+    leaves them), so the only other arrays of the size of the graph are its row numbers and the
+    unions."""
     w = np.ones(B.shape[0]) if object_weights is None else np.asarray(object_weights, dtype=np.float64)
     Bw = sp.diags(w) @ B
-    inter = (B.T @ Bw).tocoo()                       # sum of w over C_i & C_j
     mass = np.asarray(Bw.sum(axis=0)).reshape(-1)    # sum of w over C_i
-    union = mass[inter.row] + mass[inter.col] - inter.data
-    jaccard = np.where(union > 0, inter.data / np.where(union > 0, union, 1.0), 0.0)
+    graph = (B.T @ Bw).tocsr()                       # sum of w over C_i & C_j
+    del Bw
+    graph.sort_indices()
     n_c = B.shape[1]
-    return sp.csr_matrix((jaccard, (inter.row, inter.col)), shape=(n_c, n_c))
+    union = mass[np.repeat(np.arange(n_c), np.diff(graph.indptr))]
+    union += mass[graph.indices]
+    union -= graph.data
+    positive = union > 0
+    np.divide(graph.data, union, out=graph.data, where=positive)
+    graph.data[~positive] = 0.0
+    return graph
 
 
 def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="objects",
-                 sizes="equal"):
+                 sizes="equal", max_bytes=None):
     """MCLA (object_weights None) or WOMC (Ren et al. 2017, eq. 5): meta-graph, METIS, strongest participation.
 
     ``balance="objects"`` gives every meta-graph vertex its cluster's size as METIS vertex
@@ -401,6 +447,7 @@ def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor,
     rng = check_random_state(random_state)
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
+    _require_meta_graph(B, max_bytes)
     meta = _jaccard_graph(B, object_weights)  # meta_graph's, sharing B
     n_c = B.shape[1]
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]

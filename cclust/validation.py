@@ -12,8 +12,10 @@ streams) is built on it, so every function of cclust accepts the same values.
 The memory budget (:func:`cclust.validation.memory_budget`, :func:`require_memory`) is what every allocation that
 can grow past O(n * r) asks before it allocates.
 """
+import contextlib
 import numbers
 import os
+import re
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from cclust.errors import MemoryBudgetError, ValidationError
 __all__ = ["check_int", "check_float", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
            "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
-           "format_bytes", "DEFAULT_MEMORY_BUDGET"]
+           "format_bytes", "memory_refusal", "DEFAULT_MEMORY_BUDGET"]
 
 #: Bytes one O(n^2) (or otherwise super-linear) structure may take when neither ``max_bytes``
 #: nor the environment variable ``CCLUST_MEMORY_BUDGET`` says otherwise.
@@ -315,6 +317,62 @@ def require_memory(need, what, alternative, max_bytes=None):
             f"allow it, or {alternative}."
         )
     return budget
+
+
+#: NumPy's words when an allocation fails: "Unable to allocate 763. MiB for an array with shape
+#: (1000000, 100) and data type float64".
+_NUMPY_ALLOCATION = re.compile(r"Unable to allocate (?P<size>[\d.]+ ?\w+) for an array with shape "
+                               r"\((?P<shape>[\d, ]*)\) and data type (?P<dtype>\S+)")
+
+
+def _failed_allocation(exc):
+    """What the failed allocation was, in words, from a MemoryError's message (NumPy's names the
+    array; a C++ ``std::bad_alloc`` says nothing of its size)."""
+    message = str(exc)
+    found = _NUMPY_ALLOCATION.search(message)
+    if found is None:
+        return "an allocation of unknown size failed" + (f" ({message})" if message else "")
+    shape = tuple(int(part) for part in found.group("shape").replace(" ", "").split(",") if part)
+    try:
+        n_bytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(found.group("dtype")).itemsize
+    except TypeError:
+        return f"allocating {found.group('size')} for an array of shape {shape} failed"
+    if found.group("dtype").startswith("|V"):   # the rows of a matrix viewed as single items
+        return f"allocating {format_bytes(n_bytes)} ({n_bytes} bytes) for {shape[0] if shape else 1} rows failed"
+    return (f"allocating {format_bytes(n_bytes)} ({n_bytes} bytes) for a {found.group('dtype')} array of "
+            f"shape {shape} failed")
+
+
+@contextlib.contextmanager
+def memory_refusal(method):
+    """Turn an allocation failure inside a consensus call into a :class:`MemoryBudgetError`.
+
+    A ``MemoryError`` that no memory guard caught (NumPy's, or a C++ ``std::bad_alloc``, which
+    Cython raises as ``MemoryError``) leaves the block as a MemoryBudgetError naming ``method``,
+    the size that failed when it is known, and what to do instead; a MemoryBudgetError passes
+    unchanged. This is the door every registered consensus function is called through
+    (:func:`cclust.consensus`, ``cclust run``, the estimator, best-of), so an ensemble too large
+    for the machine gives a refusal, never a raw MemoryError.
+
+    Examples
+    --------
+    >>> with memory_refusal("hbgf"):
+    ...     raise MemoryError("std::bad_alloc")
+    Traceback (most recent call last):
+    ...
+    cclust.errors.MemoryBudgetError: hbgf ran out of memory: an allocation of unknown size failed (std::bad_alloc); ...
+    """
+    try:
+        yield
+    except MemoryBudgetError:
+        raise
+    except MemoryError as exc:
+        raise MemoryBudgetError(
+            f"{method} ran out of memory: {_failed_allocation(exc)}; fuse a smaller ensemble (fewer objects or "
+            "partitions, ensemble.take(...)), use a method whose memory is linear in n such as kcc, or set a "
+            "memory budget below the memory this process can use (max_bytes= where the method takes it, or "
+            "CCLUST_MEMORY_BUDGET), so that its guarded allocations are refused before they start."
+        ) from exc
 
 
 def format_bytes(n_bytes):

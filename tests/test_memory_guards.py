@@ -19,7 +19,9 @@ The ensembles come from the default k-means generator, whose K_i grow like sqrt(
 which the limit catches too (WOHB's dense memberships once grew that way, 2.2 GB at n = 5,000
 and 16.7 GB at n = 20,000).
 """
+import os
 import re
+import sys
 import tracemalloc
 
 import numpy as np
@@ -318,3 +320,224 @@ def test_an_estimator_object_of_a_quadratic_class_asks_too_and_linear_presets_do
                         max_bytes=1000)
     for name, params in (("birch", {"threshold": 0.05}), ("minibatch-kmeans", {}), ("dbscan", {})):
         assert cclust.get(name)(X, 3, n_partitions=1, random_state=0, max_bytes=1000, **params).shape == (200, 1)
+
+
+# -- refusals come before the work ---------------------------------------------------------------
+
+def _refusal_and_calls(call):
+    """The exception ``call()`` raises and the qualified names of the cclust functions it entered
+    first (a profile hook: it observes, it replaces nothing)."""
+    entered = set()
+
+    def hook(frame, event, arg):
+        if event == "call" and f"cclust{os.sep}" in frame.f_code.co_filename:
+            entered.add(frame.f_code.co_qualname)
+
+    sys.setprofile(hook)
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 -- returned for the caller to check
+        return exc, entered
+    finally:
+        sys.setprofile(None)
+    raise AssertionError("the call did not refuse")
+
+
+@pytest.mark.parametrize("name, expensive", [
+    ("lwea", "_uncertainty"),          # cluster uncertainties: a contingency table per partition, O(n r^2)
+    ("weac", "_ncai"),                 # the crowd agreement index: the same O(n r^2) tables
+    ("gp-mgla", "_ncai"),
+])
+def test_refusal_comes_before_the_partition_weights(name, expensive):
+    """At n = 10^5 these computed for about two minutes before refusing their m x m (or sum K_i x
+    sum K_i) matrix; the budget is now asked first, so the O(n r^2) pass is never entered."""
+    rng = np.random.default_rng(0)
+    E = Ensemble(np.column_stack([rng.integers(0, 6, size=400) for _ in range(8)]))
+    exc, entered = _refusal_and_calls(lambda: cclust.consensus(name, E, 4, random_state=0, max_bytes=1000))
+    assert isinstance(exc, MemoryBudgetError), exc
+    assert re.search(r"\(\d+ bytes\)", str(exc)) and "max_bytes=" in str(exc)
+    assert expensive not in entered and "Ensemble.contingency" not in entered, sorted(entered)
+    assert cclust.consensus(name, E, 4, random_state=0).labels.shape == (400,)   # the work itself still runs
+
+
+def test_symdiff_median_refuses_its_size_before_building_the_memberships():
+    """At n = 10^6 the one-hot and weighted copies peaked at 5.1 GiB before the n > 40 refusal."""
+    rng = np.random.default_rng(0)
+    E = Ensemble(np.column_stack([rng.integers(0, 3, size=41) for _ in range(4)]))
+    exc, entered = _refusal_and_calls(lambda: cclust.consensus("symdiff-median", E, 2))
+    assert isinstance(exc, ValidationError) and "max_objects = 40" in str(exc), exc
+    assert "Ensemble.one_hot" not in entered and "Ensemble.with_weights" not in entered, sorted(entered)
+
+
+# -- each guard's figure against the measured peak ---------------------------------------------
+
+def _figures(name, X, E, **kwargs):
+    """Every figure the call's memory guards give, asked in turn: each refusal's bytes become the
+    next budget, until the call runs."""
+    if method_info(cclust.get(name)).requires_X:
+        kwargs["X"] = X
+    figures, budget = [], 1
+    while True:
+        try:
+            cclust.consensus(name, E, 4, random_state=0, max_bytes=budget, **kwargs)
+            return figures
+        except MemoryBudgetError as exc:
+            need = int(re.search(r"\((\d+) bytes\)", str(exc)).group(1))
+            assert need > budget
+            figures.append(need)
+            budget = need
+
+
+def _ensemble(n, r, k_range=None, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 6.0, size=(4, 3))
+    X = centres[rng.integers(0, 4, size=n)] + rng.normal(size=(n, 3))
+    return X, cclust.generate("kmeans", X, 4, n_partitions=r, k_range=k_range, random_state=seed)
+
+
+#: Methods whose guard once undercounted or was missing, with two sizes at which the guarded
+#: structure dominates the peak: GV3's Gram matrices, WOSP's dense graph, LCE's RA links, the
+#: MCLA meta-graph (many clusters: 100 partitions of 30-60 clusters).
+FIGURE_CASES = {
+    "gv3": ((3000, 6000), 20, None),
+    "wosp": ((1000, 2000), 10, None),
+    "lce": ((2000, 6000), 20, None),
+    "mcla": ((2000, 4000), 100, (30, 60)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIGURE_CASES))
+def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monkeypatch):
+    """The largest figure a call's guards give, against the peak RSS it adds, at two sizes: an
+    undercount lets a call through that then fails allocating (GV3 asked for one of its three
+    Gram matrices, WOSP for half its dense route, LCE and MCLA not for their largest arrays), an
+    overcount refuses what fits. Measured ratios peak / figure: 0.9-1.3."""
+    from cclust.testing import peak_memory
+
+    sizes, r, k_range = FIGURE_CASES[name]
+    problems = [_ensemble(n, r, k_range) for n in sizes]
+    peaks = peak_memory(problems, [(name, {})], n_clusters=4, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(2**40))
+    for (X, E), peak in zip(problems, peaks):
+        if peak[name].get("source") != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        figure = max(_figures(name, X, E), default=0)
+        assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
+
+
+def test_meta_graph_entries_are_counted_exactly_before_the_product():
+    from cclust.graph import canonical_cluster_order, meta_graph, _meta_graph_entries, one_hot_in_order
+
+    for labels in ("complete", "missing"):
+        _, E = _ensemble(500, 12, (5, 15), seed=3)
+        L = E.labels.copy()
+        if labels == "missing":
+            L[np.random.default_rng(1).random(L.shape) < 0.1] = -1
+        E = Ensemble(L)
+        B = one_hot_in_order(E, canonical_cluster_order(E)).tocsc()
+        assert _meta_graph_entries(B) == (B.T @ B).nnz
+        _, S = meta_graph(E)
+        with pytest.raises(MemoryBudgetError, match=rf"\({(B.T @ B).nnz} pairs of clusters sharing objects\)"):
+            meta_graph(E, max_bytes=S.nnz)
+    with pytest.raises(MemoryBudgetError, match="meta-graph") as info:
+        cclust.consensus("mcla", E, 4, random_state=0, max_bytes=100_000)
+    assert "hbgf or kcc" in str(info.value)
+    with pytest.raises(MemoryBudgetError, match="meta-graph"):
+        cclust.consensus("womc", E, 4, random_state=0, max_bytes=100_000)
+
+
+# -- allocation failures at the registry's door --------------------------------------------------
+
+_OUT_OF_MEMORY_CHILD = """
+import json, resource, sys
+import numpy as np
+import cclust
+from cclust.base import method_info
+from cclust.errors import MemoryBudgetError
+
+names = sys.argv[1].split(",")
+rng = np.random.default_rng(0)
+n, r = 200_000, 20
+X = rng.normal(size=(n, 2))
+E = cclust.Ensemble(rng.integers(0, 8, size=(n, r)))
+def call(name, E, X):
+    extra = {"X": X} if method_info(cclust.get(name)).requires_X else {}
+    return cclust.consensus(name, E, 4, random_state=0, **extra)
+for name in names:  # imports, thread pools and one-off buffers before the limit
+    call(name, E.take(objects=np.arange(300)), X[:300])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+# 60 MiB more address space: the 32 MB label matrix fits, a few n x r copies of it do not
+resource.setrlimit(resource.RLIMIT_AS, (size + 60 * 2**20, resource.RLIM_INFINITY))
+out = {}
+for name in names:
+    try:
+        out[name] = ["labels", int(call(name, E, X).labels.shape[0])]
+    except MemoryBudgetError as exc:
+        out[name] = ["refused", str(exc)]
+    except MemoryError as exc:
+        out[name] = ["raw", f"{type(exc).__name__}: {exc}"]
+print(json.dumps(out))
+"""
+
+
+def test_an_allocation_failure_is_refused_with_the_method_and_what_to_do(tmp_path):
+    """Under an address-space limit (a child process, RLIMIT_AS) these methods once ended in
+    NumPy's MemoryError or a C++ std::bad_alloc on one more n x r copy; through the registry's
+    door (cclust.consensus, and cclust run, the estimator and best-of through call_method) it
+    becomes a MemoryBudgetError naming the method, the size that failed and the way out, or the
+    call runs; never a raw MemoryError, never a signal."""
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's address-space limit")
+    import json
+    import subprocess
+
+    names = ["hbgf", "em-mixture", "hgpa", "womc", "ecpcs-mc", "gkcc"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    run = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY_CHILD, ",".join(names)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, f"the child ended with status {run.returncode}:\n{run.stderr[-2000:]}"
+    outcomes = json.loads(run.stdout)
+    assert set(outcomes) == set(names)
+    for name, (outcome, detail) in outcomes.items():
+        assert outcome in ("labels", "refused"), f"{name}: {detail}"
+        if outcome == "refused":
+            assert detail.startswith(f"{name} ran out of memory: ") and "kcc" in detail and "max_bytes=" in detail
+    refused = [name for name, (outcome, _) in outcomes.items() if outcome == "refused"]
+    assert refused, "the limit did not bind: no method ran out of memory"
+    assert any(re.search(r"\(\d+ bytes\)", outcomes[name][1]) for name in refused)   # NumPy names the size
+
+
+def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():
+    from cclust.validation import memory_refusal
+
+    guard = MemoryBudgetError("the guard's own words")
+    with pytest.raises(MemoryBudgetError) as info:
+        with memory_refusal("mcla"):
+            raise guard
+    assert info.value is guard
+    with pytest.raises(MemoryBudgetError, match=r"^gkcc ran out of memory: an allocation of unknown size failed "
+                                                r"\(std::bad_alloc\); .*kcc"):
+        with memory_refusal("gkcc"):
+            raise MemoryError("std::bad_alloc")
+    with pytest.raises(MemoryBudgetError, match=r"allocating 1\.5 GiB \(1600000000 bytes\) for a float64 array of "
+                                                r"shape \(1000000, 200\) failed"):
+        with memory_refusal("hbgf"):
+            raise MemoryError("Unable to allocate 1.49 GiB for an array with shape (1000000, 200) and data type float64")
+
+
+def test_best_of_passes_the_budget_on_and_keeps_one_result():
+    """best-of asked nothing and held every candidate's result; its candidates now get its
+    ``max_bytes`` (mcla's meta-graph refuses under it, kcc still runs and wins), and a refusal of
+    every candidate is a MemoryBudgetError (skipped by ``cclust run``), not a ValidationError."""
+    _, E = _ensemble(600, 30, (10, 20), seed=4)
+    res = cclust.consensus("best-of", E, 4, random_state=0, max_bytes=200_000)
+    assert res.extras["failures"]["mcla"].startswith("MemoryBudgetError: the meta-graph of")
+    assert res.extras["winner"] in ("kcc", "hbgf") and np.isnan(res.extras["scores"]["mcla"])
+    free = cclust.consensus("best-of", E, 4, random_state=0)
+    assert "mcla" not in free.extras["failures"]
+    best = max(free.extras["scores"], key=free.extras["scores"].get)
+    assert free.extras["winner"] == best
+    with pytest.raises(MemoryBudgetError, match="every candidate of best-of failed.*mcla: MemoryBudgetError"):
+        cclust.consensus("best-of", E, 4, methods=("mcla", "womc"), random_state=0, max_bytes=200_000)

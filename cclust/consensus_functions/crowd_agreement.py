@@ -189,6 +189,13 @@ def ncai(ensemble):
     return _ncai(complete_ensemble(ensemble, "the crowd agreement index"))
 
 
+def _require_weighted_block(E, m, max_bytes, what):
+    """The budget check of :func:`_weighted_block` on ``m`` rows, asked before the partition
+    weights (whose NCAI costs O(n r^2)) are computed."""
+    require_memory(m * m * 8 + m * E.n_partitions * 24, f"the weighted co-association of {m} {what}",
+                   _WEAC_ALTERNATIVE, max_bytes)
+
+
 def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     """The weighted co-association among ``rows``: ``sum_i u_i [same cluster] / sum_i u_i``, dense,
     in the compiled core: each row adds, partition by partition, ``u_i / sum u`` at the members of
@@ -197,10 +204,8 @@ def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     is the same for any number of threads."""
     from cclust._ext import _crowd_agreement
 
-    m = rows.shape[0]
+    _require_weighted_block(E, rows.shape[0], max_bytes, what)
     L = np.ascontiguousarray(E.labels[rows], dtype=np.int64)
-    require_memory(m * m * 8 + m * E.n_partitions * 24, f"the weighted co-association of {m} {what}",
-                   _WEAC_ALTERNATIVE, max_bytes)
     total = u.sum()
     share = u / (total if total > 0 else 1.0)
     return _crowd_agreement.weighted_coassociation(L, np.ascontiguousarray(E.n_clusters, dtype=np.int64),
@@ -235,6 +240,7 @@ def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
     """
     beta = _check_beta(beta)
     E = complete_ensemble(ensemble, "the weighted co-association")
+    _require_weighted_block(E, E.n_samples, max_bytes, "objects")
     u, _ = _partition_weights(E, beta)
     A = _weighted_block(E, u, np.arange(E.n_samples), max_bytes, "objects")
     np.fill_diagonal(A, 1.0)
@@ -251,6 +257,13 @@ def _jaccard(E):
     return sp.csr_matrix((values, (O.row, O.col)), shape=O.shape)
 
 
+def _require_sact(E, max_bytes):
+    """The budget check of :func:`_sact`, asked before the partition weights are computed."""
+    n_c = int(E.offsets[-1])
+    require_memory(2 * n_c * n_c * 8, f"the SACT similarity of {n_c} clusters",
+                   "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
+
+
 def _sact(E, u, max_bytes, n_threads=None):
     """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering.
 
@@ -260,9 +273,7 @@ def _sact(E, u, max_bytes, n_threads=None):
     """
     from cclust._ext import _crowd_agreement
 
-    n_c = int(E.offsets[-1])
-    require_memory(2 * n_c * n_c * 8, f"the SACT similarity of {n_c} clusters",
-                   "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
+    _require_sact(E, max_bytes)
     J = _jaccard(E)
     J.sort_indices()
     cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
@@ -305,6 +316,7 @@ def sact(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
     """
     beta = _check_beta(beta)
     E = complete_ensemble(ensemble, "SACT")
+    _require_sact(E, max_bytes)
     u, _ = _partition_weights(E, beta)
     return _sact(E, u, max_bytes)
 
@@ -344,6 +356,7 @@ def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=No
     """
     alpha, beta = _check_alpha(alpha), _check_beta(beta)
     E = complete_ensemble(ensemble, "the MGLA graph")
+    _require_sact(E, max_bytes)
     u, _ = _partition_weights(E, beta)
     return _graph(E, u, _sact(E, u, max_bytes), alpha)
 
@@ -450,6 +463,7 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
     beta = _check_beta(beta)
     n_threads = check_n_threads(n_threads)
     _, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "weac")
+    _require_weighted_block(E, first.shape[0], max_bytes, "distinct label rows")    # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
     A = _weighted_block(E, u, first, max_bytes, "distinct label rows", n_threads)
     n = E.n_samples
@@ -524,6 +538,7 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
     E0, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "gp-mgla")
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
+    _require_sact(E, max_bytes)                             # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
     S = _sact(E, u, max_bytes, n_threads)
     B = _graph(E, u, S, alpha, rows=first)

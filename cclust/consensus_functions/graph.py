@@ -297,7 +297,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
 
 
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
-def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto", random_state=None):
+def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto", max_bytes=None, random_state=None):
     """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     Every cluster of every partition is a vertex of a meta-graph whose edge weights are the
@@ -335,6 +335,11 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
         "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
         See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
+    max_bytes : int, default=None
+        Memory budget of the meta-graph (hard ensembles): its entries, the pairs of clusters that
+        share an object (up to (sum K_i)^2), are counted first and the call is refused with a
+        :class:`cclust.errors.MemoryBudgetError` past the budget (None:
+        :func:`cclust.validation.memory_budget`).
     random_state : int, Generator or None
         Seeds METIS and the tie-breaking.
 
@@ -365,7 +370,8 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
     balance = check_balance(balance)
     sizes = check_sizes(sizes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, None, random_state=random_state,
-                                       ufactor=ufactor, method="mcla", balance=balance, sizes=sizes)
+                                       ufactor=ufactor, method="mcla", balance=balance, sizes=sizes,
+                                       max_bytes=max_bytes)
     return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)
 
 

@@ -232,6 +232,21 @@ def _ra(E, sim, rows=None):
     return (B @ _within_partitions(E, sim)).tocsr()
 
 
+def _ra_bytes(E, sim, rows):
+    """Bytes of the RA matrix of the objects ``rows`` and its partition-weighted copy, which are
+    alive together: a row holds, for every partition, the links of its cluster to the clusters
+    of that partition, so its entries are counted exactly from the cluster sizes in ``rows``
+    and the entries of each cluster's row of the within-partition links (float64 values and
+    int32 indices, int64 past 2^31 entries)."""
+    K = _within_partitions(E, sim)
+    K.eliminate_zeros()                 # the product stores no zero sums
+    links = np.diff(K.indptr)
+    L = E.labels[rows]
+    members = np.bincount((L + E.offsets[:-1])[L >= 0], minlength=int(E.offsets[-1]))
+    entries = int(members @ links)
+    return 2 * entries * (8 + (4 if entries < 2**31 else 8))
+
+
 def _group_similarity(E, similarity, sim, rows, group_srs):
     """The object similarity between the groups ``rows`` (diagonal: two distinct objects of one group)."""
     G = E.one_hot()[rows]
@@ -454,6 +469,12 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
     sim, _, group_srs = _cluster_links(E, similarity, dc, n_iter, first, counts, max_bytes)
     extras = {"similarity": similarity, "consensus": consensus, "dc": dc, "n_microclusters": int(m)}
     if consensus == "spec":
+        n_c = int(E.offsets[-1])
+        # + the cluster similarities (two (sum K_i)^2 arrays) and the working copies of the label
+        # matrix (the canonical and grouped ensembles: measured about 48 bytes a label)
+        require_memory(_ra_bytes(E, sim, first) + 2 * n_c * n_c * 8 + 48 * n * E.n_partitions,
+                       f"the {m} x {n_c} refined cluster links (RA) of {m} distinct label rows, the "
+                       "cluster similarities and the label matrix's working copies", "use fewer or coarser basic partitions, or hbgf or kcc", max_bytes)
         rng = check_random_state(random_state)
         RA = _ra(E, sim, first) @ sp.diags(E.n_partitions * E.weights[_partition_of(E)])
         result = tcut(RA, n_clusters, groups=groups, random_state=rng, n_init=n_init, max_iter=max_iter,

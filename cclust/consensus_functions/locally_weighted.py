@@ -195,18 +195,24 @@ def eci(ensemble, theta=DEFAULT_THETA):
     return _to_input_order(np.exp(-_uncertainty(E) / (theta * E.n_partitions)), E, original, columns)
 
 
-def _lwca_block(E, values, rows, max_bytes, what):
-    """The LWCA among the objects ``rows`` (one per group): ``sum_m w_m ECI(C) [both in C]``,
-    dense, each cluster's block added at once (cost sum over clusters of its size squared)."""
+def _require_lwca(E, rows, max_bytes, what):
+    """The budget check of :func:`_lwca_block` on ``rows``: O(m r), asked before the cluster
+    uncertainties (an O(n r^2) pass over the contingency tables) are computed."""
     m = rows.shape[0]
     L = E.labels[rows]
-    sizes = np.zeros(int(E.offsets[-1]), dtype=np.int64)
-    cols = (L + E.offsets[:-1])[L >= 0]
-    np.add.at(sizes, cols, 1)
+    sizes = np.bincount((L + E.offsets[:-1])[L >= 0], minlength=int(E.offsets[-1]))
     largest = int(sizes.max()) if sizes.size else 0
     require_memory(m * m * 8 + largest * largest * 24 + m * E.n_partitions * 8,
                    f"the dense locally weighted co-association of {m} {what}", _LWCA_ALTERNATIVE_FOR[what],
                    max_bytes)
+
+
+def _lwca_block(E, values, rows, max_bytes, what):
+    """The LWCA among the objects ``rows`` (one per group): ``sum_m w_m ECI(C) [both in C]``,
+    dense, each cluster's block added at once (cost sum over clusters of its size squared)."""
+    _require_lwca(E, rows, max_bytes, what)
+    m = rows.shape[0]
+    L = E.labels[rows]
     A = np.zeros((m, m))
     for j in range(E.n_partitions):
         labels = L[:, j]
@@ -253,6 +259,7 @@ def lwca(ensemble, theta=DEFAULT_THETA, *, max_bytes=None):
     """
     theta = _check_theta(theta)
     E, _, _ = _prepare(ensemble)
+    _require_lwca(E, np.arange(E.n_samples), max_bytes, "objects")
     values = E.weights[np.repeat(np.arange(E.n_partitions), E.n_clusters)] * np.exp(
         -_uncertainty(E) / (theta * E.n_partitions))
     A = _lwca_block(E, values, np.arange(E.n_samples), max_bytes, "objects")
@@ -428,9 +435,16 @@ def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbor
         first, inverse, counts = groups
     n_distinct = first.shape[0]
     _check_distinct(n_clusters, n_distinct)
+    # The budget is asked before the cluster uncertainties, an O(n r^2) pass that took minutes
+    # at n = 10^5 before a refusal; the groups route asks it for at most n_groups groups.
+    exact = n_groups is None or n_groups >= n_distinct
+    if exact:
+        _require_lwca(E, first, max_bytes, "distinct label rows")
+    else:
+        _require_group_distances(E, n_groups, max_bytes)
     H, values = _ensemble_values(E, theta)
     weighted = E.weights[np.repeat(np.arange(E.n_partitions), E.n_clusters)] * values
-    if n_groups is None or n_groups >= n_distinct:
+    if exact:
         route = "microclusters"
         A = _lwca_block(E, weighted, first, max_bytes, "distinct label rows")
         object_lwca = None
@@ -491,12 +505,16 @@ def _fine_groups(E, n_groups, n_neighbors, random_state, max_bytes):
     return np.unique(labels, return_inverse=True)[1].reshape(-1)
 
 
+def _require_group_distances(E, g, max_bytes):
+    require_memory(g * g * 8 * 3 + g * int(E.offsets[-1]) * 16,
+                   f"the average-linkage distances of {g} groups", "pass a smaller n_groups", max_bytes)
+
+
 def _group_distances(E, weighted, fine, max_bytes):
     """``1 - mean LWCA`` between every two groups of ``fine``, from the one-hot: the LWCA summed
     over the pairs of groups g and h is ``sum_C w ECI(C) |g & C| |h & C|``."""
     g = int(fine.max()) + 1
-    require_memory(g * g * 8 * 3 + g * int(E.offsets[-1]) * 16,
-                   f"the average-linkage distances of {g} groups", "pass a smaller n_groups", max_bytes)
+    _require_group_distances(E, g, max_bytes)
     n = E.n_samples
     indicator = sp.csr_matrix((np.ones(n), (fine, np.arange(n))), shape=(g, n))
     P = (indicator @ E.one_hot()).toarray()                 # |g & C|

@@ -95,6 +95,17 @@ _L1_CHUNK_ELEMENTS = 1 << 21
 
 # -- the ensemble as membership blocks ----------------------------------------------------------
 
+def _complete(ensemble, method):
+    """The hard ensemble as an Ensemble, refused when a label is missing."""
+    E = as_ensemble(ensemble)
+    if E.has_missing:
+        raise ValidationError(
+            f"ensemble has missing labels (-1); {method} compares whole membership matrices, whose rows "
+            "must sum to one, so every object must be labelled in every partition. Drop the objects "
+            "(ensemble.take(objects=...)) or the partitions with missing labels.")
+    return E
+
+
 class _Memberships:
     """The partitions as the stacked membership matrix B (n x sum K_i): CSR 0/1 for a hard
     Ensemble, dense for a SoftEnsemble; weights w summing to one."""
@@ -106,12 +117,7 @@ class _Memberships:
             self.B = np.ascontiguousarray(E.stacked())
             self.ensemble = None
         else:
-            E = as_ensemble(ensemble)
-            if E.has_missing:
-                raise ValidationError(
-                    f"ensemble has missing labels (-1); {method} compares whole membership matrices, whose rows "
-                    "must sum to one, so every object must be labelled in every partition. Drop the objects "
-                    "(ensemble.take(objects=...)) or the partitions with missing labels.")
+            E = _complete(ensemble, method)
             E = E.with_weights(weights)
             self.hard = True
             self.B = E.one_hot()
@@ -947,6 +953,14 @@ def _simplex_rows(M):
     return np.maximum(M - theta[:, None], 0.0)
 
 
+def _gv3_bytes(n, r, n_c, k):
+    """Bytes GV3 holds at its peak: three (sum K_i)^2 float64 matrices at once (the Gram matrix G,
+    W G and the product W G * (W G)^T of ``||Y||_F^2``), the one-hot (12 bytes an entry) and
+    the equivalent of three n x max(k, 20) float64 arrays (the eigen solver's basis of at least
+    20 vectors, then the descent's iterates, gradients and products)."""
+    return 3 * n_c * n_c * 8 + 12 * n * r + 3 * n * max(k, 20) * 8
+
+
 class _CoMembership:
     """Y = sum_i w_i U_i U_i^T as an operator (never formed): Y V = B_w (B^T V)."""
 
@@ -1028,7 +1042,8 @@ def gv3(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=500, tol=1e-10
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    require_memory(data.C * data.C * 8, f"the {data.C} x {data.C} Gram matrix of the partitions' clusters",
+    require_memory(_gv3_bytes(data.n, data.r, data.C, k),
+                   f"GV3's three {data.C} x {data.C} Gram matrices of the partitions' clusters",
                    "use fewer or coarser partitions, or se", max_bytes)
     rng = check_random_state(random_state)
     Y = _CoMembership(data)
@@ -1063,6 +1078,20 @@ def _mean_comembership(data):
     return np.asarray(A)
 
 
+def _check_distinct_rows(data, k):
+    """Refuse K above the number of distinct membership rows: objects whose rows are identical
+    ("twins") are one object to the criterion, so which of them a larger K splits apart is
+    arbitrary, and the program, left to choose among all those equal splits, can search for
+    minutes (30 objects with 3 distinct rows asked for K = 6 did not finish in 300 s)."""
+    rows = data.ensemble.labels if data.hard else data.B
+    distinct = int(np.unique(rows, axis=0).shape[0])
+    if k > distinct:
+        raise ValidationError(
+            f"n_clusters={k} is larger than the number of distinct label vectors in the ensemble "
+            f"({distinct}): objects that every partition labels alike cannot be told apart; ask for "
+            f"n_clusters <= {distinct}.")
+
+
 def symdiff_value(A, labels):
     """sum over pairs x < y of |A_xy - [labels_x == labels_y]| (A the weighted mean co-membership):
     the weighted symmetric-difference distance of ``labels`` to the partitions."""
@@ -1092,7 +1121,8 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     ----------
     ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
-        K, in [1, n_samples].
+        K, in [1, number of distinct label vectors]: identical rows cannot be told apart, so a
+        larger K is refused.
     weights : array-like of shape (n_partitions,), default=None
     max_objects : int, default=40
         Largest n accepted: the program has n(n-1)/2 pair variables (and nK assignment
@@ -1120,8 +1150,10 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    data = _Memberships(ensemble, weights, "symdiff-median")
-    n = data.n
+    # The size limit is checked on the bare ensemble, before the memberships (and at n = 10^6 a
+    # few GiB of one-hot and weighted copies) are built for a program that would be refused.
+    source = ensemble if is_soft_ensemble(ensemble) else _complete(ensemble, "symdiff-median")
+    n = source.n_samples
     max_objects = check_int(max_objects, "max_objects", low=1)
     if n > max_objects:
         raise SizeLimitError(
@@ -1129,7 +1161,9 @@ def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIF
             f"symmetric-difference median is an integer program with n(n-1)/2 = {n * (n - 1) // 2} pair variables "
             "whose solution time grows steeply with n. Pass max_objects=... to try anyway (with time_limit=...), "
             "or use he/hm (the hard Euclidean/Manhattan consensus) for large n.")
+    data = _Memberships(source, weights, "symdiff-median")
     k = check_int(n_clusters, "n_clusters", low=1, high=n)
+    _check_distinct_rows(data, k)
     if time_limit is not None:
         time_limit = check_float(time_limit, "time_limit", low=0, low_open=True)
     A = _mean_comembership(data)

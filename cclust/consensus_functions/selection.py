@@ -4,10 +4,10 @@ import numbers
 
 import numpy as np
 
-from cclust.validation import check_random_state
+from cclust.validation import check_random_state, memory_budget
 from cclust.consensus_functions.pairwise import _LOWER_IS_BETTER
-from cclust.errors import ValidationError
-from cclust.base import declare, method_info
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.base import accepts, declare, method_info
 from cclust.result import ConsensusResult
 
 __all__ = ["best_of", "DEFAULT_METHODS"]
@@ -18,7 +18,7 @@ DEFAULT_METHODS = ("kcc", "hbgf", "mcla")
 
 @declare(handles_missing=True, object_order="distribution")
 def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", params=None, X=None, weights=None,
-            random_state=None):
+            max_bytes=None, random_state=None):
     """The candidate consensus whose labels agree most with the ensemble (Strehl & Ghosh 2002).
 
     Every method named in ``methods`` is looked up in the registry and called with the same
@@ -29,7 +29,9 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
     (ties: the first in ``methods``). A method that needs the data (``requires_X``) gets ``X``
     when it is given and is skipped with a note otherwise; methods that take ``X`` optionally
     get it when given. A candidate that raises is recorded with its message and the others go
-    on; if every candidate fails or is skipped, a ValidationError lists why.
+    on; if every candidate fails or is skipped, a ValidationError lists why (a MemoryBudgetError
+    when every failure was one). Candidates run one after another and only the best result so
+    far is kept, so the peak memory is the largest candidate's, not their sum.
 
     The declared metadata are those of the default set (kcc, hbgf, mcla: all take missing
     labels; their results depend on object order only in distribution). A candidate that
@@ -50,6 +52,9 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
         The data, for candidates that use it.
     weights : array-like of shape (n_partitions,), default=None
         Partition weights, applied to the ensemble every candidate and the score see.
+    max_bytes : int, default=None
+        Memory budget passed to every candidate that takes ``max_bytes`` (unless its ``params``
+        set one); a candidate refused by its guard is recorded as failed and the others go on.
     random_state : int, Generator or None
         An int is passed unchanged to every candidate (so the winner's labels are those of
         calling it alone with that seed); a Generator or None first draws one int seed.
@@ -103,26 +108,36 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
         seed = random_state
     else:
         seed = int(check_random_state(random_state).integers(2**63 - 1))
+    if max_bytes is not None:
+        memory_budget(max_bytes)                        # validates the argument
     sign = -1.0 if metric in _LOWER_IS_BETTER else 1.0
-    scores, failures, skipped, results = {}, {}, {}, {}
+    scores, failures, skipped, refused = {}, {}, {}, set()
+    winner, res = None, None
     for name in methods:
         fn = fns[name]
         scores[name] = float("nan")
         if method_info(fn).requires_X and X is None:
             skipped[name] = f"{name} needs the data: pass X="
             continue
+        kwargs = dict(params.get(name, {}))
+        if max_bytes is not None and "max_bytes" not in kwargs and accepts(fn, "max_bytes", var_keyword=False):
+            kwargs["max_bytes"] = max_bytes
         try:
-            res = call_method(fn, E, n_clusters, params.get(name, {}), seed, X, None, False)
+            candidate = call_method(fn, E, n_clusters, kwargs, seed, X, None, False)
         except Exception as exc:  # noqa: BLE001 - any candidate's failure is reported, not fatal
             failures[name] = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, MemoryBudgetError):
+                refused.add(name)
             continue
-        results[name] = res
-        scores[name] = float(score(res.labels, E, metric=metric))
-    if not results:
+        scores[name] = float(score(candidate.labels, E, metric=metric))
+        # ties go to the first in methods, which is already kept
+        if winner is None or sign * scores[name] > sign * scores[winner]:
+            winner, res = name, candidate
+        del candidate
+    if winner is None:
         why = "; ".join(f"{k}: {v}" for k, v in {**failures, **skipped}.items())
-        raise ValidationError(f"every candidate of best-of failed or was skipped ({why}).")
-    winner = max(results, key=lambda name: (sign * scores[name], -methods.index(name)))
-    res = results[winner]
+        error = MemoryBudgetError if failures and set(failures) == refused else ValidationError
+        raise error(f"every candidate of best-of failed or was skipped ({why}).")
     return ConsensusResult.from_labels(
         res.labels, objective=scores[winner],
         objective_name=f"average {metric} with the ensemble (Strehl & Ghosh 2002; "

@@ -40,7 +40,6 @@ from cclust.graph import (
     canonical_cluster_order,
     cap_groups,
     check_balance,
-    check_dense_budget,
     check_graph_inputs,
     check_n_neighbors,
     check_sizes,
@@ -303,7 +302,8 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
         See :func:`cclust.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
-        Memory budget (only used when labels are missing; see :func:`object_weights`).
+        Memory budget of the meta-graph (see :func:`cclust.graph.meta_graph`) and, when labels
+        are missing, of the object weights (see :func:`object_weights`).
     random_state : int, Generator or None
 
     Returns
@@ -327,8 +327,21 @@ def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHI
     sizes = check_sizes(sizes)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
-                                       ufactor=ufactor, method="womc", balance=balance, sizes=sizes)
+                                       ufactor=ufactor, method="womc", balance=balance, sizes=sizes,
+                                       max_bytes=max_bytes)
     return _woec_result(labels, cut, "womc", w, extras)
+
+
+#: Bytes per object and cluster that WOSP's memberships take at once: the float64 memberships
+#: and their copy in canonical column order (the float32 normalised rows Q come after the first
+#: is freed).
+_WOSP_MEMBERSHIP_BYTES = 16
+#: Bytes per pair of objects of WOSP's dense route at its peak: the float32 similarity Q Q^T,
+#: its CSR copy made through COO (int64 coordinates), then the symmetrising pass of
+#: :func:`cclust.graph.partition_graph` (its own COO, the off-diagonal selection, the doubled
+#: coordinate arrays and the float64 CSR they become) and METIS's arrays. Measured: 80 bytes a
+#: pair at n = 3,000 and 5,000, where the general figure of a dense graph counts 44.
+_WOSP_DENSE_PAIR_BYTES = 80
 
 
 def _canonical_memberships(X, ensemble, w, t):
@@ -415,11 +428,13 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
     if neighbors == "lsh" and n_neighbors is None:
         n_neighbors = 30
     n_neighbors = check_n_neighbors(n_neighbors, n)
+    memberships_bytes = _WOSP_MEMBERSHIP_BYTES * n * int(ensemble.offsets[-1])
     if n_neighbors is None:
-        check_dense_budget(n, "WOSP similarity", max_bytes, alternative=(
-            "pass n_neighbors=30, neighbors='lsh' for the sparse route on co-association candidates, or use "
-            "womc or hbgf (memory linear in n r)"))
-    require_memory(12 * n * int(ensemble.offsets[-1]), f"the WOSP memberships of {n} objects",
+        require_memory(_WOSP_DENSE_PAIR_BYTES * n * n + memberships_bytes,
+                       f"the dense WOSP similarity of {n} objects, its METIS graph and the memberships", (
+                           "pass n_neighbors=30, neighbors='lsh' for the sparse route on co-association "
+                           "candidates, or use womc or hbgf (memory linear in n r)"), max_bytes)
+    require_memory(memberships_bytes, f"the WOSP memberships of {n} objects",
                    "use fewer clusters per partition, or womc or hbgf (no memberships)", max_bytes)
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)

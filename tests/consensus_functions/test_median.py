@@ -366,10 +366,32 @@ def test_symdiff_median_with_many_twins_equals_brute_force(k, seed):
     n = int(rng.integers(k + 1, 9))
     L = np.column_stack([rng.integers(0, int(rng.integers(2, 4)), n) for _ in range(int(rng.integers(1, 4)))])
     w = rng.uniform(0.5, 2.0, L.shape[1])
+    distinct = np.unique(L, axis=0).shape[0]
+    if k > distinct:   # twins cannot be told apart: a K above the distinct rows is refused
+        with pytest.raises(ValidationError, match=f"n_clusters <= {distinct}"):
+            md.symdiff_median(L, k, weights=w)
+        return
     r = md.symdiff_median(L, k, weights=w)
     best = ref.symdiff_brute(_memberships(L), w, n, k)
     assert r.objective == pytest.approx(best, abs=1e-9)
     assert r.extras["optimal"] and r.n_clusters == k
+
+
+def test_symdiff_median_refuses_more_classes_than_distinct_rows():
+    # 30 objects whose 8 partitions give only 3 distinct label rows: K = 6 would have to split
+    # twins arbitrarily, and the program searched those equal splits for minutes (with the time
+    # limit it returned a non-optimal labelling instead); refused before solving
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 3, size=(3, 8))
+    L = rows[rng.integers(0, 3, size=30)]
+    assert np.unique(L, axis=0).shape[0] == 3
+    for k in (4, 6):
+        with pytest.raises(ValidationError, match=r"distinct label vectors in the ensemble \(3\).*n_clusters <= 3"):
+            md.symdiff_median(L, k, time_limit=5)
+    soft = SoftEnsemble([np.eye(3)[L[:, i]] for i in range(L.shape[1])])
+    with pytest.raises(ValidationError, match="n_clusters <= 3"):
+        md.symdiff_median(soft, 4, time_limit=5)
+    assert md.symdiff_median(L, 3).n_clusters == 3
 
 
 @pytest.mark.parametrize("k", [2, 3])
