@@ -44,7 +44,7 @@ DEFAULT_REFERENCES = 10
 
 #: Resamples per K of the Monti protocol: with the reference null (every reference data set
 #: runs the same protocol), and without it (ConsensusClusterPlus's plain protocol).
-RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 25, 100
+RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 10, 100
 
 #: k-means runs per resample with the reference null (the best of them kept): measured in
 #: docs/benchmarks.md ("select_k's reference null") for the power on blobs; the plain protocol
