@@ -4,12 +4,12 @@
 the ``kmeans`` generator) with the generator's Lloyd iterations per partition (``max_iter``), the
 upper end of its K_i range and its seeding changed through ``generator_params``, everything else
 at its default. Prints Markdown: per variant and data set the mean ARI and NMI against the classes
-over the seeds (minimum ARI in brackets) and the mean wall and CPU time of one fit (the CPU
+over the seeds (ARI also its standard deviation and minimum) and the mean wall and CPU time of one fit (the CPU
 time of all threads is the steadier number on a shared machine)::
 
-    python benchmarks/bench_default_pipeline.py --suite real --seeds 5
-    python benchmarks/bench_default_pipeline.py --suite large --seeds 1 --variants old new
-    python benchmarks/bench_default_pipeline.py --suite real --variants iter1 iter3 iter5 iter10 old
+    python benchmarks/bench_default_pipeline.py --suite real --seeds 5 --data ../shared/data
+    python benchmarks/bench_default_pipeline.py --suite large --seeds 1 --variants old default
+    python benchmarks/bench_default_pipeline.py --suite real --variants old iter1 iter3 iter5 iter10 default
 
 Suites:
 
@@ -125,7 +125,7 @@ def run(X, y, k, variant, seed, n_jobs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", choices=("real", "large", "blobs"), default="real")
-    parser.add_argument("--variants", nargs="+", default=["old", "iter1", "iter3", "iter5", "iter10"],
+    parser.add_argument("--variants", nargs="+", default=["old", "default"],
                         choices=sorted(VARIANTS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=None)
@@ -146,7 +146,7 @@ def main():
                   f"{scores[:, 2].mean():.2f} s (CPU {scores[:, 3].mean():.2f} s)", file=sys.stderr, flush=True)
     load = os.getloadavg()
     lines = [f"Machine: {cpu_model()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
-             f"seeds 0..{args.seeds - 1}; cells: ARI mean (min) / NMI mean / "
+             f"seeds 0..{args.seeds - 1}; cells: ARI mean ± sd (min) / NMI mean / "
              "seconds per fit, wall (CPU of all threads).", "",
              "| variant | " + " | ".join(name for name, _ in sets) + " |",
              "|---|" + "---:|" * len(sets)]
@@ -154,7 +154,8 @@ def main():
         row = []
         for name, _ in sets:
             s = cells[variant, name]
-            row.append(f"{s[:, 0].mean():.3f} ({s[:, 0].min():.3f}) / {s[:, 1].mean():.3f} / {s[:, 2].mean():.2f} ({s[:, 3].mean():.2f})")
+            row.append(f"{s[:, 0].mean():.3f} ± {s[:, 0].std():.3f} ({s[:, 0].min():.3f}) / {s[:, 1].mean():.3f} / "
+                       f"{s[:, 2].mean():.2f} ({s[:, 3].mean():.2f})")
         lines.append(f"| {variant} | " + " | ".join(row) + " |")
     write_report("\n".join(lines), args.output)
 

@@ -137,6 +137,11 @@ def _check_X(X):
 #: Top of the default K_i range of :func:`kmeans`: ceil(sqrt(n)), at most this (Liu et al. 2017).
 K_RANGE_CAP = 50
 
+#: :func:`kmeans` parameters for k-means run to convergence from a greedy k-means++ start (its
+#: defaults before they became 5 iterations and one candidate), for callers that use it as the
+#: clusterer at K rather than as a source of basic partitions.
+CONVERGED_KMEANS = {"max_iter": 100, "kmeanspp_trials": None}
+
 
 def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", max_iter=5,
            tol=1e-4, kmeanspp_trials=1, random_state=None, n_jobs=None,
