@@ -122,7 +122,7 @@ def check_consensus_recovers_easy_structure(fn_or_name, *, n_samples=2000, n_clu
     ratio : int, default=1
         Size of the first blob relative to each other one (5: one cluster five times larger).
     k_range : None, "K" or (int, int), default=None
-        K_i of the partitions: None is the ``kmeans`` generator's default range ([K, sqrt(n)]),
+        K_i of the partitions: None is the ``kmeans`` generator's default range ([K, min(sqrt(n), 50)]),
         ``"K"`` is K_i = K.
     n_partitions : int, default=30
     seeds : sequence of int, default=(0, 1, 2, 3, 4)
