@@ -52,7 +52,7 @@ def _first_seen_codes(labels):
     return np.argsort(np.argsort(first))[inverse]
 
 
-@pytest.mark.parametrize("max_iter, trials", [(5, 1), (100, None), (2, 3)], ids=["default", "former", "other"])
+@pytest.mark.parametrize("max_iter, trials", [(5, None), (100, None), (2, 1)], ids=["default", "former", "other"])
 def test_kmeans_partitions_are_the_engines_plain_lloyd_from_the_same_seeds(max_iter, trials):
     """The generator's bounded Lloyd gives the labels of the engine's plain assign + lloyd
     passes from the same k-means++ seeds, partition by partition (duplicate rows included)."""
@@ -61,7 +61,7 @@ def test_kmeans_partitions_are_the_engines_plain_lloyd_from_the_same_seeds(max_i
 
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(size=(700, 4)) + 4 * rng.integers(0, 3, size=(700, 1)), np.zeros((20, 4))])
-    kw = {} if (max_iter, trials) == (5, 1) else {"max_iter": max_iter, "kmeanspp_trials": trials}
+    kw = {} if (max_iter, trials) == (5, None) else {"max_iter": max_iter, "kmeanspp_trials": trials}
     E = generators.kmeans(X, 3, n_partitions=6, k_range=(3, 40), random_state=7, n_jobs=1, **kw)
     space = _engine.MixedSpace.dense(X)
     for j, seq in enumerate(spawn_seed_sequences(7, 6)):
@@ -75,15 +75,14 @@ def test_kmeans_partitions_are_the_engines_plain_lloyd_from_the_same_seeds(max_i
 
 def test_kmeans_defaults_stop_early_and_cap_k_i_at_50():
     """Five Lloyd iterations at most (some partitions are not converged where 100 iterations
-    converge them), one k-means++ candidate per centre, and K_i at most 50 when sqrt(n) is more."""
+    converge them), greedy k-means++, and K_i at most 50 when sqrt(n) is more."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 3))  # no clusters: k-means needs many iterations; sqrt(3000) = 55
     E = generators.kmeans(X, 2, n_partitions=8, random_state=0)
     assert E.n_clusters.min() >= 2 and E.n_clusters.max() <= 50
-    assert E == generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=5, kmeanspp_trials=1,
+    assert E == generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=5, kmeanspp_trials=None,
                                   random_state=0)
-    converged = generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=100, random_state=0,
-                                  kmeanspp_trials=1)
+    converged = generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=100, random_state=0)
     assert converged != E
     full = generators.kmeans(X, 2, n_partitions=40, random_state=0, k_range=(2, 55))
     assert full.n_clusters.max() > 50  # the range the cap cuts off
@@ -98,10 +97,10 @@ def test_kmeanspp_trials_is_checked(iris, trials):
 
 def test_kmeanspp_trials_changes_the_seeding_only(iris):
     X, _ = iris
-    one = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100)
-    greedy = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=None)
+    greedy = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100)
+    one = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=1)
     assert one != greedy
-    assert generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=1) == one
+    assert generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=None) == greedy
 
 
 def test_subsample_assigns_everyone_to_nearest_centre(iris):

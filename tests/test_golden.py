@@ -27,13 +27,13 @@ GOLDEN = Path(__file__).parent / "data" / "golden_outputs.json"
 
 
 #: The k-means generator's parameters that the consensus problems were recorded with (its
-#: defaults until they became 5 Lloyd iterations and one k-means++ candidate per centre): the
-#: consensus goldens check the consensus functions, so their input ensembles stay fixed.
-PROBLEM_KMEANS = {"max_iter": 100, "kmeanspp_trials": None}
+#: default until it became 5 Lloyd iterations): the consensus goldens check the consensus
+#: functions, so their input ensembles stay fixed.
+PROBLEM_KMEANS = {"max_iter": 100}
 
 #: Generators pinned with explicit parameters as well as with their defaults: golden key ->
-#: (registered name, parameters). The k-means generator's former defaults stay checked here.
-PINNED_GENERATORS = {"kmeans(max_iter=100, kmeanspp_trials=None)": ("kmeans", PROBLEM_KMEANS)}
+#: (registered name, parameters). The k-means generator's former default stays checked here.
+PINNED_GENERATORS = {"kmeans(max_iter=100)": ("kmeans", PROBLEM_KMEANS)}
 
 
 def _problems():
