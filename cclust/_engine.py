@@ -161,14 +161,16 @@ def lloyd(space, initial_labels, n_clusters, *, max_iter, tol, n_threads):
                     dense_c, cat_c)
 
 
-def dense_lloyd(X, seeds, max_iter, n_threads):
-    """:func:`labels_from_seeds` then :func:`lloyd` (tol 0) on dense, unweighted rows, bit for bit
-    (labels, centres, objective, n_iter), by the engine's bounded dense Lloyd
+def dense_lloyd(X, seeds, max_iter, n_threads, tol=0.0):
+    """:func:`labels_from_seeds` then :func:`lloyd` (same ``tol``) on dense, unweighted rows, bit
+    for bit (labels, centres, objective, n_iter), by the engine's bounded dense Lloyd
     (``dense_lloyd_bounded``: the bounds of Hamerly 2010 with a rounding slack skip the costs
-    that cannot change an assignment). The transfer cut's and U-SPEC's k-means."""
+    that cannot change an assignment). The transfer cut's, U-SPEC's and the k-means
+    generators' k-means."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     labels, n_iter, converged, objective, centres, _ = _kernel().dense_lloyd_bounded(
-        X, np.ascontiguousarray(seeds, dtype=np.int64), max_iter, 0.0, useful_threads(X.shape[0], n_threads))
+        X, np.ascontiguousarray(seeds, dtype=np.int64), max_iter, float(tol),
+        useful_threads(X.shape[0], n_threads))
     return LloydRun(labels.astype(np.int64), objective, None, n_iter, converged, centres,
                     np.empty((centres.shape[0], 0)))
 

@@ -179,7 +179,7 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
 
     ``inner="kmeans"``: one k-means run at exactly K on each resample, seeded by (K, h) only:
     ``algorithm="lloyd"``, Lloyd iterations from ``init`` (None: k-means++; the registered
-    ``kmeans`` generator with ``k_range=(K, K)``); ``algorithm="hartigan-wong"``, R's default
+    ``kmeans`` generator with ``k_range=(K, K), max_iter=100``); ``algorithm="hartigan-wong"``, R's default
     k-means as ConsensusClusterPlus calls it (:func:`hartigan_wong_labels`; ``init`` None:
     random objects, as R).
     ``inner="hierarchical"``: one ``linkage_method`` tree of the resample's ``distance``
@@ -199,8 +199,9 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
                  for k in k_values}
 
         def one(task):
-            # Exactly what the registered kmeans generator does with n_partitions=1, k_range=(k, k)
-            # and this seed (tests check it), without its per-call validation and Ensemble.
+            # Exactly what the registered kmeans generator does with n_partitions=1, k_range=(k, k),
+            # max_iter=100 and this seed (tests check it), without its
+            # per-call validation and Ensemble.
             k, h = task
             idx = samples[h]
             rng = np.random.default_rng(spawn_seed_sequences(int(seeds[k][h]), 1)[0])

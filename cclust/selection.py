@@ -1469,8 +1469,10 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
         The clustering to judge (e.g. a consensus result's labels); default: the clusterer's on
         the data.
     clusterer : str or callable, default="kmeans"
-        A registered generator run for one partition at exactly K (``k_range=(K, K)``), or a
-        function ``f(X, k, random_state) -> labels``.
+        A registered generator run for one partition at exactly K (``k_range=(K, K)``; for
+        ``"kmeans"`` also ``max_iter=100, kmeanspp_trials=None`` unless ``clusterer_params`` says
+        otherwise: k-means run to convergence from a greedy k-means++ start), or a function
+        ``f(X, k, random_state) -> labels``.
     scheme : {"boot", "subset"}, default="boot"
     n_resamples : int, default=100
         fpc's ``B``.
@@ -1518,6 +1520,12 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
             return np.asarray(clusterer(Y, k, seed))
     else:
         generator = get(check_name(clusterer, "clusterer"), kind="generator")
+        if clusterer == "kmeans":
+            from cclust.generators import CONVERGED_KMEANS
+
+            # The clusterer judged is k-means at K run to convergence (fpc's kmeansCBI), not the
+            # generator's cheap basic partitions (5 Lloyd iterations by default).
+            params = {**CONVERGED_KMEANS, **params}
 
         def run(Y, seed):
             return generator(Y, k, n_partitions=1, k_range=(k, k), random_state=seed, **params).labels[:, 0]

@@ -35,14 +35,72 @@ def test_kmeans_k_range_default_and_explicit(iris):
 
 
 def test_kmeans_partition_matches_a_textbook_lloyd(iris):
-    """Each basic partition is a Lloyd fixed point: every object is at its nearest centre."""
+    """Run to convergence, each basic partition is a Lloyd fixed point: every object is at its
+    nearest centre."""
     X, _ = iris
-    E = generators.kmeans(X, 3, n_partitions=5, random_state=2)
+    E = generators.kmeans(X, 3, n_partitions=5, random_state=2, max_iter=100)
     for i in range(5):
         labels = E.labels[:, i]
         centres = np.array([X[labels == k].mean(0) for k in range(E.n_clusters[i])])
         d = ((X[:, None, :] - centres[None]) ** 2).sum(-1)
         assert np.array_equal(d.argmin(1), labels)
+
+
+def _first_seen_codes(labels):
+    """Labels renumbered in order of first appearance (partitions equal up to names compare equal)."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse]
+
+
+@pytest.mark.parametrize("max_iter, trials", [(5, None), (100, None), (2, 1)], ids=["default", "former", "other"])
+def test_kmeans_partitions_are_the_engines_plain_lloyd_from_the_same_seeds(max_iter, trials):
+    """The generator's bounded Lloyd gives the labels of the engine's plain assign + lloyd
+    passes from the same k-means++ seeds, partition by partition (duplicate rows included)."""
+    from cclust import _engine
+    from cclust.validation import spawn_seed_sequences
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(700, 4)) + 4 * rng.integers(0, 3, size=(700, 1)), np.zeros((20, 4))])
+    kw = {} if (max_iter, trials) == (5, None) else {"max_iter": max_iter, "kmeanspp_trials": trials}
+    E = generators.kmeans(X, 3, n_partitions=6, k_range=(3, 40), random_state=7, n_jobs=1, **kw)
+    space = _engine.MixedSpace.dense(X)
+    for j, seq in enumerate(spawn_seed_sequences(7, 6)):
+        draw = np.random.default_rng(seq)
+        k = int(draw.integers(3, 41))
+        seeds = _engine.seed_objects(space, k, "k-means++", draw, 1, n_trials=trials)
+        start = _engine.labels_from_seeds(space, seeds, 1)
+        run = _engine.lloyd(space, start, k, max_iter=max_iter, tol=1e-4, n_threads=1)
+        assert np.array_equal(_first_seen_codes(E.labels[:, j]), _first_seen_codes(run.labels)), j
+
+
+def test_kmeans_defaults_stop_early_and_cap_k_i_at_50():
+    """Five Lloyd iterations at most (some partitions are not converged where 100 iterations
+    converge them), greedy k-means++, and K_i at most 50 when sqrt(n) is more."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))  # no clusters: k-means needs many iterations; sqrt(3000) = 55
+    E = generators.kmeans(X, 2, n_partitions=8, random_state=0)
+    assert E.n_clusters.min() >= 2 and E.n_clusters.max() <= 50
+    assert E == generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=5, kmeanspp_trials=None,
+                                  random_state=0)
+    converged = generators.kmeans(X, 2, n_partitions=8, k_range=(2, 50), max_iter=100, random_state=0)
+    assert converged != E
+    full = generators.kmeans(X, 2, n_partitions=40, random_state=0, k_range=(2, 55))
+    assert full.n_clusters.max() > 50  # the range the cap cuts off
+
+
+@pytest.mark.parametrize("trials", [0, -1, 1.5, "2"])
+def test_kmeanspp_trials_is_checked(iris, trials):
+    X, _ = iris
+    with pytest.raises(ValidationError, match="kmeanspp_trials"):
+        generators.kmeans(X, 3, n_partitions=2, kmeanspp_trials=trials)
+
+
+def test_kmeanspp_trials_changes_the_seeding_only(iris):
+    X, _ = iris
+    greedy = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100)
+    one = generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=1)
+    assert one != greedy
+    assert generators.kmeans(X, 3, n_partitions=10, random_state=0, max_iter=100, kmeanspp_trials=None) == greedy
 
 
 def test_subsample_assigns_everyone_to_nearest_centre(iris):

@@ -106,7 +106,8 @@ def test_inner_kmeans_is_the_kmeans_generator_at_exactly_k():
     for k in (2, 4):
         seeds = np.random.SeedSequence(7, spawn_key=(k,)).generate_state(3, dtype=np.uint32)
         for h, idx in enumerate(samples):
-            E = cclust.generate("kmeans", X[idx], k, n_partitions=1, k_range=(k, k), random_state=int(seeds[h]))
+            E = cclust.generate("kmeans", X[idx], k, n_partitions=1, k_range=(k, k), random_state=int(seeds[h]),
+                                max_iter=100, kmeanspp_trials=None)
             np.testing.assert_array_equal(runs[k][idx, h], E.labels[:, 0])
             assert (np.delete(runs[k][:, h], idx) == -1).all()
 

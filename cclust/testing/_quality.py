@@ -6,6 +6,7 @@ larger than the others, and its ensembles are k-means partitions from ``cclust.g
 a user's first test would be. The blobs are so far apart that every reasonable consensus of
 those partitions is the blobs themselves.
 """
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -85,15 +86,21 @@ def easy_blobs(n_samples, n_clusters, *, ratio=1, seed=0):
 def easy_ensemble(n_samples, n_clusters, *, ratio=1, k_range=None, n_partitions=30, seed=0):
     """(X, y, ensemble) of :func:`easy_blobs` and ``cclust.generate("kmeans", ...)`` on it.
 
-    ``k_range`` None is the generator's default range of K_i; ``"K"`` means K_i = K for every
-    partition; a pair is passed on. Results are cached (ensembles and the arrays returned are
-    read-only), so that many methods can be checked on one ensemble.
+    ``k_range`` None is K_i in ``[K, ceil(sqrt(n))]`` (the KCC authors' range); ``"K"`` means
+    K_i = K for every partition; a pair is passed on. Every partition is k-means run to
+    convergence from a greedy k-means++ start (``max_iter=100, kmeanspp_trials=None``), so
+    the kit's verdicts do not move when the generator's cheaper defaults do. Results are cached
+    (ensembles and the arrays returned are read-only), so that many methods can be checked on
+    one ensemble.
     """
     from cclust import generate
+    from cclust.generators import CONVERGED_KMEANS
 
     X, y = easy_blobs(n_samples, n_clusters, ratio=ratio, seed=seed)
-    kr = (n_clusters, n_clusters) if k_range == "K" else k_range
-    ensemble = generate("kmeans", X, n_clusters, n_partitions=n_partitions, k_range=kr, random_state=seed)
+    kr = ((n_clusters, n_clusters) if k_range == "K"
+          else (n_clusters, max(n_clusters, math.ceil(math.sqrt(n_samples)))) if k_range is None else k_range)
+    ensemble = generate("kmeans", X, n_clusters, n_partitions=n_partitions, k_range=kr, random_state=seed,
+                        **CONVERGED_KMEANS)
     X.setflags(write=False)
     y.setflags(write=False)
     return X, y, ensemble
@@ -106,8 +113,8 @@ def check_consensus_recovers_easy_structure(fn_or_name, *, n_samples=2000, n_clu
 
     For each seed s of ``seeds``: the blobs of :func:`easy_blobs` (``n_samples`` objects,
     ``n_clusters`` blobs, the first ``ratio`` times larger), an ensemble of ``n_partitions``
-    k-means partitions (``cclust.generate("kmeans", X, n_clusters, k_range=k_range,
-    random_state=s)``), and the function called with ``n_clusters`` and ``random_state=s``
+    k-means partitions (:func:`easy_ensemble`: ``cclust.generate("kmeans", X, n_clusters,
+    k_range=k_range, random_state=s)``, run to convergence), and the function called with ``n_clusters`` and ``random_state=s``
     (and ``X=`` if it requires X). The adjusted Rand index of its labels against the blobs must
     reach ``min_ari`` for at least ``min_passes`` seeds. Seeds stop being run as soon as the
     outcome is decided (enough passes, or too many failures).
@@ -122,7 +129,7 @@ def check_consensus_recovers_easy_structure(fn_or_name, *, n_samples=2000, n_clu
     ratio : int, default=1
         Size of the first blob relative to each other one (5: one cluster five times larger).
     k_range : None, "K" or (int, int), default=None
-        K_i of the partitions: None is the ``kmeans`` generator's default range ([K, sqrt(n)]),
+        K_i of the partitions: None is [K, ceil(sqrt(n))] (the KCC authors' range),
         ``"K"`` is K_i = K.
     n_partitions : int, default=30
     seeds : sequence of int, default=(0, 1, 2, 3, 4)

@@ -1,0 +1,164 @@
+"""The default pipeline's quality and time against the k-means generator's settings.
+
+``ConsensusClustering(n_clusters=K, random_state=s).fit_predict(X)`` (kcc over 100 partitions of
+the ``kmeans`` generator) with the generator's Lloyd iterations per partition (``max_iter``), the
+upper end of its K_i range and its seeding changed through ``generator_params``, everything else
+at its default. Prints Markdown: per variant and data set the mean ARI and NMI against the classes
+over the seeds (ARI also its standard deviation and minimum) and the mean wall and CPU time of one fit (the CPU
+time of all threads is the steadier number on a shared machine)::
+
+    python benchmarks/bench_default_pipeline.py --suite real --seeds 5 --data ../shared/data
+    python benchmarks/bench_default_pipeline.py --suite large --seeds 1 --variants old default
+    python benchmarks/bench_default_pipeline.py --suite real --variants old iter1 iter3 iter5 iter10 default
+
+Suites:
+
+* ``real``: bundled iris and wine, and the shared wdbc, ecoli, dermatology, yeast, segment,
+  satimage and pendigits (../shared/data/NAME.npz), features standardised, K = number of classes.
+* ``large``: ``make_blobs(50000, n_features=20, centers=5, random_state=0)``, K = 5.
+* ``blobs``: the conformance kit's easy blobs (n = 2,000, K = 3, 5, 10, balanced and one blob
+  5 times the others), the cells of the easy-data table of docs/benchmarks.md.
+
+Variants (``--variants``; the cap is the top of K_i's range, ``k_range = (K, max(K, min(cap,
+ceil(sqrt(n)))))``):
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+try:
+    import cclust  # noqa: F401
+except ImportError:  # run from a source checkout: use the tree this script lives in
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from cclust import ConsensusClustering  # noqa: E402
+from cclust.metrics import ari, nmi  # noqa: E402
+from _common import cpu_model, write_report  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
+REAL = ("wdbc", "ecoli", "dermatology", "yeast", "segment", "satimage", "pendigits")
+
+#: name -> (max_iter, cap of K_i (None: sqrt(n)), init, kmeanspp_trials (None: greedy, 2 + log K_i));
+#: "default" is whatever this cclust does with no generator_params; "old" the defaults before.
+VARIANTS = {
+    "default": None,
+    "old": (100, None, "k-means++", None),
+    "iter1": (1, None, "k-means++", None),
+    "iter3": (3, None, "k-means++", None),
+    "iter5": (5, None, "k-means++", None),
+    "iter10": (10, None, "k-means++", None),
+    "iter5-cap50": (5, 50, "k-means++", None),
+    "iter5-cap100": (5, 100, "k-means++", None),
+    "iter100-cap50": (100, 50, "k-means++", None),
+    "iter5-cap50-trials1": (5, 50, "k-means++", 1),
+    "iter5-cap50-random": (5, 50, "random", None),
+    "iter10-cap50-trials1": (10, 50, "k-means++", 1),
+    "iter3-cap50-trials1": (3, 50, "k-means++", 1),
+}
+__doc__ += "".join(f"\n* ``{name}``: " + ("no generator_params" if spec is None else
+                   "max_iter={}, cap={}, init={}, kmeanspp_trials={}".format(*spec))
+                   for name, spec in VARIANTS.items())
+
+
+def generator_params(name, n, k):
+    spec = VARIANTS[name]
+    if spec is None:
+        return None
+    max_iter, cap, init, trials = spec
+    high = math.ceil(math.sqrt(n)) if cap is None else min(cap, math.ceil(math.sqrt(n)))
+    return {"max_iter": max_iter, "k_range": (k, max(k, high)), "init": init, "kmeanspp_trials": trials}
+
+
+def datasets(suite, data_dir):
+    """(name, loader() -> (X, y, K)) of a suite."""
+    def standardised(X):
+        sd = X.std(axis=0)
+        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+    if suite == "large":
+        def blobs():
+            from sklearn.datasets import make_blobs
+
+            X, y = make_blobs(50000, n_features=20, centers=5, random_state=0)
+            return X, y, 5
+        return [("blobs-50000x20-k5", blobs)]
+    if suite == "blobs":
+        from cclust.testing import easy_blobs
+
+        out = []
+        for k in (3, 5, 10):
+            for ratio in (1, 5):
+                name = f"blobs-2000-k{k}" + ("-x5" if ratio > 1 else "")
+                out.append((name, lambda k=k, ratio=ratio: (*easy_blobs(2000, k, ratio=ratio), k)))
+        return out
+    from cclust.datasets import load_iris, load_wine
+
+    def bundled(load):
+        X, y = load()
+        return standardised(X), y, len(np.unique(y))
+
+    def shared(name):
+        z = np.load(os.path.join(data_dir, name + ".npz"))
+        return standardised(z["X"]), z["y"], len(np.unique(z["y"]))
+
+    missing = [name for name in REAL if not os.path.exists(os.path.join(data_dir, name + ".npz"))]
+    if missing:
+        sys.exit(f"bench_default_pipeline.py: {', '.join(missing)} not found in {data_dir}; "
+                 "pass the folder of the shared data sets with --data")
+    return ([("iris", lambda: bundled(load_iris)), ("wine", lambda: bundled(load_wine))]
+            + [(name, lambda name=name: shared(name)) for name in REAL])
+
+
+def run(X, y, k, variant, seed, n_jobs):
+    model = ConsensusClustering(n_clusters=k, random_state=seed, n_jobs=n_jobs,
+                                generator_params=generator_params(variant, X.shape[0], k))
+    start, cpu = time.perf_counter(), time.process_time()
+    labels = model.fit_predict(X)
+    return ari(y, labels), nmi(y, labels), time.perf_counter() - start, time.process_time() - cpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--suite", choices=("real", "large", "blobs"), default="real")
+    parser.add_argument("--variants", nargs="+", default=["old", "default"],
+                        choices=sorted(VARIANTS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--data", default=DEFAULT_DATA)
+    parser.add_argument("--sets", nargs="+", default=None, help="only these data sets of the suite")
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args()
+
+    sets = [(name, load) for name, load in datasets(args.suite, args.data)
+            if args.sets is None or name in args.sets]
+    cells = {}
+    for name, load in sets:
+        X, y, k = load()
+        for variant in args.variants:
+            scores = np.array([run(X, y, k, variant, seed, args.n_jobs) for seed in range(args.seeds)])
+            cells[variant, name] = scores
+            print(f"{name} {variant}: ARI {scores[:, 0].mean():.3f} NMI {scores[:, 1].mean():.3f} "
+                  f"{scores[:, 2].mean():.2f} s (CPU {scores[:, 3].mean():.2f} s)", file=sys.stderr, flush=True)
+    load = os.getloadavg()
+    lines = [f"Machine: {cpu_model()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
+             f"seeds 0..{args.seeds - 1}; cells: ARI mean ± sd (min) / NMI mean / "
+             "seconds per fit, wall (CPU of all threads).", "",
+             "| variant | " + " | ".join(name for name, _ in sets) + " |",
+             "|---|" + "---:|" * len(sets)]
+    for variant in args.variants:
+        row = []
+        for name, _ in sets:
+            s = cells[variant, name]
+            row.append(f"{s[:, 0].mean():.3f} ± {s[:, 0].std():.3f} ({s[:, 0].min():.3f}) / {s[:, 1].mean():.3f} / "
+                       f"{s[:, 2].mean():.2f} ({s[:, 3].mean():.2f})")
+        lines.append(f"| {variant} | " + " | ".join(row) + " |")
+    write_report("\n".join(lines), args.output)
+
+
+if __name__ == "__main__":
+    main()
