@@ -7,7 +7,6 @@ import cclust
 from cclust.datasets import make_circles, make_flower, make_moons
 from cclust.errors import ValidationError
 from cclust.metrics import ari
-from cclust.testing import check_consensus, check_generator
 from cclust.uspec import (
     _nearest_numpy,
     approximate_nearest_representatives,
@@ -21,14 +20,6 @@ from cclust.uspec import (
 )
 import reference_uspec as ref
 from factories import same_partition
-
-
-def test_generator_conformance():
-    check_generator("uspec")
-
-
-def test_usenc_conformance():
-    check_consensus("usenc")
 
 
 # -- the pieces against the paper's definitions -----------------------------------------------------
