@@ -110,6 +110,8 @@ def test_wrapper_only_checks_never_reach_the_method():
     # Every route's checks, run on a method that counts its calls: the checks skipped for the
     # other methods of a route must not call it (a scikit-learn release that starts fitting
     # in one of them fails here, naming it).
+    checks = [getattr(p, "values", p)[1] for p in
+              _sklearn_params(["kcc"], lambda name: name in WRAPPER_ONLY_CHECKS).mark.args[1]]
     calls = []
     reached = {}
     for method in ROUTES:
@@ -124,9 +126,7 @@ def test_wrapper_only_checks_never_reach_the_method():
         cclust.register("counting-method", counting, kind="consensus")
         try:
             estimator = _small(method).set_params(method="counting-method")
-            decorator = _sklearn_params(["kcc"], lambda name: name in WRAPPER_ONLY_CHECKS)
-            for param in decorator.mark.args[1]:
-                check = getattr(param, "values", param)[1]
+            for check in checks:
                 before = len(calls)
                 try:
                     check(estimator)
