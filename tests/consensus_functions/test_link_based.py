@@ -9,17 +9,12 @@ from cclust import Ensemble
 from cclust.consensus_functions.link_based import cluster_similarity, lce, object_similarity, refined_association, wct
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.graph import tcut
-from cclust.testing import check_consensus
 import reference_crowd_agreement as cut_reference
 import reference_link_based as ref
 from factories import noisy_labels, noisy_labels_with_truth, same_partition
 
 SIMILARITY = pytest.mark.parametrize("similarity", ["cts", "srs", "asrs"])
 WEIGHTED = pytest.mark.parametrize("weighted", [False, True], ids=["equal", "weighted"])
-
-
-def test_conformance():
-    check_consensus("lce")
 
 
 def test_hand_computed_wct_ra_and_similarity():

@@ -12,7 +12,6 @@ from cclust import Ensemble
 from cclust.consensus_functions.locally_weighted import cluster_uncertainty, eci, lwca, lwea, lwgp
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.graph import identical_label_rows, tcut
-from cclust.testing import check_consensus
 import reference_locally_weighted as ref
 from factories import noisy_labels, noisy_labels_with_truth, same_partition
 
@@ -24,11 +23,6 @@ def _ensemble(rng, missing, weighted, n=30, r=6):
     L = noisy_labels(rng, n=n, r=r, missing=missing)
     w = rng.uniform(0.5, 2.0, size=L.shape[1]) if weighted else None
     return L, w
-
-
-@pytest.mark.parametrize("name", ["lwea", "lwgp"])
-def test_conformance(name):
-    check_consensus(name)
 
 
 # -- the paper's quantities ----------------------------------------------------------------------

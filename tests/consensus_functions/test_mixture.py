@@ -6,13 +6,11 @@ from cclust.consensus_functions import mixture
 from cclust.consensus_functions.mixture import em_mixture
 from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
-from cclust.testing import check_consensus
 import reference_voting as ref
 from factories import noisy_labels_with_truth as noisy_labels
 
 
-def test_conformance():
-    check_consensus("em-mixture")
+def test_registered():
     assert cclust.get("em-mixture") is em_mixture
 
 

@@ -7,15 +7,9 @@ import cclust
 from cclust import Ensemble
 from cclust.consensus_functions.pairwise import best, eac, fc
 from cclust.errors import MemoryBudgetError, ValidationError
-from cclust.testing import check_consensus
 import reference_voting as ref
 from factories import noisy_labels, same_partition
 from reference_graph import first_merges_cut
-
-
-@pytest.mark.parametrize("name", ["eac", "hac", "fc", "best"])
-def test_conformance(name):
-    check_consensus(name)
 
 
 def test_hac_is_an_alias_of_eac():

@@ -9,12 +9,7 @@ from cclust import Ensemble, _engine
 from cclust.consensus_functions.sec import degrees, sec
 from cclust.errors import ValidationError
 from cclust.metrics import ari
-from cclust.testing import check_consensus
 from factories import noisy_labels, noisy_labels_with_truth
-
-
-def test_conformance():
-    check_consensus("sec")
 
 
 def test_registered():

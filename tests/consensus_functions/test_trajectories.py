@@ -7,7 +7,6 @@ from cclust import Ensemble
 from cclust.consensus_functions.trajectories import PTS_METHODS, default_elite_neighbors, pta, ptgp
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.graph import tcut
-from cclust.testing import check_consensus
 import reference_trajectories as ref
 from factories import noisy_labels, same_partition
 
@@ -18,11 +17,6 @@ def _ensemble(rng, n=30, missing=0.0, irregular=True):
     w = rng.uniform(0.5, 1.5, L.shape[1]) if irregular else np.ones(L.shape[1])
     w = w / w.sum()
     return L, w
-
-
-@pytest.mark.parametrize("name", ["pta", "ptgp"])
-def test_conformance(name):
-    check_consensus(name)
 
 
 @pytest.mark.parametrize("pts_method", PTS_METHODS)
@@ -49,7 +43,9 @@ def test_intermediates_match_the_literal_reference(rng, missing, K, T, pts_metho
 @pytest.mark.parametrize("pts_method", PTS_METHODS)
 @pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
 @pytest.mark.parametrize("linkage", ["average", "complete", "single"])
-def test_pta_matches_the_literal_agglomeration(rng, missing, linkage, pts_method):
+def test_pta_matches_the_literal_agglomeration(missing, linkage, pts_method):
+    # Three ensembles from one seed (not the three-seed fixture: each seed repeated the loop).
+    rng = np.random.default_rng(0)
     compared = 0
     for _ in range(3):
         L, w = _ensemble(rng, missing=missing)

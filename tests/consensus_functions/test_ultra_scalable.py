@@ -3,20 +3,14 @@
 import numpy as np
 import pytest
 
-import cclust
 from cclust import Ensemble
 from cclust.consensus_functions.ultra_scalable import bipartite_cluster_graph, tcut
 from cclust.errors import ValidationError
-from cclust.testing import check_consensus
 import reference_uspec as ref
 from factories import noisy_labels_with_truth, same_partition
 
 MISSING = pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
 WEIGHTED = pytest.mark.parametrize("weighted", [False, True], ids=["equal", "weighted"])
-
-
-def test_conformance_tcut():
-    check_consensus("tcut")
 
 
 # -- the graph ----------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ import cclust
 from cclust.consensus_functions import voting as voting_module
 from cclust.consensus_functions.voting import canonical, ipc, ipvc, ivc, voting
 from cclust.errors import MemoryBudgetError, ValidationError
-from cclust.testing import check_consensus
 import reference_voting as ref
 from factories import noisy_labels, same_partition
 
@@ -14,11 +13,6 @@ ITERATIVE = {"ivc": ivc, "ipvc": ipvc, "ipc": ipc}
 # Nguyen & Caruana (2007, Figure 1): six objects, four clusterings; the ground truth is {x1, x2, x3}, {x4, x5, x6}.
 FIGURE_1 = np.array([[1, 1, 1, 2, 2, 1], [2, 1, 1, 2, 2, 2], [2, 1, 2, 1, 2, 2], [1, 1, 2, 1, 2, 2]]).T
 FIGURE_1_TRUTH = np.array([0, 0, 0, 1, 1, 1])
-
-
-@pytest.mark.parametrize("name", ["ivc", "ipvc", "ipc", "voting"])
-def test_conformance(name):
-    check_consensus(name)
 
 
 def test_registered_rows_point_here():
