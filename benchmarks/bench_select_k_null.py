@@ -16,8 +16,9 @@
   ``nstart = 10``, the same B, K.max and spaceH0) on the same data: the K each of clusGap's five
   rules picks, and the time of each (R through ``Rscript``; R is never used by the tests).
 
-``--settings`` lists ``null:B:H`` (reference, references, resamples; ``none`` for the plain
-protocol, whose B is ignored), so settings are compared on the same data sets::
+``--settings`` lists ``null:B:H`` or ``null:B:H:S`` (reference, references, resamples, k-means
+runs per resample; ``none`` for the plain protocol, whose B is ignored), so settings are
+compared on the same data sets::
 
     python benchmarks/bench_select_k_null.py calibration --sets 6 --settings uniform:10:25 gaussian:10:25 none:0:100
     python benchmarks/bench_select_k_null.py power --sets 4
@@ -58,15 +59,21 @@ def blobs(k, n, d, ratio, rng):
 
 
 def parse_setting(text):
-    null, b, h = text.split(":")
-    return (None if null == "none" else null), int(b), int(h)
+    """``null:B:H`` or ``null:B:H:S``: reference, references, resamples and k-means runs per
+    resample (S; default select_k's own: 3 with a null, 1 without)."""
+    parts = text.split(":")
+    null, b, h = parts[:3]
+    starts = int(parts[3]) if len(parts) > 3 else None
+    return (None if null == "none" else null), int(b), int(h), starts
 
 
 def run(X, setting, seed, k_range):
-    null, b, h = setting
+    null, b, h, starts = setting
     kwargs = {"n_resamples": h, "random_state": seed, "null": null}
     if null is not None:
         kwargs["n_references"] = b
+    if starts is not None:
+        kwargs["inner_params"] = {"n_init": starts}
     return select_k(X, k_range, **kwargs)
 
 
@@ -95,12 +102,12 @@ def power(args):
     rng = np.random.default_rng(args.seed)
     print("| setting (null:B:H) | true K | balance | right K | answers |")
     print("| --- | --- | --- | --- | --- |")
-    for k in range(2, 7):
+    for k in range(2, args.k_max + 1):
         for ratio in (1, 3):
             data = [blobs(k, int(rng.integers(args.n[0], args.n[1] + 1)), int(rng.integers(args.d[0], args.d[1] + 1)),
                           ratio, rng) for _ in range(args.sets)]
             for text, setting in zip(args.settings, settings):
-                answers = [run(X, setting, i, range(2, 9)).best_k for i, X in enumerate(data)]
+                answers = [run(X, setting, i, range(2, args.k_max + 2)).best_k for i, X in enumerate(data)]
                 right = sum(a == k for a in answers)
                 print(f"| {text} | {k} | {'balanced' if ratio == 1 else '1 blob x3'} | {right}/{len(answers)} | "
                       f"{answers} |", flush=True)
@@ -109,6 +116,10 @@ def power(args):
 def speed(args):
     print("| n | d | setting | wall s | CPU s | ratio to the plain protocol (wall, CPU) | load average |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
+    # the modules select_k loads on first use (SciPy's statistics among them: about a second)
+    # are loaded before the clock starts, so that no setting pays for them
+    for text in args.settings:
+        run(np.random.default_rng(1).normal(size=(40, 3)), parse_setting(text), 0, range(2, 4))
     for n in args.sizes:
         X = np.random.default_rng(0).normal(size=(n, 10))
         times = {}
@@ -221,6 +232,7 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="+", default=[300, 1000, 3000], help="speed: n")
     parser.add_argument("--settings", nargs="+", default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--k-max", type=int, default=6, help="power: blobs of K = 2..k_max, K tried 2..k_max + 1")
     args = parser.parse_args(argv)
     if args.settings is None:
         args.settings = ["uniform:10:25", "none:0:100"]
