@@ -56,12 +56,14 @@ def calibration(args):
             log.write(text + "\n")
             log.flush()
 
-    note(f"# calibration: {args.sets} sets, n log-uniform in {args.n}, d in {args.d}, seed {args.seed}")
+    note(f"# calibration: sets {args.skip}..{args.sets - 1}, n log-uniform in {args.n}, d in {args.d}, seed {args.seed}")
     for i in range(args.sets):
         shape = SHAPES[i % len(SHAPES)]
         n = int(round(np.exp(rng.uniform(np.log(args.n[0]), np.log(args.n[1])))))
         d = int(rng.integers(args.d[0], args.d[1] + 1))
         X = null_data(shape, n, d, rng)
+        if i < args.skip:  # drawn all the same, so that set i is the same in every run
+            continue
         start = time.perf_counter()
         result = select_k(X, random_state=i)
         wall = time.perf_counter() - start
@@ -76,7 +78,8 @@ def calibration(args):
             misses.append((shape, n, d, k, float(result.p_value[result.k_values == k][0])))
         note(f"{i} {shape} n={n} d={d} K={k} min p={p_min:.3g} at K={k_min} {wall:.1f}s load={_load():.2f}")
     right = sum(h[0] for h in hits.values())
-    lines = [f"K = 1 on {right}/{args.sets} ({100 * right / args.sets:.0f}%) data sets without clusters, "
+    done = args.sets - args.skip
+    lines = [f"K = 1 on {right}/{done} ({100 * right / done:.0f}%) data sets without clusters, "
              f"{total_time / 60:.1f} min of select_k",
              "",
              "| " + " | ".join(SHAPES) + " |",
@@ -276,6 +279,8 @@ def main(argv=None):
     parser.add_argument("--sets", type=int, default=100, help="calibration: data sets")
     parser.add_argument("--n", type=int, nargs=2, default=(100, 5000), help="calibration: range of n (log-uniform)")
     parser.add_argument("--d", type=int, nargs=2, default=(2, 50), help="calibration: range of d")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="calibration: draw but do not run the first SKIP sets (to resume a run from its log)")
     parser.add_argument("--log", default=None, help="calibration: append one line per data set to this file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--m3c-repo", default=os.environ.get("M3C_REPO"),
