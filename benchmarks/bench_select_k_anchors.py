@@ -224,9 +224,10 @@ def m3c(args):
             ccp_s, ccp_pac = run_ccp(X, args.max_k, [1], folder)[0]
             j = int(np.nanargmax(theirs["rcsi"]))
             k_m3c = int(theirs["k"][j])
-            p_ours = "" if ours.best_k == 1 else f" ({ours.p_value[_at(ours, ours.best_k)]:.2g})"
             if ours.best_k == 1:
                 p_ours = f" (min p {np.min(ours.p_value):.2g})"
+            else:
+                p_ours = f" ({ours.p_value[_at(ours, ours.best_k)]:.2g})"
             print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {truth or ''} | {ours.best_k}{p_ours} | {gauss.best_k} | "
                   f"{k_m3c} ({theirs['p_beta'][j]:.2g}, {theirs['p_monte_carlo'][j]:.2g}) | "
                   f"{theirs['rcsi'][j]:.2f} / {ours.rcsi[_at(ours, k_m3c)]:.2f} | {int(np.argmin(ccp_pac)) + 2} | "
