@@ -56,7 +56,8 @@ def calibration(args):
             log.write(text + "\n")
             log.flush()
 
-    note(f"# calibration: sets {args.skip}..{args.sets - 1}, n log-uniform in {args.n}, d in {args.d}, seed {args.seed}")
+    note(f"# calibration: sets {args.skip}..{args.sets - 1}, n log-uniform in {args.n}, d in {args.d}, "
+         f"seed {args.seed}")
     for i in range(args.sets):
         shape = SHAPES[i % len(SHAPES)]
         n = int(round(np.exp(rng.uniform(np.log(args.n[0]), np.log(args.n[1])))))
@@ -206,7 +207,8 @@ def m3c(args):
     cases = [(f"no clusters: {shape}", null_data(shape, args.size, args.dim, rng), 1) for shape in SHAPES]
     for k in range(2, args.max_k + 1):
         for ratio in (1, 3):
-            cases.append((f"{k} blobs{' (one x3)' if ratio == 3 else ''}", blobs(k, args.size, args.dim, ratio, rng), k))
+            name = f"{k} blobs{' (one x3)' if ratio == 3 else ''}"
+            cases.append((name, blobs(k, args.size, args.dim, ratio, rng), k))
     cases += [(name, X, None) for name, X in real_data(args.real).items()]
     k_range = range(2, args.max_k + 1)
     print(f"M3C: clusteralg='km', objective='PAC', iters={args.m3c_iters}, repsref=repsreal={args.m3c_reps}, "
