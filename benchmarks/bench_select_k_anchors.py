@@ -5,8 +5,9 @@
   ``bench_select_k_null.py``, in turn), n log-uniform in ``--n``, d uniform in ``--d``; how
   often cclust's default ``select_k(X)`` answers K = 1 (the goal is 95%), and every miss with
   its shape, n, d, K and p-value. One line per data set goes to ``--log`` as it finishes.
-* ``m3c``: cclust's default against M3C's own code (its ``M3C()`` with the PAC objective and
-  Monte Carlo references) and ConsensusClusterPlus's default run (lowest PAC), on data without
+* ``m3c``: cclust's default against M3C's own code (its ``M3C()`` with Monte Carlo references,
+  k-means inside and the PAC objective, as cclust's default; ``--m3c-iters`` references of
+  ``--m3c-reps`` resamples) and ConsensusClusterPlus's default run (lowest PAC), on data without
   clusters of the four shapes, on blobs with K = 2..8 (balanced, and one blob three times the
   others), and on shared real data sets: the K each picks, M3C's and cclust's p-values and RCSI,
   and the time of each in the same run.
@@ -19,9 +20,10 @@
 M3C is not taken from a package: its ``R/M3C.R`` is read at run time from a clone of
 github.com/crj32/M3C (``--m3c-repo``, a bare git repository or a work tree, or the environment
 variable ``M3C_REPO``) into a temporary folder and ``source()``-d by Rscript with a small shim
-for the packages Debian lacks (``registerDoSNOW`` registers doParallel's backend, so
-``.options.snow`` is ignored; umap and NbClust are never called on this path). Nothing of M3C
-is copied into this repository. R and ConsensusClusterPlus are never used by the tests::
+for the package Debian lacks (``registerDoSNOW`` registers doParallel's backend, so
+``.options.snow`` is ignored; umap and Rtsne serve only M3C's plots and are not loaded). Nothing
+of M3C is copied into this repository. R, M3C and ConsensusClusterPlus are never used by the
+tests::
 
     python benchmarks/bench_select_k_anchors.py calibration --sets 100 --log calibration.log
     python benchmarks/bench_select_k_anchors.py m3c --m3c-repo PATH --real ../shared/data/wdbc.npz
