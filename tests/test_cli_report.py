@@ -295,7 +295,9 @@ def test_select_k_result_says_when_k_is_at_the_edge():
     result = cclust.select_k(X, [2, 3, 4], method="hbgf", criterion="objective", n_partitions=8, n_resamples=3,
                              method_params={"sizes": "equal"}, random_state=0)
     assert result.best_k == 4 and len(result.warnings) == 1
-    assert "largest K tried" in result.summary().splitlines()[-1]
+    lines = result.summary().splitlines()
+    # the warning follows the choice, before the table of the chosen K's clusters
+    assert "largest K tried" in lines[lines.index(next(line for line in lines if line.startswith("best K"))) + 1]
     assert result.to_dict()["warnings"] == list(result.warnings)
 
 

@@ -313,7 +313,7 @@ def test_boot_without_resampling_is_restarted_kmeans():
     X, _ = load_iris()
     restarted = boot(X, 3, n_partitions=6, random_state=4)
     assert np.array_equal(restarted.labels, kmeans(X, 3, n_partitions=6, k_range=(3, 3), init="random",
-                                                   random_state=4).labels)
+                                                   max_iter=100, random_state=4).labels)
 
 
 def test_boot_with_resampling_labels_every_object_and_differs():

@@ -24,9 +24,8 @@ def test_readme_scikit_learn_section_runs():
     pytest.importorskip("sklearn")
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"## Like scikit-learn\n\n```python\n(.*?)```", readme, re.S).group(1)
-    # Same code, fewer resamples: the test checks that it runs and answers, not Monti's statistics.
-    block = block.replace("random_state=0)\nprint(choice", "random_state=0, n_resamples=5, n_partitions=10)\nprint(choice")
-    assert "n_resamples=5" in block
+    # Same code, no change: with fewer resamples than the default (10) the iris answer can be K = 1
+    assert "select_k(X, range(1, 7), random_state=0)" in block
     namespace = {}
     exec(compile(block, "README.md", "exec"), namespace)
     assert namespace["labels"].shape == (150,)
