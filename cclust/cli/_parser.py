@@ -312,8 +312,8 @@ def build_parser():
                    help="starting centres of --inner kmeans (default: k-means++ for lloyd, random objects "
                         "for hartigan-wong, as R)")
     p.add_argument("--resamples", type=_positive_int, default=None, metavar="N",
-                   help="subsamples per K (Monti et al.'s H; default 25 for monti with a --null, 100 with --null "
-                        "none, 50 for a consensus method)")
+                   help="subsamples per K (Monti et al.'s H; default 10 for monti with a --null, each the best of "
+                        "three k-means runs, 100 with --null none, 50 for a consensus method)")
     p.add_argument("--subsample", type=float, default=0.8, metavar="F",
                    help="fraction of the objects in each subsample (default 0.8)")
     p.add_argument("--feature-subsample", type=float, default=1.0, metavar="F",
