@@ -16,7 +16,7 @@ Suites:
 * ``real``: bundled iris and wine, and the shared wdbc, ecoli, dermatology, yeast, segment,
   satimage and pendigits (../shared/data/NAME.npz), features standardised, K = number of classes.
 * ``large``: ``make_blobs(50000, n_features=20, centers=5, random_state=0)``, K = 5.
-* ``blobs``: the conformance kit's easy blobs (n = 2,000, K = 3, 5, 10, balanced and one blob
+* ``blobs``: the conformance kit's easy blobs (n = 2000, K = 3, 5, 10, balanced and one blob
   5 times the others), the cells of the easy-data table of docs/benchmarks.md.
 
 Variants (``--variants``; the cap is the top of K_i's range, ``k_range = (K, max(K, min(cap,

@@ -154,9 +154,9 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
 
     A basic partition needs diversity more than a converged k-means, so the defaults are the
     cheap ones: 5 Lloyd iterations (as U-SENC's own generation, Huang et al. 2020) and K_i up
-    to ``min(ceil(sqrt(n)), 50)`` (the range of Liu et al. 2017). At n = 50,000 they cut the
+    to ``min(ceil(sqrt(n)), 50)`` (the range of Liu et al. 2017). At n = 50000 they cut the
     cost of the partitions more than 10 times with the same consensus quality
-    (docs/benchmarks.md, "The default pipeline at 50,000 objects"); below n = 2,500 the range
+    (docs/benchmarks.md, the section on the default pipeline); below n = 2500 the range
     is the KCC authors' ``[K, sqrt(n)]``. ``max_iter=100`` (and ``k_range=(K, ceil(sqrt(n)))``
     above n = 2,500) gives the former defaults' ensembles exactly.
 

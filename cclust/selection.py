@@ -605,12 +605,13 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     n_references : int, default=None
         Reference data sets B (at least 2), of the null and of the gap statistic. None: 10,
         which with 10 resamples of the data and of each reference, three k-means runs each,
-        keeps the default near 3x the plain protocol's 100 resamples of one run (CPU 3.7x at
-        n = 300, 3.1x at 1,000, 2.1x at 3,000); the beta fit carries the p-value below
-        ``1 / (B + 1)``. More references make the p-values steadier (M3C runs 25 to 100).
-        This default answered K = 1 on 96 of 100 data sets without clusters (n 100-5,000, d
-        2-50) and on 38 of 40 small ones (n 60-300), and found the true K on all 56 blob data
-        sets tried (K = 2..8); one run per resample found 42 of the 56 (docs/benchmarks.md).
+        keeps the default near 3x the plain protocol's 100 resamples of one run (CPU 3.4x at
+        n = 300 and at a thousand objects, 2.5x at three thousand); the beta fit carries the
+        p-value below ``1 / (B + 1)``. More references make the p-values steadier (M3C runs 25
+        to 100). This default answered K = 1 on 96 of 100 data sets without clusters (n from 100
+        to five thousand, d 2-50) and on 38 of 40 small ones (n 60-300), and found the true K
+        on all 56 blob data sets tried (K = 2..8); one run per resample found 42 of the 56
+        (docs/benchmarks.md).
     alpha : float in (0, 1), default=0.05
         Significance level of the reference null's decision (Bonferroni over the K tried).
     random_state : int, numpy.random.Generator or None, default=None

@@ -527,7 +527,7 @@ def test_sparse_tables_give_the_same_values(metric, monkeypatch, rng):
 
 
 def test_many_clusters_stay_sparse():
-    # 20,000 x 10,000 clusters: a dense table would hold 2e8 cells (1.6 GB)
+    # 2e4 x 1e4 clusters: a dense table would hold 2e8 cells (1.6 GB)
     n = 20_000
     a = np.arange(n)
     b = np.arange(n)[::-1] // 2

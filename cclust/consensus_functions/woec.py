@@ -340,7 +340,7 @@ _WOSP_MEMBERSHIP_BYTES = 16
 #: its CSR copy made through COO (int64 coordinates), then the symmetrising pass of
 #: :func:`cclust.graph.partition_graph` (its own COO, the off-diagonal selection, the doubled
 #: coordinate arrays and the float64 CSR they become) and METIS's arrays. Measured: 80 bytes a
-#: pair at n = 3,000 and 5,000, where the general figure of a dense graph counts 44.
+#: pair at n = 3000 and 5000, where the general figure of a dense graph counts 44.
 _WOSP_DENSE_PAIR_BYTES = 80
 
 

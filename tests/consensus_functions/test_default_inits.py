@@ -46,7 +46,7 @@ def test_paper_start_reproduces_former_default(golden, name):
         assert "".join(map(str, res.labels.tolist())) == expected, key
 
 
-# Ten well-separated blobs (n = 2,000) and a converged kmeans ensemble (K_i in [10, 45], the
+# Ten well-separated blobs (n = 2000) and a converged kmeans ensemble (K_i in [10, 45], the
 # generator's former default max_iter=100): every default reaches ARI 1.0; each paper start named
 # in PAPER_MISSES keeps merged blobs here. (On the generator's 5-iteration default ensemble those
 # starts happen to find the blobs too, which would leave the test of the defaults vacuous.)
