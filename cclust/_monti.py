@@ -192,7 +192,7 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
     n = X.shape[0]
     out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
     if inner == "kmeans":
-        from cclust.generators import _kmeans_labels
+        from cclust.generators import _best_kmeans_labels
         from cclust.validation import spawn_seed_sequences
 
         seeds = {k: np.random.SeedSequence(root, spawn_key=(k,)).generate_state(len(samples), dtype=np.uint32)
@@ -210,17 +210,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
             if algorithm == "hartigan-wong":
                 out[k][idx, h] = hartigan_wong_labels(rows, k, rng, init=init or "random")
             else:
-                rows = np.ascontiguousarray(rows)
-                best = None
-                for _ in range(n_init):
-                    labels, centres = _kmeans_labels(rows, k, rng, init or "k-means++", 100, 1e-4)
-                    if n_init == 1:
-                        best = (0.0, labels)
-                        break
-                    sse = float(np.einsum("ij,ij->", rows - centres[labels], rows - centres[labels]))
-                    if best is None or sse < best[0]:
-                        best = (sse, labels)
-                out[k][idx, h] = best[1]
+                out[k][idx, h] = _best_kmeans_labels(np.ascontiguousarray(rows), k, [rng] * n_init,
+                                                     init or "k-means++", 100, 1e-4)[0]
 
         tasks = [(k, h) for k in k_values for h in range(len(samples))]
     else:

@@ -1327,7 +1327,7 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
     (3, 'firstSEmax')
     """
     from cclust import _reference
-    from cclust.generators import _kmeans_labels
+    from cclust.generators import _best_kmeans_labels
 
     X, _ = validate_X(data, "data")
     n = X.shape[0]
@@ -1350,13 +1350,9 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
         logs, labels = np.empty(k_max), {1: np.zeros(Y.shape[0], dtype=np.int64)}
         logs[0] = np.log(_reference.within_dispersion(Y, labels[1], d_power))
         for k in range(2, k_max + 1):
-            best, best_sse = None, np.inf
-            for start in np.random.SeedSequence(seed, spawn_key=(k,)).spawn(n_init):
-                lab, centres = _kmeans_labels(Y, k, np.random.default_rng(start), "k-means++", 100, 1e-4, threads)
-                sse = float(((Y - centres[lab]) ** 2).sum())
-                if sse < best_sse:
-                    best, best_sse = lab, sse
-            labels[k] = np.asarray(best, dtype=np.int64)
+            starts = [np.random.default_rng(s) for s in np.random.SeedSequence(seed, spawn_key=(k,)).spawn(n_init)]
+            labels[k] = np.asarray(_best_kmeans_labels(Y, k, starts, "k-means++", 100, 1e-4, threads)[0],
+                                   dtype=np.int64)
             logs[k - 1] = np.log(_reference.within_dispersion(Y, labels[k], d_power))
         return logs, labels
 
