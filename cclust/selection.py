@@ -680,17 +680,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     from cclust import _reference
 
     monti = method == "monti"
-    if isinstance(null, str) and null == "auto":  # the gap statistic carries its own reference
-        null = "uniform" if monti and criterion != "gap" else None
+    null = resolve_null(null, method, criterion)
     if null is not None and null not in _reference.NULLS:
         raise ValidationError(f"null must be one of {list(_reference.NULLS) + ['auto']} or None, got {null!r}.")
     if criterion is None:
         criterion = "rcsi" if null is not None else "pac"
     if criterion == "gap":
-        from cclust import _reference as _ref
-
-        if gap_rule not in _ref.GAP_RULES:
-            raise ValidationError(f"gap_rule must be one of {list(_ref.GAP_RULES)}, got {gap_rule!r}.")
+        if gap_rule not in _reference.GAP_RULES:
+            raise ValidationError(f"gap_rule must be one of {list(_reference.GAP_RULES)}, got {gap_rule!r}.")
         if isinstance(data, Ensemble):
             raise ValidationError("criterion='gap' clusters the features by k-means, but data is an Ensemble; pass "
                                   "the features X as data, or choose criterion='pac'.")
@@ -912,6 +909,16 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         labels=labels, warnings=(edge,) if edge else (), item_consensus=items,
         cluster_consensus=clusters, cluster_stability=stability, inner=inner if monti else None, route=route,
         n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, gap=gap, **reference)
+
+
+def resolve_null(null, method, criterion):
+    """The reference distribution ``null="auto"`` stands for: ``"uniform"`` for the Monti
+    protocol, None for a consensus method (each reference run would generate and fuse
+    partitions) and with ``criterion="gap"`` (the gap statistic has its own reference); any
+    other value unchanged."""
+    if isinstance(null, str) and null == "auto":
+        return "uniform" if method == "monti" and criterion != "gap" else None
+    return null
 
 
 def _reference_count(n_references):

@@ -612,6 +612,7 @@ def methods(args, out=None):
 def select_k(args, out=None):
     """``cclust select-k``: consensus CDF, delta area and PAC over a range of K."""
     import cclust
+    from cclust.selection import resolve_null
 
     out = sys.stdout if out is None else out
     _check_clashes(args)
@@ -619,8 +620,7 @@ def select_k(args, out=None):
     low, high = args.k_range
     n = X.shape[0]
     null = None if args.null == "none" else args.null
-    if null == "auto":  # the gap statistic carries its own reference
-        null = "uniform" if args.method == "monti" and args.criterion != "gap" else None
+    null = resolve_null(null, args.method, args.criterion)
     floor = 1 if null is not None or args.criterion == "gap" else 2
     if not floor <= low <= high <= n:
         raise UserError(f"--k-range must satisfy {floor} <= LOW <= HIGH <= the number of objects ({n}), got {low} {high}"
