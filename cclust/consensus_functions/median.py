@@ -71,7 +71,7 @@ import scipy.sparse as sp
 from cclust.base import declare
 from cclust.ensemble import as_ensemble
 from cclust.errors import SizeLimitError, ValidationError
-from cclust.graph import honour_n_clusters
+from cclust.graph import honour_n_clusters, identical_label_rows
 from cclust.matching import match_columns
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
@@ -1083,8 +1083,11 @@ def _check_distinct_rows(data, k):
     ("twins") are one object to the criterion, so which of them a larger K splits apart is
     arbitrary, and the program, left to choose among all those equal splits, can search for
     minutes (30 objects with 3 distinct rows asked for K = 6 did not finish in 300 s)."""
-    rows = data.ensemble.labels if data.hard else data.B
-    distinct = int(np.unique(rows, axis=0).shape[0])
+    if data.hard:
+        groups = identical_label_rows(np.asarray(data.ensemble.labels))
+        distinct = data.n if groups is None else int(groups[0].shape[0])
+    else:
+        distinct = int(np.unique(data.B, axis=0).shape[0])
     if k > distinct:
         raise ValidationError(
             f"n_clusters={k} is larger than the number of distinct label vectors in the ensemble "
