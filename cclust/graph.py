@@ -374,10 +374,18 @@ def meta_graph(ensemble, object_weights=None, *, max_bytes=None):
     S : scipy CSR matrix of shape (sum K_i, sum K_i)
         Similarities between the clusters in that order (diagonal 1, zero entries absent).
     """
+    order, _, graph = _meta_graph_parts(ensemble, object_weights, max_bytes)
+    return order, graph
+
+
+def _meta_graph_parts(ensemble, object_weights, max_bytes):
+    """The canonical cluster order, the one-hot ``B`` (CSC) in that order, and the meta-graph,
+    refused past the budget before it is formed: :func:`meta_graph`, with ``B`` for
+    :func:`meta_cluster`."""
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
     _require_meta_graph(B, max_bytes)
-    return order, _jaccard_graph(B, object_weights)
+    return order, B, _jaccard_graph(B, object_weights)
 
 
 #: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the Jaccard CSR (float64 value,
@@ -445,10 +453,7 @@ def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor,
     cluster weighs the sum of its objects' weights ("objects") or their mean ("clusters").
     """
     rng = check_random_state(random_state)
-    order = canonical_cluster_order(ensemble)
-    B = one_hot_in_order(ensemble, order).tocsc()
-    _require_meta_graph(B, max_bytes)
-    meta = _jaccard_graph(B, object_weights)  # meta_graph's, sharing B
+    order, B, meta = _meta_graph_parts(ensemble, object_weights, max_bytes)
     n_c = B.shape[1]
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
 
