@@ -21,6 +21,7 @@ import tempfile
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 
 MSVC = sys.platform == "win32"
@@ -104,8 +105,21 @@ extensions = [
     if os.path.exists(f"{EXT}/{name}.pyx")
 ]
 
+
+
+class ParallelBuildExt(build_ext):
+    """Compile the extension modules side by side, one per core (``pip install`` passes no ``-j``);
+    the modules are independent, so the result is the same as a serial build."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
+
+
 checks = os.environ.get("CCLUST_CYTHON_CHECKS") == "1"
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         extensions,
         compiler_directives={

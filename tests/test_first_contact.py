@@ -263,7 +263,9 @@ def ran(tmp_path_factory):
                 del argv[i:i + 2]
     inputs = {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file()}
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    # COLUMNS: the CLI lays text out to the terminal width, which differs between a terminal, a
+    # pipe and a pytest-xdist worker; the assertions below read lines as laid out in 100 columns
+    env.update(OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", COLUMNS="100")
     command = _cclust_command()
     pending, running, results = list(commands.items()), {}, {}
     while pending or running:
