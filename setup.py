@@ -88,6 +88,7 @@ MODULES = {
     "_crowd_agreement": ["crowd_agreement.cpp"],
     "_hartigan_wong": ["hartigan_wong.cpp"],
     "_uspec": ["uspec.cpp"],
+    "_distances": ["distances.cpp"],
 }
 
 extensions = [

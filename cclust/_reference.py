@@ -130,29 +130,25 @@ def beta_p(pac, reference_pacs):
 GAP_RULES = ("firstSEmax", "Tibs2001SEmax", "globalSEmax", "firstmax", "globalmax")
 
 
-def within_dispersion(X, labels, d_power=1):
+def within_dispersion(X, labels, d_power=1, n_threads=1):
     """clusGap's W_k: ``0.5 * sum_r sum_{i, j in C_r} d(i, j)^d_power / n_r`` (Tibshirani, Walther
     & Hastie 2001, eq. 2 with clusGap's ``d.power``; each unordered pair counted once, as R's
     ``sum(dist(xs)^d.power / nrow(xs))``). ``d_power=2`` is the pooled within-cluster sum of
-    squares about the cluster means, which needs no pairs."""
-    from scipy.spatial.distance import cdist
+    squares about the cluster means, which needs no pairs; other powers sum the pairs in the
+    compiled core, with no m x m array, the same for any ``n_threads``."""
+    from cclust._ext import _distances
 
     X = np.asarray(X, dtype=np.float64)
     total = 0.0
     for r in np.unique(labels):
-        members = X[labels == r]
+        members = np.ascontiguousarray(X[labels == r])
         m = members.shape[0]
         if m < 2:
             continue
         if d_power == 2:  # sum_{i<j} d(i, j)^2 / m is the sum of squares about the mean
             total += 0.5 * float(((members - members.mean(axis=0)) ** 2).sum())
             continue
-        pairs = 0.0
-        step = max(1, (1 << 22) // m)
-        for s in range(0, m, step):
-            block = cdist(members[s:s + step], members)
-            pairs += float((block ** d_power).sum())
-        total += 0.5 * (pairs / 2.0) / m  # every pair twice in the blocks
+        total += 0.5 * _distances.pair_distance_sum(members, float(d_power), n_threads) / m
     return total
 
 

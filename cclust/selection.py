@@ -1313,7 +1313,8 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
         k-means++ starts per K (R users pass ``nstart`` to ``kmeans`` for the same reason).
     random_state : int, numpy.random.Generator or None
     n_jobs : int or None
-        Threads of the k-means passes (results do not depend on it).
+        Threads: the reference data sets are clustered side by side, one per thread, and the
+        data's own k-means passes use them all (results do not depend on it).
 
     Returns
     -------
@@ -1352,24 +1353,32 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
     threads = check_n_threads(n_jobs, "n_jobs")
     root = child_seeds(random_state, 1)[0]
 
-    def cluster(Y, seed):
+    def cluster(Y, seed, n_threads):
         """log W_K of Y for K = 1..k_max and the labels, best of n_init k-means++ starts."""
         logs, labels = np.empty(k_max), {1: np.zeros(Y.shape[0], dtype=np.int64)}
-        logs[0] = np.log(_reference.within_dispersion(Y, labels[1], d_power))
+        logs[0] = np.log(_reference.within_dispersion(Y, labels[1], d_power, n_threads))
         for k in range(2, k_max + 1):
             starts = [np.random.default_rng(s) for s in np.random.SeedSequence(seed, spawn_key=(k,)).spawn(n_init)]
-            labels[k] = np.asarray(_best_kmeans_labels(Y, k, starts, "k-means++", 100, 1e-4, threads)[0],
+            labels[k] = np.asarray(_best_kmeans_labels(Y, k, starts, "k-means++", 100, 1e-4, n_threads)[0],
                                    dtype=np.int64)
-            logs[k - 1] = np.log(_reference.within_dispersion(Y, labels[k], d_power))
+            logs[k - 1] = np.log(_reference.within_dispersion(Y, labels[k], d_power, n_threads))
         return logs, labels
 
-    log_w, labels = cluster(X, np.random.SeedSequence(root, spawn_key=(0,)).generate_state(1)[0])
+    log_w, labels = cluster(X, np.random.SeedSequence(root, spawn_key=(0,)).generate_state(1)[0], threads)
     shape = _reference.ReferenceShape(X)
-    logs = np.empty((n_references, k_max))
-    for b in range(n_references):
+
+    def one_reference(b):
+        """log W_K of reference b, from its own seeds: the same whichever thread runs it."""
         draw, run = np.random.SeedSequence(root, spawn_key=(1, b)).spawn(2)
-        rng = np.random.default_rng(draw)
-        logs[b], _ = cluster(shape.draw(reference, rng), run.generate_state(1)[0])
+        return cluster(shape.draw(reference, np.random.default_rng(draw)), run.generate_state(1)[0], 1)[0]
+
+    # the references are independent: one per thread (k-means and the distance sums release the GIL)
+    workers = min(threads, n_references)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            logs = np.array(list(pool.map(one_reference, range(n_references))))
+    else:
+        logs = np.array([one_reference(b) for b in range(n_references)])
     e_log_w = logs.mean(axis=0)
     se_sim = np.sqrt(1.0 + 1.0 / n_references) * logs.std(axis=0, ddof=1)
     gap = e_log_w - log_w

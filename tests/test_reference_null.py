@@ -219,6 +219,24 @@ def test_the_within_dispersion_is_clusgap_w(d_power):
     assert within_dispersion(X, labels, d_power) == pytest.approx(_literal_w(X, labels, d_power), rel=1e-12)
 
 
+@pytest.mark.parametrize("d_power", [1, 0.5])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_the_within_dispersion_of_a_large_cluster_counts_every_pair_once(d_power, n_threads):
+    # 300 members: row sums of the compiled core spread over threads, against the full matrix
+    from cclust._reference import within_dispersion
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(310, 3))
+    labels = np.r_[np.zeros(300, dtype=np.int64), np.ones(10, dtype=np.int64)]
+    expected = 0.0
+    for r in (0, 1):
+        members = X[labels == r]
+        d = np.sqrt(((members[:, None, :] - members[None, :, :]) ** 2).sum(axis=2))
+        expected += 0.5 * (d[np.triu_indices(len(members), 1)] ** d_power).sum() / len(members)
+    assert within_dispersion(X, labels, d_power, n_threads) == pytest.approx(expected, rel=1e-12)
+    assert within_dispersion(X, labels, d_power, n_threads) == within_dispersion(X, labels, d_power, 1)
+
+
 def _literal_max_se(f, se, rule, factor=1.0):
     """R's cluster::maxSE, 1-based as R returns it, written out with R's vector semantics."""
     K = len(f)

@@ -152,3 +152,7 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates, const double* candidates,
                                const double* closest, double* dist, double* chunk_potentials,
                                int n_threads) except +
+
+
+cdef extern from "cclust/distances.hpp" namespace "cclust" nogil:
+    double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, int n_threads) except +
