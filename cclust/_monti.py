@@ -7,11 +7,14 @@ Both are symmetric rank-H products of indicator matrices (one-hot of the labels,
 BLAS's SYRK computes them (upper triangle only); the pairs are then read once, in row blocks, for
 the CDF histogram, PAC, and the condensed distance vector ``1 - M`` that average linkage reads.
 
-Past the dense memory budget the same statistics are estimated: the CDF and PAC from a seeded
-random sample of pairs whose consensus entries are computed exactly, the labels by average
-linkage of the exact consensus matrix of a random subset of landmark objects, every other object
-joining the cluster with the highest item consensus to the landmark members, and the item and
-cluster consensus from those landmark members.
+Past the dense memory budget nothing of size n x n is formed. The CDF, area and PAC are estimated
+from a seeded random sample of pairs whose consensus entries are computed exactly from the labels
+(every pair when the sample would be as large as the pairs themselves: then they are exact), each
+with its standard error. The labels are the average-linkage clusters of the exact consensus matrix
+of a random subset of landmark objects, every other object joining the landmark cluster it is most
+often clustered with. Item and cluster consensus are pooled ratios read from contingency tables
+of each resample's labels against the clusters, O(n H K) time and O(n K) memory: see
+:func:`pooled_item_consensus`.
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -32,9 +35,11 @@ def _block_bytes(n):
     """Bytes of those temporaries: about six float64/int64 arrays of a block (measured with the
     rest of the dense estimate in tests/test_memory_guards.py)."""
     return 6 * 8 * min(n * n, _BLOCK_ELEMENTS + n)
-#: Landmark objects of the sparse route and random pairs its CDF is estimated from.
+#: Landmark objects of the sparse route.
 LANDMARKS = 2000
-PAIRS = 1_000_000
+#: The sparse route's default standard error of PAC (and of every CDF value): the pairs drawn,
+#: ``0.25 / PAIR_TOLERANCE ** 2`` = 10^6, bound it whatever PAC is.
+PAIR_TOLERANCE = 0.0005
 
 INNER = ("kmeans", "hierarchical")
 
@@ -263,18 +268,47 @@ def dense_bytes(n, n_resamples, k_values, keep_matrices):
             + (8 * n * n * len(k_values) if keep_matrices else 0))
 
 
-def n_pairs(n):
-    """Random pairs the sparse route's CDF is estimated from (at most one per pair's count)."""
-    return min(PAIRS, n * (n - 1) // 2)
+def n_pairs(n, tolerance=PAIR_TOLERANCE):
+    """Pairs the sparse route reads: ``ceil(0.25 / tolerance^2)`` random ones, whose PAC (a
+    proportion) then has a standard error of at most ``tolerance``; every pair when that is as
+    many as there are."""
+    return min(math.ceil(0.25 / tolerance ** 2), n * (n - 1) // 2)
 
 
-def sparse_bytes(n, n_resamples, k_values):
-    """Peak bytes of the sparse route: label matrices, the landmarks' dense route, the sampled
-    pairs (two int64 indices, their values and a sorted copy) and one block of the landmark item
-    consensus."""
+def draw_pairs(n, tolerance, rng):
+    """The sparse route's pairs ``(a, b)``, int64: every pair i < j once when :func:`n_pairs` is
+    all of them (the estimates are then exact); otherwise that many drawn independently and
+    uniformly among the unordered pairs (with replacement), so that the fraction of them with a
+    property is an unbiased estimate of the fraction of all pairs, with the binomial standard
+    error :func:`proportion_se`."""
+    m = n_pairs(n, tolerance)
+    if m == n * (n - 1) // 2:
+        a, b = np.triu_indices(n, 1)
+        return a.astype(np.int64), b.astype(np.int64)
+    a = rng.integers(0, n, size=m)
+    b = (a + rng.integers(1, n, size=m)) % n       # uniform over the other objects
+    return a, b
+
+
+def proportion_se(p, m, exact):
+    """Standard error of a proportion ``p`` estimated from ``m`` independent pairs; 0 when exact.
+    The binomial ``sqrt(p (1 - p) / m)`` at ``(p m + 1) / (m + 2)`` (one success and one failure
+    added, as in Agresti & Coull 1998), so that an estimate of 0 or 1 does not claim to be exact."""
+    p = np.asarray(p, dtype=np.float64)
+    if exact:
+        return np.zeros_like(p)
+    shrunk = (p * m + 1.0) / (m + 2.0)
+    return np.sqrt(shrunk * (1.0 - shrunk) / m)
+
+
+def sparse_bytes(n, n_resamples, k_values, tolerance=PAIR_TOLERANCE):
+    """Peak bytes of the sparse route: label matrices, the landmarks' dense route, the pairs (two
+    int64 indices, their values and a sorted copy), and the item consensus: two float64 (n, K)
+    sums with the (n, K) result and one resample's gathered table."""
     m = min(n, LANDMARKS)
+    k_max = int(max(k_values))
     return (4 * n * n_resamples * (len(k_values) + 2) + dense_bytes(m, n_resamples, k_values, False)
-            + n_pairs(n) * 32 + 4 * m * n_resamples * int(max(k_values)) + 2 * _block_bytes(n))
+            + n_pairs(n, tolerance) * 32 + 4 * 8 * n * k_max + 2 * _block_bytes(n))
 
 
 def _one_hot(L, k):
@@ -287,10 +321,11 @@ def _one_hot(L, k):
 
 
 class Consensus:
-    """One K's summaries: ``cdf`` (101,), ``pac``, ``labels``, ``item`` (n, K), ``cluster`` (K,)
-    and, if asked, ``matrix`` (the consensus matrix)."""
+    """One K's summaries: ``cdf`` (101,), ``pac``, ``area_se`` and ``pac_se`` (0 when exact),
+    ``labels``, ``item`` (n, K), ``cluster`` (K,) and, if asked, ``matrix`` (the consensus
+    matrix)."""
 
-    __slots__ = ("cdf", "pac", "labels", "item", "cluster", "matrix")
+    __slots__ = ("cdf", "pac", "area_se", "pac_se", "labels", "item", "cluster", "matrix")
 
 
 def _blocks(n):
@@ -338,6 +373,7 @@ def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average
     out = Consensus()
     out.cdf = np.cumsum(counts) / total
     out.pac = ambiguous / total
+    out.area_se = out.pac_se = 0.0
     if n > 1:
         labels = cut_dendrogram(linkage(condensed, method=LINKAGES[final_linkage]), k)
     else:
@@ -433,54 +469,126 @@ def _pair_values(L, a, b):
     return out
 
 
-def sparse_consensus(L, k, interval, pairs, landmarks, landmark_sampled, keep_matrix, seed, n_jobs,
+def pooled_item_consensus(L, members, member_labels, k):
+    """Item consensus of every object with clusters given on some objects, as pooled ratios, from
+    contingency tables (no pair is visited): (n, k) float64.
+
+    ``[i, c] = sum_j together(i, j) / sum_j sampled(i, j)`` over the members j != i of cluster c
+    (``members[t]`` is in cluster ``member_labels[t]``), where ``sampled(i, j)`` counts the
+    resamples (columns of ``L``, -1 = not drawn) that drew both objects and ``together(i, j)``
+    those that also put them in one cluster. Per resample h, the table ``T_h[c, l]`` of members
+    of c drawn with label l gives object i (drawn, label l) ``T_h[c, l]`` co-clustered members and
+    ``sum_l T_h[c, l]`` co-drawn ones, its own count taken off for its own cluster.
+
+    ConsensusClusterPlus's item consensus is the mean of the ratios ``together / sampled`` over
+    the members; the pooled ratio weighs each pair by how often it was drawn together, and the
+    two are equal when every pair was drawn together equally often (``subsample=1``). NaN where
+    cluster c has no member other than i; 0 where it has, but none was ever drawn with i.
+    """
+    n, H = L.shape
+    members = np.asarray(members, dtype=np.int64)
+    member_labels = np.asarray(member_labels, dtype=np.int64)
+    # cluster-major sums (k, n), so that each resample adds whole rows; a resample's table gets a
+    # last column of zeros that the objects it did not draw (label -1) read
+    together = np.zeros((k, n))
+    co_drawn = np.zeros((H, k))
+    for h in range(H):
+        column = L[:, h]
+        width = int(column.max()) + 1
+        if width == 0:
+            continue
+        own = column[members]
+        hit = own >= 0
+        table = np.zeros((k, width + 1))
+        table[:, :width] = np.bincount(member_labels[hit] * width + own[hit],
+                                       minlength=k * width).reshape(k, width)
+        together += table[:, np.where(column >= 0, column, width)]
+        co_drawn[h] = table.sum(axis=1)
+    together = np.ascontiguousarray(together.T)
+    # co-drawn members: sum over the resamples that drew i of the members drawn there (a GEMM)
+    sampled = np.empty((n, k))
+    step = max(1, _BLOCK_ELEMENTS // max(1, H))
+    for s in range(0, n, step):
+        sampled[s:s + step] = (L[s:s + step] >= 0).astype(np.float64) @ co_drawn
+    # a member's own count: one in its own cluster for every resample that drew it
+    times_drawn = np.count_nonzero(L[members] >= 0, axis=1)
+    together[members, member_labels] -= times_drawn
+    sampled[members, member_labels] -= times_drawn
+    sizes = np.bincount(member_labels, minlength=k).astype(np.float64)
+    others = np.broadcast_to(sizes, (n, k)).copy()
+    others[members, member_labels] -= 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        item = np.where(sampled > 0, together / np.where(sampled > 0, sampled, 1.0), 0.0)
+    item[others <= 0] = np.nan
+    return item
+
+
+def pooled_cluster_consensus(L, labels, k):
+    """Item consensus of every object with the clusters of ``labels`` (:func:`pooled_item_consensus`,
+    every object a member) and the cluster consensus, the pooled ratio over the pairs of each
+    cluster's members (NaN for a cluster of one)."""
+    n = L.shape[0]
+    item = pooled_item_consensus(L, np.arange(n), labels, k)
+    together = np.zeros(k)
+    sampled = np.zeros(k)
+    # the pooled ratio over a cluster's pairs: its members' together and sampled sums, added up
+    for c in range(k):
+        members = np.flatnonzero(labels == c)
+        if members.size < 2:
+            continue
+        tog, smp = _member_sums(L, members)
+        together[c], sampled[c] = tog, smp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cluster = np.where(sampled > 0, together / np.where(sampled > 0, sampled, 1.0), 0.0)
+    cluster[np.bincount(labels, minlength=k) < 2] = np.nan
+    return item, cluster
+
+
+def _member_sums(L, members):
+    """``sum_{i<j}`` of together and of sampled over the pairs of ``members``, per resample from
+    the counts of each label among the drawn members: ``sum_l C(t_l, 2)`` and ``C(d, 2)``."""
+    together = sampled = 0
+    for h in range(L.shape[1]):
+        column = L[members, h]
+        column = column[column >= 0]
+        counts = np.bincount(column)
+        together += int((counts * (counts - 1) // 2).sum())
+        sampled += column.size * (column.size - 1) // 2
+    return float(together), float(sampled)
+
+
+def _area_terms(values):
+    """Each pair's share of Monti's area ``sum_{i>=1} (x_i - x_{i-1}) CDF(x_i)`` on GRID: the area
+    is the mean over pairs of ``sum_{i>=1, x_i >= v} (x_i - x_{i-1}) = x_last - x_{j-1}``, j the
+    first grid index with ``x_j >= v`` (at least 1)."""
+    first = np.maximum(np.searchsorted(GRID, values, side="left"), 1)
+    return GRID[-1] - GRID[first - 1]
+
+
+def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, keep_matrix, seed, n_jobs,
                      final_linkage="average"):
-    """One K's summaries past the dense budget (see the module docstring)."""
+    """One K's summaries past the dense budget (see the module docstring): the CDF, area and PAC
+    of the ``pairs`` (every pair when ``exact``) with their standard errors, the landmarks'
+    average-linkage labels extended to every object, and pooled item and cluster consensus."""
     n = L.shape[0]
     low, high = interval
     values = _pair_values(L, pairs[0], pairs[1])
+    m = values.shape[0]
     out = Consensus()
-    out.cdf = np.searchsorted(np.sort(values), GRID, side="right") / values.shape[0]
-    out.pac = float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
+    out.cdf = np.searchsorted(np.sort(values), GRID, side="right") / m
+    ambiguous = (values > low) & (values <= high)
+    out.pac = float(np.count_nonzero(ambiguous)) / m
+    out.pac_se = float(proportion_se(out.pac, m, exact))
+    # the area is the mean over pairs of sum_j (x_{j+1} - x_j) [v <= x_j] (the trapezoid-free
+    # reading of consensus_area on the grid): its standard error is that of a mean
+    out.area_se = 0.0 if exact else float(np.std(_area_terms(values), ddof=1) / math.sqrt(m)) if m > 1 else 0.0
     core = dense_consensus(L[landmarks], k, landmark_sampled, interval, False, final_linkage)
-    # Item consensus of every object to the landmark members of each cluster: co-clustering and
-    # co-sampling counts against the landmarks, in row blocks, by GEMM of the indicators.
-    D_land = _one_hot(L[landmarks], k)
-    S_land = (L[landmarks] >= 0).astype(np.float32)
-    Y = np.zeros((landmarks.shape[0], k))
-    Y[np.arange(landmarks.shape[0]), core.labels] = 1.0
-    sums = np.empty((n, k))
-    step = max(1, _BLOCK_ELEMENTS // max(1, landmarks.shape[0]))
-    for s in range(0, n, step):
-        block = L[s:s + step]
-        tog = _one_hot(block, k) @ D_land.T
-        smp = (block >= 0).astype(np.float32) @ S_land.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            M = np.where(smp > 0, tog.astype(np.float64) / np.maximum(smp, 1), 0.0)
-        sums[s:s + step] = M @ Y
-    # An object's own entry (M = 1 with itself when it was ever drawn) is left out of its mean.
-    sizes = Y.sum(axis=0)
-    where = np.full(n, -1)
-    where[landmarks] = core.labels
-    is_land = where >= 0
-    self_value = (L[landmarks] >= 0).any(axis=1).astype(np.float64)
-    sums[landmarks, core.labels] -= self_value
-    denominator = np.broadcast_to(sizes, sums.shape).copy()
-    denominator[np.flatnonzero(is_land), where[is_land]] -= 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        item = np.where(denominator > 0, sums / np.where(denominator > 0, denominator, 1.0), np.nan)
-    labels = np.where(is_land, where, np.argmax(np.nan_to_num(item, nan=-1.0), axis=1))
+    # every object to the landmark cluster it is clustered with most often (pooled item consensus)
+    to_landmarks = pooled_item_consensus(L, landmarks, core.labels, k)
+    labels = np.argmax(np.nan_to_num(to_landmarks, nan=-1.0), axis=1)
+    labels[landmarks] = core.labels
     out.labels = first_appearance(labels)
-    # Renumber the item-consensus columns the same way.
-    perm = np.empty(k, dtype=np.int64)
-    perm[labels] = out.labels
-    order = np.argsort(perm)
-    out.item = item[:, order]
-    own = out.item[np.arange(n), out.labels]
-    sizes_all = np.bincount(out.labels, minlength=k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out.cluster = np.bincount(out.labels, weights=np.nan_to_num(own), minlength=k) / sizes_all
-    out.cluster[sizes_all < 2] = np.nan
+    out.item, out.cluster = pooled_cluster_consensus(L, out.labels, k)
     out.matrix = None
     if keep_matrix:
         from cclust.ensemble import Ensemble

@@ -73,6 +73,13 @@ class SelectKResult:
         ``(A(K) - A(K_prev)) / A(K_prev)``.
     pac : ndarray of shape (m,)
         Proportion of ambiguous clustering ``CDF(u2) - CDF(u1)`` (Senbabaoglu et al. 2014).
+    pac_se, area_se : ndarray of shape (m,) or None
+        Standard errors of ``pac`` and ``area``: 0 where they are exact (the dense route, or the
+        sparse route when it read every pair), else those of estimates from the sparse route's
+        random pairs (``select_k``'s ``pair_tolerance``). None in results made without them.
+    n_pairs : int
+        The object pairs the CDF, area and PAC were read from: every pair ``n(n - 1)/2`` when
+        exact, else the sparse route's random sample.
     objective : ndarray of shape (m,)
         The method's own criterion of a fit on all the data at each K.
     objective_name : str
@@ -175,6 +182,9 @@ class SelectKResult:
     index: object = None
     cluster_stability: dict = None
     gap: "GapResult" = None
+    pac_se: np.ndarray = None
+    area_se: np.ndarray = None
+    n_pairs: int = 0
 
     @property
     def has_objective(self):
@@ -227,6 +237,8 @@ class SelectKResult:
             "delta_area": self.delta_area.tolist(),
             "pac": self.pac.tolist(),
         }
+        if self._estimated():
+            table.update(area_se=self.area_se.tolist(), pac_se=self.pac_se.tolist())
         if self.null is not None:
             table.update(pac_reference_mean=self.pac_reference.mean(axis=0).tolist(),
                          pac_reference_sd=_sd(self.pac_reference).tolist(), rcsi=self.rcsi.tolist(),
@@ -283,7 +295,12 @@ class SelectKResult:
             head += f"; reference null: {self.n_references} {self.null} data sets of the same shape"
         if has_objective:
             head += f"; objective = {self.objective_name or 'n/a'}"
+        estimated = self._estimated()
+        if estimated:
+            head += f"; area and PAC estimated from {self.n_pairs} random object pairs (± one standard error)"
         columns = f"{'K':>3}  {'area':>6}  {'delta area':>10}  {'PAC':>6}"
+        if estimated:
+            columns = f"{'K':>3}  {'area':>15}  {'delta area':>10}  {'PAC':>15}"
         if self.null is not None:
             columns += f"  {'reference PAC':>15}  {'RCSI':>13}  {'p-value':>9}"
         if self.gap is not None:
@@ -296,6 +313,10 @@ class SelectKResult:
         for i, k in enumerate(self.k_values.tolist()):
             mark = "  <-" if k == self.best_k else ""
             line = f"{k:>3}  {self.area[i]:>6.4f}  {self.delta_area[i]:>10.4f}  {self.pac[i]:>6.4f}"
+            if estimated:
+                area = f"{self.area[i]:.4f} ± {self.area_se[i]:.4f}"
+                pac = f"{self.pac[i]:.4f} ± {self.pac_se[i]:.4f}"
+                line = f"{k:>3}  {area:>15}  {self.delta_area[i]:>10.4f}  {pac:>15}"
             if self.null is not None:
                 ref = f"{mean[i]:.4f} ± {sd[i]:.4f}"
                 rc = f"{self.rcsi[i]:.3f} ± {self.rcsi_se[i]:.3f}"
@@ -311,6 +332,11 @@ class SelectKResult:
         if self.best_k in (self.cluster_stability or {}):
             lines.extend(self._cluster_lines(self.best_k))
         return "\n".join(lines)
+
+    def _estimated(self):
+        """Whether area and PAC are estimates (the sparse route from a sample of the pairs)."""
+        return self.pac_se is not None and bool(np.any(np.asarray(self.pac_se) > 0)
+                                                or np.any(np.asarray(self.area_se) > 0))
 
     def cluster_table(self, k=None):
         """Per cluster of ``labels[k]`` (default ``best_k``): its size, cluster consensus
@@ -406,7 +432,8 @@ def _inner_algorithm(inner, inner_params, method, default_starts=1):
 def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner_params=None, generator="kmeans",
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
-             pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", null="auto", n_references=None,
+             pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", pair_tolerance=None, null="auto",
+             n_references=None,
              alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
              final_linkage="average", random_state=None,
              n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error"):
@@ -446,15 +473,20 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     consensus matrix and summaries follow, and the method's own criterion of one fit on all the
     data is reported as ``objective``.
 
-    **Past the memory budget** (``matrix="auto"``), the n x n matrices are not formed: the CDF,
-    area and PAC are estimated from 10^6 random pairs whose consensus entries are computed
-    exactly from the resamples' labels (standard error of PAC below 0.0005); the labels are the
-    average-linkage clusters of the exact consensus matrix of 2,000 random landmark objects,
-    every other object joining the cluster to whose landmark members its item consensus is
-    highest; item and cluster consensus are estimated on the landmark members; and with
-    ``keep_matrices`` each K's consensus matrix is the sparse graph of each object's 30
-    strongest entries (:meth:`cclust.Ensemble.knn_coassociation`). docs/guide/monti.rst
-    compares the two routes.
+    **Past the memory budget** (``matrix="auto"``), nothing of size n x n is formed (memory
+    linear in n): the CDF, area and PAC are estimated from ``0.25 / pair_tolerance^2`` random
+    pairs (10^6 by default) whose consensus entries are computed exactly from the resamples'
+    labels, so that their standard errors (``pac_se``, ``area_se``) are at most
+    ``pair_tolerance``; when that is as many pairs as there are, every pair is read once and the
+    values are exact (standard error 0). The labels are the average-linkage clusters of the
+    exact consensus matrix of 2000 random landmark objects, every other object joining the
+    landmark cluster it was clustered with most often. Item and cluster consensus are pooled
+    ratios (the co-clustering counts summed over a cluster's members, over their co-sampling
+    counts), read from contingency tables of each resample's labels against the clusters for
+    every object; ConsensusClusterPlus's (the dense route's) mean of the ratios equals them when
+    every pair was drawn together equally often (``subsample=1``). With ``keep_matrices`` each
+    K's consensus matrix is the sparse graph of each object's 30 strongest entries
+    (:meth:`cclust.Ensemble.knn_coassociation`). docs/guide/monti.rst compares the two routes.
 
     Every K uses the same resamples, and the seeds of K's runs depend only on ``random_state``
     and K, so a K gets the same numbers whatever else ``k_range`` holds.
@@ -587,6 +619,9 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     matrix : {"auto", "dense", "sparse"}, default="auto"
         ``"dense"``: the exact n x n route (refused past ``max_bytes``); ``"sparse"``: the
         estimated route above; ``"auto"``: dense when it fits the budget.
+    pair_tolerance : float in (0, 0.5), optional
+        The sparse route's bound on the standard error of PAC and of the area (default 0.0005,
+        10^6 pairs): ``0.25 / pair_tolerance^2`` pairs are drawn. Only with the sparse route.
     null : {"auto", "gaussian", "uniform"} or None, default="auto"
         The reference distribution ("auto": ``"uniform"`` for the Monti protocol, None for a
         consensus method, whose every reference run generates and fuses ``n_partitions``
@@ -790,6 +825,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     if not isinstance(keep_matrices, (bool, np.bool_)):
         raise ValidationError(f"keep_matrices must be True or False, got {keep_matrices!r}.")
 
+    if pair_tolerance is None:
+        tolerance = _monti.PAIR_TOLERANCE
+    else:
+        tolerance = check_float(pair_tolerance, "pair_tolerance", low=0, low_open=True, high=0.5, high_open=True)
+        if matrix == "dense":
+            raise ValidationError("pair_tolerance applies to the sparse route's sampled pairs; the dense route "
+                                  "(matrix='dense') reads every pair exactly. Drop pair_tolerance or pass "
+                                  "matrix='sparse'.")
     ks = k_values.tolist()
     dense_need = _monti.dense_bytes(n, n_resamples, ks, keep_matrices)
     what = f"select_k's consensus matrices of {n} objects ({len(ks)} K, {n_resamples} resamples)"
@@ -798,7 +841,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                        "linear memory), or fewer objects", max_bytes)
         route = "dense"
     else:
-        require_memory(_monti.sparse_bytes(n, n_resamples, ks), what + " on the sparse route",
+        require_memory(_monti.sparse_bytes(n, n_resamples, ks, tolerance), what + " on the sparse route",
                        "lower n_resamples or the largest K", max_bytes)
         route = "sparse"
 
@@ -834,20 +877,21 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         else:
             landmarks = np.sort(pick.choice(n, size=min(n, _monti.LANDMARKS), replace=False))
             sampled = _monti.sampled_counts(runs[ks[0]][landmarks])
-            a = pick.integers(0, n, size=_monti.n_pairs(n))
-            b = (a + pick.integers(1, n, size=a.shape[0])) % n       # uniform over the other objects
-            pairs = (a, b)
+            pairs = _monti.draw_pairs(n, tolerance, pick)
+            exact = pairs[0].shape[0] == n * (n - 1) // 2
         cdf = np.empty((len(ks), _monti.GRID.shape[0]))
         pac = np.empty(len(ks))
+        pac_se = np.zeros(len(ks))
+        area_se = np.zeros(len(ks))
         labels, items, clusters, stability = {}, {}, {}, {}
         matrices = {} if keep_matrices else None
         for row, k in enumerate(ks):
             if route == "dense":
                 one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices, final_linkage)
             else:
-                one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, landmarks, sampled,
+                one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, exact, landmarks, sampled,
                                               keep_matrices, root, threads, final_linkage)
-            cdf[row], pac[row] = one.cdf, one.pac
+            cdf[row], pac[row], pac_se[row], area_se[row] = one.cdf, one.pac, one.pac_se, one.area_se
             labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
             stability[k] = ClusterStability.from_jaccard(
                 labels[k], _monti.resample_jaccard(runs.pop(k), labels[k], int(labels[k].max()) + 1), "subset",
@@ -908,6 +952,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         criterion=criterion, reason=reason, method=method, consensus_matrices=matrices,
         labels=labels, warnings=(edge,) if edge else (), item_consensus=items,
         cluster_consensus=clusters, cluster_stability=stability, inner=inner if monti else None, route=route,
+        pac_se=pac_se, area_se=area_se, n_pairs=int(pairs[0].shape[0]) if route == "sparse" else n * (n - 1) // 2,
         n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, gap=gap, **reference)
 
 

@@ -141,19 +141,133 @@ def test_the_plain_protocol_finds_three_blobs_and_is_deterministic(inner):
     assert "monti (" + inner + ")" in a.summary()
 
 
+def reference_pooled(L, members, member_labels, k):
+    """The pooled item consensus, pair by pair: for object i and cluster c, the co-clustering
+    counts summed over the members j != i of c, over their co-sampling counts."""
+    n, H = L.shape
+    item = np.full((n, k), np.nan)
+    for i in range(n):
+        for c in range(k):
+            others = [j for j, cj in zip(members, member_labels) if cj == c and j != i]
+            if not others:
+                continue
+            same = sum(1 for j in others for h in range(H) if L[i, h] >= 0 and L[i, h] == L[j, h])
+            drawn = sum(1 for j in others for h in range(H) if L[i, h] >= 0 and L[j, h] >= 0)
+            item[i, c] = same / drawn if drawn else 0.0
+    return item
+
+
 def test_sparse_route_agrees_with_dense():
     X, y = blobs(n_per=40, scale=0.9)
     dense = select_k(X, range(2, 6), n_resamples=40, random_state=0)
     sparse = select_k(X, range(2, 6), n_resamples=40, random_state=0, matrix="sparse", keep_matrices=True)
     assert sparse.route == "sparse" and dense.route == "dense"
-    # n = 120 < 2,000 landmarks and every pair sampled: the labels are the dense route's
+    # n = 120 < 2000 landmarks and 7140 pairs, fewer than the 10^6 the tolerance asks: every pair
+    # is read, so the CDF and PAC are the dense route's and the labels too
+    assert sparse.n_pairs == dense.n_pairs == 7140
+    np.testing.assert_array_equal(sparse.pac, dense.pac)
+    np.testing.assert_array_equal(sparse.cdf, dense.cdf)
+    assert not sparse.pac_se.any() and not sparse.area_se.any() and "±" not in sparse.summary().splitlines()[1]
     for k in dense.k_values.tolist():
         np.testing.assert_array_equal(sparse.labels[k], dense.labels[k])
-        np.testing.assert_allclose(sparse.item_consensus[k], dense.item_consensus[k], atol=1e-12)
+        # pooled ratios against CCP's mean of ratios: close, not equal (subsample < 1)
+        np.testing.assert_allclose(sparse.item_consensus[k], dense.item_consensus[k], atol=0.01)
         A = sparse.consensus_matrices[k]
         assert A.shape == (120, 120) and A.nnz > 0
-    np.testing.assert_allclose(sparse.pac, dense.pac, atol=0.01)
     assert sparse.best_k == dense.best_k == 3
+
+
+def test_sparse_item_consensus_is_ccps_when_every_object_is_drawn():
+    # with every object in every resample each pair is drawn H times: pooled = mean of ratios
+    X, _ = blobs(n_per=8, scale=1.5)
+    full = select_k(X, [2, 3], n_resamples=12, subsample=1.0, random_state=1, matrix="sparse", null=None)
+    exact = select_k(X, [2, 3], n_resamples=12, subsample=1.0, random_state=1, null=None)
+    for k in (2, 3):
+        np.testing.assert_allclose(full.item_consensus[k], exact.item_consensus[k], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(full.cluster_consensus[k], exact.cluster_consensus[k], rtol=0, atol=1e-12)
+
+
+def test_pooled_item_consensus_against_the_pair_loop_with_objects_missing():
+    rng = np.random.default_rng(3)
+    L = rng.integers(0, 3, size=(15, 9))
+    L[rng.random(L.shape) < 0.3] = -1
+    L[4] = -1                                  # an object never drawn
+    members = np.array([0, 2, 3, 4, 7, 8, 11, 14])
+    member_labels = np.array([0, 1, 0, 1, 1, 2, 0, 1])  # cluster 2 has one member: NaN for it
+    got = _monti.pooled_item_consensus(L, members, member_labels, 3)
+    np.testing.assert_allclose(got, reference_pooled(L, members.tolist(), member_labels.tolist(), 3),
+                               rtol=0, atol=1e-12)
+    assert np.isnan(got[8, 2]) and got[4, 0] == 0.0     # drawn with no member: 0, as CCP's M = 0
+    # cluster consensus: the pooled ratio over the pairs of members
+    labels = rng.integers(0, 3, size=15)
+    item, cluster = _monti.pooled_cluster_consensus(L, labels, 3)
+    for c in range(3):
+        idx = np.flatnonzero(labels == c)
+        same = sum(int(L[i, h] >= 0 and L[i, h] == L[j, h]) for a, i in enumerate(idx) for j in idx[a + 1:]
+                   for h in range(9))
+        drawn = sum(int(L[i, h] >= 0 and L[j, h] >= 0) for a, i in enumerate(idx) for j in idx[a + 1:]
+                    for h in range(9))
+        if idx.size < 2:
+            assert np.isnan(cluster[c])
+        else:
+            assert cluster[c] == pytest.approx(same / drawn if drawn else 0.0, abs=1e-12)
+
+
+def test_sampled_pairs_estimate_pac_without_bias_within_their_standard_error():
+    # 200 independent pair samples of 400 pairs from one label matrix: the z-scores of the PAC
+    # and area estimates against the exact values have mean 0 and variance 1. A biased estimate
+    # or a standard error off by 30% fails (the mean's sd is 0.07, the variance's about 0.1).
+    rng = np.random.default_rng(5)
+    n, H, k = 300, 20, 4
+    truth = rng.integers(0, k, n)
+    L = np.where(rng.random((n, H)) < 0.7, truth[:, None], rng.integers(0, k, (n, H)))
+    L[rng.random((n, H)) < 0.2] = -1
+    everything = _monti.draw_pairs(n, 1e-6, rng)
+    exact = _monti.sparse_consensus(L, k, (0.1, 0.9), everything, True, np.arange(50), _monti.sampled_counts(L[:50]),
+                                    False, 0, 1)
+    assert exact.pac_se == exact.area_se == 0.0
+    tolerance = 0.5 / np.sqrt(400)           # 400 pairs
+    z_pac, z_area = [], []
+    for seed in range(200):
+        pairs = _monti.draw_pairs(n, tolerance, np.random.default_rng(seed))
+        assert pairs[0].shape[0] == 400 and (pairs[0] != pairs[1]).all()
+        values = _monti._pair_values(L, *pairs)
+        pac = np.count_nonzero((values > 0.1) & (values <= 0.9)) / 400
+        z_pac.append((pac - exact.pac) / _monti.proportion_se(pac, 400, False))
+        terms = _monti._area_terms(values)
+        z_area.append((terms.mean() - cclust.selection.consensus_area(_monti.GRID, exact.cdf)[0])
+                      / (terms.std(ddof=1) / 20))
+    for z in (np.array(z_pac), np.array(z_area)):
+        assert abs(z.mean()) < 0.3 and 0.6 < z.var() < 1.5
+
+
+@pytest.mark.parametrize("bad, match", [(0, "pair_tolerance"), (-0.1, "pair_tolerance"), (0.5, "pair_tolerance"),
+                                        ("small", "pair_tolerance must be a real number")])
+def test_pair_tolerance_must_be_in_zero_to_one_half(bad, match):
+    X, _ = blobs(n_per=5)
+    with pytest.raises(ValidationError, match=match):
+        select_k(X, [2, 3], n_resamples=3, matrix="sparse", pair_tolerance=bad)
+
+
+def test_pair_tolerance_with_the_dense_route_is_refused():
+    X, _ = blobs(n_per=5)
+    with pytest.raises(ValidationError, match="pair_tolerance applies to the sparse route"):
+        select_k(X, [2, 3], n_resamples=3, matrix="dense", pair_tolerance=0.01)
+
+
+def test_the_sparse_route_reports_its_standard_errors():
+    X, _ = blobs(n_per=30, scale=1.2)      # 90 objects, 4005 pairs; 0.02 asks for 625
+    res = select_k(X, [2, 3, 4], n_resamples=20, random_state=0, matrix="sparse", pair_tolerance=0.02, null=None)
+    assert res.n_pairs == 625 and (res.pac_se > 0).all() and (res.pac_se <= 0.02).all()
+    assert (res.area_se > 0).all() and (res.area_se <= 0.02).all()
+    shrunk = (res.pac * 625 + 1) / 627        # a PAC of 0 (K = 3 here) keeps a standard error
+    np.testing.assert_allclose(res.pac_se, np.sqrt(shrunk * (1 - shrunk) / 625))
+    text = res.summary()
+    assert "estimated from 625 random object pairs" in text and f"{res.pac[0]:.4f} ± {res.pac_se[0]:.4f}" in text
+    table = res.as_table()
+    assert table["pac_se"] == res.pac_se.tolist() and table["area_se"] == res.area_se.tolist()
+    exact = select_k(X, [2, 3, 4], n_resamples=20, random_state=0, null=None)
+    assert np.all(np.abs(res.pac - exact.pac) <= 4 * np.maximum(res.pac_se, 1e-3))
 
 
 def test_sparse_route_with_few_landmarks(monkeypatch):
