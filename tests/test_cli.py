@@ -728,6 +728,21 @@ def test_select_k_reports_the_api_recommendation(tmp_path, capsys):
     assert code == 0 and "best K =" in out and "PAC" in out
 
 
+def test_select_k_sparse_route_with_a_pair_tolerance(capsys):
+    # --pair-tolerance reaches select_k: the same sampled PAC and its standard error in the JSON
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--seed", "2",
+                             "--matrix", "sparse", "--pair-tolerance", "0.02", "--null", "none", "--format", "json")
+    assert code == 0, err
+    X, _ = load_iris()
+    expected = cclust.select_k(X, [2, 3], n_resamples=5, random_state=2, matrix="sparse", pair_tolerance=0.02,
+                               null=None)
+    record = json.loads(out)
+    assert record["n_pairs"] == 625 and record["pac_se"] == expected.pac_se.tolist()
+    np.testing.assert_allclose(record["pac"], expected.pac)
+    assert_user_error(capsys, ["select-k", "iris", "--k-range", "2", "3", "--pair-tolerance", "0.7"],
+                      "pair_tolerance", "(0, 0.5)")
+
+
 def test_select_k_runs_the_kmeans_algorithm_it_is_given(capsys):
     # --kmeans-algorithm/--kmeans-init reach select_k's inner_params: same PAC as the API call.
     code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "4", "--resamples", "6", "--seed", "3",

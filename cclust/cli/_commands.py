@@ -660,7 +660,8 @@ def select_k(args, out=None):
                     item_weights=_read_weights(args.item_weights, "--item-weights"),
                     feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
-                    criterion=args.criterion, matrix=args.matrix, null=null, n_references=args.references,
+                    criterion=args.criterion, matrix=args.matrix, pair_tolerance=args.pair_tolerance, null=null,
+                    n_references=args.references,
                     distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,
                     alpha=args.alpha, gap_rule=args.gap_rule, random_state=args.seed, n_jobs=args.jobs,
                     verbose=args.verbose, keep_matrices=bool(args.plot))

@@ -349,6 +349,9 @@ def build_parser():
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default="auto",
                    help="consensus matrices: exact n x n (dense), estimated in linear memory (sparse), or "
                         "dense while it fits the memory budget (default auto)")
+    p.add_argument("--pair-tolerance", type=float, default=None, metavar="SE",
+                   help="sparse route: the largest standard error of PAC and area; 0.25 / SE^2 random object "
+                        "pairs are read (default 0.0005: a million pairs), every pair when that is all of them")
     _add_generation_options(p, partitions=50, what="basic partitions per subsample (consensus methods only)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",
