@@ -80,6 +80,16 @@ class SelectKResult:
     n_pairs : int
         The object pairs the CDF, area and PAC were read from: every pair ``n(n - 1)/2`` when
         exact, else the sparse route's random sample.
+    sketch : ndarray of int64 or None
+        With ``select_k(..., sketch=s)``: the objects the protocol ran on (the first sketch).
+        Everything but ``labels`` and ``item_consensus`` (NaN outside the sketch) is then about
+        them: cluster sizes, consensus matrices, stability.
+    sketch_method : str or None
+    sketch_best_k : tuple of int or None
+        With ``n_sketches >= 2``: the K each sketch chose.
+    sketch_agreement : dict or None
+        With ``n_sketches >= 2``: K -> mean adjusted Rand index between the sketches' labels of
+        every object (1: the sample does not matter).
     objective : ndarray of shape (m,)
         The method's own criterion of a fit on all the data at each K.
     objective_name : str
@@ -185,6 +195,10 @@ class SelectKResult:
     pac_se: np.ndarray = None
     area_se: np.ndarray = None
     n_pairs: int = 0
+    sketch: np.ndarray = None
+    sketch_method: str = None
+    sketch_best_k: tuple = None
+    sketch_agreement: dict = None
 
     @property
     def has_objective(self):
@@ -257,8 +271,9 @@ class SelectKResult:
             if isinstance(value, np.ndarray):
                 return value.tolist()
             if isinstance(value, dict):  # K -> array (a sparse kNN graph is left out: too large)
-                return {int(k): v.tolist() if isinstance(v, np.ndarray) else v.to_dict() for k, v in value.items()
-                        if isinstance(v, (np.ndarray, ClusterStability))}
+                return {int(k): v.tolist() if isinstance(v, np.ndarray) else v.to_dict()
+                        if isinstance(v, ClusterStability) else float(v) for k, v in value.items()
+                        if isinstance(v, (np.ndarray, ClusterStability, float))}
             if isinstance(value, tuple):
                 return list(value)
             if hasattr(value, "tolist"):  # a pandas Index
@@ -293,6 +308,9 @@ class SelectKResult:
         head = f"select_k with {how}, {self.n_resamples} resamples, {self.route} consensus matrix"
         if self.null is not None:
             head += f"; reference null: {self.n_references} {self.null} data sets of the same shape"
+        if self.sketch is not None:
+            head += (f"; run on a {self.sketch_method} sketch of {self.sketch.shape[0]} of the {len(self.labels[self.best_k])} "
+                     "objects, the others labelled by the nearest consensus centroid")
         if has_objective:
             head += f"; objective = {self.objective_name or 'n/a'}"
         estimated = self._estimated()
@@ -328,6 +346,10 @@ class SelectKResult:
                 line += f"  {self.objective[i]:>9.4g}"
             lines.append(line + mark)
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
+        if self.sketch_best_k is not None:
+            agreement = ", ".join(f"K={k}: {v:.3f}" for k, v in self.sketch_agreement.items())
+            lines.append(f"{len(self.sketch_best_k)} sketches chose K = {', '.join(map(str, self.sketch_best_k))}; "
+                         f"agreement of their labels (mean adjusted Rand index) {agreement}")
         lines.extend(f"warning: {text}" for text in self.warnings)
         if self.best_k in (self.cluster_stability or {}):
             lines.extend(self._cluster_lines(self.best_k))
@@ -435,7 +457,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", pair_tolerance=None, null="auto",
              n_references=None,
              alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
-             final_linkage="average", random_state=None,
+             final_linkage="average", sketch=None, sketch_method="geometric", n_sketches=1, random_state=None,
              n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error"):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
@@ -490,6 +512,15 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
 
     Every K uses the same resamples, and the seeds of K's runs depend only on ``random_state``
     and K, so a K gets the same numbers whatever else ``k_range`` holds.
+
+    **Sketch, choose, propagate** (``sketch=s``, for 10^5 objects and more): the whole protocol
+    runs on ``s`` objects (by default the geometric sketch of Hie et al. 2019, which keeps rare
+    regions of the principal subspace; ``sketch_method="uniform"``: a simple random sample),
+    and every other object then joins the consensus cluster whose centroid is nearest. With
+    ``n_sketches >= 2`` that many independent sketches are run: the result is the first one's,
+    with the K each chose (``sketch_best_k``) and, per K, the mean adjusted Rand index between
+    the sketches' labels of all the objects (``sketch_agreement``), which says how much the
+    answer depends on the sample.
 
     **The reference null** (``null="uniform"``, the default of the Monti protocol). PAC falls with K on data without
     any cluster, so the lowest PAC favours the largest K tried (Şenbabaoğlu et al. 2014). As in
@@ -622,6 +653,12 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     pair_tolerance : float in (0, 0.5), optional
         The sparse route's bound on the standard error of PAC and of the area (default 0.0005,
         10^6 pairs): ``0.25 / pair_tolerance^2`` pairs are drawn. Only with the sparse route.
+    sketch : int, optional
+        Run on this many objects and label the others by the nearest consensus centroid (above).
+        Needs the features (not an Ensemble) and ``method="monti"``.
+    sketch_method : {"geometric", "uniform"}, default="geometric"
+    n_sketches : int, default=1
+        Independent sketches whose agreement is reported (``sketch`` only).
     null : {"auto", "gaussian", "uniform"} or None, default="auto"
         The reference distribution ("auto": ``"uniform"`` for the Monti protocol, None for a
         consensus method, whose every reference run generates and fuses ``n_partitions``
@@ -706,6 +743,12 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     >>> result.cluster_consensus[3].round(2).tolist()
     [1.0, 1.0, 1.0]
     """
+    if sketch is not None:
+        arguments = dict(locals())
+        return _select_k_on_sketches(arguments)
+    if n_sketches != 1:
+        raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is given; pass sketch=s "
+                              "(the objects per sketch) or drop n_sketches.")
     from cclust.ensemble import Ensemble
     from cclust.validation import memory_budget, require_memory
     from cclust.registry import get
@@ -954,6 +997,58 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         cluster_consensus=clusters, cluster_stability=stability, inner=inner if monti else None, route=route,
         pac_se=pac_se, area_se=area_se, n_pairs=int(pairs[0].shape[0]) if route == "sparse" else n * (n - 1) // 2,
         n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, gap=gap, **reference)
+
+
+def _select_k_on_sketches(arguments):
+    """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
+    sketch's result with every object's labels, and the agreement between the sketches."""
+    from dataclasses import replace
+
+    from cclust import _monti, _sketch
+    from cclust.ensemble import Ensemble
+    from cclust.metrics import ari
+
+    data = arguments.pop("data")
+    size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
+    count = check_int(arguments.pop("n_sketches"), "n_sketches", low=1)
+    if isinstance(data, Ensemble):
+        raise ValidationError("sketch labels the objects outside the sketch by their features, but data is an "
+                              "Ensemble; pass the features X as data, or drop sketch.")
+    if arguments["method"] != "monti":
+        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects by the "
+                              "nearest consensus centroid; pass method='monti', or drop sketch.")
+    X, _ = validate_X(data, "data", arguments["missing_features"])
+    n = X.shape[0]
+    k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
+    subsample = check_float(arguments["subsample"], "subsample", low=0, high=1, low_open=True)
+    needed = max(2, int(k_values[-1]))
+    smallest = next((s for s in range(needed, n + 1) if _monti.sample_size(s, subsample) >= needed), n)
+    size = _sketch.check_sketch(size, how, n, smallest)
+    weights = arguments.pop("item_weights")
+    threads = check_n_threads(arguments["n_jobs"], "n_jobs")
+    root = child_seeds(arguments.pop("random_state"), 1)[0]
+    results, everyone = [], []
+    for t in range(count):
+        draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
+        chosen = _sketch.draw_sketch(X, size, how, np.random.default_rng(draw))
+        part = select_k(X[chosen], random_state=int(run.generate_state(1)[0]),
+                        item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+        labels = {k: _sketch.propagate(X, chosen, lab, threads) for k, lab in part.labels.items()}
+        results.append((chosen, part))
+        everyone.append(labels)
+    chosen, first = results[0]
+    items = {}
+    for k, item in first.item_consensus.items():
+        items[k] = np.full((n, item.shape[1]), np.nan)
+        items[k][chosen] = item
+    agreement = best_ks = None
+    if count > 1:
+        best_ks = tuple(part.best_k for _, part in results)
+        agreement = {k: float(np.mean([ari(everyone[a][k], everyone[b][k]) for a in range(count)
+                                       for b in range(a + 1, count)]))
+                     for k in first.k_values.tolist()}
+    return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
+                   sketch_method=how, sketch_best_k=best_ks, sketch_agreement=agreement)
 
 
 def resolve_null(null, method, criterion):

@@ -1,0 +1,96 @@
+"""select_k on a sketch of the objects (Hie et al. 2019's geometric sketch, or a uniform sample),
+with every other object labelled by the nearest consensus centroid."""
+import json
+
+import numpy as np
+import pytest
+
+import cclust
+from cclust import _sketch
+from cclust.errors import ValidationError
+
+
+def blobs(n_per, centres, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(c, scale, (n_per, 2)) for c in centres])
+    return X, np.repeat(np.arange(len(centres)), n_per)
+
+
+CENTRES = ((0, 0), (8, 0), (0, 8))
+
+
+def test_select_k_on_a_sketch_labels_every_object():
+    X, y = blobs(700, CENTRES)
+    res = cclust.select_k(X, range(2, 5), sketch=240, random_state=0)
+    assert res.best_k == 3 and res.sketch.shape == (240,) and res.sketch_method == "geometric"
+    assert np.array_equal(res.sketch, np.unique(res.sketch))
+    assert cclust.get("ari")(res.labels[3], y) == 1.0 and res.labels[3].shape == (2100,)
+    item = res.item_consensus[3]
+    outside = np.setdiff1d(np.arange(2100), res.sketch)
+    assert item.shape == (2100, 3) and np.isnan(item[outside]).all() and not np.isnan(item[res.sketch]).all()
+    assert "geometric sketch of 240 of the 2100 objects" in res.summary()
+    again = cclust.select_k(X, range(2, 5), sketch=240, random_state=0)
+    assert np.array_equal(again.sketch, res.sketch) and np.array_equal(again.labels[3], res.labels[3])
+
+
+def test_several_sketches_report_their_agreement():
+    X, _ = blobs(500, CENTRES)
+    res = cclust.select_k(X, [2, 3, 4], sketch=150, n_sketches=3, sketch_method="uniform", null=None,
+                          n_resamples=20, random_state=1)
+    assert res.sketch_best_k == (3, 3, 3) and res.sketch_method == "uniform"
+    assert res.sketch_agreement[3] == 1.0 and 0 <= res.sketch_agreement[2] <= 1
+    record = json.loads(json.dumps(res.to_dict()))
+    assert record["sketch_agreement"]["3"] == 1.0 and record["sketch_best_k"] == [3, 3, 3]
+    assert "3 sketches chose K = 3, 3, 3" in res.summary()
+
+
+def test_propagation_is_the_nearest_centroid_and_keeps_the_sketch_labels():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3))
+    sketch = np.array([1, 4, 9, 20, 33, 41, 50])
+    labels = np.array([0, 1, 0, 2, 1, 2, 0])
+    got = _sketch.propagate(X, sketch, labels, 1)
+    centres = np.array([X[sketch[labels == c]].mean(axis=0) for c in range(3)])
+    expected = np.array([int(np.argmin(((centres - x) ** 2).sum(axis=1))) for x in X])
+    expected[sketch] = labels
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_the_geometric_sketch_keeps_a_rare_group_that_a_uniform_sample_thins():
+    # a group of 1% of the objects, as compact as the large one: the geometric sketch covers its
+    # region like any other (Hie et al. 2019), the uniform sample keeps about 1% of the sketch
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 0.3, (20000, 5)), rng.normal(8, 0.3, (200, 5))])
+    rare = {method: np.mean([(_sketch.draw_sketch(X, 1000, method, np.random.default_rng(s)) >= 20000).sum()
+                             for s in range(3)]) for method in _sketch.SKETCH_METHODS}
+    assert rare["uniform"] < 25 and rare["geometric"] > 60
+
+
+def test_the_sketch_has_the_size_asked_even_with_repeated_points():
+    X = np.repeat(np.arange(10.0)[:, None], 30, axis=0) @ np.ones((1, 2))   # ten distinct points
+    chosen = _sketch.draw_sketch(X, 40, "geometric", np.random.default_rng(0))
+    assert chosen.shape == (40,) and np.unique(chosen).shape == (40,)
+    # one per point first: all ten distinct positions are in the sketch
+    assert np.unique(X[chosen, 0]).shape == (10,)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"sketch": 300}, "not smaller than the 300 objects"),
+    ({"sketch": 4}, "cannot hold the clusters asked for"),
+    ({"sketch": 0}, "sketch"),
+    ({"sketch": 50, "sketch_method": "random"}, "sketch_method must be one of"),
+    ({"sketch": 50, "method": "kcc"}, "pass method='monti'"),
+    ({"sketch": 50, "n_sketches": 0}, "n_sketches"),
+    ({"n_sketches": 2}, "no sketch is given"),
+])
+def test_bad_sketch_arguments_are_refused(kwargs, match):
+    X, _ = blobs(100, CENTRES)
+    with pytest.raises(ValidationError, match=match):
+        cclust.select_k(X, [2, 3, 4], **kwargs)
+
+
+def test_a_sketch_of_an_ensemble_is_refused():
+    X, _ = blobs(30, CENTRES)
+    E = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0)
+    with pytest.raises(ValidationError, match="data is an Ensemble"):
+        cclust.select_k(E, [2, 3], method="kcc", sketch=40)
