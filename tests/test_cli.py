@@ -743,6 +743,19 @@ def test_select_k_sparse_route_with_a_pair_tolerance(capsys):
                       "pair_tolerance", "(0, 0.5)")
 
 
+def test_select_k_on_a_sketch(tmp_path, capsys):
+    labels = tmp_path / "labels.csv"
+    code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--null", "none",
+                             "--sketch", "60", "--sketches", "2", "--sketch-method", "uniform", "-o", labels)
+    assert code == 0, err
+    assert "uniform sketch of 60 of the 150 objects" in out and "2 sketches chose K =" in out
+    assert len(labels.read_text().splitlines()) == 151          # every object labelled
+    assert_user_error(capsys, ["select-k", "iris", "--k-range", "2", "3", "--sketches", "2"],
+                      "--sketches 2", "--sketch S")
+    assert_user_error(capsys, ["select-k", "iris", "--k-range", "2", "3", "--sketch", "150"], "sketch=150",
+                      "not smaller")
+
+
 def test_select_k_runs_the_kmeans_algorithm_it_is_given(capsys):
     # --kmeans-algorithm/--kmeans-init reach select_k's inner_params: same PAC as the API call.
     code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "4", "--resamples", "6", "--seed", "3",

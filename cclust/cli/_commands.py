@@ -653,6 +653,9 @@ def select_k(args, out=None):
     if inner_params and (args.method != "monti" or args.inner != "kmeans"):
         raise UserError("--kmeans-algorithm and --kmeans-init set the k-means of the monti method "
                         "(--method monti --inner kmeans); drop them or choose that method.")
+    if args.sketch is None and args.sketches != 1:
+        raise UserError(f"--sketches {args.sketches} compares sketches of the data: give --sketch S (the objects per "
+                        "sketch) too, or drop --sketches.")
     result = select(X, range(low, high + 1), method=args.method, inner=args.inner,
                     inner_params=inner_params or None, generator=generator,
                     n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
@@ -660,7 +663,9 @@ def select_k(args, out=None):
                     item_weights=_read_weights(args.item_weights, "--item-weights"),
                     feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
-                    criterion=args.criterion, matrix=args.matrix, pair_tolerance=args.pair_tolerance, null=null,
+                    criterion=args.criterion, matrix=args.matrix, pair_tolerance=args.pair_tolerance,
+                    sketch=args.sketch, sketch_method=args.sketch_method,
+                    n_sketches=args.sketches, null=null,
                     n_references=args.references,
                     distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,
                     alpha=args.alpha, gap_rule=args.gap_rule, random_state=args.seed, n_jobs=args.jobs,

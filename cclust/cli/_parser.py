@@ -352,6 +352,15 @@ def build_parser():
     p.add_argument("--pair-tolerance", type=float, default=None, metavar="SE",
                    help="sparse route: the largest standard error of PAC and area; 0.25 / SE^2 random object "
                         "pairs are read (default 0.0005: a million pairs), every pair when that is all of them")
+    p.add_argument("--sketch", type=_positive_int, default=None, metavar="S",
+                   help="run on S objects of the data (a geometric sketch, Hie et al. 2019) and label every other "
+                        "object by the nearest consensus centroid: for 100000 objects and more")
+    p.add_argument("--sketch-method", choices=("geometric", "uniform"), default="geometric",
+                   help="geometric (default: covers the data's principal subspace, keeps rare regions) or uniform "
+                        "(a simple random sample)")
+    p.add_argument("--sketches", type=_positive_int, default=1, metavar="N",
+                   help="with --sketch: N independent sketches, reporting the K each chose and how far their labels "
+                        "agree (default 1)")
     _add_generation_options(p, partitions=50, what="basic partitions per subsample (consensus methods only)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",
