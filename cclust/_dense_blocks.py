@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cclust import _engine
+from cclust import _engine, _lloyd
 from cclust.graph import one_blas_thread
 from cclust._blocks import BLOCK, InMemoryRunner, RowBlocks, aligned, fold
 
@@ -87,8 +87,8 @@ class DenseBlocks(RowBlocks):
         """fn(block_j, *per_block_j, *shared) for every block, as Delayed."""
         return [self.delayed(fn)(b, *(p[j] for p in per_block), *shared) for j, b in enumerate(self.blocks)]
 
-    _candidate_costs = staticmethod(_task_dense_candidate_costs)
-    _own_costs = staticmethod(_task_dense_costs)
+    candidate_costs = staticmethod(_task_dense_candidate_costs)
+    own_costs = staticmethod(_task_dense_costs)
 
     def candidate_rows(self, index):
         """Rows of the objects ``index`` (global), in that order, as float64 (len, d)."""
@@ -119,53 +119,48 @@ class DenseBlocks(RowBlocks):
         """The centre sums and sizes of the labels ``labels`` (after a reseed)."""
         return self._summed(self.runner.compute(self.map(_task_dense_sums, labels, shared=(n_clusters,))))
 
+    # -- the executor interface of cclust._lloyd.lloyd: state = (centre sums, sizes)
+
+    tally = recount
+
+    @staticmethod
+    def sizes(state):
+        return state[1]
+
+    @staticmethod
+    def centres(state):  # lloyd's centres; an empty cluster's (zeros) is never read
+        sums, sizes = state
+        return sums / np.maximum(sizes, 1)[:, None]
+
+    def costs(self, labels, centres):
+        return self.runner.persist(self.map(self.own_costs, labels, shared=(self.delayed(centres),)))
+
+    def step(self, labels, centres, state):
+        passes, objective, moved, sums, sizes = self.passes(centres, labels)
+        return _lloyd.Pass(objective, moved, (sums, sizes),
+                           labels=lambda: self.runner.persist(self.part(passes, 0)),
+                           costs=lambda: self.runner.persist(self.part(passes, 1)))
+
+    def reseed(self, labels, costs, sizes, n_clusters):
+        return _lloyd.reseed(self, labels, costs, sizes, n_clusters)
+
     def lloyd(self, start, n_clusters, max_iter):
         """The engine's lloyd (tol = 0) from the labels ``start`` = (label blocks, centre sums,
         sizes). Returns (labels as blocks, objective)."""
-        kernel, runner, delayed = _kernel(), self.runner, self.delayed
         labels, sums, sizes = start
-
-        def centres_of(sums, sizes):  # lloyd's centres; an empty cluster's (zeros) is never read
-            return sums / np.maximum(sizes, 1)[:, None]
-
-        centres = centres_of(sums, sizes)
-        if (sizes == 0).any():
-            costs = runner.persist(self.map(self._own_costs, labels, shared=(delayed(centres),)))
-            labels = self.reseed(labels, costs, sizes.copy(), n_clusters)
-            centres = centres_of(*self.recount(labels, n_clusters))
-        objective = previous_objective = 0.0
-        previous = (labels, centres)
-        it = 0
-        while True:
-            passes, objective, moved, sums, sizes = self.passes(centres, labels)
-            verdict = kernel.lloyd_verdict(it, objective, previous_objective, moved, max_iter, 0.0)
-            if verdict == kernel.STOP_ROSE:
-                labels, centres = previous
-                objective = previous_objective
-                break
-            if verdict >= 0:
-                break
-            previous, previous_objective = (labels, centres), objective
-            labels = runner.persist(self.part(passes, 0))
-            if (sizes == 0).any():
-                labels = self.reseed(labels, runner.persist(self.part(passes, 1)), sizes.copy(), n_clusters)
-                sums, sizes = self.recount(labels, n_clusters)
-            centres = centres_of(sums, sizes)
-            it += 1
-        return labels, objective
+        run = _lloyd.lloyd(self, labels, n_clusters, max_iter=max_iter, tol=0.0, state=(sums, sizes))
+        return run.labels, run.objective
 
     def kmeans(self, n_clusters, rng, n_init, max_iter):
         """``n_init`` runs of k-means++ then Lloyd (the draws of :func:`cclust.graph.tcut`'s
         runs), the lowest objective kept (the first on ties). Returns (labels, objective)."""
-        best = None
-        for _ in range(n_init):
+        def one_run(_):
             first, uniforms = _engine.kmeanspp_draws(rng, self.n, n_clusters, 1)
-            seeds = self.kmeanspp(n_clusters, first, uniforms)
+            seeds = _lloyd.kmeanspp(self, n_clusters, first, uniforms)
             passes, _, _, sums, sizes = self.passes(self.candidate_rows(seeds))
-            run = self.lloyd((self.runner.persist(self.part(passes, 0)), sums, sizes), n_clusters, max_iter)
-            if best is None or run[1] < best[1]:
-                best = run
-        return best
+            return self.lloyd((self.runner.persist(self.part(passes, 0)), sums, sizes), n_clusters, max_iter)
+
+        return _lloyd.best_of_restarts(one_run, n_init, score=lambda run: run[1])[0]
 
     def numbered(self, labels, n_clusters):
         """The labels renumbered by their first object (as :func:`cclust.graph.tcut` numbers
@@ -265,7 +260,7 @@ class BlasDenseBlocks(DenseBlocks):
         return best, moved
 
     @staticmethod
-    def _own_costs(X, labels, centres):
+    def own_costs(X, labels, centres):
         """Each row's exact cost to the centre of its label, the sum of (x - c)^2 (NumPy, per
         row piece; the compiled ``objective`` pass costs seconds here for milliseconds of work)."""
         out = np.empty(X.shape[0])
@@ -284,16 +279,16 @@ class BlasDenseBlocks(DenseBlocks):
             chunk_objective = np.zeros(n_chunks)
         else:
             labels = aligned(labels, np.int32)
-            own = self._own_costs(X, labels, centres)
+            own = self.own_costs(X, labels, centres)
             chunk_objective = np.array([fold([own[a:a + BLOCK]]) for a in range(0, X.shape[0], BLOCK)])
         best, moved = self._nearest(X, centres, labels)
         chunk_sums, sizes = _kernel().dense_block_sums(X, best, k, 1)
         if labels is None:
-            best_cost = self._own_costs(X, best, centres)
+            best_cost = self.own_costs(X, best, centres)
         else:  # a row that kept its label keeps its cost: recompute the moved rows only
             best_cost = own
             changed = np.flatnonzero(best != labels)
-            best_cost[changed] = self._own_costs(X[changed], best[changed], centres)
+            best_cost[changed] = self.own_costs(X[changed], best[changed], centres)
         return best, best_cost, chunk_objective, moved, chunk_sums, sizes
 
     def passes(self, centres, labels=None):

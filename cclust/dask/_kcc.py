@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cclust import _engine
+from cclust import _engine, _lloyd
 from cclust._blocks import RowBlocks, aligned, fold
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _check_known_chunks, _is_dask_array, from_array
@@ -102,7 +102,6 @@ class _BlockRun:
         return self.run.n_iter
 
 
-
 class _BlockExecutor(RowBlocks):
     """The passes of one KCC run mapped over a DaskEnsemble's row blocks.
 
@@ -124,7 +123,7 @@ class _BlockExecutor(RowBlocks):
         return [self.delayed(fn)(b, *(p[j] for p in per_block), *shared, self.n_partitions, j, self.params)
                 for j, b in enumerate(self.blocks)]
 
-    _candidate_costs = staticmethod(_task_candidate_costs)
+    candidate_costs = staticmethod(_task_candidate_costs)
 
     def candidate_rows(self, index):
         """Label rows of the objects ``index`` (global), in that order, as int32 (len, r)."""
@@ -134,12 +133,35 @@ class _BlockExecutor(RowBlocks):
                 for x, c in zip(index.tolist(), block.tolist())]
         return np.ascontiguousarray(np.concatenate(self.runner.compute(jobs), axis=0), dtype=np.int32)
 
+    # -- the executor interface of cclust._lloyd.lloyd: state = (counts, sizes), the tally with
+    # its last row for label -1
+
     def tally(self, labels, n_clusters):
         parts = self.runner.compute(self.map(_task_tally, labels, shared=(n_clusters,)))
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
-    def centres(self, counts):
-        return _kernel().centres_from_tally(self.ensemble.offsets, counts)
+    def centres(self, state):
+        return _kernel().centres_from_tally(self.ensemble.offsets, state[0])
+
+    @staticmethod
+    def sizes(state):
+        return state[1][:-1]
+
+    def costs(self, labels, centres):
+        return self.runner.persist(self.map(_task_costs, labels, shared=(self.delayed(centres),)))
+
+    def step(self, labels, centres, state):
+        runner = self.runner
+        passes = runner.persist(self.map(_task_lloyd_pass, labels, shared=(self.delayed(centres),)))
+        summaries = runner.compute(self.part(passes, 2))
+        counts = state[0] + sum(s[2] for s in summaries)
+        sizes = state[1] + sum(s[3] for s in summaries)
+        return _lloyd.Pass(fold([s[0] for s in summaries]), sum(s[1] for s in summaries), (counts, sizes),
+                           labels=lambda: runner.persist(self.part(passes, 0)),
+                           costs=lambda: runner.persist(self.part(passes, 1)))
+
+    def reseed(self, labels, costs, sizes, n_clusters):
+        return _lloyd.reseed(self, labels, costs, sizes, n_clusters)
 
     def labels_from_seeds(self, seeds):
         """Every object's nearest seed (the in-memory labels_from_seeds), and their tally."""
@@ -150,48 +172,13 @@ class _BlockExecutor(RowBlocks):
         return self.runner.persist(self.part(out, 0)), tally
 
     def lloyd(self, labels, n_clusters, max_iter, tol, tally=None):
-        """The compiled lloyd with every pass mapped over the blocks; ``tally`` is the tally of
-        ``labels`` when known. Returns the run (labels as blocks) and its labels' counts."""
-        runner, delayed, kernel = self.runner, self.delayed, _kernel()
-        counts, sizes = self.tally(labels, n_clusters) if tally is None else tally
-        centres = self.centres(counts)
-        if (sizes[:n_clusters] == 0).any():
-            costs = runner.persist(self.map(_task_costs, labels, shared=(delayed(centres),)))
-            labels = self.reseed(labels, costs, sizes, n_clusters)
-            counts, sizes = self.tally(labels, n_clusters)
-            centres = self.centres(counts)
-        trace = []
-        objective = previous_objective = 0.0
-        previous_labels, previous_centres, previous_counts = labels, centres, counts
-        converged = True
-        it = 0
-        while True:
-            passes = runner.persist(self.map(_task_lloyd_pass, labels, shared=(delayed(centres),)))
-            summaries = runner.compute(self.part(passes, 2))
-            objective = fold([s[0] for s in summaries])
-            moved = sum(s[1] for s in summaries)
-            verdict = kernel.lloyd_verdict(it, objective, previous_objective, moved, max_iter, tol)
-            if verdict == kernel.STOP_ROSE:
-                labels, centres, objective, counts = (previous_labels, previous_centres,
-                                                      previous_objective, previous_counts)
-                break
-            trace.append(objective)
-            if verdict >= 0:
-                converged = verdict != kernel.STOP_MAX_ITER
-                break
-            previous_labels, previous_centres, previous_objective, previous_counts = (
-                labels, centres, objective, counts)
-            labels = runner.persist(self.part(passes, 0))
-            counts = counts + sum(s[2] for s in summaries)
-            sizes = sizes + sum(s[3] for s in summaries)
-            if (sizes[:n_clusters] == 0).any():
-                labels = self.reseed(labels, runner.persist(self.part(passes, 1)), sizes, n_clusters)
-                counts, sizes = self.tally(labels, n_clusters)
-            centres = self.centres(counts)
-            it += 1
-        run = _engine.LloydRun(labels, objective, np.array(trace), len(trace) - 1, converged,
-                               np.empty((n_clusters, 0)), centres)
-        return _BlockRun(run, counts[:n_clusters])
+        """The compiled lloyd with every pass mapped over the blocks (:func:`cclust._lloyd.lloyd`);
+        ``tally`` is the tally of ``labels`` when known. Returns the run (labels as blocks) and
+        its labels' counts."""
+        run = _lloyd.lloyd(self, labels, n_clusters, max_iter=max_iter, tol=tol, state=tally)
+        counts = run.state[0]
+        return _BlockRun(_engine.LloydRun(run.labels, run.objective, run.trace, run.n_iter, run.converged,
+                                          np.empty((n_clusters, 0)), run.centres), counts[:n_clusters])
 
     def gather(self, labels):
         return np.concatenate(self.runner.compute([self.delayed(_task_concat)(x) for x in labels])).astype(np.int64)
@@ -260,7 +247,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
                 seeds = _engine.random_seeds(setup.rng, n, K)
             else:
                 first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
-                seeds = executor.kmeanspp(K, first, uniforms)
+                seeds = _lloyd.kmeanspp(executor, K, first, uniforms)
             start, tally = executor.labels_from_seeds(seeds)
         else:
             labels0 = setup.starts[restart]
