@@ -36,7 +36,8 @@ import numpy as np
 
 from cclust.ensemble import Ensemble
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, require_memory, spawn_seed_sequences
+from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
+                               require_memory, spawn_seed_sequences)
 
 __all__ = ["KMedoids", "PRESETS", "estimator", "heterogeneous", "hierarchical", "pam", "spectral", "gmm",
            "hdbscan", "dbscan", "affinity_propagation", "birch", "minibatch_kmeans"]
@@ -470,7 +471,7 @@ def _check_p(value, name, generator):
 
 def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p_feature, fewer_clusters,
                    random_state, n_jobs, verbose, max_bytes=None):
-    from cclust.generators import _check_k_range, _generate
+    from cclust.generators import _generate
 
     generator = clusterer.generator
     X = check_array_2d(X, "X")
@@ -480,7 +481,7 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
     check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     p_item = _check_p(p_item, "p_item", generator)
     p_feature = _check_p(p_feature, "p_feature", generator)
     if fewer_clusters not in _FEWER:

@@ -704,7 +704,7 @@ class Ensemble:
 
 def is_dask_ensemble(obj):
     """Whether ``obj`` is a :class:`cclust.dask.DaskEnsemble` (checked without importing Dask)."""
-    return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__ == "cclust.dask"
+    return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__.startswith("cclust.dask.")
 
 
 def labelled_weight(ensemble):

@@ -13,7 +13,8 @@ import numpy as np
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads, spawn_seed_sequences
+from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
+                               check_n_threads, spawn_seed_sequences)
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 
@@ -33,22 +34,6 @@ def _check_common(X, n_clusters, n_partitions, init, max_iter):
         raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")
     check_int(max_iter, "max_iter", low=1)
     return X, n, n_clusters, n_partitions
-
-
-def _check_k_range(k_range, default, n):
-    if k_range is None:
-        k_range = default
-    try:
-        low, high = (int(v) for v in k_range)
-        if (low, high) != tuple(k_range):
-            raise TypeError
-    except (TypeError, ValueError):
-        raise ValidationError(f"k_range must be a pair of ints (low, high), got {k_range!r}.") from None
-    if not 2 <= low <= high <= n:
-        raise ValidationError(
-            f"k_range must satisfy 2 <= low <= high <= n_samples ({n}), got ({low}, {high})."
-        )
-    return low, high
 
 
 def _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads=1, kmeanspp_trials=None):
@@ -231,7 +216,7 @@ def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", m
     (150, 10)
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
-    low, high = _check_k_range(k_range, (n_clusters, max(n_clusters, min(math.ceil(math.sqrt(n)), K_RANGE_CAP))), n)
+    low, high = check_k_range(k_range, (n_clusters, max(n_clusters, min(math.ceil(math.sqrt(n)), K_RANGE_CAP))), n)
     tol = check_float(tol, "tol", low=0)
     kmeanspp_trials = check_int(kmeanspp_trials, "kmeanspp_trials", low=1, allow_none=True)
 
@@ -257,7 +242,7 @@ def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, ini
     Parameters as :func:`kmeans`, plus ``fraction`` in (0, 1] (at least one feature is kept).
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     fraction = _fraction(fraction)
     tol = check_float(tol, "tol", low=0)
     d = X.shape[1]
@@ -282,7 +267,7 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
     (0, 1] (the sample keeps at least K_i objects).
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     fraction = _fraction(fraction)
     tol = check_float(tol, "tol", low=0)
 
@@ -306,7 +291,7 @@ def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=No
     K_i from ``k_range`` (default ``(K, K)``).
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     d = X.shape[1]
     n_components = check_int(max(1, math.ceil(d / 2)) if n_components is None else n_components,
                              "n_components", low=1)
@@ -349,7 +334,7 @@ def boot(X, n_clusters, *, n_partitions=100, resample=False, k_range=None, init=
     (150, 5)
     """
     X, n, n_clusters, n_partitions = _check_common(X, n_clusters, n_partitions, init, max_iter)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     tol = check_float(tol, "tol", low=0)
     if not isinstance(resample, (bool, np.bool_)):
         raise ValidationError(f"resample must be True or False, got {resample!r}.")

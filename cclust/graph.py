@@ -1263,6 +1263,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     True
     """
     from cclust import _engine
+    from cclust._lloyd import best_of_restarts
     from cclust.validation import check_n_threads
 
     B = sp.csr_matrix(B, dtype=np.float64)
@@ -1286,12 +1287,12 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     embedding = _transfer_rows(B, ncut_vectors, row_degree)
     X = embedding if groups is None else embedding[groups[1]]
     space = _engine.MixedSpace.dense(X)
-    best = None
-    for _ in range(n_init):
+
+    def one_run(_):
         seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
-        run = _engine.dense_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
-        if best is None or run.objective < best.objective:
-            best = run
+        return _engine.dense_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
+
+    best, _ = best_of_restarts(one_run, n_init)
     labels, moved = best.labels, 0
     if has_empty_part(labels, n_clusters):
         closeness = -((X[:, None, :] - best.dense_centers[None, :, :]) ** 2).sum(axis=2)

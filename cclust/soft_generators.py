@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads,
-                               spawn_seed_sequences)
+from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
+                               check_n_threads, spawn_seed_sequences)
 
 __all__ = ["fuzzy_cmeans", "gmm_proba", "fuzzy_cmeans_memberships"]
 
@@ -68,8 +68,6 @@ def fuzzy_cmeans_memberships(X, n_clusters, *, fuzzifier=2.0, max_iter=300, tol=
 
 
 def _check_common(X, n_clusters, n_partitions, k_range):
-    from cclust.generators import _check_k_range
-
     X = check_array_2d(X, "X")
     n = X.shape[0]
     if n < 2:
@@ -77,7 +75,7 @@ def _check_common(X, n_clusters, n_partitions, k_range):
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
     check_distinct_rows(X, n_clusters)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    low, high = _check_k_range(k_range, (n_clusters, n_clusters), n)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     return X, low, max(2, high), n_partitions
 
 

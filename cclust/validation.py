@@ -21,7 +21,7 @@ import numpy as np
 
 from cclust.errors import MemoryBudgetError, ValidationError
 
-__all__ = ["check_int", "check_float", "check_random_state", "seed_sequence", "spawn_seed_sequences",
+__all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
            "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
            "format_bytes", "memory_refusal", "DEFAULT_MEMORY_BUDGET"]
@@ -62,6 +62,24 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
         hi = "inf" if high is None else high
         raise ValidationError(f"{name} must be a finite number in {left}{lo}, {hi}{right}, got {value!r}.")
     return value
+
+
+def check_k_range(k_range, default, n, name="k_range"):
+    """A pair of ints ``(low, high)`` with ``2 <= low <= high <= n`` (the number of clusters
+    drawn per basic partition); ``default`` when ``k_range`` is None."""
+    if k_range is None:
+        k_range = default
+    try:
+        low, high = (int(v) for v in k_range)
+        if (low, high) != tuple(k_range):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} must be a pair of ints (low, high), got {k_range!r}.") from None
+    if not 2 <= low <= high <= n:
+        raise ValidationError(
+            f"{name} must satisfy 2 <= low <= high <= n_samples ({n}), got ({low}, {high})."
+        )
+    return low, high
 
 
 def seed_sequence(random_state, name="random_state"):

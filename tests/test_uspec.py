@@ -292,13 +292,13 @@ def test_no_object_by_representative_matrix(monkeypatch):
     X, _ = make_flower(3000, random_state=0)
     R = hybrid_representatives(X, 400, random_state=0)
     shapes = []
-    original = module._squared_distances
+    original = module.squared_distances
 
     def recording(A, B):
         shapes.append((A.shape[0], B.shape[0]))
         return original(A, B)
 
-    monkeypatch.setattr(module, "_squared_distances", recording)
+    monkeypatch.setattr(module, "squared_distances", recording)
     index = module.representative_index(R, 5, random_state=0)
     shapes.clear()
     module._nearest_numpy(X, index, 5)  # the NumPy reference (the compiled path works per object)

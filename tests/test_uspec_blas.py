@@ -1,14 +1,14 @@
 """The BLAS route of U-SPEC's hybrid representative selection (Huang, Wang, Wu, Lai & Kwoh 2020,
-sec. 3.1.1) from ``_BLAS_MIN_FEATURES`` features on: k-means with distances by products
-(``cclust.dask._BlasDenseBlocks``) under the engine's centre update, empty-cluster reseed and
+sec. 3.1.1) from ``BLAS_MIN_FEATURES`` features on: k-means with distances by products
+(``cclust._dense_blocks.BlasDenseBlocks``) under the engine's centre update, empty-cluster reseed and
 stopping rule. Checked against the exact route (the engine's bounded Lloyd, Hamerly 2010): the
 same partition and objective where both converge to it, valid Lloyd output otherwise, and the
 same result for any thread count."""
 import numpy as np
 import pytest
 
-from cclust import _engine, uspec as uspec_module
-from cclust.uspec import _BLAS_MIN_FEATURES, _kmeans, _kmeans_blas, hybrid_representatives
+from cclust import _engine, _spectral as spectral_module
+from cclust._spectral import BLAS_MIN_FEATURES, blas_kmeans, engine_kmeans, hybrid_representatives
 
 
 def objective(Y, labels, centres):
@@ -25,8 +25,8 @@ def test_same_partition_as_the_exact_route(d):
     rng = np.random.default_rng(d)
     Y = blobs(3000, d, 40, rng)
     for k, max_iter in [(40, 10), (120, 10), (7, 30)]:
-        labels, centres = _kmeans_blas(Y, k, np.random.default_rng(k), max_iter)
-        exact_labels, exact_centres = _kmeans(Y, k, np.random.default_rng(k), max_iter)
+        labels, centres = blas_kmeans(Y, k, np.random.default_rng(k), max_iter)
+        exact_labels, exact_centres = engine_kmeans(Y, k, np.random.default_rng(k), max_iter)
         np.testing.assert_array_equal(labels, exact_labels)
         np.testing.assert_allclose(centres, exact_centres, rtol=1e-12, atol=1e-12)
         exact = objective(Y, exact_labels, exact_centres)
@@ -42,13 +42,13 @@ def test_valid_lloyd_output_on_noise_and_duplicates():
     for Y in (np.ascontiguousarray(rng.normal(size=(2000, 48))),
               np.ascontiguousarray(base[rng.integers(0, 40, size=1500)])):
         for k in (30, 40):
-            labels, centres = _kmeans_blas(Y, k, np.random.default_rng(k), 100)
+            labels, centres = blas_kmeans(Y, k, np.random.default_rng(k), 100)
             assert np.bincount(labels, minlength=k).min() >= 1
             costs = ((Y[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
             own = costs[np.arange(Y.shape[0]), labels]
             scale = (Y * Y).sum(axis=1) + (centres * centres).sum(axis=1).max()
             assert (own <= costs.min(axis=1) + 1e-12 * scale).all()
-            exact_labels, exact_centres = _kmeans(Y, k, np.random.default_rng(k), 100)
+            exact_labels, exact_centres = engine_kmeans(Y, k, np.random.default_rng(k), 100)
             exact = objective(Y, exact_labels, exact_centres)
             assert objective(Y, labels, centres) <= exact * (1 + 1e-9)
 
@@ -64,7 +64,7 @@ def test_threads_change_nothing():
         for blas_threads in (1, 2):
             with threadpool_limits(blas_threads, user_api="blas"):
                 for n_threads in (1, 2):
-                    runs.append(_kmeans_blas(Y, k, np.random.default_rng(0), 10, n_threads))
+                    runs.append(blas_kmeans(Y, k, np.random.default_rng(0), 10, n_threads))
         for labels, centres in runs[1:]:
             np.testing.assert_array_equal(labels, runs[0][0])
             assert centres.tobytes() == runs[0][1].tobytes()
@@ -73,24 +73,24 @@ def test_threads_change_nothing():
 def test_hybrid_representatives_takes_the_route_by_d(monkeypatch):
     rng = np.random.default_rng(2)
     calls = []
-    for name in ("_kmeans", "_kmeans_blas"):
-        original = getattr(uspec_module, name)
+    for name in ("engine_kmeans", "blas_kmeans"):
+        original = getattr(spectral_module, name)
 
         def spy(*args, _original=original, _name=name, **kwargs):
             calls.append(_name)
             return _original(*args, **kwargs)
 
-        monkeypatch.setattr(uspec_module, name, spy)
-    for d, route in [(_BLAS_MIN_FEATURES - 1, "_kmeans"), (_BLAS_MIN_FEATURES, "_kmeans_blas")]:
+        monkeypatch.setattr(spectral_module, name, spy)
+    for d, route in [(BLAS_MIN_FEATURES - 1, "engine_kmeans"), (BLAS_MIN_FEATURES, "blas_kmeans")]:
         X = rng.normal(size=(1200, d))
         R = hybrid_representatives(X, 50, 0)
         assert calls[-1] == route
         assert R.shape == (50, d)
     # the BLAS route gives the exact route's representatives on separated data
     X = blobs(2000, 40, 20, rng)
-    monkeypatch.setattr(uspec_module, "_BLAS_MIN_FEATURES", 10**6)
+    monkeypatch.setattr(spectral_module, "BLAS_MIN_FEATURES", 10**6)
     exact = hybrid_representatives(X, 20, 5)
-    monkeypatch.setattr(uspec_module, "_BLAS_MIN_FEATURES", _BLAS_MIN_FEATURES)
+    monkeypatch.setattr(spectral_module, "BLAS_MIN_FEATURES", BLAS_MIN_FEATURES)
     np.testing.assert_allclose(hybrid_representatives(X, 20, 5), exact, rtol=1e-12, atol=1e-12)
 
 
@@ -98,8 +98,8 @@ def test_same_seeds_as_the_exact_route():
     rng = np.random.default_rng(4)
     Y = np.ascontiguousarray(rng.normal(size=(400, 33)))
     # max_iter = 0: the assignment to the random seeds, then the centres of that assignment
-    labels, centres = _kmeans_blas(Y, 25, np.random.default_rng(9), 0)
-    exact_labels, exact_centres = _kmeans(Y, 25, np.random.default_rng(9), 0)
+    labels, centres = blas_kmeans(Y, 25, np.random.default_rng(9), 0)
+    exact_labels, exact_centres = engine_kmeans(Y, 25, np.random.default_rng(9), 0)
     np.testing.assert_array_equal(labels, exact_labels)
     np.testing.assert_allclose(centres, exact_centres, rtol=1e-12, atol=1e-12)
     assert _engine.random_seeds(np.random.default_rng(9), 400, 25).shape == (25,)

@@ -7,7 +7,7 @@ import pytest
 
 from cclust import _engine
 from cclust._ext import _kmeans
-from cclust.uspec import _kmeans as uspec_kmeans
+from cclust._spectral import engine_kmeans as uspec_kmeans
 from cclust.uspec import hybrid_representatives
 
 

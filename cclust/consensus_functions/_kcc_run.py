@@ -6,11 +6,12 @@
 with :func:`finish`, so they take the same parameters, keep the same restart and report the same
 fields. Neither module imports the other at import time.
 """
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
-from cclust._progress import progress
+from cclust._lloyd import best_of_restarts
 from cclust.base import Utility
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.result import ConsensusResult
@@ -24,16 +25,15 @@ def best_restart(n_init, one_restart, verbose):
     """Run ``one_restart(i) -> (run, gamma)`` for i < n_init and keep the run of highest Gamma
     (the first on ties); also the Gammas and ``run.n_iter`` of every restart, in order.
     The in-memory and the Dask KCC both call it, so both keep the same restart."""
-    best = best_gamma = None
-    gammas, iterations = [], []
-    with progress(total=n_init, desc="kcc restarts", verbose=verbose) as bar:
-        for restart in range(n_init):
-            run, gamma = one_restart(restart)
-            gammas.append(gamma)
-            iterations.append(run.n_iter)
-            if best is None or gamma > best_gamma:
-                best, best_gamma = run, gamma
-            bar.update(1)
+    iterations = []
+
+    def restart(i):
+        run, gamma = one_restart(i)
+        iterations.append(run.n_iter)
+        return run, gamma
+
+    (best, _), gammas = best_of_restarts(restart, n_init, score=operator.itemgetter(1), higher_is_better=True,
+                                         verbose=verbose, desc="kcc restarts")
     return best, gammas, iterations
 
 

@@ -30,8 +30,9 @@ every label"; 0 log 0 = 0.) On a one-hot row these are exactly the hard engine's
 Arithmetic. The costs are summed partition by partition in partition order, each term
 evaluated in the same order of operations as the compiled engine's table (kmeans.cpp), the
 centre-side logarithms and powers through the C library (``math``), the centres' norms and the
-objective by sequential sums in the engine's 4096-object chunks, and the Lloyd stop rule, the
-empty-cluster rule and the k-means++ draw are the compiled engine's own functions. On 0/1 rows
+objective by sequential sums in the engine's 4096-object chunks, and the Lloyd loop and the
+k-means++ draw are the Python driver's (``cclust._lloyd``, the one the Dask executors run) with
+the compiled engine's own stop rule, empty-cluster rule and draw functions. On 0/1 rows
 every inner product is then exact and every number equals the hard engine's, so a SoftEnsemble
 of hard partitions gives the hard KCC's labels, restarts and Gamma bit for bit (tested). Each
 partition's inner products are one BLAS product (n x K_i) @ (K_i x K).
@@ -43,6 +44,8 @@ import math
 
 import numpy as np
 
+from cclust import _engine, _lloyd
+from cclust._blocks import InMemoryRunner, RowBlocks
 from cclust.errors import ValidationError
 from cclust.validation import require_memory
 
@@ -195,56 +198,66 @@ class SoftSpace:
         return centres, sums
 
 
-def _kernel():
-    from cclust._ext import _kmeans
+class SoftRows(RowBlocks):
+    """A SoftSpace as an executor of the Python Lloyd driver (:mod:`cclust._lloyd`): one
+    in-memory block of membership rows. The candidate pass of k-means++ uses D^2(x, y) =
+    sum_i w_i ||x_i - y_i||^2 (the squared Euclidean distance of the hard engine's one-hot rows);
+    a Lloyd state is the labels and the cluster sizes."""
 
-    return _kmeans
+    def __init__(self, space):
+        self.space = space
+        self.blocks = [space]
+        self.starts = np.array([0, space.n], dtype=np.int64)
+        self.runner = InMemoryRunner()
+        self.delayed = self.runner.delayed
+        self.rows = np.arange(space.n)
+
+    def map(self, fn, *per_block, shared=()):
+        """fn(space, *per_block_j, *shared) for the one block."""
+        return [fn(b, *(p[j] for p in per_block), *shared) for j, b in enumerate(self.blocks)]
+
+    def candidate_rows(self, index):
+        return self.space.U[np.asarray(index, dtype=np.int64)]
+
+    @staticmethod
+    def candidate_costs(space, closest, candidates):
+        """(D^2 of every object to each candidate row, capped by ``closest``; the potentials)."""
+        d2 = np.ascontiguousarray(np.maximum(space.costs(candidates, family="uc"), 0.0).T)  # (t, n)
+        dist = d2 if closest is None else np.minimum(closest[None, :], d2)
+        return dist, np.array([[engine_sum(row) for row in dist]])
+
+    def tally(self, labels, n_clusters):
+        return labels, np.bincount(labels, minlength=n_clusters)
+
+    @staticmethod
+    def sizes(state):
+        return state[1]
+
+    def centres(self, state):
+        return self.space.centroids(state[0], state[1].shape[0])[0]
+
+    def costs(self, labels, centres):
+        return self.space.costs(centres)[self.rows, labels]
+
+    def step(self, labels, centres, state):
+        rows = self.rows
+        C = self.space.costs(centres)
+        current = C[rows, labels]
+        best = np.argmin(C, axis=1)
+        best = np.where(current == C[rows, best], labels, best)  # ties keep the current cluster
+        return _lloyd.Pass(engine_sum(current), int((best != labels).sum()), self.tally(best, state[1].shape[0]),
+                           labels=lambda: best, costs=lambda: C[rows, best])
+
+    @staticmethod
+    def reseed(labels, costs, sizes, n_clusters):
+        return _engine.reseed(labels, costs, n_clusters).astype(np.int64)
 
 
 def kmeanspp_seeds(space, n_clusters, rng, n_trials=None):
-    """The compiled engine's greedy k-means++ on the membership rows, D^2(x, y) =
-    sum_i w_i ||x_i - y_i||^2 (the squared Euclidean distance of the hard engine's one-hot rows),
-    from the same random numbers (:func:`cclust._engine.kmeanspp_draws`)."""
-    from cclust._engine import kmeanspp_draws
-
-    n = space.n
-    first, uniforms = kmeanspp_draws(rng, n, n_clusters, n_trials)
-    n_trials = uniforms.shape[1]
-
-    def candidate_dist(candidates, closest):
-        d2 = np.ascontiguousarray(np.maximum(space.costs(space.U[candidates], family="uc"), 0.0).T)  # (t, n)
-        return d2 if closest is None else np.minimum(closest[None, :], d2)
-
-    closest = candidate_dist(np.array([first]), None)[0]
-    seeds = [first]
-    chosen = np.zeros(n, dtype=bool)
-    chosen[first] = True
-    kernel = _kernel()
-    for s in range(1, n_clusters):
-        total = kernel.draw_positions(closest, 0.0, np.empty(0))[0]
-        seed = -1
-        if total > 0.0:
-            targets = np.ascontiguousarray(uniforms[s - 1] * total)
-            _, positions, last = kernel.draw_positions(closest, 0.0, targets)
-            last = max(last, 0)
-            candidates = np.where(positions >= n, last, positions)
-            dist = candidate_dist(candidates, closest)
-            potentials = [engine_sum(dist[t]) for t in range(n_trials)]
-            win = 0
-            for t in range(1, n_trials):
-                if potentials[t] < potentials[win]:
-                    win = t
-            seed = int(candidates[win])
-            if not chosen[seed]:
-                closest = dist[win].copy()
-            else:
-                seed = -1
-        if seed < 0:
-            seed = int(np.flatnonzero(~chosen)[0])
-            closest[seed] = 0.0
-        seeds.append(seed)
-        chosen[seed] = True
-    return np.array(seeds, dtype=np.int64)
+    """The compiled engine's greedy k-means++ on the membership rows (:func:`cclust._lloyd.kmeanspp`
+    over :class:`SoftRows`), from the same random numbers (:func:`cclust._engine.kmeanspp_draws`)."""
+    first, uniforms = _engine.kmeanspp_draws(rng, space.n, n_clusters, n_trials)
+    return _lloyd.kmeanspp(SoftRows(space), n_clusters, first, uniforms)
 
 
 def labels_from_seeds(space, seeds):
@@ -253,52 +266,18 @@ def labels_from_seeds(space, seeds):
 
 
 def lloyd(space, initial_labels, n_clusters, *, max_iter, tol):
-    """The compiled engine's Lloyd loop (kmeans.hpp) on the membership rows: the same tie rule
-    (keep the current cluster), stop rule (:func:`lloyd_verdict`), undo of a rising step and
-    empty-cluster rule (:func:`cclust._engine.reseed`). Returns a :class:`cclust._engine.LloydRun`."""
-    from cclust._engine import LloydRun, reseed
-
-    kernel = _kernel()
-    n = space.n
-    rows = np.arange(n)
+    """The compiled engine's Lloyd loop (kmeans.hpp) on the membership rows, by the Python Lloyd
+    driver (:func:`cclust._lloyd.lloyd` over :class:`SoftRows`): the same tie rule (keep the
+    current cluster), stop rule, undo of a rising step and empty-cluster rule
+    (:func:`cclust._engine.reseed`). Returns a :class:`cclust._engine.LloydRun`."""
     labels = np.asarray(initial_labels, dtype=np.int64).copy()
-    centres, _ = space.centroids(labels, n_clusters)
-    if (np.bincount(labels, minlength=n_clusters) == 0).any():
-        own = space.costs(centres)[rows, labels]
-        labels = reseed(labels, own, n_clusters).astype(np.int64)
-        centres, _ = space.centroids(labels, n_clusters)
-    trace = []
-    prev_labels, prev_centres, prev_obj = labels, centres, 0.0
-    it = 0
-    while True:
-        C = space.costs(centres)
-        current = C[rows, labels]
-        best = np.argmin(C, axis=1)
-        best = np.where(current == C[rows, best], labels, best)
-        obj = engine_sum(current)
-        changed = int((best != labels).sum())
-        verdict = kernel.lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol)
-        if verdict == 3:  # kStopRose: undo the step
-            labels, centres, obj = prev_labels, prev_centres, prev_obj
-            break
-        trace.append(obj)
-        if verdict >= 0:
-            break
-        prev_labels, prev_centres, prev_obj = labels, centres, obj
-        best_cost = C[rows, best]
-        labels = best
-        if (np.bincount(labels, minlength=n_clusters) == 0).any():
-            labels = reseed(labels, best_cost, n_clusters).astype(np.int64)
-        centres, _ = space.centroids(labels, n_clusters)
-        it += 1
-    n_trace = len(trace)
-    return LloydRun(labels, float(obj), np.array(trace), n_trace - 1, verdict != 0,
-                    np.empty((n_clusters, 0)), centres)
+    run = _lloyd.lloyd(SoftRows(space), labels, n_clusters, max_iter=max_iter, tol=tol)
+    return _engine.LloydRun(run.labels, float(run.objective), run.trace, run.n_iter, run.converged,
+                            np.empty((n_clusters, 0)), run.centres)
 
 
 def soft_kcc(ensemble, setup, init, verbose, max_bytes):
     """KCC on a SoftEnsemble with the validated parameters of ``prepare`` (see the module)."""
-    from cclust._engine import random_seeds
     from cclust.consensus_functions._kcc_run import best_restart, finish
     from cclust.graph import one_blas_thread
 
@@ -311,7 +290,7 @@ def soft_kcc(ensemble, setup, init, verbose, max_bytes):
     def one_restart(restart):
         if setup.starts is None:
             if init == "random":
-                seeds = random_seeds(rng, n, n_clusters)
+                seeds = _engine.random_seeds(rng, n, n_clusters)
             else:
                 seeds = kmeanspp_seeds(space, n_clusters, rng, setup.kmeanspp_trials)
             start = labels_from_seeds(space, seeds)

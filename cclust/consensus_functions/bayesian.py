@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 
+from cclust._lloyd import best_of_restarts
 from cclust.base import declare
 from cclust.consensus_functions.mixture import label_distributions
 from cclust.consensus_functions.voting import canonical, check_n_clusters, initial_labelings
@@ -330,8 +331,8 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
 
     if init == "k-means++":
         starts = initial_labelings(E, n_clusters, init, n_init, rng, n_threads)
-    runs = []
-    for i in range(n_init):
+
+    def one_run(i):
         if init == "random":
             alpha, beta = _random_start(offsets, n_clusters, rng)
         else:
@@ -342,16 +343,18 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
                    e_step_tol=e_step_tol, e_step_max_iter=e_step_max_iter, n_threads=n_threads)
         row_labels = fit[2].argmax(axis=1)
         k_used = int(np.unique(row_labels).shape[0])
-        runs.append((k_used == n_clusters, fit[3], fit, row_labels, k_used))
-    full = [run for run in runs if run[0]] or runs
-    _, bound, fit, row_labels, k_used = max(full, key=lambda run: run[1])   # first of the best on ties
+        return k_used == n_clusters, fit[3], fit, row_labels, k_used
+
+    # a run that uses every cluster before one that does not, then the highest bound (the first on ties)
+    best, scores = best_of_restarts(one_run, n_init, score=lambda run: (run[0], run[1]), higher_is_better=True)
+    _, bound, fit, row_labels, k_used = best
     alpha, beta, gamma, bound, trace, n_iter, converged = fit
     if not converged:
         warnings.warn(f"bce stopped at max_iter={max_iter} before the lower bound settled; raise max_iter "
                       "or tol.", ConvergenceWarning, stacklevel=2)
     extras = {
         "objective_trace": np.asarray(trace),
-        "lower_bounds": np.array([run[1] for run in runs]),
+        "lower_bounds": np.array([score[1] for score in scores]),
         "alpha": alpha,
         "fewer_clusters": (f"only {k_used} of the {n_clusters} clusters hold an object"
                            if k_used < n_clusters else ""),

@@ -68,6 +68,7 @@ in n; M is formed once at the end.
 import numpy as np
 import scipy.sparse as sp
 
+from cclust._lloyd import best_of_restarts
 from cclust.base import declare
 from cclust.ensemble import as_ensemble
 from cclust.errors import SizeLimitError, ValidationError
@@ -441,13 +442,7 @@ def _until_stable(step, old, max_iter, tol):
 def _best_of(starts, run):
     """``run(start) -> (M, value, n_iter, converged)`` for every start; the lowest value's
     tuple and the list of values."""
-    best, values = None, []
-    for start in starts:
-        out = run(start)
-        values.append(out[1])
-        if best is None or out[1] < best[1]:
-            best = out
-    return best, values
+    return best_of_restarts(lambda i: run(starts[i]), len(starts), score=lambda out: out[1])
 
 
 def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None, tie_rounds=0):

@@ -11,6 +11,7 @@ W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so ev
 """
 import numpy as np
 
+from cclust._lloyd import best_of_restarts
 from cclust.validation import check_float, check_int, check_random_state
 from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
@@ -235,16 +236,14 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
         raise ValidationError(f"orthogonal must be True or False, got {orthogonal!r}.")
     rng = check_random_state(random_state)
     op = CoassociationOperator(E.ensemble)
-    best = None
-    finals = []
-    for _ in range(n_init):
+
+    def one_run(_):
         H0, S0 = initial_factors(rng, E.n_samples, n_clusters)
         if init == "kmeans":
             H0 = kmeans_start(E.ensemble, n_clusters, rng)
-        H, S, trace, n_iter, converged = factorize(op, H0, S0, max_iter, tol, orthogonal)
-        finals.append(trace[-1])
-        if best is None or trace[-1] < best[2][-1]:
-            best = (H, S, trace, n_iter, converged)
+        return factorize(op, H0, S0, max_iter, tol, orthogonal)
+
+    best, finals = best_of_restarts(one_run, n_init, score=lambda fit: fit[2][-1])
     H, S, trace, n_iter, converged = best
     labels = np.argmax(H, axis=1)
     found = np.unique(labels).shape[0]

@@ -11,6 +11,7 @@ O(n r K) pass (:mod:`cclust._engine`).
 import numpy as np
 
 from cclust import _engine
+from cclust._lloyd import best_of_restarts
 from cclust.base import declare
 from cclust.ensemble import as_ensemble, labelled_weight, require_every_object_labelled
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -102,13 +103,13 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
     d = degrees(E)
     space = _engine.MixedSpace.categorical(E, resolve("uc"))
     weighted = space.with_weights(object_weights=d, row_scale=1.0 / d)
-    runs = []
-    for _ in range(n_init):
+    def one_run(_):
         seeds = (_engine.random_seeds(rng, n, n_clusters) if init == "random"
                  else _engine.seed_objects(space, n_clusters, init, rng, n_threads))
         start = _engine.labels_from_seeds(weighted, seeds, n_threads)
-        runs.append(_engine.lloyd(weighted, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads))
-    best = min(runs, key=lambda run: run.objective)  # the first of equal objectives
+        return _engine.lloyd(weighted, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
+
+    best, objectives = best_of_restarts(one_run, n_init)  # the first of equal objectives
     if not best.converged:
         import warnings
 
@@ -119,4 +120,4 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
         objective_name="weighted K-means objective on D^-1 B = Ncut + offset (lower is better)",
         n_iter=best.n_iter, converged=best.converged, method="sec",
         extras={"degrees": d, "ncut_offset": float((labelled_weight(E) / d).sum()) - n_clusters,
-                "objectives": np.array([run.objective for run in runs]), "objective_trace": best.trace})
+                "objectives": np.array(objectives), "objective_trace": best.trace})

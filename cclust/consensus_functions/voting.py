@@ -444,16 +444,17 @@ def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, r
         # A user labelling of the original objects: object order is unchanged by canonical().
         starts = [_check_init(init, E, n_clusters)]
 
-    best = None
-    objectives, iterations = [], []
-    for start in starts:
-        labels, trace, n_iter, converged = _run(crit, start, n_clusters, max_iter)
-        value = trace[-1]
-        objectives.append(value)
+    from cclust._lloyd import best_of_restarts
+
+    iterations = []
+
+    def one_run(i):
+        labels, trace, n_iter, converged = _run(crit, starts[i], n_clusters, max_iter)
         iterations.append(n_iter)
-        better = best is None or (value > best[1] if crit.higher_is_better else value < best[1])
-        if better:
-            best = (labels, value, trace, n_iter, converged)
+        return labels, trace[-1], trace, n_iter, converged
+
+    best, objectives = best_of_restarts(one_run, len(starts), score=lambda run: run[1],
+                                        higher_is_better=crit.higher_is_better)
     labels, value, trace, n_iter, converged = best
     if not converged:
         warnings.warn(f"{kind} stopped at max_iter={max_iter} before its labels stopped changing; "

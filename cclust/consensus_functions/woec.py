@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust import _engine
+from cclust._lloyd import best_of_restarts
 from cclust.validation import (
     check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory)
 from cclust.graph import (
@@ -784,19 +785,19 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     check_distinct_rows(X, n_clusters)
-    best = None
     n_threads = check_n_threads(None)
     space = _engine.MixedSpace.dense(X)
     weighted = space.with_weights(object_weights=w)
-    for _ in range(n_init):
+
+    def one_run(_):
         if init == "random":
             start = np.sort(rng.choice(n, size=n_clusters, replace=False))
         else:
             start = _engine.seed_objects(space, n_clusters, init, rng, n_threads)
-        run = _engine.lloyd(weighted, _engine.labels_from_seeds(weighted, start, n_threads), n_clusters,
-                            max_iter=max_iter, tol=tol, n_threads=n_threads)
-        if best is None or run.objective < best.objective:
-            best = run
+        return _engine.lloyd(weighted, _engine.labels_from_seeds(weighted, start, n_threads), n_clusters,
+                             max_iter=max_iter, tol=tol, n_threads=n_threads)
+
+    best, _ = best_of_restarts(one_run, n_init)
     sse, labels, centres, n_iter, converged = (best.objective, best.labels, best.dense_centers,
                                                best.n_iter, best.converged)
     if not converged:
