@@ -154,7 +154,6 @@ def bench(args):
 
 def agreement(args):
     from cclust.consensus_functions.trajectories import probability_trajectories
-    from cclust.consensus_functions.voting import canonical
 
     def small(rng):
         truth = rng.integers(0, 3, 60)
@@ -176,7 +175,7 @@ def agreement(args):
         diff, same, low = 0.0, np.zeros(4, dtype=int), 1.0
         runs = [(L, k) for s, L, k in sources if s == group]
         for L, k in runs:
-            E = canonical(cclust.Ensemble(L), None)
+            E = cclust.Ensemble(L).canonical()
             a, b = (probability_trajectories(E, pts_method=p, keep=False)["pts"] for p in ("powers", "spectral"))
             diff = max(diff, float(np.abs(a - b).max()))
             for j, (label, method, kwargs) in enumerate(VARIANTS[:4]):

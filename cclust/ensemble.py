@@ -3,9 +3,12 @@
 An ensemble of r basic partitions of n objects is stored as an ``(n, r)`` int32 label matrix in
 which column i holds partition pi_i relabelled to ``0..K_i-1`` and ``-1`` marks an object missing
 from pi_i. It carries one weight per partition (normalised to sum to one) and computes derived
-views on demand, caching them: the sparse one-hot matrix, the co-association matrix and
-contingency tables against a labelling. It is immutable: its arrays are read-only and nothing it
-is built from is written to.
+views on demand, caching them: the sparse one-hot matrix, the co-association matrix,
+contingency tables against a labelling, its canonical form (cluster names and partition order
+made canonical) and its groups of identically labelled objects. It is immutable: its arrays are
+read-only and nothing it is built from is written to, so a cached view never goes stale; a
+derived ensemble (:meth:`Ensemble.take`, :meth:`Ensemble.with_weights`, a copy or a pickle)
+starts with an empty cache of its own.
 """
 
 import numpy as np
@@ -402,6 +405,78 @@ class Ensemble:
         """The same partitions (and provenance) with other weights."""
         return Ensemble(self, weights=weights) if weights is not None else self
 
+    # -- views of the same partitions ------------------------------------------------------------
+    def canonical(self, *, return_columns=False):
+        """The same ensemble with cluster names and partition order made canonical, cached.
+
+        Every partition's clusters are renumbered in order of first appearance (the first
+        object's cluster is 0, the next new one 1, ...), and the partitions are sorted by
+        their label vectors, then by weight. Objects keep their order. Methods that must not
+        depend on how clusters are named or partitions ordered run on this form; two ensembles
+        that differ only in cluster names and partition order have the same canonical form.
+        Weights, provenance and index follow their partitions unchanged. The canonical form of
+        a canonical ensemble is itself.
+
+        Parameters
+        ----------
+        return_columns : bool, default=False
+            Also return, for each partition of the canonical form, its column in this ensemble.
+
+        Returns
+        -------
+        Ensemble, or (Ensemble, ndarray of shape (n_partitions,)) if ``return_columns``
+        """
+        if "canonical" not in self._cache:
+            self._cache["canonical"] = self._make_canonical()
+        out, columns = self._cache["canonical"]
+        if out is None:
+            out = self
+        return (out, columns.copy()) if return_columns else out
+
+    def _make_canonical(self):
+        from cclust._ext import _voting
+
+        C = _voting.first_appearance(np.ascontiguousarray(self._labels, dtype=np.int32),
+                                     np.ascontiguousarray(self._offsets, dtype=np.int64))
+        w = self._weights
+        columns = np.ascontiguousarray(C.T).view(np.dtype((np.void, 4 * C.shape[0]))).reshape(-1)
+        _, column_rank = np.unique(columns, return_inverse=True)
+        order = np.lexsort((w, column_rank.reshape(-1)))
+        if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._labels):
+            return None, order                      # already canonical: no copy, no cycle
+        out = Ensemble.__new__(Ensemble)
+        provenance = None if self._provenance is None else tuple(self._provenance[j] for j in order.tolist())
+        # The weights are this ensemble's, permuted (not normalised again), and every
+        # partition's clusters are all used, so nothing needs checking again.
+        out._init(np.ascontiguousarray(C[:, order]), np.ascontiguousarray(self._n_clusters[order]),
+                  np.ascontiguousarray(w[order]), provenance, self._index)
+        out._cache["canonical"] = (None, np.arange(order.shape[0]))
+        return out, order
+
+    def distinct_rows(self):
+        """Groups of objects that every partition labels alike, cached (None if all rows differ).
+
+        Two objects are in one group when each partition gives them the same label or leaves
+        both unlabelled: they have the same one-hot row and the same co-associations, so no
+        consensus can tell them apart. Returns ``(first, inverse, counts)``: the first object
+        of every group in increasing order, the group of every object, and the group sizes
+        (read-only arrays), or None when all rows differ; computed by
+        :func:`identical_label_rows`.
+        """
+        if "distinct_rows" not in self._cache:
+            groups = identical_label_rows(self._labels)
+            if groups is not None:
+                for array in groups:
+                    array.setflags(write=False)
+            self._cache["distinct_rows"] = groups
+        return self._cache["distinct_rows"]
+
+    @property
+    def n_distinct_rows(self):
+        """Number of distinct label rows (see :meth:`distinct_rows`), counted once."""
+        groups = self.distinct_rows()
+        return self.n_samples if groups is None else int(groups[0].shape[0])
+
     # -- views -------------------------------------------------------------------------------
     def one_hot(self, *, weighted=False, dtype=np.float64):
         """Sparse one-hot matrix B of shape (n_samples, sum K_i), CSR.
@@ -700,6 +775,57 @@ class Ensemble:
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
         table = self.contingency(labels, n_clusters, n_threads=n_threads)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
+
+
+# -- objects that every partition labels alike ------------------------------------------------
+
+#: Rows of the label matrix hashed at once when looking for identically labelled objects.
+_HASH_CHUNK_ROWS = 1 << 16
+
+
+def identical_label_rows(labels):
+    """Groups of identically labelled objects: :func:`cclust.graph.identical_rows` of the ensemble's one-hot
+    (weighted or not), from the label matrix.
+
+    Two objects have the same one-hot row exactly when every partition gives them the same
+    label (or leaves both unlabelled). Rows are grouped by a 64-bit hash, checked exactly; on a
+    collision the grouping is redone by sorting the rows' bytes. Returns ``(first, inverse,
+    counts)`` numbered by first member, as :func:`cclust.graph.identical_rows` does, or None if all differ.
+    """
+    n, r = labels.shape
+    if n < 2:
+        return None
+    keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=r, dtype=np.int64).view(np.uint64)
+    keys |= np.uint64(1)
+    row_hash = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, _HASH_CHUNK_ROWS):  # chunks bound the uint64 copy of the labels
+        stop = min(n, start + _HASH_CHUNK_ROWS)
+        np.matmul(labels[start:stop].astype(np.uint64), keys, out=row_hash[start:stop])  # wraps mod 2^64
+    return _group_rows(labels, row_hash)
+
+
+def _group_rows(labels, row_hash):
+    """Groups of equal rows of ``labels`` (as :func:`cclust.graph.identical_rows` numbers them) found through
+    ``row_hash``, exact whatever the hash: rows sharing a hash are compared, and if any differ
+    the rows are grouped by sorting their bytes instead."""
+    n, r = labels.shape
+    _, first, inverse, counts = np.unique(row_hash, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    shared = np.flatnonzero(counts[inverse] > 1)  # a row alone with its hash is its group's first
+    if first.shape[0] < n and not np.array_equal(labels[shared], labels[first[inverse[shared]]]):
+        rows = np.ascontiguousarray(labels).view(np.dtype((np.void, labels.dtype.itemsize * r))).reshape(-1)
+        _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+    if first.shape[0] == n:
+        return None
+    return number_by_first(first, inverse.reshape(-1), counts)
+
+
+def number_by_first(first, inverse, counts):
+    """Renumber groups in order of their first member, so the merged graph keeps the objects' order."""
+    rank = np.empty_like(first)
+    by_first = np.argsort(first, kind="stable")
+    rank[by_first] = np.arange(first.shape[0])
+    return first[by_first], rank[inverse], counts[by_first]
 
 
 def is_dask_ensemble(obj):

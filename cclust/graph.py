@@ -57,7 +57,8 @@ clusters of a partition or reordering the partitions yields the same graph and t
 import numpy as np
 import scipy.sparse as sp
 
-from cclust.ensemble import as_ensemble
+from cclust.ensemble import as_ensemble, identical_label_rows, number_by_first
+from cclust._linkage import cut_dendrogram
 from cclust.errors import ValidationError
 from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, require_memory
 
@@ -78,9 +79,6 @@ EDGE_WEIGHT_RESOLUTION = 10_000
 
 #: Rows of the similarity computed at once by the sparse (nearest-neighbour) routes.
 _CHUNK_ROWS = 256
-
-#: Rows of the label matrix hashed at once when looking for identically labelled objects.
-_HASH_CHUNK_ROWS = 1 << 16
 
 
 # -- shared checks ------------------------------------------------------------------------------
@@ -676,51 +674,6 @@ def has_empty_part(labels, n_clusters):
     return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
 
 
-def identical_label_rows(labels):
-    """Groups of identically labelled objects: :func:`identical_rows` of the ensemble's one-hot
-    (weighted or not), from the label matrix.
-
-    Two objects have the same one-hot row exactly when every partition gives them the same
-    label (or leaves both unlabelled). Rows are grouped by a 64-bit hash, checked exactly; on a
-    collision the grouping is redone by sorting the rows' bytes. Returns ``(first, inverse,
-    counts)`` numbered by first member, as :func:`identical_rows` does, or None if all differ.
-    """
-    n, r = labels.shape
-    if n < 2:
-        return None
-    keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=r, dtype=np.int64).view(np.uint64)
-    keys |= np.uint64(1)
-    row_hash = np.empty(n, dtype=np.uint64)
-    for start in range(0, n, _HASH_CHUNK_ROWS):  # chunks bound the uint64 copy of the labels
-        stop = min(n, start + _HASH_CHUNK_ROWS)
-        np.matmul(labels[start:stop].astype(np.uint64), keys, out=row_hash[start:stop])  # wraps mod 2^64
-    return _group_rows(labels, row_hash)
-
-
-def _group_rows(labels, row_hash):
-    """Groups of equal rows of ``labels`` (as :func:`identical_rows` numbers them) found through
-    ``row_hash``, exact whatever the hash: rows sharing a hash are compared, and if any differ
-    the rows are grouped by sorting their bytes instead."""
-    n, r = labels.shape
-    _, first, inverse, counts = np.unique(row_hash, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    shared = np.flatnonzero(counts[inverse] > 1)  # a row alone with its hash is its group's first
-    if first.shape[0] < n and not np.array_equal(labels[shared], labels[first[inverse[shared]]]):
-        rows = np.ascontiguousarray(labels).view(np.dtype((np.void, labels.dtype.itemsize * r))).reshape(-1)
-        _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
-    if first.shape[0] == n:
-        return None
-    return number_by_first(first, inverse.reshape(-1), counts)
-
-
-def number_by_first(first, inverse, counts):
-    """Renumber groups in order of their first member, so the merged graph keeps the objects' order."""
-    rank = np.empty_like(first)
-    by_first = np.argsort(first, kind="stable")
-    rank[by_first] = np.arange(first.shape[0])
-    return first[by_first], rank[inverse], counts[by_first]
-
-
 def one_hot_in_order(ensemble, order, rows=None, values=None):
     """``ensemble.one_hot()[rows][:, order]`` with sorted indices, built from the labels.
 
@@ -1045,32 +998,6 @@ class TransferCut:
     def __init__(self, labels, embedding, eigenvalues, objective, n_iter, n_moved=0):
         self.labels, self.embedding, self.eigenvalues = labels, embedding, eigenvalues
         self.objective, self.n_iter, self.n_moved = objective, n_iter, n_moved
-
-
-def cut_dendrogram(Z, n_clusters):
-    """Labels of the ``n_clusters`` clusters left after the first ``n - n_clusters`` merges of
-    SciPy's linkage matrix ``Z`` (n - 1 rows, merges in row order).
-
-    The cut :func:`scipy.cluster.hierarchy.cut_tree` describes, and many times faster: pointer
-    jumping on the merge tree is O(n log depth) in NumPy, where ``cut_tree`` walks the tree in
-    Python once per merge (0.08 s at n = 1,483 against under 1 ms). Where merges tie in height,
-    ``cut_tree`` reorders them and can return another partition (SciPy issue 7977); this cut
-    keeps the linkage's own order. Exactly K clusters also when merges tie at the cut height
-    (unlike ``fcluster(..., "maxclust")``, which cuts by height). Clusters are numbered by
-    their lowest dendrogram node."""
-    Z = np.asarray(Z)
-    n = Z.shape[0] + 1
-    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n)
-    parent = np.arange(2 * n - 1)
-    merged = Z[:n - n_clusters, :2].astype(np.int64)
-    parent[merged[:, 0]] = np.arange(n, 2 * n - n_clusters)
-    parent[merged[:, 1]] = np.arange(n, 2 * n - n_clusters)
-    while True:   # pointer jumping: every node ends at the root of its cluster
-        up = parent[parent]
-        if np.array_equal(up, parent):
-            break
-        parent = up
-    return np.unique(parent[:n], return_inverse=True)[1].reshape(-1)
 
 
 #: Below this many rows (and columns) of a dense BLAS product, its thread team costs CPU and saves

@@ -24,7 +24,8 @@ from cclust.errors import MemoryBudgetError, ValidationError
 __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
            "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
-           "format_bytes", "memory_refusal", "DEFAULT_MEMORY_BUDGET"]
+           "format_bytes", "memory_refusal", "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
+           "check_distinct_label_vectors", "check_init_name"]
 
 #: Bytes one O(n^2) (or otherwise super-linear) structure may take when neither ``max_bytes``
 #: nor the environment variable ``CCLUST_MEMORY_BUDGET`` says otherwise.
@@ -261,6 +262,53 @@ def check_distinct_rows(X, n_clusters, name="X", k_name="n_clusters"):
         f"{k_name}={n_clusters}: identical rows cannot be told apart, so any split into {n_clusters} clusters "
         f"would be arbitrary; {fix}."
     )
+
+
+def check_n_clusters(n_clusters, ensemble, name="n_clusters", *, n_distinct=None):
+    """The number of consensus clusters K for ``ensemble``: an int in [2, n_samples], and no
+    larger than the number of distinct label vectors.
+
+    Objects that every partition labels alike (the same label in each, or missing from the same
+    ones) are one point to every consensus function, so a split of them would be arbitrary. The
+    distinct vectors are counted (:meth:`cclust.Ensemble.distinct_rows`) only when K exceeds
+    every partition's K_i, since each partition's clusters already differ in their vectors;
+    ``n_distinct`` gives the count instead (a method that groups the objects itself).
+
+    Examples
+    --------
+    >>> from cclust import Ensemble
+    >>> check_n_clusters(2, Ensemble([[0, 0, 1, 1], [0, 0, 1, 1]]))
+    2
+    >>> check_n_clusters(3, Ensemble([[0, 0, 1, 1], [0, 0, 1, 1]]))
+    Traceback (most recent call last):
+    ...
+    cclust.errors.ValidationError: n_clusters=3 is larger than the number of distinct label vectors ...
+    """
+    k = check_int(n_clusters, name, low=2, high=ensemble.n_samples)
+    if n_distinct is None and k <= int(np.max(ensemble.n_clusters)):
+        return k
+    return check_distinct_label_vectors(k, ensemble.n_distinct_rows if n_distinct is None else n_distinct, name)
+
+
+def check_distinct_label_vectors(n_clusters, n_distinct, name="n_clusters"):
+    """Refuse more clusters than the ``n_distinct`` distinct label vectors of an ensemble (see
+    :func:`check_n_clusters`, which counts them); returns ``n_clusters``."""
+    distinct = int(n_distinct)
+    if n_clusters > distinct:
+        raise ValidationError(
+            f"{name}={n_clusters} is larger than the number of distinct label vectors in the ensemble "
+            f"({distinct}): objects that every partition labels alike cannot be told apart, so at most "
+            f"{distinct} clusters are meaningful; ask for {name} <= {distinct}.")
+    return n_clusters
+
+
+def check_init_name(init, allowed, name="init", *, or_labels=False):
+    """``init`` when it is one of the names ``allowed``; else an error listing them (and saying
+    that an array of labels is accepted too, with ``or_labels``)."""
+    if not isinstance(init, str) or init not in allowed:
+        also = " or an array of labels" if or_labels else ""
+        raise ValidationError(f"{name} must be one of {list(allowed)}{also}, got {init!r}.")
+    return init
 
 
 def label_vector(labels, name):

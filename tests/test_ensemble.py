@@ -219,3 +219,54 @@ def test_an_ensemble_keeps_the_names_of_its_objects():
     assert Ensemble(named).index == named.index
     with pytest.raises(ValidationError, match="index must name each of the 15 objects, got 2 names"):
         Ensemble(E.labels, index=["a", "b"])
+
+
+# -- the canonical form and the groups of identical rows ----------------------------------------
+
+def test_canonical_form_ignores_cluster_names_and_partition_order():
+    labels = np.array([[2, 0, 1], [2, 1, 1], [0, 1, 0], [1, 0, 0]])
+    renamed = np.column_stack([labels[:, 2] + 5, (labels[:, 0] + 1) % 3, labels[:, 1]])  # permuted, renamed
+    C = Ensemble(labels).canonical()
+    assert np.array_equal(Ensemble(renamed).canonical().labels, C.labels)
+    assert C.labels[0].tolist() == [0, 0, 0]           # first object's clusters are numbered 0
+    np.testing.assert_array_equal(C.coassociation(), Ensemble(labels).coassociation())
+
+
+def test_canonical_form_is_cached_and_keeps_weights_provenance_and_index():
+    labels = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]])
+    E = Ensemble(labels, weights=[0.5, 0.3, 0.2], provenance=["a", "b", "c"], index=["w", "x", "y", "z"])
+    C, columns = E.canonical(return_columns=True)
+    assert E.canonical() is C and C.canonical() is C
+    for j, col in enumerate(columns):   # each canonical partition is its input column, renamed
+        assert Ensemble(C.labels[:, j]).coassociation().tolist() == Ensemble(E.labels[:, col]).coassociation().tolist()
+    assert C.weights.tolist() == E.weights[columns].tolist()          # permuted, bit for bit
+    assert C.provenance == tuple(E.provenance[j] for j in columns)
+    assert C.index == E.index
+    assert not C.labels.flags.writeable
+    columns[:] = 0                                                      # the caller's copy only
+    assert sorted(E.canonical(return_columns=True)[1].tolist()) == [0, 1, 2]
+
+
+def test_derived_ensembles_do_not_share_cached_views():
+    labels = np.array([[0, 0], [0, 0], [1, 1], [1, 0], [2, 1]])
+    E = Ensemble(labels)
+    C, groups = E.canonical(), E.distinct_rows()
+    assert E.n_distinct_rows == 4
+    heavier = E.with_weights([0.9, 0.1])
+    assert C.weights.tolist() == [0.5, 0.5]
+    assert heavier.canonical().weights.tolist() == [0.1, 0.9]   # the second column sorts first
+    fewer = E.take(objects=[0, 2, 3])
+    assert fewer.distinct_rows() is None and fewer.n_distinct_rows == 3
+    assert fewer.canonical().n_samples == 3
+    copy = pickle.loads(pickle.dumps(E))
+    assert copy.canonical() is not C and np.array_equal(copy.canonical().labels, C.labels)
+    assert E.distinct_rows() is groups
+
+
+def test_distinct_rows_group_identically_labelled_objects_read_only():
+    labels = np.array([[0, 1], [1, -1], [0, 1], [1, -1], [1, 0]])
+    first, inverse, counts = Ensemble(labels).distinct_rows()
+    assert first.tolist() == [0, 1, 4] and inverse.tolist() == [0, 1, 0, 1, 2] and counts.tolist() == [2, 2, 1]
+    with pytest.raises(ValueError):
+        inverse[0] = 1
+    assert Ensemble(np.arange(4)).distinct_rows() is None and Ensemble(np.arange(4)).n_distinct_rows == 4

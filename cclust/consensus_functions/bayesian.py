@@ -39,13 +39,13 @@ from scipy.special import digamma, gammaln, polygamma
 
 from cclust._lloyd import best_of_restarts
 from cclust.base import declare
-from cclust.consensus_functions.mixture import label_distributions
-from cclust.consensus_functions.voting import canonical, check_n_clusters, initial_labelings
+from cclust.consensus_functions._starts import initial_labelings, label_distributions
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.graph import identical_label_rows
 from cclust.result import ConsensusResult
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state
+from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_n_threads, \
+    check_random_state
 
 __all__ = ["bce", "BCE_INITS", "BCE_EXTRAS_MAX_SAMPLES"]
 
@@ -302,11 +302,10 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
     from cclust.ensemble import as_ensemble
 
     user = as_ensemble(ensemble)
-    E, columns = canonical(user, weights, return_columns=True)
+    E, columns = user.with_weights(weights).canonical(return_columns=True)
     n_clusters = check_n_clusters(n_clusters, E)
     smoothing = check_float(smoothing, "smoothing", low=0, low_open=True)
-    if init not in BCE_INITS:
-        raise ValidationError(f"init must be one of {list(BCE_INITS)}, got {init!r}.")
+    check_init_name(init, BCE_INITS)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)

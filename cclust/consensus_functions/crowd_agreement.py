@@ -44,10 +44,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.base import declare
-from cclust.consensus_functions.ecpcs import average_linkage_merges, cut_merges
-from cclust.consensus_functions.voting import canonical
-from cclust.errors import ValidationError
-from cclust.graph import cut_dendrogram, identical_label_rows, tcut
+from cclust._linkage import check_linkage, linkage_on_groups
+from cclust.consensus_functions._prepare import (EXTRAS_MAX_SAMPLES, check_eigenvectors, complete_ensemble,
+                                                 complete_microclusters)
+from cclust.graph import tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
 
@@ -61,13 +61,6 @@ DEFAULT_BETA = 2.0
 #: The authors' demo: the weight of the object-cluster links of the MGLA graph.
 DEFAULT_ALPHA = 0.5
 
-#: n x n matrices (the weighted co-association) and the MGLA graph go into ``extras`` only up to this n.
-EXTRAS_MAX_SAMPLES = 1000
-
-#: Distances are rounded to this many decimals, so pairs tied in exact arithmetic stay tied.
-_DECIMALS = 12
-
-LINKAGES = ("average", "complete", "single")
 
 _WEAC_ALTERNATIVE = "use gp-mgla, lwgp, hbgf or kcc, which never form an object x object matrix"
 
@@ -80,58 +73,6 @@ def _check_beta(beta):
 
 def _check_alpha(alpha):
     return check_float(alpha, "alpha", low=0.0, low_open=True)
-
-
-def complete_ensemble(ensemble, method, alternative="lwea, lwgp or kcc, which handle missing labels"):
-    """The Ensemble of ``ensemble``, refused unless it is complete and has something to fuse:
-    at least two partitions, one of them with two clusters or more."""
-    from cclust.ensemble import as_ensemble
-
-    E = as_ensemble(ensemble)
-    if E.has_missing:
-        raise ValidationError(
-            f"ensemble: {method} needs every object labelled by every partition, but the ensemble has "
-            f"missing labels (-1); drop the incomplete partitions or objects, or use {alternative}.")
-    if E.n_partitions < 2:
-        raise ValidationError(
-            f"ensemble: {method} compares partitions with each other and needs at least two, got "
-            f"{E.n_partitions}; generate more partitions.")
-    if (E.n_clusters <= 1).all():
-        raise ValidationError(
-            "ensemble: every partition puts all objects in one cluster, so there is nothing to fuse; "
-            "generate partitions with at least two clusters.")
-    return E
-
-
-def complete_microclusters(ensemble, n_clusters, method, alternative="lwea, lwgp or kcc, which handle missing labels"):
-    """What the methods here and LCE start from: the checked input Ensemble, its canonical form
-    (clusters numbered by first appearance, partitions sorted), the input column of each canonical
-    partition, the checked n_clusters and the groups of identical label rows ``(first, inverse,
-    counts)`` of the canonical ensemble (one group per object when all rows differ)."""
-    E0 = complete_ensemble(ensemble, method, alternative)
-    C, columns = canonical(E0, return_columns=True)
-    E = C.ensemble
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
-    groups = identical_label_rows(E.labels)
-    if groups is None:
-        n = E.n_samples
-        groups = (np.arange(n), np.arange(n), np.ones(n, dtype=np.int64))
-    if n_clusters > groups[0].shape[0]:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the ensemble "
-            f"({groups[0].shape[0]}): objects that every partition labels alike cannot be told apart; ask for "
-            f"n_clusters <= {groups[0].shape[0]}.")
-    return E0, E, columns, n_clusters, groups
-
-
-def check_eigenvectors(n_clusters, E, hint):
-    """The transfer cut needs K eigenvectors of the cluster graph: K <= sum K_i."""
-    n_c = int(E.offsets[-1])
-    if n_clusters > n_c:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
-            f"transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters{hint}.")
-    return n_c
 
 
 # -- the paper's quantities ---------------------------------------------------------------------
@@ -362,38 +303,6 @@ def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=No
 
 
 # -- agglomeration over groups of identical objects ---------------------------------------------
-
-def linkage_on_groups(D, counts, n_clusters, linkage):
-    """Agglomerate m groups of identical objects (distances D between groups, ``counts`` objects
-    each) and cut at ``n_clusters``: the labels of the groups and the height of the first merge
-    left out.
-
-    Exact for objects whose distance to their own group is the smallest they have (they merge
-    first, at the bottom of the dendrogram): average linkage is the size-weighted average of
-    groups (:func:`cclust.consensus_functions.ecpcs.average_linkage_merges`); single and complete
-    linkage do not depend on the sizes (:func:`scipy.cluster.hierarchy.linkage`). D (float64,
-    m x m) is overwritten.
-    """
-    from scipy.cluster.hierarchy import linkage as scipy_linkage
-    from scipy.spatial.distance import squareform
-
-    m = D.shape[0]
-    np.round(D, _DECIMALS, out=D)
-    if linkage == "average":
-        merges = average_linkage_merges(D, counts)
-        return cut_merges(merges, m, n_clusters)
-    np.fill_diagonal(D, 0.0)
-    Z = scipy_linkage(squareform(D, checks=False), method=linkage)
-    labels = cut_dendrogram(Z, n_clusters)
-    height = float(Z[m - n_clusters, 2]) if n_clusters < m else float("nan")
-    return labels, height
-
-
-def check_linkage(linkage, allowed=LINKAGES):
-    if linkage not in allowed:
-        raise ValidationError(f"linkage must be one of {list(allowed)}, got {linkage!r}.")
-    return linkage
-
 
 def _in_extras(n, max_bytes):
     return n <= EXTRAS_MAX_SAMPLES and 2 * n * n * 8 <= memory_budget(max_bytes)

@@ -37,13 +37,13 @@ every other partition) has a zero trajectory; its similarities are 0, as in the 
 """
 import numpy as np
 
+from cclust._linkage import average_linkage, cut_merges
 from cclust.base import declare
-from cclust.consensus_functions.voting import canonical, check_n_clusters
 from cclust.errors import ValidationError
-from cclust.graph import _participation, identical_label_rows, one_blas_thread
+from cclust.graph import _participation, one_blas_thread
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
-from cclust.validation import check_int, check_n_threads, check_random_state, require_memory
+from cclust.validation import check_int, check_n_clusters, check_n_threads, check_random_state, require_memory
 
 __all__ = ["ecpcs_hc", "ecpcs_mc", "propagate_cluster_similarity", "ncut_meta_clusters"]
 
@@ -81,7 +81,7 @@ def _prepare(ensemble, n_clusters, weights):
     original = as_ensemble(ensemble)
     if weights is not None:
         original = original.with_weights(weights)
-    E, columns = canonical(original, return_columns=True)
+    E, columns = original.canonical(return_columns=True)
     if E.n_partitions < 2:
         raise ValidationError(
             f"ensemble must hold at least 2 partitions for ECPCS, got {E.n_partitions}: the cluster "
@@ -295,71 +295,6 @@ def _hc_bytes(m, n_c, r):
     return 8 * m * m + 8 * (n_c + r) * m + 8 * m * r + 64 * m
 
 
-def average_linkage_merges(D, sizes):
-    """Size-weighted average linkage (UPGMA) by the nearest-neighbour chain (Müllner 2011, Fig. 4).
-
-    ``D`` (m x m, float64, symmetric) is overwritten. A vertex standing for ``sizes[i]``
-    identical objects at distance 0 from each other behaves as those objects after their
-    zero-height merges. Ties go to the previous chain element, then to the lowest index.
-
-    Returns an (m - 1, 3) array of merges ``(a, b, height)`` in the order found (not sorted):
-    b is merged into a (a < b).
-    """
-    m = D.shape[0]
-    sizes = np.asarray(sizes, dtype=np.float64).copy()
-    np.fill_diagonal(D, np.inf)
-    penalty = np.zeros(m)          # +inf on merged-away vertices
-    merges = np.empty((max(m - 1, 0), 3))
-    chain = []
-    start = 0
-    for step in range(m - 1):
-        if not chain:
-            while penalty[start] != 0:
-                start += 1
-            chain.append(start)
-        while True:
-            x = chain[-1]
-            row = D[x] + penalty
-            y = int(np.argmin(row))
-            if len(chain) > 1 and row[chain[-2]] <= row[y]:
-                y = chain[-2]
-                break
-            chain.append(y)
-        del chain[-2:]
-        height = float(row[y])
-        a, b = (x, y) if x < y else (y, x)
-        merged = D[a] * (sizes[a] / (sizes[a] + sizes[b])) + D[b] * (sizes[b] / (sizes[a] + sizes[b]))
-        sizes[a] += sizes[b]
-        merged[a] = np.inf
-        D[a] = merged
-        D[:, a] = merged
-        penalty[b] = np.inf
-        merges[step] = (a, b, height)
-    return merges
-
-
-def cut_merges(merges, m, n_clusters):
-    """Labels of m vertices after the ``m - n_clusters`` lowest merges (ties: in the order found).
-
-    Returns the labels and the height of the first merge left out (NaN if none is).
-    """
-    order = np.argsort(merges[:, 2], kind="stable")
-    parent = np.arange(m)
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for k in order[:m - n_clusters]:
-        a, b = find(int(merges[k, 0])), find(int(merges[k, 1]))
-        parent[b] = a
-    roots = np.array([find(i) for i in range(m)])
-    height = float(merges[order[m - n_clusters], 2]) if n_clusters > 1 else float("nan")
-    return np.unique(roots, return_inverse=True)[1].reshape(-1), height
-
-
 @declare(handles_missing=True)
 def ecpcs_hc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None, random_state=None):
     """ECPCS-HC: average linkage of the enhanced co-association (Huang et al. 2021, sec. VI-A).
@@ -417,7 +352,7 @@ def ecpcs_hc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
     """
     t = _check_t(t)
     original, E, columns, n_clusters = _prepare(ensemble, n_clusters, weights)
-    groups = identical_label_rows(E.labels)
+    groups = E.distinct_rows()
     n = E.n_samples
     if groups is None:
         firsts, inverse, counts = np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
@@ -437,7 +372,7 @@ def ecpcs_hc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
     del S, Z
     np.subtract(1.0, B, out=B)
     np.round(B, _DECIMALS, out=B)
-    merges = average_linkage_merges(B, counts)
+    merges = average_linkage(B, counts, update="fractions")
     del B
     micro, height = cut_merges(merges, m, n_clusters)
     return ConsensusResult.from_labels(
@@ -590,7 +525,7 @@ def ecpcs_mc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
         meta = ncut_meta_clusters(Z, n_clusters, random_state=rng)
     objective = normalized_cut(Z, meta)
     pw = np.repeat(E.weights, E.n_clusters)
-    labels, scores, moved = _participation(E.ensemble.one_hot(), pw, meta, n_c, n_clusters, rng)
+    labels, scores, moved = _participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
     where = _input_order(E, columns, original)
     meta_labels = np.empty(n_c, dtype=np.int64)
     meta_labels[where] = meta

@@ -86,14 +86,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.base import declare
-from cclust.consensus_functions.crowd_agreement import (
-    EXTRAS_MAX_SAMPLES,
-    check_eigenvectors,
-    check_linkage,
-    complete_ensemble,
-    complete_microclusters,
-    linkage_on_groups,
-)
+from cclust._linkage import check_linkage, linkage_on_groups
+from cclust.consensus_functions._prepare import (EXTRAS_MAX_SAMPLES, check_eigenvectors, complete_ensemble,
+                                                 complete_microclusters)
 from cclust.errors import ValidationError
 from cclust.graph import tcut
 from cclust.result import ConsensusResult

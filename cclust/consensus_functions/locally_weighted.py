@@ -40,13 +40,12 @@ An object that no partition labels carries no information: it is refused (Valida
 import numpy as np
 import scipy.sparse as sp
 
+from cclust._linkage import average_linkage, cut_merges
 from cclust.base import declare
-from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
 from cclust.graph import (
     bipartite_partition,
     check_ufactor,
-    identical_label_rows,
     one_hot_in_order,
     partition_graph,
     tcut,
@@ -55,6 +54,7 @@ from cclust.result import ConsensusResult
 from cclust.validation import (
     check_float,
     check_int,
+    check_n_clusters,
     check_n_threads,
     check_random_state,
     memory_budget,
@@ -92,8 +92,7 @@ def _prepare(ensemble, n_clusters=None):
     from cclust.ensemble import as_ensemble, require_every_object_labelled
 
     original = as_ensemble(ensemble)
-    C, columns = canonical(original, return_columns=True)
-    E = C.ensemble
+    E, columns = original.canonical(return_columns=True)
     require_every_object_labelled(E, "locally weighted consensus", "has no evidence about them")
     if n_clusters is not None:
         n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
@@ -102,14 +101,6 @@ def _prepare(ensemble, n_clusters=None):
             "ensemble: every partition puts all objects in one cluster, so there is nothing to fuse; "
             "generate partitions with at least two clusters.")
     return E, original, columns
-
-
-def _check_distinct(n_clusters, n_distinct):
-    if n_clusters > n_distinct:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the ensemble "
-            f"({n_distinct}): objects that every partition labels alike cannot be told apart; ask for "
-            f"n_clusters <= {n_distinct}.")
 
 
 # -- the paper's quantities ---------------------------------------------------------------------
@@ -269,79 +260,6 @@ def lwca(ensemble, theta=DEFAULT_THETA, *, max_bytes=None):
 
 # -- average linkage over weighted groups -------------------------------------------------------
 
-def _average_linkage(D, sizes):
-    """Average linkage (UPGMA) of groups of ``sizes`` objects, D their average distances.
-
-    Nearest-neighbour chain (Murtagh 1983) with the Lance-Williams update of average linkage,
-    ``d(a + b, k) = (|a| d(a, k) + |b| d(b, k)) / (|a| + |b|)``: exact for groups of objects
-    whose pairwise distances are all those of their groups. D (float64, square) is overwritten.
-    Ties go to the chain's previous element, else to the lowest index.
-
-    Returns the merges as (slot a, slot b, height) in the order found; the merged group keeps
-    slot a.
-    """
-    g = D.shape[0]
-    np.fill_diagonal(D, np.inf)
-    size = sizes.astype(np.float64).copy()
-    merges = []
-    chain = []
-    alive = g
-    next_start = 0
-    dead = np.zeros(g, dtype=bool)
-    while alive > 1:
-        if not chain:
-            while dead[next_start]:
-                next_start += 1
-            chain.append(next_start)
-        a = chain[-1]
-        row = D[a]
-        b = int(row.argmin())
-        if len(chain) > 1 and row[chain[-2]] <= row[b]:
-            b = chain[-2]
-        if len(chain) > 1 and b == chain[-2]:
-            chain.pop()
-            chain.pop()
-            keep, drop = min(a, b), max(a, b)
-            height = float(D[keep, drop])
-            merged = (size[keep] * D[keep] + size[drop] * D[drop]) / (size[keep] + size[drop])
-            D[keep] = merged
-            D[:, keep] = merged
-            D[keep, keep] = np.inf
-            D[drop] = np.inf
-            D[:, drop] = np.inf
-            size[keep] += size[drop]
-            dead[drop] = True
-            merges.append((keep, drop, height))
-            alive -= 1
-        else:
-            chain.append(b)
-    return merges
-
-
-def _cut_merges(merges, n_groups, n_clusters):
-    """Apply the ``n_groups - n_clusters`` lowest merges (stable in the order found, which is a
-    valid order for a reducible linkage); the group labels and the height of the next merge."""
-    heights = np.array([h for _, _, h in merges])
-    order = np.argsort(heights, kind="stable")
-    parent = np.arange(n_groups)
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    applied = n_groups - n_clusters
-    for i in order[:applied]:
-        a, b, _ = merges[i]
-        ra, rb = find(a), find(b)
-        parent[max(ra, rb)] = min(ra, rb)
-    roots = np.array([find(x) for x in range(n_groups)])
-    labels = np.unique(roots, return_inverse=True)[1].reshape(-1)
-    next_height = float(heights[order[applied]]) if applied < len(merges) else float("nan")
-    return labels, next_height
-
-
 # -- LWEA ---------------------------------------------------------------------------------------
 
 def _ensemble_values(E, theta):
@@ -428,13 +346,13 @@ def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbor
     if n_groups is not None:
         n_groups = check_int(n_groups, "n_groups", low=n_clusters, high=n)
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
-    groups = identical_label_rows(E.labels)
+    groups = E.distinct_rows()
     if groups is None:
         first, inverse, counts = np.arange(n), np.arange(n), np.ones(n, dtype=np.int64)
     else:
         first, inverse, counts = groups
     n_distinct = first.shape[0]
-    _check_distinct(n_clusters, n_distinct)
+    n_clusters = check_n_clusters(n_clusters, E, n_distinct=n_distinct)
     # The budget is asked before the cluster uncertainties, an O(n r^2) pass that took minutes
     # at n = 10^5 before a refusal; the groups route asks it for at most n_groups groups.
     exact = n_groups is None or n_groups >= n_distinct
@@ -469,9 +387,9 @@ def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbor
                 f"n_groups={n_groups}: the fine cut of the kNN graph left only {A.shape[0]} non-empty groups, "
                 f"fewer than n_clusters={n_clusters} (METIS does so when the groups would hold only one or "
                 "two objects each); pass a smaller n_groups, or drop it for the exact route.")
-    merges = _average_linkage(A, sizes)
+    merges = average_linkage(A, sizes, update="weighted-sum")
     del A
-    group_labels, height = _cut_merges(merges, sizes.shape[0], n_clusters)
+    group_labels, height = cut_merges(merges, sizes.shape[0], n_clusters)
     extras = {"eci": _to_input_order(values, E, original, columns),
               "cluster_uncertainty": _to_input_order(H, E, original, columns),
               "theta": theta, "n_microclusters": int(n_distinct), "route": route}
@@ -587,11 +505,10 @@ def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max
     ufactor = check_ufactor(ufactor)
     n_threads = check_n_threads(n_threads)
     E, original, columns = _prepare(ensemble, n_clusters)
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=E.n_samples)
     n = E.n_samples
-    groups = identical_label_rows(E.labels)
+    groups = E.distinct_rows()
     n_distinct = n if groups is None else groups[0].shape[0]
-    _check_distinct(n_clusters, n_distinct)
+    n_clusters = check_n_clusters(n_clusters, E, n_distinct=n_distinct)
     n_c = int(E.offsets[-1])
     if cut == "tcut" and n_clusters > n_c:
         raise ValidationError(

@@ -72,12 +72,12 @@ from cclust._lloyd import best_of_restarts
 from cclust.base import declare
 from cclust.ensemble import as_ensemble
 from cclust.errors import SizeLimitError, ValidationError
-from cclust.graph import honour_n_clusters, identical_label_rows
+from cclust.graph import honour_n_clusters
 from cclust.matching import match_columns
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
-from cclust.validation import (check_float, check_int, check_random_state, memory_budget, require_memory,
-                               spawn_seed_sequences)
+from cclust.validation import (check_distinct_label_vectors, check_float, check_int, check_random_state, memory_budget,
+                               require_memory, spawn_seed_sequences)
 
 __all__ = ["se", "he", "dwh", "gv1", "gv3", "sm", "hm", "symdiff_median", "MAX_SYMDIFF_OBJECTS"]
 
@@ -1078,16 +1078,8 @@ def _check_distinct_rows(data, k):
     ("twins") are one object to the criterion, so which of them a larger K splits apart is
     arbitrary, and the program, left to choose among all those equal splits, can search for
     minutes (30 objects with 3 distinct rows asked for K = 6 did not finish in 300 s)."""
-    if data.hard:
-        groups = identical_label_rows(np.asarray(data.ensemble.labels))
-        distinct = data.n if groups is None else int(groups[0].shape[0])
-    else:
-        distinct = int(np.unique(data.B, axis=0).shape[0])
-    if k > distinct:
-        raise ValidationError(
-            f"n_clusters={k} is larger than the number of distinct label vectors in the ensemble "
-            f"({distinct}): objects that every partition labels alike cannot be told apart; ask for "
-            f"n_clusters <= {distinct}.")
+    distinct = data.ensemble.n_distinct_rows if data.hard else int(np.unique(data.B, axis=0).shape[0])
+    check_distinct_label_vectors(k, distinct)
 
 
 def symdiff_value(A, labels):

@@ -13,15 +13,10 @@ import numpy as np
 
 from cclust._engine import useful_threads
 from cclust._engine import reseed
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state
-from cclust.consensus_functions.voting import (
-    _IPVC,
-    _kernel,
-    canonical,
-    check_init_name,
-    check_n_clusters,
-    initial_labelings,
-)
+from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_n_threads, \
+    check_random_state
+from cclust.consensus_functions._starts import INITS, initial_labelings, ipvc_pass, kernel, label_distributions
+from cclust.ensemble import as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -42,26 +37,10 @@ def _m_step(B, offsets, resp, smoothing):
     return alpha, label_distributions(counts, offsets, smoothing)
 
 
-def label_distributions(counts, offsets, smoothing):
-    """Per component and partition, the distribution over the partition's labels from expected
-    counts: the MAP estimate under a symmetric Dirichlet(1 + smoothing) prior.
-
-    ``counts`` is the (W, K) table of expected label counts (one row per label slot, partitions
-    in the blocks ``offsets[i]:offsets[i + 1]``); the result has the same layout, every block
-    column summing to one. A component with no labelled mass in a partition (possible only with
-    ``smoothing=0``) gets probability 1 for every label there, so it drops out of that partition.
-    """
-    sizes = np.diff(offsets)
-    totals = np.add.reduceat(counts, offsets[:-1], axis=0)   # (r, K): labelled mass per partition
-    denom = np.repeat(totals + smoothing * sizes[:, None], sizes, axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, (counts + smoothing) / np.where(denom > 0, denom, 1), 1.0)
-
-
 def _e_step(C, offsets, scale, alpha, theta, n_threads):
     """Responsibilities, the log-likelihood and the per-object log-densities."""
     table = np.ascontiguousarray(_log(theta) * scale[:, None])
-    logp = _kernel().scores(C, offsets, table, n_threads) + _log(alpha)[None, :]
+    logp = kernel().scores(C, offsets, table, n_threads) + _log(alpha)[None, :]
     top = logp.max(axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
         shifted = np.exp(logp - top)
@@ -134,13 +113,13 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     >>> em_mixture(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     smoothing = check_float(smoothing, "smoothing", low=0)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    check_init_name(init)
+    check_init_name(init, INITS)
     n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
     rng = check_random_state(random_state)
     n = E.n_samples
@@ -148,13 +127,12 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
     B = E.one_hot()
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)
-    crit = _IPVC(E, n_threads)
 
     runs = []
     for start in initial_labelings(E, n_clusters, init, n_init, rng, n_threads):
         if init == "partitions":
             # One IPVC pass completes the base partition to K non-empty clusters.
-            start, _, fit = crit.assign(start, crit.table(start, n_clusters), n_clusters)
+            start, fit = ipvc_pass(E, start, n_clusters, n_threads)
             start = reseed(start, fit, n_clusters)
         resp = np.zeros((n, n_clusters))
         resp[np.arange(n), start] = 1.0

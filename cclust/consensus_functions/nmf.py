@@ -12,8 +12,8 @@ W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so ev
 import numpy as np
 
 from cclust._lloyd import best_of_restarts
-from cclust.validation import check_float, check_int, check_random_state
-from cclust.consensus_functions.voting import canonical, check_n_clusters
+from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_random_state
+from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -219,7 +219,7 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
     >>> nmf(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     if E.has_missing:
         raise ValidationError(
             "nmf needs complete partitions: with missing labels (-1) the co-association is normalised "
@@ -227,20 +227,19 @@ def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-
             "form; complete or drop those partitions (ensemble.take(partitions=...)), or use a method "
             "that handles missing labels (kcc, hbgf, eac).")
     n_clusters = check_n_clusters(n_clusters, E)
-    if not isinstance(init, str) or init not in _INITS:
-        raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")
+    check_init_name(init, _INITS)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0.0)
     if not isinstance(orthogonal, (bool, np.bool_)):
         raise ValidationError(f"orthogonal must be True or False, got {orthogonal!r}.")
     rng = check_random_state(random_state)
-    op = CoassociationOperator(E.ensemble)
+    op = CoassociationOperator(E)
 
     def one_run(_):
         H0, S0 = initial_factors(rng, E.n_samples, n_clusters)
         if init == "kmeans":
-            H0 = kmeans_start(E.ensemble, n_clusters, rng)
+            H0 = kmeans_start(E, n_clusters, rng)
         return factorize(op, H0, S0, max_iter, tol, orthogonal)
 
     best, finals = best_of_restarts(one_run, n_init, score=lambda fit: fit[2][-1])

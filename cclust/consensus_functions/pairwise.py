@@ -9,10 +9,10 @@ never forms it.
 """
 import numpy as np
 
-from cclust.validation import check_int, check_n_threads, memory_budget, require_memory
-from cclust.consensus_functions.voting import canonical, check_n_clusters
+from cclust.validation import check_int, check_n_clusters, check_n_threads, memory_budget, require_memory
+from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
-from cclust.graph import cut_dendrogram
+from cclust._linkage import cut_dendrogram
 from cclust.metrics import DISSIMILARITIES
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -29,7 +29,7 @@ _ALTERNATIVE = ("pass linkage='single', n_neighbors=30 to eac for single linkage
 
 
 def _coassociation(ensemble, n_clusters, weights, max_bytes):
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     n = E.n_samples
     # The float64 matrix, its distance copy and squareform's condensed copy live at once.
@@ -64,7 +64,7 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
     from scipy.spatial.distance import squareform
 
     n = E.n_samples
-    A = E.ensemble.knn_coassociation(n_neighbors, random_state=random_state, dtype=np.float64,
+    A = E.knn_coassociation(n_neighbors, random_state=random_state, dtype=np.float64,
                                      max_bytes=max_bytes, n_threads=n_threads)
     # Kruskal's tree depends only on the order of the weights: 1 + (1 - S) keeps the order and
     # keeps S = 1 pairs (duplicates) as edges, which a zero weight would drop.
@@ -90,7 +90,7 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
         require_memory(n_parts * n_parts * 24, f"joining the {n_parts} components of the kNN graph",
                        "raise n_neighbors so that the kNN graph has fewer components", max_bytes)
         first = np.unique(parts, return_index=True)[1]
-        S = E.ensemble.take(first).coassociation(max_bytes=memory_budget(max_bytes))
+        S = E.take(first).coassociation(max_bytes=memory_budget(max_bytes))
         Dc = np.round(1.0 - S, _DECIMALS)
         np.fill_diagonal(Dc, 0.0)
         Z = scipy_linkage(squareform(Dc, checks=False), method="single")
@@ -182,7 +182,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
                 f"{linkage} linkage needs every pair's co-association, and an unkept pair is not a zero "
                 "similarity. Pass linkage='single', or drop n_neighbors for the dense route, or use "
                 "cspa(..., neighbors='lsh') for a scalable graph cut.")
-        E = canonical(ensemble, weights)
+        E = as_ensemble(ensemble).with_weights(weights).canonical()
         n_clusters = check_n_clusters(n_clusters, E)
         labels, height, extras = _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state,
                                                         check_n_threads(n_threads))
@@ -336,7 +336,6 @@ def _candidates(member_clusters, n_clusters):
 
 def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, method, criterion):
     """The member (with K clusters, or the closest K) of best weighted average score against the ensemble."""
-    from cclust.ensemble import as_ensemble
     from cclust.metrics import consensus_score
 
     original = as_ensemble(ensemble)
@@ -347,12 +346,12 @@ def _best_member(ensemble, n_clusters, metric, weights, *, lower_is_better, meth
                               "member with missing objects is not a consensus labelling; drop or complete "
                               "those partitions first (ensemble.take(partitions=...)).")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=original.n_samples, allow_none=True)
-    E, columns = canonical(original, return_columns=True)
+    E, columns = original.canonical(return_columns=True)
     sign = -1.0 if lower_is_better else 1.0
     scores = np.full(E.n_partitions, np.nan)
     candidates, note = _candidates(E.n_clusters, n_clusters)
     for j in candidates:
-        scores[j] = consensus_score(E.labels[:, j], E.ensemble, metric)
+        scores[j] = consensus_score(E.labels[:, j], E, metric)
     chosen = int(candidates[np.argmax(sign * scores[candidates])])
     labels = E.labels[:, chosen]
     member = int(columns[chosen])

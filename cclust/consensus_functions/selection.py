@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from cclust.validation import check_random_state, memory_budget
-from cclust.consensus_functions.pairwise import _LOWER_IS_BETTER
+from cclust.metrics import DISSIMILARITIES as _LOWER_IS_BETTER
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.base import accepts, declare, method_info
 from cclust.result import ConsensusResult

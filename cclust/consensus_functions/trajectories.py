@@ -37,13 +37,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.base import declare
-from cclust.consensus_functions.voting import canonical
-from cclust.ensemble import require_every_object_labelled
+from cclust.ensemble import as_ensemble, require_every_object_labelled
 from cclust.errors import ValidationError
-from cclust.graph import bipartite_affinity, blas_team, cut_dendrogram, has_empty_part, honour_n_clusters, identical_label_rows, \
+from cclust._linkage import cut_dendrogram
+from cclust.graph import bipartite_affinity, blas_team, has_empty_part, honour_n_clusters, identical_label_rows, \
     one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
-from cclust.validation import check_int, require_memory
+from cclust.validation import check_int, check_n_clusters, require_memory
 
 __all__ = ["pta", "ptgp", "probability_trajectories", "default_elite_neighbors", "LINKAGES", "CUTS",
            "PTS_METHODS"]
@@ -79,7 +79,7 @@ def default_elite_neighbors(n_microclusters):
 
 
 def _check_ensemble(ensemble, n_clusters, weights, method):
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     n = E.n_samples
     if n < 2:
         raise ValidationError(f"ensemble must label at least 2 objects to be partitioned, got {n}.")
@@ -90,7 +90,8 @@ def _check_ensemble(ensemble, n_clusters, weights, method):
             "partitions that put them together, and with one partition no two of its clusters are linked; "
             "pass at least two partitions.")
     require_every_object_labelled(E, method, "has no co-association for them (Huang et al. 2016 define none)")
-    return E, n_clusters
+    # The microclusters are the distinct label vectors: K above their number is refused here.
+    return E, check_n_clusters(n_clusters, E)
 
 
 def _microclusters(labels):
@@ -331,14 +332,6 @@ def _check_common(elite_neighbors, trajectory_length):
     return elite_neighbors, trajectory_length
 
 
-def _check_microclusters(n_clusters, m):
-    if n_clusters > m:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of microclusters ({m}, the distinct label "
-            f"vectors of the ensemble): objects that every partition treats alike cannot be told apart; ask "
-            f"for n_clusters <= {m}.")
-
-
 def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max_bytes, method, pts_method):
     """Check the ensemble and K, run :func:`probability_trajectories`; returns (walk, K, M,
     whether the intermediates go into extras)."""
@@ -346,7 +339,6 @@ def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max
     walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
                                     max_bytes=max_bytes, method=method, pts_method=pts_method)
     m = walk["first"].shape[0]
-    _check_microclusters(n_clusters, m)
     return walk, n_clusters, m, m <= EXTRAS_MAX_MICROCLUSTERS
 
 

@@ -37,7 +37,7 @@ from cclust.graph import (
     tcut as transfer_cut,
 )
 from cclust.result import ConsensusResult
-from cclust.validation import check_int, check_n_threads, check_random_state
+from cclust.validation import check_distinct_label_vectors, check_int, check_n_threads, check_random_state
 
 __all__ = ["tcut", "usenc", "bipartite_cluster_graph"]
 
@@ -112,11 +112,7 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
     rng = check_random_state(random_state)
     B, groups = bipartite_cluster_graph(ensemble)
     n_distinct = B.shape[0]
-    if n_clusters > n_distinct:
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the ensemble "
-            f"({n_distinct}): objects that every partition labels alike cannot be told apart; ask for "
-            f"n_clusters <= {n_distinct}.")
+    check_distinct_label_vectors(n_clusters, n_distinct)
     if n_clusters > B.shape[1]:
         raise ValidationError(
             f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({B.shape[1]}): "

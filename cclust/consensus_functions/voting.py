@@ -17,231 +17,25 @@ are read in CSR form; with equal weights IVC simply counts agreements with the m
 The same pass serves relabel-and-vote (the table holds each partition's matched cluster) and
 the EM mixture (the table holds log-probabilities).
 
-All methods here first put the ensemble in a canonical form (each partition's clusters numbered
-in order of first appearance, partitions sorted by their label vectors), so their results do not
-depend on how clusters are named or partitions ordered, for a given ``random_state``.
+All methods here first put the ensemble in its canonical form (:meth:`cclust.Ensemble.canonical`:
+each partition's clusters numbered in order of first appearance, partitions sorted by their label
+vectors), so their results do not depend on how clusters are named or partitions ordered, for a
+given ``random_state``.
 """
 import warnings
 
 import numpy as np
 
-from cclust._engine import label_table, reseed, useful_threads
-from cclust.validation import check_int, check_n_threads, check_random_state
-from cclust.ensemble import Ensemble, as_ensemble, labelled_weight
+from cclust._engine import reseed, useful_threads
+from cclust.consensus_functions._starts import (INITS, as_lookup, block_index, block_sums, initial_labelings,
+                                                ipvc_values, kernel, lookup_argmax)
+from cclust.validation import check_init_name, check_int, check_n_clusters, check_n_threads, check_random_state
+from cclust.ensemble import as_ensemble, labelled_weight
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
 
 __all__ = ["ivc", "ipvc", "ipc", "voting"]
-
-
-# -- shared machinery (also used by cclust.consensus_functions.pairwise and .mixture) ---------------------
-def _kernel():
-    from cclust._ext import _voting
-
-    return _voting
-
-
-def _row_keys(matrix):
-    """Each row of a 2-D int32 array as one opaque (void) value, for fast exact grouping."""
-    matrix = np.ascontiguousarray(matrix, dtype=np.int32)
-    return matrix.view(np.dtype((np.void, 4 * matrix.shape[1]))).reshape(-1)
-
-
-def canonical(ensemble, weights=None, *, return_columns=False):
-    """The ensemble with clusters numbered by first appearance and partitions sorted.
-
-    Returns a :class:`Canonical` whose results are invariant to renaming clusters and
-    reordering partitions of the input (and, with ``return_columns``, the input column of each
-    of its partitions).
-    """
-    ensemble = as_ensemble(ensemble)
-    if weights is not None:
-        ensemble = ensemble.with_weights(weights)
-    C = _kernel().first_appearance(np.ascontiguousarray(ensemble.labels, dtype=np.int32),
-                                   np.ascontiguousarray(ensemble.offsets, dtype=np.int64))
-    w = ensemble.weights
-    _, column_rank = np.unique(_row_keys(C.T), return_inverse=True)
-    order = np.lexsort((w, column_rank.reshape(-1)))
-    out = Canonical(np.ascontiguousarray(C[:, order]), np.ascontiguousarray(w[order]))
-    return (out, order) if return_columns else out
-
-
-class Canonical:
-    """A canonical ensemble (see :func:`canonical`): the few views the methods here read.
-
-    Built without re-validating the labels (they come from a valid Ensemble); the full
-    :class:`Ensemble` is built only when a method needs its co-association or metrics.
-    """
-
-    def __init__(self, labels, weights):
-        self.labels = labels
-        self.labels.setflags(write=False)
-        self.n_samples, self.n_partitions = labels.shape
-        self.weights = weights
-        self.n_clusters = (labels.max(axis=0) + 1).astype(np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(self.n_clusters)]).astype(np.int64)
-        self.labelled = labels >= 0
-        self.has_missing = not bool(self.labelled.all())
-        self._ensemble = None
-        self._vectors = None
-
-    @property
-    def vector_id(self):
-        """Per-object id of its label vector (computed on first use)."""
-        if self._vectors is None:
-            self._vectors = distinct_vectors(self)
-        return self._vectors[0]
-
-    @property
-    def n_distinct(self):
-        """Number of distinct label vectors; at least the largest K_i, counted only if needed."""
-        if self._vectors is None:
-            self._vectors = distinct_vectors(self)
-        return self._vectors[1]
-
-    @property
-    def ensemble(self):
-        if self._ensemble is None:
-            self._ensemble = Ensemble(self.labels, weights=self.weights)
-        return self._ensemble
-
-    def contingency(self, labels, n_clusters, *, n_threads=None):
-        return label_table(self.labels, self.offsets, np.ascontiguousarray(labels, dtype=np.int32),
-                           int(n_clusters), check_n_threads(n_threads))
-
-    def one_hot(self):
-        return self.ensemble.one_hot()
-
-    def coassociation(self, *, max_bytes=None):
-        return self.ensemble.coassociation(max_bytes=max_bytes)
-
-
-def distinct_vectors(ensemble):
-    """Per-object id of its label vector (-1 entries included), and how many distinct there are."""
-    L = ensemble.labels
-    # A multiplicative hash groups the rows in O(n r); the grouping is then checked exactly, and
-    # a collision (never seen in practice) falls back to sorting the rows themselves.
-    multipliers = np.random.default_rng(0x5EED).integers(1, 2**62, size=L.shape[1], dtype=np.uint64) * 2 + 1
-    codes = (L.astype(np.int64) + 1).astype(np.uint64) * multipliers[None, :]
-    _, first, inverse = np.unique(codes.sum(axis=1, dtype=np.uint64), return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    if not np.array_equal(L, L[first[inverse]]):
-        _, inverse = np.unique(_row_keys(L), return_inverse=True)
-        inverse = inverse.reshape(-1)
-    return inverse, int(inverse.max()) + 1
-
-
-def check_n_clusters(n_clusters, ensemble):
-    """K in [2, n_samples] and no larger than the number of distinct label vectors."""
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=ensemble.n_samples)
-    # Every partition's clusters are distinct vectors, so counting is needed only above max K_i.
-    if n_clusters > int(ensemble.n_clusters.max()) and n_clusters > ensemble.n_distinct:
-        n_distinct = ensemble.n_distinct
-        raise ValidationError(
-            f"n_clusters={n_clusters} is larger than the number of distinct label vectors in the "
-            f"ensemble ({n_distinct}): objects that every partition treats alike cannot be told "
-            f"apart, so at most {n_distinct} clusters are meaningful; ask for n_clusters <= {n_distinct}."
-        )
-    return n_clusters
-
-
-def block_index(ensemble):
-    """Partition index of every column of the batched contingency table."""
-    return np.repeat(np.arange(ensemble.n_partitions), ensemble.n_clusters)
-
-
-def start_from_partition(part, n_clusters):
-    """Initial labels from a base partition: its ``n_clusters`` largest clusters (ties: first
-    named first) keep their members, every other object is unassigned (-1)."""
-    present = part >= 0
-    sizes = np.bincount(part[present], minlength=int(part.max()) + 1 if present.any() else 1)
-    keep = np.argsort(-sizes, kind="stable")[:n_clusters]
-    keep = keep[sizes[keep] > 0]
-    mapping = np.full(sizes.shape[0], -1, dtype=np.int32)
-    mapping[keep] = np.arange(keep.shape[0], dtype=np.int32)
-    out = np.full(part.shape[0], -1, dtype=np.int32)
-    out[present] = mapping[part[present]]
-    return out
-
-
-INITS = ("k-means++", "partitions")
-
-
-def check_init_name(init):
-    """The name of a start rule (``INITS``), with an error naming the choices."""
-    if init not in INITS:
-        raise ValidationError(f"init must be one of {list(INITS)} or an array of labels, got {init!r}.")
-    return init
-
-
-def seeded_starts(ensemble, n_clusters, n_init, rng, n_threads):
-    """``n_init`` starting labelings by k-means++ seeding on the label vectors.
-
-    Each start draws K objects by D^2 sampling (greedy k-means++, as KCC++) under the weighted
-    Hamming distance between label vectors (the Uc distance on the one-hot rows, twice the
-    Hamming distance; a partition missing an object is charged as in KCC), and every object
-    joins its nearest seed. The seeds spread over the label space, so restarts start from
-    different basins, where a base partition with K_i != K starts every restart from the same
-    merge of its K largest clusters.
-    """
-    from cclust import _engine
-    from cclust.utilities import resolve
-
-    space = _engine.MixedSpace.categorical(ensemble, resolve("uc"))
-    starts = []
-    for _ in range(n_init):
-        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads)
-        starts.append(_engine.labels_from_seeds(space, seeds, n_threads).astype(np.int32))
-    return starts
-
-
-def initial_labelings(ensemble, n_clusters, init, n_init, rng, n_threads):
-    """The starts of the restarts for ``init`` in ``INITS``: k-means++ labelings, or base
-    partitions cut to their K largest clusters (Nguyen & Caruana 2007, sec. 8). Validates ``init`` and ``n_init``."""
-    check_init_name(init)
-    n_init = check_int(n_init, "n_init", low=1)
-    if init == "k-means++":
-        return seeded_starts(ensemble, n_clusters, n_init, rng, n_threads)
-    return [start_from_partition(ensemble.labels[:, j], n_clusters)
-            for j in restart_partitions(ensemble, n_init, rng)]
-
-
-def restart_partitions(ensemble, n_init, rng):
-    """Indices of the canonical partitions the restarts start from (Nguyen & Caruana 2007, sec. 8).
-
-    ``n_init`` distinct partitions drawn without replacement (all of them, in a random order, if
-    there are fewer distinct ones than ``n_init``)."""
-    _, first = np.unique(_row_keys(ensemble.labels.T), return_index=True)
-    first = np.sort(first)
-    return first[rng.permutation(first.shape[0])[:n_init]]
-
-
-def _block_sums(table, ensemble):
-    """(K, r) per-partition row sums of a batched table: n_ki, the labelled members."""
-    return np.add.reduceat(table, ensemble.offsets[:-1], axis=1)
-
-
-def _as_lookup(values):
-    """(K, W) values as the contiguous (W, K) table the compiled pass reads."""
-    return np.ascontiguousarray(values.T, dtype=np.float64)
-
-
-def lookup_argmax(C, offsets, lookup, allowed, n_threads):
-    """Best allowed cluster of every object for a (W, K) lookup table, and its score.
-
-    Tables with few non-zeros (IVC's modes, relabel-and-vote's matches) go through the CSR
-    pass, the others through the dense one; both give bitwise the same result.
-    """
-    allowed = np.ascontiguousarray(allowed, dtype=np.uint8)
-    rows, cols = np.nonzero(lookup)
-    if rows.shape[0] * 4 <= lookup.size:
-        indptr = np.zeros(lookup.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=lookup.shape[0]), out=indptr[1:])
-        return _kernel().argmax_sparse(C, offsets, indptr, cols.astype(np.int32),
-                                       np.ascontiguousarray(lookup[rows, cols]), lookup.shape[1],
-                                       allowed, n_threads)
-    return _kernel().argmax(C, offsets, lookup, allowed, n_threads)
 
 
 # -- the three criteria of Nguyen & Caruana (2007) --------------------------------------------------------------
@@ -267,7 +61,7 @@ class _Criterion:
     def assign(self, labels, table, n_clusters):
         """New labels, each object's score for its new cluster, and its distance to it."""
         allowed = table.sum(axis=1) > 0
-        new, best = lookup_argmax(self.C, self.offsets, _as_lookup(self.values(table)), allowed,
+        new, best = lookup_argmax(self.C, self.offsets, as_lookup(self.values(table)), allowed,
                                   self.n_threads)
         return new, best, self.ceiling - best
 
@@ -310,13 +104,13 @@ class _IVC(_Criterion):
         first, has = self.mode_columns(table)
         modes = np.where(has, first - self.E.offsets[:-1][None, :], -2).astype(np.int32)
         allowed = np.ascontiguousarray(table.sum(axis=1) > 0, dtype=np.uint8)
-        new, matches = _kernel().mode_argmax(self.C, np.ascontiguousarray(modes), allowed, self.n_threads)
+        new, matches = kernel().mode_argmax(self.C, np.ascontiguousarray(modes), allowed, self.n_threads)
         w = self.E.weights[0]
         labelled = self.E.n_partitions if self.n_labelled is None else self.n_labelled
         return new, matches * w, (labelled - matches) * w
 
     def objective(self, table):
-        n_ki = _block_sums(table, self.E)
+        n_ki = block_sums(table, self.E)
         top = np.maximum.reduceat(table, self.E.offsets[:-1], axis=1)
         return float(((n_ki - top) @ self.E.weights).sum())
 
@@ -326,13 +120,10 @@ class _IPVC(_Criterion):
     objective_name = "sum of distances D(x, P_k) to the own cluster, Nguyen & Caruana 2007, eq. 2 (lower is better)"
 
     def values(self, table):
-        n_ki = _block_sums(table, self.E)[:, self.cols].astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.where(n_ki > 0, table / np.where(n_ki > 0, n_ki, 1), 0.0)
-        return frac * self.w_cols
+        return ipvc_values(self.E, table, self.cols)
 
     def objective(self, table):
-        n_ki = _block_sums(table, self.E).astype(np.float64)
+        n_ki = block_sums(table, self.E).astype(np.float64)
         sq = np.add.reduceat(table.astype(np.float64) ** 2, self.E.offsets[:-1], axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             agree = np.where(n_ki > 0, sq / np.where(n_ki > 0, n_ki, 1), 0.0)
@@ -352,7 +143,7 @@ class _IPC(_Criterion):
             # Checked here so the refusal names routes IPC can take (not the kNN co-association).
             from cclust.validation import require_memory
 
-            require_memory(ensemble.ensemble.coassociation_bytes(),
+            require_memory(ensemble.coassociation_bytes(),
                            f"IPC on missing labels (the dense co-association of {ensemble.n_samples} objects)",
                            "use ipvc or kcc, which handle missing labels in linear memory, or complete "
                            "the partitions", max_bytes)
@@ -431,7 +222,7 @@ def _check_init(init, ensemble, n_clusters):
 
 def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, random_state,
                n_threads, max_bytes=None):
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
@@ -439,6 +230,7 @@ def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, r
     crit = {"ivc": _IVC, "ipvc": _IPVC}[kind](E, n_threads) if kind != "ipc" else _IPC(E, n_threads, max_bytes)
 
     if isinstance(init, str):
+        check_init_name(init, INITS, or_labels=True)
         starts = initial_labelings(E, n_clusters, init, n_init, rng, n_threads)
     else:
         # A user labelling of the original objects: object order is unchanged by canonical().
@@ -485,8 +277,8 @@ _PARAMS_DOC = """
         weights, which give its unweighted sums up to the factor 1/r.
     init : {"k-means++", "partitions"} or array-like of shape (n_samples,), default="k-means++"
         ``"k-means++"``: each restart starts from K objects drawn by k-means++ seeding on the
-        label vectors (weighted Hamming distance), every object joining its nearest seed (see
-        :func:`seeded_starts`). ``"partitions"``: each restart starts from a base partition
+        label vectors (weighted Hamming distance, greedy D^2 sampling as in KCC++), every
+        object joining its nearest seed. ``"partitions"``: each restart starts from a base partition
         drawn at random (Nguyen & Caruana 2007, sec. 8, the paper's start); a partition with more than K clusters
         keeps its K largest (the other objects join their nearest cluster in the first pass),
         one with fewer gets the remaining clusters from the empty-cluster rule below. An array
@@ -684,9 +476,9 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     >>> voting(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = canonical(ensemble, weights)
+    E = as_ensemble(ensemble).with_weights(weights).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
-    check_init_name(init)
+    check_init_name(init, INITS)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))

@@ -4,9 +4,8 @@ import pytest
 
 import reference_ecpcs as ref
 from cclust import Ensemble
+from cclust._linkage import average_linkage, cut_merges
 from cclust.consensus_functions.ecpcs import (
-    average_linkage_merges,
-    cut_merges,
     ecpcs_hc,
     ecpcs_mc,
     ncut_meta_clusters,
@@ -147,7 +146,7 @@ def test_weighted_average_linkage_of_groups_equals_linkage_of_their_members():
     sizes = np.array([1, 3, 2, 1, 1, 4, 1, 2, 1, 1, 2, 1])
     expanded = np.repeat(points, sizes, axis=0)
     D = cdist(points, points)
-    merges = average_linkage_merges(D.copy(), sizes)
+    merges = average_linkage(D.copy(), sizes)
     full = linkage(squareform(cdist(expanded, expanded), checks=False), "average")
     above_zero = full[:, 2][full[:, 2] > 0]
     np.testing.assert_allclose(np.sort(merges[:, 2]), above_zero, rtol=1e-12)

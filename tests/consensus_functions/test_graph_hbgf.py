@@ -11,7 +11,6 @@ import scipy.sparse as sp
 from cclust import Ensemble
 from cclust.graph import (
     MERGE_CAP_DIVISOR,
-    _group_rows,
     hbgf_graph,
     identical_label_rows,
     bipartite_partition,
@@ -21,6 +20,7 @@ from cclust.graph import (
     one_hot_in_order,
 )
 from cclust.consensus_functions.graph import hbgf
+from cclust.ensemble import _group_rows
 
 from factories import noisy_labels
 

@@ -3,8 +3,8 @@ import pytest
 
 import cclust
 from cclust.consensus_functions import mixture
+from cclust import Ensemble
 from cclust.consensus_functions.mixture import em_mixture
-from cclust.consensus_functions.voting import canonical
 from cclust.errors import ValidationError
 import reference_voting as ref
 from factories import noisy_labels_with_truth as noisy_labels
@@ -18,10 +18,10 @@ def test_registered():
 @pytest.mark.parametrize("missing", [0.0, 0.2], ids=["complete", "missing20"])
 def test_em_step_matches_reference(rng, smoothing, missing):
     L, _ = noisy_labels(rng, n=25, r=4, missing=missing)
-    E = canonical(L)
+    E = Ensemble(L).canonical()
     w = rng.random(4) + 0.5
     w = w / w.sum()
-    E = canonical(E.labels, weights=w)
+    E = Ensemble(E.labels, weights=w).canonical()
     resp = rng.dirichlet(np.ones(3), size=25)
     alpha, theta = mixture._m_step(E.one_hot(), E.offsets, resp, smoothing)
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)

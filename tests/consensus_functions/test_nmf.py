@@ -89,7 +89,7 @@ def test_kmeans_start_then_reference_updates(seed):
     starts = []
     for _ in range(2):
         _, S = module.initial_factors(rng, 40, 3)
-        H = module.kmeans_start(module.canonical(Ensemble(L)).ensemble, 3, rng)
+        H = module.kmeans_start(Ensemble(L).canonical(), 3, rng)
         assert np.all(np.sort(H, axis=1)[:, :-1] == 0.2) and np.all(H.max(axis=1) == 1.2)
         starts.append((H, S))
     runs = ref.nmf_factorize(L, np.ones(L.shape[1]), 3, seed, 2, 40, 0.0, starts=starts)

@@ -253,7 +253,7 @@ def test_bad_ensembles(fn):
         fn(np.zeros((5, 3), dtype=int), 2)
     with pytest.raises(ValidationError, match=r"missing labels in every partition"):
         fn(np.array([[0, 0], [0, 1], [-1, -1], [1, 1]]), 2)
-    with pytest.raises(ValidationError, match="microclusters"):
+    with pytest.raises(ValidationError, match="distinct label vectors"):
         fn(np.array([[0, 0], [0, 0], [1, 1], [1, 1]]), 3)
     with pytest.raises(ValidationError, match="n_clusters"):
         fn(np.array([[0, 0], [0, 1], [1, 1], [1, 0]]), 1)

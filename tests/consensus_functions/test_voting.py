@@ -2,8 +2,10 @@ import numpy as np
 import pytest
 
 import cclust
+from cclust import Ensemble
 from cclust.consensus_functions import voting as voting_module
-from cclust.consensus_functions.voting import canonical, ipc, ipvc, ivc, voting
+from cclust.consensus_functions import _starts
+from cclust.consensus_functions.voting import ipc, ipvc, ivc, voting
 from cclust.errors import MemoryBudgetError, ValidationError
 import reference_voting as ref
 from factories import noisy_labels, same_partition
@@ -24,7 +26,7 @@ def test_registered_rows_point_here():
 @pytest.mark.parametrize("weighted", [False, True], ids=["equal", "weighted"])
 @pytest.mark.parametrize("kind", ["ivc", "ipvc", "ipc"])
 def test_matches_reference_from_same_start(rng, kind, weighted, missing):
-    L = canonical(noisy_labels(rng, missing=missing)).labels
+    L = Ensemble(noisy_labels(rng, missing=missing)).canonical().labels
     w = rng.random(L.shape[1]) + 0.2 if weighted else np.full(L.shape[1], 1.0 / L.shape[1])
     w = w / w.sum()
     start = rng.integers(0, 3, size=L.shape[0])
@@ -39,7 +41,7 @@ def test_matches_reference_from_same_start(rng, kind, weighted, missing):
 def test_empty_clusters_follow_the_engine_rule(rng, kind):
     """Starts that leave clusters empty (every object in 0 or 1 of K = 5): the refills are the
     K-means engine's rule, as written out in the reference."""
-    L = canonical(noisy_labels(rng, n=60, missing=0.1)).labels
+    L = Ensemble(noisy_labels(rng, n=60, missing=0.1)).canonical().labels
     w = np.full(L.shape[1], 1.0 / L.shape[1])
     start = rng.integers(0, 2, size=L.shape[0])
     fast = ITERATIVE[kind](L, 5, weights=w, init=start, max_iter=200)
@@ -63,8 +65,8 @@ def test_engine_reseed_rule_by_hand():
 
 @pytest.mark.parametrize("kind", ["ivc", "ipvc"])
 def test_single_pass_distances_match_reference(rng, kind):
-    L = canonical(noisy_labels(rng, missing=0.15)).labels
-    E = canonical(L)
+    L = Ensemble(noisy_labels(rng, missing=0.15)).canonical().labels
+    E = Ensemble(L).canonical()
     w = E.weights
     labels = rng.integers(0, 4, size=L.shape[0]).astype(np.int32)
     crit = (voting_module._IVC if kind == "ivc" else voting_module._IPVC)(E, 1)
@@ -75,14 +77,14 @@ def test_single_pass_distances_match_reference(rng, kind):
 
 @pytest.mark.parametrize("density", [0.05, 0.3, 1.0])
 def test_sparse_and_dense_passes_are_bitwise_equal(rng, density):
-    L = canonical(noisy_labels(rng, n=50, r=7, missing=0.1)).labels
-    E = canonical(L)
+    L = Ensemble(noisy_labels(rng, n=50, r=7, missing=0.1)).canonical().labels
+    E = Ensemble(L).canonical()
     lookup = rng.random((int(E.offsets[-1]), 5)) * (rng.random((int(E.offsets[-1]), 5)) < density)
     allowed = np.array([1, 1, 0, 1, 1], dtype=np.uint8)
     C = np.ascontiguousarray(E.labels)
-    dense = voting_module._kernel().argmax(C, E.offsets, np.ascontiguousarray(lookup), allowed, 1)
-    fast = voting_module.lookup_argmax(C, E.offsets, np.ascontiguousarray(lookup), allowed, 1)
-    scores = voting_module._kernel().scores(C, E.offsets, np.ascontiguousarray(lookup), 1)
+    dense = _starts.kernel().argmax(C, E.offsets, np.ascontiguousarray(lookup), allowed, 1)
+    fast = _starts.lookup_argmax(C, E.offsets, np.ascontiguousarray(lookup), allowed, 1)
+    scores = _starts.kernel().scores(C, E.offsets, np.ascontiguousarray(lookup), 1)
     scores[:, 2] = -np.inf
     assert np.array_equal(dense[0], fast[0]) and np.array_equal(dense[1], fast[1])
     assert np.array_equal(dense[0], scores.argmax(axis=1))
@@ -93,7 +95,7 @@ def test_sparse_and_dense_passes_are_bitwise_equal(rng, density):
 def test_ivc_mode_count_pass_equals_table_pass(rng, missing):
     """With equal weights IVC counts agreements with the mode vectors; same choice and
     distances as the weighted lookup-table pass."""
-    E = canonical(noisy_labels(rng, n=60, r=9, missing=missing))
+    E = Ensemble(noisy_labels(rng, n=60, r=9, missing=missing)).canonical()
     crit = voting_module._IVC(E, 1)
     assert crit.equal
     labels = rng.integers(0, 5, size=E.n_samples).astype(np.int32)
@@ -108,13 +110,13 @@ def test_ivc_mode_count_pass_equals_table_pass(rng, missing):
 
 def test_ipc_table_route_equals_matrix_form(rng):
     """S(x, P_k) from the contingency tables equals the average of the n x n matrix rows."""
-    L = canonical(noisy_labels(rng, n=30, r=7)).labels
-    E = canonical(L)
+    L = Ensemble(noisy_labels(rng, n=30, r=7)).canonical().labels
+    E = Ensemble(L).canonical()
     labels = rng.integers(0, 4, size=L.shape[0]).astype(np.int32)
     crit = voting_module._IPC(E, 1, None)
     table = crit.table(labels, 4)
     lookup = np.ascontiguousarray(crit.values(table).T)
-    fast = voting_module._kernel().scores(np.ascontiguousarray(E.labels), E.offsets, lookup, 1)
+    fast = _starts.kernel().scores(np.ascontiguousarray(E.labels), E.offsets, lookup, 1)
     S = ref.coassociation(L, E.weights)
     np.testing.assert_allclose(fast, ref.ipc_similarities(S, labels, 4), atol=1e-12)
     # ... and S(x, P_k) = sum_i w_i - D_IPVC(x, P_k): IPC and IPVC choose alike.
@@ -142,7 +144,7 @@ def test_ivc_objective_never_increases(rng):
     trace = res.extras["objective_trace"]
     assert trace.shape[0] == res.n_iter >= 2
     assert (np.diff(trace) <= 1e-12).all()
-    E = canonical(L)
+    E = Ensemble(L).canonical()
     assert res.objective == pytest.approx(ref.ivc_objective(E.labels, E.weights, res.labels, 4))
 
 
@@ -205,11 +207,11 @@ def test_keeps_k_clusters_when_partitions_have_fewer(rng, name):
 def test_voting_pass_matches_reference(rng):
     truth = np.repeat(np.arange(3), 12)
     cols = [np.where(rng.random(36) < 0.2, rng.integers(0, 3, 36), (truth + s) % 3) for s in range(5)]
-    E = canonical(np.column_stack(cols))
+    E = Ensemble(np.column_stack(cols)).canonical()
     reference = rng.integers(0, 3, size=36).astype(np.int32)
     reference[:3] = [0, 1, 2]
     table = E.contingency(reference, 3)
-    new, _ = voting_module._kernel().argmax(np.ascontiguousarray(E.labels), E.offsets,
+    new, _ = _starts.kernel().argmax(np.ascontiguousarray(E.labels), E.offsets,
                                             voting_module._vote_table(E, table, 3),
                                             np.ones(3, dtype=np.uint8), 1)
     assert np.array_equal(new, ref.vote_pass(E.labels, E.weights, reference, 3))
@@ -272,7 +274,7 @@ def test_inputs_are_not_modified(rng):
 
 
 def test_compiled_passes_reject_bad_labels_and_tables():
-    kernel = voting_module._kernel()
+    kernel = _starts.kernel()
     offsets = np.array([0, 2, 5], dtype=np.int64)
     labels = np.array([[0, 2], [1, 3]], dtype=np.int32)   # 3 is outside partition 1's 0..2
     table = np.ones((5, 2))
