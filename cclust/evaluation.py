@@ -278,7 +278,7 @@ def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
     """
     if not isinstance(metric, str) or metric not in _CONNECTIVITY_METRICS:
         raise ValidationError(f"metric must be one of {list(_CONNECTIVITY_METRICS)}, got {metric!r}.")
-    from cclust.metrics import _features_and_codes  # the checks every internal index makes
+    from cclust.metrics._criteria import _features_and_codes  # the checks every internal index makes
 
     X, codes, _ = _features_and_codes(X, labels)
     n = X.shape[0]
