@@ -240,7 +240,7 @@ def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
     return out
 
 
-@declare(requires_X=True)
+@declare(requires_X=True, higher_is_better=False)
 def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
     """Connectivity of a labelling (Handl, Knowles & Kell 2005): lower is better.
 

@@ -5,9 +5,9 @@ import numbers
 import numpy as np
 
 from cclust.validation import check_random_state, memory_budget
-from cclust.consensus_functions.pairwise import _LOWER_IS_BETTER
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.base import accepts, declare, method_info
+from cclust.metrics import higher_is_better
 from cclust.result import ConsensusResult
 
 __all__ = ["best_of", "DEFAULT_METHODS"]
@@ -45,7 +45,10 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
     methods : sequence of str, default=("kcc", "hbgf", "mcla")
         Registered consensus-function names, at least one, no repeats, not "best-of" itself.
     metric : str, default="nmi"
-        The agreement passed to ``consensus-score``; for "vi" and "van-dongen" lower is better.
+        The agreement passed to ``consensus-score``: a name it knows or another registered metric
+        comparing two labellings. The winner has the highest score, or the lowest for a metric
+        that declares lower is better ("vi", "van-dongen" and the other distances;
+        :func:`cclust.metrics.higher_is_better`); a metric that declares neither is refused.
     params : dict, default=None
         Extra keyword arguments per method name, e.g. ``{"kcc": {"utility": "uh"}}``.
     X : array-like of shape (n_samples, n_features), default=None
@@ -102,15 +105,15 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
     E = as_ensemble(ensemble)
     if weights is not None:
         E = E.with_weights(weights)
-    # Validates the metric name once, up front.
+    # Validates the metric name once, up front, and its declared direction.
     score(np.zeros(E.n_samples, dtype=np.int64), E, metric=metric)
+    sign = 1.0 if higher_is_better(metric) else -1.0
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         seed = random_state
     else:
         seed = int(check_random_state(random_state).integers(2**63 - 1))
     if max_bytes is not None:
         memory_budget(max_bytes)                        # validates the argument
-    sign = -1.0 if metric in _LOWER_IS_BETTER else 1.0
     scores, failures, skipped, refused = {}, {}, {}, set()
     winner, res = None, None
     for name in methods:

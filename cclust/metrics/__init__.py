@@ -59,7 +59,7 @@ from cclust.metrics._clue_measures import (
     symdiff_distance,
 )
 from cclust.metrics._criteria import compactness, kmeans_objective
-from cclust.metrics._consensus import DISSIMILARITIES, consensus_score
+from cclust.metrics._consensus import DISSIMILARITIES, consensus_score, higher_is_better
 
 __all__ = [
     "accuracy",
@@ -75,6 +75,7 @@ __all__ = [
     "comembership_distance",
     "cssd",
     "gv1_distance",
+    "higher_is_better",
     "prediction_strength",
     "symdiff_distance",
     "contingency_table",

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from cclust.base import declare
 from cclust.validation import check_array_2d
 from cclust.errors import ValidationError
 from cclust.metrics._set_matching import _accuracy_from_table
@@ -143,6 +144,7 @@ def _prediction_strength_from_table(table):
     return float((within[ok] / pairs[ok]).min())
 
 
+@declare(higher_is_better=True)
 def fowlkes_mallows(partition_a, partition_b):
     """Fowlkes-Mallows index: pairs together in both over the geometric mean of pairs together in each.
 
@@ -172,6 +174,7 @@ def fowlkes_mallows(partition_a, partition_b):
     return _fowlkes_mallows_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=True)
 def jaccard(partition_a, partition_b):
     """Jaccard index of the co-clustered pairs: together in both over together in at least one.
 
@@ -194,6 +197,7 @@ def jaccard(partition_a, partition_b):
     return _jaccard_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=True)
 def katz_powell(partition_a, partition_b):
     """Katz-Powell index: the correlation of the two co-membership matrices (higher is better).
 
@@ -218,6 +222,7 @@ def katz_powell(partition_a, partition_b):
     return _katz_powell_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=True)
 def purity(partition_a, partition_b):
     """Purity of the clusters of ``partition_a`` with respect to ``partition_b`` (higher is better).
 
@@ -236,6 +241,7 @@ def purity(partition_a, partition_b):
     return _purity_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=False)
 def boorman_arabie_a(partition_a, partition_b):
     """Boorman-Arabie distance A: the fewest single-object moves from one partition to the other (lower is better).
 
@@ -258,6 +264,7 @@ def boorman_arabie_a(partition_a, partition_b):
     return _boorman_arabie_a_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=False)
 def boorman_arabie_d(partition_a, partition_b):
     """Boorman-Arabie distance D, the pair-bonds distance: ``1 - rand`` (lower is better).
 
@@ -275,6 +282,7 @@ def boorman_arabie_d(partition_a, partition_b):
     return _boorman_arabie_d_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=False)
 def comembership_distance(partition_a, partition_b):
     """Euclidean distance of the co-membership matrices (lower is better).
 
@@ -315,6 +323,7 @@ def _nonzero_columns(M):
     return M[:, M.sum(axis=0) > 0]
 
 
+@declare(higher_is_better=False)
 def gv1_distance(partition_a, partition_b):
     """Gordon & Vichi's (2001) model-1 dissimilarity: matched squared column distances (lower is better).
 
@@ -355,6 +364,7 @@ def gv1_distance(partition_a, partition_b):
     return math.sqrt(float(np.einsum("ij,ij->", difference, difference)))
 
 
+@declare(higher_is_better=False)
 def symdiff_distance(partition_a, partition_b):
     """Symmetric-difference distance: the number of pairs of objects together in exactly one partition.
 
@@ -378,6 +388,7 @@ def symdiff_distance(partition_a, partition_b):
     return _symdiff_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=False)
 def boorman_arabie_c(partition_a, partition_b):
     """Boorman-Arabie distance C: the fewest lattice moves between the partitions (lower is better).
 
@@ -409,6 +420,7 @@ def boorman_arabie_c(partition_a, partition_b):
     return value + float(classes - used)
 
 
+@declare(higher_is_better=False)
 def boorman_arabie_e(partition_a, partition_b):
     """Boorman-Arabie distance E: Rajski's normalised information distance ``1 - I / H`` (lower is better).
 
@@ -433,6 +445,7 @@ def boorman_arabie_e(partition_a, partition_b):
     return _boorman_arabie_e_from_table(_hard_table(*_partitions(partition_a, partition_b)))
 
 
+@declare(higher_is_better=False)
 def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=None, alpha=None, beta=None):
     """Cluster Similarity Sensitive Distance of Zhou, Li & Zha (2005) (lower is better).
 
@@ -496,6 +509,7 @@ def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=No
     return float(CL.sum() - 2.0 * _transport(CL / np.add.outer(alpha, beta), alpha, beta, maximize=True))
 
 
+@declare(higher_is_better=True)
 def prediction_strength(partition_a, partition_b):
     """Prediction strength of Tibshirani & Walther (2005), as clue computes it (higher is better).
 

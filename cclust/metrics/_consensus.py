@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from cclust.validation import label_vector
+from cclust.base import method_info
 from cclust.errors import ValidationError
 from cclust.metrics._set_matching import _accuracy_from_table, _van_dongen_from_table, accuracy, van_dongen
 from cclust.metrics._information import _ami_from_table, _nmi_from_table, _vi_from_table, ami, nmi, vi
@@ -85,11 +86,6 @@ _TABLE_METRICS = {
     "prediction-strength": _prediction_strength_from_table,
 }
 
-#: The distances among them (lower is better), for the methods that pick a best member.
-DISSIMILARITIES = ("vi", "van-dongen", "euclidean-distance", "manhattan-distance", "mallows-distance",
-                   "boorman-arabie-a", "boorman-arabie-d", "boorman-arabie-c", "boorman-arabie-e",
-                   "comembership-distance", "gv1-distance", "symdiff-distance")
-
 #: The label-level functions, accepted by consensus_score in place of their names.
 _BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
                 van_dongen: "van-dongen", accuracy: "accuracy",
@@ -102,29 +98,113 @@ _BY_FUNCTION = {ari: "ari", nmi: "nmi", ami: "ami", rand: "rand", vi: "vi",
                 comembership_distance: "comembership-distance", gv1_distance: "gv1-distance",
                 symdiff_distance: "symdiff-distance", prediction_strength: "prediction-strength"}
 
+#: The distances among them (lower is better, as each declares), for the methods that pick a best member.
+DISSIMILARITIES = tuple(name for function, name in _BY_FUNCTION.items()
+                        if method_info(function).higher_is_better is False)
+
+#: Registered metrics that are not a comparison of two labellings, so cannot score against partitions.
+_NOT_PAIRWISE = ("consensus-score",)
+
+
+def _registered_metric(name):
+    """A registered metric comparing two labellings (a plugin's, say), or None if no metric has that name."""
+    import cclust
+
+    if name not in cclust.available(kind="metric"):
+        return None
+    function = cclust.get(name, kind="metric")
+    if name in _NOT_PAIRWISE or method_info(function).requires_X:
+        raise ValidationError(
+            f"metric {name!r} is not a comparison of two labellings (it "
+            f"{'reads the data X' if method_info(function).requires_X else 'scores against an ensemble'}), so it "
+            f"cannot score a labelling against each partition; pass one of {sorted(_TABLE_METRICS)} or a "
+            "registered metric f(labels_a, labels_b)."
+        )
+    return function
+
 
 def _resolve_metric(metric):
+    """(function, reads) with reads "table" (a function of a contingency table) or "labels" (a
+    registered metric called on the two labellings)."""
     if isinstance(metric, str):
-        if metric not in _TABLE_METRICS:
+        if metric in _TABLE_METRICS:
+            return _TABLE_METRICS[metric], "table"
+        function = _registered_metric(metric)
+        if function is None:
             import difflib
 
-            close = difflib.get_close_matches(metric, list(_TABLE_METRICS), n=1)
+            import cclust
+
+            names = sorted(set(_TABLE_METRICS) | set(cclust.available(kind="metric")) - set(_NOT_PAIRWISE))
+            close = difflib.get_close_matches(metric, names, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValidationError(
-                f"metric must be one of {sorted(_TABLE_METRICS)} or a callable on a contingency "
-                f"table, got {metric!r}.{hint}"
+                f"metric must be one of {sorted(_TABLE_METRICS)}, another registered metric comparing two "
+                f"labellings, or a callable on a contingency table, got {metric!r}.{hint}"
             )
-        return _TABLE_METRICS[metric]
+        return function, "labels"
     if callable(metric):
         try:
             name = _BY_FUNCTION.get(metric)
         except TypeError:  # an unhashable callable
             name = None
-        return _TABLE_METRICS[name] if name else metric
+        return (_TABLE_METRICS[name] if name else metric), "table"
     raise ValidationError(
         f"metric must be a metric name ({sorted(_TABLE_METRICS)}) or a callable on a contingency "
         f"table, got {metric!r} of type {type(metric).__name__}."
     )
+
+
+def higher_is_better(metric):
+    """Whether a larger value of ``metric`` means a better labelling, as the metric declares it.
+
+    Every built-in metric declares its direction with :func:`cclust.base.declare`
+    (``higher_is_better=True`` for the agreements such as ARI and NMI, ``False`` for the
+    distances such as VI and for the criteria on X); a plugin metric declares it the same way.
+    ``best`` and ``best-of`` read it to maximise or minimise.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A registered metric name (built-in or plugin) or a metric function.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValidationError
+        If ``metric`` names no registered metric, or declares no direction (the message names
+        the metric and the fix: ``@declare(higher_is_better=...)`` on its function).
+
+    Examples
+    --------
+    >>> from cclust.metrics import higher_is_better
+    >>> higher_is_better("nmi"), higher_is_better("vi")
+    (True, False)
+    """
+    if isinstance(metric, str):
+        if metric in _TABLE_METRICS:
+            return metric not in DISSIMILARITIES
+        import cclust
+
+        if metric not in cclust.available(kind="metric"):
+            _resolve_metric(metric)          # raises the unknown-name error with its suggestion
+        function, what = cclust.get(metric, kind="metric"), f"metric {metric!r}"
+    elif callable(metric):
+        function, what = metric, f"metric {getattr(metric, '__name__', metric)!r}"
+    else:
+        raise ValidationError(f"metric must be a metric name or a metric function, got {metric!r}.")
+    declared = method_info(function).higher_is_better
+    if declared is None:
+        raise ValidationError(
+            f"{what} does not declare whether higher or lower values are better, so it cannot be "
+            "maximised or minimised safely; decorate its function with "
+            "@cclust.base.declare(higher_is_better=True) (an agreement) or "
+            "@cclust.base.declare(higher_is_better=False) (a distance or a cost)."
+        )
+    return declared
 
 
 def _as_ensemble(ensemble):
@@ -156,7 +236,9 @@ def consensus_score(labels, ensemble, metric="nmi"):
         measures (Hornik 2005) on hard partitions: "euclidean-distance", "euclidean-agreement",
         "manhattan-distance", "manhattan-agreement", "mallows-distance" (p = 1), "angle", "diag",
         "fowlkes-mallows", "jaccard", "katz-powell", "purity", "boorman-arabie-a",
-        "boorman-arabie-d"; or one of those functions of this module; or a callable ``f(table) -> float`` of an int64 contingency table of shape
+        "boorman-arabie-d"; or one of those functions of this module; or the name of another
+        registered metric ``f(labels_a, labels_b)`` (a plugin's), called on the objects each
+        partition labels; or a callable ``f(table) -> float`` of an int64 contingency table of shape
         ``(n_clusters, K_i)`` whose rows are the clusters of ``labels`` and columns those of
         partition i (so ``labels`` plays ``labels_true``). For the distances
         (:data:`DISSIMILARITIES`) lower is better.
@@ -179,7 +261,7 @@ def consensus_score(labels, ensemble, metric="nmi"):
     >>> round(consensus_score([0, 0, 1, 1], E, metric="ari"), 4)
     0.6667
     """
-    function = _resolve_metric(metric)
+    function, reads = _resolve_metric(metric)
     codes, k = label_vector(labels, "labels")
     ensemble = _as_ensemble(ensemble)
     if int(ensemble.n_samples) != codes.shape[0]:
@@ -187,12 +269,22 @@ def consensus_score(labels, ensemble, metric="nmi"):
             f"labels and ensemble must describe the same objects: labels has {codes.shape[0]} "
             f"labels, ensemble has n_samples = {int(ensemble.n_samples)}."
         )
-    table = np.asarray(ensemble.contingency(codes, k))
-    offsets = np.asarray(ensemble.offsets)
     weights = np.asarray(ensemble.weights, dtype=np.float64)
+    if reads == "table":
+        table = np.asarray(ensemble.contingency(codes, k))
+        offsets = np.asarray(ensemble.offsets)
+
+        def term(i):
+            return function(table[:, offsets[i]:offsets[i + 1]])
+    else:
+        members = np.asarray(ensemble.labels)
+
+        def term(i):
+            labelled = members[:, i] >= 0
+            return function(codes[labelled], members[labelled, i])
     scores = np.empty(weights.shape[0])
     for i in range(weights.shape[0]):
-        value = function(table[:, offsets[i]:offsets[i + 1]])
+        value = term(i)
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             raise ValidationError(
                 f"metric must return a real number for each partition, got {value!r} for partition {i}."

@@ -35,7 +35,7 @@ def _cluster_sse(X, codes, k):
     return sizes, sse
 
 
-@declare(requires_X=True)
+@declare(requires_X=True, higher_is_better=False)
 def kmeans_objective(X, labels):
     """The K-means objective: the sum of squared Euclidean distances to the cluster means.
 
@@ -83,7 +83,7 @@ def _pairwise_distance_sum(points):
     return total
 
 
-@declare(requires_X=True)
+@declare(requires_X=True, higher_is_better=False)
 def compactness(X, labels, *, metric="euclidean"):
     """Compactness: the size-weighted average distance between objects of the same cluster.
 

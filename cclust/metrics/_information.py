@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from cclust.base import declare
 from cclust.validation import check_same_length
 from cclust.errors import ValidationError
 from cclust.metrics._membership import _Partition
@@ -175,6 +176,7 @@ def _vi_from_table(table):
     return float(max(0.0, np.dot(nz_val / n, terms)))
 
 
+@declare(higher_is_better=True)
 def nmi(labels_true, labels_pred, *, average="sqrt"):
     """Normalized mutual information between two labellings.
 
@@ -213,6 +215,7 @@ def nmi(labels_true, labels_pred, *, average="sqrt"):
     return _nmi_from_table(_labels_table(labels_true, labels_pred), average)
 
 
+@declare(higher_is_better=True)
 def ami(labels_true, labels_pred, *, average="arithmetic"):
     """Adjusted mutual information: mutual information adjusted for chance.
 
@@ -253,6 +256,7 @@ def ami(labels_true, labels_pred, *, average="arithmetic"):
     return _ami_from_table(_labels_table(labels_true, labels_pred), average)
 
 
+@declare(higher_is_better=False)
 def vi(labels_true, labels_pred):
     """Variation of information between two labellings (natural log).
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from cclust.base import declare
 from cclust.validation import check_float, check_same_length, label_vector
 from cclust.errors import ValidationError
 from cclust.metrics._tables import _table_from_codes
@@ -158,6 +159,7 @@ def _check_p(p):
     return check_float(p, "p", low=1.0)
 
 
+@declare(higher_is_better=False)
 def euclidean_distance(partition_a, partition_b):
     """Euclidean dissimilarity of two partitions under the best matching of their clusters (lower is better).
 
@@ -202,6 +204,7 @@ def _euclidean(a, b):
     return float(math.sqrt(np.einsum("ij,ij->", difference, difference)))
 
 
+@declare(higher_is_better=True)
 def euclidean_agreement(partition_a, partition_b):
     """Euclidean agreement ``1 - d / sqrt(2n)`` with d the :func:`euclidean_distance` (higher is better).
 
@@ -219,6 +222,7 @@ def euclidean_agreement(partition_a, partition_b):
     return 1.0 - _euclidean(a, b) / math.sqrt(2 * a.codes.shape[0])
 
 
+@declare(higher_is_better=False)
 def manhattan_distance(partition_a, partition_b):
     """Manhattan dissimilarity of two partitions under the best matching of their clusters (lower is better).
 
@@ -252,6 +256,7 @@ def _manhattan(a, b):
     return _matched_distance(*soft, 1.0)
 
 
+@declare(higher_is_better=True)
 def manhattan_agreement(partition_a, partition_b):
     """Manhattan agreement ``1 - d / (2n)`` with d the :func:`manhattan_distance` (higher is better).
 
@@ -268,6 +273,7 @@ def manhattan_agreement(partition_a, partition_b):
     return 1.0 - _manhattan(a, b) / (2.0 * a.codes.shape[0])
 
 
+@declare(higher_is_better=False)
 def mallows_distance(partition_a, partition_b, *, p=1.0, alpha=None, beta=None):
     """Mallows-type distance of Zhou, Li & Zha (2005) (lower is better).
 
@@ -355,6 +361,7 @@ def _transport(cost, supply, demand, *, maximize):
     return sign * float(res.fun)
 
 
+@declare(higher_is_better=True)
 def angle(partition_a, partition_b):
     """Angle agreement: the largest cosine between the membership matrices over matchings (higher is better).
 
@@ -382,6 +389,7 @@ def angle(partition_a, partition_b):
     return min(1.0, inner / math.sqrt(float(np.einsum("ij,ij->", Ma, Ma)) * float(np.einsum("ij,ij->", Mb, Mb))))
 
 
+@declare(higher_is_better=True)
 def diag(partition_a, partition_b):
     """Diag agreement: the largest co-classification rate over matchings of the clusters (higher is better).
 

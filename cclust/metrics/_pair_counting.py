@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
+from cclust.base import declare
 from cclust.metrics._tables import _cells, _labels_table, _marginals, _sum_of_squares
 
 
@@ -36,6 +37,7 @@ def _rand_from_table(table):
 
 # -- label-level metrics -----------------------------------------------------------------------
 
+@declare(higher_is_better=True)
 def ari(labels_true, labels_pred):
     """Adjusted Rand index: the Rand index adjusted for chance.
 
@@ -73,6 +75,7 @@ def ari(labels_true, labels_pred):
     return _ari_from_table(_labels_table(labels_true, labels_pred))
 
 
+@declare(higher_is_better=True)
 def rand(labels_true, labels_pred):
     """Rand index: the fraction of object pairs on which two labellings agree.
 

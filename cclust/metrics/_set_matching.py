@@ -1,5 +1,6 @@
 """Set-matching criteria of two labellings: van Dongen's distance and accuracy.
 """
+from cclust.base import declare
 from cclust.metrics._tables import _labels_table, _marginals, _max_per
 
 
@@ -18,6 +19,7 @@ def _accuracy_from_table(table):
     return int(_max_per(table, axis=0).sum()) / n if n else 1.0
 
 
+@declare(higher_is_better=False)
 def van_dongen(labels_true, labels_pred, *, normalize=True):
     """Van Dongen's set-matching distance between two labellings.
 
@@ -55,6 +57,7 @@ def van_dongen(labels_true, labels_pred, *, normalize=True):
     return _van_dongen_from_table(_labels_table(labels_true, labels_pred), bool(normalize))
 
 
+@declare(higher_is_better=True)
 def accuracy(labels_true, labels_pred):
     """Clustering accuracy (purity): each predicted cluster votes its majority true class.
 
