@@ -8,7 +8,7 @@ import cclust.metrics as cm
 from cclust import Ensemble
 from cclust.base import declare, method_info
 from cclust.consensus_functions.pairwise import best
-from cclust.consensus_functions.selection import best_of
+from cclust.consensus_functions.best_of import best_of
 from cclust.errors import ValidationError
 
 
