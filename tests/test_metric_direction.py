@@ -53,9 +53,11 @@ def _ensemble(seed=0, n=40, r=9):
 
 
 def test_every_builtin_metric_declares_its_direction():
-    undeclared = [name for name in cclust.available(kind="metric")
-                  if method_info(cclust.get(name, kind="metric")).higher_is_better is None]
+    builtins = [name for name, row in cclust.available(kind="metric").items() if row.provider == "cclust"]
+    undeclared = [name for name in builtins if method_info(cclust.get(name, kind="metric")).higher_is_better is None]
     assert undeclared == ["consensus-score"]      # its direction is that of its metric argument
+    with pytest.raises(ValidationError, match="takes its direction from the metric it averages"):
+        cm.higher_is_better("consensus-score")
     assert cm.higher_is_better("nmi") and cm.higher_is_better("jaccard")
     assert not cm.higher_is_better("vi") and not cm.higher_is_better("kmeans-objective")
     assert not cm.higher_is_better(cm.cssd)

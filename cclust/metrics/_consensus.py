@@ -191,6 +191,9 @@ def higher_is_better(metric):
 
         if metric not in cclust.available(kind="metric"):
             _resolve_metric(metric)          # raises the unknown-name error with its suggestion
+        if metric in _NOT_PAIRWISE:
+            raise ValidationError(f"metric {metric!r} takes its direction from the metric it averages; pass "
+                                  "that metric's name instead.")
         function, what = cclust.get(metric, kind="metric"), f"metric {metric!r}"
     elif callable(metric):
         function, what = metric, f"metric {getattr(metric, '__name__', metric)!r}"
