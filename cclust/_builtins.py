@@ -50,7 +50,7 @@ BUILTINS = (
      "Symmetric NMF M ~ H S H^T of the co-association, never formed (Li, Ding & Jordan 2007)"),
     ("sec", "consensus", "cclust.consensus_functions.sec:sec",
      "Spectral ensemble clustering as weighted K-means on D^-1 B, no n x n matrix (Liu, Wu, Liu, Tao & Fu 2017)"),
-    ("best-of", "consensus", "cclust.consensus_functions.selection:best_of",
+    ("best-of", "consensus", "cclust.consensus_functions.best_of:best_of",
      "Run several consensus methods, keep the labels of highest average NMI with the ensemble (Strehl & Ghosh 2002)"),
     # -- least-squares consensus --
     ("addremadd", "consensus", "cclust.consensus_functions.least_squares:addremadd",

@@ -4,7 +4,8 @@ A plugin (or a built-in, which uses the same door) needs from cclust:
 
 * :data:`KINDS`, the four kinds of registered object and their entry-point groups;
 * :func:`declare` and :class:`MethodInfo`, what a consensus function says about itself (needs
-  ``X``, chooses its K, takes missing labels, depends on object order);
+  ``X``, chooses its K, takes missing labels, depends on object order), and a metric about its
+  direction (higher or lower is better);
 * :class:`Utility`, the type of a KCC utility (Wu et al. 2015): a convex function the compiled
   K-means passes can evaluate;
 * :func:`check_contract`, the check the registry runs on every object it loads, which a plugin
@@ -47,7 +48,7 @@ KINDS = MappingProxyType({
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What a consensus function declares about itself (set with :func:`declare`).
+    """What a consensus function or a metric declares about itself (set with :func:`declare`).
 
     Attributes
     ----------
@@ -76,6 +77,12 @@ class MethodInfo:
         accepts ``ensemble=None``; an ensemble passed in joins them. The estimator and the
         ``cclust run`` command then generate nothing for it: the partitions of another generator
         would only dilute its own. Implies ``requires_X``.
+    higher_is_better : bool or None
+        For a metric: True when a larger value means a better labelling (ARI, NMI, Jaccard),
+        False for a distance or a cost (VI, the k-means objective). Methods that pick the best of
+        several labellings by a metric (``best``, ``best-of``) read it to know whether to
+        maximise or minimise. None: the metric does not say, and those methods refuse it by name
+        rather than guess.
     """
 
     requires_X: bool = False
@@ -84,6 +91,7 @@ class MethodInfo:
     object_order: str = "exact"
     accepts_soft: bool = False
     generates_ensemble: bool = False
+    higher_is_better: bool | None = None
 
 
 #: The values of :attr:`MethodInfo.object_order`.
@@ -91,14 +99,15 @@ OBJECT_ORDERS = ("exact", "distribution")
 
 
 def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact",
-            accepts_soft=False, generates_ensemble=False):
-    """Decorator recording a consensus function's :class:`MethodInfo`.
+            accepts_soft=False, generates_ensemble=False, higher_is_better=None):
+    """Decorator recording what a consensus function or a metric declares (:class:`MethodInfo`).
 
     Raises
     ------
     cclust.errors.ValidationError
         If ``object_order`` is not one of ``"exact"``, ``"distribution"``, or ``generates_ensemble``
-        is set without ``requires_X`` (partitions made from X need X).
+        is set without ``requires_X`` (partitions made from X need X), or ``higher_is_better``
+        is not True, False or None.
 
     Examples
     --------
@@ -108,6 +117,11 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True,
     ...     ...
     >>> method_info(mine).requires_X
     True
+    >>> @declare(higher_is_better=False)
+    ... def mismatch(labels_a, labels_b):
+    ...     return float(sum(a != b for a, b in zip(labels_a, labels_b)))
+    >>> method_info(mismatch).higher_is_better
+    False
     """
     if object_order not in OBJECT_ORDERS:
         raise ValidationError(f"object_order must be one of {', '.join(map(repr, OBJECT_ORDERS))}, "
@@ -115,9 +129,13 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True,
     if generates_ensemble and not requires_X:
         raise ValidationError("generates_ensemble=True means the function makes its partitions from X: declare "
                               "requires_X=True as well.")
+    if higher_is_better is not None and not isinstance(higher_is_better, (bool, np.bool_)):
+        raise ValidationError(f"higher_is_better must be True (larger is better), False (smaller is better) or "
+                              f"None (not declared), got {higher_is_better!r}.")
     info = MethodInfo(requires_X=requires_X, chooses_n_clusters=chooses_n_clusters,
                       handles_missing=handles_missing, object_order=object_order,
-                      accepts_soft=bool(accepts_soft), generates_ensemble=bool(generates_ensemble))
+                      accepts_soft=bool(accepts_soft), generates_ensemble=bool(generates_ensemble),
+                      higher_is_better=None if higher_is_better is None else bool(higher_is_better))
 
     def mark(fn):
         fn.__cclust_info__ = info

@@ -240,7 +240,7 @@ def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
     return out
 
 
-@declare(requires_X=True)
+@declare(requires_X=True, higher_is_better=False)
 def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
     """Connectivity of a labelling (Handl, Knowles & Kell 2005): lower is better.
 
@@ -278,7 +278,7 @@ def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
     """
     if not isinstance(metric, str) or metric not in _CONNECTIVITY_METRICS:
         raise ValidationError(f"metric must be one of {list(_CONNECTIVITY_METRICS)}, got {metric!r}.")
-    from cclust.metrics import _features_and_codes  # the checks every internal index makes
+    from cclust.metrics._criteria import _features_and_codes  # the checks every internal index makes
 
     X, codes, _ = _features_and_codes(X, labels)
     n = X.shape[0]

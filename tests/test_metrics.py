@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import cclust.metrics as cm
+from cclust.metrics import _criteria, _information, _tables
 from cclust import Ensemble
 from cclust._ext import _contingency
 from cclust.errors import ValidationError
@@ -97,7 +98,7 @@ def sklearn_ami_is_noise(a, b, average):
     There MI = E[MI] = min(H, H') exactly, scikit-learn returns a ratio of rounding errors and
     cclust returns 0.0 (documented in ami).
     """
-    rows, cols = cm._marginals(cm.contingency_table(a, b))
+    rows, cols = _tables._marginals(cm.contingency_table(a, b))
     n, ka, kb = int(rows.sum()), np.count_nonzero(rows), np.count_nonzero(cols)
     return average == "min" and min(ka, kb) > 1 and (ka == n) != (kb == n)
 
@@ -110,13 +111,13 @@ def test_ami_matches_sklearn(average, kind):
         if sklearn_ami_is_noise(a, b, average):
             return None if got == 0.0 else f"cclust {got!r} where 0.0 is documented (the 0/0 case)"
         expected = skm.adjusted_mutual_info_score(a, b, average_method=average)
-        rows, cols = cm._marginals(cm.contingency_table(a, b))
+        rows, cols = _tables._marginals(cm.contingency_table(a, b))
         n = a.shape[0]
         # scikit-learn's E[MI] sums gammaln terms of size n log n that cancel, so its own rounding
         # error is about eps * n * log(n) * E[MI] / (normaliser - E[MI]) (measured worst ratio 3.4 on
         # 1,400 random cases); ours is checked against an exact reference in test_emi_exact.
-        emi = cm._expected_mutual_info(rows, cols, n) if n > 1 else 0.0
-        normaliser = cm._generalized_average(cm._entropy(rows), cm._entropy(cols), average)
+        emi = _information._expected_mutual_info(rows, cols, n) if n > 1 else 0.0
+        normaliser = _information._generalized_average(_information._entropy(rows), _information._entropy(cols), average)
         drift = 16 * EPS * n * math.log(max(n, 2)) * emi / max(abs(normaliser - emi), EPS)
         if not abs(got - expected) <= 1e-12 + drift:
             return f"cclust {got!r}, scikit-learn {expected!r} (allowed drift {drift:.3g})"
@@ -161,7 +162,7 @@ def test_emi_exact(n, ka, kb, seed):
     b = np.bincount(rng.integers(0, kb, n))
     a, b = a[a > 0], b[b > 0]
     expected = emi_reference([int(x) for x in a], [int(x) for x in b], n)
-    assert cm._expected_mutual_info(a, b, n) == pytest.approx(expected, rel=1e-13, abs=1e-15)
+    assert _information._expected_mutual_info(a, b, n) == pytest.approx(expected, rel=1e-13, abs=1e-15)
 
 
 def test_emi_large_n_is_accurate():
@@ -169,7 +170,7 @@ def test_emi_large_n_is_accurate():
     n = 10**7
     a = np.full(10, n // 10)
     b = np.full(1000, n // 1000)
-    emi = cm._expected_mutual_info(a, b, n)
+    emi = _information._expected_mutual_info(a, b, n)
     assert emi == pytest.approx(9 * 999 / (2 * n), rel=1e-3)
 
 
@@ -182,7 +183,7 @@ def test_ami_against_exact_reference():
         ra, rb = ra[ra > 0], rb[rb > 0]
         emi = emi_reference([int(x) for x in ra], [int(x) for x in rb], n)
         mi = skm.mutual_info_score(a, b)
-        h = (cm._entropy(ra) + cm._entropy(rb)) / 2
+        h = (_information._entropy(ra) + _information._entropy(rb)) / 2
         assert cm.ami(a, b) == pytest.approx((mi - emi) / (h - emi), rel=0, abs=1e-12)
 
 
@@ -372,7 +373,7 @@ def test_compactness_blocks(monkeypatch, rng):
     X = rng.normal(size=(200, 3))
     labels = rng.integers(0, 2, 200)
     expected = cm.compactness(X, labels)
-    monkeypatch.setattr(cm, "_PAIR_BLOCK", 150)
+    monkeypatch.setattr(_criteria, "_PAIR_BLOCK", 150)
     assert cm.compactness(X, labels) == pytest.approx(expected, rel=1e-12)
 
 
@@ -521,8 +522,8 @@ def test_sparse_tables_give_the_same_values(metric, monkeypatch, rng):
     a, b = rng.integers(0, 300, 2000), rng.integers(0, 250, 2000)
     f = ALL_PAIR_METRICS[metric]
     dense = f(a, b)
-    monkeypatch.setattr(cm, "_DENSE_CELLS", 0)
-    assert cm._labels_table(a, b).__class__.__name__ == "csr_array"
+    monkeypatch.setattr(_tables, "_DENSE_CELLS", 0)
+    assert _tables._labels_table(a, b).__class__.__name__ == "csr_array"
     assert f(a, b) == pytest.approx(dense, rel=0, abs=1e-15)
 
 
@@ -531,7 +532,7 @@ def test_many_clusters_stay_sparse():
     n = 20_000
     a = np.arange(n)
     b = np.arange(n)[::-1] // 2
-    assert cm._labels_table(a, b).__class__.__name__ == "csr_array"
+    assert _tables._labels_table(a, b).__class__.__name__ == "csr_array"
     assert cm.ari(a, b) == skm.adjusted_rand_score(a, b)
     assert cm.nmi(a, b) == pytest.approx(skm.normalized_mutual_info_score(a, b, average_method="geometric"),
                                          abs=1e-12)

@@ -21,9 +21,10 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 import cclust
-from cclust import ConsensusResult, Ensemble, plotting
+from cclust import ConsensusResult, Ensemble
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
+from cclust.plotting import _confidence
 from cclust.plotting import (
     object_confidence,
     plot_confidence,
@@ -421,7 +422,7 @@ def confidence_reference(labels_matrix, weights, consensus):
 def test_object_confidence_matches_the_reference(rng, missing, table, monkeypatch):
     if table == "sparse":
         # The route taken for many clusters on both sides; force it on a small case.
-        monkeypatch.setattr(plotting, "_DENSE_TABLE_CELLS", 0)
+        monkeypatch.setattr(_confidence, "_DENSE_TABLE_CELLS", 0)
     n, r = 60, 9
     L = rng.integers(0, 5, size=(n, r)) if table == "dense" else rng.integers(0, 40, size=(n, r))
     L[rng.random(L.shape) < missing] = -1

@@ -13,8 +13,8 @@ from cclust.validation import check_int, check_n_clusters, check_n_threads, memo
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust._linkage import cut_dendrogram
-from cclust.metrics import DISSIMILARITIES
-from cclust.base import declare
+from cclust.metrics import DISSIMILARITIES, higher_is_better
+from cclust.base import declare, method_info
 from cclust.result import ConsensusResult
 
 __all__ = ["eac", "fc", "best", "medoid"]
@@ -258,8 +258,17 @@ def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None)
     )
 
 
-#: Metric names minimised by best and accepted by medoid.
+#: Metric names accepted by medoid (all minimised).
 _LOWER_IS_BETTER = DISSIMILARITIES
+
+
+def _minimised(metric):
+    """Whether best minimises ``metric``: a name or a metric function as it declares
+    (cclust.metrics.higher_is_better; a registered name that declares nothing is refused), and a
+    callable on a contingency table that declares nothing is maximised, as documented."""
+    if isinstance(metric, str):
+        return not higher_is_better(metric)
+    return method_info(metric).higher_is_better is False
 
 
 @declare(chooses_n_clusters=True, handles_missing=False)
@@ -289,8 +298,11 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     metric : str or callable, default="nmi"
         The agreement f: "nmi" (Nguyen & Caruana 2007, eq. 10), "ari", "ami", "rand", or the distances "vi"
         (Nguyen & Caruana 2007, eq. 9) and "van-dongen" (Nguyen & Caruana 2007, eq. 7), minimised, as are the other
-        distances of ``cclust.metrics.DISSIMILARITIES``; clue's agreements ("jaccard", "katz-powell", ...) and a
-        callable on a contingency table are maximised (see :func:`cclust.metrics.consensus_score`).
+        distances of ``cclust.metrics.DISSIMILARITIES``; clue's agreements ("jaccard", "katz-powell", ...) are
+        maximised (see :func:`cclust.metrics.consensus_score`). Another registered metric (a plugin's) is
+        maximised or minimised as it declares (:func:`cclust.metrics.higher_is_better`) and refused if it
+        declares neither. A callable on a contingency table is maximised unless it declares
+        ``higher_is_better=False`` (:func:`cclust.base.declare`).
     weights : array-like of shape (n_partitions,), default=None
     random_state : None
         Unused (the method is deterministic).
@@ -313,7 +325,7 @@ def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=
     """
     if not (isinstance(metric, str) or callable(metric)):
         raise ValidationError(f"metric must be a metric name or a callable, got {metric!r}.")
-    lower = isinstance(metric, str) and metric in _LOWER_IS_BETTER
+    lower = _minimised(metric)
     return _best_member(ensemble, n_clusters, metric, weights, lower_is_better=lower, method="best",
                         criterion="Nguyen & Caruana 2007, eq. 4")
 

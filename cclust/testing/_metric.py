@@ -20,6 +20,7 @@ not depend on cluster names, and the blobs score differently from a random label
 """
 import numpy as np
 
+from cclust.base import method_info
 from cclust.testing._common import Failure, contract_failure, run_all, resolve
 from cclust.testing._data import DATA_SEED, Snapshot, blob_partitions, relabel
 
@@ -110,7 +111,8 @@ def check_metric_self_agreement(fn_or_name):
 
     For several labellings a: m(a, a) equals m(a, a renamed); m(a, a) lies strictly on one side
     of m(a, random), the same side for every a; and no other labelling b gives m(a, b) beyond
-    m(a, a) on that side.
+    m(a, a) on that side. A metric that declares its direction (``higher_is_better``) must
+    declare that side.
     """
     case = _Case("check_metric_self_agreement", fn_or_name)
     if case.mode() == "data":
@@ -147,6 +149,11 @@ def check_metric_self_agreement(fn_or_name):
                 raise case.fail(f"{name} agrees more with {other} ({value!r}) than with itself "
                                 f"({self_value!r}); with {best} meaning more agreement, self-agreement "
                                 "must be the extreme.")
+    declared = method_info(case.fn).higher_is_better
+    if declared is not None and declared != (direction > 0):
+        raise case.fail(f"declares higher_is_better={declared}, but a labelling scores "
+                        f"{'higher' if direction > 0 else 'lower'} against itself than against a random "
+                        "labelling; best and best-of would pick the worst labelling. Fix the declaration.")
 
 
 def _check_data_criterion(case):

@@ -6,7 +6,7 @@ import reference_nmf as ref
 import cclust
 from cclust import Ensemble
 from cclust.consensus_functions.nmf import CoassociationOperator, nmf
-from cclust.consensus_functions.selection import best_of
+from cclust.consensus_functions.best_of import best_of
 from cclust.datasets import load_iris
 from cclust.errors import UnknownNameError, ValidationError
 from cclust.metrics import ari, consensus_score
@@ -163,6 +163,13 @@ def test_best_of_lower_is_better_metric():
     E = Ensemble(random_ensemble(4, n=40, r=6))
     res = best_of(E, 3, metric="vi", random_state=0)
     assert res.objective == min(res.extras["scores"].values())
+
+
+def test_best_of_keeps_its_former_module_path():
+    from cclust.consensus_functions import selection
+
+    assert selection.best_of is best_of
+    assert cclust.get("best-of") is best_of
 
 
 def test_best_of_records_failures_and_skips():
