@@ -51,57 +51,58 @@ public:
           half_gap_(static_cast<size_t>(k), 0.0), chunk_sums_(static_cast<size_t>(chunks_ * k * d)),
           chunk_value_(static_cast<size_t>(chunks_), 0.0), chunk_moved_(static_cast<size_t>(chunks_), 0),
           chunk_full_(static_cast<size_t>(chunks_), 0), chunk_bounded_(static_cast<size_t>(chunks_), 0),
-          sizes_(static_cast<size_t>(k), 0) {}
+          sizes_(static_cast<size_t>(k), 0), cur_(static_cast<size_t>(k * d)), prev_(cur_.size()) {}
 
     LloydResult run(const int64_t* seeds, int64_t max_iter, double tol, int32_t* out_labels, double* out_centres,
                     int64_t* stats) {
         const int64_t n = n_, d = d_, k = k_;
-        const auto un = static_cast<size_t>(n);
-        std::vector<int32_t> labels(un), best(un), prev_labels(un);
-        std::vector<double> best_cost(un);
-        std::vector<double> cur(static_cast<size_t>(k * d)), prev(cur.size());
-        for (int64_t c = 0; c < k; ++c) std::copy(X_ + seeds[c] * d, X_ + (seeds[c] + 1) * d, cur.data() + c * d);
-        seed_pass(cur.data(), labels.data());  // assign's labels, and every object's bound
-        prev.swap(cur);
-        count_sizes(labels.data());
-        centres_of(labels.data(), cur.data());
+        LloydState s(n);
+        for (int64_t c = 0; c < k; ++c) std::copy(X_ + seeds[c] * d, X_ + (seeds[c] + 1) * d, cur_.data() + c * d);
+        seed_pass(cur_.data(), s.labels.data());  // assign's labels, and every object's bound
+        prev_.swap(cur_);
+        count_sizes(s.labels.data());
+        centres_of(s.labels.data(), cur_.data());
         bool bounds_valid = true;
         if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {  // lloyd's start: reseed
-            for (int64_t x = 0; x < n; ++x) best_cost[static_cast<size_t>(x)] = dense_cost(X_ + x * d, cur.data() + labels[static_cast<size_t>(x)] * d, d);
-            reseed(labels.data(), best_cost.data(), n, sizes_.data(), k);
-            centres_of(labels.data(), cur.data());
+            for (int64_t x = 0; x < n; ++x) {
+                s.best_cost[static_cast<size_t>(x)] = dense_cost(X_ + x * d, cur_.data() + s.labels[static_cast<size_t>(x)] * d, d);
+            }
+            reseed(s.labels.data(), s.best_cost.data(), n, sizes_.data(), k);
+            centres_of(s.labels.data(), cur_.data());
             bounds_valid = false;
         }
-        moved_bounds(prev.data(), cur.data(), labels.data(), bounds_valid);
+        moved_bounds(prev_.data(), cur_.data(), s.labels.data(), bounds_valid);
 
         LloydResult result;
-        double obj = 0.0, prev_obj = 0.0;
-        for (int64_t it = 0;; ++it) {
-            int64_t changed = 0;
-            obj = pass(cur.data(), labels.data(), best.data(), best_cost.data(), &changed);
-            const int32_t verdict = settle_pass(it, obj, prev_obj, changed, max_iter, tol, labels, prev_labels,
-                                                best, cur, prev, result.n_trace, nullptr);
-            if (verdict >= 0) {
-                result.stop = verdict;
-                break;
-            }
-            count_sizes(labels.data());
-            bounds_valid = true;
-            if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {
-                reseed(labels.data(), best_cost.data(), n, sizes_.data(), k);
-                bounds_valid = false;  // a re-seeded object's bound was to its old cluster
-            }
-            centres_of(labels.data(), cur.data());
-            moved_bounds(prev.data(), cur.data(), labels.data(), bounds_valid);
-        }
-        std::copy(labels.begin(), labels.end(), out_labels);
-        std::copy(cur.begin(), cur.end(), out_centres);
-        result.objective = obj;
+        result.stop = lloyd_loop(*this, s, max_iter, tol, nullptr);
+        std::copy(s.labels.begin(), s.labels.end(), out_labels);
+        std::copy(cur_.begin(), cur_.end(), out_centres);
+        result.objective = s.objective;
+        result.n_trace = s.n_trace;
         result.n_iter = result.n_trace - 1;
         result.converged = result.stop != kStopMaxIter;
         stats[0] = full_;
         stats[1] = bounded_;
         return result;
+    }
+
+    // The pass policy of lloyd_loop.
+    double pass(const int32_t* labels, int32_t* best, double* best_cost, int64_t* changed) {
+        return bounded_pass(cur_.data(), labels, best, best_cost, changed);
+    }
+
+    void keep() { cur_.swap(prev_); }
+    void restore() { cur_.swap(prev_); }
+
+    void update(int32_t* labels, const double* best_cost) {
+        count_sizes(labels);
+        bool bounds_valid = true;
+        if (std::find(sizes_.begin(), sizes_.end(), 0) != sizes_.end()) {
+            reseed(labels, best_cost, n_, sizes_.data(), k_);
+            bounds_valid = false;  // a re-seeded object's bound was to its old cluster
+        }
+        centres_of(labels, cur_.data());
+        moved_bounds(prev_.data(), cur_.data(), labels, bounds_valid);
     }
 
 private:
@@ -158,7 +159,8 @@ private:
 
     // One Lloyd pass as the engine's: the objective of the current labels (per chunk, in order),
     // every object's best centre (ties keep the current one) and its cost there.
-    double pass(const double* centres, const int32_t* labels, int32_t* best, double* best_cost, int64_t* changed) {
+    double bounded_pass(const double* centres, const int32_t* labels, int32_t* best, double* best_cost,
+                        int64_t* changed) {
         by_feature(centres);
         const int64_t k = k_, d = d_;
         chunks_with_scratch([&](double* acc, int64_t c, int64_t start, int64_t stop) {
@@ -277,6 +279,7 @@ private:
     std::vector<double> ct_, lower_, half_gap_, chunk_sums_, chunk_value_;
     std::vector<int64_t> chunk_moved_, chunk_full_, chunk_bounded_, sizes_;
     int64_t full_ = 0, bounded_ = 0;
+    std::vector<double> cur_, prev_;  // k x d: the current centres, the previous ones
 };
 
 }  // namespace

@@ -146,92 +146,88 @@ public:
              int64_t max_iter, double tol, int32_t* out_labels, double* out_objective,
              int64_t* out_n_iter, RunCounters& counters) {
         const int64_t n = n_, k = k_, d = sh_.d, width = sh_.width, slots = slots_.count;
-        const auto un = static_cast<size_t>(n);
-        std::vector<int32_t> labels(un), best(un), prev_labels(un);
-        std::vector<double> best_cost(un);
+        LloydState s(n);
         for (int64_t x = 0; x < n; ++x) {  // cost_pass without `given`: lowest index of the minima
             for (int64_t j = 0; j < k; ++j) {
                 acc_[static_cast<size_t>(j)] = columns[j][x];
                 lb_[static_cast<size_t>(x * k + j)] = lower(columns[j][x]);
             }
-            labels[static_cast<size_t>(x)] = static_cast<int32_t>(argmin(acc_.data(), k));
+            s.labels[static_cast<size_t>(x)] = static_cast<int32_t>(argmin(acc_.data(), k));
         }
-        // ref: the centres the bounds refer to; last: the centres of the last pass, to which
-        // best_cost holds each object's cost when own_known.
-        Centres ref{std::vector<double>(start_dense, start_dense + k * d),
-                    std::vector<double>(start_cat, start_cat + k * width)};
-        Centres last = ref;
-        Centres cur{std::vector<double>(static_cast<size_t>(k * d)),
-                    std::vector<double>(static_cast<size_t>(k * width))};
+        ref_ = Centres{std::vector<double>(start_dense, start_dense + k * d),
+                       std::vector<double>(start_cat, start_cat + k * width)};
+        last_ = ref_;
+        cur_ = Centres{std::vector<double>(static_cast<size_t>(k * d)),
+                       std::vector<double>(static_cast<size_t>(k * width))};
         chunk_sums_.assign(static_cast<size_t>(chunks_ * (k + 1) * d), 0.0);
         delta_counts_.assign(static_cast<size_t>((k + 1) * slots), 0);
         delta_sizes_.assign(static_cast<size_t>(k + 1), 0);
-        bool own_known = false;
+        own_known_ = false;
+        counters_ = &counters;
 
-        recount(labels.data());
-        centres_from_tally(rows_, sh_, slots_, k, tally_, cur.dense.data(), cur.cat.data());
+        recount(s.labels.data());
+        centres_from_tally(rows_, sh_, slots_, k, tally_, cur_.dense.data(), cur_.cat.data());
         if (any_empty(tally_, k)) {
-            build_tables(cur);
-            std::vector<int64_t> xs(un);
+            build_tables(cur_);
+            std::vector<int64_t> xs(static_cast<size_t>(n));
             for (int64_t x = 0; x < n; ++x) xs[static_cast<size_t>(x)] = x;
-            costs(xs.data(), labels.data(), n, cur, best_cost.data());
+            costs(xs.data(), s.labels.data(), n, cur_, s.best_cost.data());
             counters.evaluated += n;
-            reseed(labels.data(), best_cost.data(), n, tally_.sizes.data(), k);
-            recount(labels.data());
-            centres_from_tally(rows_, sh_, slots_, k, tally_, cur.dense.data(), cur.cat.data());
+            reseed(s.labels.data(), s.best_cost.data(), n, tally_.sizes.data(), k);
+            recount(s.labels.data());
+            centres_from_tally(rows_, sh_, slots_, k, tally_, cur_.dense.data(), cur_.cat.data());
         }
 
-        double obj = 0.0, prev_obj = 0.0;
-        int64_t n_trace = 0;
-        for (int64_t it = 0;; ++it) {
-            counters.passes += 1;
-            int64_t changed = 0;
-            const uint64_t h = PassMemo::hash(labels.data(), n);
-            if (auto seen = memo_.find(labels.data(), n, h)) {
-                counters.reused_passes += 1;
-                obj = seen->objective;
-                changed = seen->changed;
-                std::copy(seen->best.begin(), seen->best.end(), best.begin());
-                std::copy(seen->best_cost.begin(), seen->best_cost.end(), best_cost.begin());
-                moves_of(labels.data(), best.data());
-            } else {
-                move_bounds(ref, last, cur);
-                build_tables(cur);
-                obj = pass(labels.data(), best.data(), best_cost.data(), own_known, cur, &changed, counters);
-                ref = cur;  // every bound now refers to these centres
-                auto entry = std::make_shared<PassMemo::Entry>();
-                entry->labels = labels;
-                entry->hash = h;
-                entry->objective = obj;
-                entry->changed = changed;
-                entry->best = best;
-                entry->best_cost = best_cost;
-                memo_.insert(std::move(entry));
-            }
-            last = cur;
-            const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
-            if (verdict == kStopRose) {
-                labels.swap(prev_labels);
-                obj = prev_obj;
-                break;
-            }
-            n_trace += 1;
-            if (verdict >= 0) break;
-            prev_labels.swap(labels);
-            labels.swap(best);
-            own_known = true;
-            prev_obj = obj;
-            apply_deltas();
-            if (any_empty(tally_, k)) {
-                reseed(labels.data(), best_cost.data(), n, tally_.sizes.data(), k);
-                recount(labels.data());
-                own_known = false;  // reseeded objects changed cluster
-            }
-            centres_from_tally(rows_, sh_, slots_, k, tally_, cur.dense.data(), cur.cat.data());
+        lloyd_loop(*this, s, max_iter, tol, nullptr);
+        std::copy(s.labels.begin(), s.labels.end(), out_labels);
+        *out_objective = s.objective;
+        *out_n_iter = s.n_trace - 1;
+    }
+
+    // The pass policy of lloyd_loop: a pass another candidate already ran from these labels is
+    // taken from the memo, else it is computed with the bounds and entered in the memo.
+    double pass(const int32_t* labels, int32_t* best, double* best_cost, int64_t* changed) {
+        const int64_t n = n_;
+        counters_->passes += 1;
+        double obj = 0.0;
+        const uint64_t h = PassMemo::hash(labels, n);
+        if (auto seen = memo_.find(labels, n, h)) {
+            counters_->reused_passes += 1;
+            obj = seen->objective;
+            *changed = seen->changed;
+            std::copy(seen->best.begin(), seen->best.end(), best);
+            std::copy(seen->best_cost.begin(), seen->best_cost.end(), best_cost);
+            moves_of(labels, best);
+        } else {
+            move_bounds(ref_, last_, cur_);
+            build_tables(cur_);
+            obj = bounded_pass(labels, best, best_cost, own_known_, cur_, changed, *counters_);
+            ref_ = cur_;  // every bound now refers to these centres
+            auto entry = std::make_shared<PassMemo::Entry>();
+            entry->labels.assign(labels, labels + n);
+            entry->hash = h;
+            entry->objective = obj;
+            entry->changed = *changed;
+            entry->best.assign(best, best + n);
+            entry->best_cost.assign(best_cost, best_cost + n);
+            memo_.insert(std::move(entry));
         }
-        std::copy(labels.begin(), labels.end(), out_labels);
-        *out_objective = obj;
-        *out_n_iter = n_trace - 1;
+        last_ = cur_;
+        return obj;
+    }
+
+    // The labels only are kept or put back: the objective and the labels are the run's result.
+    void keep() { own_known_ = true; }
+    void restore() {}
+
+    void update(int32_t* labels, const double* best_cost) {
+        apply_deltas();
+        if (any_empty(tally_, k_)) {
+            reseed(labels, best_cost, n_, tally_.sizes.data(), k_);
+            recount(labels);
+            own_known_ = false;  // reseeded objects changed cluster
+        }
+        centres_from_tally(rows_, sh_, slots_, k_, tally_, cur_.dense.data(), cur_.cat.data());
     }
 
 private:
@@ -357,8 +353,8 @@ private:
     // the decisions in object order.
     static constexpr int64_t kBlock = 256;
 
-    double pass(const int32_t* labels, int32_t* best, double* best_cost, bool own_known,
-                const Centres& c, int64_t* changed, RunCounters& counters) {
+    double bounded_pass(const int32_t* labels, int32_t* best, double* best_cost, bool own_known,
+                        const Centres& c, int64_t* changed, RunCounters& counters) {
         const int64_t k = k_, d = sh_.d;
         std::fill(delta_counts_.begin(), delta_counts_.end(), 0);
         std::fill(delta_sizes_.begin(), delta_sizes_.end(), 0);
@@ -539,6 +535,11 @@ private:
     Tally tally_;
     std::vector<double> chunk_sums_;
     std::vector<int64_t> delta_counts_, delta_sizes_;
+    // ref_: the centres the bounds refer to; last_: the centres of the last pass, to which
+    // best_cost holds each object's cost when own_known_; cur_: the centres of the next pass.
+    Centres ref_, last_, cur_;
+    bool own_known_ = false;
+    RunCounters* counters_ = nullptr;
 };
 
 }  // namespace

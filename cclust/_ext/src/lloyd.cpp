@@ -43,6 +43,54 @@ int64_t last_positive(const double* values, int64_t n) {
     return x;
 }
 
+namespace {
+
+// lloyd's pass policy for lloyd_loop: the Engine's pass over the table of the current centres,
+// which also tallies the moves; the update adds them, re-seeds empty clusters and recomputes the
+// centres.
+class EnginePasses {
+public:
+    EnginePasses(const MixedRows& rows, const Shape& sh, Engine& engine, Tally& tally, int64_t k)
+        : rows_(rows), sh_(sh), engine_(engine), tally_(tally), k_(k),
+          cur_{std::vector<double>(static_cast<size_t>(k * sh.d)),
+               std::vector<double>(static_cast<size_t>(k * sh.width))},
+          prev_(cur_) {}
+
+    const Centres& current() const { return cur_; }
+
+    double pass(const int32_t* labels, int32_t* best, double* best_cost, int64_t* changed) {
+        engine_.build_table(cur_.cat.data());
+        return engine_.lloyd_pass(cur_.dense.data(), labels, best, best_cost, changed);
+    }
+
+    void keep() { cur_.swap(prev_); }
+    void restore() { cur_.swap(prev_); }
+
+    void update(int32_t* labels, const double* best_cost) {
+        engine_.reduce(tally_, true);  // the pass tallied the moves to the new labels
+        if (any_empty(tally_, k_)) {
+            reseed(labels, best_cost, sh_.n, tally_.sizes.data(), k_);
+            engine_.count(labels);
+            engine_.reduce(tally_, false);
+        }
+        centres();
+    }
+
+    void centres() {
+        centres_from_tally(rows_, sh_, engine_.slots(), k_, tally_, cur_.dense.data(), cur_.cat.data());
+    }
+
+private:
+    const MixedRows& rows_;
+    const Shape& sh_;
+    Engine& engine_;
+    Tally& tally_;
+    const int64_t k_;
+    Centres cur_, prev_;  // the centres of the next pass, and of the pass before
+};
+
+}  // namespace
+
 LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment,
                   int64_t max_iter, double tol, int n_threads, double* objective_trace,
                   double* dense_centers, double* cat_centers) {
@@ -56,57 +104,32 @@ LloydResult lloyd(const MixedRows& rows, int32_t n_clusters, int32_t* assignment
     check_assignment(assignment, sh.n, n_clusters, false);
 
     const int64_t n = sh.n, k_count = n_clusters;
-    const auto un = static_cast<size_t>(n);
     Engine engine(rows, sh, k_count, n_threads);
-    std::vector<int32_t> labels(assignment, assignment + n), best(un), prev_labels(un);
-    std::vector<double> best_cost(un);
-    Centres cur{std::vector<double>(static_cast<size_t>(k_count * sh.d)),
-                std::vector<double>(static_cast<size_t>(k_count * sh.width))};
-    Centres prev = cur;
+    LloydState s(n);
+    std::copy(assignment, assignment + n, s.labels.begin());
     Tally tally;
+    EnginePasses passes(rows, sh, engine, tally, k_count);
 
-    engine.count(labels.data());  // also validates every partition label, once per call
+    engine.count(s.labels.data());  // also validates every partition label, once per call
     engine.group_identical_rows();
     engine.reduce(tally, false);
-    centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
-                       cur.cat.data());
+    passes.centres();
     if (any_empty(tally, k_count)) {
-        engine.build_table(cur.cat.data());
-        engine.cost_pass(cur.dense.data(), labels.data(), nullptr, best_cost.data());
-        reseed(labels.data(), best_cost.data(), n, tally.sizes.data(), k_count);
-        engine.count(labels.data());
+        engine.build_table(passes.current().cat.data());
+        engine.cost_pass(passes.current().dense.data(), s.labels.data(), nullptr, s.best_cost.data());
+        reseed(s.labels.data(), s.best_cost.data(), n, tally.sizes.data(), k_count);
+        engine.count(s.labels.data());
         engine.reduce(tally, false);
-        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
-                           cur.cat.data());
+        passes.centres();
     }
 
     LloydResult result;
-    double obj = 0.0, prev_obj = 0.0;
-    for (int64_t it = 0;; ++it) {
-        engine.build_table(cur.cat.data());
-        int64_t changed = 0;
-        obj = engine.lloyd_pass(cur.dense.data(), labels.data(), best.data(), best_cost.data(),
-                                &changed);
-        const int32_t verdict = settle_pass(it, obj, prev_obj, changed, max_iter, tol, labels, prev_labels, best,
-                                            cur, prev, result.n_trace, objective_trace);
-        if (verdict >= 0) {
-            result.stop = verdict;
-            break;
-        }
-        engine.reduce(tally, true);  // the pass tallied the moves to the new labels
-        if (any_empty(tally, k_count)) {
-            reseed(labels.data(), best_cost.data(), n, tally.sizes.data(), k_count);
-            engine.count(labels.data());
-            engine.reduce(tally, false);
-        }
-        centres_from_tally(rows, sh, engine.slots(), k_count, tally, cur.dense.data(),
-                           cur.cat.data());
-    }
-
-    std::copy(labels.begin(), labels.end(), assignment);
-    std::copy(cur.dense.begin(), cur.dense.end(), dense_centers);
-    std::copy(cur.cat.begin(), cur.cat.end(), cat_centers);
-    result.objective = obj;
+    result.stop = lloyd_loop(passes, s, max_iter, tol, objective_trace);
+    std::copy(s.labels.begin(), s.labels.end(), assignment);
+    std::copy(passes.current().dense.begin(), passes.current().dense.end(), dense_centers);
+    std::copy(passes.current().cat.begin(), passes.current().cat.end(), cat_centers);
+    result.objective = s.objective;
+    result.n_trace = s.n_trace;
     result.n_iter = result.n_trace - 1;
     result.converged = result.stop != kStopMaxIter;
     return result;

@@ -256,32 +256,6 @@ Tally tally_of(const MixedRows& rows, const Shape& sh, int32_t n_clusters,
                const int32_t* assignment, int n_threads);
 bool any_empty(const Tally& tally, int64_t n_clusters);
 
-// The end of a Lloyd pass, shared by the drivers that keep the previous centres: the stopping
-// rule (lloyd_verdict) on the pass's objective `obj`. A rise puts the previous labels and
-// centres back (obj = prev_obj) and returns kStopRose. Otherwise the pass counts in the trace
-// (trace[n_trace] = obj when `trace` is given) and a stop is returned; or -1, after `labels`
-// took the pass's `best`, `prev_labels` and `prev` the old labels and centres, and prev_obj obj.
-template <class CentreSet>
-int32_t settle_pass(int64_t it, double& obj, double& prev_obj, int64_t changed, int64_t max_iter, double tol,
-                    std::vector<int32_t>& labels, std::vector<int32_t>& prev_labels, std::vector<int32_t>& best,
-                    CentreSet& cur, CentreSet& prev, int64_t& n_trace, double* trace) {
-    const int32_t verdict = lloyd_verdict(it, obj, prev_obj, changed, max_iter, tol);
-    if (verdict == kStopRose) {
-        labels.swap(prev_labels);
-        cur.swap(prev);
-        obj = prev_obj;
-        return verdict;
-    }
-    if (trace != nullptr) trace[n_trace] = obj;
-    n_trace += 1;
-    if (verdict >= 0) return verdict;
-    prev_labels.swap(labels);
-    labels.swap(best);
-    cur.swap(prev);
-    prev_obj = obj;
-    return -1;
-}
-
 // ---- The Lloyd loop --------------------------------------------------------------------------
 
 // The labels and costs a Lloyd loop works on: `labels` holds the start before the loop and the
