@@ -81,7 +81,8 @@ EXT = "cclust/_ext"
 # module name -> the C++ sources it needs
 MODULES = {
     "_contingency": ["contingency.cpp"],
-    "_kmeans": ["kmeans.cpp"],
+    "_kmeans": ["rows.cpp", "lookup_simd.cpp", "engine.cpp", "centres.cpp", "lloyd.cpp", "blocks.cpp",
+                "gkcc_candidates.cpp", "dense_bounded.cpp"],
     "_voting": ["voting.cpp"],
     "_addremadd": ["addremadd.cpp"],
     "_bayesian": ["bayesian.cpp"],

@@ -206,7 +206,7 @@ def reseed(labels, costs, n_clusters):
                             np.ascontiguousarray(costs, dtype=np.float64), n_clusters).astype(np.int64)
 
 
-# ==== GKCC's candidate runs (issue 22) =========================================================
+# ==== GKCC's candidate runs of one greedy step ==================================================
 
 #: Memory for the passes one GKCC step shares between its candidates (16 bytes per object and
 #: pass; when it is full the oldest pass is dropped, which only costs time).

@@ -56,8 +56,10 @@ if [ -n "$generated" ]; then
     echo "the sdist carries Cython's generated C++: $generated" >&2
     exit 1
 fi
-grep -q 'cclust/_ext/src/kmeans.cpp$' "$work/sdist-files.txt" ||
-    { echo "the sdist lacks the C++ sources" >&2; exit 1; }
+for src in src/engine.cpp src/lloyd.cpp include/cclust/kmeans_internal.hpp; do
+    grep -q "cclust/_ext/$src\$" "$work/sdist-files.txt" ||
+        { echo "the sdist lacks the C++ source cclust/_ext/$src" >&2; exit 1; }
+done
 
 echo "== wheel, built from the unpacked sdist"
 rm -rf "$work/sdist-src" && mkdir -p "$work/sdist-src"

@@ -477,7 +477,7 @@ def draw_positions(const double[::1] values not None, double start, const double
     return float(end), positions, int(last)
 
 
-# -- GKCC's candidate runs of one greedy step (issue 22) ----------------------------------------
+# -- GKCC's candidate runs of one greedy step -----------------------------------------------------
 from cclust._ext.core cimport candidate_runs as _candidate_runs
 
 
@@ -523,7 +523,7 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     return out, objectives, n_iter, stats
 
 
-# -- dense rows held in row blocks (issue 18: cclust.dask's transfer-cut k-means) ---------------
+# -- dense rows held in row blocks (the transfer-cut k-means of a row-block executor) ------------
 from cclust._ext.core cimport dense_block_pass as _dense_block_pass
 from cclust._ext.core cimport dense_block_sums as _dense_block_sums
 from cclust._ext.core cimport dense_candidate_costs as _dense_candidate_costs
@@ -617,7 +617,7 @@ def dense_candidate_costs(const double[:, ::1] X not None, const double[:, ::1] 
     return dist, chunk_potentials
 
 
-# -- Dense k-means with exact bounds, U-SPEC's representatives (issue 18) -----------------------
+# -- Dense k-means with exact bounds, U-SPEC's representatives ----------------------------------
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     LloydResult _dense_lloyd_bounded "cclust::dense_lloyd_bounded"(
         const double* X, int64_t n, int64_t d, int32_t n_clusters, const int64_t* seeds,

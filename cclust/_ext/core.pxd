@@ -132,7 +132,7 @@ cdef extern from "cclust/addremadd.hpp" namespace "cclust" nogil:
                            int64_t* merges, double* merge_gains) except +
 
 
-# -- GKCC's candidate runs of one greedy step (issue 22), include/cclust/kmeans.hpp --
+# -- GKCC's candidate runs of one greedy step, include/cclust/kmeans.hpp --
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
                         const double* shared_cat, int64_t n_candidates, const double* seed_dense,
@@ -141,7 +141,7 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
                         int64_t* stats) except +
 
 
-# -- dense rows held in row blocks (issue 18: cclust.dask's transfer-cut k-means), kmeans.hpp --
+# -- dense rows held in row blocks (the transfer-cut k-means of a row-block executor), kmeans.hpp --
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     double dense_block_pass(const MixedRows& rows, int32_t n_clusters, const double* dense_centers,
                             const int32_t* assignment, int32_t* best, double* best_cost,

@@ -260,10 +260,7 @@ int64_t first_above(const double* cum, int64_t n, double target);
 // The last x with values[x] > 0, or -1 when there is none.
 int64_t last_positive(const double* values, int64_t n);
 
-}  // namespace cclust
-
-// ==== GKCC's candidate runs (issue 22; added after the kernels above, which it leaves alone) ====
-namespace cclust {
+// ---- GKCC's candidate runs of one greedy step (src/gkcc_candidates.cpp) ----------------------
 
 // The nu K-means runs of one greedy step of GKCC (Li & Liu 2018, Algorithm 1) in one call:
 // candidate j starts from the n_shared centres shared by every candidate plus its own seed
@@ -292,11 +289,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared,
                     int64_t* n_iter,             // OUT n_candidates
                     int64_t* stats);             // OUT 5
 
-}  // namespace cclust
-
-namespace cclust {
-
-// ---- Dense rows held in row blocks (issue 18: the k-means of cclust.dask's transfer cut) ------
+// ---- Dense rows held in row blocks: the k-means of a row-block executor (src/blocks.cpp) ------
 // For an executor that holds the rows of a dense k-means (d > 0, r = 0, unweighted) in blocks
 // whose first objects are multiples of kChunk: each chunk's floats are those the whole-array
 // `assign`, `lloyd` and `kmeanspp` compute for it, so partials added in chunk order over the blocks
@@ -338,11 +331,7 @@ void dense_candidate_costs(const MixedRows& rows, int64_t n_candidates,
                            double* chunk_potentials,  // OUT n_chunks(n) x n_candidates
                            int n_threads);
 
-}  // namespace cclust
-
-// ==== Dense k-means with exact bounds (issue 18, U-SPEC's representatives; added after the
-// kernels above, which it leaves alone) ====
-namespace cclust {
+// ---- Dense k-means with exact bounds: U-SPEC's representatives (src/dense_bounded.cpp) -------
 
 // Plain k-means on dense, unweighted rows (X, n x d): the objects assigned to the nearest of the
 // seed rows X[seeds[0..n_clusters)] as `assign` does (lowest index among the minima), then

@@ -1,0 +1,295 @@
+// The categorical lookup kernel compiled once per instruction-set variant (baseline, AVX2,
+// AVX-512), and the choice among them (CCLUST_KMEANS_SIMD, kmeans_force_simd).
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "cclust/kmeans_internal.hpp"
+
+namespace cclust {
+namespace kmeans_detail {
+
+// ---- The categorical lookup kernel in instruction-set variants (see kmeans.hpp) ------------
+//
+// out[j * stride + k] = sum over partitions i, in order, of table[(slot_of[i] + L[j, i]) * stride
+// + k] for the `count` objects whose label rows start at `labels`: the lookup-adds of a pass
+// with no dense block, written once over vectors of W doubles and compiled once per variant
+// (always inlined into a function with that variant's target). Objects go in blocks of B whose
+// partitions are walked together, so B independent chains of adds hide the add latency; each
+// object's own sum is still added in partition order, from +0, as object_costs adds it, so the
+// variants and object_costs agree bit for bit. The table's rows (`stride` doubles) are padded
+// with zeros to whole vectors of the variant.
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CCLUST_NO_SIMD_VARIANTS)
+#define CCLUST_VECTOR_KERNEL 1
+#if defined(__x86_64__) || defined(__i386__)
+#define CCLUST_X86_VARIANTS 1
+#endif
+#endif
+
+// Cache blocking: a table larger than four times this (a 1 MiB L2) is walked in groups of
+// partitions whose rows take about this much, each group for all objects of a call before the
+// next. Measured on an AMD EPYC (1 MiB L2 per core; benchmarks/bench_kcc_pass.py): K = 26 and
+// r = 1,000 (a 2.7 MB table) 6-7% faster; r = 100 (0.27 MB) 9% slower when split, so not split.
+// The environment variable CCLUST_KMEANS_TABLE_GROUP_BYTES (read once; 0 = never) overrides it,
+// for benchmarks.
+constexpr int64_t kTableGroupBytes = 256 * 1024;
+
+int64_t table_group_bytes() {
+    static const int64_t bytes = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_TABLE_GROUP_BYTES");
+        if (env == nullptr || *env == '\0') return kTableGroupBytes;
+        const long long v = std::atoll(env);
+        return v > 0 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+    }();
+    return bytes;
+}
+
+#if defined(CCLUST_VECTOR_KERNEL)
+#define CCLUST_INLINE inline __attribute__((always_inline))
+
+template <int W>
+struct SimdVec {
+    typedef double T __attribute__((vector_size(W * sizeof(double)), aligned(sizeof(double))));
+};
+
+// Partitions i0..i1-1 of B objects, continuing the sums in `out` unless i0 == 0 (a partial sum
+// stored and loaded again is the same double, so groups change no bit).
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r, int64_t i0,
+                                int64_t i1, const int64_t* __restrict slot_of,
+                                const double* __restrict table, double* __restrict out) {
+    typedef typename SimdVec<W>::T Vec;
+    constexpr int64_t stride = int64_t{W} * NV;
+    Vec acc[B][NV];
+    for (int b = 0; b < B; ++b) {
+        if (i0 == 0) {
+            for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+        } else {
+            std::memcpy(acc[b], out + b * stride, sizeof acc[b]);
+        }
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+        const int64_t s = slot_of[i];
+        for (int b = 0; b < B; ++b) {
+            const Vec* t = reinterpret_cast<const Vec*>(table + (s + labels[b * r + i]) * stride);
+            for (int q = 0; q < NV; ++q) acc[b][q] += t[q];
+        }
+    }
+    for (int b = 0; b < B; ++b) std::memcpy(out + b * stride, acc[b], sizeof acc[b]);
+}
+
+template <int W, int NV, int B>
+CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t count,
+                                     const int64_t* slot_of, const double* table, int64_t group,
+                                     double* out) {
+    constexpr int64_t stride = int64_t{W} * NV;
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        int64_t j = 0;
+        for (; j + B <= count; j += B) {
+            lookup_block<W, NV, B>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
+        for (; j < count; ++j) {
+            lookup_block<W, NV, 1>(labels + j * r, r, i0, i1, slot_of, table, out + j * stride);
+        }
+    }
+}
+
+// Any stride (wide tables): one object at a time, the sums in `out`.
+CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, int64_t count,
+                                   const int64_t* __restrict slot_of,
+                                   const double* __restrict table, int64_t stride, int64_t group,
+                                   double* __restrict out) {
+    for (int64_t k = 0; k < count * stride; ++k) out[k] = 0.0;
+    for (int64_t i0 = 0; i0 < r; i0 += group) {
+        const int64_t i1 = std::min(r, i0 + group);
+        for (int64_t j = 0; j < count; ++j) {
+            double* o = out + j * stride;
+            const int32_t* lab = labels + j * r;
+            for (int64_t i = i0; i < i1; ++i) {
+                const double* t = table + (slot_of[i] + lab[i]) * stride;
+                for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
+            }
+        }
+    }
+}
+
+// Objects per block: as many accumulator vectors as leave room in `regs` registers, at most 8.
+constexpr int block_for(int regs, int nv) {
+    return regs / nv < 1 ? 1 : (regs / nv > 8 ? 8 : regs / nv);
+}
+
+template <int W, int REGS>
+CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
+                               const int64_t* slot_of, const double* table, int64_t stride,
+                               int64_t group, double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                  \
+    case NV:                                                                                    \
+        lookup_rows_fixed<W, NV, block_for(REGS, NV)>(labels, r, count, slot_of, table, group,  \
+                                                      out);                                     \
+        return;
+    switch (stride / W) {
+        CCLUST_LOOKUP_CASE(1)
+        CCLUST_LOOKUP_CASE(2)
+        CCLUST_LOOKUP_CASE(3)
+        CCLUST_LOOKUP_CASE(4)
+        CCLUST_LOOKUP_CASE(5)
+        CCLUST_LOOKUP_CASE(6)
+        CCLUST_LOOKUP_CASE(7)
+        CCLUST_LOOKUP_CASE(8)
+        default:
+            break;
+    }
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows_any(labels, r, count, slot_of, table, stride, group, out);
+}
+
+// Baseline: 2-double vectors (SSE2 on x86-64), 16 registers.
+void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
+                          const int64_t* slot_of, const double* table, int64_t stride,
+                          int64_t group, double* out) {
+#define CCLUST_LOOKUP_CASE(NV)                                                                 \
+    case NV:                                                                                   \
+        lookup_rows_fixed<2, NV, 1>(labels, r, count, slot_of, table, group, out);             \
+        return;
+    switch (stride / 2) {  // up to 32 clusters in 2-double vectors
+        CCLUST_LOOKUP_CASE(9)
+        CCLUST_LOOKUP_CASE(10)
+        CCLUST_LOOKUP_CASE(11)
+        CCLUST_LOOKUP_CASE(12)
+        CCLUST_LOOKUP_CASE(13)
+        CCLUST_LOOKUP_CASE(14)
+        CCLUST_LOOKUP_CASE(15)
+        CCLUST_LOOKUP_CASE(16)
+        default:
+            break;
+    }
+#undef CCLUST_LOOKUP_CASE
+    lookup_rows<2, 12>(labels, r, count, slot_of, table, stride, group, out);
+}
+
+#if defined(CCLUST_X86_VARIANTS)
+// AVX2: 4-double vectors, 16 registers.
+__attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int64_t r,
+                                                      int64_t count, const int64_t* slot_of,
+                                                      const double* table, int64_t stride,
+                                                      int64_t group, double* out) {
+    lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, group, out);
+}
+
+// AVX-512: 8-double vectors (4-double ones where 8 would only add padding, see row_width), 32
+// registers.
+__attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
+    const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
+    int64_t stride, int64_t group, double* out) {
+    if (stride % 8 == 0) {
+        lookup_rows<8, 32>(labels, r, count, slot_of, table, stride, group, out);
+    } else {
+        lookup_rows<4, 24>(labels, r, count, slot_of, table, stride, group, out);
+    }
+}
+#endif
+#endif  // CCLUST_VECTOR_KERNEL
+
+// Partitions per group of the lookup kernel: all of them unless the table (slots x kp doubles)
+// outgrows 4 x table_group_bytes(), else as many as take about that much on average (>= 8).
+int64_t partition_group(const Slots& slots, int64_t r, int64_t kp) {
+    const double bytes = static_cast<double>(slots.count) * static_cast<double>(kp) * sizeof(double);
+    const auto budget = static_cast<double>(table_group_bytes());
+    if (r == 0 || bytes <= 4 * budget) return std::max<int64_t>(r, 1);
+    const auto per = static_cast<int64_t>(budget / (bytes / static_cast<double>(r)));
+    return std::max<int64_t>(per, 8);
+}
+
+// Doubles per table row of `kc` centres in a variant: kc rounded up to whole vectors. AVX-512
+// takes 8-double vectors only where they pad at most 1/7 more than 4-double ones: measured on an
+// AMD EPYC (benchmarks/kcc_pass_bound.cpp), 16 padded columns for K = 10 cost 30% more than 12,
+// while 32 for K = 26 in blocks of 8 objects were 11% faster than 28 at 10^6 objects.
+int64_t row_width(int32_t variant, int64_t kc) {
+    const int64_t four = (kc + 3) / 4 * 4, eight = (kc + 7) / 8 * 8;
+    if (variant == kSimdAvx512) return 7 * eight <= 8 * four ? eight : four;
+    if (variant == kSimdAvx2) return four;
+    return (kc + kLane - 1) / kLane * kLane;
+}
+
+bool cpu_supports(int32_t variant) {
+    switch (variant) {
+        case kSimdBaseline:
+            return true;
+#if defined(CCLUST_X86_VARIANTS)
+        case kSimdAvx2:
+            return __builtin_cpu_supports("avx2");
+        case kSimdAvx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#endif
+        default:
+            return false;
+    }
+}
+
+int32_t best_supported() {
+    for (int32_t v = kSimdAvx512; v > kSimdBaseline; --v) {
+        if (cpu_supports(v)) return v;
+    }
+    return kSimdBaseline;
+}
+
+// CCLUST_KMEANS_SIMD, read once: a supported variant's name, else the widest supported.
+int32_t automatic_variant() {
+    static const int32_t chosen = [] {
+        const char* env = std::getenv("CCLUST_KMEANS_SIMD");
+        const std::string name = env != nullptr ? env : "";
+        const int32_t asked = name == "baseline" ? kSimdBaseline
+                              : name == "avx2"   ? kSimdAvx2
+                              : name == "avx512" ? kSimdAvx512
+                                                 : -1;
+        return asked >= 0 && cpu_supports(asked) ? asked : best_supported();
+    }();
+    return chosen;
+}
+
+std::atomic<int32_t> forced_variant{-1};
+
+int32_t current_variant() {
+    const int32_t forced = forced_variant.load(std::memory_order_relaxed);
+    return forced >= 0 ? forced : automatic_variant();
+}
+
+// The variant's kernel, or null where only object_costs runs (no vector extension).
+LookupRows lookup_kernel(int32_t variant) {
+#if defined(CCLUST_VECTOR_KERNEL)
+#if defined(CCLUST_X86_VARIANTS)
+    if (variant == kSimdAvx512) return lookup_rows_avx512;
+    if (variant == kSimdAvx2) return lookup_rows_avx2;
+#endif
+    (void)variant;
+    return lookup_rows_baseline;
+#else
+    (void)variant;
+    return nullptr;
+#endif
+}
+
+}  // namespace kmeans_detail
+
+using namespace kmeans_detail;
+
+bool kmeans_simd_supported(int32_t variant) {
+    return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant) != nullptr);
+}
+
+int32_t kmeans_simd_variant() { return current_variant(); }
+
+void kmeans_force_simd(int32_t variant) {
+    if (variant != -1 && !kmeans_simd_supported(variant)) {
+        fail("SIMD variant " + str(int64_t{variant}) + " is not supported by this build and CPU");
+    }
+    forced_variant.store(variant, std::memory_order_relaxed);
+}
+
+}  // namespace cclust
