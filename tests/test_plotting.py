@@ -315,6 +315,22 @@ def test_k_curves_plot_the_values_and_mark_the_best_k(tmp_path, plot, field):
     assert_not_blank(render(ax.figure, tmp_path / f"{field}.png"))
 
 
+def test_the_pac_panel_shows_the_standard_error_of_sampled_pairs(tmp_path):
+    from matplotlib.collections import LineCollection
+
+    exact = plot_pac(fake_select_k())
+    assert not [c for c in exact.collections if isinstance(c, LineCollection)]
+    res = fake_select_k()
+    res.pac_se = np.array([0.01, 0.002, 0.02, 0.015])
+    ax = plot_pac(res)
+    bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(bars) == 1
+    spans = [segment[:, 1] for segment in bars[0].get_segments()]
+    np.testing.assert_allclose([high - low for low, high in spans], 2 * res.pac_se)
+    assert any("standard error" in text.get_text() for text in ax.get_legend().get_texts())
+    assert_not_blank(render(ax.figure, tmp_path / "pac_se.png"))
+
+
 def test_select_k_figure_has_four_panels_and_names_the_choice(tmp_path):
     res = fake_select_k()
     figure = plot_select_k(res)

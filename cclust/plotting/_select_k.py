@@ -197,8 +197,15 @@ def plot_pac(result, *, ax=None):
     """
     f = _selection_fields(result, "pac")
     ax = _axes(ax, (5.0, 4.0))
-    return _k_curve(ax, f["k_values"], f["pac"], _best_k(result, f["k_values"]), "tab:green",
-                    "proportion of ambiguous clustering", "PAC (lower is better)")
+    ax = _k_curve(ax, f["k_values"], f["pac"], _best_k(result, f["k_values"]), "tab:green",
+                  "proportion of ambiguous clustering", "PAC (lower is better)")
+    se = getattr(result, "pac_se", None)
+    if se is not None and np.any(np.asarray(se) > 0):
+        # the sparse route's estimate from sampled pairs: one standard error either side
+        ax.errorbar(f["k_values"], f["pac"], yerr=np.asarray(se, dtype=float), fmt="none", ecolor="tab:green",
+                    capsize=3, label="± one standard error (sampled pairs)")
+        ax.legend(loc="best", fontsize="small")
+    return ax
 
 
 def _plot_objective(result, ax):
