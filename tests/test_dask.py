@@ -82,10 +82,16 @@ def client():
 
 # -- KCC --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("missing", [0.0, 0.25], ids=["complete", "missing25"])
-@pytest.mark.parametrize("init", ["random", "k-means++"])
-@pytest.mark.parametrize("utility, p", [("uc", None), ("uh", None), ("ucos", None), ("ulp", 5.0),
-                                        ("nuh", None)], ids=["uc", "uh", "ucos", "ulp5", "nuh"])
+# Every utility with both starts, and every utility with and without missing labels (each pair
+# of two settings once, not every triple: the utility picks the lookup, the start and the
+# missing labels are separate passes of the same driver).
+_UTILITIES = [("uc", None), ("uh", None), ("ucos", None), ("ulp", 5.0), ("nuh", None)]
+
+
+@pytest.mark.parametrize("utility, p, init, missing", [
+    pytest.param(utility, p, init, (0.0, 0.25)[(i + j) % 2], id=f"{utility}{p or ''}-{init}-"
+                 f"{('complete', 'missing25')[(i + j) % 2]}")
+    for i, (utility, p) in enumerate(_UTILITIES) for j, init in enumerate(["random", "k-means++"])])
 def test_kcc_identical_to_in_memory_on_local_scheduler(utility, p, init, missing):
     E = labelled_ensemble(1, missing=missing)
     a = kcc(E, 5, utility=utility, p=p, init=init, n_init=2, random_state=7)

@@ -35,9 +35,9 @@ def test_hard_partitions_as_soft_give_hard_kcc_bit_for_bit(name, family, normali
     X, _ = load_iris()
     E = cclust.generate("kmeans", X, 3, n_partitions=20, random_state=0)
     S = SoftEnsemble(E)
-    for seed in range(3):
-        _same(kcc(E, 3, utility=name, p=p, init=init, random_state=seed),
-              kcc(S, 3, utility=name, p=p, init=init, random_state=seed))
+    # one seed: its n_init starts already differ; the next test varies the seeds, labels and starts
+    _same(kcc(E, 3, utility=name, p=p, init=init, random_state=0),
+          kcc(S, 3, utility=name, p=p, init=init, random_state=0))
 
 
 @pytest.mark.parametrize("name, family, normalized, p", UTILITIES, ids=UTILITY_IDS)
