@@ -40,10 +40,8 @@ LARGE_CELL = {"n20000-k5-x5-Kdefault": (20000, 5, 5, None, 20)}
 LARGE_N = {"kcc", "hbgf", "mcla", "ivc", "ipvc", "best", "wokmeans", "ecpcs-mc", "lwgp"}
 
 #: Methods over a second per call at n = 2,000 on 2 cores (addremadd about 7 s: O(n^2) per
-#: extraction step): run on the two cells with a cluster five times the others only. usenc, sm
-#: and gv3 joined when measured at 1.2-1.8 s of CPU per call on the K5 cell (one thread; wosp
-#: 2.3 s); pta and ptgp (1.2-1.4 s) keep every cell, where their listed failures are measured.
-COSTLY = {"addremadd", "wosp", "wohb", "gkcc", "em-mixture", "eac", "hgpa", "usenc", "sm", "gv3"}
+#: extraction step): run on the two cells with a cluster five times the others only.
+COSTLY = {"addremadd", "wosp", "wohb", "gkcc", "em-mixture", "eac", "hgpa"}
 COSTLY_CELLS = ("n2000-k5-x5-Kdefault", "n2000-k10-x5-KiK")
 
 #: addremadd takes about 7 s per call at n = 2,000 (a minute per cell under load): one cell.
