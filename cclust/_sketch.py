@@ -2,7 +2,7 @@
 and the labels of every other object afterwards.
 
 Two sketches: ``"uniform"``, a simple random sample without replacement; ``"geometric"``, the
-geometric sketch of Hie, Cho, DeMeo, Bryson & Berger (2019), which covers the data's principal
+geometric sketch of Hie et al. (2019), which covers the data's principal
 subspace with a grid of equal cubes and draws the objects round-robin over the occupied cubes, so
 that small, dense groups keep few objects and rare regions keep theirs (a rare cluster is not
 lost in the sample). Every object outside the sketch then joins the consensus cluster with the

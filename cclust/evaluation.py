@@ -668,13 +668,11 @@ def _pac(ensemble, groups, pairs, interval):
 
 
 def _pac_pairs(n, root):
-    from cclust._monti import PAIRS
+    """Every pair when there are at most a million, else a million random ones (select_k's sparse
+    route at its default tolerance)."""
+    from cclust._monti import PAIR_TOLERANCE, draw_pairs
 
-    if n * (n - 1) // 2 <= PAIRS:
-        return np.triu_indices(n, 1)
-    rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(0,)))
-    a = rng.integers(0, n, size=PAIRS)
-    return a, (a + rng.integers(1, n, size=PAIRS)) % n   # uniform over the other objects
+    return draw_pairs(n, PAIR_TOLERANCE, np.random.default_rng(np.random.SeedSequence(root, spawn_key=(0,))))
 
 
 def _choose_k(k_values, pac, truth, k_method):
