@@ -87,7 +87,7 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
     BLAS products too (:func:`blas_kmeans`: squared distances as ||x||^2 + ||c||^2 - 2 x.c
     in row blocks on one BLAS thread, lowest index among the minima, near ties within the
     products' rounding decided on exact costs) under the engine's centre update, empty-cluster
-    reseed and stopping rule; on MNIST's test part (p = 1,000, p' = 10,000, d = 784) that took
+    reseed and stopping rule; on MNIST's test part (p = 1000, p' = 10000, d = 784) that took
     the selection from 14.0 s to 3.8 s CPU, with the same representatives (docs/benchmarks.md).
     Below 32 features it is the engine's bounded Lloyd (``dense_lloyd_bounded``, Hamerly 2010),
     bit for bit the generators' k-means; there the bounds skip most costs and the products gain
@@ -251,7 +251,7 @@ def affinity_rows(neighbors, values, rank, n_columns):
 
 
 def default_representatives(n):
-    """p when none is given: the paper's 1,000 from n = 10,000 on; below, n / 10 (at least 50,
+    """p when none is given: the paper's 1000 from n = 10000 on; below, n / 10 (at least 50,
     at most n), so that the hybrid selection still draws about 10 p candidates."""
     return min(n, max(min(DEFAULT_REPRESENTATIVES, n // CANDIDATE_FACTOR), 50))
 

@@ -236,7 +236,7 @@ def uspec(X, n_clusters, random_state=None, *, n_representatives=None, n_neighbo
         In [2, min(n_representatives, n_samples)].
     random_state : int, Generator or None
     n_representatives : int, default=None
-        p; None: the paper's 1,000 from n = 10,000 on, n / 10 (at least 50) below
+        p; None: the paper's 1000 from n = 10000 on, n / 10 (at least 50) below
         (:func:`default_representatives`). More than n becomes n.
     n_neighbors : int, default=5
         K nearest representatives per object (the paper's default), in [1, p]; with the default

@@ -321,7 +321,7 @@ def test_the_pac_panel_shows_the_standard_error_of_sampled_pairs(tmp_path):
     exact = plot_pac(fake_select_k())
     assert not [c for c in exact.collections if isinstance(c, LineCollection)]
     res = fake_select_k()
-    res.pac_se = np.array([0.01, 0.002, 0.02, 0.015])
+    res.pac_se = np.array([0.01, 0.0025, 0.02, 0.015])
     ax = plot_pac(res)
     bars = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert len(bars) == 1

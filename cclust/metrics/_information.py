@@ -225,7 +225,7 @@ def ami(labels_true, labels_pred, *, average="arithmetic"):
     expected mutual information E[MI] is computed here by a vectorised, normalised hypergeometric
     recurrence (about 1e-13 relative at n = 10^5), where scikit-learn's triple loop loses about
     eps * n log n relative (5e-10 at n = 10^5; its AMI differs from the exact value by up to
-    ~5e-12 at n = 5,000).
+    ~5e-12 at n = 5000).
 
     Parameters
     ----------

@@ -368,7 +368,7 @@ def plot_select_k(result):
     ...     cdf=np.vstack([np.minimum(1, 0.4 + grid), np.full(11, 0.7)]),
     ...     delta_area=np.array([0.5, 0.2]), pac=np.array([0.3, 0.0]),
     ...     objective=np.array([1.2, 1.9]), objective_name="utility (higher is better)",
-    ...     method="kcc", reason="K = 3 has the lowest PAC (0.000).")
+    ...     method="kcc", reason="K = 3 has the lowest PAC (0).")
     >>> fig = plot_select_k(res)
     >>> len(fig.axes)
     4

@@ -34,7 +34,7 @@ namespace kmeans_detail {
 // Cache blocking: a table larger than four times this (a 1 MiB L2) is walked in groups of
 // partitions whose rows take about this much, each group for all objects of a call before the
 // next. Measured on an AMD EPYC (1 MiB L2 per core; benchmarks/bench_kcc_pass.py): K = 26 and
-// r = 1,000 (a 2.7 MB table) 6-7% faster; r = 100 (0.27 MB) 9% slower when split, so not split.
+// r = 1000 (a 2.7 MB table) 6-7% faster; r = 100 (0.27 MB) 9% slower when split, so not split.
 // The environment variable CCLUST_KMEANS_TABLE_GROUP_BYTES (read once; 0 = never) overrides it,
 // for benchmarks.
 constexpr int64_t kTableGroupBytes = 256 * 1024;
