@@ -24,13 +24,14 @@ __all__ = [
     "consensus",
     "generate",
     "get",
+    "markers",
     "register",
     "select_k",
     "show_config",
 ]
 
 # Imported on first use so that ``import cclust`` stays light (no compiled module, no plugin).
-_LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection"}
+_LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection", "markers": "cclust.differential"}
 
 
 def __getattr__(name):
