@@ -31,6 +31,7 @@ from cclust.plotting import (
     plot_consensus_cdf,
     plot_consensus_matrix,
     plot_delta_area,
+    plot_markers,
     plot_method_comparison,
     plot_pac,
     plot_select_k,
@@ -657,3 +658,27 @@ def test_comparison_reuses_axes_and_keeps_the_table():
 def test_comparison_rejects_bad_input(table, metric, match):
     with pytest.raises(ValidationError, match=match):
         plot_method_comparison(table, metric=metric)
+
+
+def test_the_markers_dot_plot_shows_each_clusters_best_features(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 8))
+    labels = np.repeat([0, 1, 2], 30)
+    X[:30, 2] += 3.0
+    X[30:60, 6] += 3.0
+    table = cclust.markers(X, labels, as_frame=False)
+    ax = plot_markers(table, n_top=1)
+    features = [t.get_text() for t in ax.get_xticklabels()]
+    assert features[:2] == ["2", "6"] and [t.get_text() for t in ax.get_yticklabels()] == ["0", "1", "2"]
+    dots = ax.collections[0]
+    assert dots.get_offsets().shape[0] == 3 * len(features)
+    # the colour is the score: cluster 0's dot at feature 2 is its z-score
+    first = [i for i in range(len(table["cluster"])) if table["cluster"][i] == 0 and table["feature"][i] == "2"][0]
+    assert dots.get_array()[0] == pytest.approx(table["score"][first])
+    assert_not_blank(render(ax.figure, tmp_path / "markers.png"), min_colours=20)
+    with pytest.raises(ValidationError, match="not one cut by n_top"):
+        plot_markers(cclust.markers(X, labels, n_top=1, as_frame=False), n_top=2)
+    with pytest.raises(ValidationError, match="what cclust.markers returns"):
+        plot_markers({"cluster": [0]}, n_top=1)
+    with pytest.raises(ValidationError, match="n_top"):
+        plot_markers(table, n_top=0)

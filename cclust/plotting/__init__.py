@@ -13,6 +13,8 @@
 * :func:`plot_confidence` — how sure the ensemble is of each object, on a 2-D embedding, with
   :func:`object_confidence` (the fraction of partitions agreeing with the consensus).
 * :func:`plot_method_comparison` — a bar chart of a score per consensus method.
+* :func:`plot_markers` — the dot plot of :func:`cclust.markers`: each cluster's best features,
+  their score (colour) and AUROC (size) in every cluster.
 * :func:`plot_memberships` — soft partitions (Hornik 2005): a membership matrix (objects x
   clusters, objects sorted by their hard label) of a soft result (``extras["membership"]``), of
   one partition of a :class:`cclust.soft.SoftEnsemble` or of all of them side by side.
@@ -34,7 +36,7 @@ Layout
 ------
 One private module per kind of figure, all read through this package: ``_consensus_matrix``,
 ``_select_k`` (the select_k panels, heatmap and tracking plot), ``_confidence``,
-``_comparison`` (method comparison, evaluation ranks) and ``_memberships``; ``_common`` holds
+``_comparison`` (method comparison, evaluation ranks), ``_memberships`` and ``_markers``; ``_common`` holds
 what they share.
 """
 from cclust.plotting._consensus_matrix import plot_consensus_matrix
@@ -51,6 +53,7 @@ from cclust.plotting._select_k import (
 from cclust.plotting._confidence import object_confidence, plot_confidence
 from cclust.plotting._comparison import plot_evaluation, plot_method_comparison
 from cclust.plotting._memberships import plot_memberships
+from cclust.plotting._markers import plot_markers
 
 __all__ = [
     "object_confidence",
@@ -60,6 +63,7 @@ __all__ = [
     "plot_consensus_matrix",
     "plot_delta_area",
     "plot_evaluation",
+    "plot_markers",
     "plot_memberships",
     "plot_method_comparison",
     "plot_pac",
