@@ -170,7 +170,7 @@ def cut_dendrogram(Z, n_clusters):
     The cut :func:`scipy.cluster.hierarchy.cut_tree` describes, and many times faster: pointer
     jumping on the merge tree is O(n log depth) in NumPy, where ``cut_tree`` walks the tree in
     Python once per merge (0.08 s at n = 1,483 against under 1 ms). Where merges tie in height,
-    ``cut_tree`` reorders them and can return another partition (SciPy issue 7977); this cut
+    ``cut_tree`` reorders them and can return another partition than the merges describe; this cut
     keeps the linkage's own order. Exactly K clusters also when merges tie at the cut height
     (unlike ``fcluster(..., "maxclust")``, which cuts by height). Clusters are numbered by
     their lowest dendrogram node."""
