@@ -485,6 +485,26 @@ def pooled_item_consensus(L, members, member_labels, k):
     two are equal when every pair was drawn together equally often (``subsample=1``). NaN where
     cluster c has no member other than i; 0 where it has, but none was ever drawn with i.
     """
+    together, sampled = _pooled_sums(L, members, member_labels, k)
+    members = np.asarray(members, dtype=np.int64)
+    member_labels = np.asarray(member_labels, dtype=np.int64)
+    sizes = np.bincount(member_labels, minlength=k).astype(np.float64)
+    others = np.broadcast_to(sizes, together.shape).copy()
+    others[members, member_labels] -= 1.0
+    item = _ratio(together, sampled)
+    item[others <= 0] = np.nan
+    return item
+
+
+def _ratio(together, sampled):
+    """``together / sampled``, 0 where nothing was drawn together."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sampled > 0, together / np.where(sampled > 0, sampled, 1.0), 0.0)
+
+
+def _pooled_sums(L, members, member_labels, k):
+    """(n, k) co-clustering and co-sampling counts of every object summed over the members
+    (other than itself) of each cluster, from one contingency table per resample."""
     n, H = L.shape
     members = np.asarray(members, dtype=np.int64)
     member_labels = np.asarray(member_labels, dtype=np.int64)
@@ -514,47 +534,26 @@ def pooled_item_consensus(L, members, member_labels, k):
     times_drawn = np.count_nonzero(L[members] >= 0, axis=1)
     together[members, member_labels] -= times_drawn
     sampled[members, member_labels] -= times_drawn
-    sizes = np.bincount(member_labels, minlength=k).astype(np.float64)
-    others = np.broadcast_to(sizes, (n, k)).copy()
-    others[members, member_labels] -= 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        item = np.where(sampled > 0, together / np.where(sampled > 0, sampled, 1.0), 0.0)
-    item[others <= 0] = np.nan
-    return item
+    return together, sampled
 
 
 def pooled_cluster_consensus(L, labels, k):
     """Item consensus of every object with the clusters of ``labels`` (:func:`pooled_item_consensus`,
     every object a member) and the cluster consensus, the pooled ratio over the pairs of each
-    cluster's members (NaN for a cluster of one)."""
+    cluster's members (NaN for a cluster of one). The members' own sums of the item pass hold
+    every pair of the cluster twice, in the numerator and the denominator alike, so their ratio
+    is the ratio over the pairs: no second pass over the labels."""
     n = L.shape[0]
-    item = pooled_item_consensus(L, np.arange(n), labels, k)
-    together = np.zeros(k)
-    sampled = np.zeros(k)
-    # the pooled ratio over a cluster's pairs: its members' together and sampled sums, added up
-    for c in range(k):
-        members = np.flatnonzero(labels == c)
-        if members.size < 2:
-            continue
-        tog, smp = _member_sums(L, members)
-        together[c], sampled[c] = tog, smp
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cluster = np.where(sampled > 0, together / np.where(sampled > 0, sampled, 1.0), 0.0)
-    cluster[np.bincount(labels, minlength=k) < 2] = np.nan
+    labels = np.asarray(labels, dtype=np.int64)
+    together, sampled = _pooled_sums(L, np.arange(n), labels, k)
+    sizes = np.bincount(labels, minlength=k)
+    item = _ratio(together, sampled)
+    item[sizes[None, :] - (labels[:, None] == np.arange(k)[None, :]) <= 0] = np.nan
+    own = np.arange(n), labels
+    cluster = _ratio(np.bincount(labels, weights=together[own], minlength=k),
+                     np.bincount(labels, weights=sampled[own], minlength=k))
+    cluster[sizes < 2] = np.nan
     return item, cluster
-
-
-def _member_sums(L, members):
-    """``sum_{i<j}`` of together and of sampled over the pairs of ``members``, per resample from
-    the counts of each label among the drawn members: ``sum_l C(t_l, 2)`` and ``C(d, 2)``."""
-    together = sampled = 0
-    for h in range(L.shape[1]):
-        column = L[members, h]
-        column = column[column >= 0]
-        counts = np.bincount(column)
-        together += int((counts * (counts - 1) // 2).sum())
-        sampled += column.size * (column.size - 1) // 2
-    return float(together), float(sampled)
 
 
 def _area_terms(values):
