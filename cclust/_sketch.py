@@ -57,15 +57,12 @@ def _principal_scores(X):
 
 
 def _cell_ids(scores, side):
-    """One int64 key per object naming its grid cube of the given side (rows hashed: equal cubes
-    get equal keys; a collision merges two cubes, which only thins that part of the sketch)."""
-    coords = np.floor(scores / side).astype(np.int64)
-    mult = np.random.default_rng(0x6E05).integers(1, 2**62, size=coords.shape[1], dtype=np.int64) | 1
-    with np.errstate(over="ignore"):
-        key = np.zeros(coords.shape[0], dtype=np.int64)
-        for j in range(coords.shape[1]):
-            key = key * mult[j] + coords[:, j]
-    return np.unique(key, return_inverse=True)[1].reshape(-1)
+    """The grid cube of each object (0..cubes-1) for cubes of the given side: objects whose
+    cube coordinates agree, grouped exactly as the ensemble groups identical label rows."""
+    from cclust.ensemble import identical_label_rows
+
+    groups = identical_label_rows(np.floor(scores / side).astype(np.int64))
+    return np.arange(scores.shape[0]) if groups is None else groups[1]
 
 
 def _cells_for(scores, size):
