@@ -1,11 +1,72 @@
 #include "cclust/distances.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cclust/parallel.hpp"
 
 namespace cclust {
+
+namespace {
+
+// sum over j in [from, m) of ||x_i - x_j|| from the features in columns (columns[k * m + j]), in
+// one fixed order whatever the instruction set: each squared distance summed over the features
+// in order from +0, then four running sums of the roots over j - from = 0, 1, 2, 3 (mod 4) for
+// the first 4 * floor(count / 4) terms, added as (s0 + s1) + (s2 + s3), then the last terms one
+// by one. With SSE2, two lanes compute two distances at once, the squares held in registers
+// across the features (IEEE square roots are correctly rounded, so every lane gives the scalar
+// value).
+double row_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, const double* xi) {
+    const int64_t count = m - from;
+    const int64_t body = count - count % 4;
+    double lanes[4] = {0.0, 0.0, 0.0, 0.0};
+#if defined(__SSE2__)
+    __m128d run_low = _mm_setzero_pd(), run_high = _mm_setzero_pd();
+    for (int64_t j = 0; j < body; j += 4) {
+        __m128d low = _mm_setzero_pd(), high = _mm_setzero_pd();
+        for (int64_t k = 0; k < d; ++k) {
+            const double* column = columns + k * m + from + j;
+            const __m128d x = _mm_set1_pd(xi[k]);
+            const __m128d a = _mm_sub_pd(_mm_loadu_pd(column), x);
+            const __m128d b = _mm_sub_pd(_mm_loadu_pd(column + 2), x);
+            low = _mm_add_pd(low, _mm_mul_pd(a, a));
+            high = _mm_add_pd(high, _mm_mul_pd(b, b));
+        }
+        run_low = _mm_add_pd(run_low, _mm_sqrt_pd(low));
+        run_high = _mm_add_pd(run_high, _mm_sqrt_pd(high));
+    }
+    _mm_storeu_pd(lanes, run_low);
+    _mm_storeu_pd(lanes + 2, run_high);
+#else
+    for (int64_t j = 0; j < body; j += 4) {
+        for (int lane = 0; lane < 4; ++lane) {
+            double sq = 0.0;
+            for (int64_t k = 0; k < d; ++k) {
+                const double diff = columns[k * m + from + j + lane] - xi[k];
+                sq += diff * diff;
+            }
+            lanes[lane] += std::sqrt(sq);
+        }
+    }
+#endif
+    double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    for (int64_t j = body; j < count; ++j) {
+        double sq = 0.0;
+        for (int64_t k = 0; k < d; ++k) {
+            const double diff = columns[k * m + from + j] - xi[k];
+            sq += diff * diff;
+        }
+        sum += std::sqrt(sq);
+    }
+    return sum;
+}
+
+}  // namespace
 
 double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, int n_threads) {
     if (m < 2) return 0.0;
@@ -22,26 +83,26 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
 #pragma omp parallel num_threads(n_threads < 1 ? 1 : n_threads)
 #endif
     {
-        std::vector<double> squares(static_cast<size_t>(m));
+        std::vector<double> squares(static_cast<size_t>(m)), xi(static_cast<size_t>(d));
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 16)
 #endif
         for (int64_t i = 0; i < m - 1; ++i) {
-            const int64_t count = m - i - 1;
-            double* sq = squares.data();
-            for (int64_t j = 0; j < count; ++j) sq[j] = 0.0;
-            for (int64_t k = 0; k < d; ++k) {
-                const double* column = columns.data() + k * m + i + 1;
-                const double xi = columns[static_cast<size_t>(k * m + i)];
-                for (int64_t j = 0; j < count; ++j) {
-                    const double diff = column[j] - xi;
-                    sq[j] += diff * diff;
-                }
-            }
+            for (int64_t k = 0; k < d; ++k) xi[static_cast<size_t>(k)] = columns[static_cast<size_t>(k * m + i)];
             double sum = 0.0;
             if (root) {
-                for (int64_t j = 0; j < count; ++j) sum += std::sqrt(sq[j]);
+                sum = row_root_sum(columns.data(), m, d, i + 1, xi.data());
             } else {
+                const int64_t count = m - i - 1;
+                double* sq = squares.data();
+                for (int64_t j = 0; j < count; ++j) sq[j] = 0.0;
+                for (int64_t k = 0; k < d; ++k) {
+                    const double* column = columns.data() + k * m + i + 1;
+                    for (int64_t j = 0; j < count; ++j) {
+                        const double diff = column[j] - xi[static_cast<size_t>(k)];
+                        sq[j] += diff * diff;
+                    }
+                }
                 for (int64_t j = 0; j < count; ++j) sum += std::pow(sq[j], half_power);
             }
             row_sums[static_cast<size_t>(i)] = sum;
