@@ -148,10 +148,17 @@ class SelectKResult:
         and its standard error: how much more stable the data's clusters are than those of data
         without clusters of the same shape (0: no more stable).
     p_value : ndarray of shape (m,) or None
-        The evidence against "no cluster structure" at each K: the beta-fit p-value where a
-        beta distribution fits the references' PACs, else the Monte Carlo p-value.
+        The evidence against "no cluster structure" at each K, the one ``best_k`` is decided by:
+        the predictive p-value (the chance that one more reference data set is at least as
+        stable, predicted from the B references with Student's t on the logit scale; see
+        :func:`cclust._reference.predictive_p`), else, where the references' PACs have no
+        spread, the Monte Carlo p-value.
     p_value_monte_carlo : ndarray of shape (m,) or None
         ``(1 + #{b : PAC_b < PAC}) / (B + 1)``; never below ``1 / (B + 1)``.
+    p_value_beta : ndarray of shape (m,) or None
+        M3C's p-value (a beta distribution fitted to the references' PACs, taken as exact), for
+        comparison with M3C; NaN where no beta distribution fits. With few references its far
+        tail overstates the evidence (exactly 0 for a PAC of 0), so no decision uses it.
     alpha : float
         The significance level of the decision (Bonferroni over the K tried).
     gap : GapResult or None
@@ -188,6 +195,7 @@ class SelectKResult:
     rcsi_se: np.ndarray = None
     p_value: np.ndarray = None
     p_value_monte_carlo: np.ndarray = None
+    p_value_beta: np.ndarray = None
     alpha: float = 0.05
     index: object = None
     cluster_stability: dict = None
@@ -242,8 +250,8 @@ class SelectKResult:
         (['area', 'delta_area', 'k', 'pac'], [2, 3])
         >>> sorted(select_k(X, [2, 3], n_resamples=5, n_references=3, random_state=0).as_table())
         ... # doctest: +NORMALIZE_WHITESPACE
-        ['area', 'delta_area', 'k', 'p_value', 'p_value_monte_carlo', 'pac', 'pac_reference_mean',
-         'pac_reference_sd', 'rcsi', 'rcsi_se']
+        ['area', 'delta_area', 'k', 'p_value', 'p_value_beta', 'p_value_monte_carlo', 'pac',
+         'pac_reference_mean', 'pac_reference_sd', 'rcsi', 'rcsi_se']
         """
         table = {
             "k": self.k_values.tolist(),
@@ -257,7 +265,8 @@ class SelectKResult:
             table.update(pac_reference_mean=self.pac_reference.mean(axis=0).tolist(),
                          pac_reference_sd=_sd(self.pac_reference).tolist(), rcsi=self.rcsi.tolist(),
                          rcsi_se=self.rcsi_se.tolist(), p_value=self.p_value.tolist(),
-                         p_value_monte_carlo=self.p_value_monte_carlo.tolist())
+                         p_value_monte_carlo=self.p_value_monte_carlo.tolist(),
+                         p_value_beta=self.p_value_beta.tolist())
         if self.gap is not None:
             rows = self.k_values - 1
             table.update(gap=self.gap.gap[rows].tolist(), gap_se=self.gap.se_sim[rows].tolist())
@@ -294,14 +303,14 @@ class SelectKResult:
         >>> import numpy as np
         >>> from cclust.selection import select_k
         >>> rng = np.random.default_rng(0)
-        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
+        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in ((0, 0), (3, 0), (0, 3))])
         >>> print(select_k(X, [2, 3], n_resamples=5, random_state=0).summary())
         ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
         select_k with monti (kmeans), 5 resamples, ... reference null: 10 uniform data sets ...
           K    area  delta area     PAC    reference PAC           RCSI    p-value
           2  ...
           3  ...
-        best K = 2 (rcsi): ...
+        best K = 3 (rcsi): ...
         """
         how = f"monti ({self.inner})" if self.method == "monti" else self.method
         has_objective = self.has_objective
@@ -369,9 +378,9 @@ class SelectKResult:
         --------
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in (0, 3)])
+        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in ((0, 0), (3, 0), (0, 3))])
         >>> select_k(X, [2, 3], n_resamples=5, random_state=0).cluster_table()["mean_jaccard"]
-        [1.0, 1.0]
+        [1.0, 1.0, 1.0]
         """
         k = self.best_k if k is None else k
         if k not in (self.cluster_stability or {}):
@@ -529,10 +538,14 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     clusters, and each runs through exactly the same protocol (the same resample draws, its own
     clustering seeds). Per K the result reports the references' PACs, the relative cluster
     stability index ``RCSI = mean_b log PAC_b - log PAC`` with its standard error, and a p-value
-    for "no more stable than data without clusters": a beta distribution fitted to the
-    references' PACs by their mean and variance (as M3C), evaluated at the data's PAC, or the
-    Monte Carlo p-value ``(1 + #{b: PAC_b < PAC}) / (B + 1)`` where no beta distribution has
-    those moments. ``best_k`` is the K of largest RCSI among those whose p-value is below
+    for "no more stable than data without clusters": the chance that one more reference data set
+    has a PAC at most the data's, predicted from the B references with Student's t on the logit
+    scale (:func:`cclust._reference.predictive_p`), or the Monte Carlo p-value
+    ``(1 + #{b: PAC_b < PAC}) / (B + 1)`` where the references' PACs have no spread. M3C fits a
+    beta distribution to the references' PACs instead and takes it as exact, which with ten
+    references puts p-values below 0.001 several times as often as it should and gives exactly 0
+    to a PAC of 0 (``p_value_beta`` keeps M3C's value for comparison; docs/benchmarks.md).
+    ``best_k`` is the K of largest RCSI among those whose p-value is below
     ``alpha / m`` (m the number of K tried; Bonferroni, since the K are tried together); when
     none is, ``best_k`` is 1: the data give no evidence of cluster structure. M3C itself picks
     the largest RCSI and reports p-values unadjusted; the adjustment keeps the chance of a false
@@ -678,8 +691,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         Reference data sets B (at least 2), of the null and of the gap statistic. None: 10,
         which with 10 resamples of the data and of each reference, three k-means runs each,
         keeps the default near 3x the plain protocol's 100 resamples of one run (CPU 3.4x at
-        n = 300 and at a thousand objects, 2.5x at three thousand); the beta fit carries the
-        p-value below ``1 / (B + 1)``. More references make the p-values steadier (M3C runs 25
+        n = 300 and at a thousand objects, 2.5x at three thousand); the predictive p-value
+        reaches below ``1 / (B + 1)`` as far as B references support. More references make the p-values steadier (M3C runs 25
         to 100). This default answered K = 1 on 96 of 100 data sets without clusters (n from 100
         to five thousand, d 2-50) and on 38 of 40 small ones (n 60-300), and found the true K
         on all 56 blob data sets tried (K = 2..8); one run per resample found 42 of the 56
@@ -970,10 +983,11 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                 bar.update(1)
         rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)
         p_mc = _reference.monte_carlo_p(pac, reference_pacs)
-        p_beta = _reference.beta_p(pac, reference_pacs)
+        p_predicted = _reference.predictive_p(pac, reference_pacs)
         reference = dict(null=null, n_references=n_references, pac_reference=reference_pacs, rcsi=rcsi,
-                         rcsi_se=rcsi_se, p_value=np.where(np.isfinite(p_beta), p_beta, p_mc),
-                         p_value_monte_carlo=p_mc, alpha=float(alpha))
+                         rcsi_se=rcsi_se, p_value=np.where(np.isfinite(p_predicted), p_predicted, p_mc),
+                         p_value_monte_carlo=p_mc, p_value_beta=_reference.beta_p(pac, reference_pacs),
+                         alpha=float(alpha))
     gap = None
     if criterion == "gap":
         seed = int(np.random.SeedSequence(root, spawn_key=(4,)).generate_state(1)[0])

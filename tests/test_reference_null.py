@@ -12,7 +12,7 @@ import pytest
 
 import cclust
 from cclust import select_k
-from cclust._reference import ReferenceShape, beta_p, monte_carlo_p, rcsi
+from cclust._reference import ReferenceShape, beta_p, monte_carlo_p, predictive_p, rcsi
 from cclust.errors import ValidationError
 
 
@@ -98,6 +98,60 @@ def test_rcsi_and_p_values_match_the_literal_formulas():
     np.testing.assert_allclose(monte_carlo_p(pac, refs), want[2], rtol=1e-12)
     np.testing.assert_allclose(beta_p(pac, refs), want[3], rtol=1e-10, equal_nan=True)
     assert np.isnan(beta_p(pac, refs)[3])
+
+
+def _literal_predictive(pac, refs):
+    """The prediction p-value written out one K at a time: Student's t on B - 1 degrees of freedom
+    for the data's logit PAC against the references' mean and spread."""
+    from scipy.stats import t
+
+    def logit(p):
+        p = min(max(p, 1e-4), 1 - 1e-4)
+        return math.log(p / (1 - p))
+
+    B = len(refs)
+    out = []
+    for j, observed in enumerate(pac):
+        z = [logit(refs[b][j]) for b in range(B)]
+        mean = sum(z) / B
+        sd = math.sqrt(sum((v - mean) ** 2 for v in z) / (B - 1))
+        no_spread = sd <= 1e-12 * max(1.0, abs(mean))  # equal values up to rounding in the mean
+        out.append(float("nan") if no_spread else t.cdf((logit(observed) - mean) / (sd * math.sqrt(1 + 1 / B)), B - 1))
+    return out
+
+
+def test_the_predictive_p_value_matches_its_literal_formula():
+    rng = np.random.default_rng(5)
+    pac = np.array([0.0, 0.21, 0.5, 0.33, 1.0])
+    refs = rng.uniform(0.1, 0.6, size=(6, 5))
+    refs[:, 3] = 0.4  # no spread: NaN, the caller keeps the Monte Carlo p-value
+    refs[0, 0] = 0.0
+    np.testing.assert_allclose(predictive_p(pac, refs), _literal_predictive(pac.tolist(), refs.tolist()),
+                               rtol=1e-10, equal_nan=True)
+    assert np.isnan(predictive_p(pac, refs)[3]) and np.isnan(predictive_p(pac, refs[:1])).all()
+
+
+def test_a_pac_of_0_is_not_certain_structure_when_a_reference_is_0_too():
+    # M3C's beta fit gives exactly 0 here, although one of the ten references is as stable
+    refs = np.array([[0.026, 0.11, 0.091, 0.024, 0.0, 0.097, 0.035, 0.045, 0.047, 0.089]]).T
+    assert beta_p(np.array([0.0]), refs)[0] == 0.0
+    p = predictive_p(np.array([0.0]), refs)[0]
+    assert 0.001 < p < 0.1
+    assert monte_carlo_p(np.array([0.0]), refs)[0] == pytest.approx(1 / 11)
+
+
+def test_the_predictive_p_value_keeps_its_level_with_ten_references_where_the_beta_fit_does_not():
+    # Null draws: the data's PAC and the B = 10 references' from one beta distribution (mean 0.3,
+    # sd 0.05), 20000 times. A p-value below 0.01 should come 1% of the time: binomial sd 0.07%.
+    rng = np.random.default_rng(11)
+    mu, sd = 0.3, 0.05
+    c = mu * (1 - mu) / sd ** 2 - 1
+    draws = rng.beta(mu * c, (1 - mu) * c, size=(11, 20000))
+    pac, refs = draws[0], draws[1:]
+    predictive = np.mean(predictive_p(pac, refs) < 0.01)
+    fitted = np.mean(beta_p(pac, refs) < 0.01)
+    assert predictive < 0.0135          # measured 1.15% (logit-normal is not exactly beta)
+    assert fitted > 0.02                # measured 2.6%: the fit taken as exact claims too much
 
 
 def test_structureless_data_get_k1_and_say_why():
