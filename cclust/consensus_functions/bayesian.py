@@ -28,7 +28,7 @@ entry (x, slot of y_xj) is ``1 / Z_xj``, and the lower bound of an object is
 cancel once phi is optimal for gamma). One pass is O(n r K) time; the compiled E-step iterates
 each row to its own stopping point and needs O(threads W K) extra memory for the partial label
 counts (W = sum of the K_j). Objects with identical label rows have identical variational
-parameters, so the E-step runs once per distinct row (:func:`cclust.graph.identical_label_rows`),
+parameters, so the E-step runs once per distinct row (:meth:`cclust.Ensemble.distinct_rows`),
 weighted by the row's multiplicity.
 """
 import warnings
@@ -42,7 +42,6 @@ from cclust.base import declare
 from cclust.consensus_functions._starts import initial_labelings, label_distributions
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.graph import identical_label_rows
 from cclust.result import ConsensusResult
 from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_n_threads, \
     check_random_state
@@ -317,7 +316,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
     n_threads = check_n_threads(n_threads)
 
     n, r = E.n_samples, E.n_partitions
-    groups = identical_label_rows(E.labels)
+    groups = E.distinct_rows()
     if groups is None:
         rows, inverse, counts = E.labels, np.arange(n), np.ones(n)
     else:

@@ -37,7 +37,7 @@ every other partition) has a zero trajectory; its similarities are 0, as in the 
 """
 import numpy as np
 
-from cclust._linkage import average_linkage, cut_merges
+from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
 from cclust.graph import _participation, one_blas_thread
@@ -64,7 +64,6 @@ NCUT_MAX_ROTATIONS = 20
 #: Up to this many clusters the Ncut eigenvectors come from a dense decomposition.
 DENSE_EIGEN_MAX = 1000
 
-_DECIMALS = 12
 _HC_ALTERNATIVE = ("use ecpcs-mc, which works on the clusters and is linear in n, or a linear method "
                    "such as mcla, hbgf or kcc")
 _CLUSTER_ALTERNATIVE = ("use partitions with fewer clusters (a smaller k_range), or a method that does not "

@@ -19,7 +19,6 @@ import numpy as np
 
 from cclust.validation import check_float, check_int, check_n_threads, check_random_state, require_memory
 from cclust.ensemble import Ensemble, as_ensemble
-from cclust.graph import identical_label_rows
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
@@ -183,7 +182,7 @@ def _identical_objects(ensemble):
     r = ensemble.n_partitions
     if ensemble.has_missing or not np.all(ensemble.weights == 1.0 / r):
         return None
-    groups = identical_label_rows(ensemble.labels)
+    groups = ensemble.distinct_rows()
     if groups is None:
         return None
     first, inverse, _ = groups
@@ -455,7 +454,7 @@ def projection_sums(ensemble, *, max_bytes=None):
     B = B.tocsr().astype(np.int64)
     # Identically labelled objects have identical rows: the integer sums of the distinct
     # objects, spread to all (the same integers, so the same values).
-    groups = identical_label_rows(ensemble.labels)
+    groups = ensemble.distinct_rows()
     if groups is not None:
         first, inverse, _ = groups
         B = B[first]

@@ -40,7 +40,7 @@ An object that no partition labels carries no information: it is refused (Valida
 import numpy as np
 import scipy.sparse as sp
 
-from cclust._linkage import average_linkage, cut_merges
+from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
 from cclust.graph import (
@@ -69,9 +69,6 @@ DEFAULT_THETA = 0.4
 #: ``extras["lwca"]`` (the n x n LWCA matrix) is filled only up to this many objects.
 LWCA_EXTRAS_MAX_SAMPLES = 1000
 
-#: Distances are rounded to this many decimals, so that pairs tied in exact arithmetic stay tied
-#: whatever the order of the floating-point sums (as in :func:`cclust.consensus_functions.pairwise.eac`).
-_DECIMALS = 12
 
 _CUTS = ("tcut", "metis")
 

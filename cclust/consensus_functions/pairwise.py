@@ -12,7 +12,7 @@ import numpy as np
 from cclust.validation import check_int, check_n_clusters, check_n_threads, memory_budget, require_memory
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
-from cclust._linkage import cut_dendrogram
+from cclust._linkage import DECIMALS as _DECIMALS, cut_dendrogram
 from cclust.metrics import DISSIMILARITIES, higher_is_better
 from cclust.base import declare, method_info
 from cclust.result import ConsensusResult
@@ -20,7 +20,6 @@ from cclust.result import ConsensusResult
 __all__ = ["eac", "fc", "best", "medoid"]
 
 _LINKAGES = ("average", "single", "complete", "weighted")
-_DECIMALS = 12
 
 
 _ALTERNATIVE = ("pass linkage='single', n_neighbors=30 to eac for single linkage on the kNN co-association "

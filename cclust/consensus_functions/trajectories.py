@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from cclust.base import declare
 from cclust.ensemble import as_ensemble, require_every_object_labelled
 from cclust.errors import ValidationError
-from cclust._linkage import cut_dendrogram
+from cclust._linkage import DECIMALS as _DECIMALS, cut_dendrogram
 from cclust.graph import bipartite_affinity, blas_team, has_empty_part, honour_n_clusters, identical_label_rows, \
     one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
@@ -64,9 +64,6 @@ PTS_METHODS = ("spectral", "powers")
 SPECTRAL_ZERO = 1e-13
 #: Row block of the O(M^2) elementwise passes of the spectral route.
 _ROWS = 256
-#: Distances are rounded to this many decimals so that pairs tied in exact arithmetic stay
-#: tied whatever the summation order (as EAC does), and ties break by microcluster index.
-_DECIMALS = 12
 
 _ALTERNATIVE = ("use a method whose memory is linear in n, such as hbgf, mcla or kcc (the microclusters "
                 "are too many for a dense M x M walk)")

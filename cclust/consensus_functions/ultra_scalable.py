@@ -32,7 +32,6 @@ from cclust.errors import ValidationError
 from cclust.graph import (
     canonical_cluster_order,
     check_graph_inputs,
-    identical_label_rows,
     one_hot_in_order,
     tcut as transfer_cut,
 )
@@ -49,10 +48,9 @@ def bipartite_cluster_graph(ensemble):
 
     Returns ``(B, groups)``: B is the CSR matrix of the distinct label rows (all rows when
     ``groups`` is None) x clusters in canonical order, entry ``w_i`` where the object belongs to
-    a cluster of partition i; ``groups`` is :func:`cclust.graph.identical_label_rows` of the
-    labels, which :func:`cclust.graph.tcut` takes to count each distinct row by its number.
+    a cluster of partition i; ``groups`` is :meth:`cclust.Ensemble.distinct_rows`, which :func:`cclust.graph.tcut` takes to count each distinct row by its number.
     """
-    groups = identical_label_rows(ensemble.labels)
+    groups = ensemble.distinct_rows()
     order = canonical_cluster_order(ensemble, groups)
     values = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     B = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=values)
