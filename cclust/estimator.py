@@ -372,11 +372,7 @@ class ConsensusClustering:
             "converged": self.result_.converged,
             "cluster_sizes": np.bincount(self.labels_, minlength=self.n_clusters_),
         }
-        item = None
-        if self.ensemble_ is not None:
-            item, stats["cluster_consensus"] = _anndata.ensemble_consensus(self.ensemble_, self.labels_,
-                                                                          self.n_clusters_)
-        _anndata.write_results(adata, key, self.labels_, self.n_clusters_, stats, item)
+        _anndata.write_clustering(adata, key, self.labels_, self.n_clusters_, stats, self.ensemble_)
         return self
 
     def _fit(self, X, ensemble, sample_weight):

@@ -1040,36 +1040,13 @@ def _select_k_on_anndata(arguments):
     values, where = _anndata.features(adata, layer, use_rep, "data", arguments["max_bytes"])
     X, _ = validate_X(values, where, arguments["missing_features"])
     result = select_k(X, **arguments)
-    best = result.best_k
-    labels = result.labels[best]
-    item = result.item_consensus.get(best) if result.item_consensus else None
-    stats = {
-        "params": {"k_range": result.k_values, "method": result.method, "inner": result.inner,
-                   "n_resamples": result.n_resamples, "subsample": arguments["subsample"],
-                   "feature_subsample": arguments["feature_subsample"], "null": result.null,
-                   "n_references": result.n_references, "criterion": result.criterion,
-                   "pac_interval": np.asarray(arguments["pac_interval"], dtype=np.float64),
-                   "random_state": arguments["random_state"], "layer": layer, "use_rep": use_rep,
-                   "method_params": arguments["method_params"], "generator": arguments["generator"],
-                   "n_partitions": arguments["n_partitions"]},
-        "best_k": best,
-        "reason": result.reason,
-        "warnings": np.asarray(result.warnings, dtype=str),
-        "summary": result.summary(),
-        "route": result.route,
-        **{name: value for name, value in result.as_table().items()},
-        "cdf_grid": result.cdf_grid,
-        "cdf": result.cdf,
-        "labels_key": f"{key}_k{best}",
-    }
-    if best in (result.cluster_consensus or {}):
-        stats["cluster_consensus"] = result.cluster_consensus[best]
-    if result.sketch is not None:
-        stats["sketch"] = result.sketch
+    params = {"subsample": arguments["subsample"], "feature_subsample": arguments["feature_subsample"],
+              "pac_interval": np.asarray(arguments["pac_interval"], dtype=np.float64),
+              "random_state": arguments["random_state"], "layer": layer, "use_rep": use_rep,
+              "method_params": arguments["method_params"], "generator": arguments["generator"],
+              "n_partitions": arguments["n_partitions"]}
     target = adata.copy() if copy else adata
-    own = None if item is None else _anndata.own_item_consensus(labels, item)
-    _anndata.write_results(target, f"{key}_k{best}", labels, int(labels.max()) + 1, None, own)
-    target.uns[f"{key}_select_k"] = _anndata.plain(stats)
+    _anndata.write_select_k(target, key, result, params)
     return target if copy else None
 
 

@@ -109,14 +109,14 @@ def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
     if layer is not None:
         if not isinstance(layer, str) or layer not in adata.layers:
             raise ValidationError(
-                f"layer={layer!r} is not a layer of {name} (its layers: {_keys(adata.layers)}); pass one of "
+                f"layer={layer!r} is not a layer of {name} (its layers: {keys_text(adata.layers)}); pass one of "
                 f"them, or layer=None for {name}.X.")
         values, where = adata.layers[layer], f"{name}.layers[{layer!r}]"
     elif use_rep is not None and use_rep != "X":
         if not isinstance(use_rep, str) or use_rep not in adata.obsm:
             hint = " (sc.pp.pca(adata) makes 'X_pca')" if use_rep == "X_pca" else ""
             raise ValidationError(
-                f"use_rep={use_rep!r} is not a key of {name}.obsm (its keys: {_keys(adata.obsm)}){hint}; pass one "
+                f"use_rep={use_rep!r} is not a key of {name}.obsm (its keys: {keys_text(adata.obsm)}){hint}; pass one "
                 f"of them, or use_rep=None for {name}.X.")
         values, where = adata.obsm[use_rep], f"{name}.obsm[{use_rep!r}]"
     else:
@@ -138,7 +138,7 @@ def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
     return values, where
 
 
-def _keys(mapping):
+def keys_text(mapping):
     keys = sorted(str(key) for key in mapping.keys())
     return ", ".join(repr(key) for key in keys) if keys else "none"
 
@@ -163,8 +163,10 @@ def plain(value):
         array = np.asarray(value)
         if array.dtype.kind in "biuf":
             return array.copy()
-        if array.dtype.kind in "US" or (array.dtype.kind == "O" and all(isinstance(v, str) for v in array.flat)):
-            return array.astype(str)
+        if array.size and (array.dtype.kind in "US"
+                           or (array.dtype.kind == "O" and all(isinstance(v, str) for v in array.flat))):
+            # read_h5ad gives strings back as an object array: store them so, and the round trip is exact
+            return np.array([str(v) for v in array.flat], dtype=object).reshape(array.shape)
     return repr(value)
 
 
@@ -208,3 +210,44 @@ def ensemble_consensus(ensemble, labels, n_clusters):
     labels = np.asarray(labels, dtype=np.int64)
     item, cluster = _monti.pooled_cluster_consensus(np.asarray(ensemble.labels), labels, int(n_clusters))
     return own_item_consensus(labels, item), cluster
+
+
+def write_clustering(adata, key, labels, n_clusters, stats, ensemble=None):
+    """One consensus clustering into ``adata`` (:func:`write_results`); with the ``ensemble``
+    that was fused, the item consensus in ``obs`` and the cluster consensus in ``uns[key]``."""
+    stats = dict(stats)
+    item = None
+    if ensemble is not None:
+        item, stats["cluster_consensus"] = ensemble_consensus(ensemble, labels, n_clusters)
+    write_results(adata, key, labels, n_clusters, stats, item)
+
+
+def write_select_k(adata, key, result, params):
+    """select_k's answer into ``adata``: the labels at the recommended K and their item consensus
+    in ``obs[f"{key}_k{K}"]`` and ``obs[f"{key}_k{K}_item_consensus"]``, the per-K table, the
+    recommendation, the summary and ``params`` (with what the result records of its settings)
+    in ``uns[f"{key}_select_k"]``."""
+    best = result.best_k
+    labels = np.asarray(result.labels[best], dtype=np.int64)
+    item = (result.item_consensus or {}).get(best)
+    stats = {
+        "params": {"k_range": result.k_values, "method": result.method, "inner": result.inner,
+                   "n_resamples": result.n_resamples, "null": result.null, "n_references": result.n_references,
+                   "criterion": result.criterion, **params},
+        "best_k": best,
+        "labels_key": f"{key}_k{best}",
+        "reason": result.reason,
+        "warnings": "\n".join(result.warnings),
+        "summary": result.summary(),
+        "route": result.route,
+        **result.as_table(),
+        "cdf_grid": result.cdf_grid,
+        "cdf": result.cdf,
+    }
+    if best in (result.cluster_consensus or {}):
+        stats["cluster_consensus"] = result.cluster_consensus[best]
+    if result.sketch is not None:
+        stats["sketch"] = result.sketch
+    write_results(adata, f"{key}_k{best}", labels, int(labels.max()) + 1, None,
+                  None if item is None else own_item_consensus(labels, item))
+    adata.uns[f"{key}_select_k"] = plain(stats)
