@@ -112,7 +112,7 @@ def generate(generator, X, n_clusters, *, layer=None, use_rep=None, **params):
 
 #: The optional extras that add features, by the distribution each installs (pyproject's
 #: ``[project.optional-dependencies]`` less the development extras ``docs`` and ``test``).
-_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn"}
+_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn", "scverse": "anndata"}
 
 
 def show_config(file=None):
