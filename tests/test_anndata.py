@@ -306,8 +306,8 @@ def test_array_input_does_not_import_anndata(tmp_path):
             "cclust.ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0).fit(X)\n"
             "cclust.generate('kmeans', X, 2, n_partitions=2, random_state=0)\n"
             "print('anndata' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[1])
+    # from an empty folder, so that a source checkout there cannot shadow the installed cclust
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
 
@@ -404,8 +404,10 @@ def test_installed_command_reads_h5ad(tmp_path, h5ad_file):
     (["run", "iris", "-m", "kcc", "-o", "{tmp}/out.h5ad"], ["--out", ".h5ad DATA"]),
     (["select-k", "{h5ad}", "--k-range", "2", "3", "--labels-column", "tissue"], ["--labels-column tissue", "species"]),
     (["run", "{tmp}/broken.h5ad"], ["cannot read it as an AnnData"]),
+    (["run", "{h5ad}", "--samples-in-columns"], ["--samples-in-columns is for CSV files"]),
+    (["run", "{h5ad}", "--id-column", "0"], ["--id-column is for CSV files", "obs_names"]),
 ], ids=["missing-layer", "missing-obsm", "both", "layer-on-bundled", "h5ad-out-without-h5ad-in", "missing-obs-column",
-        "not-hdf5"])
+        "not-hdf5", "transposed", "id-column"])
 def test_cli_user_errors_are_one_line(capsys, tmp_path, h5ad_file, argv, words):
     (tmp_path / "broken.h5ad").write_text("not an HDF5 file\n")
     argv = [a.format(h5ad=h5ad_file, tmp=tmp_path) for a in argv]
@@ -414,3 +416,13 @@ def test_cli_user_errors_are_one_line(capsys, tmp_path, h5ad_file, argv, words):
     assert err.startswith("cclust: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     for word in words:
         assert word in err, (word, err)
+
+
+def test_without_anndata_the_command_names_the_extra(tmp_path, h5ad_file):
+    """As where anndata is not installed (the module made unimportable): one line naming the extra."""
+    code = ("import sys\nsys.modules['anndata'] = None\nfrom cclust.cli import main\n"
+            f"sys.exit(main(['run', {str(h5ad_file)!r}, '-m', 'kcc', '-k', '3']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "pip install 'cclust[scverse]'" in done.stderr

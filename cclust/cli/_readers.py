@@ -369,6 +369,10 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
         option = "--layer" if layer is not None else "--use-rep"
         raise UserError(f"{option} names the features inside an .h5ad file (an AnnData); DATA {source!r} is not one.")
     if os.path.splitext(source)[1].lower() == ".h5ad" and source not in _bundled_names():
+        for option, given in (("--id-column", id_column is not None), ("--samples-in-columns", samples_in_columns)):
+            if given:
+                raise UserError(f"{option} is for CSV files; {source!r} is an AnnData, whose obs_names are the IDs "
+                                "and whose rows are the objects.")
         data = _load_h5ad(source, labels_column, missing_features, layer, use_rep)
     else:
         data = _load_data(source, labels_column, options, missing_features)
