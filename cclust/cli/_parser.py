@@ -370,7 +370,7 @@ def build_parser():
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",
                    help=_OUT_HELP.replace("the labels", "the labels at the recommended K", 1)
-                   .replace("obs['cclust']", "obs['cclust_kK'], the table in uns['cclust_select_k']"))
+                   .replace("obs['cclust']", "obs['cclust_k<K>'], the table in uns['cclust_select_k']"))
     p.add_argument("--plot", metavar="FILE.png",
                    help="consensus CDF, delta area and PAC curves; FILE-heatmap.png (the consensus matrix at the "
                         "recommended K with its dendrogram and clusters), FILE-tracking.png (each object's "
