@@ -305,8 +305,9 @@ class ConsensusClustering:
             (``pip install 'cclust[scverse]'``) gives its features (``X``, ``layer`` or
             ``use_rep``) and receives the results, as scanpy's clustering tools write theirs:
             the labels in ``X.obs[key_added]`` (categorical, categories ``"0".."K-1"``), each
-            object's item consensus (its mean co-association with the other members of its
-            cluster over the partitions fused; Monti et al. 2003) in
+            object's item consensus (Monti et al. 2003; with complete partitions its mean
+            co-association with the other members of its cluster, with resampled ones the
+            pooled ratio over them) in
             ``X.obs[key_added + "_item_consensus"]``, and the cluster consensus, objective and
             parameters in ``X.uns[key_added]``. Nothing else of it changes; a view
             (``adata[...]``) is refused, pass ``adata[...].copy()``.
