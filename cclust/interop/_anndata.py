@@ -93,8 +93,9 @@ def check_target(adata, name="adata", copy=False, offers_copy=True):
 
 
 def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
-    """The (n_obs, n_features) features of ``adata`` named by ``layer`` or ``use_rep`` (see the
-    module docstring), dense; the caller's own array when it already is one (never written to).
+    """``(values, where)``: the (n_obs, n_features) features of ``adata`` named by ``layer`` or
+    ``use_rep`` (see the module docstring), dense (the caller's own array when it already is one:
+    never write into it), and where they were found (``"adata.obsm['X_pca']"``) for messages.
 
     Raises ValidationError naming ``layer``/``use_rep`` for a key that is not there, and
     MemoryBudgetError for a sparse matrix whose dense form exceeds the budget.
@@ -130,7 +131,7 @@ def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
         shape = values.shape
         need = int(shape[0]) * int(shape[1]) * 8
         require_memory(need, f"the dense float64 copy of the sparse {where} ({shape[0]} x {shape[1]})",
-                       f"reduce it first (e.g. sc.pp.pca, then use_rep='X_pca')", max_bytes)
+                       "reduce it first (e.g. sc.pp.pca, then use_rep='X_pca')", max_bytes)
         values = values.toarray()
     elif not isinstance(values, np.ndarray) and hasattr(values, "shape") and hasattr(values, "dtype") \
             and not hasattr(values, "__dask_graph__"):
