@@ -83,12 +83,26 @@ def consensus(method, ensemble, n_clusters, **params):
         return fn(ensemble, n_clusters, **params)
 
 
-def generate(generator, X, n_clusters, **params):
+def generate(generator, X, n_clusters, *, layer=None, use_rep=None, **params):
     """Generate an Ensemble of basic partitions of ``X`` with the generator named ``generator``.
 
     When ``X`` is a pandas DataFrame, the Ensemble keeps its index (:attr:`Ensemble.index`), so
-    that results can be keyed by the objects' names.
+    that results can be keyed by the objects' names. An ``anndata.AnnData`` gives its features
+    (``X.X``, ``X.layers[layer]`` or ``X.obsm[use_rep]``, e.g. ``use_rep="X_pca"``) and its
+    ``obs_names`` as the index; it is only read: nothing is written into it.
     """
+    from cclust.interop import _anndata
+
+    if _anndata.is_anndata(X):
+        from cclust._pipeline import validate_X
+
+        values, where = _anndata.features(X, layer, use_rep, "X")
+        features, _ = validate_X(values, where)
+        ensemble = get(generator, kind="generator")(features, n_clusters, **params)
+        if isinstance(ensemble, Ensemble) and ensemble.index is None:
+            ensemble = Ensemble(ensemble, index=X.obs_names)
+        return ensemble
+    _anndata.check_array_options(X, "X", layer=layer is not None, use_rep=use_rep is not None)
     ensemble = get(generator, kind="generator")(X, n_clusters, **params)
     index = getattr(X, "index", None)
     if index is not None and hasattr(X, "columns") and isinstance(ensemble, Ensemble) and ensemble.index is None:
@@ -98,7 +112,7 @@ def generate(generator, X, n_clusters, **params):
 
 #: The optional extras that add features, by the distribution each installs (pyproject's
 #: ``[project.optional-dependencies]`` less the development extras ``docs`` and ``test``).
-_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn"}
+_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn", "scverse": "anndata"}
 
 
 def show_config(file=None):

@@ -293,14 +293,24 @@ class ConsensusClustering:
         )
 
     # -- fitting ----------------------------------------------------------------------------
-    def fit(self, X=None, y=None, *, ensemble=None, sample_weight=None):
+    def fit(self, X=None, y=None, *, ensemble=None, sample_weight=None, layer=None, use_rep=None,
+            key_added="cclust"):
         """Generate basic partitions of ``X`` (or take ``ensemble``) and fuse them.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or None
+        X : array-like of shape (n_samples, n_features), AnnData, or None
             The data. May be None when ``ensemble`` is given, unless the method needs the
-            features (``wosp``, ``wohb``, ``wokmeans``, ``gkcc``).
+            features (``wosp``, ``wohb``, ``wokmeans``, ``gkcc``). An ``anndata.AnnData``
+            (``pip install 'cclust[scverse]'``) gives its features (``X``, ``layer`` or
+            ``use_rep``) and receives the results, as scanpy's clustering tools write theirs:
+            the labels in ``X.obs[key_added]`` (categorical, categories ``"0".."K-1"``), each
+            object's item consensus (Monti et al. 2003; with complete partitions its mean
+            co-association with the other members of its cluster, with resampled ones the
+            pooled ratio over them) in
+            ``X.obs[key_added + "_item_consensus"]``, and the cluster consensus, objective and
+            parameters in ``X.uns[key_added]``. Nothing else of it changes; a view
+            (``adata[...]``) is refused, pass ``adata[...].copy()``.
         y : ignored
             Present for scikit-learn's API.
         ensemble : cclust.Ensemble or array-like of shape (n_samples, n_partitions), optional
@@ -312,6 +322,12 @@ class ConsensusClustering:
             of every resample (it is then missing from every partition, and its consensus label
             rests on the method alone). They act through ``subsample < 1``; with every object
             drawn they change nothing (so ``sample_weight=np.ones(n)`` is the same fit as None).
+        layer : str, optional
+            AnnData ``X`` only: cluster ``X.layers[layer]`` instead of ``X.X``.
+        use_rep : str, optional
+            AnnData ``X`` only: cluster ``X.obsm[use_rep]`` (e.g. ``"X_pca"``) instead of ``X.X``.
+        key_added : str, default="cclust"
+            AnnData ``X`` only: the ``obs`` and ``uns`` key the results are written under.
 
         Returns
         -------
@@ -325,6 +341,42 @@ class ConsensusClustering:
         >>> ConsensusClustering("kcc", n_clusters=2, random_state=0).fit(ensemble=E).labels_.tolist()
         [0, 0, 1, 1]
         """
+        from cclust.interop import _anndata
+
+        if _anndata.is_anndata(X):
+            return self._fit_anndata(X, ensemble, sample_weight, layer, use_rep, key_added)
+        if X is not None:
+            _anndata.check_array_options(X, "X", layer=layer is not None, use_rep=use_rep is not None,
+                                         key_added=key_added != "cclust")
+        elif layer is not None or use_rep is not None or key_added != "cclust":
+            raise ValidationError("layer, use_rep and key_added are for an AnnData X; with fit(ensemble=...) alone "
+                                  "drop them.")
+        return self._fit(X, ensemble, sample_weight)
+
+    def _fit_anndata(self, adata, ensemble, sample_weight, layer, use_rep, key_added):
+        """fit on the features of an AnnData, then write the results into it (see :meth:`fit`)."""
+        from cclust.interop import _anndata
+
+        key = _anndata.check_key(key_added)
+        _anndata.check_target(adata, "X", offers_copy=False)
+        values, where = _anndata.features(adata, layer, use_rep, "X")
+        features, _ = validate_X(values, where, missing_features=self.missing_features)
+        self._fit(features, ensemble, sample_weight)
+        stats = {
+            "params": {**{name: value for name, value in self.get_params(deep=False).items()
+                          if name not in ("item_weights", "feature_weights", "verbose", "n_jobs")},
+                       "layer": layer, "use_rep": use_rep},
+            "n_clusters": self.n_clusters_,
+            "objective": self.result_.objective,
+            "objective_name": self.result_.objective_name,
+            "n_iter": self.result_.n_iter,
+            "converged": self.result_.converged,
+            "cluster_sizes": np.bincount(self.labels_, minlength=self.n_clusters_),
+        }
+        _anndata.write_clustering(adata, key, self.labels_, self.n_clusters_, stats, self.ensemble_)
+        return self
+
+    def _fit(self, X, ensemble, sample_weight):
         from cclust.ensemble import as_ensemble
         from cclust.registry import get
         from cclust.base import method_info
@@ -502,8 +554,9 @@ class ConsensusClustering:
                                             "feature_subsample")
         return subsample, feature_subsample, weights, f_weights
 
-    def fit_predict(self, X=None, y=None, *, ensemble=None, sample_weight=None):
-        """Fit and return ``labels_`` (see :meth:`fit`).
+    def fit_predict(self, X=None, y=None, *, ensemble=None, sample_weight=None, layer=None, use_rep=None,
+                    key_added="cclust"):
+        """Fit and return ``labels_`` (see :meth:`fit`; an AnnData ``X`` receives the results too).
 
         Returns
         -------
@@ -517,7 +570,8 @@ class ConsensusClustering:
         >>> sorted(set(labels.tolist()))
         [0, 1, 2]
         """
-        return self.fit(X, y, ensemble=ensemble, sample_weight=sample_weight).labels_
+        return self.fit(X, y, ensemble=ensemble, sample_weight=sample_weight, layer=layer, use_rep=use_rep,
+                        key_added=key_added).labels_
 
 
 def _resampled_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, resampling):

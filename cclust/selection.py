@@ -467,7 +467,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              n_references=None,
              alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
              final_linkage="average", sketch=None, sketch_method="geometric", n_sketches=1, random_state=None,
-             n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error"):
+             n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error", layer=None,
+             use_rep=None, key_added="cclust", copy=False):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
 
@@ -552,9 +553,19 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     "structure" near ``alpha`` whatever the range of K. ``null=None`` is ConsensusClusterPlus's
     plain protocol, PAC's lowest K (``criterion="pac"``) and 100 resamples.
 
+    **An AnnData** (``pip install 'cclust[scverse]'``) as ``data`` gives its features
+    (``adata.X``, ``layer`` or ``use_rep``) and receives the answer, as scanpy's tools write
+    theirs: the labels at the recommended K in ``adata.obs[f"{key_added}_k{best_k}"]``
+    (categorical, categories ``"0".."K-1"``), each object's item consensus with its own cluster
+    in ``adata.obs[f"{key_added}_k{best_k}_item_consensus"]``, and the per-K statistics, the
+    recommendation, its reason, the printed summary and the parameters in
+    ``adata.uns[f"{key_added}_select_k"]``. Nothing else of it changes. Like scanpy's tools it
+    then returns None (``copy=False``, the AnnData is written into) or the modified copy
+    (``copy=True``); the :class:`SelectKResult` itself comes from ``select_k(features)``.
+
     Parameters
     ----------
-    data : array-like of shape (n_samples, n_features), DataFrame, or cclust.Ensemble
+    data : array-like of shape (n_samples, n_features), DataFrame, AnnData, or cclust.Ensemble
         The objects, or ready basic partitions of them (with a consensus ``method`` only).
     k_range : iterable of int, default=range(2, 9)
         The K to try, each in ``[1, n_samples]``; sorted and de-duplicated. K = 1 (no clusters)
@@ -717,10 +728,19 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         NaN cells of ``data`` (features): refused, naming the first one's row and column (by
         label for a DataFrame), or filled with their column's mean, as the command line's
         ``--missing-features mean`` does. Infinite values are always refused.
+    layer : str, optional
+        AnnData ``data`` only: the features are ``data.layers[layer]`` instead of ``data.X``.
+    use_rep : str, optional
+        AnnData ``data`` only: the features are ``data.obsm[use_rep]`` (e.g. ``"X_pca"``).
+    key_added : str, default="cclust"
+        AnnData ``data`` only: the prefix of the ``obs`` and ``uns`` keys written.
+    copy : bool, default=False
+        AnnData ``data`` only: write into a copy and return it, leaving ``data`` as it was.
 
     Returns
     -------
     SelectKResult
+        Or, for an AnnData ``data``, None (``copy=False``) or the modified copy.
 
     Raises
     ------
@@ -756,8 +776,16 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     >>> result.cluster_consensus[3].round(2).tolist()
     [1.0, 1.0, 1.0]
     """
+    from cclust.interop import _anndata
+
+    if _anndata.is_anndata(data):
+        return _select_k_on_anndata(dict(locals()))
+    _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
+                                 key_added=key_added != "cclust", copy=copy is not False)
     if sketch is not None:
         arguments = dict(locals())
+        for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
+            arguments.pop(name)
         return _select_k_on_sketches(arguments)
     if n_sketches != 1:
         raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is given; pass sketch=s "
@@ -1011,6 +1039,29 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         cluster_consensus=clusters, cluster_stability=stability, inner=inner if monti else None, route=route,
         pac_se=pac_se, area_se=area_se, n_pairs=int(pairs[0].shape[0]) if route == "sparse" else n * (n - 1) // 2,
         n_resamples=n_resamples, index=object_index(data) if ensemble is None else None, gap=gap, **reference)
+
+
+def _select_k_on_anndata(arguments):
+    """select_k on the features of an AnnData, the answer written into it (see :func:`select_k`)."""
+    from cclust.interop import _anndata
+
+    arguments.pop("_anndata")
+    adata = arguments.pop("data")
+    layer, use_rep = arguments.pop("layer"), arguments.pop("use_rep")
+    key = _anndata.check_key(arguments.pop("key_added"))
+    copy = _anndata.check_copy(arguments.pop("copy"))
+    _anndata.check_target(adata, "data", copy)
+    values, where = _anndata.features(adata, layer, use_rep, "data", arguments["max_bytes"])
+    X, _ = validate_X(values, where, arguments["missing_features"])
+    result = select_k(X, **arguments)
+    params = {"subsample": arguments["subsample"], "feature_subsample": arguments["feature_subsample"],
+              "pac_interval": np.asarray(arguments["pac_interval"], dtype=np.float64),
+              "random_state": arguments["random_state"], "layer": layer, "use_rep": use_rep,
+              "method_params": arguments["method_params"], "generator": arguments["generator"],
+              "n_partitions": arguments["n_partitions"]}
+    target = adata.copy() if copy else adata
+    _anndata.write_select_k(target, key, result, params)
+    return target if copy else None
 
 
 def _select_k_on_sketches(arguments):

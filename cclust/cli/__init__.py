@@ -5,8 +5,9 @@ Sub-commands
 ``cclust run DATA``
     Generate basic partitions of DATA and fuse them. DATA is a bundled dataset name (``iris``,
     ``wine``; the name wins over a file of that name, write ``./iris`` for the file), a CSV file
-    (``.csv``, ``.tsv``, ``.txt``), an ``.npy`` file holding X, or an ``.npz`` file holding ``X``
-    and optionally ``y``. Without ``--method`` every registered consensus method (plugins
+    (``.csv``, ``.tsv``, ``.txt``), an ``.npy`` file holding X, an ``.npz`` file holding ``X``
+    and optionally ``y``, or an AnnData ``.h5ad`` file (``--layer``/``--use-rep`` name the
+    features; ``-o FILE.h5ad`` writes a copy of it with the labels added). Without ``--method`` every registered consensus method (plugins
     included) fuses one shared ensemble and the command prints one row per method; with one
     ``--method`` it prints that result. ``--utilities`` compares KCC under every utility of Wu et al. (2015).
 ``cclust fuse ENSEMBLE``

@@ -26,7 +26,9 @@ from cclust.cli._report import (
     provenance_text,
     write_ensemble,
     plot_rows,
+    write_h5ad,
     write_labels,
+    write_labels_h5ad,
 )
 from cclust.utilities import KCC_UTILITIES
 
@@ -198,7 +200,8 @@ def _read_data(args):
     """DATA as the reading options of ``args`` say (see ``_add_data_options``)."""
     return load_data(args.data, args.labels_column, args.header, args.missing_features, na_values=args.na_values,
                      decimal=args.decimal, thousands=args.thousands, index_column=args.index_column,
-                     id_column=args.id_column, samples_in_columns=args.samples_in_columns, force=args.force)
+                     id_column=args.id_column, samples_in_columns=args.samples_in_columns, force=args.force,
+                     layer=args.layer, use_rep=args.use_rep)
 
 
 def _data_notes(data, notices):
@@ -306,7 +309,9 @@ def _check_outputs(args):
         if os.path.isdir(path):
             raise UserError(f"{option} {path}: is a directory; give a file name.")
     if getattr(args, "out", None):
-        _out_format(args.out)
+        if _out_format(args.out) == ".h5ad" and not str(getattr(args, "data", "") or "").lower().endswith(".h5ad"):
+            raise UserError(f"--out {args.out}: an .h5ad output is a copy of .h5ad DATA with the labels added; "
+                            "this DATA is not an .h5ad file, so write .csv, .tsv, .json or .npy.")
     if getattr(args, "save_ensemble", None):
         ensemble_format(args.save_ensemble)
     if getattr(args, "plot", None):
@@ -326,8 +331,21 @@ def _ids_note(path, ids):
               "or .json to keep the row IDs beside them.")
 
 
-def _write_outputs(args, rows, ensemble, y, out, ids=None):
-    if args.out:
+def _anndata_params(args, k):
+    """The settings of a run that ``--out FILE.h5ad`` records in ``uns`` beside each method's own."""
+    return {"data": args.data, "n_clusters": k, "generator": getattr(args, "generator", None),
+            "partitions": getattr(args, "partitions", None), "seed": args.seed, "layer": args.layer,
+            "use_rep": args.use_rep}
+
+
+def _write_outputs(args, rows, ensemble, y, out, ids=None, adata=None, k=None):
+    if args.out and args.out.lower().endswith(".h5ad"):
+        write_labels_h5ad(args.out, rows, adata, ensemble, _anndata_params(args, k))
+        if args.format == "table":
+            print(f"labels written to {args.out} (a copy of {args.data} with obs and uns entries "
+                  f"'{'cclust' if len([r for r in rows if r['result'] is not None]) == 1 else 'cclust_<method>'}')",
+                  file=out)
+    elif args.out:
         write_labels(args.out, rows, ids=ids)
         _ids_note(args.out, ids)
         if args.format == "table":
@@ -388,7 +406,7 @@ def run(args, out=None):
         _print_single(rows[0], data.y, args.format, context, out, ensemble)
     else:
         rows = _compare(jobs, ensemble, k, X, data.y, args, context, out)
-    _write_outputs(args, rows, ensemble, data.y, out, ids=data.ids)
+    _write_outputs(args, rows, ensemble, data.y, out, ids=data.ids, adata=data.adata, k=k)
     return 0
 
 
@@ -713,7 +731,19 @@ def select_k(args, out=None):
         print(dataclasses.replace(result, warnings=()).summary(), file=out)
         if data.y is not None:
             print(f"(the data's true labels have {plural(len(np.unique(data.y)), 'class')})", file=out)
-    if args.out:
+    if args.out and args.out.lower().endswith(".h5ad"):
+        from cclust.interop import _anndata
+
+        target = data.adata.copy()
+        _anndata.write_select_k(target, "cclust", result, {
+            "data": args.data, "subsample": args.subsample, "feature_subsample": args.feature_subsample,
+            "seed": args.seed, "layer": args.layer, "use_rep": args.use_rep, "method_params": method_params,
+            "generator": generator, "n_partitions": partitions})
+        write_h5ad(args.out, target)
+        if args.format == "table":
+            print(f"labels at K = {result.best_k} written to {args.out} (a copy of {args.data} with "
+                  f"obs['cclust_k{result.best_k}'] and uns['cclust_select_k'])", file=out)
+    elif args.out:
         labels = result.labels[result.best_k]
         row = {"method": f"{args.method} K={result.best_k}", "result": cclust.ConsensusResult.from_labels(labels)}
         write_labels(args.out, [row], ids=data.ids)

@@ -16,7 +16,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 _OUT_HELP = ("write the labels, one per data row, in the format the extension names: .csv or .tsv (header "
-             "'label', or one column per method), .json ({method: [labels]}) or .npy")
+             "'label', or one column per method), .json ({method: [labels]}) or .npy; with .h5ad DATA also "
+             ".h5ad (a copy of the AnnData with the labels in obs['cclust'])")
 
 _EPILOG_RUN = """\
 examples:
@@ -146,6 +147,10 @@ def _add_data_options(p):
     p.add_argument("--force", action="store_true",
                    help="use --labels-column even when its values are all different (an ID column?) or "
                         "fractional numbers (a measurement?), which are refused otherwise")
+    p.add_argument("--layer", default=None, metavar="NAME",
+                   help=".h5ad DATA: cluster the AnnData's layer NAME instead of its X (needs cclust[scverse])")
+    p.add_argument("--use-rep", default=None, metavar="KEY",
+                   help=".h5ad DATA: cluster the AnnData's obsm[KEY] (e.g. X_pca) instead of its X")
 
 
 def _na_values(text):
@@ -233,7 +238,7 @@ def build_parser():
     p = sub.add_parser("run", help="cluster DATA: compare every consensus method, or run one",
                        description="Generate basic partitions of DATA and fuse them with consensus methods.",
                        epilog=_EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
+    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file")
     p.add_argument("-m", "--method", action="append", metavar="M",
                    help="consensus method (repeat or comma-separate for several; default: every registered one)")
     p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
@@ -286,7 +291,7 @@ def build_parser():
                                    "subsample is clustered once by k-means (Monti et al.'s protocol, as "
                                    "ConsensusClusterPlus runs it); --method KCC etc. fuses generated "
                                    "partitions of each subsample instead.")
-    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
+    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file")
     p.add_argument("--k-range", nargs=2, type=int, required=True, metavar=("LOW", "HIGH"),
                    help="inclusive range of K to try")
     p.add_argument("-m", "--method", default="monti", metavar="M",
@@ -364,7 +369,8 @@ def build_parser():
     _add_generation_options(p, partitions=50, what="basic partitions per subsample (consensus methods only)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",
-                   help=_OUT_HELP.replace("the labels", "the labels at the recommended K"))
+                   help=_OUT_HELP.replace("the labels", "the labels at the recommended K", 1)
+                   .replace("obs['cclust']", "obs['cclust_k<K>'], the table in uns['cclust_select_k']"))
     p.add_argument("--plot", metavar="FILE.png",
                    help="consensus CDF, delta area and PAC curves; FILE-heatmap.png (the consensus matrix at the "
                         "recommended K with its dendrogram and clusters), FILE-tracking.png (each object's "
@@ -379,7 +385,7 @@ def build_parser():
                                    "indices, rank them, and optionally keep the best (trim) and weight them by rank "
                                    "(reweigh), as diceR's consensus_evaluate does (Chiu & Talhouk 2018).",
                        epilog=_EPILOG_EVALUATE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz file")
+    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file")
     p.add_argument("-k", "--k", "--n-clusters", dest="k", type=_k_list, default=None, metavar="K",
                    help="clusters of each algorithm's labelling (default: the number of true classes); several "
                         "K, comma-separated (3,4,5), evaluate every (algorithm, K) as diceR's multi-K mode does, "

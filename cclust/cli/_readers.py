@@ -73,11 +73,14 @@ class Dataset:
         index column, ...), each with the option that undoes it.
     filled : dict
         ``--missing-features mean``: {feature name: how many cells were filled}; empty otherwise.
+    adata : anndata.AnnData or None
+        The AnnData an ``.h5ad`` DATA held (``-o FILE.h5ad`` writes a copy of it with the labels).
     """
 
-    def __init__(self, X, y, description, ids=None, notes=(), filled=None):
+    def __init__(self, X, y, description, ids=None, notes=(), filled=None, adata=None):
         self.X, self.y, self.description = X, y, description
         self.ids = ids
+        self.adata = adata
         self.notes = list(notes)
         self.filled = dict(filled or {})
 
@@ -289,7 +292,8 @@ def _refuse_directory(path, option):
 
 
 def load_data(source, labels_column=None, header="auto", missing_features="error", *, na_values=None, decimal=".",
-              thousands=None, index_column="auto", id_column=None, samples_in_columns=False, force=False):
+              thousands=None, index_column="auto", id_column=None, samples_in_columns=False, force=False, layer=None,
+              use_rep=None):
     """Read the DATA argument of ``cclust run`` and ``cclust select-k``.
 
     Every data row is one object, in file order: a CSV line of delimiters only, or an empty line
@@ -300,11 +304,12 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     ----------
     source : str
         A bundled dataset name (``iris``, ``wine``; the name wins over a file of that name), or
-        a path ending in ``.csv``/``.tsv``/``.txt`` (numeric feature columns), ``.npy`` (X) or
-        ``.npz`` (``X`` and optionally ``y``). Never unpickled.
+        a path ending in ``.csv``/``.tsv``/``.txt`` (numeric feature columns), ``.npy`` (X),
+        ``.npz`` (``X`` and optionally ``y``) or ``.h5ad`` (an AnnData; needs anndata, ``pip
+        install 'cclust[scverse]'``; its ``obs_names`` are the IDs). Never unpickled.
     labels_column : str, optional
-        CSV only: the column holding the true classes, by header name or 0-based index
-        (negative counts from the end). Default: every column is a feature.
+        CSV: the column holding the true classes, by header name or 0-based index (negative
+        counts from the end); ``.h5ad``: an ``obs`` column. Default: every column is a feature.
     header : {"auto", "yes", "no"}, default="auto"
         Whether the CSV's first row names the columns; "auto" detects it (a file of one line of
         words only is a header without data).
@@ -333,6 +338,9 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     force : bool, default=False
         Take ``labels_column`` as the true classes even when its values are all different or
         fractional numbers (refused otherwise).
+    layer, use_rep : str, optional
+        ``.h5ad`` only: the features are the AnnData's ``layers[layer]`` or ``obsm[use_rep]``
+        instead of its ``X`` (one of them at most).
 
     Returns
     -------
@@ -357,9 +365,78 @@ def load_data(source, labels_column=None, header="auto", missing_features="error
     options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
                          decimal=decimal, thousands=thousands, index_column=index_column, id_column=id_column,
                          samples_in_columns=samples_in_columns, force=force)
-    data = _load_data(source, labels_column, options, missing_features)
+    if (layer is not None or use_rep is not None) and os.path.splitext(source)[1].lower() != ".h5ad":
+        option = "--layer" if layer is not None else "--use-rep"
+        raise UserError(f"{option} names the features inside an .h5ad file (an AnnData); DATA {source!r} is not one.")
+    if os.path.splitext(source)[1].lower() == ".h5ad" and source not in _bundled_names():
+        for option, given in (("--id-column", id_column is not None), ("--samples-in-columns", samples_in_columns)):
+            if given:
+                raise UserError(f"{option} is for CSV files; {source!r} is an AnnData, whose obs_names are the IDs "
+                                "and whose rows are the objects.")
+        data = _load_h5ad(source, labels_column, missing_features, layer, use_rep)
+    else:
+        data = _load_data(source, labels_column, options, missing_features)
     _check_n_objects(data.X.shape[0], data.description)
     return data
+
+
+def _bundled_names():
+    from cclust import datasets
+
+    return datasets.names()
+
+
+def _load_h5ad(source, labels_column, missing_features, layer, use_rep):
+    """An AnnData file: its features (X, a layer or an obsm entry), its obs_names as IDs, and the
+    true classes from an obs column when --labels-column names one."""
+    from cclust.errors import CclustError
+    from cclust.interop import _anndata
+
+    _refuse_directory(source, "DATA ")
+    if not os.path.exists(source):
+        raise UserError(f"DATA {source!r} is neither a bundled dataset ({', '.join(_bundled_names())}) nor an "
+                        "existing file.")
+    try:
+        anndata = _anndata.require_anndata(f"DATA {source}: reading an .h5ad file")
+    except CclustError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        adata = anndata.read_h5ad(source)
+    except Exception as exc:  # h5py and anndata raise many types for a file that is not theirs
+        raise UserError(f"{source}: cannot read it as an AnnData .h5ad file ({type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:200]}).") from None
+    if layer is not None and use_rep is not None:
+        raise UserError("--layer and --use-rep both name the features to cluster; give one of them.")
+    if layer is not None and layer not in adata.layers:
+        raise UserError(f"--layer {layer}: the AnnData in {source} has no such layer (its layers: "
+                        f"{_anndata.keys_text(adata.layers)}); drop --layer to cluster its X.")
+    if use_rep not in (None, "X") and use_rep not in adata.obsm:
+        raise UserError(f"--use-rep {use_rep}: the AnnData in {source} has no such obsm entry (its obsm keys: "
+                        f"{_anndata.keys_text(adata.obsm)}); drop --use-rep to cluster its X.")
+    try:
+        values, where = _anndata.features(adata, layer, use_rep, "the AnnData")
+    except CclustError as exc:
+        raise UserError(f"{source}: {exc}") from None
+    filled = {}
+    X = np.asarray(values)
+    if missing_features == "mean" and X.dtype.kind == "f" and X.ndim == 2:
+        holes = np.isnan(X).sum(axis=0)
+        filled.update({str(j): int(count) for j, count in enumerate(holes) if count})
+        X = _impute_mean(X, f"{source} ({where})")
+    X = _check_X(X, f"{source} ({where})")
+    y = None
+    if labels_column is not None:
+        if labels_column not in adata.obs.columns:
+            columns = ", ".join(repr(str(c)) for c in adata.obs.columns) or "none"
+            raise UserError(f"--labels-column {labels_column}: the AnnData in {source} has no obs column of that "
+                            f"name (its obs columns: {columns}).")
+        column = adata.obs[labels_column]
+        if column.isna().any():
+            raise UserError(f"--labels-column {labels_column}: obs[{labels_column!r}] in {source} has missing values; "
+                            "every object needs a class.")
+        y = _encode_classes(np.asarray(column.astype(str)), f"{source}: obs[{labels_column!r}]")
+    described = source if where == "the AnnData.X" else f"{source} ({where.replace('the AnnData', 'AnnData')})"
+    return Dataset(X, y, described, ids=[str(v) for v in adata.obs_names], filled=filled, adata=adata)
 
 
 def _load_data(source, labels_column, options, missing_features):

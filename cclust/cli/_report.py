@@ -296,7 +296,8 @@ def _print_single(row, y, fmt, context, out, ensemble):
 
 
 #: what --out writes, by the file's extension
-_OUT_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".json": "JSON", ".npy": "NumPy array"}
+_OUT_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".json": "JSON", ".npy": "NumPy array",
+                ".h5ad": "AnnData, for .h5ad DATA"}
 
 
 def _out_format(path):
@@ -382,6 +383,50 @@ def _replacing(path, binary=False):
             raise
 
 
+def write_h5ad(path, adata):
+    """Write ``adata`` to ``path`` under a temporary name in the same folder, renamed when complete
+    (as :func:`_replacing` does for the other formats: never a half-written file under the name)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    _remove_stale_parts(folder)
+    temp = os.path.join(folder, f".{name}.{os.getpid()}-{secrets.token_hex(6)}.part")
+    with terminate_as_interrupt(redeliver=True):
+        try:
+            adata.write_h5ad(temp)
+            os.replace(temp, path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            if isinstance(exc, OSError):
+                raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
+            raise
+
+
+def _obs_key(column):
+    """An obs column name from a method's column name: letters, digits, '_', '-' and '.' kept."""
+    return "cclust_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip("_")
+
+
+def write_labels_h5ad(path, rows, adata, ensemble=None, params=None):
+    """``--out FILE.h5ad``: a copy of the input AnnData with each successful row's labels in
+    ``obs`` (key ``cclust`` for one method, else ``cclust_<method>``) as scanpy writes clusters
+    (categorical, categories "0".."K-1"), its item consensus over ``ensemble``'s partitions in
+    ``obs[key + "_item_consensus"]``, and its statistics and the run's ``params`` in ``uns[key]``."""
+    from cclust.interop import _anndata
+
+    done = [r for r in rows if r["result"] is not None]
+    if not done:
+        raise UserError(f"--out {path}: no method succeeded, so there are no labels to write.")
+    keys = ["cclust"] if len(done) == 1 else [_obs_key(c) for c in column_names([r["method"] for r in done])]
+    target = adata.copy()
+    for key, row in zip(keys, done):
+        result = row["result"]
+        stats = {"method": row["method"], "n_clusters": result.n_clusters, "objective": result.objective,
+                 "objective_name": result.objective_name, "n_iter": result.n_iter, "converged": result.converged,
+                 "params": {**(params or {}), **row.get("settings", {})}}
+        _anndata.write_clustering(target, key, result.labels, result.n_clusters, stats, ensemble)
+    write_h5ad(path, target)
+
+
 def write_labels(path, rows, ids=None):
     """Write the labels of the successful rows in the format the extension of ``path`` names.
 
@@ -396,6 +441,9 @@ def write_labels(path, rows, ids=None):
     folder and renamed when complete, so it never exists half-written.
     """
     suffix = _out_format(path)
+    if suffix == ".h5ad":
+        raise UserError(f"--out {path}: an .h5ad file is a copy of .h5ad DATA with the labels added; DATA is not "
+                        "one, so write .csv, .tsv, .json or .npy.")
     done = [r for r in rows if r["result"] is not None]
     if not done:
         raise UserError(f"--out {path}: no method succeeded, so there are no labels to write.")
