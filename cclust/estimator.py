@@ -496,11 +496,15 @@ class ConsensusClustering:
                 "X, X_new) with them.")
         _check_feature_names(self, X)
         rows = np.asarray(X)
-        if rows.ndim == 2 and rows.shape[1] != self.n_features_in_:
+        if rows.ndim != 2:
+            raise ValidationError(
+                f"X must be 2-D (n_new, n_features), got an array of shape {rows.shape}. Reshape your data: "
+                "X.reshape(1, -1) for a single object, X.reshape(-1, 1) for a single feature.")
+        if rows.shape[1] != self.n_features_in_:
             raise ValidationError(
                 f"X has {rows.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
                 "features as input: give X the columns the estimator was fitted on, in the same order.")
-        if self.missing_features == "mean" and rows.ndim == 2 and rows.dtype.kind == "f" and np.isnan(rows).any():
+        if self.missing_features == "mean" and rows.dtype.kind == "f" and np.isnan(rows).any():
             rows = np.where(np.isnan(rows), fitted.mean(axis=0), rows)
         rows = check_array_2d(rows, "X")
         method = _assign.check_method(_assign.DEFAULT_METHOD if method is None else method)
