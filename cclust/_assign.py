@@ -65,12 +65,14 @@ def assign(X, labels, X_new, method, n_neighbors, n_threads):
     """Labels of the rows of ``X_new`` by ``method``, given the fitted rows ``X`` and their ``labels``.
 
     Assumes validated input: ``X`` and ``X_new`` C-contiguous finite float64 with the same
-    columns, ``labels`` int64 of length ``X.shape[0]`` in ``0..K-1`` with every cluster present,
-    ``n_neighbors`` in ``[1, X.shape[0]]`` (read by "knn" only).
+    columns, ``labels`` integers (any values; the result is of the same values) of length
+    ``X.shape[0]``, ``n_neighbors`` in ``[1, X.shape[0]]`` (read by "knn" only).
     """
+    values, codes = np.unique(labels, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
     if method == "centroid":
-        return nearest_centroid(X, labels, X_new, n_threads)
-    return knn_vote(X, labels, X_new, n_neighbors, n_threads)
+        return values[nearest_centroid(X, codes, X_new, n_threads)].astype(np.int64)
+    return values[knn_vote(X, codes, X_new, n_neighbors, n_threads)].astype(np.int64)
 
 
 def centroids(X, labels):
@@ -236,14 +238,14 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
     X = check_array_2d(X, "X")
     X_new = check_array_2d(X_new, "X_new")
     check_same_features(X_new.shape[1], X.shape[1], "X_new", "X (the clustered objects)")
-    values, codes = _label_codes(result_or_labels, X.shape[0])
+    labels = _check_labels(result_or_labels, X.shape[0])
     method = check_method(method)
     if method != "knn" and n_neighbors is not None:
         raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} uses "
                               "no neighbours: drop n_neighbors or pass method='knn'.")
     k = check_neighbors(n_neighbors, X.shape[0])
     threads = check_n_threads(n_jobs, "n_jobs")
-    return values[assign(X, codes, X_new, method, k, threads)]
+    return assign(X, labels, X_new, method, k, threads)
 
 
 def check_same_features(got, expected, name, fitted):
@@ -252,8 +254,8 @@ def check_same_features(got, expected, name, fitted):
                               "the clustered objects were described by, in the same order.")
 
 
-def _label_codes(result_or_labels, n):
-    """(values, codes): the distinct labels and every object's position among them."""
+def _check_labels(result_or_labels, n):
+    """The labels of a result or array as int64, one per row of X, or a clear error."""
     labels = getattr(result_or_labels, "labels", result_or_labels)
     try:
         labels = np.asarray(labels)
@@ -265,5 +267,4 @@ def _label_codes(result_or_labels, n):
     if labels.dtype.kind not in "iub" and not (labels.dtype.kind == "f" and np.isfinite(labels).all()
                                                and np.array_equal(labels, np.round(labels))):
         raise ValidationError(f"result_or_labels must be integer cluster labels, got dtype {labels.dtype}.")
-    values, codes = np.unique(labels.astype(np.int64), return_inverse=True)
-    return values, codes.reshape(-1).astype(np.int64)
+    return labels.astype(np.int64)
