@@ -142,18 +142,30 @@ def _blocked_neighbours(X, X_new, k):
 def _k_smallest(dist, k):
     """Per row, the columns of the k smallest values, smallest first, ties by the lower column."""
     b, n = dist.shape
-    if k < n:
-        kth = np.partition(dist, k - 1, axis=1)[:, k - 1:k]
-        below = dist < kth
-        at = dist == kth
-        # of the columns at the k-th value, the lowest ones fill the places left after those below
-        room = k - below.sum(axis=1, keepdims=True)
-        keep = below | (at & (np.cumsum(at, axis=1) <= room))
-        columns = np.nonzero(keep)[1].reshape(b, k)
-    else:
+    if k >= n:
         columns = np.broadcast_to(np.arange(n, dtype=np.int64), (b, n))
-    values = np.take_along_axis(dist, columns, axis=1)
-    order = np.argsort(values, axis=1, kind="stable")      # columns are ascending: ties stay by column
+        return _by_value_then_column(dist, columns)
+    # the k + 1 smallest of each row, in no order; sorted by (value, column) their first k are the
+    # answer unless the k-th and (k + 1)-th values are equal, where a lower column of the same
+    # value may have been left out: those rows are redone over every column
+    candidates = _by_value_then_column(dist, np.argpartition(dist, k, axis=1)[:, :k + 1])
+    values = np.take_along_axis(dist, candidates[:, k - 1:], axis=1)
+    shared = np.flatnonzero(values[:, 0] == values[:, 1])
+    found = candidates[:, :k]
+    if shared.size:
+        part = dist[shared]
+        kth = values[shared, :1]
+        below, at = part < kth, part == kth
+        room = k - below.sum(axis=1, keepdims=True)         # places left for the columns at the k-th value
+        keep = below | (at & (np.cumsum(at, axis=1) <= room))
+        found[shared] = _by_value_then_column(part, np.nonzero(keep)[1].reshape(shared.size, k))
+    return found
+
+
+def _by_value_then_column(dist, columns):
+    """``columns`` of each row of ``dist`` reordered by their value, then by column."""
+    columns = np.sort(columns, axis=1)
+    order = np.argsort(np.take_along_axis(dist, columns, axis=1), axis=1, kind="stable")
     return np.take_along_axis(columns, order, axis=1).astype(np.int64)
 
 
