@@ -28,7 +28,8 @@ from cclust.errors import ValidationError
 
 METHODS = ("centroid", "knn")
 
-#: The rule used when none is given (chosen on held-out data: docs/benchmarks.md, "Predict").
+#: The rule used when none is given (chosen on held-out data: docs/benchmarks.md, "Predict on held-out
+#: objects").
 DEFAULT_METHOD = "centroid"
 
 #: Neighbours voting in the "knn" rule when none is given.
@@ -200,11 +201,10 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
       otherwise). Neighbours at equal distance are taken in row order of ``X`` (the lower row
       first); a tie of votes goes to the tied cluster holding the nearest neighbour.
 
-    The centroid rule suits the compact, convex clusters k-means-based consensus finds; the
-    vote follows clusters of any shape but costs a neighbour search over ``X``. On held-out
-    objects of the bundled and shared data sets the two agree with a fit on all the data about
-    equally often, the centroid rule at a fraction of the time (docs/benchmarks.md, "Predict").
-    SC3 (Kiselev et al. 2017) trains a support vector machine on the consensus labels instead;
+    The centroid rule suits the compact, convex clusters a k-means-based consensus finds; the
+    vote follows clusters of any shape but costs a neighbour search over ``X``. The default was
+    chosen on held-out objects (the benchmarks page of the documentation, "Predict on held-out
+    objects"). SC3 (Kiselev et al. 2017) trains a support vector machine on the consensus labels instead;
     no classifier is offered here, because scikit-learn is an optional dependency of cclust.
 
     Parameters
