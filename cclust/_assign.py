@@ -245,10 +245,10 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
     >>> cclust.predict([0, 0, 1, 1], X, [[0.1, 0.3]], method="knn", n_neighbors=3).tolist()
     [0]
     """
-    from cclust.validation import check_array_2d, check_n_threads
+    from cclust.validation import check_n_threads
 
-    X = check_array_2d(X, "X")
-    X_new = check_array_2d(X_new, "X_new")
+    X = features(X, "X")
+    X_new = features(X_new, "X_new")
     check_same_features(X_new.shape[1], X.shape[1], "X_new", "X (the clustered objects)")
     labels = _check_labels(result_or_labels, X.shape[0])
     method = check_method(method)
@@ -258,6 +258,23 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
     k = check_neighbors(n_neighbors, X.shape[0])
     threads = check_n_threads(n_jobs, "n_jobs")
     return assign(X, labels, X_new, method, k, threads)
+
+
+def features(X, name):
+    """X as a C-contiguous finite float64 2-D array; an object array of numbers is converted."""
+    from cclust.validation import check_array_2d
+
+    if not hasattr(X, "__dask_graph__"):
+        try:
+            X = np.asarray(X)
+        except Exception:  # ragged lists and the like: check_array_2d says what is wrong
+            pass
+        if getattr(X, "dtype", None) is not None and X.dtype.kind == "O":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(f"{name} must hold numbers only: {exc}") from None
+    return check_array_2d(X, name)
 
 
 def check_same_features(got, expected, name, fitted):

@@ -483,7 +483,6 @@ class ConsensusClustering:
         (True, (75,))
         """
         from cclust import _assign
-        from cclust.validation import check_array_2d
 
         if not self.__sklearn_is_fitted__():
             raise _not_fitted_error()(
@@ -506,7 +505,7 @@ class ConsensusClustering:
                 "features as input: give X the columns the estimator was fitted on, in the same order.")
         if self.missing_features == "mean" and rows.dtype.kind == "f" and np.isnan(rows).any():
             rows = np.where(np.isnan(rows), fitted.mean(axis=0), rows)
-        rows = check_array_2d(rows, "X")
+        rows = _assign.features(rows, "X")
         method = _assign.check_method(_assign.DEFAULT_METHOD if method is None else method)
         if method != "knn" and n_neighbors is not None:
             raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} "

@@ -145,6 +145,15 @@ def test_the_estimator_predicts_new_objects_deterministically():
     np.testing.assert_array_equal(model.predict(X[test], method="knn"), before)
 
 
+def test_an_object_array_of_numbers_is_read_as_numbers():
+    X, y = blobs()
+    model = ConsensusClustering(n_clusters=4, n_partitions=5, random_state=0).fit(X)
+    np.testing.assert_array_equal(model.predict(X.astype(object)), model.labels_)
+    np.testing.assert_array_equal(cclust.predict(y, X.astype(object), X[:7].astype(object)), y[:7])
+    with pytest.raises(ValidationError, match="X_new must hold numbers only"):
+        cclust.predict(y, X, np.array([["a", 1.0, 2.0]], dtype=object))
+
+
 # -- bad input ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, words", [
     ({"X_new": np.zeros((3, 2))}, ["X_new has 2 features", "X (the clustered objects) has 4"]),
