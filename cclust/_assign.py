@@ -111,16 +111,21 @@ def nearest_neighbours(X, X_new, k, n_threads):
 def _tree_neighbours(X, X_new, k, n_threads):
     from scipy.spatial import cKDTree
 
-    # k + 1 neighbours tell whether the k-th place is shared: a row where it is (its k-th and
-    # (k+1)-th distances equal) is redone by the blocked route, whose rule for ties is exact.
-    distances, found = cKDTree(X).query(X_new, k=k + 1, workers=n_threads)
-    found = found.astype(np.int64)
-    tied = np.flatnonzero(distances[:, k - 1] == distances[:, k])
-    distances, found = distances[:, :k], found[:, :k]
-    order = np.lexsort((found, distances), axis=1) if k > 1 else np.zeros((found.shape[0], 1), dtype=np.int64)
-    found = np.take_along_axis(found, order, axis=1)
-    if tied.size:
-        found[tied] = _blocked_neighbours(X, X_new[tied], k)
+    tree = cKDTree(X)
+    found = np.empty((X_new.shape[0], k), dtype=np.int64)
+    rows = max(1, DISTANCE_BLOCK_ELEMENTS // (k + 1))
+    for start in range(0, X_new.shape[0], rows):
+        block = X_new[start:start + rows]
+        # k + 1 neighbours tell whether the k-th place is shared: a row where it is (its k-th and
+        # (k+1)-th distances equal) is redone by the blocked route, whose rule for ties is exact
+        distances, near = tree.query(block, k=k + 1, workers=n_threads)
+        near = near.astype(np.int64)
+        tied = np.flatnonzero(distances[:, k - 1] == distances[:, k])
+        order = np.lexsort((near[:, :k], distances[:, :k]), axis=1)
+        near = np.take_along_axis(near[:, :k], order, axis=1)
+        if tied.size:
+            near[tied] = _blocked_neighbours(X, block[tied], k)
+        found[start:start + block.shape[0]] = near
     return found
 
 

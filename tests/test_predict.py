@@ -68,8 +68,9 @@ def test_knn_vote_equals_the_reference(k, d, grid):
     np.testing.assert_array_equal(got, reference_knn(X, labels, X_new, k))
 
 
-def test_blocks_of_distances_give_the_same_neighbours(monkeypatch):
-    X, labels, X_new = random_case(7, n=90, m=40, d=12, grid=4)
+@pytest.mark.parametrize("d", [2, 12], ids=["kd-tree", "blocked"])
+def test_blocks_of_distances_give_the_same_neighbours(monkeypatch, d):
+    X, labels, X_new = random_case(7, n=90, m=40, d=d, grid=4)
     whole = cclust.predict(labels, X, X_new, method="knn", n_neighbors=9)
     monkeypatch.setattr(_assign, "DISTANCE_BLOCK_ELEMENTS", 90 * 3)      # three new rows per block
     np.testing.assert_array_equal(cclust.predict(labels, X, X_new, method="knn", n_neighbors=9), whole)
