@@ -53,7 +53,8 @@ class ConsensusClustering:
     ``fit(ensemble=E)`` fuses partitions you already have. A method that makes its own
     partitions of X (its metadata declares ``generates_ensemble``: ``usenc``, Huang et al.
     2020) is fed no generated ensemble: ``fit(X)`` runs it on X alone, as the paper does, and
-    ``fit(X, ensemble=E)`` joins E to its own partitions. scikit-learn is not needed at run
+    ``fit(X, ensemble=E)`` joins E to its own partitions. After ``fit(X)``, :meth:`predict`
+    places new objects in the consensus partition. scikit-learn is not needed at run
     time; when it is installed the estimator works in ``Pipeline``, ``GridSearchCV`` and
     ``clone`` and passes ``sklearn.utils.estimator_checks``.
 
