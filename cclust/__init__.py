@@ -25,13 +25,15 @@ __all__ = [
     "generate",
     "get",
     "markers",
+    "predict",
     "register",
     "select_k",
     "show_config",
 ]
 
 # Imported on first use so that ``import cclust`` stays light (no compiled module, no plugin).
-_LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection", "markers": "cclust.differential"}
+_LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection", "markers": "cclust.differential",
+         "predict": "cclust._assign"}
 
 
 def __getattr__(name):

@@ -6,7 +6,8 @@ geometric sketch of Hie et al. (2019), which covers the data's principal
 subspace with a grid of equal cubes and draws the objects round-robin over the occupied cubes, so
 that small, dense groups keep few objects and rare regions keep theirs (a rare cluster is not
 lost in the sample). Every object outside the sketch then joins the consensus cluster with the
-nearest centroid (in the features, as k-means would assign it).
+nearest centroid (in the features, as k-means would assign it) or, with ``propagation="knn"``,
+the cluster most of its nearest sketch objects are in (:mod:`cclust._assign` holds both rules).
 """
 import numpy as np
 
@@ -100,15 +101,17 @@ def _round_robin(cells, size, rng):
     return np.sort(np.argpartition(key, size - 1)[:size]).astype(np.int64)
 
 
-def propagate(X, sketch, sketch_labels, n_threads):
-    """Labels of every object: the sketch objects keep theirs, every other one joins the cluster
-    whose centroid (mean of its sketch members) is nearest."""
-    from cclust import _engine
+def propagate(X, sketch, sketch_labels, n_threads, rule="centroid", n_neighbors=None):
+    """Labels of every object: the sketch objects keep theirs, every other one gets the cluster
+    that ``rule`` gives it from the sketch (:mod:`cclust._assign`: the nearest centroid, the mean
+    of a cluster's sketch members, or a vote of its ``n_neighbors`` nearest sketch objects)."""
+    from cclust import _assign
 
-    k = int(sketch_labels.max()) + 1
-    centres = np.zeros((k, X.shape[1]))
-    np.add.at(centres, sketch_labels, X[sketch])
-    centres /= np.bincount(sketch_labels, minlength=k)[:, None]
-    labels, _ = _engine.assign(_engine.MixedSpace.dense(X), centres, np.empty((k, 0)), n_threads)
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    outside = np.ones(X.shape[0], dtype=bool)
+    outside[sketch] = False
+    fitted = np.ascontiguousarray(X[sketch])
+    k = _assign.check_neighbors(n_neighbors, fitted.shape[0])
+    labels[outside] = _assign.assign(fitted, sketch_labels, np.ascontiguousarray(X[outside]), rule, k, n_threads)
     labels[sketch] = sketch_labels
     return labels

@@ -44,6 +44,11 @@ class PluginLoadError(CclustError, ImportError):
     """A registered entry point could not be imported."""
 
 
+class NotFittedError(CclustError, ValueError, AttributeError):
+    """A fitted estimator's method was called before ``fit`` (raised as a subclass of
+    scikit-learn's NotFittedError too when scikit-learn is installed)."""
+
+
 class MissingDependencyError(CclustError, ImportError):
     """An optional dependency (scikit-learn, matplotlib, ...) is not installed; the message gives the
     ``pip install`` command that brings it."""

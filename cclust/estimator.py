@@ -53,7 +53,8 @@ class ConsensusClustering:
     ``fit(ensemble=E)`` fuses partitions you already have. A method that makes its own
     partitions of X (its metadata declares ``generates_ensemble``: ``usenc``, Huang et al.
     2020) is fed no generated ensemble: ``fit(X)`` runs it on X alone, as the paper does, and
-    ``fit(X, ensemble=E)`` joins E to its own partitions. scikit-learn is not needed at run
+    ``fit(X, ensemble=E)`` joins E to its own partitions. After ``fit(X)``, :meth:`predict`
+    places new objects in the consensus partition. scikit-learn is not needed at run
     time; when it is installed the estimator works in ``Pipeline``, ``GridSearchCV`` and
     ``clone`` and passes ``sklearn.utils.estimator_checks``.
 
@@ -481,11 +482,89 @@ class ConsensusClustering:
                     delattr(self, name)
         self.n_clusters_ = int(result.n_clusters)
         self.n_features_in_ = int(features.shape[1]) if features is not None else 0
+        # predict places new objects among the fitted ones: keep X, as our own copy when the
+        # validated array is the caller's (a later change to theirs must not move our clusters)
+        if features is not None and X is not None and np.may_share_memory(features, np.asarray(X)):
+            features = features.copy()
+        self._fit_X = features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return self
+
+    def predict(self, X, *, method=None, n_neighbors=None):
+        """The consensus cluster of new objects, placed among the fitted ones (:func:`cclust.predict`).
+
+        ``"centroid"`` (default) gives each row of X the cluster whose centroid (the mean of its
+        fitted members) is nearest; ``"knn"`` the cluster most of its ``n_neighbors`` nearest
+        fitted objects are in. :func:`cclust.predict` states the rules for ties and how the
+        default was chosen. No supervised classifier is trained (as SC3 does, Kiselev et al.
+        2017): scikit-learn is optional in cclust; train one on ``labels_`` if you want it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+            The new objects, in the columns the estimator was fitted on (by name when it was
+            fitted on a DataFrame with string column names). With
+            ``missing_features="mean"`` a NaN cell is filled with its column's mean over the
+            fitted objects; otherwise NaN is refused.
+        method : {"centroid", "knn"}, default=None
+            None: ``"centroid"``.
+        n_neighbors : int, default=None
+            Voters of ``"knn"``, in ``[1, n_samples]``; None: 15 (or n_samples if fewer).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_new,), int64
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before :meth:`fit` (``cclust.errors.NotFittedError``, a ValueError and an
+            AttributeError, when scikit-learn is not installed; the class raised is both).
+        cclust.errors.ValidationError
+            When the estimator was fitted on an ensemble alone (no features to place new
+            objects by), or X has other columns than the fitted data.
+
+        Examples
+        --------
+        >>> from cclust.datasets import load_iris
+        >>> X, _ = load_iris()
+        >>> model = ConsensusClustering(n_clusters=3, n_partitions=10, random_state=0).fit(X[::2])
+        >>> bool((model.predict(X[::2]) == model.labels_).mean() > 0.9), model.predict(X[1::2]).shape
+        (True, (75,))
+        """
+        from cclust import _assign
+
+        if not self.__sklearn_is_fitted__():
+            raise _not_fitted_error()(
+                f"This {type(self).__name__} instance is not fitted yet: call fit(X) before predict.")
+        fitted = getattr(self, "_fit_X", None)
+        if fitted is None:
+            raise ValidationError(
+                f"{type(self).__name__} was fitted on an ensemble alone (fit(ensemble=...)), so it has no features to "
+                "place new objects by: fit(X, ensemble=...) with the objects' features, or cclust.predict(labels, "
+                "X, X_new) with them.")
+        _check_feature_names(self, X)
+        rows = np.asarray(X)
+        if rows.ndim != 2:
+            raise ValidationError(
+                f"X must be 2-D (n_new, n_features), got an array of shape {rows.shape}. Reshape your data: "
+                "X.reshape(1, -1) for a single object, X.reshape(-1, 1) for a single feature.")
+        if rows.shape[1] != self.n_features_in_:
+            raise ValidationError(
+                f"X has {rows.shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
+                "features as input: give X the columns the estimator was fitted on, in the same order.")
+        if self.missing_features == "mean" and rows.dtype.kind == "f" and np.isnan(rows).any():
+            rows = np.where(np.isnan(rows), fitted.mean(axis=0), rows)
+        rows = _assign.features(rows, "X")
+        method = _assign.check_method(_assign.DEFAULT_METHOD if method is None else method)
+        if method != "knn" and n_neighbors is not None:
+            raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} "
+                                  "uses no neighbours: drop n_neighbors or pass method='knn'.")
+        k = _assign.check_neighbors(n_neighbors, fitted.shape[0])
+        return _assign.assign(fitted, self.labels_, rows, method, k, check_n_threads(self.n_jobs, "n_jobs"))
 
     def _check_own_generation(self, generator_params, resampling, n_keep, reweigh):
         """Refuse the settings of generation for a method that makes its own partitions of X."""
@@ -598,6 +677,48 @@ def _resampled_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_
         labels[samples[h], h] = part.labels[:, 0]
         provenance.append(part.provenance[0] if part.provenance else generator)
     return Ensemble(labels, provenance=provenance)
+
+
+def _not_fitted_error():
+    """cclust's NotFittedError, made a subclass of scikit-learn's too when scikit-learn is
+    installed (its checks and users catch that one); imported only once predict needs it."""
+    from cclust.errors import NotFittedError
+
+    try:
+        from sklearn.exceptions import NotFittedError as SklearnNotFitted
+    except ImportError:
+        return NotFittedError
+    global _BOTH_NOT_FITTED
+    if _BOTH_NOT_FITTED is None:
+        _BOTH_NOT_FITTED = type("NotFittedError", (NotFittedError, SklearnNotFitted), {"__module__": "cclust.errors"})
+    return _BOTH_NOT_FITTED
+
+
+_BOTH_NOT_FITTED = None
+
+
+def _check_feature_names(estimator, X):
+    """Refuse a DataFrame whose string column names differ from those of the fit, in scikit-learn's
+    words (its estimator checks match the first line and the list of names)."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if fitted is None or columns is None or not len(columns) or not all(isinstance(c, str) for c in columns):
+        return
+    given = [str(c) for c in columns]
+    expected = [str(c) for c in fitted]
+    if given == expected:
+        return
+    unseen = [c for c in given if c not in set(expected)]
+    missing = [c for c in expected if c not in set(given)]
+    lines = ["The feature names should match those that were passed during fit."]
+    if unseen:
+        lines.append("Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in unseen[:5]).rstrip("\n"))
+    if missing:
+        lines.append("Feature names seen at fit time, yet now missing:\n"
+                     + "".join(f"- {c}\n" for c in missing[:5]).rstrip("\n"))
+    if not unseen and not missing:
+        lines.append("Feature names must be in the same order as they were in fit.")
+    raise ValidationError("\n".join(lines) + f"\nGive X the columns {type(estimator).__name__} was fitted on.")
 
 
 def _check_trim(trim, reweigh):

@@ -85,6 +85,8 @@ class SelectKResult:
         Everything but ``labels`` and ``item_consensus`` (NaN outside the sketch) is then about
         them: cluster sizes, consensus matrices, stability.
     sketch_method : str or None
+    sketch_propagation : str or None
+        With a sketch: how the other objects were labelled, ``"centroid"`` or ``"knn"``.
     sketch_best_k : tuple of int or None
         With ``n_sketches >= 2``: the K each sketch chose.
     sketch_agreement : dict or None
@@ -205,6 +207,7 @@ class SelectKResult:
     n_pairs: int = 0
     sketch: np.ndarray = None
     sketch_method: str = None
+    sketch_propagation: str = None
     sketch_best_k: tuple = None
     sketch_agreement: dict = None
 
@@ -318,8 +321,10 @@ class SelectKResult:
         if self.null is not None:
             head += f"; reference null: {self.n_references} {self.null} data sets of the same shape"
         if self.sketch is not None:
+            rule = ("a vote of their nearest sketch objects" if self.sketch_propagation == "knn"
+                    else "the nearest consensus centroid")
             head += (f"; run on a {self.sketch_method} sketch of {self.sketch.shape[0]} of the {len(self.labels[self.best_k])} "
-                     "objects, the others labelled by the nearest consensus centroid")
+                     f"objects, the others labelled by {rule}")
         if has_objective:
             head += f"; objective = {self.objective_name or 'n/a'}"
         estimated = self._estimated()
@@ -466,9 +471,9 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", pair_tolerance=None, null="auto",
              n_references=None,
              alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
-             final_linkage="average", sketch=None, sketch_method="geometric", n_sketches=1, random_state=None,
-             n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error", layer=None,
-             use_rep=None, key_added="cclust", copy=False):
+             final_linkage="average", sketch=None, sketch_method="geometric", n_sketches=1, propagation="centroid",
+             random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error",
+             layer=None, use_rep=None, key_added="cclust", copy=False):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
 
@@ -526,7 +531,9 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     **Sketch, choose, propagate** (``sketch=s``, for 10^5 objects and more): the whole protocol
     runs on ``s`` objects (by default the geometric sketch of Hie et al. 2019, which keeps rare
     regions of the principal subspace; ``sketch_method="uniform"``: a simple random sample),
-    and every other object then joins the consensus cluster whose centroid is nearest. With
+    and every other object then joins the consensus cluster whose centroid is nearest
+    (``propagation="knn"``: the cluster most of its 15 nearest sketch objects are in; the rules of
+    :func:`cclust.predict`). With
     ``n_sketches >= 2`` that many independent sketches are run: the result is the first one's,
     with the K each chose (``sketch_best_k``) and, per K, the mean adjusted Rand index between
     the sketches' labels of all the objects (``sketch_agreement``), which says how much the
@@ -678,11 +685,15 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         The sparse route's bound on the standard error of PAC and of the area (default 0.0005,
         10^6 pairs): ``0.25 / pair_tolerance^2`` pairs are drawn. Only with the sparse route.
     sketch : int, optional
-        Run on this many objects and label the others by the nearest consensus centroid (above).
+        Run on this many objects and label the others from them (above; ``propagation``).
         Needs the features (not an Ensemble) and ``method="monti"``.
     sketch_method : {"geometric", "uniform"}, default="geometric"
     n_sketches : int, default=1
         Independent sketches whose agreement is reported (``sketch`` only).
+    propagation : {"centroid", "knn"}, default="centroid"
+        How the objects outside the sketch are labelled (``sketch`` only): the nearest
+        consensus centroid, or a vote of the 15 nearest sketch objects (exact neighbours, ties
+        broken as :func:`cclust.predict` breaks them).
     null : {"auto", "gaussian", "uniform"} or None, default="auto"
         The reference distribution ("auto": ``"uniform"`` for the Monti protocol, None for a
         consensus method, whose every reference run generates and fuses ``n_partitions``
@@ -790,6 +801,9 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     if n_sketches != 1:
         raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is given; pass sketch=s "
                               "(the objects per sketch) or drop n_sketches.")
+    if propagation != "centroid":
+        raise ValidationError(f"propagation={propagation!r} labels the objects outside a sketch, but no sketch is "
+                              "given; pass sketch=s (the objects to run on) or drop propagation.")
     from cclust.ensemble import Ensemble
     from cclust.validation import memory_budget, require_memory
     from cclust.registry import get
@@ -1069,19 +1083,20 @@ def _select_k_on_sketches(arguments):
     sketch's result with every object's labels, and the agreement between the sketches."""
     from dataclasses import replace
 
-    from cclust import _monti, _sketch
+    from cclust import _assign, _monti, _sketch
     from cclust.ensemble import Ensemble
     from cclust.metrics import ari
 
     data = arguments.pop("data")
     size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
     count = check_int(arguments.pop("n_sketches"), "n_sketches", low=1)
+    rule = _assign.check_method(arguments.pop("propagation"), "propagation")
     if isinstance(data, Ensemble):
         raise ValidationError("sketch labels the objects outside the sketch by their features, but data is an "
                               "Ensemble; pass the features X as data, or drop sketch.")
     if arguments["method"] != "monti":
-        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects by the "
-                              "nearest consensus centroid; pass method='monti', or drop sketch.")
+        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects from "
+                              "its consensus clusters; pass method='monti', or drop sketch.")
     X, _ = validate_X(data, "data", arguments["missing_features"])
     n = X.shape[0]
     k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
@@ -1098,7 +1113,7 @@ def _select_k_on_sketches(arguments):
         chosen = _sketch.draw_sketch(X, size, how, np.random.default_rng(draw))
         part = select_k(X[chosen], random_state=int(run.generate_state(1)[0]),
                         item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
-        labels = {k: _sketch.propagate(X, chosen, lab, threads) for k, lab in part.labels.items()}
+        labels = {k: _sketch.propagate(X, chosen, lab, threads, rule) for k, lab in part.labels.items()}
         results.append((chosen, part))
         everyone.append(labels)
     chosen, first = results[0]
@@ -1113,7 +1128,7 @@ def _select_k_on_sketches(arguments):
                                        for b in range(a + 1, count)]))
                      for k in first.k_values.tolist()}
     return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
-                   sketch_method=how, sketch_best_k=best_ks, sketch_agreement=agreement)
+                   sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
 
 
 def resolve_null(null, method, criterion):

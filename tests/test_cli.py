@@ -756,6 +756,22 @@ def test_select_k_on_a_sketch(tmp_path, capsys):
                       "not smaller")
 
 
+def test_select_k_propagates_a_sketch_by_the_vote(tmp_path, capsys):
+    labels = tmp_path / "labels.csv"
+    argv = ["select-k", "iris", "--k-range", "2", "3", "--resamples", "5", "--null", "none", "--sketch", "60",
+            "--sketch-method", "uniform"]
+    code, out, err = run_cli(capsys, *argv, "--propagation", "knn", "-o", labels)
+    assert code == 0, err
+    assert "the others labelled by a vote of their nearest sketch objects" in out
+    X, _ = load_iris()
+    expected = cclust.select_k(X, [2, 3], n_resamples=5, null=None, sketch=60, sketch_method="uniform",
+                               propagation="knn", random_state=0)
+    written = np.loadtxt(labels, delimiter=",", skiprows=1, usecols=-1, dtype=np.int64)
+    np.testing.assert_array_equal(written, expected.labels[expected.best_k])
+    assert_user_error(capsys, ["select-k", "iris", "--k-range", "2", "3", "--propagation", "knn"],
+                      "--propagation knn", "--sketch S")
+
+
 def test_select_k_runs_the_kmeans_algorithm_it_is_given(capsys):
     # --kmeans-algorithm/--kmeans-init reach select_k's inner_params: same PAC as the API call.
     code, out, err = run_cli(capsys, "select-k", "iris", "--k-range", "2", "4", "--resamples", "6", "--seed", "3",

@@ -671,6 +671,9 @@ def select_k(args, out=None):
     if inner_params and (args.method != "monti" or args.inner != "kmeans"):
         raise UserError("--kmeans-algorithm and --kmeans-init set the k-means of the monti method "
                         "(--method monti --inner kmeans); drop them or choose that method.")
+    if args.sketch is None and args.propagation != "centroid":
+        raise UserError(f"--propagation {args.propagation} labels the objects outside a sketch: give --sketch S (the "
+                        "objects to run on) too, or drop --propagation.")
     if args.sketch is None and args.sketches != 1:
         raise UserError(f"--sketches {args.sketches} compares sketches of the data: give --sketch S (the objects per "
                         "sketch) too, or drop --sketches.")
@@ -683,7 +686,7 @@ def select_k(args, out=None):
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, pair_tolerance=args.pair_tolerance,
                     sketch=args.sketch, sketch_method=args.sketch_method,
-                    n_sketches=args.sketches, null=null,
+                    n_sketches=args.sketches, propagation=args.propagation, null=null,
                     n_references=args.references,
                     distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,
                     alpha=args.alpha, gap_rule=args.gap_rule, random_state=args.seed, n_jobs=args.jobs,

@@ -363,6 +363,9 @@ def build_parser():
     p.add_argument("--sketch-method", choices=("geometric", "uniform"), default="geometric",
                    help="geometric (default: covers the data's principal subspace, keeps rare regions) or uniform "
                         "(a simple random sample)")
+    p.add_argument("--propagation", choices=("centroid", "knn"), default="centroid",
+                   help="with --sketch: label every other object by the nearest consensus centroid (default) or by "
+                        "a vote of its 15 nearest sketch objects (knn)")
     p.add_argument("--sketches", type=_positive_int, default=1, metavar="N",
                    help="with --sketch: N independent sketches, reporting the K each chose and how far their labels "
                         "agree (default 1)")
