@@ -94,3 +94,14 @@ def test_grouped_utilities_are_bit_identical_to_per_partition_loops(name, p, see
                           equal_nan=True)
     assert np.array_equal(util.normalizers(E), ref.normalizers(util, E))
     assert util.gamma_offset(E) == ref.gamma_offset(util, E)
+
+
+def test_the_documented_largest_n_of_the_default_dense_route_is_the_budgets():
+    # select_k's docstring: with the default budget, 10 resamples and K = 2..8, "auto" runs the
+    # dense route up to 13,191 objects and the sparse one above
+    from cclust import _monti
+    from cclust.validation import memory_budget
+
+    budget = memory_budget(None)
+    assert _monti.dense_bytes(13191, 10, range(2, 9), False) <= budget < _monti.dense_bytes(13192, 10, range(2, 9),
+                                                                                           False)
