@@ -13,6 +13,7 @@ under it, the relative growth of that area (delta area) and the proportion of am
 import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -1687,7 +1688,7 @@ class ClusterStability:
 
 
 def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", scheme="boot", n_resamples=100,
-                      subset_size=None, clusterer_params=None, random_state=None):
+                      subset_size=None, clusterer_params=None, random_state=None, n_jobs=None):
     """How stable each cluster is under resampling: the clusterwise Jaccard bootstrap of Hennig
     (2007), as R's ``fpc::clusterboot`` computes it.
 
@@ -1721,6 +1722,12 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
     clusterer_params : dict, optional
         Extra keyword arguments of a registered generator.
     random_state : int, numpy.random.Generator or None
+        Same value, same result, for any ``n_jobs``.
+    n_jobs : int, optional
+        Threads clustering resamples side by side (each resample has its own seed and the draws
+        are made in order, so the result does not depend on it). None: every core for a
+        registered clusterer, one thread for a function (which may not be safe to call from
+        several threads; pass ``n_jobs`` to run it on more).
 
     Returns
     -------
@@ -1777,8 +1784,22 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
         raise ValidationError(f"labels has {labels.shape[0]} entries but data has {n} objects.")
     draw = np.random.default_rng(seeds[1])
     jaccard = np.full((n_resamples, n_labels), np.nan)
-    for b in range(n_resamples):
-        idx = draw.integers(0, n, size=n) if scheme == "boot" else np.sort(draw.choice(n, size=size, replace=False))
+
+    def one(b, idx):
         theirs = label_vector(run(np.ascontiguousarray(X[idx]), seeds[b + 2]), "the clusterer's labels")[0]
         jaccard[b] = _monti.best_jaccard(labels[idx], theirs, n_labels)
+
+    threads = 1 if callable(clusterer) and n_jobs is None else min(check_n_threads(n_jobs, "n_jobs"), n_resamples)
+    # the draws are made in resample order, a batch at a time (a few resamples' indices in memory)
+    batch = 4 * threads
+    with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
+        for start in range(0, n_resamples, batch):
+            draws = [(b, draw.integers(0, n, size=n) if scheme == "boot"
+                      else np.sort(draw.choice(n, size=size, replace=False)))
+                     for b in range(start, min(start + batch, n_resamples))]
+            if pool is None:
+                for b, idx in draws:
+                    one(b, idx)
+            else:
+                list(pool.map(lambda item: one(*item), draws))
     return ClusterStability.from_jaccard(labels, jaccard, scheme, size if scheme == "subset" else None)

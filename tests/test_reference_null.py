@@ -404,6 +404,20 @@ def test_stable_and_unstable_clusters_are_told_apart():
     assert res.mean_jaccard[others].max() < 0.75 and (res.dissolved[others] >= 5).all()
 
 
+@pytest.mark.parametrize("scheme", ["boot", "subset"])
+def test_cluster_stability_is_the_same_on_any_number_of_threads(scheme):
+    from cclust.selection import cluster_stability
+
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(c, 0.8, (40, 3)) for c in ((0, 0, 0), (3, 0, 0), (0, 3, 0))])
+    one = cluster_stability(X, 3, scheme=scheme, n_resamples=21, random_state=4, n_jobs=1)
+    two = cluster_stability(X, 3, scheme=scheme, n_resamples=21, random_state=4, n_jobs=2)  # three batches
+    np.testing.assert_array_equal(one.jaccard, two.jaccard)
+    np.testing.assert_array_equal(one.labels, two.labels)
+    with pytest.raises(ValidationError, match="n_jobs"):
+        cluster_stability(X, 3, n_resamples=5, n_jobs=0)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"scheme": "jitter"}, r"scheme must be one of \['boot', 'subset'\]"),
     ({"n_resamples": 0}, r"n_resamples must be an int in the range \[1, inf\], got 0"),
