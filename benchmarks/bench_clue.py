@@ -62,15 +62,17 @@ def run_clue(workdir, methods, k):
 
 def score(data, M, criterion):
     """The criterion of membership M, every partition matched to it afresh."""
+    from cclust.consensus_functions import gordon_vichi as gv
     from cclust.consensus_functions import median as md
 
     if criterion == "GV1":
         T = data.cross(M)
-        return md._gv1_value(data, M, T, md._gv1_match(data, M, T))
+        return gv._gv1_value(data, M, T, gv._gv1_match(data, M, T))
     return md._final_value(data, M, criterion)
 
 
 def main(argv=None):
+    from cclust.consensus_functions import _median as mc
     from cclust.consensus_functions import median as md
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,7 +96,7 @@ def main(argv=None):
         np.savetxt(workdir / "labels.csv", E.labels + 1, fmt="%d", delimiter=",")
         np.savetxt(workdir / "start.csv", S, fmt="%.17g", delimiter=",")
         clue = run_clue(workdir, args.methods, k)
-        data = md._Memberships(E, None, "bench")
+        data = mc.Memberships(E, None, "bench")
         for method in args.methods:
             t0 = time.perf_counter()
             if method == "dwh":

@@ -2,8 +2,9 @@
 
 The inputs: 36 objects drawn (seed 0) from the bundled iris and wine data, a k-means ensemble
 of 10 partitions with K_i drawn from 2..4 (seed 0). ``--before COMMIT`` also runs the
-``median.py`` of an earlier commit (read with ``git show``) on the same inputs, so one run
-gives the before/after table; the optima must agree (both programs are solved exactly).
+symmetric-difference median of an earlier commit (its module, or ``median.py`` before it had
+one; read with ``git show``) on the same inputs, so one run gives the before/after table;
+the optima must agree (both programs are solved exactly).
 
     PYTHONPATH=. python benchmarks/bench_symdiff_median.py
     PYTHONPATH=. python benchmarks/bench_symdiff_median.py --before 318dc31
@@ -20,12 +21,21 @@ import numpy as np
 import scipy.optimize  # noqa: F401  (imported before the clock starts, for every version alike)
 
 import cclust
-from cclust.consensus_functions import median
+from cclust.consensus_functions import symdiff
 from cclust.datasets import load_iris, load_wine
 
 
+def _has_symdiff_module(commit):
+    """Whether the commit has the symmetric-difference median in its own module (it was in median.py)."""
+    listing = subprocess.run(["git", "ls-tree", "--name-only", commit, "cclust/consensus_functions/symdiff.py"],
+                             capture_output=True, text=True, check=True,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return bool(listing.stdout.strip())
+
+
 def _module_at(commit):
-    source = subprocess.run(["git", "show", f"{commit}:cclust/consensus_functions/median.py"], capture_output=True,
+    path_then = "cclust/consensus_functions/" + ("symdiff.py" if _has_symdiff_module(commit) else "median.py")
+    source = subprocess.run(["git", "show", f"{commit}:{path_then}"], capture_output=True,
                             text=True, check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(tempfile.mkdtemp(prefix="median_"), "median_before.py")
     with open(path, "w") as handle:
@@ -38,10 +48,10 @@ def _module_at(commit):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default=None, help="also time the median.py of this commit")
+    parser.add_argument("--before", default=None, help="also time the symmetric-difference median of this commit")
     parser.add_argument("--n", type=int, default=36)
     args = parser.parse_args(argv)
-    versions = [("now", median)] + ([(args.before, _module_at(args.before))] if args.before else [])
+    versions = [("now", symdiff)] + ([(args.before, _module_at(args.before))] if args.before else [])
     print("| data | n | K | " + " | ".join(f"{name} (s)" for name, _ in versions) + " | optimum | same optimum |")
     print("|---|---|---|" + "---|" * len(versions) + "---|---|")
     for name, loader in (("iris", load_iris), ("wine", load_wine)):

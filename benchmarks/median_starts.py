@@ -79,12 +79,14 @@ def run_rule(method, rule, E, k, seed):
 def score(method, E, k, membership):
     """cclust's criterion of a membership matrix (every partition matched to it afresh)."""
     from cclust.consensus_functions import median as md
+    from cclust.consensus_functions import _median as mc
+    from cclust.consensus_functions import gordon_vichi as gv
 
-    data = md._Memberships(E, None, method)
+    data = mc.Memberships(E, None, method)
     M = np.asarray(membership, dtype=np.float64)
     if method == "gv1":
         T = data.cross(M)
-        return md._gv1_value(data, M, T, md._gv1_match(data, M, T))
+        return gv._gv1_value(data, M, T, gv._gv1_match(data, M, T))
     full = np.zeros((data.n, max(k, data.k_max)))
     full[:, :M.shape[1]] = M
     return md._final_value(data, full, {"se": "SE", "dwh": "SE", "he": "SE", "sm": "SM", "hm": "SM"}[method])

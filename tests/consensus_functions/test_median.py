@@ -8,6 +8,9 @@ import pytest
 
 import cclust
 from cclust.consensus_functions import median as md
+from cclust.consensus_functions import _median as mc
+from cclust.consensus_functions import gordon_vichi as gv
+from cclust.consensus_functions import symdiff as sd
 from cclust.errors import ValidationError
 from cclust.soft import SoftEnsemble
 
@@ -50,7 +53,7 @@ def test_se_matches_literal_clue_from_the_same_start(n, ks, k):
     S = _start(n, k, seed=k)
     got = md.se(L, k, weights=w, init=S)
     M_ref, value_ref = ref.aos(_memberships(L), w, k, S, "SE")
-    np.testing.assert_allclose(got.extras["membership"], md._stochastify(M_ref)[:, :k], atol=1e-10)
+    np.testing.assert_allclose(got.extras["membership"], mc.stochastify(M_ref)[:, :k], atol=1e-10)
     full = ref.pad(got.extras["membership"], max(k, max(ks)))
     assert got.objective == pytest.approx(ref.criterion(_memberships(L), w, full, ref.sq), rel=1e-10)
     assert got.objective <= value_ref * (1 + 1e-10)
@@ -80,7 +83,7 @@ def test_soft_se_matches_literal_clue(n, ks, k):
     S = _start(n, k, seed=5)
     got = md.se(SoftEnsemble(Us), k, init=S)
     M_ref, _ = ref.aos(Us, np.ones(len(ks)), k, S, "SE")
-    np.testing.assert_allclose(got.extras["membership"], md._stochastify(M_ref)[:, :k], atol=1e-10)
+    np.testing.assert_allclose(got.extras["membership"], mc.stochastify(M_ref)[:, :k], atol=1e-10)
 
 
 def test_se_result_is_the_weighted_mean_of_the_matched_partitions():
@@ -142,7 +145,7 @@ def test_sm_reaches_a_fixed_point_of_the_lp_refit():
 def test_gv1_matches_literal_when_every_partition_has_at_least_k_clusters():
     L = _hard(9, [3, 3, 4], seed=5)
     S = _start(9, 3, seed=1)
-    got = md.gv1(L, 3, init=S)
+    got = gv.gv1(L, 3, init=S)
     # clue's fit_M for k <= min K_i: the weighted mean of the matched columns, pushed to the simplex
     Us = _memberships(L)
     M = S.copy()
@@ -161,7 +164,7 @@ def test_gv1_matches_literal_when_every_partition_has_at_least_k_clusters():
         if np.abs(new - M).max() < 1e-14:
             break
         M = new
-    np.testing.assert_allclose(got.extras["membership"], md._stochastify(M), atol=1e-9)
+    np.testing.assert_allclose(got.extras["membership"], mc.stochastify(M), atol=1e-9)
 
 
 def test_gv1_weighted_projection_is_the_constrained_least_squares_row():
@@ -170,7 +173,7 @@ def test_gv1_weighted_projection_is_the_constrained_least_squares_row():
     rng = np.random.default_rng(1)
     M = rng.random((6, 4)) * 0.9 + 0.1
     alpha = np.array([0.5, 0.2, 0.9, 0.4])
-    got = md._weighted_simplex_cap(M, alpha)
+    got = gv._weighted_simplex_cap(M, alpha)
     for row, g in zip(M, got):
         res = minimize(lambda x: (alpha * (x - row) ** 2).sum(), np.full(4, 0.25), method="SLSQP",
                        bounds=[(0, None)] * 4, constraints=[{"type": "ineq", "fun": lambda x: 1 - x.sum()}],
@@ -180,20 +183,20 @@ def test_gv1_weighted_projection_is_the_constrained_least_squares_row():
 
 def test_gv3_objective_and_stationarity():
     L = _hard(10, [2, 3, 3], seed=8)
-    r = md.gv3(L, 3, random_state=0, n_init=3)
+    r = gv.gv3(L, 3, random_state=0, n_init=3)
     M = r.extras["membership"]
     Us = _memberships(L)
     assert r.objective == pytest.approx(ref.gv3_loss(Us, np.ones(3), M), rel=1e-9)
     # projected gradient fixed point: a small projected step does not lower the loss noticeably
     Y = sum(U @ U.T for U in Us) / 3
     grad = 4 * (M @ M.T - Y) @ M
-    stepped = md._simplex_rows(M - 1e-3 * grad)
+    stepped = gv._simplex_rows(M - 1e-3 * grad)
     assert ref.gv3_loss(Us, np.ones(3), stepped) >= r.objective - 1e-6
 
 
 def test_gv3_identical_partitions_fit_exactly():
     L = np.column_stack([[0, 0, 1, 1, 2, 2, 2]] * 3)
-    r = md.gv3(L, 3, random_state=0)
+    r = gv.gv3(L, 3, random_state=0)
     assert r.objective < 1e-8
     assert cclust.get("ari")(r.labels, L[:, 0]) == 1.0
 
@@ -202,7 +205,7 @@ def test_gv3_identical_partitions_fit_exactly():
 def test_symdiff_median_equals_brute_force(n, ks, k):
     L = _hard(n, ks, seed=n * k)
     w = np.arange(1, len(ks) + 1, dtype=float)
-    r = md.symdiff_median(L, k, weights=w)
+    r = sd.symdiff_median(L, k, weights=w)
     best = ref.symdiff_brute(_memberships(L), w, n, k)
     assert r.objective == pytest.approx(best, abs=1e-9)
     assert ref.symdiff_distance(_memberships(L), w, r.labels) == pytest.approx(best, abs=1e-9)
@@ -213,16 +216,16 @@ def test_symdiff_median_equals_brute_force(n, ks, k):
 def test_symdiff_median_optimal_value_does_not_depend_on_object_order(seed):
     L = _hard(9, [2, 3, 3, 4], seed=seed)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, 4)
-    base = md.symdiff_median(L, 3, weights=w)
+    base = sd.symdiff_median(L, 3, weights=w)
     for perm in (np.arange(9)[::-1], np.random.default_rng(seed).permutation(9)):
-        moved = md.symdiff_median(L[perm], 3, weights=w)
+        moved = sd.symdiff_median(L[perm], 3, weights=w)
         assert moved.objective == pytest.approx(base.objective, abs=1e-9)
         assert moved.extras["optimal"]
 
 
 def test_symdiff_median_soft_equals_brute_force():
     Us = _soft(7, [2, 3], seed=9)
-    r = md.symdiff_median(SoftEnsemble(Us), 3)
+    r = sd.symdiff_median(SoftEnsemble(Us), 3)
     assert r.objective == pytest.approx(ref.symdiff_brute(Us, np.ones(2), 7, 3), abs=1e-9)
 
 
@@ -265,9 +268,9 @@ def test_bad_input_names_the_argument(name):
 def test_symdiff_median_refuses_above_the_size_limit():
     L = _hard(41, [2, 3], seed=0)
     with pytest.raises(ValidationError, match="max_objects = 40"):
-        md.symdiff_median(L, 2)
+        sd.symdiff_median(L, 2)
     with pytest.raises(ValidationError, match="max_objects = 5"):
-        md.symdiff_median(L[:6], 2, max_objects=5)
+        sd.symdiff_median(L[:6], 2, max_objects=5)
 
 
 def test_bad_init_and_order():
@@ -333,7 +336,7 @@ def test_a_tie_move_keeps_the_criterion_under_fixed_matchings(kind):
         L = np.column_stack([rng.integers(0, 3, 10) for _ in range(3)])
         res = getattr(md, kind.lower())(L, 3, init=_start(10, 3, seed=seed), tie_rounds=0)
         ids = res.extras["membership"].argmax(axis=1)
-        data = md._Memberships(L, None, "test")
+        data = mc.Memberships(L, None, "test")
         _, assign = md._hard_criterion(data, kind == "HE", ids, 3)
         moved = md._tie_flip(data, assign, ids, 3, 3)
         if moved is None:
@@ -369,9 +372,9 @@ def test_symdiff_median_with_many_twins_equals_brute_force(k, seed):
     distinct = np.unique(L, axis=0).shape[0]
     if k > distinct:   # twins cannot be told apart: a K above the distinct rows is refused
         with pytest.raises(ValidationError, match=f"n_clusters <= {distinct}"):
-            md.symdiff_median(L, k, weights=w)
+            sd.symdiff_median(L, k, weights=w)
         return
-    r = md.symdiff_median(L, k, weights=w)
+    r = sd.symdiff_median(L, k, weights=w)
     best = ref.symdiff_brute(_memberships(L), w, n, k)
     assert r.objective == pytest.approx(best, abs=1e-9)
     assert r.extras["optimal"] and r.n_clusters == k
@@ -387,11 +390,11 @@ def test_symdiff_median_refuses_more_classes_than_distinct_rows():
     assert np.unique(L, axis=0).shape[0] == 3
     for k in (4, 6):
         with pytest.raises(ValidationError, match=r"distinct label vectors in the ensemble \(3\).*n_clusters <= 3"):
-            md.symdiff_median(L, k, time_limit=5)
+            sd.symdiff_median(L, k, time_limit=5)
     soft = SoftEnsemble([np.eye(3)[L[:, i]] for i in range(L.shape[1])])
     with pytest.raises(ValidationError, match="n_clusters <= 3"):
-        md.symdiff_median(soft, 4, time_limit=5)
-    assert md.symdiff_median(L, 3).n_clusters == 3
+        sd.symdiff_median(soft, 4, time_limit=5)
+    assert sd.symdiff_median(L, 3).n_clusters == 3
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -405,23 +408,23 @@ def test_symdiff_median_with_fuzzy_twins_equals_brute_force(k):
     U2[4:6] = U2[:2]
     U2[6:8] = 0.5
     Us = [U1, U2]
-    r = md.symdiff_median(SoftEnsemble(Us), k)
+    r = sd.symdiff_median(SoftEnsemble(Us), k)
     assert r.objective == pytest.approx(ref.symdiff_brute(Us, np.ones(2), 8, k), abs=1e-9)
 
 
 def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
     L = np.array([[0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 1]]).T
-    data = md._Memberships(L, None, "test")
-    A = md._mean_comembership(data)
+    data = mc.Memberships(L, None, "test")
+    A = sd._mean_comembership(data)
     n = 6
     iu, ju = np.triu_indices(n, 1)
     pair = np.full((n, n), -1)
     pair[iu, ju] = pair[ju, iu] = np.arange(iu.shape[0])
-    rows = md._twin_rows(data, A, pair, iu.shape[0])
+    rows = sd._twin_rows(data, A, pair, iu.shape[0])
     # twins: (0, 1), (1, 2) and (3, 4); each gives n - 2 = 4 rows
     assert rows.shape[0] == 12
-    assert md.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
-    assert md.symdiff_median(L, 2).labels.tolist() == [0, 0, 0, 1, 1, 1]
+    assert sd.symdiff_median(L, 3).labels.tolist() == [0, 0, 0, 1, 1, 2]
+    assert sd.symdiff_median(L, 2).labels.tolist() == [0, 0, 0, 1, 1, 1]
 
 
 def test_gv1_weighted_projection_equals_literal_kkt_solution():
@@ -433,7 +436,7 @@ def test_gv1_weighted_projection_equals_literal_kkt_solution():
         if rng.random() < 0.3:
             alpha[rng.integers(0, k)] = 0.0
         M = M[(M.sum(axis=1) > 1) & (M[:, alpha == 0].sum(axis=1) < 1)]
-        got = md._weighted_simplex_cap(M, alpha)
+        got = gv._weighted_simplex_cap(M, alpha)
         for m, row in zip(M, got):
             np.testing.assert_allclose(row, ref.weighted_cap(m, alpha), atol=1e-12)
             assert row.sum() == pytest.approx(1.0, abs=1e-12)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import cclust
-from cclust.consensus_functions import median as md
+from cclust.consensus_functions import _median as mc
 from cclust.errors import ValidationError
 from cclust.metrics import ari
 from cclust.soft import SoftEnsemble
@@ -87,4 +87,4 @@ def test_unknown_start_rule_is_refused(name):
 
 
 def test_start_rules_are_listed():
-    assert md.INITS == ("kcc", "random")
+    assert mc.INITS == ("kcc", "random")
