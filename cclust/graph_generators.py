@@ -52,6 +52,9 @@ INSTALL_HINT = "pip install 'cclust[graph]'"
 #: The resolution grid when none is given: from coarse to fine around leidenalg's and scanpy's 1.0.
 DEFAULT_RESOLUTIONS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
+#: Neighbours per object of the graph built here when none is given (scanpy's default), at most n - 1.
+DEFAULT_NEIGHBORS = 15
+
 #: Seeds handed to leidenalg and igraph are drawn below this (a C int on every platform).
 _SEED_BOUND = 2**31 - 1
 
@@ -148,38 +151,31 @@ def _check_resolutions(resolutions):
 
 def _prepare(X, n_clusters, graph, n_neighbors, resolutions, n_partitions, n_jobs, generator):
     """Validated (matrix, resolutions, n_partitions): the graph the partitions are cut from."""
-    del n_clusters  # the resolution sets the number of clusters; K is accepted for the common call
+    from cclust.validation import check_n_threads
+
+    X = check_array_2d(X, "X")
+    n = X.shape[0]
+    if n < 2:
+        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
+    if n_clusters is not None:  # not used (the resolution sets K), but never a wrong value silently
+        check_int(n_clusters, "n_clusters", low=2, high=n)
     if isinstance(graph, str) and graph != "knn":
         raise ValidationError(f"graph must be None, 'knn' or an (n, n) sparse matrix, got {graph!r}.")
     resolutions = _check_resolutions(resolutions)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    n_threads = check_n_threads(n_jobs, "n_jobs")
+    if n_neighbors is None:
+        n_neighbors = min(DEFAULT_NEIGHBORS, n - 1)
+    n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
+    if n_neighbors >= n:
+        raise ValidationError(f"n_neighbors must be less than the {n} objects (each has at most {n - 1} other "
+                              f"objects as neighbours), got {n_neighbors}; give n_neighbors <= {n - 1}.")
     _libraries(generator)
     if graph is None or isinstance(graph, str):
-        X = check_array_2d(X, "X")
-        n = X.shape[0]
-        if n < 2:
-            raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
-        n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
-        if n_neighbors >= n:
-            raise ValidationError(f"n_neighbors must be less than the {n} objects (each has at most {n - 1} other "
-                                  f"objects as neighbours), got {n_neighbors}; give n_neighbors <= {n - 1}.")
-        from cclust.validation import check_n_threads
-
-        matrix = knn_graph(np.ascontiguousarray(X, dtype=np.float64), n_neighbors, check_n_threads(n_jobs, "n_jobs"))
+        matrix = knn_graph(np.ascontiguousarray(X, dtype=np.float64), n_neighbors, n_threads)
     else:
-        n = _n_objects(X)
         matrix = check_graph(graph, n)
     return matrix, resolutions, n_partitions
-
-
-def _n_objects(X):
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        X = np.asarray(X)
-        shape = X.shape
-    if len(shape) != 2:
-        raise ValidationError(f"X must be 2-dimensional (n_samples, n_features), got shape {tuple(shape)}.")
-    return int(shape[0])
 
 
 def _ensemble(run, name, matrix, resolutions, n_partitions, random_state, n_jobs, verbose):
@@ -209,7 +205,7 @@ def _ensemble(run, name, matrix, resolutions, n_partitions, random_state, n_jobs
     return Ensemble(np.column_stack(columns), provenance=provenance)
 
 
-def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=15, graph=None,
+def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=None, graph=None,
            n_iterations=2, random_state=None, n_jobs=None, verbose=0):
     """Leiden partitions of a kNN graph over a grid of resolutions and seeds (Traag, Waltman & van Eck 2019).
 
@@ -221,18 +217,19 @@ def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbor
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        The features the kNN graph is built from; with ``graph`` given only its number of rows
-        is read. :func:`cclust.generate` with an AnnData holding ``obsp["connectivities"]``
-        passes that graph as ``graph``.
+        The features the kNN graph is built from; with ``graph`` given they are checked and
+        give the number of objects. :func:`cclust.generate` with an AnnData holding
+        ``obsp["connectivities"]`` passes that graph as ``graph``.
     n_clusters : int or None, default=None
-        Not used: the resolution sets the number of clusters. Accepted so that the generator
-        takes the common call ``gen(X, K, ...)``.
+        Not used: the resolution sets the number of clusters. Accepted (and checked to be in
+        [2, n_samples]) so that the generator takes the common call ``gen(X, K, ...)``.
     n_partitions : int, default=100
     resolutions : float or sequence of float > 0, default=(0.25, 0.5, 1.0, 1.5, 2.0)
         The grid, used in turn; higher values give more, smaller clusters.
-    n_neighbors : int, default=15
-        Neighbours per object of the graph built from X, in [1, n_samples - 1] (scanpy's
-        default 15).
+    n_neighbors : int, default=None
+        Neighbours per object of the graph built from X, in [1, n_samples - 1]; None is 15
+        (scanpy's default), or n_samples - 1 when there are fewer objects. Not used with
+        ``graph``.
     graph : None, "knn" or sparse matrix of shape (n_samples, n_samples), default=None
         A symmetric matrix of weights >= 0 to cut instead of building one (e.g. scanpy's
         ``obsp["connectivities"]``). None builds one from X, except that :func:`cclust.generate`
@@ -275,7 +272,7 @@ def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbor
     return _ensemble(run, "leiden", matrix, resolutions, n_partitions, random_state, n_jobs, verbose)
 
 
-def louvain(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=15, graph=None,
+def louvain(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=None, graph=None,
             random_state=None, n_jobs=None, verbose=0):
     """Louvain partitions of a kNN graph over a grid of resolutions and seeds (Blondel et al. 2008).
 
