@@ -12,9 +12,9 @@ ensemble spans coarse to fine partitions (as scanpy users do by hand when they t
 the exact ``n_neighbors`` nearest neighbours in Euclidean distance (the search of
 :func:`cclust.predict`'s ``"knn"`` rule), weighted as PhenoGraph weights it (Levine et al.
 2015): objects i and j are joined when one is among the other's neighbours, with the Jaccard
-index of their neighbourhoods,
+index of their neighbourhoods::
 
-    w_ij = |N(i) & N(j)| / |N(i) | N(j)|,
+    w_ij = |N(i) & N(j)| / |N(i) | N(j)|
 
 where N(i) is i with its ``n_neighbors`` nearest other objects. Counting i in N(i) makes every
 edge's weight positive (i and j share at least j, or i), so no neighbour is silently dropped.

@@ -181,3 +181,14 @@ def test_without_the_graph_extra_the_error_names_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.startswith("MissingDependencyError the leiden generator needs leidenalg and igraph")
     assert "pip install 'cclust[graph]'" in out
+
+
+def test_knn_graph_with_duplicate_rows_has_no_self_loops():
+    X = np.repeat(np.arange(10.0)[:, None], 3, axis=0)  # every point three times
+    G = knn_graph(X, 4)
+    assert G.diagonal().sum() == 0 and (G != G.T).nnz == 0
+    # each object keeps its 4 nearest others: its two duplicates first
+    assert ((G > 0).sum(axis=1) >= 4).all()
+    for i in range(30):
+        twins = [j for j in range(3 * (i // 3), 3 * (i // 3) + 3) if j != i]
+        assert all(G[i, j] > 0 for j in twins)
