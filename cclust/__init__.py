@@ -85,22 +85,30 @@ def consensus(method, ensemble, n_clusters, **params):
         return fn(ensemble, n_clusters, **params)
 
 
-def generate(generator, X, n_clusters, *, layer=None, use_rep=None, **params):
+def generate(generator, X, n_clusters=None, *, layer=None, use_rep=None, **params):
     """Generate an Ensemble of basic partitions of ``X`` with the generator named ``generator``.
 
     When ``X`` is a pandas DataFrame, the Ensemble keeps its index (:attr:`Ensemble.index`), so
     that results can be keyed by the objects' names. An ``anndata.AnnData`` gives its features
     (``X.X``, ``X.layers[layer]`` or ``X.obsm[use_rep]``, e.g. ``use_rep="X_pca"``) and its
-    ``obs_names`` as the index; it is only read: nothing is written into it.
+    ``obs_names`` as the index; it is only read: nothing is written into it. A generator that
+    takes a ``graph`` (``leiden``, ``louvain``) is given the AnnData's ``obsp["connectivities"]``
+    (scanpy's neighbourhood graph) when it holds one and ``graph`` is not given; ``graph="knn"``
+    builds one from the features instead. ``n_clusters`` may be left out only for generators
+    that find the number of clusters themselves (``leiden``, ``louvain``).
     """
     from cclust.interop import _anndata
 
     if _anndata.is_anndata(X):
         from cclust._pipeline import validate_X
+        from cclust.base import accepts
 
         values, where = _anndata.features(X, layer, use_rep, "X")
         features, _ = validate_X(values, where)
-        ensemble = get(generator, kind="generator")(features, n_clusters, **params)
+        gen = get(generator, kind="generator")
+        if "graph" not in params and "connectivities" in X.obsp and accepts(gen, "graph", var_keyword=False):
+            params["graph"] = X.obsp["connectivities"]
+        ensemble = gen(features, n_clusters, **params)
         if isinstance(ensemble, Ensemble) and ensemble.index is None:
             ensemble = Ensemble(ensemble, index=X.obs_names)
         return ensemble
@@ -114,7 +122,8 @@ def generate(generator, X, n_clusters, *, layer=None, use_rep=None, **params):
 
 #: The optional extras that add features, by the distribution each installs (pyproject's
 #: ``[project.optional-dependencies]`` less the development extras ``docs`` and ``test``).
-_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn", "scverse": "anndata"}
+_EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": "scikit-learn", "scverse": "anndata",
+           "graph": "leidenalg"}
 
 
 def show_config(file=None):

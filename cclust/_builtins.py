@@ -143,6 +143,11 @@ BUILTINS = (
     ("minibatch-kmeans", "generator", "cclust.clusterers:minibatch_kmeans", "Mini-batch k-means (Sculley 2010)"),
     ("heterogeneous", "generator", "cclust.clusterers:heterogeneous",
      "Several generators in one ensemble, per-partition provenance (diceR; Chiu & Talhouk 2018)"),
+    # -- community detection on a kNN graph over a resolution grid (cclust.graph_generators; the graph extra) --
+    ("leiden", "generator", "cclust.graph_generators:leiden",
+     "Leiden partitions of a kNN graph over a resolution grid and seeds (Traag, Waltman & van Eck 2019)"),
+    ("louvain", "generator", "cclust.graph_generators:louvain",
+     "Louvain partitions of a kNN graph over a resolution grid and seeds (Blondel et al. 2008)"),
     ("uspec", "generator", "cclust.uspec:uspec_ensemble",
      "U-SPEC clusterers: hybrid representatives, approximate K nearest, transfer cut; K_i in [20, 60] (Huang et al. 2020)"),
     # metrics (external criteria from one compiled contingency pass; Li & Liu 2018, eq. 7-8; Nguyen & Caruana 2007, eq. 4-12)
