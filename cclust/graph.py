@@ -59,12 +59,13 @@ import scipy.sparse as sp
 
 from cclust.ensemble import as_ensemble, identical_label_rows, number_by_first
 from cclust._linkage import cut_dendrogram
-from cclust.errors import ValidationError
-from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, require_memory
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.validation import (address_space_left, available_cores, busy_elsewhere, check_int, check_random_state,
+                               format_bytes, require_address_space, require_memory)
 
 __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "AUTO_CUT_RATIO",
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
-           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "check_dense_budget",
+           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes", "check_dense_budget",
            "canonical_cluster_order", "integer_edge_weights", "partition_graph", "honour_n_clusters",
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
@@ -131,6 +132,14 @@ def dense_graph_bytes(n, itemsize=4):
     (12 bytes each) and METIS's adjacency and weight arrays (2 idx_t).
     """
     return n * n * (itemsize + 24 + 2 * _idx_bytes())
+
+
+def metis_bytes(n_vertices, n_entries):
+    """Address space METIS maps at most to partition a graph: 16 idx_t per vertex and per
+    adjacency entry (both directions of every edge). The least limit under which METIS 5.1
+    succeeded was 2.5-2.7 of them per entry on dense graphs and 10-12.2 on sparse random and
+    clustered ones of 2 * 10^4 to 10^5 vertices (its coarser graphs keep most edges there)."""
+    return 16 * (int(n_vertices) + int(n_entries)) * _idx_bytes()
 
 
 def check_dense_budget(n, what, max_bytes, itemsize=4, alternative=None):
@@ -276,16 +285,29 @@ def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT
         eweights = np.ascontiguousarray(weights[keep], dtype=idx)
         del kept_before
     del weights, keep
+    require_address_space(metis_bytes(n, int(xadj[-1])), f"METIS on a graph of {n} vertices and {int(xadj[-1])} "
+                          "edge entries", "use a method with a smaller graph (kcc, or a sparse route)")
     options = pymetis.Options(seed=seed)
     if ufactor is not None:
         options.ufactor = int(ufactor)
     vweights = None if vertex_weights is None else np.ascontiguousarray(vertex_weights, dtype=idx)
-    if hasattr(pymetis, "CSRAdjacency"):
-        result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
-                                    eweights=eweights, vweights=vweights, options=options)
-    else:  # PyMetis < 2025.2
-        result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
-                                    vweights=vweights, options=options)
+    try:
+        if hasattr(pymetis, "CSRAdjacency"):
+            result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
+                                        eweights=eweights, vweights=vweights, options=options)
+        else:  # PyMetis < 2025.2
+            result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
+                                        vweights=vweights, options=options)
+    except RuntimeError as exc:
+        # METIS's own allocation failure reaches Python as "Caught an unknown exception!"; the
+        # inputs were checked above, so under an address-space limit it is the memory
+        left = address_space_left()
+        if left is None:
+            raise
+        raise MemoryBudgetError(
+            f"METIS failed on a graph of {n} vertices and {int(xadj[-1])} edge entries with "
+            f"{format_bytes(left)} of address space left under the process's limit (RLIMIT_AS, ulimit -v): "
+            f"{exc}; raise the limit, or use a method with a smaller graph (kcc, or a sparse route).") from exc
     del xadj, adjncy, eweights
     parts = np.asarray(result[1], dtype=np.int64)
     return parts, _cut(S, parts)
