@@ -1142,16 +1142,28 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     return values[order], vectors[:, order]
 
 
+def _row_block(B, start, stop):
+    """Rows ``start:stop`` of the CSR matrix B as a CSR matrix on views of B's arrays (only the
+    shifted row pointers are new). SciPy's own row slicing collects the entries in C++ vectors
+    whose failed allocation under an address-space limit ended the process (SIGSEGV, SciPy
+    1.17)."""
+    stop = min(stop, B.shape[0])
+    lo, hi = B.indptr[start], B.indptr[stop]
+    return sp.csr_matrix((B.data[lo:hi], B.indices[lo:hi], B.indptr[start:stop + 1] - lo),
+                         shape=(stop - start, B.shape[1]))
+
+
 def _transfer_rows(B, ncut_vectors, row_degree):
     """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
     unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
     the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
     the result is formed; a row block of B gives the same rows as the whole of B."""
     n = B.shape[0]
+    B = sp.csr_matrix(B)
     out = np.empty((n, ncut_vectors.shape[1]))
     step = 1 << 15
     for start in range(0, n, step):
-        part = (B[start:start + step] @ ncut_vectors) / row_degree[start:start + step, None]
+        part = (_row_block(B, start, start + step) @ ncut_vectors) / row_degree[start:start + step, None]
         part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
         out[start:start + step] = part
     return out
