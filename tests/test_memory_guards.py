@@ -407,6 +407,8 @@ FIGURE_CASES = {
     "wosp": ((1000, 2000), 10, None),
     "lce": ((2000, 6000), 20, None),
     "mcla": ((2000, 4000), 100, (30, 60)),
+    "cspa": ((1000, 2000), 10, None),
+    "gp-mgla": ((2000, 4000), 100, (30, 60)),
 }
 
 
@@ -511,6 +513,51 @@ def test_an_allocation_failure_is_refused_with_the_method_and_what_to_do(tmp_pat
     refused = [name for name, (outcome, _) in outcomes.items() if outcome == "refused"]
     assert refused, "the limit did not bind: no method ran out of memory"
     assert any(re.search(r"\(\d+ bytes\)", outcomes[name][1]) for name in refused)   # NumPy names the size
+
+
+def _consensus_functions_once():
+    """Every registered consensus function (plugins included), an alias only under its first name."""
+    rows = cclust.available(kind="consensus")
+    seen, names = set(), []
+    for name in sorted(rows):
+        if rows[name].target not in seen or rows[name].target == "<runtime>":
+            seen.add(rows[name].target)
+            names.append(name)
+    return names
+
+
+MiB = 2**20
+
+#: Sizes at which the address-space limits bind, per method: 3,000 objects for the methods with an
+#: n x n (or n x sum K_i) structure, whose first allocation past a few MiB is that structure;
+#: 50,000 for the linear ones, whose copies of the 10-partition label matrix (4 MB) do not fit
+#: in 4 MiB. The test costs about 1.5 s of CPU per method, most of it the child's imports.
+LINEAR_LIMITS = {"n_samples": 50_000, "headrooms": (4 * MiB, 16 * MiB)}
+LIMITS = dict.fromkeys(
+    ["bce", "best", "best-of", "dwh", "ecpcs-mc", "em-mixture", "gp-mgla", "gv1", "gv3", "he", "hm", "ipc",
+     "ipvc", "ivc", "lwgp", "medoid", "nmf", "se", "sec", "tcut", "usenc", "voting"], LINEAR_LIMITS)
+LIMITS["kcc"] = {"n_samples": 50_000, "headrooms": (MiB // 2, 2 * MiB)}     # kcc adds little to the labels
+LIMITS["symdiff-median"] = {"n_samples": 12, "n_partitions": 4, "n_labels": 3,   # an integer program:
+                            "headrooms": (MiB // 4,)}                       # seconds at n = 12, minutes at 20
+#: Methods that may return labels under the tightest limit although the limit bound: best-of
+#: keeps the best of its candidates that ran, whichever refused.
+LABELS_UNDER_THE_LIMIT = {"best-of"}
+
+
+@pytest.mark.parametrize("name", _consensus_functions_once())
+def test_every_consensus_function_under_an_address_space_limit_gives_labels_or_a_refusal(name):
+    """The kit's check (a child process, RLIMIT_AS a few MiB above its size after a warm-up):
+    labels or a MemoryBudgetError at every limit, never a raw MemoryError or std::bad_alloc,
+    another exception or a signal. It once found METIS's failed allocation (a RuntimeError, and
+    a segmentation fault at the second one: hbgf, mcla, hgpa, best-of) and SciPy's row slicing
+    ending the process in tcut."""
+    from cclust.testing import check_consensus_memory_limit
+
+    outcomes = check_consensus_memory_limit(name, **LIMITS.get(name, {}))
+    if not outcomes:
+        pytest.skip("needs Linux's address-space limit")
+    if name not in LABELS_UNDER_THE_LIMIT:
+        assert outcomes[0]["outcome"] == "refused", f"the limit did not bind for {name}: {outcomes}"
 
 
 def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():
