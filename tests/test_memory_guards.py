@@ -431,6 +431,54 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monke
         assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
 
 
+_SOFT_MCLA_CHILD = """
+import json, sys
+import numpy as np
+import cclust
+from cclust.soft import SoftEnsemble
+from cclust.testing._memory import _measure
+
+def soft(n, r, k, seed):
+    rng = np.random.default_rng(seed)
+    return SoftEnsemble([rng.dirichlet(np.full(k, 0.3), size=n) for _ in range(r)])
+
+cclust.consensus("mcla", soft(60, 3, 4, 1), 4, random_state=0)     # imports and one-off buffers
+out = []
+for r, k in json.loads(sys.argv[1]):
+    S = soft(1000, r, k, 0)
+    out.append(_measure(lambda: cclust.consensus("mcla", S, 4, random_state=0)))
+print(json.dumps(out))
+"""
+
+
+def test_soft_mcla_guards_its_dense_meta_graph_within_half_again_of_the_measured_peak(tmp_path, monkeypatch):
+    """MCLA on soft partitions builds a dense (sum K_i)^2 meta-graph (extended Jaccard of the
+    membership columns) that no guard counted; its figure against the peak RSS it adds at 900
+    and 1,800 clusters (at 1,200 and 2,400 clusters peak / figure was 1.02 and 0.92)."""
+    import json
+    import subprocess
+
+    from cclust.soft import SoftEnsemble
+    from cclust.testing._memory import _ALLOCATOR_ENV
+
+    shapes = [(30, 30), (45, 40)]
+    env = dict(os.environ, **_ALLOCATOR_ENV, CCLUST_MEMORY_BUDGET=str(2**40))
+    run = subprocess.run([sys.executable, "-c", _SOFT_MCLA_CHILD, json.dumps(shapes)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    peaks = json.loads(run.stdout.strip().splitlines()[-1])
+    rng = np.random.default_rng(0)
+    for (r, k), (peak, source) in zip(shapes, peaks):
+        if source != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        S = SoftEnsemble([rng.dirichlet(np.full(k, 0.3), size=1000) for _ in range(r)])
+        with pytest.raises(MemoryBudgetError, match="soft meta-graph") as info:
+            cclust.consensus("mcla", S, 4, random_state=0, max_bytes=1000)
+        assert "hbgf or kcc" in str(info.value)
+        figure = int(re.search(r"\((\d+) bytes\)", str(info.value)).group(1))
+        assert figure / 1.5 <= peak <= 1.5 * figure + SLACK, (r * k, peak, figure)
+
+
 def test_meta_graph_entries_are_counted_exactly_before_the_product():
     from cclust.graph import canonical_cluster_order, meta_graph, _meta_graph_entries, one_hot_in_order
 
