@@ -1145,10 +1145,10 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
 
 
 def _row_block(B, start, stop):
-    """Rows ``start:stop`` of the CSR matrix B as a CSR matrix on views of B's arrays (only the
-    shifted row pointers are new). SciPy's own row slicing collects the entries in C++ vectors
-    whose failed allocation under an address-space limit ended the process (SIGSEGV, SciPy
-    1.17)."""
+    """Rows ``start:stop`` of the CSR matrix B, built from slices of B's arrays (any copy is
+    NumPy's, whose failed allocation is a MemoryError). SciPy's own row slicing collects the
+    entries in C++ vectors, and their failed allocation under an address-space limit ended
+    the process (SIGSEGV, SciPy 1.17)."""
     stop = min(stop, B.shape[0])
     lo, hi = B.indptr[start], B.indptr[stop]
     return sp.csr_matrix((B.data[lo:hi], B.indices[lo:hi], B.indptr[start:stop + 1] - lo),

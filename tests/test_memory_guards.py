@@ -640,3 +640,54 @@ def test_best_of_passes_the_budget_on_and_keeps_one_result():
     assert free.extras["winner"] == best
     with pytest.raises(MemoryBudgetError, match="every candidate of best-of failed.*mcla: MemoryBudgetError"):
         cclust.consensus("best-of", E, 4, methods=("mcla", "womc"), random_state=0, max_bytes=200_000)
+
+
+_ADDRESS_SPACE_CHILD = """
+import resource
+from cclust.errors import MemoryBudgetError
+from cclust.validation import address_space_left, require_address_space
+
+assert address_space_left() is None
+require_address_space(2**50, "a call", "do less")            # no limit: never refuses
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + 64 * 2**20, resource.RLIM_INFINITY))
+left = address_space_left()
+assert 0 < left <= 64 * 2**20, left
+require_address_space(2**20, "a call", "do less")
+try:
+    require_address_space(2**30, "METIS on a graph", "use kcc")
+except MemoryBudgetError as exc:
+    print(exc)
+"""
+
+
+def test_require_address_space_refuses_only_past_the_processs_limit(tmp_path):
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's address-space limit")
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        pytest.skip("this process already runs under an address-space limit")
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", _ADDRESS_SPACE_CHILD], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.match(r"METIS on a graph needs up to 1\.0 GiB \(1073741824 bytes\) of address space, but the "
+                    r"process's address-space limit \(RLIMIT_AS, ulimit -v\) leaves .*; raise the limit, or use kcc\.",
+                    run.stdout.strip()), run.stdout
+
+
+def test_transfer_cut_row_blocks_are_the_rows_of_b():
+    """The transfer cut's row blocks, built without SciPy's row slicing (which ended the process
+    when its allocation failed), are B's rows."""
+    import scipy.sparse as sp
+
+    from cclust.graph import _row_block
+
+    B = sp.random(1000, 40, density=0.1, format="csr", random_state=np.random.default_rng(0))
+    for start, stop in [(0, 300), (300, 1000), (900, 5000), (0, 1000)]:
+        block = _row_block(B, start, stop)
+        assert block.shape == B[start:stop].shape
+        assert (block != B[start:stop]).nnz == 0
+        assert np.array_equal(block.indptr, B[start:stop].indptr)
