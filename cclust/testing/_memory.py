@@ -207,11 +207,13 @@ def _limit_child(spec_json):
     except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
         pass
     outcomes = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)   # a limit of the parent's stays in force
     for headroom in spec["headrooms"]:
         gc.collect()
         _release_freed_memory()
         baseline = _status_kib("VmSize") * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (baseline + headroom, resource.RLIM_INFINITY))
+        limit = baseline + headroom if hard == resource.RLIM_INFINITY else min(baseline + headroom, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         try:
             labels = np.asarray(call(ensemble, n).labels)
             outcome = {"outcome": "labels", "detail": f"{labels.dtype} labels of shape {labels.shape}"}
@@ -222,7 +224,7 @@ def _limit_child(spec_json):
         except Exception as exc:  # noqa: BLE001 -- MemoryError included: the parent fails the check
             outcome = {"outcome": "error", "detail": f"{type(exc).__name__}: {exc}"}
         finally:
-            resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         outcomes.append(dict(outcome, headroom=headroom, baseline=baseline))
         # the parent reads every line written so far, so a later signal still shows what passed
         sys.stdout.write(json.dumps(outcomes[-1]) + "\n")
