@@ -234,7 +234,7 @@ def _limit_child(spec_json):
 
 
 def check_consensus_memory_limit(name, *, n_samples=3000, n_partitions=10, n_labels=8, n_clusters=4,
-                                 headrooms=(4 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0, timeout=300):
+                                 headrooms=(2 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0, timeout=300):
     """Run a registered consensus function under address-space limits that it hits.
 
     A child process builds a random ensemble (``n_samples`` x ``n_partitions`` labels in
@@ -258,7 +258,7 @@ def check_consensus_memory_limit(name, *, n_samples=3000, n_partitions=10, n_lab
     n_samples, n_partitions, n_labels : int, default=3000, 10, 8
         Size of the random ensemble (built before any limit is set).
     n_clusters : int, default=4
-    headrooms : sequence of int, default=(4 MiB, 16 MiB, 64 MiB)
+    headrooms : sequence of int, default=(2 MiB, 16 MiB, 64 MiB)
         Address space each call may add to what the child holds before it, in increasing order.
     params : dict, default=None
         Keyword arguments of the method.
