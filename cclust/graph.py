@@ -65,7 +65,8 @@ from cclust.validation import (address_space_left, available_cores, busy_elsewhe
 
 __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "AUTO_CUT_RATIO",
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
-           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes", "check_dense_budget",
+           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes",
+           "check_dense_budget",
            "canonical_cluster_order", "integer_edge_weights", "partition_graph", "honour_n_clusters",
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
