@@ -399,9 +399,9 @@ def _ensemble(n, r, k_range=None, seed=0):
     return X, cclust.generate("kmeans", X, 4, n_partitions=r, k_range=k_range, random_state=seed)
 
 
-#: Methods whose guard once undercounted or was missing, with two sizes at which the guarded
-#: structure dominates the peak: GV3's Gram matrices, WOSP's dense graph, LCE's RA links, the
-#: MCLA meta-graph (many clusters: 100 partitions of 30-60 clusters).
+#: Methods whose guard once undercounted, overcounted or was missing, with two sizes at which the
+#: guarded structure dominates the peak: GV3's Gram matrices, WOSP's and CSPA's dense graphs, LCE's
+#: RA links, the MCLA meta-graph and GP-MGLA's SACT (many clusters: 100 partitions of 30-60).
 FIGURE_CASES = {
     "gv3": ((3000, 6000), 20, None),
     "wosp": ((1000, 2000), 10, None),
