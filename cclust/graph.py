@@ -59,12 +59,14 @@ import scipy.sparse as sp
 
 from cclust.ensemble import as_ensemble, identical_label_rows, number_by_first
 from cclust._linkage import cut_dendrogram
-from cclust.errors import ValidationError
-from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, require_memory
+from cclust.errors import MemoryBudgetError, ValidationError
+from cclust.validation import (address_space_left, available_cores, busy_elsewhere, check_int, check_random_state,
+                               format_bytes, require_address_space, require_memory)
 
 __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "AUTO_CUT_RATIO",
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
-           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "check_dense_budget",
+           "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes",
+           "check_dense_budget",
            "canonical_cluster_order", "integer_edge_weights", "partition_graph", "honour_n_clusters",
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
@@ -127,10 +129,20 @@ def _idx_bytes():
 def dense_graph_bytes(n, itemsize=4):
     """Bytes a dense similarity of n objects and its METIS graph need at the peak.
 
-    Per pair: the dense matrix (``itemsize``), its float64 CSR copy and the symmetrised copy
-    (12 bytes each) and METIS's adjacency and weight arrays (2 idx_t).
+    ``itemsize + 24`` bytes a pair: the dense matrix, and at most 24 bytes a pair of its sparse
+    copies and METIS's arrays at any one time (the RSS high-water mark of CSPA's dense route,
+    float32: 26.3 and 22.8 bytes a pair at n = 1,000 and 2,000; counting every copy and METIS's
+    arrays as alive together, 44 bytes, refused graphs that fit).
     """
-    return n * n * (itemsize + 24 + 2 * _idx_bytes())
+    return n * n * (itemsize + 24)
+
+
+def metis_bytes(n_vertices, n_entries):
+    """Address space METIS maps at most to partition a graph: 16 idx_t per vertex and per
+    adjacency entry (both directions of every edge). The least limit under which METIS 5.1
+    succeeded was 2.5-2.7 of them per entry on dense graphs and 10-12.2 on sparse random and
+    clustered ones of 2 * 10^4 to 10^5 vertices (its coarser graphs keep most edges there)."""
+    return 16 * (int(n_vertices) + int(n_entries)) * _idx_bytes()
 
 
 def check_dense_budget(n, what, max_bytes, itemsize=4, alternative=None):
@@ -276,16 +288,29 @@ def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT
         eweights = np.ascontiguousarray(weights[keep], dtype=idx)
         del kept_before
     del weights, keep
+    require_address_space(metis_bytes(n, int(xadj[-1])), f"METIS on a graph of {n} vertices and {int(xadj[-1])} "
+                          "edge entries", "use a method with a smaller graph (kcc, or a sparse route)")
     options = pymetis.Options(seed=seed)
     if ufactor is not None:
         options.ufactor = int(ufactor)
     vweights = None if vertex_weights is None else np.ascontiguousarray(vertex_weights, dtype=idx)
-    if hasattr(pymetis, "CSRAdjacency"):
-        result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
-                                    eweights=eweights, vweights=vweights, options=options)
-    else:  # PyMetis < 2025.2
-        result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
-                                    vweights=vweights, options=options)
+    try:
+        if hasattr(pymetis, "CSRAdjacency"):
+            result = pymetis.part_graph(int(n_parts), adjacency=pymetis.CSRAdjacency(xadj, adjncy),
+                                        eweights=eweights, vweights=vweights, options=options)
+        else:  # PyMetis < 2025.2
+            result = pymetis.part_graph(int(n_parts), xadj=xadj, adjncy=adjncy, eweights=eweights,
+                                        vweights=vweights, options=options)
+    except RuntimeError as exc:
+        # METIS's own allocation failure reaches Python as "Caught an unknown exception!"; the
+        # inputs were checked above, so under an address-space limit it is the memory
+        left = address_space_left()
+        if left is None:
+            raise
+        raise MemoryBudgetError(
+            f"METIS failed on a graph of {n} vertices and {int(xadj[-1])} edge entries with "
+            f"{format_bytes(left)} of address space left under the process's limit (RLIMIT_AS, ulimit -v): "
+            f"{exc}; raise the limit, or use a method with a smaller graph (kcc, or a sparse route).") from exc
     del xadj, adjncy, eweights
     parts = np.asarray(result[1], dtype=np.int64)
     return parts, _cut(S, parts)
@@ -1120,16 +1145,28 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     return values[order], vectors[:, order]
 
 
+def _row_block(B, start, stop):
+    """Rows ``start:stop`` of the CSR matrix B, built from slices of B's arrays (any copy is
+    NumPy's, whose failed allocation is a MemoryError). SciPy's own row slicing collects the
+    entries in C++ vectors, and their failed allocation under an address-space limit ended
+    the process (SIGSEGV, SciPy 1.17)."""
+    stop = min(stop, B.shape[0])
+    lo, hi = B.indptr[start], B.indptr[stop]
+    return sp.csr_matrix((B.data[lo:hi], B.indices[lo:hi], B.indptr[start:stop + 1] - lo),
+                         shape=(stop - start, B.shape[1]))
+
+
 def _transfer_rows(B, ncut_vectors, row_degree):
     """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
     unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
     the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
     the result is formed; a row block of B gives the same rows as the whole of B."""
     n = B.shape[0]
+    B = sp.csr_matrix(B)
     out = np.empty((n, ncut_vectors.shape[1]))
     step = 1 << 15
     for start in range(0, n, step):
-        part = (B[start:start + step] @ ncut_vectors) / row_degree[start:start + step, None]
+        part = (_row_block(B, start, start + step) @ ncut_vectors) / row_degree[start:start + step, None]
         part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
         out[start:start + step] = part
     return out

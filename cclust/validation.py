@@ -24,7 +24,8 @@ from cclust.errors import MemoryBudgetError, ValidationError
 __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
            "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
-           "format_bytes", "memory_refusal", "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
+           "format_bytes", "memory_refusal", "address_space_left", "require_address_space",
+           "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
            "check_distinct_label_vectors", "check_init_name"]
 
 #: Bytes one O(n^2) (or otherwise super-linear) structure may take when neither ``max_bytes``
@@ -383,6 +384,42 @@ def require_memory(need, what, alternative, max_bytes=None):
             f"allow it, or {alternative}."
         )
     return budget
+
+
+def address_space_left():
+    """Bytes of address space this process may still map under its limit (``RLIMIT_AS``,
+    ``ulimit -v``), or None where no limit is set or it cannot be read (not Linux)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0] if hasattr(resource, "RLIMIT_AS") else resource.RLIM_INFINITY
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return max(0, limit - size)
+
+
+def require_address_space(need, what, alternative):
+    """Raise MemoryBudgetError unless ``need`` bytes fit under the process's address-space limit.
+
+    For libraries that cannot fail an allocation cleanly: METIS (through PyMetis) raises an
+    exception that does not say why when one of its allocations fails, and a second such failure
+    in the same process ends it with a segmentation fault. Asked before such a call, with an
+    upper bound of what it maps; without a limit (the usual case: an allocation then does not
+    fail, the kernel's out-of-memory handling acts instead) it never refuses.
+    """
+    left = address_space_left()
+    if left is not None and need > left:
+        raise MemoryBudgetError(
+            f"{what} needs up to {format_bytes(need)} ({need} bytes) of address space, but the process's "
+            f"address-space limit (RLIMIT_AS, ulimit -v) leaves {format_bytes(left)}; raise the limit, or "
+            f"{alternative}."
+        )
 
 
 #: NumPy's words when an allocation fails: "Unable to allocate 763. MiB for an array with shape

@@ -399,14 +399,16 @@ def _ensemble(n, r, k_range=None, seed=0):
     return X, cclust.generate("kmeans", X, 4, n_partitions=r, k_range=k_range, random_state=seed)
 
 
-#: Methods whose guard once undercounted or was missing, with two sizes at which the guarded
-#: structure dominates the peak: GV3's Gram matrices, WOSP's dense graph, LCE's RA links, the
-#: MCLA meta-graph (many clusters: 100 partitions of 30-60 clusters).
+#: Methods whose guard once undercounted, overcounted or was missing, with two sizes at which the
+#: guarded structure dominates the peak: GV3's Gram matrices, WOSP's and CSPA's dense graphs, LCE's
+#: RA links, the MCLA meta-graph and GP-MGLA's SACT (many clusters: 100 partitions of 30-60).
 FIGURE_CASES = {
     "gv3": ((3000, 6000), 20, None),
     "wosp": ((1000, 2000), 10, None),
     "lce": ((2000, 6000), 20, None),
     "mcla": ((2000, 4000), 100, (30, 60)),
+    "cspa": ((1000, 2000), 10, None),
+    "gp-mgla": ((2000, 4000), 100, (30, 60)),
 }
 
 
@@ -415,7 +417,8 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monke
     """The largest figure a call's guards give, against the peak RSS it adds, at two sizes: an
     undercount lets a call through that then fails allocating (GV3 asked for one of its three
     Gram matrices, WOSP for half its dense route, LCE and MCLA not for their largest arrays), an
-    overcount refuses what fits. Measured ratios peak / figure: 0.9-1.3."""
+    overcount refuses what fits (CSPA: 44 bytes a pair, peak / figure 0.52-0.60). Measured ratios
+    peak / figure: 0.8-1.3."""
     from cclust.testing import peak_memory
 
     sizes, r, k_range = FIGURE_CASES[name]
@@ -427,6 +430,54 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, monke
             pytest.skip("the resident-set high-water mark cannot be reset here")
         figure = max(_figures(name, X, E), default=0)
         assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
+
+
+_SOFT_MCLA_CHILD = """
+import json, sys
+import numpy as np
+import cclust
+from cclust.soft import SoftEnsemble
+from cclust.testing._memory import _measure
+
+def soft(n, r, k, seed):
+    rng = np.random.default_rng(seed)
+    return SoftEnsemble([rng.dirichlet(np.full(k, 0.3), size=n) for _ in range(r)])
+
+cclust.consensus("mcla", soft(60, 3, 4, 1), 4, random_state=0)     # imports and one-off buffers
+out = []
+for r, k in json.loads(sys.argv[1]):
+    S = soft(1000, r, k, 0)
+    out.append(_measure(lambda: cclust.consensus("mcla", S, 4, random_state=0)))
+print(json.dumps(out))
+"""
+
+
+def test_soft_mcla_guards_its_dense_meta_graph_within_half_again_of_the_measured_peak(tmp_path, monkeypatch):
+    """MCLA on soft partitions builds a dense (sum K_i)^2 meta-graph (extended Jaccard of the
+    membership columns) that no guard counted; its figure against the peak RSS it adds at 900
+    and 1,800 clusters (at 1,200 and 2,400 clusters peak / figure was 1.02 and 0.92)."""
+    import json
+    import subprocess
+
+    from cclust.soft import SoftEnsemble
+    from cclust.testing._memory import _ALLOCATOR_ENV
+
+    shapes = [(30, 30), (45, 40)]
+    env = dict(os.environ, **_ALLOCATOR_ENV, CCLUST_MEMORY_BUDGET=str(2**40))
+    run = subprocess.run([sys.executable, "-c", _SOFT_MCLA_CHILD, json.dumps(shapes)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    peaks = json.loads(run.stdout.strip().splitlines()[-1])
+    rng = np.random.default_rng(0)
+    for (r, k), (peak, source) in zip(shapes, peaks):
+        if source != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        S = SoftEnsemble([rng.dirichlet(np.full(k, 0.3), size=1000) for _ in range(r)])
+        with pytest.raises(MemoryBudgetError, match="soft meta-graph") as info:
+            cclust.consensus("mcla", S, 4, random_state=0, max_bytes=1000)
+        assert "hbgf or kcc" in str(info.value)
+        figure = int(re.search(r"\((\d+) bytes\)", str(info.value)).group(1))
+        assert figure / 1.5 <= peak <= 1.5 * figure + SLACK, (r * k, peak, figure)
 
 
 def test_meta_graph_entries_are_counted_exactly_before_the_product():
@@ -513,6 +564,51 @@ def test_an_allocation_failure_is_refused_with_the_method_and_what_to_do(tmp_pat
     assert any(re.search(r"\(\d+ bytes\)", outcomes[name][1]) for name in refused)   # NumPy names the size
 
 
+def _consensus_functions_once():
+    """Every registered consensus function (plugins included), an alias only under its first name."""
+    rows = cclust.available(kind="consensus")
+    seen, names = set(), []
+    for name in sorted(rows):
+        if rows[name].target not in seen or rows[name].target == "<runtime>":
+            seen.add(rows[name].target)
+            names.append(name)
+    return names
+
+
+MiB = 2**20
+
+#: Sizes at which the address-space limits bind, per method: 3,000 objects for the methods with an
+#: n x n (or n x sum K_i) structure, whose first allocation past a few MiB is that structure;
+#: 50,000 for the linear ones, whose copies of the 10-partition label matrix (4 MB) do not fit
+#: in 2 MiB. The test costs about 1.5 s of CPU per method, most of it the child's imports.
+LINEAR_LIMITS = {"n_samples": 50_000, "headrooms": (2 * MiB, 16 * MiB)}
+LIMITS = dict.fromkeys(
+    ["bce", "best", "best-of", "dwh", "ecpcs-mc", "em-mixture", "gp-mgla", "gv1", "gv3", "he", "hm", "ipc",
+     "ipvc", "ivc", "lwgp", "medoid", "nmf", "se", "sec", "tcut", "usenc", "voting"], LINEAR_LIMITS)
+LIMITS["kcc"] = {"n_samples": 50_000, "headrooms": (MiB // 2, 2 * MiB)}     # kcc adds little to the labels
+LIMITS["symdiff-median"] = {"n_samples": 12, "n_partitions": 4, "n_labels": 3,   # an integer program:
+                            "headrooms": (MiB // 4,)}                       # seconds at n = 12, minutes at 20
+#: Methods that may return labels under the tightest limit although the limit bound: best-of
+#: keeps the best of its candidates that ran, whichever refused.
+LABELS_UNDER_THE_LIMIT = {"best-of"}
+
+
+@pytest.mark.parametrize("name", _consensus_functions_once())
+def test_every_consensus_function_under_an_address_space_limit_gives_labels_or_a_refusal(name):
+    """The kit's check (a child process, RLIMIT_AS a few MiB above its size after a warm-up):
+    labels or a MemoryBudgetError at every limit, never a raw MemoryError or std::bad_alloc,
+    another exception or a signal. It once found METIS's failed allocation (a RuntimeError, and
+    a segmentation fault at the second one: hbgf, mcla, hgpa, best-of) and SciPy's row slicing
+    ending the process in tcut."""
+    from cclust.testing import check_consensus_memory_limit
+
+    outcomes = check_consensus_memory_limit(name, **LIMITS.get(name, {}))
+    if not outcomes:
+        pytest.skip("needs Linux's address-space limit")
+    if name not in LABELS_UNDER_THE_LIMIT:
+        assert outcomes[0]["outcome"] == "refused", f"the limit did not bind for {name}: {outcomes}"
+
+
 def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():
     from cclust.validation import memory_refusal
 
@@ -545,3 +641,54 @@ def test_best_of_passes_the_budget_on_and_keeps_one_result():
     assert free.extras["winner"] == best
     with pytest.raises(MemoryBudgetError, match="every candidate of best-of failed.*mcla: MemoryBudgetError"):
         cclust.consensus("best-of", E, 4, methods=("mcla", "womc"), random_state=0, max_bytes=200_000)
+
+
+_ADDRESS_SPACE_CHILD = """
+import resource
+from cclust.errors import MemoryBudgetError
+from cclust.validation import address_space_left, require_address_space
+
+assert address_space_left() is None
+require_address_space(2**50, "a call", "do less")            # no limit: never refuses
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + 64 * 2**20, resource.RLIM_INFINITY))
+left = address_space_left()
+assert 0 < left <= 64 * 2**20, left
+require_address_space(2**20, "a call", "do less")
+try:
+    require_address_space(2**30, "METIS on a graph", "use kcc")
+except MemoryBudgetError as exc:
+    print(exc)
+"""
+
+
+def test_require_address_space_refuses_only_past_the_processs_limit(tmp_path):
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's address-space limit")
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        pytest.skip("this process already runs under an address-space limit")
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", _ADDRESS_SPACE_CHILD], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.match(r"METIS on a graph needs up to 1\.0 GiB \(1073741824 bytes\) of address space, but the "
+                    r"process's address-space limit \(RLIMIT_AS, ulimit -v\) leaves .*; raise the limit, or use kcc\.",
+                    run.stdout.strip()), run.stdout
+
+
+def test_transfer_cut_row_blocks_are_the_rows_of_b():
+    """The transfer cut's row blocks, built without SciPy's row slicing (which ended the process
+    when its allocation failed), are B's rows."""
+    import scipy.sparse as sp
+
+    from cclust.graph import _row_block
+
+    B = sp.random(1000, 40, density=0.1, format="csr", random_state=np.random.default_rng(0))
+    for start, stop in [(0, 300), (300, 1000), (900, 5000), (0, 1000)]:
+        block = _row_block(B, start, stop)
+        assert block.shape == B[start:stop].shape
+        assert (block != B[start:stop]).nnz == 0
+        assert np.array_equal(block.indptr, B[start:stop].indptr)

@@ -36,7 +36,7 @@ from cclust.graph import (
 )
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
-from cclust.validation import check_int, check_random_state, memory_budget
+from cclust.validation import check_int, check_random_state, memory_budget, require_memory
 
 _CSPA_ALTERNATIVE = ("pass n_neighbors=30, neighbors='lsh' for the kNN co-association (linear memory and "
                      "time; n_neighbors=30 alone is exact but O(n^2) time), or use hbgf, mcla or kcc")
@@ -55,7 +55,13 @@ def _soft_inputs(soft, n_clusters):
     return soft, hard, n_clusters
 
 
-def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes):
+#: Bytes a pair of clusters of the soft meta-graph takes at its peak (the dense Gram matrix, the
+#: extended Jaccard similarities and their temporaries, the sparse graph and METIS's copy):
+#: RSS high-water mark of mcla on soft partitions, 139 and 125 bytes a pair at 1,200 and 2,400 clusters.
+_SOFT_META_GRAPH_PAIR_BYTES = 136
+
+
+def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, max_bytes=None):
     """MCLA on soft partitions: the meta-graph's edge weights are the extended Jaccard
     similarities ``u.v / (|u|^2 + |v|^2 - u.v)`` of the membership columns (Strehl & Ghosh 2002,
     who use this similarity for real-valued vectors; binary Jaccard on 0/1 columns), and an
@@ -63,6 +69,9 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes):
     meta-cluster's clusters."""
     from cclust.graph import _participation
 
+    n_c = int(np.sum(soft.n_clusters))
+    require_memory(n_c * n_c * _SOFT_META_GRAPH_PAIR_BYTES, f"the soft meta-graph of {n_c} clusters",
+                   "use fewer or coarser soft partitions, or hbgf or kcc (no meta-graph)", max_bytes)
     U = soft.stacked()
     G = U.T @ U
     norms = np.diag(G).copy()
@@ -336,10 +345,10 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
         See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
-        Memory budget of the meta-graph (hard ensembles): its entries, the pairs of clusters that
-        share an object (up to (sum K_i)^2), are counted first and the call is refused with a
-        :class:`cclust.errors.MemoryBudgetError` past the budget (None:
-        :func:`cclust.validation.memory_budget`).
+        Memory budget of the meta-graph: its entries, the pairs of clusters that share an object
+        (up to (sum K_i)^2; soft partitions: all (sum K_i)^2 pairs, dense), are counted first
+        and the call is refused with a :class:`cclust.errors.MemoryBudgetError` past the budget
+        (None: :func:`cclust.validation.memory_budget`).
     random_state : int, Generator or None
         Seeds METIS and the tie-breaking.
 
@@ -363,7 +372,7 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
         soft, hard, n_clusters = _soft_inputs(ensemble, n_clusters)
         labels, cut, extras = _soft_meta_cluster(soft, hard, n_clusters, rng=check_random_state(random_state),
                                                  ufactor=check_ufactor(ufactor), balance=check_balance(balance),
-                                                 sizes=check_sizes(sizes))
+                                                 sizes=check_sizes(sizes), max_bytes=max_bytes)
         return _result(labels, objective=cut, method="mcla", n_clusters=n_clusters, extras=extras)
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)

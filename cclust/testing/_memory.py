@@ -173,3 +173,158 @@ def peak_memory(problems, methods, *, n_clusters, env=None, timeout=600):
         results.append(json.loads(out))
     return results
 
+
+
+# -- an address-space limit that binds -------------------------------------------------------------
+
+_LIMIT_CHILD = "import sys; from cclust.testing._memory import _limit_child; _limit_child(sys.argv[1])"
+
+#: Objects of the warm-up call made before the limit is set (imports, thread pools, one-off buffers).
+_LIMIT_WARM_UP_OBJECTS = 300
+
+
+def _limit_child(spec_json):
+    import resource
+
+    import cclust
+    from cclust.base import method_info
+    from cclust.errors import MemoryBudgetError
+
+    spec = json.loads(spec_json)
+    name, n, r, k = spec["name"], spec["n_samples"], spec["n_partitions"], spec["n_labels"]
+    rng = np.random.default_rng(spec["seed"])
+    X = rng.normal(size=(n, 2))
+    ensemble = cclust.Ensemble(rng.integers(0, k, size=(n, r)))
+    needs_X = method_info(cclust.get(name)).requires_X
+
+    def call(E, rows):
+        extra = {"X": X[:rows]} if needs_X else {}
+        return cclust.consensus(name, E, spec["n_clusters"], random_state=0, **extra, **spec["params"])
+
+    warm = min(_LIMIT_WARM_UP_OBJECTS, n)
+    try:
+        call(ensemble.take(objects=np.arange(warm)), warm)
+    except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
+        pass
+    outcomes = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)   # a limit of the parent's stays in force
+    for headroom in spec["headrooms"]:
+        gc.collect()
+        _release_freed_memory()
+        baseline = _status_kib("VmSize") * 1024
+        limit = baseline + headroom if hard == resource.RLIM_INFINITY else min(baseline + headroom, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        try:
+            labels = np.asarray(call(ensemble, n).labels)
+            outcome = {"outcome": "labels", "detail": f"{labels.dtype} labels of shape {labels.shape}"}
+            if labels.shape != (n,):
+                outcome = {"outcome": "error", "detail": f"labels of shape {labels.shape} for {n} objects"}
+        except MemoryBudgetError as exc:
+            outcome = {"outcome": "refused", "detail": str(exc)}
+        except Exception as exc:  # noqa: BLE001 -- MemoryError included: the parent fails the check
+            outcome = {"outcome": "error", "detail": f"{type(exc).__name__}: {exc}"}
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        outcomes.append(dict(outcome, headroom=headroom, baseline=baseline))
+        # the parent reads every line written so far, so a later signal still shows what passed
+        sys.stdout.write(json.dumps(outcomes[-1]) + "\n")
+        sys.stdout.flush()
+        if outcome["outcome"] != "refused":
+            break
+
+
+def check_consensus_memory_limit(name, *, n_samples=3000, n_partitions=10, n_labels=8, n_clusters=4,
+                                 headrooms=(2 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0, timeout=300):
+    """Run a registered consensus function under address-space limits that it hits.
+
+    A child process builds a random ensemble (``n_samples`` x ``n_partitions`` labels in
+    ``0..n_labels-1``, and features ``X`` of shape ``(n_samples, 2)`` for methods that take
+    them) and calls the function once on its first 300 objects, so that imports, thread pools
+    and one-off buffers are in place. Then, for each of ``headrooms`` in turn, it reads its own
+    address-space size, limits it (``RLIMIT_AS``) to that many bytes more and calls the function
+    on the whole ensemble through :func:`cclust.consensus`, stopping at the first call that
+    returns labels. Each call must return labels or raise
+    :class:`~cclust.errors.MemoryBudgetError` (a memory guard, or an allocation failure turned
+    into one at the registry's door): a raw ``MemoryError`` or ``std::bad_alloc`` that got past
+    the door, any other exception, a signal (a C++ exception escaping a thread, an abort in a
+    library) or a hang fails the check. Several headrooms make the allocations fail at several
+    stages of the method; choose sizes so that at least the first binds (the outcomes say
+    which did).
+
+    Parameters
+    ----------
+    name : str
+        A registered consensus function (built-in or plugin).
+    n_samples, n_partitions, n_labels : int, default=3000, 10, 8
+        Size of the random ensemble (built before any limit is set).
+    n_clusters : int, default=4
+    headrooms : sequence of int, default=(2 MiB, 16 MiB, 64 MiB)
+        Address space each call may add to what the child holds before it, in increasing order.
+    params : dict, default=None
+        Keyword arguments of the method.
+    seed : int, default=0
+        Seed of the ensemble and features.
+    timeout : float, default=300
+        Seconds the child may take.
+
+    Returns
+    -------
+    outcomes : list of dict
+        One per call made: ``{"outcome": "labels" or "refused", "detail": str, "headroom": int,
+        "baseline": int}`` (the refusal's message; the child's address-space size before the
+        limit). Empty where the limit cannot be set (not Linux): nothing was run.
+
+    Raises
+    ------
+    AssertionError
+        Naming the method, the limit and what went wrong.
+
+    Examples
+    --------
+    >>> from cclust.testing import check_consensus_memory_limit
+    >>> outcomes = check_consensus_memory_limit("kcc", n_samples=20_000)  # doctest: +SKIP
+    >>> [o["outcome"] for o in outcomes]  # doctest: +SKIP
+    ['refused', 'refused', 'labels']
+    """
+    try:
+        import resource
+    except ImportError:
+        return []
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        return []
+    headrooms = [int(h) for h in headrooms]
+    spec = json.dumps({"name": name, "n_samples": int(n_samples), "n_partitions": int(n_partitions),
+                       "n_labels": int(n_labels), "n_clusters": int(n_clusters), "headrooms": headrooms,
+                       "params": dict(params or {}), "seed": int(seed)})
+    # one thread and one allocator arena: every extra thread's stack and arena is address space,
+    # which would make the limits depend on the machine's core count
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               MALLOC_ARENA_MAX="1")
+    env.pop("CCLUST_MEMORY_BUDGET", None)
+    what = f"{name} on {n_samples} objects x {n_partitions} partitions"
+    with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
+        try:
+            # cwd: a source checkout in the working folder would shadow the installed cclust
+            done = subprocess.run([sys.executable, "-c", _LIMIT_CHILD, spec], capture_output=True, text=True,
+                                  env=env, cwd=tmp, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"check_consensus_memory_limit: {what} did not finish in {timeout} s") from None
+    outcomes = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    for outcome in outcomes:
+        if outcome["outcome"] not in ("labels", "refused"):
+            raise AssertionError(f"check_consensus_memory_limit: {what}, limited to {_mib(outcome['headroom'])} "
+                                 f"more address space, raised neither labels nor MemoryBudgetError: "
+                                 f"{outcome['detail']}")
+    if done.returncode != 0:
+        how = (f"was killed by signal {-done.returncode}" if done.returncode < 0
+               else f"exited with status {done.returncode}")
+        limit = headrooms[len(outcomes)] if len(outcomes) < len(headrooms) else None
+        during = f" limited to {_mib(limit)} more address space" if limit is not None else ""
+        raise AssertionError(f"check_consensus_memory_limit: the child running {what}{during} {how}:\n"
+                             f"{done.stderr[-2000:]}")
+    return outcomes
+
+
+def _mib(n_bytes):
+    """``n_bytes`` in words: '+12 MiB'."""
+    return f"+{n_bytes / 2**20:.0f} MiB"
