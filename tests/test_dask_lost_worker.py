@@ -149,6 +149,17 @@ def test_tcut_on_a_generated_ensemble_survives_losing_the_worker_that_holds_X(cl
     assert rng.bit_generator.state == undisturbed.bit_generator.state
 
 
+def test_usenc_on_a_cluster_survives_losing_a_worker(client):
+    # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
+    # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
+    X = blobs(n=8192, seed=7)
+    expected = cdask.usenc(X, 4, n_partitions=2, random_state=0, chunks=4096)  # Dask's local scheduler
+    got = killed_during(client, "_task_transfer",
+                        lambda: cdask.usenc(X, 4, n_partitions=2, random_state=0, client=client, chunks=4096),
+                        nth=2)
+    assert np.array_equal(got.labels, expected.labels)
+
+
 def _identity(block):
     return block
 

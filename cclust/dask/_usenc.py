@@ -181,7 +181,15 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     blocks = [da.from_delayed(runner.delayed(np.column_stack)([c[j] for c in columns]),
                               shape=(int(b - a), n_partitions), dtype=np.int32)
               for j, (a, b) in enumerate(itertools.pairwise(starts))]
-    return DaskEnsemble(da.concatenate(blocks, axis=0), chunks=int(starts[1] - starts[0]), client=runner.client)
+    E = DaskEnsemble(da.concatenate(blocks, axis=0), chunks=int(starts[1] - starts[0]), client=runner.client)
+    if runner.client is not None:
+        from distributed import futures_of
+
+        # The array graph names the label blocks' keys but does not hold their futures: kept
+        # here, else the cluster forgets the labels as soon as this function returns. A lost
+        # worker's blocks are recomputed from the graph (every input of it is in the graph).
+        E._keep = futures_of(columns)
+    return E
 
 
 def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, client=None, chunks=None):
