@@ -153,9 +153,10 @@ def test_usenc_on_a_cluster_survives_losing_a_worker(client):
     # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
     # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
     X = blobs(n=8192, seed=7)
-    expected = cdask.usenc(X, 4, n_partitions=2, random_state=0, chunks=4096)  # Dask's local scheduler
+    kwargs = dict(n_partitions=2, n_init=1, max_iter=20, random_state=0, chunks=4096)
+    expected = cdask.usenc(X, 4, **kwargs)  # on Dask's local scheduler
     got = killed_during(client, "_task_transfer",
-                        lambda: cdask.usenc(X, 4, n_partitions=2, random_state=0, client=client, chunks=4096),
+                        lambda: cdask.usenc(X, 4, client=client, **kwargs),
                         nth=2)
     assert np.array_equal(got.labels, expected.labels)
 
@@ -172,3 +173,11 @@ def test_labels_without_lineage_lost_with_a_worker_raise_a_clear_error(client):
     with pytest.raises(LostDataError, match=r"kcc: a Dask worker died .*client\.scatter.*from_array"):
         killed_during(client, "_task_lloyd_pass", lambda: cdask.kcc(D, 3, n_init=1, random_state=0, client=client),
                       victim=future.key)
+
+
+def test_an_X_changed_after_generation_is_not_used_to_make_lost_columns_again(client):
+    X = blobs(n=4096, seed=8)
+    D = cclust.generate("kmeans", X, 3, n_partitions=3, random_state=0, client=client)
+    X[0, 0] += 1.0  # the caller changes X in place while its ensemble is in use
+    with pytest.raises(LostDataError, match=r"X changed after the ensemble was generated"):
+        D._regenerate()  # what a run does once the worker holding X died
