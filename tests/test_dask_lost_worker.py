@@ -152,8 +152,8 @@ def test_tcut_on_a_generated_ensemble_survives_losing_the_worker_that_holds_X(cl
 def test_usenc_on_a_cluster_survives_losing_a_worker(client):
     # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
     # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
-    X = blobs(n=8192, seed=7)
-    kwargs = dict(n_partitions=2, n_init=1, max_iter=20, random_state=0, chunks=4096)
+    X = blobs(n=6000, seed=7)
+    kwargs = dict(n_partitions=2, n_init=1, max_iter=10, random_state=0, chunks=4096)
     expected = cdask.usenc(X, 4, **kwargs)  # on Dask's local scheduler
     got = killed_during(client, "_task_transfer",
                         lambda: cdask.usenc(X, 4, client=client, **kwargs),
