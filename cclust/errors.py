@@ -58,6 +58,12 @@ class ContractError(CclustError, TypeError):
     """A registered object does not satisfy the contract of its kind."""
 
 
+class LostDataError(CclustError, RuntimeError):
+    """Dask lost data that a dead worker held and cclust could not make it again: the data had no
+    lineage (scattered, not built by a Dask graph), or workers kept dying; the message says which
+    and what to change."""
+
+
 class RegistryWarning(UserWarning):
     """Something in the registry needs attention but did not stop the lookup."""
 

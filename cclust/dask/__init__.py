@@ -39,6 +39,13 @@ Generation needs every object for every partition (k-means over all of X), so a 
 is gathered once into one task and must fit in one worker's memory; a NumPy X is scattered to
 the cluster once.
 
+A lost worker: the scheduler recomputes from the graph what a dead worker held, so every route
+survives it with the same result. Only a scattered X has no graph: a generated ensemble keeps
+it on the cluster while it lives and, when it is lost, scatters X again and makes its columns
+again from the same seeds, and the route runs again from the same draws
+(``cclust.dask._runner.recovering``); labels built from data without lineage raise
+:class:`cclust.errors.LostDataError`.
+
 Layout: ``_ensemble`` (DaskEnsemble and generation), ``_kcc`` (the KCC block executor),
 ``_usenc`` (U-SPEC, U-SENC and the transfer cut on blocks), ``_runner`` (where tasks run). What
 the row-block executors share with the in-memory paths lives outside the package

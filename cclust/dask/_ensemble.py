@@ -6,7 +6,7 @@ import numpy as np
 
 from cclust._blocks import BLOCK, aligned
 from cclust._progress import progress
-from cclust.dask._runner import _import_dask, _resolve_client, _Runner
+from cclust.dask._runner import _import_dask, _resolve_client, _Runner, recovering
 from cclust.ensemble import Ensemble, _check_provenance, _encode_column
 from cclust.errors import ValidationError
 from cclust.validation import check_array_2d, check_int
@@ -200,6 +200,8 @@ class DaskEnsemble:
         # Ensemble(labels, weights) does, and gives bit-identical weights.
         self._raw_weights = None
         self._provenance = None  # tuple of str, one per partition, or None
+        self._source = None  # what generated the labels, to make them again (see _Generation)
+        self._persisted = False
 
     labels = property(lambda self: self._labels)
     provenance = property(lambda self: self._provenance)
@@ -228,6 +230,7 @@ class DaskEnsemble:
         out = DaskEnsemble._from_parts(self._labels, self._n_clusters, self._cluster_sizes,
                                        self._has_missing, Ensemble._check_weights(weights, self.n_partitions))
         out._keep, out._client = self._keep, self._client
+        out._source, out._persisted = self._source, self._persisted
         out._raw_weights = np.array(weights, dtype=np.float64, copy=True)
         out._provenance = self._provenance
         return out
@@ -239,13 +242,32 @@ class DaskEnsemble:
         out = DaskEnsemble._from_parts(labels, self._n_clusters, self._cluster_sizes,
                                        self._has_missing, self._weights)
         out._client, out._raw_weights, out._provenance = client, self._raw_weights, self._provenance
+        out._source, out._persisted = self._source, client is not None
         return out
 
     def compute(self, client=None):
         """The in-memory :class:`cclust.Ensemble` (gathers the n x r labels)."""
         client = _resolve_client(client or self._client)
-        labels = client.compute(self._labels, sync=True) if client is not None else self._labels.compute()
+        if client is None:
+            labels = self._labels.compute()
+        else:
+            labels = recovering(lambda: client.compute(self._labels, sync=True), ensemble=self,
+                                what="DaskEnsemble.compute")
         return Ensemble(np.asarray(labels), weights=self._raw_weights, provenance=self._provenance)
+
+    def _can_regenerate(self):
+        """Whether the labels can be made again from their source after Dask lost them."""
+        return self._source is not None
+
+    def _regenerate(self):
+        """Make the labels again from their source (the same labels, new keys) in place: the
+        ensemble's value does not change, only the cluster data behind it."""
+        runner = _Runner(self._client)
+        columns, keep = self._source.columns(runner)
+        labels = self._source.labels(runner, columns).rechunk(self._labels.chunks)
+        if self._persisted:
+            labels = runner.client.persist(labels)
+        self._labels, self._keep = labels, keep
 
     def __repr__(self):
         missing = ", with missing labels" if self._has_missing else ""
@@ -304,58 +326,121 @@ def from_blocks(blocks, weights=None, *, client=None, provenance=None):
     return DaskEnsemble(da.concatenate(parts, axis=0), weights, client=client, provenance=provenance)
 
 
+class _Generation:
+    """What a generated ensemble is made from (the function, X, the seeds, the chunking), kept
+    so that the ensemble can make its labels again when Dask lost them.
+
+    A NumPy X goes to the cluster by ``client.scatter``: data without lineage, which the
+    scheduler forgets when the worker holding it dies, and with X every column that worker held
+    (the columns' tasks need X). The scheduler recomputes everything else from the graph. So the
+    ensemble keeps the X future while it lives, and keeps this source to scatter X again under a
+    new key and make new columns (:func:`cclust.dask._runner.recovering`): the same seeds give
+    the same labels. X is kept by reference, not copied; its hash, taken when it is first
+    scattered, tells whether the caller changed it since (then nothing is made from it).
+    """
+
+    def __init__(self, one_partition, X, seqs, client, chunks):
+        self.one_partition, self.X, self.seqs, self.client = one_partition, X, seqs, client
+        self.n, self.r = int(X.shape[0]), len(seqs)
+        self.rows = _chunk_rows(chunks, self.n, self.r)
+        self.token = None
+
+    def _x(self, dask):
+        """X as the columns' tasks take it, and the futures to keep."""
+        if _is_dask_array(self.X):
+            return dask.delayed(_checked_X, pure=False)(self.X), []  # one task gathers X (must fit on a worker)
+        if self.client is None:
+            return self.X, []
+        from dask.base import tokenize
+
+        token = tokenize(self.X)
+        if self.token is None:
+            self.token, key = token, f"ndarray-{token}"  # the key of client.scatter(X): ensembles of one X share it
+        elif token != self.token:
+            from cclust.errors import LostDataError
+
+            raise LostDataError(
+                "X changed after the ensemble was generated from it, so the label columns a lost Dask "
+                "worker held cannot be made again; keep X unchanged while its ensemble is in use (or "
+                "generate from a copy, or from a dask array X)."
+            )
+        else:
+            import uuid
+
+            key = f"ndarray-{token}-{uuid.uuid4().hex}"  # a new key: the lost one is cancelled on this client
+        future = self.client.scatter({key: self.X})[key]
+        return future, [future]
+
+    def columns(self, runner, bar=None):
+        """The columns persisted (one task each), and the futures the ensemble must keep."""
+        dask, _ = _import_dask()
+        X_arg, keep = self._x(dask)
+        columns = [dask.delayed(_one_column, pure=True)(self.one_partition, X_arg, seq, j)
+                   for j, seq in enumerate(self.seqs)]
+        if self.client is not None:
+            from distributed import as_completed, futures_of
+
+            columns = self.client.persist(columns)
+            # The array graph built from them names these keys but does not hold the futures,
+            # so the ensemble keeps them (else the cluster forgets the columns), and X's.
+            keep.extend(futures_of(columns))
+            for _ in as_completed(futures_of(columns), loop=self.client.loop):
+                if bar is not None:
+                    bar.update(1)
+            return columns, keep
+        from dask.callbacks import Callback
+
+        keys = {c.key for c in columns}
+
+        class _Bar(Callback):
+            def _posttask(self, key, result, dsk, state, id):
+                if key in keys and bar is not None:
+                    bar.update(1)
+
+        with _Bar():
+            columns = runner.persist(columns)
+        return columns, None
+
+    def labels(self, runner, columns):
+        """The (n, r) label matrix as a dask array of row chunks cut from the columns."""
+        _, da = _import_dask()
+        starts = list(range(0, self.n, self.rows)) + [self.n]
+        parts = [da.from_delayed(runner.delayed(_row_block)(columns, a, b), shape=(b - a, self.r), dtype=np.int32)
+                 for a, b in itertools.pairwise(starts)]
+        return da.concatenate(parts, axis=0)
+
+    # -- what :func:`cclust.dask._runner.recovering` asks of the generation itself
+
+    def _can_regenerate(self):
+        return True
+
+    def _regenerate(self):
+        pass  # columns() scatters X under a new key from the second time on
+
+
 def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, verbose=0,
                         desc="partitions", provenance=None):
     """A DaskEnsemble whose column j is ``one_partition(X, default_rng(seqs[j]))``, one task each.
 
     The threaded path (cclust.generators._generate) feeds the same seeds to the same function,
-    and both relabel each column with the same rule, so the ensembles are identical.
+    and both relabel each column with the same rule, so the ensembles are identical. Columns a
+    lost worker held are made again (see :class:`_Generation`).
     """
-    dask, da = _import_dask()
     runner = _Runner(client)
-    client = runner.client
-    n, r = int(X.shape[0]), len(seqs)
-    if _is_dask_array(X):
-        X_arg = dask.delayed(_checked_X, pure=False)(X)  # one task gathers X (must fit on a worker)
-    elif client is not None:
-        X_arg = client.scatter(X)
-    else:
-        X_arg = X
-    columns = [dask.delayed(_one_column, pure=True)(one_partition, X_arg, seq, j)
-               for j, seq in enumerate(seqs)]
+    source = _Generation(one_partition, X, seqs, runner.client, chunks)
+    r = source.r
     with progress(total=r, desc=desc, verbose=verbose) as bar:
-        if client is not None:
-            from distributed import as_completed, futures_of
+        first = [bar]
 
-            columns = client.persist(columns)
-            # The array graph built below names these keys but does not hold the futures, so
-            # the ensemble keeps them (else the cluster forgets the columns).
-            keep = futures_of(columns)
-            for _ in as_completed(keep, loop=client.loop):
-                bar.update(1)
-        else:
-            from dask.callbacks import Callback
+        def make():
+            columns, keep = source.columns(runner, first.pop() if first else None)
+            return columns, keep, runner.compute([runner.delayed(_column_stats)(c) for c in columns])
 
-            keys = {c.key for c in columns}
-
-            class _Bar(Callback):
-                def _posttask(self, key, result, dsk, state, id):
-                    if key in keys:
-                        bar.update(1)
-
-            with _Bar():
-                columns = runner.persist(columns)
-            keep = None
-    stats = runner.compute([runner.delayed(_column_stats)(c) for c in columns])
+        columns, keep, stats = recovering(make, ensemble=source, what="generating the partitions")
     n_clusters = np.array([s[0].shape[0] for s in stats], dtype=np.int64)
     sizes = np.concatenate([s[0] for s in stats])
-    rows = _chunk_rows(chunks, n, r)
-    starts = list(range(0, n, rows)) + [n]
-    parts = [da.from_delayed(runner.delayed(_row_block)(columns, a, b), shape=(b - a, r), dtype=np.int32)
-             for a, b in itertools.pairwise(starts)]
-    E = DaskEnsemble._from_parts(da.concatenate(parts, axis=0), n_clusters, sizes,
+    E = DaskEnsemble._from_parts(source.labels(runner, columns), n_clusters, sizes,
                                  any(s[1] for s in stats), np.full(r, 1.0 / r))
-    E._keep, E._client = keep, client
+    E._keep, E._client, E._source = keep, runner.client, source
     E._provenance = _check_provenance(provenance, r)
     return E
-

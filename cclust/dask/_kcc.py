@@ -9,7 +9,7 @@ from cclust import _engine, _lloyd
 from cclust._blocks import RowBlocks, aligned, fold
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _check_known_chunks, _is_dask_array, from_array
-from cclust.dask._runner import _Runner
+from cclust.dask._runner import _Runner, recovering
 
 _kernel = _engine._kernel
 
@@ -237,31 +237,38 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     params = (np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
               np.ascontiguousarray(util.effective_weights(ensemble), dtype=np.float64),
               util.code, util.exponent)
-    executor = _BlockExecutor(ensemble, params, _Runner(client))
+    runner = _Runner(client)
     n = ensemble.n_samples
     offset = None if ensemble.has_missing else util.gamma_offset(ensemble)
 
-    def one_restart(restart):
-        if setup.starts is None:
-            if init == "random":
-                seeds = _engine.random_seeds(setup.rng, n, K)
-            else:
-                first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
-                seeds = _lloyd.kmeanspp(executor, K, first, uniforms)
-            start, tally = executor.labels_from_seeds(seeds)
-        else:
-            labels0 = setup.starts[restart]
-            start = [np.ascontiguousarray(labels0[a:b], dtype=np.int32)
-                     for a, b in itertools.pairwise(executor.starts)]
-            tally = None
-        result = executor.lloyd(start, K, setup.max_iter, setup.tol, tally)
-        if offset is None:
-            return result, float(ensemble.weights @ util.partition_utilities(ensemble, result.table))
-        return result, offset - result.run.objective / n
+    def run():
+        executor = _BlockExecutor(ensemble, params, runner)
 
-    best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
+        def one_restart(restart):
+            if setup.starts is None:
+                if init == "random":
+                    seeds = _engine.random_seeds(setup.rng, n, K)
+                else:
+                    first, uniforms = _engine.kmeanspp_draws(setup.rng, n, K, setup.kmeanspp_trials)
+                    seeds = _lloyd.kmeanspp(executor, K, first, uniforms)
+                start, tally = executor.labels_from_seeds(seeds)
+            else:
+                labels0 = setup.starts[restart]
+                start = [np.ascontiguousarray(labels0[a:b], dtype=np.int32)
+                         for a, b in itertools.pairwise(executor.starts)]
+                tally = None
+            result = executor.lloyd(start, K, setup.max_iter, setup.tol, tally)
+            if offset is None:
+                return result, float(ensemble.weights @ util.partition_utilities(ensemble, result.table))
+            return result, offset - result.run.objective / n
+
+        best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
+        return best, gammas, iterations, executor.gather(best.run.labels)
+
+    # a lost worker's blocks are recomputed by Dask from the graph; labels it cannot recompute
+    # (generated from a scattered X) are made again and the restarts run again from the same draws
+    best, gammas, iterations, labels = recovering(run, ensemble=ensemble, rng=setup.rng, what="kcc")
     run = best.run
-    labels = executor.gather(run.labels)
     return finish(ensemble, util, labels, K, best.table, run.objective, run.trace, run.n_iter,
                   run.converged, gammas, iterations, setup.max_iter, extras={"backend": "dask"})
 

@@ -74,3 +74,57 @@ class _Runner:
                 out.extend(self.client.compute(wave, sync=True))
             return out
         return list(self.dask.compute(*objs))
+
+
+#: runs of a route (the first and its re-runs) before a loss of data is reported
+_ATTEMPTS = 3
+
+
+def _cancelled_error():
+    try:
+        from distributed.client import FutureCancelledError
+    except ImportError:  # no distributed: the local scheduler loses nothing
+        return ()
+    return FutureCancelledError
+
+
+def recovering(run, *, ensemble=None, rng=None, what):
+    """``run()``, made again from the start when Dask lost data it could not recompute.
+
+    The scheduler recomputes what a dead worker held from the task graph (the lineage), so a
+    route whose every block is built by graph survives a lost worker by itself. Data scattered to
+    the cluster has no lineage: when its worker dies the scheduler forgets it and cancels every
+    task that needs it (``FutureCancelledError``, "lost dependencies"). Then the ensemble makes
+    its labels again from its source (:meth:`DaskEnsemble._regenerate`), ``rng`` is put back in
+    the state it had before the first run, and ``run`` starts over: the result is the one an
+    undisturbed run gives. After ``_ATTEMPTS`` runs, or when the ensemble has no source to make
+    its labels from, a :class:`~cclust.errors.LostDataError` names what was lost and the fix.
+    """
+    from cclust.errors import LostDataError
+
+    cancelled = _cancelled_error()
+    state = None if rng is None else rng.bit_generator.state
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return run()
+        except cancelled as exc:
+            lost = exc
+        if ensemble is None or not ensemble._can_regenerate():
+            raise LostDataError(
+                f"{what}: a Dask worker died holding data the scheduler cannot recompute ({lost}); "
+                "the ensemble's labels depend on data without lineage (e.g. futures from "
+                "client.scatter). Build them by a Dask graph (cclust.dask.from_array, "
+                "dask.array.from_delayed of a function that loads them, or cclust.generate with "
+                "backend='dask') so that a lost worker's part can be computed again."
+            ) from lost
+        if attempt == _ATTEMPTS:
+            break
+        ensemble._regenerate()
+        if rng is not None:
+            rng.bit_generator.state = state
+    raise LostDataError(
+        f"{what}: Dask workers died and lost the ensemble's labels {_ATTEMPTS} times in a row "
+        f"(last: {lost}); the labels were generated again each time. Check why the workers die "
+        "(memory limit, preemption) and run again, or persist a cheaper ensemble first "
+        "(cclust.dask.from_array(ensemble.compute()))."
+    ) from lost

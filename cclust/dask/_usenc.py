@@ -10,7 +10,7 @@ from cclust._blocks import BLOCK, aligned, fold
 from cclust._dense_blocks import DenseBlocks
 from cclust._progress import progress
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _chunk_rows, from_array
-from cclust.dask._runner import _import_dask, _Runner
+from cclust.dask._runner import _import_dask, _Runner, recovering
 from cclust.errors import ValidationError
 from cclust.graph import _dense_leading_eigenvectors, _transfer_rows, one_blas_thread
 from cclust.result import ConsensusResult
@@ -181,7 +181,15 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     blocks = [da.from_delayed(runner.delayed(np.column_stack)([c[j] for c in columns]),
                               shape=(int(b - a), n_partitions), dtype=np.int32)
               for j, (a, b) in enumerate(itertools.pairwise(starts))]
-    return DaskEnsemble(da.concatenate(blocks, axis=0), chunks=int(starts[1] - starts[0]), client=runner.client)
+    E = DaskEnsemble(da.concatenate(blocks, axis=0), chunks=int(starts[1] - starts[0]), client=runner.client)
+    if runner.client is not None:
+        from distributed import futures_of
+
+        # The array graph names the label blocks' keys but does not hold their futures: kept
+        # here, else the cluster forgets the labels as soon as this function returns. A lost
+        # worker's blocks are recomputed from the graph (every input of it is in the graph).
+        E._keep = futures_of(columns)
+    return E
 
 
 def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, client=None, chunks=None):
@@ -223,11 +231,17 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, cli
             "the transfer cut needs as many eigenvectors of the cluster graph.")
     runner = _Runner(client or ensemble._client)
     r = ensemble.n_partitions
-    graph = runner.persist([runner.delayed(_task_label_graph)(b, ensemble.offsets, ensemble.weights, r, j)
-                            for j, b in enumerate(ensemble.blocks())])
-    labels, values, objective = _block_cut(graph, width, ensemble.chunk_starts, n_clusters,
-                                           check_random_state(random_state), n_init, max_iter, runner)
-    gathered = np.concatenate(runner.compute(labels)).astype(np.int64)
+    rng = check_random_state(random_state)
+
+    def run():
+        graph = runner.persist([runner.delayed(_task_label_graph)(b, ensemble.offsets, ensemble.weights, r, j)
+                                for j, b in enumerate(ensemble.blocks())])
+        labels, values, objective = _block_cut(graph, width, ensemble.chunk_starts, n_clusters,
+                                               rng, n_init, max_iter, runner)
+        return np.concatenate(runner.compute(labels)).astype(np.int64), values, objective
+
+    # labels a lost worker held that Dask cannot recompute are made again (see kcc)
+    gathered, values, objective = recovering(run, ensemble=ensemble, rng=rng, what="tcut")
     return ConsensusResult.from_labels(
         gathered, objective=float(objective),
         objective_name="within-cluster sum of squares of the transfer-cut embedding (lower is better)",

@@ -1,0 +1,183 @@
+"""The Dask routes survive a worker killed mid-run (SIGKILL, as a preempted node): the labels are
+those of an undisturbed run, and data that cannot be made again gives a clear error."""
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+from distributed.diagnostics.plugin import SchedulerPlugin
+
+import cclust
+from cclust import dask as cdask
+from cclust.errors import LostDataError
+
+# The plugin below runs on the scheduler; this file is not importable there (see test_dask.py).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::ResourceWarning"),
+              pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+
+N = 12000  # three chunks of 4096 rows
+
+
+class KillWorker(SchedulerPlugin):
+    """SIGKILL one worker process, by its own PID, the moment the ``nth`` task whose key starts
+    with ``trigger`` reaches the state ``when`` ("memory": finished, "processing": sent to a
+    worker): a fixed point of the run, not a timer. The victim is the worker holding the key
+    ``victim`` if the cluster has it, else the one holding (or running) the key that triggered.
+    ``killed`` records (address, pid, trigger key, replicas of the victim key)."""
+
+    def __init__(self, trigger, nth=1, victim=None, when="memory"):
+        self.trigger, self.nth, self.victim, self.when = trigger, nth, victim, when
+        self.seen, self.killed = 0, None
+
+    async def start(self, scheduler):
+        self.scheduler = scheduler
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if self.killed is not None or finish != self.when:
+            return
+        if not str(key[0] if isinstance(key, tuple) else key).startswith(self.trigger):
+            return
+        self.seen += 1
+        if self.seen < self.nth:
+            return
+        task = self.scheduler.tasks.get(self.victim)
+        if task is not None and task.who_has:
+            worker, replicas = next(iter(task.who_has)), len(task.who_has)
+        else:
+            task = self.scheduler.tasks[key]
+            worker, replicas = (next(iter(task.who_has)) if task.who_has else task.processing_on), 0
+        self.killed = (worker.address, worker.pid, str(key), replicas)
+        os.kill(worker.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def client():
+    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster);
+    a new cluster for every test, so that no test waits on another's restart."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster, set_as_default=False)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def killed_during(client, trigger, run, nth=1, victim=None, when="memory"):
+    """``run()`` with a worker killed when the ``nth`` ``trigger`` task reaches ``when``; checks
+    that the kill happened (and, with ``victim``, that it took the only copy of that key) and
+    returns what ``run`` returned."""
+    client.wait_for_workers(2)
+    name = f"kill-at-{trigger}-{nth}"
+    before = set(client.run(os.getpid).values())
+    client.register_plugin(KillWorker(trigger, nth, victim, when), name=name)
+    try:
+        out = run()
+    finally:
+        killed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins[name].killed)
+        client.unregister_scheduler_plugin(name)
+    assert killed is not None, f"no {trigger} task finished: the worker was not killed mid-run"
+    assert killed[1] in before
+    if victim is not None:
+        assert killed[3] == 1, f"{victim} was on {killed[3]} workers when one was killed"
+    return out
+
+
+def blobs(n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.normal(c, 1.0, (n // 4, 4)) for c in (0, 4, 8, 12)])
+
+
+def x_key(X):
+    """The key a NumPy X has on the cluster once a generator scattered it."""
+    return f"ndarray-{dask.base.tokenize(X)}"
+
+
+def test_kcc_on_a_generated_ensemble_survives_losing_the_worker_that_holds_X(client):
+    # X goes to the cluster by scatter: data the scheduler cannot recompute. Before, it was
+    # even forgotten right after generation, so losing any worker holding a label column
+    # cancelled the run ("lost dependencies").
+    X = blobs()
+    expected = cclust.consensus("kcc", cclust.generate("kmeans", X, 4, n_partitions=6, random_state=0),
+                                4, n_init=2, random_state=0)
+    D = cclust.generate("kmeans", X, 4, n_partitions=6, random_state=0, client=client, chunks=4096)
+    got = killed_during(client, "_task_lloyd_pass",
+                        lambda: cdask.kcc(D, 4, n_init=2, random_state=0, client=client), nth=4, victim=x_key(X))
+    assert np.array_equal(got.labels, expected.labels)
+    assert got.objective == expected.objective and got.n_iter == expected.n_iter
+    # the ensemble made its labels again in place: its value is unchanged and usable
+    assert np.array_equal(D.compute().labels, cclust.generate("kmeans", X, 4, n_partitions=6, random_state=0).labels)
+
+
+def test_kcc_on_an_array_ensemble_survives_losing_a_worker(client):
+    E = cclust.generate("kmeans", blobs(seed=1), 4, n_partitions=6, random_state=0)
+    expected = cclust.consensus("kcc", E, 4, n_init=2, random_state=0)
+    D = cdask.from_array(E, chunks=4096, client=client)
+    got = killed_during(client, "_task_lloyd_pass",
+                        lambda: cdask.kcc(D, 4, n_init=2, random_state=0, client=client), nth=4)
+    assert np.array_equal(got.labels, expected.labels)
+
+
+def test_generation_survives_losing_the_worker_that_holds_X(client):
+    X = blobs(seed=2)
+    expected = cclust.generate("kmeans", X, 4, n_partitions=6, random_state=3)
+    # killed as the first column is sent to a worker: before any worker can have copied X
+    D = killed_during(client, "_one_column",
+                      lambda: cclust.generate("kmeans", X, 4, n_partitions=6, random_state=3, client=client,
+                                              chunks=4096), victim=x_key(X), when="processing")
+    assert np.array_equal(D.compute().labels, expected.labels)
+
+
+def test_tcut_on_a_generated_ensemble_survives_losing_the_worker_that_holds_X(client):
+    X = blobs(seed=4)
+    D = cclust.generate("kmeans", X, 4, n_partitions=6, random_state=0, client=client, chunks=4096)
+    undisturbed = np.random.default_rng(5)
+    expected = cdask.tcut(D, 4, random_state=undisturbed, client=client)
+    rng = np.random.default_rng(5)
+    got = killed_during(client, "_task_transfer", lambda: cdask.tcut(D, 4, random_state=rng, client=client),
+                        victim=x_key(X))
+    assert np.array_equal(got.labels, expected.labels) and got.objective == expected.objective
+    # a Generator passed in ends where the undisturbed run left it
+    assert rng.bit_generator.state == undisturbed.bit_generator.state
+
+
+def test_usenc_on_a_cluster_survives_losing_a_worker(client):
+    # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
+    # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
+    X = blobs(n=6000, seed=7)
+    kwargs = dict(n_partitions=2, n_init=1, max_iter=10, random_state=0, chunks=4096)
+    expected = cdask.usenc(X, 4, **kwargs)  # on Dask's local scheduler
+    got = killed_during(client, "_task_transfer",
+                        lambda: cdask.usenc(X, 4, client=client, **kwargs),
+                        nth=2)
+    assert np.array_equal(got.labels, expected.labels)
+
+
+def _identity(block):
+    return block
+
+
+def test_labels_without_lineage_lost_with_a_worker_raise_a_clear_error(client):
+    E = cclust.generate("kmeans", blobs(seed=6, n=4096), 3, n_partitions=4, random_state=0)
+    future = client.scatter(np.asarray(E.labels, dtype=np.int32))
+    labels = da.from_delayed(dask.delayed(_identity)(future), shape=E.labels.shape, dtype=np.int32)
+    D = cdask.DaskEnsemble(labels, client=client)
+    with pytest.raises(LostDataError, match=r"kcc: a Dask worker died .*client\.scatter.*from_array"):
+        killed_during(client, "_task_lloyd_pass", lambda: cdask.kcc(D, 3, n_init=1, random_state=0, client=client),
+                      victim=future.key)
+
+
+def test_an_X_changed_after_generation_is_not_used_to_make_lost_columns_again(client):
+    X = blobs(n=4096, seed=8)
+    D = cclust.generate("kmeans", X, 3, n_partitions=3, random_state=0, client=client)
+    X[0, 0] += 1.0  # the caller changes X in place while its ensemble is in use
+    with pytest.raises(LostDataError, match=r"X changed after the ensemble was generated"):
+        D._regenerate()  # what a run does once the worker holding X died
