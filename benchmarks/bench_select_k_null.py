@@ -15,7 +15,7 @@
 * ``pvalues``: the p-values themselves, without select_k: the data's PAC and ``--references``
   reference PACs drawn from one beta distribution (so the null holds exactly), 20000 times per
   shape; how often the predictive p-value (select_k's) and M3C's beta fit fall below 0.01 and
-  0.001, which a calibrated p-value does 1% and 0.1% of the time.
+  1e-3, which a calibrated p-value does 1% and 0.1% of the time.
 * ``gap``: :func:`cclust.selection.gap_statistic` against R's ``cluster::clusGap`` (k-means with
   ``nstart = 10``, the same B, K.max and spaceH0) on the same data: the K each of clusGap's five
   rules picks, and the time of each (R through ``Rscript``; R is never used by the tests).
@@ -235,8 +235,8 @@ def pvalues(args):
 
     rng = np.random.default_rng(args.seed)
     draws = 20000
-    print("| reference PACs (beta mean, sd) | B | predictive p < 0.01 | beta fit p < 0.01 | predictive p < 0.001 | "
-          "beta fit p < 0.001 |")
+    print("| reference PACs (beta mean, sd) | B | predictive p < 0.01 | beta fit p < 0.01 | predictive p < 1e-3 | "
+          "beta fit p < 1e-3 |")
     print("| --- | --- | --- | --- | --- | --- |")
     for mu, sd in ((0.3, 0.05), (0.1, 0.04), (0.5, 0.03), (0.05, 0.03)):
         c = mu * (1 - mu) / sd ** 2 - 1
@@ -245,7 +245,7 @@ def pvalues(args):
             pred, fit = predictive_p(x[0], x[1:]), beta_p(x[0], x[1:])
             fit = np.where(np.isfinite(fit), fit, 1.0)
             print(f"| {mu}, {sd} | {b} | {np.mean(pred < 0.01):.2%} | {np.mean(fit < 0.01):.2%} | "
-                  f"{np.mean(pred < 0.001):.2%} | {np.mean(fit < 0.001):.2%} |", flush=True)
+                  f"{np.mean(pred < 1e-3):.2%} | {np.mean(fit < 1e-3):.2%} |", flush=True)
 
 
 def main(argv=None):

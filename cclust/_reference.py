@@ -27,7 +27,7 @@ The comparison of one K: the data's PAC against the B references' PACs, summaris
 * M3C's beta p-value: a beta distribution fitted to the references' PACs by their mean and
   variance (the method of moments) evaluated at the data's PAC. It takes the fitted mean and
   variance as exact, so with few references its far tail claims more than they show: on
-  reference PACs drawn from a beta distribution it falls below 0.001 in 0.8-1.0% of null draws
+  reference PACs drawn from a beta distribution it falls below 1e-3 in 0.8-1.0% of null draws
   with B = 10 (the predictive p-value: 0.1-0.5%), and a data PAC of 0 gets exactly 0 even when
   a reference PAC is 0 too. select_k reports it beside the predictive p-value for comparison
   with M3C.

@@ -131,7 +131,7 @@ def dense_graph_bytes(n, itemsize=4):
 
     ``itemsize + 24`` bytes a pair: the dense matrix, and at most 24 bytes a pair of its sparse
     copies and METIS's arrays at any one time (the RSS high-water mark of CSPA's dense route,
-    float32: 26.3 and 22.8 bytes a pair at n = 1,000 and 2,000; counting every copy and METIS's
+    float32: 26.3 and 22.8 bytes a pair at n = 1000 and 2000; counting every copy and METIS's
     arrays as alive together, 44 bytes, refused graphs that fit).
     """
     return n * n * (itemsize + 24)

@@ -552,7 +552,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     scale (:func:`cclust._reference.predictive_p`), or the Monte Carlo p-value
     ``(1 + #{b: PAC_b < PAC}) / (B + 1)`` where the references' PACs have no spread. M3C fits a
     beta distribution to the references' PACs instead and takes it as exact, which with ten
-    references puts p-values below 0.001 several times as often as it should and gives exactly 0
+    references puts p-values below 1e-3 several times as often as it should and gives exactly 0
     to a PAC of 0 (``p_value_beta`` keeps M3C's value for comparison; docs/benchmarks.md).
     ``best_k`` is the K of largest RCSI among those whose p-value is below
     ``alpha / m`` (m the number of K tried; Bonferroni, since the K are tried together); when

@@ -577,9 +577,9 @@ def _consensus_functions_once():
 
 MiB = 2**20
 
-#: Sizes at which the address-space limits bind, per method: 3,000 objects for the methods with an
+#: Sizes at which the address-space limits bind, per method: 3000 objects for the methods with an
 #: n x n (or n x sum K_i) structure, whose first allocation past a few MiB is that structure;
-#: 50,000 for the linear ones, whose copies of the 10-partition label matrix (4 MB) do not fit
+#: 50000 for the linear ones, whose copies of the 10-partition label matrix (4 MB) do not fit
 #: in 2 MiB. The test costs about 1.5 s of CPU per method, most of it the child's imports.
 LINEAR_LIMITS = {"n_samples": 50_000, "headrooms": (2 * MiB, 16 * MiB)}
 LIMITS = dict.fromkeys(

@@ -202,7 +202,7 @@ def _require_sact(E, max_bytes):
     """The budget check of :func:`_sact`, asked before the partition weights are computed."""
     n_c = int(E.offsets[-1])
     # 20 bytes a pair of clusters: the dense float64 SACT and its CSR copy in the MGLA graph
-    # (RSS high-water mark of gp-mgla: 18.1 and 18.9 bytes a pair at n = 2,000 and 4,000, 4,512 clusters)
+    # (RSS high-water mark of gp-mgla: 18.1 and 18.9 bytes a pair at n = 2000 and 4000, 4512 clusters)
     require_memory(20 * n_c * n_c, f"the SACT similarity of {n_c} clusters",
                    "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
 
