@@ -434,7 +434,11 @@ def test_out_refuses_an_unknown_extension_before_the_work(name, tmp_path, capsys
 
 
 _WRITER = """
+import signal
 import sys
+# Ctrl-C as in a terminal, whatever the test runner's process left the child (an inherited
+# SIG_IGN for SIGINT would make Python skip its KeyboardInterrupt handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 from cclust import ConsensusResult, cli
 labels = np.arange(int(sys.argv[2])) % 7
