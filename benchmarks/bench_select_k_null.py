@@ -12,10 +12,10 @@
   (``kmeansCBI`` with 10 random starts at the same K, the same B and scheme; cclust: one k-means++
   start) on the same data: the mean Jaccard of each
   cluster (matched between the two codes by their overlap) and the time.
-* ``pvalues``: the p-values themselves, without select_k: the data's PAC and ``--references``
-  reference PACs drawn from one beta distribution (so the null holds exactly), 20000 times per
-  shape; how often the predictive p-value (select_k's) and M3C's beta fit fall below 0.01 and
-  1e-3, which a calibrated p-value does 1% and 0.1% of the time.
+* ``pvalues``: the p-values themselves, without select_k: the data's PAC and B reference PACs
+  (B each of ``--b-values``) drawn from one beta distribution (so the null holds exactly),
+  20000 times per shape; how often the predictive p-value (select_k's) and M3C's beta fit fall
+  below 0.01 and 1e-3, which a calibrated p-value does 1% and 0.1% of the time.
 * ``gap``: :func:`cclust.selection.gap_statistic` against R's ``cluster::clusGap`` (k-means with
   ``nstart = 10``, the same B, K.max and spaceH0) on the same data: the K each of clusGap's five
   rules picks, and the time of each (R through ``Rscript``; R is never used by the tests).
@@ -29,7 +29,7 @@ compared on the same data sets::
     python benchmarks/bench_select_k_null.py speed --n 300 1000 3000
     python benchmarks/bench_select_k_null.py gap --sizes 500 5000
     python benchmarks/bench_select_k_null.py stability --sizes 500 5000 --references 100
-    python benchmarks/bench_select_k_null.py pvalues --references 4 10 25
+    python benchmarks/bench_select_k_null.py pvalues --b-values 4 10 25
 """
 import argparse
 import os
@@ -240,7 +240,7 @@ def pvalues(args):
     print("| --- | --- | --- | --- | --- | --- |")
     for mu, sd in ((0.3, 0.05), (0.1, 0.04), (0.5, 0.03), (0.05, 0.03)):
         c = mu * (1 - mu) / sd ** 2 - 1
-        for b in args.references_list:
+        for b in args.b_values:
             x = rng.beta(mu * c, (1 - mu) * c, size=(b + 1, draws))
             pred, fit = predictive_p(x[0], x[1:]), beta_p(x[0], x[1:])
             fit = np.where(np.isfinite(fit), fit, 1.0)
@@ -251,8 +251,8 @@ def pvalues(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("suite", choices=["calibration", "power", "speed", "gap", "stability", "pvalues"])
-    parser.add_argument("--references", type=int, nargs="+", default=[100],
-                        help="gap and stability: B of both codes; pvalues: the B to try")
+    parser.add_argument("--references", type=int, default=100, help="gap and stability: B of both codes")
+    parser.add_argument("--b-values", type=int, nargs="+", default=[4, 10, 25], help="pvalues: the B to try")
     parser.add_argument("--sets", type=int, default=6, help="data sets per shape (calibration) or per case (power)")
     parser.add_argument("--n", type=int, nargs=2, default=(60, 300), help="range of n")
     parser.add_argument("--d", type=int, nargs=2, default=(2, 10), help="range of d")
@@ -261,7 +261,6 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--k-max", type=int, default=6, help="power: blobs of K = 2..k_max, K tried 2..k_max + 1")
     args = parser.parse_args(argv)
-    args.references_list, args.references = args.references, args.references[0]
     if args.settings is None:
         args.settings = ["uniform:10:25", "none:0:100"]
     {"calibration": calibration, "power": power, "speed": speed, "gap": gap,
