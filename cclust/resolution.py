@@ -3,8 +3,8 @@
 
 Leiden and Louvain do not take a number of clusters but a resolution, and the usual practice is
 to try several and look (clustree draws how clusters split as the resolution grows; Zappia &
-Oshlack 2018). chooseR (Patterson-Cameron et al. 2021) turns the look into a rule, which this
-module implements:
+Oshlack 2018). chooseR (Patterson-Cross, Levine & Menon 2021) turns the look into a rule,
+which this module implements:
 
 1. At every resolution of the grid, cluster all the objects once: the clusters to be judged.
 2. Draw ``n_resamples`` subsamples of ``floor(subsample * n)`` objects without replacement
@@ -161,8 +161,8 @@ class ResolutionChoice:
 
     def summary(self):
         """The table and the recommendation in words, with how sure it is."""
-        lines = [f"Resolution by cluster stability (chooseR; Patterson-Cameron et al. 2021): {self.method} on "
-                 f"{self.n_resamples} subsamples of {self.subsample_size} objects ({self.subsample:.0%}).",
+        lines = [f"Resolution by cluster stability (chooseR; Patterson-Cross, Levine & Menon 2021): {self.method} "
+                 f"on {self.n_resamples} subsamples of {self.subsample_size} objects ({self.subsample:.0%}).",
                  "A cluster's stability is the mean silhouette of its members under the distance 1 - (share of "
                  "the subsamples holding both objects that clustered them together): 1 = always together and apart "
                  "from the rest.",
@@ -201,7 +201,7 @@ def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8,
                       n_neighbors=None, graph=None, layer=None, use_rep=None, key_added=None, random_state=None,
                       n_jobs=None):
     """Recommend a Leiden (or Louvain) resolution by the stability of its clusters under
-    subsampling, by chooseR's rule (Patterson-Cameron et al. 2021).
+    subsampling, by chooseR's rule (Patterson-Cross, Levine & Menon 2021).
 
     Every resolution of the grid clusters the full data and ``n_resamples`` subsamples; each
     full-data cluster is scored by the co-clustering silhouette of its members, each resolution
@@ -251,8 +251,8 @@ def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8,
 
     References
     ----------
-    R. A. Patterson-Cameron, P. Ramirez, K. Dubey et al. Selecting single cell clustering
-    parameter values using subsampling-based robustness metrics. BMC Bioinformatics 22:39, 2021.
+    R. B. Patterson-Cross, A. J. Levine, V. Menon. Selecting single cell clustering parameter
+    values using subsampling-based robustness metrics. BMC Bioinformatics 22:39, 2021.
     L. Zappia, A. Oshlack. Clustering trees: a visualization for evaluating clusterings at
     multiple resolutions. GigaScience 7(7), 2018.
     P. J. Rousseeuw. Silhouettes: a graphical aid to the interpretation and validation of

@@ -47,7 +47,7 @@ def test_rule_takes_the_highest_resolution_reaching_the_bound():
     reaching = [r for r, m in zip(result.resolutions, result.median) if np.isfinite(m) and m >= result.threshold]
     assert result.recommended == max(reaching)
     assert "Recommended resolution" in result.summary()
-    assert "Patterson-Cameron et al. 2021" in result.summary()
+    assert "Patterson-Cross, Levine & Menon 2021" in result.summary()
 
 
 def test_table_rows_per_resolution():

@@ -12,8 +12,8 @@ def plot_resolution(result, *, ax=None):
     One column per resolution of the grid (labelled with the resolution and its number of
     clusters): a grey dot per cluster (its stability, the mean co-clustering silhouette of its
     members), the median with its 95 % bootstrap interval, a dashed line at the lower bound of
-    the most stable resolution's interval (the bar of chooseR's rule; Patterson-Cameron et al.
-    2021) and the recommended resolution marked with a red star and a shaded column. A
+    the most stable resolution's interval (the bar of chooseR's rule; Patterson-Cross, Levine &
+    Menon 2021) and the recommended resolution marked with a red star and a shaded column. A
     resolution that gave one cluster has no stability and shows no point.
 
     Parameters
