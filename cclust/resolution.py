@@ -35,6 +35,10 @@ Choices where the papers are silent, or where this module departs from chooseR's
 * The bootstrap interval uses :data:`N_BOOTSTRAP` draws seeded from ``random_state``; with two
   or three clusters at a resolution it is crude (few distinct medians), which the summary
   shows as a wide interval.
+* The co-clustering frequencies are computed a block of rows at a time (never an n x n array
+  in memory), but every pair of objects is visited: time grows as n^2 (and as the number of
+  subsamples and resolutions), as it does in chooseR. For tens of thousands of objects, run it
+  on a random subset of them.
 * Every clustering (full data and subsamples, every resolution) is one run of the
   ``leiden`` or ``louvain`` generator with its own seed from ``random_state``; subsamples are
   drawn in order from one generator. The result is therefore the same for any ``n_jobs``.
@@ -315,7 +319,7 @@ def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8,
     full = cluster(np.arange(n), seeds[0])
     draw = np.random.default_rng(seeds[1])
     samples = [np.sort(draw.choice(n, size=size, replace=False)) for _ in range(n_resamples)]
-    sub_labels = np.full((len(grid), n, n_resamples), -1, dtype=np.int64)
+    sub_labels = np.full((len(grid), n, n_resamples), -1, dtype=np.int32)
 
     def one(b):
         sub_labels[:, samples[b], b] = cluster(samples[b], seeds[b + 3]).T
