@@ -3,7 +3,6 @@
 outputs (-o, --plot); and the user errors, each one line and exit status 2."""
 import csv
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 

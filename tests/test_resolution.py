@@ -155,6 +155,18 @@ def test_anndata_graph_is_used_and_written_back_only_if_asked():
     assert ari(np.repeat(np.arange(3), 30), knn.best_labels) < 0.5
 
 
+def test_anndata_view_is_not_written_into():
+    anndata = pytest.importorskip("anndata")
+    X, _ = _blobs()
+    adata = anndata.AnnData(X)
+    view = adata[:100]
+    with pytest.raises(ValidationError, match="view"):
+        cclust.choose_resolution(view, (0.5,), n_resamples=2, random_state=0, key_added="stable")
+    # reading a view is fine: nothing is written
+    result = cclust.choose_resolution(view, (0.5,), n_resamples=2, random_state=0)
+    assert result.labels[0].shape == (100,)
+
+
 def test_plot_resolution_marks_the_recommendation(tmp_path):
     pytest.importorskip("matplotlib")
     from cclust.plotting import plot_resolution
@@ -184,9 +196,12 @@ def test_plot_resolution_marks_the_recommendation(tmp_path):
     ({"subsample": 1.5}, "subsample"),
     ({"method": "kmeans"}, "method must be one of"),
     ({"key_added": "x"}, "key_added is for AnnData input"),
+    ({"use_rep": "X_pca"}, "use_rep is for AnnData input"),
+    ({"n_neighbors": 0}, "n_neighbors"),
     ({"graph": np.eye(3)}, r"graph must be a square matrix of shape \(120, 120\)"),
 ], ids=["empty-grid", "zero-resolution", "negative-resolution", "repeated", "one-resample", "subsample-0",
-        "subsample-1", "subsample-above-1", "unknown-method", "key-without-anndata", "graph-shape"])
+        "subsample-1", "subsample-above-1", "unknown-method", "key-without-anndata", "use-rep-without-anndata",
+        "no-neighbours", "graph-shape"])
 def test_bad_input_names_the_argument(kwargs, match):
     X, _ = _blobs()
     params = {"resolutions": GRID, "n_resamples": 2, "random_state": 0, **kwargs}
