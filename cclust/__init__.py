@@ -21,6 +21,7 @@ __all__ = [
     "ConsensusResult",
     "Ensemble",
     "available",
+    "choose_resolution",
     "consensus",
     "generate",
     "get",
@@ -33,7 +34,7 @@ __all__ = [
 
 # Imported on first use so that ``import cclust`` stays light (no compiled module, no plugin).
 _LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection", "markers": "cclust.differential",
-         "predict": "cclust._assign"}
+         "predict": "cclust._assign", "choose_resolution": "cclust.resolution"}
 
 
 def __getattr__(name):
