@@ -270,12 +270,13 @@ def _check_overlap(views, n):
     covered = np.zeros(n, dtype=np.int64)
     for view in views:
         covered[view.rows] += 1
-    if len(views) > 1:
-        for view in views:
-            if not (covered[view.rows] > 1).any():
-                raise ValidationError(
-                    f"{view.where} has no object in common with the other views, so nothing links its clusters to "
-                    "theirs; check that its object IDs are spelled as in the other views, or cluster it on its own.")
+    lonely = [view.where for view in views if len(views) > 1 and not (covered[view.rows] > 1).any()]
+    if lonely:
+        named = lonely[0] if len(lonely) == 1 else " and ".join(lonely)
+        raise ValidationError(
+            f"{named} {'has' if len(lonely) == 1 else 'have'} no object in common with the other views, so nothing "
+            "links the clusters of one view to those of another; check that the object IDs are spelled the same in "
+            "every view, or cluster a view on its own.")
     unseen = np.flatnonzero(covered == 0)
     if unseen.size:
         raise ValidationError(f"{unseen.size} object(s) are held by no view (first at position {int(unseen[0])}); "
