@@ -138,7 +138,7 @@ def _values_of(table, where, layer, use_rep):
         table, where = _anndata.features(table, layer, use_rep, where)
     elif layer is not None or use_rep is not None:
         raise ValidationError(f"layer/use_rep name the features of an AnnData, and {where} is not one (got "
-                              f"{type(table).__name__}); drop them for this view.")
+                              f"{type(table).__name__}); drop its entry from layer/use_rep.")
     values = check_array_2d(table, where, finite=False)
     if np.isinf(values).any():
         bad = np.argwhere(np.isinf(values))[0]
@@ -172,10 +172,10 @@ def _check_ids(ids, where, n_rows):
 
 
 def align_views(views, obs_names=None, layer=None, use_rep=None):
-    """The views of ``views`` aligned on their objects (module docstring): ([_View], ids or None).
+    """The views of ``views`` aligned on their objects (module docstring): ([_View], ids, n).
 
     ``ids`` is the objects' IDs in their order (a pandas Index when the IDs came as one), or
-    None when the views carry no IDs and are aligned by row.
+    None when the views carry no IDs and are aligned by row; ``n`` the number of objects.
     """
     pandas_index = None
     if _is_mudata(views):
@@ -203,6 +203,9 @@ def align_views(views, obs_names=None, layer=None, use_rep=None):
         raise ValidationError(f"obs_names names {unknown[0]!r}, which is not a view; the views are {names}.")
     tables = []
     for name, where, table in named:
+        if not _is_anndata(table):  # one name for every view reads the AnnData views; a mapping is per view
+            layers[name] = layers[name] if isinstance(layer, Mapping) else None
+            reps[name] = reps[name] if isinstance(use_rep, Mapping) else None
         values, where = _values_of(table, where, layers[name], reps[name])
         ids = _ids_of(table)
         if name in given_ids:
@@ -255,14 +258,14 @@ def align_views(views, obs_names=None, layer=None, use_rep=None):
         out.append(_View(name, where, values, rows))
     _check_overlap(out, n)
     if not with_ids:
-        return out, None
+        return out, None, n
     if pandas_index is None:
-        return out, tuple(union)
+        return out, tuple(union), n
     if list(pandas_index) == union:
-        return out, pandas_index
+        return out, pandas_index, n
     import pandas as pd
 
-    return out, pd.Index(union)
+    return out, pd.Index(union), n
 
 
 def _check_overlap(views, n):
@@ -439,8 +442,7 @@ def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", pa
     from cclust.ensemble import Ensemble, as_ensemble
     from cclust.validation import check_n_threads
 
-    aligned, ids = align_views(views, obs_names, layer, use_rep)
-    n = max(int(view.rows.max()) for view in aligned) + 1 if ids is None else len(ids)
+    aligned, ids, n = align_views(views, obs_names, layer, use_rep)
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n, allow_none=True)
     check_n_threads(n_jobs, "n_jobs")
     plans = _view_plans(aligned, n_clusters, clusterer, params, n_partitions, per_view)
@@ -743,8 +745,7 @@ def multiview_scores(labels, views, *, time=None, event=None, obs_names=None, la
     >>> scores.silhouette["a"] > 0.5, abs(scores.silhouette["b"]) < 0.2, scores.logrank.p_value < 1e-4
     (True, True, True)
     """
-    aligned, ids = align_views(views, obs_names, layer, use_rep)
-    n = max(int(view.rows.max()) for view in aligned) + 1 if ids is None else len(ids)
+    aligned, ids, n = align_views(views, obs_names, layer, use_rep)
     try:
         array = np.asarray(labels)
     except Exception:  # noqa: BLE001 - ragged input

@@ -62,6 +62,38 @@ def test_per_view_clusterer_partitions_and_parameters():
     assert set(E.n_clusters[:2].tolist()) <= {3, 4} and E.n_clusters[2:].tolist() == [2, 2, 2]
 
 
+def test_a_view_may_run_a_generator_that_finds_k_itself():
+    pytest.importorskip("leidenalg")
+    _, a, b = _blobs()
+    E = multiview({"a": a, "b": b}, n_partitions=3, random_state=0,
+                  per_view={"a": {"clusterer": "leiden", "resolutions": (0.5, 1.0)}, "b": ("kmeans", {"k_range": (3, 3)})})
+    assert [p.split()[1] for p in E.provenance] == ["leiden"] * 3 + ["kmeans"] * 3
+    assert E.provenance[0].startswith("a: leiden resolution=0.5 seed=")      # the generator's own provenance kept
+    assert E == multiview({"a": a, "b": b}, n_partitions=3, random_state=0, n_jobs=2, per_view={
+        "a": {"clusterer": "leiden", "resolutions": (0.5, 1.0)}, "b": ("kmeans", {"k_range": (3, 3)})})
+
+
+def test_anndata_views_in_a_mapping_read_their_layer_or_embedding():
+    ad = pytest.importorskip("anndata")
+    _, a, b = _blobs()
+    rna = ad.AnnData(np.zeros((90, 4)), layers={"scaled": a})
+    rna.obs_names = [f"c{i}" for i in range(90)]
+    prot = ad.AnnData(np.zeros((60, 2)), obsm={"X_pca": b[30:]})
+    prot.obs_names = [f"c{i}" for i in range(30, 90)]
+    E = cclust.generate("multiview", {"rna": rna, "prot": prot}, 3, n_partitions=2, layer={"rna": "scaled"},
+                        use_rep={"prot": "X_pca"}, random_state=0)
+    assert list(E.index) == list(rna.obs_names) and (E.labels[:30, 2:] == -1).all()
+    assert len(set(E.labels[:, 0].tolist())) > 1                   # clustered the layer, not the zeros of X
+    with pytest.raises(ValidationError, match="layer='counts' is not a layer"):
+        multiview({"rna": rna, "prot": prot}, 3, layer="counts")
+    # one name applies to the AnnData views only; a mapping entry for an array view is refused
+    E2 = multiview({"rna": rna, "plain": b}, 3, n_partitions=2, layer="scaled", obs_names={"plain": rna.obs_names},
+                   random_state=0)
+    assert E2.shape == (90, 4)
+    with pytest.raises(ValidationError, match=r"views\['plain'\] is not one"):
+        multiview({"rna": rna, "plain": b}, 3, layer={"plain": "scaled"}, obs_names={"plain": rna.obs_names})
+
+
 def test_n_clusters_may_be_left_out_given_a_k_range():
     _, a, b = _blobs()
     E = multiview([a, b], n_partitions=3, params={"k_range": (2, 3)}, random_state=0)
