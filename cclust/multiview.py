@@ -109,9 +109,6 @@ def _named_views(views):
         items = list(views.items())
         if not items:
             raise ValidationError("views must hold at least one view, got an empty mapping.")
-        for name, _ in items:
-            if not isinstance(name, str) or not name or ":" in name:
-                raise ValidationError(f"views: a view's name must be a non-empty str without ':', got {name!r}.")
         return [(name, f"views[{name!r}]", table) for name, table in items]
     if isinstance(views, (list, tuple)) and views and all(_is_table(v) for v in views):
         return [(f"view{i}", f"views[{i}]", table) for i, table in enumerate(views)]
@@ -191,12 +188,16 @@ def align_views(views, obs_names=None, layer=None, use_rep=None):
         named = _named_views(views)
         union = None
     names = [name for name, _, _ in named]
+    for name in names:  # the provenance reads "<view>: ...", so a name cannot hold ':'
+        if not isinstance(name, str) or not name or ":" in name:
+            raise ValidationError(f"views: a view's name must be a non-empty str without ':', got {name!r}.")
     if len(set(names)) != len(names):
         raise ValidationError(f"views: two views have the same name ({names}); give them different names.")
     layers = _per_view_option(layer, "layer", names)
     reps = _per_view_option(use_rep, "use_rep", names)
     if obs_names is not None and not isinstance(obs_names, Mapping):
-        raise ValidationError(f"obs_names must be a mapping of view name -> object IDs, got {type(obs_names).__name__}.")
+        raise ValidationError(f"obs_names must be a mapping of view name -> object IDs, got "
+                              f"{type(obs_names).__name__}.")
     given_ids = dict(obs_names or {})
     unknown = [key for key in given_ids if key not in names]
     if unknown:
@@ -654,8 +655,8 @@ def _logrank(time, event, groups, groups_name):
         raise ValidationError("time is NaN for every object; the log-rank test needs objects with an outcome.")
     codes, k = label_vector(g, groups_name)
     if k < 2:
-        raise ValidationError(f"{groups_name}: the objects with an outcome (a time that is not NaN) fall in {k} group; the "
-                              "log-rank test compares at least two. Give times for objects of other clusters, "
+        raise ValidationError(f"{groups_name}: the objects with an outcome (a time that is not NaN) fall in {k} "
+                              "group; the log-rank test compares at least two. Give times for objects of other clusters, "
                               "or choose a consensus with at least two clusters.")
     if not e.any():
         raise ValidationError("event marks no event among the objects with an outcome; the log-rank test needs at "

@@ -65,12 +65,11 @@ def test_per_view_clusterer_partitions_and_parameters():
 def test_a_view_may_run_a_generator_that_finds_k_itself():
     pytest.importorskip("leidenalg")
     _, a, b = _blobs()
-    E = multiview({"a": a, "b": b}, n_partitions=3, random_state=0,
-                  per_view={"a": {"clusterer": "leiden", "resolutions": (0.5, 1.0)}, "b": ("kmeans", {"k_range": (3, 3)})})
+    settings = {"a": {"clusterer": "leiden", "resolutions": (0.5, 1.0)}, "b": ("kmeans", {"k_range": (3, 3)})}
+    E = multiview({"a": a, "b": b}, n_partitions=3, random_state=0, per_view=settings)
     assert [p.split()[1] for p in E.provenance] == ["leiden"] * 3 + ["kmeans"] * 3
     assert E.provenance[0].startswith("a: leiden resolution=0.5 seed=")      # the generator's own provenance kept
-    assert E == multiview({"a": a, "b": b}, n_partitions=3, random_state=0, n_jobs=2, per_view={
-        "a": {"clusterer": "leiden", "resolutions": (0.5, 1.0)}, "b": ("kmeans", {"k_range": (3, 3)})})
+    assert E == multiview({"a": a, "b": b}, n_partitions=3, random_state=0, n_jobs=2, per_view=settings)
 
 
 def test_anndata_views_in_a_mapping_read_their_layer_or_embedding():
