@@ -31,7 +31,8 @@ gives the view's partitions again, in the same order. :func:`view_of` reads the 
 **Scores.** :func:`multiview_scores` scores a consensus labelling against each view (the
 silhouette of Rousseeuw 1987 on the objects the view holds) and, given survival times, tests
 whether the clusters differ in survival (:func:`logrank_test`, the log-rank test of Mantel 1966
-and Peto & Peto 1972), as multi-omic subtyping studies report their clusters.
+and Peto & Peto 1972), as multi-omic subtyping studies report their clusters; given a
+categorical outcome, it tests the clusters' association with it (Pearson's chi-square).
 
 Choices where the papers are silent:
 
@@ -43,6 +44,7 @@ Choices where the papers are silent:
   partitions: give the views equal ``n_partitions`` (the default) for equal say, or reweigh
   with :meth:`cclust.Ensemble.with_weights`.
 """
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -53,7 +55,7 @@ from cclust.errors import ValidationError
 from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
 
 __all__ = ["multiview", "view_of", "multiview_scores", "MultiviewScores", "logrank_test", "LogRankResult",
-           "silhouette"]
+           "OutcomeTest", "silhouette"]
 
 #: Seeds handed to each view's generator are drawn below this (a C int everywhere).
 _SEED_BOUND = 2**31 - 1
@@ -467,6 +469,62 @@ def _logrank(time, event, groups, groups_name):
 
 
 @dataclass(frozen=True)
+class OutcomeTest:
+    """Pearson's chi-square test that the clusters and a categorical outcome are independent."""
+
+    statistic: float  #: Pearson's chi-square, sum of (observed - expected)^2 / expected over the table
+    df: int  #: (clusters - 1) (categories - 1)
+    p_value: float  #: upper tail of the chi-square distribution with ``df`` degrees of freedom
+    table: np.ndarray  #: objects per (cluster, category), clusters in label order, categories sorted
+    categories: tuple  #: the outcome's categories, sorted
+    ari: float  #: adjusted Rand index of the clusters and the categories (Hubert & Arabie 1985)
+
+    def __repr__(self):
+        return f"OutcomeTest(statistic={self.statistic:.4g}, df={self.df}, p_value={self.p_value:.3g})"
+
+
+def _is_unknown(value):
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _outcome_test(codes, outcome, n):
+    """:class:`OutcomeTest` of the cluster codes against ``outcome`` (None/NaN: unknown, left out)."""
+    from scipy.stats import chi2_contingency
+
+    from cclust.metrics import ari
+
+    try:
+        values = np.asarray(outcome, dtype=object)
+    except Exception:  # noqa: BLE001 - ragged input
+        raise ValidationError("outcome must be 1-D, one category per object.") from None
+    if values.ndim != 1 or values.shape[0] != n:
+        raise ValidationError(f"outcome must be 1-D with one category per object ({n}), got shape {values.shape}.")
+    known = np.array([not _is_unknown(v) for v in values], dtype=bool)
+    kept = values[known]
+    if all(isinstance(v, str) for v in kept):
+        kept = kept.astype(str)
+    elif all(isinstance(v, (numbers.Integral, np.bool_)) for v in kept):
+        kept = kept.astype(np.int64)
+    elif all(isinstance(v, numbers.Real) for v in kept):
+        kept = kept.astype(np.float64)
+    else:
+        raise ValidationError("outcome mixes strings and numbers (or holds other objects); give one category type.")
+    categories, category = np.unique(kept, return_inverse=True)
+    if categories.shape[0] < 2:
+        raise ValidationError(f"outcome has {categories.shape[0]} category among the objects where it is known; "
+                              "the test of association needs at least two (None or NaN marks an unknown outcome).")
+    clusters, cluster = np.unique(codes[known], return_inverse=True)
+    if clusters.shape[0] < 2:
+        raise ValidationError("labels: the objects with a known outcome fall in 1 cluster; the test of association "
+                              "needs at least two.")
+    table = np.zeros((clusters.shape[0], categories.shape[0]), dtype=np.int64)
+    np.add.at(table, (cluster.reshape(-1), category.reshape(-1)), 1)
+    statistic, p_value, df, _ = chi2_contingency(table, correction=False)
+    return OutcomeTest(statistic=float(statistic), df=int(df), p_value=float(p_value), table=table,
+                       categories=tuple(categories.tolist()), ari=float(ari(cluster, category)))
+
+
+@dataclass(frozen=True)
 class MultiviewScores:
     """A consensus labelling scored against each view and an outcome (:func:`multiview_scores`)."""
 
@@ -474,6 +532,7 @@ class MultiviewScores:
     n_objects: dict  #: view name -> objects the view holds
     n_clusters: dict  #: view name -> clusters among those objects
     logrank: LogRankResult = None  #: the log-rank test across the clusters, when times were given
+    outcome: OutcomeTest = None  #: the test of association with a categorical outcome, when one was given
     views: tuple = field(default=())  #: the views, in order
 
     def summary(self):
@@ -486,19 +545,28 @@ class MultiviewScores:
             r = self.logrank
             lines.append(f"log-rank test across {r.df + 1} clusters ({int(r.n_objects.sum())} objects with an "
                          f"outcome): chi-square {r.statistic:.4g} on {r.df} df, p = {r.p_value:.3g}")
+        if self.outcome is not None:
+            o = self.outcome
+            lines.append(f"outcome ({len(o.categories)} categories, {int(o.table.sum())} objects): chi-square "
+                         f"{o.statistic:.4g} on {o.df} df, p = {o.p_value:.3g}; ARI {o.ari:.4f}")
         return "\n".join(lines)
 
 
-def multiview_scores(labels, views, *, time=None, event=None, obs_names=None, layer=None, use_rep=None):
-    """Score a consensus of several views against each view, and against survival when given.
+def multiview_scores(labels, views, *, outcome=None, time=None, event=None, obs_names=None, layer=None,
+                     use_rep=None):
+    """Score a consensus of several views against each view, and against an outcome when given.
 
     * **Per view**, the silhouette width (Rousseeuw 1987; :func:`silhouette`) of the labels of
       the objects the view holds, with the Euclidean distance between their rows of that view
       as given (scale the features first if their units differ). It says how well each view
       supports the consensus: a view whose silhouette is near 0 or below adds clusters of its
       own, or none.
-    * **Against an outcome**, with ``time`` and ``event``: the log-rank test that the clusters
+    * **Against survival**, with ``time`` and ``event``: the log-rank test that the clusters
       have the same survival (:func:`logrank_test`), on the objects whose time is known.
+    * **Against a categorical outcome** (response, stage, a known subtype), with ``outcome``:
+      Pearson's chi-square test that clusters and categories are independent (scipy's
+      ``chi2_contingency`` without continuity correction) and their adjusted Rand index, on the
+      objects whose outcome is known.
 
     Parameters
     ----------
@@ -507,6 +575,8 @@ def multiview_scores(labels, views, *, time=None, event=None, obs_names=None, la
         same ``views`` (e.g. ``ConsensusResult.labels``).
     views, obs_names, layer, use_rep
         As :func:`multiview`; the objects are aligned the same way.
+    outcome : array-like of shape (n_objects,), default=None
+        A category per object (ints or strings); None or NaN where unknown.
     time : array-like of shape (n_objects,), default=None
         Survival or follow-up times; NaN for an object without an outcome.
     event : array-like of shape (n_objects,), default=None
@@ -545,5 +615,6 @@ def multiview_scores(labels, views, *, time=None, event=None, obs_names=None, la
         sizes[view.name] = int(view.rows.shape[0])
         counts[view.name] = int(np.unique(held).shape[0])
     logrank = None if time is None else _logrank(time, event, codes, "labels")
+    association = None if outcome is None else _outcome_test(codes, outcome, n)
     return MultiviewScores(silhouette=scores, n_objects=sizes, n_clusters=counts, logrank=logrank,
-                           views=tuple(v.name for v in aligned))
+                           outcome=association, views=tuple(v.name for v in aligned))

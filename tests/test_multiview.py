@@ -284,6 +284,28 @@ def test_scores_against_survival():
     assert "log-rank" in scores.summary()
 
 
+def test_scores_against_a_categorical_outcome():
+    truth, a, b = _blobs()
+    outcome = np.where(truth == 2, "responder", "non-responder").astype(object)
+    outcome[[0, 50]] = None                                 # unknown for two objects
+    scores = multiview_scores(truth, [a, b], outcome=outcome)
+    test = scores.outcome
+    assert test.categories == ("non-responder", "responder")
+    assert test.table.tolist() == [[29, 0], [29, 0], [0, 30]]
+    # Pearson's chi-square by hand: sum (O - E)^2 / E with E = row total * column total / n
+    table = test.table.astype(float)
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+    assert test.statistic == pytest.approx(((table - expected) ** 2 / expected).sum())
+    assert test.df == 2 and test.p_value < 1e-12
+    assert test.ari == pytest.approx(ari(truth[outcome != None], (truth == 2)[outcome != None]))  # noqa: E711
+    assert "outcome (2 categories, 88 objects)" in scores.summary()
+    integers = multiview_scores(truth, [a, b], outcome=(truth == 2).astype(int)).outcome
+    assert integers.categories == (0, 1) and integers.table.tolist() == [[30, 0], [30, 0], [0, 30]]
+    floats = np.where(truth == 2, 1.0, 0.0)
+    floats[:3] = np.nan                                     # NaN: unknown
+    assert multiview_scores(truth, [a, b], outcome=floats).outcome.table.tolist() == [[27, 0], [30, 0], [0, 30]]
+
+
 def test_coca_recipe_runs_on_public_api():
     """Per-view k-means at several K, Monti's consensus of the matrix of clusters, scores."""
     rng = np.random.default_rng(0)
@@ -359,6 +381,20 @@ def test_an_outcome_with_fewer_than_two_groups_is_refused():
         logrank_test([1.0, 2.0], [1, 1], [0, 0])
     with pytest.raises(ValidationError, match="event marks no event"):
         logrank_test([1.0, 2.0], [0, 0], [0, 1])
+
+
+def test_a_categorical_outcome_with_fewer_than_two_groups_is_refused():
+    truth, a, b = _blobs()
+    with pytest.raises(ValidationError, match="outcome has 1 category"):
+        multiview_scores(truth, [a, b], outcome=["stage I"] * 90)
+    with pytest.raises(ValidationError, match="outcome has 1 category"):
+        multiview_scores(truth, [a, b], outcome=[1] * 45 + [None] * 45)
+    with pytest.raises(ValidationError, match="labels: the objects with a known outcome fall in 1 cluster"):
+        multiview_scores(truth, [a, b], outcome=[0, 1] * 15 + [np.nan] * 60)
+    with pytest.raises(ValidationError, match=r"outcome must be 1-D with one category per object \(90\)"):
+        multiview_scores(truth, [a, b], outcome=[0, 1] * 40)
+    with pytest.raises(ValidationError, match="outcome mixes strings and numbers"):
+        multiview_scores(truth, [a, b], outcome=[0, "1"] * 45)
 
 
 @pytest.mark.parametrize("bad", ["time", "event"])
