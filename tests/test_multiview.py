@@ -161,8 +161,13 @@ def test_mudata_modalities_are_the_views_and_absent_observations_are_missing():
     prot.obsm["X_pca"] = b[held][:, :2].copy()
     with md.set_options(pull_on_update=False):
         mdata = md.MuData({"rna": rna, "prot": prot})
+    before = {name: mod.X.copy() for name, mod in mdata.mod.items()}
+    columns, obs_names = list(mdata.obs.columns), list(mdata.obs_names)
     E = cclust.generate("multiview", mdata, 3, n_partitions=4, random_state=0)
     assert E.shape == (60, 8) and list(E.index) == list(mdata.obs_names)
+    for name, mod in mdata.mod.items():                    # only read
+        np.testing.assert_array_equal(mod.X, before[name])
+    assert list(mdata.obs.columns) == columns and list(mdata.obs_names) == obs_names and not mdata.uns
     order = [list(mdata.obs_names).index(n) for n in names]
     absent = np.asarray(order)[~held]
     assert (E.labels[absent][:, 4:] == -1).all()
