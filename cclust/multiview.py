@@ -116,7 +116,10 @@ def _view_plans(views, n_clusters, clusterer, params, n_partitions, per_view):
         merged, source_of = {}, {}
         for source, values in (("params", dict(params or {})), (where, own)):
             for key, value in values.items():
-                if key in _RESERVED or key in _SETTINGS or not accepts(fn, key):
+                if key in _RESERVED or (key in _SETTINGS and source == "params"):
+                    raise ValidationError(f"{source}: {key}=... is set by multiview itself; give it as multiview's "
+                                          f"own argument{' or in per_view' if key in _SETTINGS else ''}.")
+                if not accepts(fn, key):
                     raise ValidationError(
                         f"{source}: {key}=... is not a parameter of {name!r} (the clusterer of view {view.name!r}) "
                         "that can be set here; put a clusterer's own parameters in per_view for the views it runs on.")
@@ -165,8 +168,8 @@ def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", pa
     n_clusters : int or None, default=None
         K of the consensus the ensemble is meant for, passed to every view's generator (for
         ``kmeans`` it sets the default K_i range, ``(K, sqrt(n))``). None is allowed when every
-        view's generator finds K itself (``leiden``, ``louvain``, ``hdbscan``, ...) or is given a
-        ``k_range``; that view then receives the low end of its ``k_range``.
+        view's generator takes no K (``leiden``, ``louvain``: their ``n_clusters`` is optional)
+        or is given a ``k_range``; that view then receives the low end of its ``k_range``.
     n_partitions : int, default=50
         Partitions per view (``per_view`` may set a view's own).
     clusterer : str, default="kmeans"

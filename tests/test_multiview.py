@@ -369,8 +369,10 @@ def test_parameters_a_views_generator_does_not_take_are_refused():
     _, a, b = _blobs()
     with pytest.raises(ValidationError, match="params: resolutions=.* not a parameter of 'kmeans'"):
         multiview({"a": a, "b": b}, 3, params={"resolutions": (1.0,)})
-    with pytest.raises(ValidationError, match=r"per_view\['b'\]: random_state="):
+    with pytest.raises(ValidationError, match=r"per_view\['b'\]: random_state=... is set by multiview itself"):
         multiview({"a": a, "b": b}, 3, per_view={"b": {"random_state": 3}})
+    with pytest.raises(ValidationError, match="params: n_partitions=... is set by multiview itself"):
+        multiview({"a": a, "b": b}, 3, params={"n_partitions": 4})
     with pytest.raises(ValidationError, match=r"per_view\['b'\]\['n_partitions'\]"):
         multiview({"a": a, "b": b}, 3, per_view={"b": {"n_partitions": 0}})
     with pytest.raises(ValidationError, match="per_view must be a mapping"):
