@@ -28,11 +28,13 @@ def _check_html_output(args):
     for option, path, suffixes in (("--out", args.out, (".html", ".htm")), ("--manifest", args.manifest, (".json",))):
         if path is None:
             continue
+        if os.path.isdir(path):
+            raise UserError(f"{option} {path}: is a directory; give a file name.")
         if os.path.splitext(path)[1].lower() not in suffixes:
             raise UserError(f"{option} {path}: the file name must end in {' or '.join(suffixes)}.")
         folder = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            raise UserError(f"{option} {path}: is a directory; give a file name.")
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise UserError(f"{option} {path}: {folder} is a file, not a folder; write elsewhere.")
         if not os.path.isdir(folder):
             raise UserError(f"{option} {path}: the folder {folder} does not exist; create it or write elsewhere.")
         if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):

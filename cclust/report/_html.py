@@ -132,9 +132,7 @@ def _choice_section(select, plotting, figures):
                      f"from it ({_e(select.sketch_propagation)}). The consensus matrices, and so the heatmap and the "
                      "item consensus below, are those of the sketch's objects.</p>")
     if select.best_k == 1:
-        parts.append('<p class="answer">No evidence of cluster structure: at no K tried was the data markedly more '
-                     "stable than data without clusters of the same shape, so the answer is K = 1. "
-                     f"{_e(select.reason)}</p>")
+        parts.append(f'<p class="answer">Answer: K = 1 ({_e(select.criterion)}), {_e(select.reason)}</p>')
     else:
         parts.append(f'<p class="answer">Chosen K = {select.best_k} ({_e(select.criterion)}): {_e(select.reason)}</p>')
     parts.extend(f'<p class="warning">Warning: {_e(text)}</p>' for text in select.warnings)
@@ -145,11 +143,10 @@ def _choice_section(select, plotting, figures):
                  "least as stable." + (" ± values are standard errors of the estimate from sampled object pairs."
                                         if estimated else "") + "</p>")
     if figures:
-        parts.append(_figure(plotting.plot_select_k(select), "Consensus CDF, delta area and PAC per K.",
-                             "consensus CDF, delta area and PAC"))
-        if select.null is not None:
-            parts.append(_figure(plotting.plot_reference_null(select).figure,
-                                 "The data's PAC against its reference data sets at every K.", "reference null"))
+        parts.append(_figure(plotting.plot_select_k(select),
+                             "Consensus CDF, delta area and PAC per K"
+                             + (", and the data's PAC against its reference data sets." if select.null is not None
+                                else "."), "consensus CDF, delta area and PAC"))
     return "".join(parts)
 
 
