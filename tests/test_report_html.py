@@ -253,6 +253,9 @@ def test_cli_replay_refuses_a_changed_or_missing_input(cli_report, tmp_path, cap
         handle.write("0.5,0.5\n")
     err = one_line_error(*run_cli(capsys, "run", "--from-manifest", tmp_path / "m.json"))
     assert f"DATA {copy}: the file changed since the manifest was written" in err
+    # given as DATA (moved or renamed), the file is checked by its values
+    err = one_line_error(*run_cli(capsys, "run", copy, "--from-manifest", tmp_path / "m.json"))
+    assert f"DATA {copy}: its values are not those the manifest was made from" in err
     copy.unlink()
     err = one_line_error(*run_cli(capsys, "run", "--from-manifest", tmp_path / "m.json"))
     assert f"DATA {copy}: no such file" in err

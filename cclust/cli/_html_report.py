@@ -172,7 +172,7 @@ def _refuse_other_options(args, defaults):
 def _replay_data(args, manifest):
     """DATA of a replay, read as the manifest's run read it, after checking the file's SHA-256."""
     from cclust.cli._commands import _read_data
-    from cclust.report._manifest import file_sha256
+    from cclust.report._manifest import check_data, file_sha256
 
     inputs = manifest["inputs"]
     path = args.data or inputs.get("bundled") or inputs.get("path")
@@ -180,8 +180,8 @@ def _replay_data(args, manifest):
         raise UserError(f"--from-manifest {args.from_manifest}: the manifest was made from data in memory "
                         f"({inputs.get('description')}); give the same features as DATA.")
     recorded = inputs.get("file_sha256")
-    if inputs.get("bundled") is None or args.data:
-        if not os.path.exists(path) and path != inputs.get("bundled"):
+    if args.data is None and inputs.get("bundled") is None:
+        if not os.path.exists(path):
             raise UserError(f"DATA {path}: no such file (the manifest records it as the input); give its new "
                             "place as DATA.")
         if recorded and os.path.isfile(path) and file_sha256(path) != recorded:
@@ -192,7 +192,10 @@ def _replay_data(args, manifest):
     reading.update((key, value) for key, value in (inputs.get("reading") or {}).items() if key in READING_DEFAULTS)
     if reading["na_values"] is not None:
         reading["na_values"] = tuple(reading["na_values"])
-    return _read_data(argparse.Namespace(data=path, **reading))
+    data = _read_data(argparse.Namespace(data=path, **reading))
+    # DATA given in place of the recorded file (moved, or another format of it): its values must match
+    check_data(manifest, data.X, where=f"DATA {path}")
+    return data
 
 
 def replay_manifest(args, defaults, out=None):
