@@ -112,6 +112,16 @@ def test_a_large_heatmap_is_a_subsample_and_the_page_says_so():
     assert "1050 x 1050 entries" in page and "stratified subsample of 1000 objects" in page
 
 
+def test_a_sketched_choice_draws_the_sketch_and_says_so():
+    X = blobs(n_per=100)
+    report = build_report(X, (2, 4), methods=["kcc"], n_partitions=5, select_k_params={**FAST, "sketch": 120})
+    page = report.to_html()
+    assert report.select.sketch is not None and report.labels_.shape == (300,)
+    assert "sketch of 120 of the 300 objects" in page and f"Consensus heatmap at K = {report.k}" in page
+    for uri in images(page):
+        assert float(decoded(uri)[..., :3].std()) > 0.01
+
+
 def test_to_html_writes_one_file_and_leaves_no_temporary(three, tmp_path):
     _, report, page = three
     path = tmp_path / "r.html"

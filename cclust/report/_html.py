@@ -2,6 +2,7 @@
 block; nothing is loaded from anywhere, so the page opens offline and makes no request.
 """
 import base64
+import dataclasses
 import html
 import io
 import json
@@ -178,7 +179,10 @@ def _heatmap_section(select, k, plotting, figures):
                      f"{HEATMAP_OBJECTS} objects (every cluster in proportion, each at least once; seed 0), ordered by "
                      "the average-linkage tree of the subsample.</p>")
     if figures:
-        parts.append(_figure(plotting.plot_consensus_heatmap(select, k=k, max_objects=HEATMAP_OBJECTS),
+        # on a sketch the matrices are the sketch's objects': the heatmap reads their labels only
+        sketched = select if select.sketch is None else dataclasses.replace(
+            select, labels={key: np.asarray(v)[np.asarray(select.sketch)] for key, v in select.labels.items()})
+        parts.append(_figure(plotting.plot_consensus_heatmap(sketched, k=k, max_objects=HEATMAP_OBJECTS),
                              "Consensus matrix with its dendrogram and clusters: dark blocks on the diagonal are "
                              "clusters whose members are clustered together in most resamples.", "consensus heatmap"))
         parts.append(_figure(plotting.plot_tracking(select).figure,
