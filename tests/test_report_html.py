@@ -18,7 +18,7 @@ import pytest
 
 from cclust import cli
 from cclust.datasets import load_iris
-from cclust.errors import ValidationError
+from cclust.errors import UnknownNameError, ValidationError
 
 pytest.importorskip("matplotlib")
 
@@ -149,6 +149,8 @@ def test_bad_arguments_name_themselves():
         build_report(X, (2, 3), random_state=None)
     with pytest.raises(ValidationError, match="select_k_params has unknown key"):
         build_report(X, (2, 3), select_k_params={"keep_matrices": False})
+    with pytest.raises(UnknownNameError, match="kcc"):
+        build_report(X, (2, 3), methods=["kccc"])
     with pytest.raises(ValidationError, match="y must have one true class per object"):
         build_report(X, (2, 3), y=[0, 1])
 

@@ -66,10 +66,14 @@ def report(args, out=None):
     """``cclust report``: choose K, compare methods, rank markers, and write one HTML page."""
     import cclust.report as cclust_report
     from cclust.cli._commands import _load_features
-    from cclust.cli._report import _replacing
+    from cclust.cli._report import _PLOT_HINT, _replacing
 
     out = sys.stdout if out is None else out
     _check_html_output(args)
+    try:  # the figures need matplotlib: say so before the work
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError(f"report draws its figures with matplotlib: {_PLOT_HINT}") from None
     data, _, notices = _load_features(args)
     for text in data.notes:
         _note(text, notices)

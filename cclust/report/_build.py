@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from cclust.errors import ValidationError
+from cclust.errors import CclustError, ValidationError
 
 #: the consensus methods compared by default: each works on the ensemble's clusters, not on an
 #: n x n matrix, so the comparison stays linear in the number of objects
@@ -57,6 +57,10 @@ def resolve_parameters(n, k_range=(2, 6), *, methods=None, generator="kmeans", n
     methods = list(DEFAULT_METHODS if methods is None else ([methods] if isinstance(methods, str) else methods))
     if not methods or not all(isinstance(m, str) for m in methods):
         raise ValidationError(f"methods must be a list of consensus method names, got {methods!r}.")
+    import cclust
+
+    for name in methods:  # an unknown name fails here, with the closest registered one
+        cclust.get(name, kind="consensus")
     select = dict(select_k_params or {})
     unknown = sorted(set(select) - set(SELECT_K_KEYS))
     if unknown:
@@ -107,7 +111,7 @@ def _compare_methods(names, ensemble, k, X, seed, reference, y, n_jobs):
             if n_jobs is not None and "n_jobs" in inspect.signature(fn).parameters:
                 params["n_jobs"] = n_jobs
             result = fn(ensemble, k, **params)
-        except (ValidationError, ValueError, MemoryError, ImportError, LookupError) as exc:
+        except (CclustError, ValueError, MemoryError, ImportError, LookupError) as exc:
             row.update(seconds=time.perf_counter() - start, note=" ".join(str(exc).split()))
             rows.append(row)
             continue

@@ -21,7 +21,7 @@ body { font-family: sans-serif; max-width: 68em; margin: 1.5em auto; padding: 0 
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; margin-top: 1.8em; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
-th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
+th { background: #f2f2f2; } td:first-child, th:first-child, td.text { text-align: left; }
 tr.chosen td { font-weight: bold; background: #eef5ff; }
 figure { margin: 0.8em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #555; }
@@ -52,7 +52,8 @@ def _table(header, rows, chosen=None):
     body = []
     for i, row in enumerate(rows):
         mark = ' class="chosen"' if chosen is not None and i == chosen else ""
-        body.append(f"<tr{mark}>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>")
+        body.append(f"<tr{mark}>" + "".join(f'<td class="text">{_e(c)}</td>' if h == "note" else f"<td>{_e(c)}</td>"
+                                            for h, c in zip(header, row)) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -214,10 +215,9 @@ def _item_section(select, k, figures):
              "them; below 0.5, more often apart than together.</p>",
              _table(["cluster", "objects", "min", "lower quartile", "median", "below 0.5"], rows)]
     if figures and any(g.size for g in groups):
-        from cclust.plotting._common import _matplotlib
+        from matplotlib.figure import Figure
 
-        mpl = _matplotlib()
-        figure = mpl.figure.Figure(figsize=(6.4, 3.2), layout="constrained")
+        figure = Figure(figsize=(6.4, 3.2), layout="constrained")
         ax = figure.add_subplot()
         ax.boxplot([g if g.size else [np.nan] for g in groups])
         ax.set_xticks(range(1, len(groups) + 1), [str(c) for c in range(len(groups))])
