@@ -91,7 +91,7 @@ def test_the_page_has_every_section_and_the_uncertainty(three):
         assert f"<h2>{heading}</h2>" in page, heading
     assert report.select.best_k == 3 and "Chosen K = 3" in page
     assert "reference PAC (mean ± sd)" in page and "RCSI ± se" in page and "p-value" in page
-    assert "mean NMI" in page and "over 45 pairs of partitions" in page
+    assert "mean NMI with the others" in page and "over the 10 partitions" in page
     # true classes are scored against, never used to choose
     assert "ARI with the true classes" in page
     assert report.labels_.shape == (X.shape[0],)
@@ -382,3 +382,23 @@ def test_chromium_screenshot_of_the_page_is_not_blank(three, tmp_path):
     assert pixels.shape[0] >= 2000 and pixels.shape[1] >= 1000
     # text, tables and figures: far from one colour
     assert float(pixels[..., :3].std()) > 0.05
+
+
+def test_diversity_is_each_partitions_mean_nmi_with_the_others_missing_objects_included():
+    import cclust
+    from cclust.metrics import nmi
+    from cclust.report._build import _diversity
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, (60, 5))
+    labels[rng.random((60, 5)) < 0.2] = -1
+    labels[:, 0] = rng.integers(0, 3, 60)  # one partition labels every object: the one-pass route
+    ensemble = cclust.Ensemble(labels)
+    read = np.asarray(ensemble.labels)
+    per = []
+    for i in range(5):
+        both = [(read[:, i] >= 0) & (read[:, j] >= 0) for j in range(5)]
+        per.append(np.mean([nmi(read[both[j], i], read[both[j], j]) for j in range(5) if j != i]))
+    found = _diversity(ensemble)
+    assert found["nmi_mean"] == pytest.approx(np.mean(per), abs=1e-12)
+    assert found["nmi_sd"] == pytest.approx(np.std(per, ddof=1), abs=1e-12)

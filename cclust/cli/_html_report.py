@@ -135,8 +135,8 @@ def add_report_parser(sub, add_data_options, positive_int, seed, jobs):
                    help="consensus methods to compare at the chosen K (repeat or comma-separate; default kcc, mcla, "
                         "hbgf, which need no n x n matrix)")
     p.add_argument("--generator", default="kmeans", metavar="G", help="basic-partition generator (default kmeans)")
-    p.add_argument("--partitions", type=positive_int, default=50, metavar="R",
-                   help="basic partitions the methods fuse (default 50)")
+    p.add_argument("--partitions", type=positive_int, default=None, metavar="R",
+                   help="basic partitions the methods fuse (default 50, 20 above 20000 objects)")
     p.add_argument("--seed", type=seed, default=0, metavar="S", help="random seed of the whole report (default 0)")
     p.add_argument("--resamples", type=positive_int, default=None, metavar="N",
                    help="select_k's subsamples per K (default as select-k)")
@@ -150,7 +150,7 @@ def add_report_parser(sub, add_data_options, positive_int, seed, jobs):
     p.add_argument("--matrix", choices=("auto", "dense", "sparse"), default=None,
                    help="select_k's consensus matrices (default auto)")
     p.add_argument("--sketch", type=positive_int, default=None, metavar="S",
-                   help="run select_k on S objects and label the others from them (default: 5000 above 20000 "
+                   help="run select_k on S objects and label the others from them (default: 2000 above 20000 "
                         "objects, every object otherwise)")
     p.add_argument("--markers", type=positive_int, default=5, metavar="N", help="markers shown per cluster (default 5)")
     add_data_options(p)

@@ -20,9 +20,10 @@ Choices
 * The report, not the :class:`~cclust.selection.SelectKResult`, has ``to_html``: the page needs
   more than select_k measures (an ensemble, the method comparison, markers), and a replay needs
   the parameters of all of it.
-* Above 20000 objects select_k runs on a geometric sketch of 5000 objects (Hie et al. 2019) and
+* Above 20000 objects select_k runs on a geometric sketch of 2000 objects (Hie et al. 2019) and
   labels the others from it, unless ``select_k_params`` names ``sketch`` (None for every
-  object); the consensus heatmap draws at most 1000 objects (a stratified subsample), and the
+  object), and the ensemble has 20 basic partitions instead of 50 unless ``n_partitions`` is
+  given; the consensus heatmap draws at most 1000 objects (a stratified subsample), and the
   page says both.
 * When select_k answers K = 1 (no evidence of cluster structure) the page says so plainly; the
   sections below it show the smallest K above 1 tried, marked as for inspection only.
@@ -165,7 +166,7 @@ def _write_text(path, text, name):
         raise
 
 
-def build_report(data, k_range=(2, 6), *, methods=None, generator="kmeans", n_partitions=50, standardize=False,
+def build_report(data, k_range=(2, 6), *, methods=None, generator="kmeans", n_partitions=None, standardize=False,
                  n_top_markers=5, select_k_params=None, layer=None, use_rep=None, y=None, random_state=0,
                  n_jobs=None, verbose=0, provenance=None):
     """Choose K, fuse an ensemble with several methods, rank markers: a :class:`Report`.
@@ -181,7 +182,8 @@ def build_report(data, k_range=(2, 6), *, methods=None, generator="kmeans", n_pa
         hbgf: none of them builds an n x n matrix).
     generator : str, default="kmeans"
         The generator of the ensemble the methods fuse.
-    n_partitions : int, default=50
+    n_partitions : int, optional
+        Basic partitions of the ensemble; default 50, 20 above 20000 objects.
     standardize : bool, default=False
         z-score every feature first.
     n_top_markers : int, default=5

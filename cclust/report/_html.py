@@ -93,9 +93,10 @@ def _diversity_section(parts, params):
     return ("<h2>Ensemble and its diversity</h2>"
             f"<p>{ensemble.n_partitions} basic partitions made by the generator {_e(params['generator'])} at "
             f"K = {parts['k']} (seed {params['random_state']}; clusters per partition {kis.min()} to {kis.max()}).</p>"
-            f"<p>Agreement between basic partitions: mean NMI {_pm(div['nmi_mean'], div['nmi_sd'])} (mean ± standard "
-            f"deviation over {div['pairs']} pairs of partitions; 1 would mean every partition is the same, so the "
-            "ensemble would add nothing to one clustering). The chosen labels agree with the partitions at ANMI "
+            f"<p>Agreement between basic partitions: each partition's mean NMI with the others is "
+            f"{_pm(div['nmi_mean'], div['nmi_sd'])} (mean ± standard deviation over the {div['partitions']} "
+            "partitions; 1 would mean every partition is the same, so the ensemble would add nothing to one "
+            "clustering). The chosen labels agree with the partitions at ANMI "
             f"{_num(div['anmi_chosen'])} (average NMI with the basic partitions, Strehl &amp; Ghosh 2002).</p>")
 
 
