@@ -176,6 +176,9 @@ def _heatmap_section(select, k, plotting, figures):
     parts = [f"<h2>Consensus heatmap at K = {k}</h2>"]
     if matrix is None:
         return parts[0] + "<p>No consensus matrix was kept at this K.</p>"
+    if select.route == "sparse":
+        parts.append("<p>On the sparse route select_k keeps each object's strongest consensus entries only (a "
+                     "sparse graph); the entries it did not keep are drawn as 0.</p>")
     if n > HEATMAP_OBJECTS:
         parts.append(f"<p>The consensus matrix has {n} x {n} entries: the heatmap draws a stratified subsample of "
                      f"{HEATMAP_OBJECTS} objects (every cluster in proportion, each at least once; seed 0), ordered by "
