@@ -2,6 +2,7 @@
 import argparse
 import os
 import sys
+import textwrap
 
 from cclust.cli._messages import UserError, _note, _warn
 
@@ -115,11 +116,12 @@ def add_report_parser(sub, add_data_options, positive_int, seed, jobs):
     """The ``report`` sub-command's options (``_parser`` passes its shared option helpers)."""
     p = sub.add_parser(
         "report", help="a one-file HTML report: choice of K, stability, heatmap, methods, markers, manifest",
-        description="Choose K for DATA (select_k with its reference null), fuse one ensemble at that K with "
-                    "several consensus methods, rank each cluster's markers, and write one self-contained HTML "
-                    "page (figures embedded, nothing loaded from the network) with a reproducibility manifest "
-                    "that `cclust run --from-manifest` replays. The layout follows cola's cola_report (Gu, "
-                    "Schlesner & Hübschmann 2021).",
+        description=textwrap.fill(
+            "Choose K for DATA (select_k with its reference null), fuse one ensemble at that K with several "
+            "consensus methods, rank each cluster's markers, and write one self-contained HTML page (figures "
+            "embedded, nothing loaded from the network) with a reproducibility manifest that `cclust run "
+            "--from-manifest` replays. The layout follows cola's cola_report (Gu, Schlesner & Hübschmann 2021).",
+            width=100, break_on_hyphens=False),
         epilog="examples:\n  cclust report iris -o iris.html\n"
                "  cclust report data.h5ad --use-rep X_pca -o report.html --manifest report.json\n"
                "  cclust run --from-manifest report.html -o labels.csv   replay: identical labels\n",
@@ -129,8 +131,8 @@ def add_report_parser(sub, add_data_options, positive_int, seed, jobs):
     p.add_argument("--manifest", metavar="FILE.json", default=None,
                    help="also write the manifest as a .json file (the report holds it either way)")
     p.add_argument("--k-range", nargs=2, type=int, default=(2, 6), metavar=("LOW", "HIGH"),
-                   help="inclusive range of K to try (default 2 6; LOW 1 lets K = 1, no clusters, be the answer "
-                        "against the reference null)")
+                   help="inclusive range of K to try (default 2 6); with the reference null (the default) K = 1, "
+                        "no evidence of cluster structure, can be the answer")
     p.add_argument("-m", "--method", action="append", metavar="M",
                    help="consensus methods to compare at the chosen K (repeat or comma-separate; default kcc, mcla, "
                         "hbgf, which need no n x n matrix)")
