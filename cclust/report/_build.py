@@ -162,8 +162,10 @@ def compute(X, params, *, y=None, feature_names=None, n_jobs=None, verbose=0, ma
         bar.update(1)
         k = int(select.best_k) if select.best_k >= 2 else int(min(v for v in select.k_values.tolist() if v >= 2))
         chosen = np.asarray(select.labels[k], dtype=np.int64)
+        extra = {"verbose": verbose} if "verbose" in inspect.signature(
+            cclust.get(params["generator"], kind="generator")).parameters else {}
         ensemble = cclust.generate(params["generator"], X, k, n_partitions=params["n_partitions"],
-                                   random_state=seed, n_jobs=n_jobs)
+                                   random_state=seed, n_jobs=n_jobs, **extra)
         bar.update(1)
         diversity = _diversity(ensemble)
         diversity["anmi_chosen"] = float(cclust.get("consensus-score")(chosen, ensemble))
