@@ -402,3 +402,13 @@ def test_diversity_is_each_partitions_mean_nmi_with_the_others_missing_objects_i
     found = _diversity(ensemble)
     assert found["nmi_mean"] == pytest.approx(np.mean(per), abs=1e-12)
     assert found["nmi_sd"] == pytest.approx(np.std(per, ddof=1), abs=1e-12)
+
+
+def test_no_value_can_close_the_manifest_block(three, tmp_path):
+    from cclust.report._manifest import html_block
+
+    _, report, _ = three
+    manifest = json.loads(json.dumps(report.manifest))
+    manifest["inputs"]["description"] = 'a file named </script><img src="x"> &quot;'
+    (tmp_path / "r.html").write_text(f"<html><body>{html_block(manifest)}</body></html>", encoding="utf-8")
+    assert read_manifest(tmp_path / "r.html") == manifest

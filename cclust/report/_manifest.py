@@ -6,7 +6,6 @@ labels a run produced are kept as SHA-256 digests of their int64 bytes, so a rep
 whether it gave the same labels without the manifest holding one number per object.
 """
 import hashlib
-import html
 import json
 import platform
 import re
@@ -101,7 +100,7 @@ def read_manifest(path):
         if found is None:
             raise ValidationError(f"manifest {path}: neither a JSON manifest nor an HTML report holding one; give the "
                                   ".json manifest or the .html report that `cclust report` wrote.")
-        text = html.unescape(found.group(1)) if "&quot;" in found.group(1) else found.group(1)
+        text = found.group(1)  # as written: "</" escaped as "<\/", which JSON reads back as "</"
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:
