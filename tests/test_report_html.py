@@ -27,7 +27,7 @@ import matplotlib.image  # noqa: E402
 from cclust.report import FORMAT_VERSION, build_report, read_manifest, replay  # noqa: E402
 
 #: small settings so that a report takes seconds
-FAST = {"n_resamples": 5, "n_references": 3}
+FAST = {"n_resamples": 5, "n_references": 5}
 
 
 def blobs(n_per=30, centres=((0, 0), (6, 0), (0, 6)), seed=0):
@@ -37,7 +37,8 @@ def blobs(n_per=30, centres=((0, 0), (6, 0), (0, 6)), seed=0):
 
 @pytest.fixture(scope="module")
 def three():
-    X = blobs()
+    # more features than the markers shown per cluster (5), so the page shows a cut of the table
+    X = np.hstack([blobs(), np.random.default_rng(2).normal(0.0, 0.3, (90, 6))])
     y = np.repeat([0, 1, 2], 30)
     report = build_report(X, (2, 5), methods=["kcc", "mcla"], n_partitions=10, y=y, select_k_params=FAST)
     return X, report, report.to_html()
@@ -94,6 +95,10 @@ def test_the_page_has_every_section_and_the_uncertainty(three):
     assert "mean NMI with the others" in page and "over the 10 partitions" in page
     # true classes are scored against, never used to choose
     assert "ARI with the true classes" in page
+    # five markers per cluster in the table, every feature in the report's own table
+    markers = page[page.index("<h2>Markers per cluster"):page.index("<h2>Reproducibility")]
+    assert markers.count("<tr>") == 1 + 3 * 5
+    assert len(report.markers["feature"]) == 3 * X.shape[1]
     assert report.labels_.shape == (X.shape[0],)
 
 

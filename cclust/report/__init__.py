@@ -89,7 +89,8 @@ class Report:
     methods : list of dict
         The comparison rows (method, n_clusters, agreement, ari_chosen, ari_true, seconds, note).
     markers : dict of lists or None
-        :func:`cclust.markers` of the chosen labels (None for a single cluster).
+        :func:`cclust.markers` of the chosen labels, every feature in every cluster (the page
+        shows the ``n_top_markers`` best of each); None for a single cluster.
     diversity : dict
         Mean and standard deviation of the NMI between pairs of basic partitions.
     manifest : dict

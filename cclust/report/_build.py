@@ -146,8 +146,8 @@ def compute(X, params, *, y=None, feature_names=None, n_jobs=None, verbose=0, ma
 
     Returns a dict: ``X`` (as clustered), ``select`` (the SelectKResult), ``k`` (the K the
     sections below the choice show: the chosen one, or the smallest K >= 2 tried when the
-    choice is K = 1), ``ensemble``, ``diversity``, ``methods`` (rows), ``markers`` (a dict of
-    lists, or None) and ``labels`` ({name: int64 labels} that the manifest records).
+    choice is K = 1), ``ensemble``, ``diversity``, ``methods`` (rows), ``markers`` (every
+    feature's row per cluster, a dict of lists; None for a single cluster) and ``labels`` ({name: int64 labels} that the manifest records).
     """
     import cclust
     from cclust._progress import progress
@@ -176,8 +176,8 @@ def compute(X, params, *, y=None, feature_names=None, n_jobs=None, verbose=0, ma
             bar.update(1)
         table = None
         if markers and np.unique(chosen).shape[0] >= 2:
-            table = cclust.markers(X, chosen, feature_names=feature_names, n_top=params["n_top_markers"],
-                                   as_frame=False)
+            # every feature: the dot plot scores the features it shows in every cluster
+            table = cclust.markers(X, chosen, feature_names=feature_names, as_frame=False)
         bar.update(1)
     labels = {f"select_k K={select.best_k}": np.asarray(select.labels[select.best_k], dtype=np.int64)}
     labels.update((row["method"], row["labels"]) for row in rows if row["labels"] is not None)

@@ -257,22 +257,29 @@ def _methods_section(parts_, params, plotting, figures):
     return "".join(out)
 
 
-def _markers_section(parts_, plotting, figures):
+def _markers_section(parts_, n_top, plotting, figures):
     table, k = parts_["markers"], parts_["k"]
     if table is None:
         return "<h2>Markers</h2><p>The chosen labels have a single cluster: there is nothing to compare.</p>"
     from cclust.selection import format_p
 
+    # the table is sorted by cluster, then by score: the first n_top rows of each cluster are its best
+    rank = {}
+    shown = []
+    for i, cluster in enumerate(table["cluster"]):
+        rank[cluster] = rank.get(cluster, 0) + 1
+        if rank[cluster] <= n_top:
+            shown.append(i)
     rows = [[table["cluster"][i], table["feature"][i], _num(table["score"][i], ".3g"), _num(table["auroc"][i], ".3f"),
-             format_p(table["p_value_adjusted"][i])] for i in range(len(table["cluster"]))]
+             format_p(table["p_value_adjusted"][i])] for i in shown]
     out = [f"<h2>Markers per cluster at K = {k}</h2>",
-           "<p>The best-ranked features of each cluster against the other objects: Wilcoxon rank-sum z-score, "
+           f"<p>The {n_top} best-ranked features of each cluster against the other objects: Wilcoxon rank-sum z-score, "
            "AUROC (0.5: no separation) and the p-value adjusted over the features by Benjamini &amp; Hochberg "
            "(1995). The clusters were found on these same features, so the p-values are optimistic: read them as "
            "a ranking, not as a test.</p>",
            _table(["cluster", "feature", "score", "AUROC", "adjusted p-value"], rows)]
     if figures:
-        out.append(_figure(plotting.plot_markers(table, n_top=min(3, len(rows))).figure,
+        out.append(_figure(plotting.plot_markers(table, n_top=min(3, n_top)).figure,
                            "Dot plot of the markers: score (colour) and AUROC (size) in every cluster.", "markers"))
     return "".join(out)
 
@@ -305,7 +312,7 @@ def render(parts, manifest, info, feature_names=None, figures=True):
                     "inspection only: the evidence above does not support clusters.</p>")
     body += [_stability_section(select, k, plotting, figures), _heatmap_section(select, k, plotting, figures),
              _item_section(select, k, figures), _diversity_section(parts, params),
-             _methods_section(parts, params, plotting, figures), _markers_section(parts, plotting, figures),
+             _methods_section(parts, params, plotting, figures), _markers_section(parts, params["n_top_markers"], plotting, figures),
              _manifest_section(manifest)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
