@@ -417,3 +417,23 @@ def test_no_value_can_close_the_manifest_block(three, tmp_path):
     manifest["inputs"]["description"] = 'a file named </script><img src="x"> &quot;'
     (tmp_path / "r.html").write_text(f"<html><body>{html_block(manifest)}</body></html>", encoding="utf-8")
     assert read_manifest(tmp_path / "r.html") == manifest
+
+
+def test_an_anndata_is_only_read_and_replays(tmp_path, capsys):
+    anndata = pytest.importorskip("anndata")
+    X = blobs()
+    adata = anndata.AnnData(X.copy(), obsm={"X_pca": X[:, ::-1].copy()})
+    adata.var_names = ["gene_a", "gene_b"]
+    report = build_report(adata, (2, 4), methods=["kcc"], n_partitions=10, select_k_params=FAST)
+    assert list(adata.obs.columns) == [] and list(adata.uns) == [] and np.array_equal(adata.X, X)
+    assert set(report.markers["feature"]) == {"gene_a", "gene_b"}
+    assert replay(report.manifest, adata).identical
+    on_pca = build_report(adata, (2, 4), methods=["kcc"], n_partitions=10, select_k_params=FAST, use_rep="X_pca")
+    assert on_pca.manifest["inputs"]["use_rep"] == "X_pca"
+    assert replay(on_pca.manifest, adata).identical
+    # the command line replays a manifest made in Python from the .h5ad file
+    adata.write_h5ad(tmp_path / "cells.h5ad")
+    on_pca.write_manifest(tmp_path / "m.json")
+    code, out, err = run_cli(capsys, "run", tmp_path / "cells.h5ad", "--from-manifest", tmp_path / "m.json")
+    assert code == 0, err
+    assert "labels identical" in out

@@ -195,6 +195,8 @@ def _replay_data(args, manifest):
                             f"{file_sha256(path)[:16]}..., the manifest records {recorded[:16]}...); replaying it would "
                             "give other labels: restore the file or make a new report.")
     reading = dict(READING_DEFAULTS)
+    if inputs.get("reading") is None:  # made in Python: an AnnData's features as it named them
+        reading.update(layer=inputs.get("layer"), use_rep=inputs.get("use_rep"))
     reading.update((key, value) for key, value in (inputs.get("reading") or {}).items() if key in READING_DEFAULTS)
     if reading["na_values"] is not None:
         reading["na_values"] = tuple(reading["na_values"])

@@ -284,8 +284,9 @@ def replay(manifest, data, *, n_jobs=None, verbose=0):
     manifest : dict, str or os.PathLike
         The manifest, its ``.json`` file, or the HTML report holding it.
     data : array-like, DataFrame or AnnData
-        The features (an AnnData's layer or obsm entry as the manifest records). Refused, naming
-        both digests, when their SHA-256 is not the recorded one.
+        The features: an AnnData's ``X``, layer or obsm entry as the manifest records, or those
+        features as an array. Refused, naming both digests, when their SHA-256 is not the
+        recorded one.
 
     Returns
     -------
@@ -295,8 +296,12 @@ def replay(manifest, data, *, n_jobs=None, verbose=0):
         manifest = read_manifest(manifest)
     else:
         check_manifest(manifest)
+    from cclust.interop._anndata import is_anndata
+
     inputs = manifest["inputs"]
-    X, names, _ = _features(data, inputs.get("layer"), inputs.get("use_rep"))
+    # an AnnData gives the features the manifest names; an array is taken as those features
+    where = (inputs.get("layer"), inputs.get("use_rep")) if is_anndata(data) else (None, None)
+    X, names, _ = _features(data, *where)
     check_data(manifest, X)
     recorded = manifest["parameters"]
     params = resolve_parameters(X.shape[0], recorded["k_range"], methods=recorded["methods"],
