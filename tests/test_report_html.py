@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from cclust import cli
-from cclust.datasets import load_iris
 from cclust.errors import UnknownNameError, ValidationError
 
 pytest.importorskip("matplotlib")
