@@ -302,6 +302,8 @@ def test_cli_report_refuses_unwritable_outputs_before_the_work(tmp_path, capsys)
     err = one_line_error(*run_cli(capsys, "report", "iris", "-o", tmp_path / "r.html", "--manifest",
                                   tmp_path / "m.txt"))
     assert "--manifest" in err and ".json" in err
+    err = one_line_error(*run_cli(capsys, "report", "iris", "-o", tmp_path / "r.html", "--k-range", "4", "2"))
+    assert "--k-range must satisfy 1 <= LOW <= HIGH" in err and "got 4 2" in err
     assert sorted(os.listdir(tmp_path)) == ["file.txt"]
 
 

@@ -79,6 +79,10 @@ def report(args, out=None):
     for text in data.notes:
         _note(text, notices)
     low, high = args.k_range
+    n = data.X.shape[0]
+    if not 1 <= low <= high <= n or high < 2:
+        raise UserError(f"--k-range must satisfy 1 <= LOW <= HIGH <= the number of objects ({n}) and HIGH >= 2, got "
+                        f"{low} {high}.")
     select_params = {key: value for key, value in (
         ("null", None if args.null == "none" else args.null), ("n_references", args.references),
         ("n_resamples", args.resamples), ("criterion", args.criterion), ("matrix", args.matrix),
