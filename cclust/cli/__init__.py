@@ -12,13 +12,13 @@ Sub-commands
     ``--method`` it prints that result. ``--utilities`` compares KCC under every utility of Wu et al. (2015).
 ``cclust fuse ENSEMBLE``
     Fuse partitions the user already has (one column per partition, any label values).
-``cclust select-k DATA --k-range LOW HIGH``
-    Consensus CDF, delta area and PAC per K (Monti et al.), with the recommended K.
 ``cclust report DATA -o FILE.html``
     One self-contained HTML page: the choice of K with its reference null, per-cluster
     stability, the consensus heatmap, item consensus, the ensemble's diversity, a comparison of
     methods and each cluster's markers, with a reproducibility manifest that ``cclust run
     --from-manifest FILE`` replays to the same labels (see :mod:`cclust.report`).
+``cclust select-k DATA --k-range LOW HIGH``
+    Consensus CDF, delta area and PAC per K (Monti et al.), with the recommended K.
 ``cclust methods``
     The registry: name, kind, provider and description.
 ``cclust show-config``
@@ -96,10 +96,11 @@ The command's code is split by what it does, in private modules: ``_parameters``
 rules, feature cells), ``_readers`` (DATA and ENSEMBLE files), ``_jobs`` (resolving and running the
 methods), ``_report`` (tables, single results, ``--out`` and ``--plot``), ``_commands`` (one
 function per sub-command) and ``_parser`` (``build_parser`` and ``main``); ``_messages`` holds
-:class:`UserError` and the one-line messages. ``_html_report`` holds ``report`` and the replay of
-its manifest (``run --from-manifest``). The names in ``__all__`` are the stable surface: the
+:class:`UserError` and the one-line messages. The names in ``__all__`` are the stable surface: the
 console script ``cclust = "cclust.cli:main"``, the parser the documentation renders, and the
 readers and the label writer that scripts may reuse.
+
+``_html_report`` holds ``report`` and the replay of its manifest (``run --from-manifest``).
 """
 from cclust.cli._messages import UserError
 from cclust.cli._parameters import parse_value

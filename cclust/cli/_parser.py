@@ -4,9 +4,9 @@ import os
 import sys
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
-from cclust.cli._html_report import add_report_parser, replay_manifest
 from cclust.cli._messages import Terminated, UserError, terminate_as_interrupt
 from cclust.cli._csv import NA_VALUES
+from cclust.cli._html_report import add_report_parser, replay_manifest
 
 
 class _ArgumentParser(argparse.ArgumentParser):
