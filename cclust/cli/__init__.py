@@ -12,6 +12,11 @@ Sub-commands
     ``--method`` it prints that result. ``--utilities`` compares KCC under every utility of Wu et al. (2015).
 ``cclust fuse ENSEMBLE``
     Fuse partitions the user already has (one column per partition, any label values).
+``cclust report DATA -o FILE.html``
+    One self-contained HTML page: the choice of K with its reference null, per-cluster
+    stability, the consensus heatmap, item consensus, the ensemble's diversity, a comparison of
+    methods and each cluster's markers, with a reproducibility manifest that ``cclust run
+    --from-manifest FILE`` replays to the same labels (see :mod:`cclust.report`).
 ``cclust select-k DATA --k-range LOW HIGH``
     Consensus CDF, delta area and PAC per K (Monti et al.), with the recommended K.
 ``cclust markers DATA --labels FILE`` (or ``--labels-column NAME``)
@@ -97,6 +102,8 @@ function per sub-command; ``markers`` in ``_markers``) and ``_parser`` (``build_
 :class:`UserError` and the one-line messages. The names in ``__all__`` are the stable surface: the
 console script ``cclust = "cclust.cli:main"``, the parser the documentation renders, and the
 readers and the label writer that scripts may reuse.
+
+``_html_report`` holds ``report`` and the replay of its manifest (``run --from-manifest``).
 """
 from cclust.cli._messages import UserError
 from cclust.cli._parameters import parse_value

@@ -7,6 +7,7 @@ from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, sel
 from cclust.cli._markers import markers
 from cclust.cli._messages import Terminated, UserError, terminate_as_interrupt
 from cclust.cli._csv import NA_VALUES
+from cclust.cli._html_report import add_report_parser, replay_manifest
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -250,7 +251,14 @@ def build_parser():
     p = sub.add_parser("run", help="cluster DATA: compare every consensus method, or run one",
                        description="Generate basic partitions of DATA and fuse them with consensus methods.",
                        epilog=_EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file")
+    p.add_argument("data", metavar="DATA", nargs="?", default=None,
+                   help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file (with --from-manifest: the data to "
+                        "replay on, default the file the manifest records)")
+    p.add_argument("--from-manifest", metavar="FILE", default=None,
+                   help="replay the run a manifest records (the .json of `cclust report --manifest`, or the .html "
+                        "report itself): check DATA's SHA-256, rerun with the recorded parameters and seed, and say "
+                        "whether the labels are identical to the recorded ones (exit status 1 if not); --out writes "
+                        "them")
     p.add_argument("-m", "--method", action="append", metavar="M",
                    help="consensus method (repeat or comma-separate for several; default: every registered one)")
     p.add_argument("-k", "--n-clusters", dest="k", type=int, default=None, metavar="K",
@@ -271,7 +279,7 @@ def build_parser():
                                                       "(needs cclust[plot])")
     _add_data_options(p)
     _add_common_output(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=_run_or_replay)
 
     p = sub.add_parser("fuse", help="fuse partitions you already have (one column per partition)",
                        description="Fuse the partitions in ENSEMBLE into one consensus partition.",
@@ -395,6 +403,8 @@ def build_parser():
     _add_common_output(p, comparison=False)
     p.set_defaults(func=select_k)
 
+    add_report_parser(sub, _add_data_options, _positive_int, _seed, _jobs)
+
     p = sub.add_parser("evaluate", help="rank the algorithms of a heterogeneous ensemble; trim and reweigh (diceR)",
                        description="Score every algorithm of a heterogeneous ensemble of DATA on internal validity "
                                    "indices, rank them, and optionally keep the best (trim) and weight them by rank "
@@ -482,6 +492,16 @@ def build_parser():
     return parser
 
 
+def _run_or_replay(args, out=None):
+    """``cclust run``, or with ``--from-manifest`` the replay of a report's run."""
+    if args.from_manifest:
+        defaults = vars(build_parser().parse_args(["run", "iris"]))
+        return replay_manifest(args, defaults, out)
+    if args.data is None:
+        raise UserError("run needs DATA, or --from-manifest FILE to replay a report (see `cclust run --help`).")
+    return run(args, out)
+
+
 def main(argv=None):
     """Run the ``cclust`` command.
 
@@ -510,6 +530,7 @@ def main(argv=None):
     try:
         with terminate_as_interrupt():
             args = build_parser().parse_args(argv)
+            args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line a report's manifest records
             return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
