@@ -32,6 +32,7 @@ from cclust._pipeline import (
     call_method,
     check_name,
     check_params_dict,
+    check_sampling_weights,
     child_seeds,
     generate_ensemble,
     validate_X,
@@ -585,7 +586,6 @@ class ConsensusClustering:
     def _check_resampling(self, features, ensemble, n_clusters, sample_weight):
         """None without resampling, else (subsample, feature_subsample, item weights, feature weights)."""
         from cclust import _monti
-        from cclust.selection import _check_sampling_weights
         from cclust.validation import check_float
 
         subsample = check_float(self.subsample, "subsample", low=0, high=1, low_open=True)
@@ -602,9 +602,9 @@ class ConsensusClustering:
         if subsample == 1 and feature_subsample == 1:
             # every object and feature is drawn: the weights are checked but change nothing, as in
             # ConsensusClusterPlus and select_k (and sample_weight=ones is the same fit as None)
-            checked = [(_check_sampling_weights(item_weights, item_name, n, 0, "objects", "subsample"), item_name)]
+            checked = [(check_sampling_weights(item_weights, item_name, n, 0, "objects", "subsample"), item_name)]
             if features is not None:
-                checked.append((_check_sampling_weights(self.feature_weights, "feature_weights", d, 0, "features",
+                checked.append((check_sampling_weights(self.feature_weights, "feature_weights", d, 0, "features",
                                                         "feature_subsample"), "feature_weights"))
             for w, name in checked:
                 if w is not None and not w.any():
@@ -624,12 +624,12 @@ class ConsensusClustering:
         if size < need:
             raise ValidationError(f"subsample={subsample} keeps {size} of the {n} objects, fewer than the {need} "
                                   "a partition needs; raise subsample.")
-        weights = _check_sampling_weights(item_weights, item_name, n, size, "objects", "subsample")
+        weights = check_sampling_weights(item_weights, item_name, n, size, "objects", "subsample")
         d_size = _monti.sample_size(d, feature_subsample)
         if d_size < 1:
             raise ValidationError(f"feature_subsample={feature_subsample} keeps none of the {d} features; give at "
                                   f"least 1/{d}.")
-        f_weights = _check_sampling_weights(self.feature_weights, "feature_weights", d, d_size, "features",
+        f_weights = check_sampling_weights(self.feature_weights, "feature_weights", d, d_size, "features",
                                             "feature_subsample")
         return subsample, feature_subsample, weights, f_weights
 

@@ -51,21 +51,6 @@ def _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads=1, kmeanspp_trials=
     return run.labels, run.dense_centers
 
 
-def _best_kmeans_labels(X, k, rngs, init, max_iter, tol, n_threads=1):
-    """:func:`_kmeans_labels` from each random stream of ``rngs`` in turn (the same stream given
-    several times runs from its successive draws); the labels and centres of the run with the
-    lowest within sum of squares, the first of equal ones. One stream: that run, no sum."""
-    best = None
-    for rng in rngs:
-        labels, centres = _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads)
-        if len(rngs) == 1:
-            return labels, centres
-        sse = float(((X - centres[labels]) ** 2).sum())
-        if best is None or sse < best[0]:
-            best = (sse, labels, centres)
-    return best[1], best[2]
-
-
 def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol):
     """k-means on the rows ``X[rows]`` (repeats allowed), then every object of X to its nearest centre."""
     _, centres = _kmeans_labels(np.ascontiguousarray(X[rows]), k, rng, init, max_iter, tol)
