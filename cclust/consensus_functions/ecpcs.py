@@ -40,7 +40,8 @@ import numpy as np
 from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
-from cclust.graph import _participation, one_blas_thread
+from cclust.graph import one_blas_thread
+from cclust.graph._meta import participation
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
 from cclust.validation import check_int, check_n_clusters, check_n_threads, check_random_state, require_memory
@@ -524,7 +525,7 @@ def ecpcs_mc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
         meta = ncut_meta_clusters(Z, n_clusters, random_state=rng)
     objective = normalized_cut(Z, meta)
     pw = np.repeat(E.weights, E.n_clusters)
-    labels, scores, moved = _participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
+    labels, scores, moved = participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
     where = _input_order(E, columns, original)
     meta_labels = np.empty(n_c, dtype=np.int64)
     meta_labels[where] = meta

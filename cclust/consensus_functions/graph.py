@@ -67,7 +67,7 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, 
     who use this similarity for real-valued vectors; binary Jaccard on 0/1 columns), and an
     object's association with a meta-cluster is its partition-weighted mean membership in the
     meta-cluster's clusters."""
-    from cclust.graph import _participation
+    from cclust.graph._meta import participation
 
     n_c = int(np.sum(soft.n_clusters))
     require_memory(n_c * n_c * _SOFT_META_GRAPH_PAIR_BYTES, f"the soft meta-graph of {n_c} clusters",
@@ -93,7 +93,7 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, 
             vertex_weights = np.asarray(vertex_weights, dtype=np.int64)
         parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=tolerance,
                                      vertex_weights=vertex_weights)
-        labels, H, moved = _participation(B, pw, parts, n_c, n_clusters, rng)
+        labels, H, moved = participation(B, pw, parts, n_c, n_clusters, rng)
         return labels, cut, {"meta_labels": parts, "association": H, "n_moved": moved, "ufactor": tolerance,
                              "balance": balance}
 
