@@ -591,7 +591,7 @@ def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, 
     if keep_matrix:
         from cclust.ensemble import Ensemble
 
-        out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_threads=n_jobs)
+        out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_jobs=n_jobs)
     return out
 
 

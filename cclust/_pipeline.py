@@ -204,10 +204,10 @@ def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
     kwargs = dict(params)
     if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):
         kwargs["X"] = X
-    if accepts(fn, "n_threads", var_keyword=False):
-        kwargs["n_threads"] = n_jobs
-    elif accepts(fn, "n_jobs", var_keyword=False):
+    if accepts(fn, "n_jobs", var_keyword=False):
         kwargs["n_jobs"] = n_jobs
+    elif accepts(fn, "n_threads", var_keyword=False):  # a third party's function may still say n_threads
+        kwargs["n_threads"] = n_jobs
     if verbose and accepts(fn, "verbose", var_keyword=False):
         kwargs["verbose"] = verbose
     # the registered names are the functions' names with '-' for '_' (gp_mgla is "gp-mgla")

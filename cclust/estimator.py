@@ -37,7 +37,7 @@ from cclust._pipeline import (
     generate_ensemble,
     validate_X,
 )
-from cclust.validation import check_distinct_rows, check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_int, check_n_jobs
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
@@ -88,8 +88,9 @@ class ConsensusClustering:
         from one ``numpy.random.SeedSequence``), so the same int gives the same labels on every
         fit, for any ``n_jobs``. A Generator or RandomState is drawn from once per fit.
     n_jobs : int or None, default=None
-        Threads: passed as ``n_jobs`` to the generator and as ``n_threads`` (or ``n_jobs``) to
-        the consensus function when it takes one. None uses every core
+        Threads: passed as ``n_jobs`` to the generator and to the consensus function when it
+        takes it (a third party's function that still says ``n_threads`` gets it under that
+        name). None uses every core
         (:func:`cclust.validation.default_threads`), -1 every core whatever the environment says. Labels do not
         depend on it.
     verbose : int, default=0
@@ -391,7 +392,7 @@ class ConsensusClustering:
         generator_params = check_params_dict(self.generator_params, "generator_params",
                                              RESERVED_GENERATOR, "ConsensusClustering")
         verbose = check_int(self.verbose, "verbose", low=0)
-        check_n_threads(self.n_jobs, "n_jobs")  # validated here; passed on as given
+        check_n_jobs(self.n_jobs, "n_jobs")  # validated here; passed on as given
 
         features = None
         feature_names = None
@@ -565,7 +566,7 @@ class ConsensusClustering:
             raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} "
                                   "uses no neighbours: drop n_neighbors or pass method='knn'.")
         k = _assign.check_neighbors(n_neighbors, fitted.shape[0])
-        return _assign.assign(fitted, self.labels_, rows, method, k, check_n_threads(self.n_jobs, "n_jobs"))
+        return _assign.assign(fitted, self.labels_, rows, method, k, check_n_jobs(self.n_jobs, "n_jobs"))
 
     def _check_own_generation(self, generator_params, resampling, n_keep, reweigh):
         """Refuse the settings of generation for a method that makes its own partitions of X."""

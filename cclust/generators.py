@@ -14,7 +14,7 @@ import numpy as np
 from cclust import _engine
 from cclust._progress import progress
 from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
-                               check_n_threads, spawn_seed_sequences)
+                               check_n_jobs, spawn_seed_sequences)
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 
@@ -81,7 +81,7 @@ def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0
 
 def _per_partition(one_partition, X, seqs, n_jobs, verbose, desc):
     """``[one_partition(X, rng_j)]`` for the child seeds, in order, on ``n_jobs`` threads."""
-    workers = min(check_n_threads(n_jobs, "n_jobs"), len(seqs))
+    workers = min(check_n_jobs(n_jobs, "n_jobs"), len(seqs))
     with progress(total=len(seqs), desc=desc, verbose=verbose) as bar:
         def run(seq):
             out = one_partition(X, np.random.default_rng(seq))

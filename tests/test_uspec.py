@@ -117,8 +117,8 @@ def test_uspec_recovers_nonlinear_shapes(maker, k):
 
 def test_uspec_deterministic_for_any_thread_count():
     X, _ = make_flower(3000, random_state=0)
-    a = uspec(X, 10, random_state=7, n_threads=1)
-    assert np.array_equal(a, uspec(X, 10, random_state=7, n_threads=2))
+    a = uspec(X, 10, random_state=7, n_jobs=1)
+    assert np.array_equal(a, uspec(X, 10, random_state=7, n_jobs=2))
     assert np.array_equal(a, uspec(X, 10, random_state=7))
 
 

@@ -44,7 +44,7 @@ from cclust.graph import one_blas_thread
 from cclust.graph._meta import participation
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
-from cclust.validation import check_int, check_n_clusters, check_n_threads, check_random_state, require_memory
+from cclust.validation import check_int, check_n_clusters, check_n_jobs, check_random_state, require_memory
 
 __all__ = ["ecpcs_hc", "ecpcs_mc", "propagate_cluster_similarity", "ncut_meta_clusters"]
 
@@ -116,10 +116,10 @@ def jaccard_matrix(E, max_bytes=None):
     require_memory(_cluster_bytes(n_c), f"the cluster-wise similarity propagation of {n_c} clusters",
                    _CLUSTER_ALTERNATIVE, max_bytes)
     inter = np.empty((n_c, n_c))
-    threads = useful_threads(E.n_samples, check_n_threads(None))
+    threads = useful_threads(E.n_samples, check_n_jobs(None))
     for j in range(E.n_partitions):
         inter[E.offsets[j]:E.offsets[j + 1]] = E.contingency(E.labels[:, j], int(E.n_clusters[j]),
-                                                             n_threads=threads)
+                                                             n_jobs=threads)
     size = np.diag(inter).copy()
     union = size[:, None] + size[None, :] - inter
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
-from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state
+from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, renamed_threads
 from cclust.graph._metis import honour_n_clusters
 from cclust.graph._bipartite import has_empty_part
 
@@ -190,7 +190,8 @@ def transfer_rows(B, ncut_vectors, row_degree):
     return out
 
 
-def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_threads=None):
+@renamed_threads
+def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_jobs=None):
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
     The spectral (normalised-cut) partition of a bipartite graph of objects (rows of B) and
@@ -227,7 +228,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
         Seeds k-means.
     n_init : int, default=3
     max_iter : int, default=100
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the k-means passes; the labels do not depend on it.
 
     Returns
@@ -246,7 +247,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     """
     from cclust import _engine
     from cclust._lloyd import best_of_restarts
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     B = sp.csr_matrix(B, dtype=np.float64)
     n_rows, n_cols = B.shape
@@ -257,7 +258,7 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     rng = check_random_state(random_state)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     counts = np.ones(n_rows) if groups is None else np.asarray(groups[2], dtype=np.float64)
     if counts.shape[0] != n_rows:
         raise ValidationError(f"groups describe {counts.shape[0]} rows, but B has {n_rows}.")
@@ -271,8 +272,8 @@ def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=10
     space = _engine.MixedSpace.dense(X)
 
     def one_run(_):
-        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_threads, n_trials=1)
-        return _engine.dense_lloyd(X, seeds, max_iter, n_threads)  # = labels_from_seeds + lloyd, bit for bit
+        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_jobs, n_trials=1)
+        return _engine.dense_lloyd(X, seeds, max_iter, n_jobs)  # = labels_from_seeds + lloyd, bit for bit
 
     best, _ = best_of_restarts(one_run, n_init)
     labels, moved = best.labels, 0

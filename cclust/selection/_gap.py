@@ -5,7 +5,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from cclust.validation import check_float, check_int, check_n_threads
+from cclust.validation import check_float, check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import child_seeds, validate_X
 
@@ -145,7 +145,7 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
         raise ValidationError(f"rule must be one of {list(_reference.GAP_RULES)}, got {rule!r}.")
     if reference not in ("uniform", "original", "gaussian"):
         raise ValidationError(f"reference must be one of ['uniform', 'original', 'gaussian'], got {reference!r}.")
-    threads = check_n_threads(n_jobs, "n_jobs")
+    threads = check_n_jobs(n_jobs, "n_jobs")
     root = child_seeds(random_state, 1)[0]
 
     def cluster(Y, seed, n_threads):

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cclust.validation import check_int, check_n_threads
+from cclust.validation import check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import RESERVED_GENERATOR, call_method, check_params_dict, generate_ensemble
 
@@ -93,7 +93,7 @@ def _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions, generat
         columns = None if feature_draws is None else feature_draws[h]
         return fuse(seeds[2 * h], seeds[2 * h + 1], samples[h], columns, 1).labels
 
-    workers = min(check_n_threads(n_jobs, "n_jobs"), len(samples))
+    workers = min(check_n_jobs(n_jobs, "n_jobs"), len(samples))
     out = np.full((n, len(samples)), -1, dtype=np.int32)
     if workers <= 1:
         fused = map(one_resample, range(len(samples)))

@@ -4,7 +4,7 @@ points for an AnnData and for sketches of the objects."""
 import numpy as np
 
 from cclust._progress import progress
-from cclust.validation import check_distinct_rows, check_float, check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_float, check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import (
     RESERVED_METHOD,
@@ -504,7 +504,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         raise ValidationError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}.")
     low, high = check_pac_interval(pac_interval)
     verbose = check_int(verbose, "verbose", low=0)
-    threads = check_n_threads(n_jobs, "n_jobs")
+    threads = check_n_jobs(n_jobs, "n_jobs")
     if not isinstance(keep_matrices, (bool, np.bool_)):
         raise ValidationError(f"keep_matrices must be True or False, got {keep_matrices!r}.")
 
@@ -690,7 +690,7 @@ def _select_k_on_sketches(arguments):
     smallest = next((s for s in range(needed, n + 1) if _monti.sample_size(s, subsample) >= needed), n)
     size = _sketch.check_sketch(size, how, n, smallest)
     weights = arguments.pop("item_weights")
-    threads = check_n_threads(arguments["n_jobs"], "n_jobs")
+    threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
     root = child_seeds(arguments.pop("random_state"), 1)[0]
     results, everyone = [], []
     for t in range(count):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cclust.validation import check_int, check_n_threads
+from cclust.validation import check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import RESERVED_GENERATOR, check_name, check_params_dict, child_seeds, validate_X
 
@@ -181,7 +181,7 @@ def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", sche
         theirs = label_vector(run(np.ascontiguousarray(X[idx]), seeds[b + 2]), "the clusterer's labels")[0]
         jaccard[b] = _monti.best_jaccard(labels[idx], theirs, n_labels)
 
-    threads = 1 if callable(clusterer) and n_jobs is None else min(check_n_threads(n_jobs, "n_jobs"), n_resamples)
+    threads = 1 if callable(clusterer) and n_jobs is None else min(check_n_jobs(n_jobs, "n_jobs"), n_resamples)
     # the draws are made in resample order, a batch at a time (a few resamples' indices in memory)
     batch = 4 * threads
     with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
