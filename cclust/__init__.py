@@ -21,6 +21,7 @@ __all__ = [
     "ConsensusResult",
     "Ensemble",
     "available",
+    "choose_resolution",
     "consensus",
     "generate",
     "get",
@@ -33,7 +34,7 @@ __all__ = [
 
 # Imported on first use so that ``import cclust`` stays light (no compiled module, no plugin).
 _LAZY = {"ConsensusClustering": "cclust.estimator", "select_k": "cclust.selection", "markers": "cclust.differential",
-         "predict": "cclust._assign"}
+         "predict": "cclust._assign", "choose_resolution": "cclust.resolution"}
 
 
 def __getattr__(name):
@@ -96,16 +97,23 @@ def generate(generator, X, n_clusters=None, *, layer=None, use_rep=None, **param
     (scanpy's neighbourhood graph) when it holds one and ``graph`` is not given; ``graph="knn"``
     builds one from the features instead. ``n_clusters`` may be left out only for generators
     that find the number of clusters themselves (``leiden``, ``louvain``).
+
+    The ``multiview`` generator takes several views of the objects as ``X`` (a mapping of view
+    name -> features, a list of them, or a ``mudata.MuData``) and ``layer``/``use_rep`` for its
+    AnnData views; see :func:`cclust.multiview.multiview`.
     """
     from cclust.interop import _anndata
 
+    gen = get(generator, kind="generator")
+    if getattr(gen, "takes_views", False):  # multiview: aligns the views and names the objects itself
+        options = {key: value for key, value in (("layer", layer), ("use_rep", use_rep)) if value is not None}
+        return gen(X, n_clusters, **options, **params)
     if _anndata.is_anndata(X):
         from cclust._pipeline import validate_X
         from cclust.base import accepts
 
         values, where = _anndata.features(X, layer, use_rep, "X")
         features, _ = validate_X(values, where)
-        gen = get(generator, kind="generator")
         if "graph" not in params and "connectivities" in X.obsp and accepts(gen, "graph", var_keyword=False):
             params["graph"] = X.obsp["connectivities"]
         ensemble = gen(features, n_clusters, **params)
@@ -113,7 +121,7 @@ def generate(generator, X, n_clusters=None, *, layer=None, use_rep=None, **param
             ensemble = Ensemble(ensemble, index=X.obs_names)
         return ensemble
     _anndata.check_array_options(X, "X", layer=layer is not None, use_rep=use_rep is not None)
-    ensemble = get(generator, kind="generator")(X, n_clusters, **params)
+    ensemble = gen(X, n_clusters, **params)
     index = getattr(X, "index", None)
     if index is not None and hasattr(X, "columns") and isinstance(ensemble, Ensemble) and ensemble.index is None:
         ensemble = Ensemble(ensemble, index=index)

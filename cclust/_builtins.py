@@ -148,6 +148,9 @@ BUILTINS = (
      "Leiden partitions of a kNN graph over a resolution grid and seeds (Traag, Waltman & van Eck 2019)"),
     ("louvain", "generator", "cclust.graph_generators:louvain",
      "Louvain partitions of a kNN graph over a resolution grid and seeds (Blondel et al. 2008)"),
+    # -- several views of the objects, each clustered on its own (cclust.multiview) --
+    ("multiview", "generator", "cclust.multiview:multiview",
+     "Each view (omics layer, modality) clustered by its own generator, one ensemble; absent objects missing (Hoadley et al. 2014)"),
     ("uspec", "generator", "cclust.uspec:uspec_ensemble",
      "U-SPEC clusterers: hybrid representatives, approximate K nearest, transfer cut; K_i in [20, 60] (Huang et al. 2020)"),
     # metrics (external criteria from one compiled contingency pass; Li & Liu 2018, eq. 7-8; Nguyen & Caruana 2007, eq. 4-12)

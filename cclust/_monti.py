@@ -603,10 +603,16 @@ def pac_only(L, k, interval, sampled=None, pairs=None):
     if pairs is not None:
         values = _pair_values(L, pairs[0], pairs[1])
         return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
+    from cclust._ext import _distances
+
     n = L.shape[0]
-    ambiguous = 0
-    for _, _, values in _entry_blocks(_syrk(_one_hot(L, k)), sampled, n):
-        ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
+    # the count from the labels alone, pair by pair in compiled code (no n x n array): the same
+    # integers as the two counts' entries, so the same PAC ("sampled" is implied by L >= 0)
+    from cclust.validation import default_threads
+
+    labels = np.ascontiguousarray(L, dtype=np.int32)
+    threads = default_threads() if n * n * labels.shape[1] > 2e7 else 1  # small: no parallel region
+    ambiguous = _distances.consensus_pairs_in(labels, float(low), float(high), threads)
     return ambiguous / (n * (n - 1) // 2)
 
 

@@ -98,6 +98,50 @@ class ReferenceShape:
         return np.ascontiguousarray(scores @ self.rotation + self.mean)
 
 
+class SharedDraws:
+    """Reference data sets handed to several tasks each (one task per K of the gap statistic),
+    drawn once by the first task that asks and dropped after the last one is done, so that at
+    most about one data set per thread is held at a time.
+
+    ``draw(b)`` returns reference b; ``uses`` is how many tasks ask for each. Thread-safe: a
+    reference asked for by two threads at once is drawn once, and the same whichever thread
+    draws it (``draw`` takes its randomness from b alone)."""
+
+    def __init__(self, draw, uses):
+        import threading
+
+        self._draw, self._uses = draw, int(uses)
+        self._lock = threading.Lock()
+        self._held = {}       # b -> [event, data, tasks still to come]
+
+    def get(self, b):
+        """Reference b, drawn now if no task has drawn it yet; call :meth:`done` after use."""
+        import threading
+
+        with self._lock:
+            entry = self._held.get(b)
+            first = entry is None
+            if first:
+                entry = self._held[b] = [threading.Event(), None, self._uses]
+        if first:
+            try:
+                entry[1] = self._draw(b)
+            finally:
+                entry[0].set()
+        entry[0].wait()
+        if entry[1] is None:
+            raise RuntimeError(f"reference {b} could not be drawn (the first task that drew it failed).")
+        return entry[1]
+
+    def done(self, b):
+        """One task of reference b is finished; the last one frees it."""
+        with self._lock:
+            entry = self._held[b]
+            entry[2] -= 1
+            if entry[2] == 0:
+                del self._held[b]
+
+
 def rcsi(pac, reference_pacs):
     """RCSI and its standard error per K: ``pac`` (m,), ``reference_pacs`` (B, m)."""
     observed = np.log(np.maximum(np.asarray(pac, dtype=np.float64), PAC_FLOOR))

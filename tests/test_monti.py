@@ -87,6 +87,40 @@ def test_dense_consensus_against_references(seed):
     assert out.labels[0] == 0 and len(np.unique(out.labels)) == k
 
 
+def _literal_pac(L, interval):
+    """PAC by the definition, pair by pair: together / sampled over the resamples (0 for a pair
+    never drawn together), the share of pairs i < j in (low, high]."""
+    low, high = interval
+    n = L.shape[0]
+    inside = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            both = (L[i] >= 0) & (L[j] >= 0)
+            sampled = int(both.sum())
+            together = int((both & (L[i] == L[j])).sum())
+            value = together / sampled if sampled else 0.0
+            inside += low < value <= high
+    return inside / (n * (n - 1) // 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reference_pac_is_the_pair_loop_value(seed):
+    # the compiled count behind the reference null's PAC against the definition, with objects
+    # left out of resamples, pairs never drawn together and entries exactly on the interval's ends
+    rng = np.random.default_rng(seed)
+    n, H, k = int(rng.integers(2, 60)), int(rng.integers(1, 12)), int(rng.integers(1, 5))
+    L = rng.integers(0, k, size=(n, H))
+    L[rng.random((n, H)) < rng.uniform(0.0, 0.7)] = -1
+    for interval in ((0.1, 0.9), (0.0, 1.0), (0.25, 0.5)):
+        expected = _literal_pac(L, interval)
+        assert _monti.pac_only(L, k, interval, sampled=_monti.sampled_counts(L)) == expected
+    # the count is an integer: the same for any thread count
+    from cclust._ext import _distances
+
+    labels = np.ascontiguousarray(L, dtype=np.int32)
+    assert _distances.consensus_pairs_in(labels, 0.1, 0.9, 1) == _distances.consensus_pairs_in(labels, 0.1, 0.9, 2)
+
+
 def test_select_k_result_matches_references():
     X, _ = blobs(n_per=12, scale=1.2)
     res = select_k(X, [2, 3, 4], n_resamples=15, keep_matrices=True, random_state=3)

@@ -291,6 +291,47 @@ def test_the_within_dispersion_of_a_large_cluster_counts_every_pair_once(d_power
     assert within_dispersion(X, labels, d_power, n_threads) == within_dispersion(X, labels, d_power, 1)
 
 
+def _ordered_root_sum(X):
+    """The compiled pair sum's documented order, in Python floats: for each row i, the squared
+    distances to the rows after it summed over the features in order from +0, their roots
+    summed in four running lanes (j - i - 1 mod 4) over the first multiple of four, the lanes
+    added as (s0 + s1) + (s2 + s3), then the last roots one by one; the row sums in row order."""
+    import math
+
+    rows = X.tolist()
+    total = 0.0
+    for i, xi in enumerate(rows[:-1]):
+        rest = rows[i + 1:]
+        body = len(rest) - len(rest) % 4
+        lanes = [0.0, 0.0, 0.0, 0.0]
+        roots = []
+        for xj in rest:
+            sq = 0.0
+            for a, b in zip(xj, xi):
+                sq += (a - b) * (a - b)
+            roots.append(math.sqrt(sq))
+        for j in range(body):
+            lanes[j % 4] += roots[j]
+        row = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+        for j in range(body, len(rest)):
+            row += roots[j]
+        total += row
+    return total
+
+
+@pytest.mark.parametrize("m", [2, 5, 8, 13, 40])
+@pytest.mark.parametrize("d", [1, 3, 7])
+def test_the_pair_sum_follows_its_documented_order_bit_for_bit(m, d):
+    # whichever instruction set the compiled core picks (SSE2 pairs, AVX2 fours or scalar), the
+    # sum is the same bits as the documented order
+    from cclust._ext import _distances
+
+    X = np.random.default_rng(m * 10 + d).normal(scale=3.0, size=(m, d))
+    expected = _ordered_root_sum(X)
+    assert _distances.pair_distance_sum(X, 1.0, 1) == expected
+    assert _distances.pair_distance_sum(X, 1.0, 2) == expected
+
+
 def _literal_max_se(f, se, rule, factor=1.0):
     """R's cluster::maxSE, 1-based as R returns it, written out with R's vector semantics."""
     K = len(f)

@@ -156,3 +156,5 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
 
 cdef extern from "cclust/distances.hpp" namespace "cclust" nogil:
     double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, int n_threads) except +
+    int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, double high,
+                               int n_threads) except +

@@ -14,6 +14,9 @@ Sub-commands
     Fuse partitions the user already has (one column per partition, any label values).
 ``cclust select-k DATA --k-range LOW HIGH``
     Consensus CDF, delta area and PAC per K (Monti et al.), with the recommended K.
+``cclust markers DATA --labels FILE`` (or ``--labels-column NAME``)
+    Each cluster's highest-scoring features against the other objects (``cclust.markers``:
+    Wilcoxon rank-sum or Welch's t-test, AUROC, Benjamini-Hochberg adjusted p-values).
 ``cclust methods``
     The registry: name, kind, provider and description.
 ``cclust show-config``
@@ -90,7 +93,7 @@ The command's code is split by what it does, in private modules: ``_parameters``
 ``--method-param``), ``_csv`` (the CSV table: reading options, rows, the header and first-column
 rules, feature cells), ``_readers`` (DATA and ENSEMBLE files), ``_jobs`` (resolving and running the
 methods), ``_report`` (tables, single results, ``--out`` and ``--plot``), ``_commands`` (one
-function per sub-command) and ``_parser`` (``build_parser`` and ``main``); ``_messages`` holds
+function per sub-command; ``markers`` in ``_markers``) and ``_parser`` (``build_parser`` and ``main``); ``_messages`` holds
 :class:`UserError` and the one-line messages. The names in ``__all__`` are the stable surface: the
 console script ``cclust = "cclust.cli:main"``, the parser the documentation renders, and the
 readers and the label writer that scripts may reuse.

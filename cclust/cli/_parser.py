@@ -4,6 +4,7 @@ import os
 import sys
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
+from cclust.cli._markers import markers
 from cclust.cli._messages import Terminated, UserError, terminate_as_interrupt
 from cclust.cli._csv import NA_VALUES
 
@@ -75,6 +76,17 @@ examples:
   cclust fuse partitions.csv -k 3
   cclust fuse partitions.csv -k 3 --method cspa --method mcla
   cclust fuse partitions.csv --method addremadd          (chooses K itself)
+"""
+
+_EPILOG_MARKERS = """\
+examples:
+  cclust markers iris                                    the species of iris, DATA's own classes
+  cclust run data.csv --method kcc -k 4 -o labels.csv && cclust markers data.csv --labels labels.csv
+  cclust markers pbmc.h5ad --labels-column louvain --top 10 -o markers.csv --plot markers.png
+
+output: per cluster, its highest-scoring features: score (z of the Wilcoxon rank-sum test, or Welch's t;
+> 0: higher in the cluster), AUROC (0.5: no separation, 1: every member higher), p and the p adjusted
+for the false discovery rate over the cluster's features (Benjamini & Hochberg 1995).
 """
 
 
@@ -422,6 +434,40 @@ def build_parser():
     _add_data_options(p)
     _add_common_output(p, comparison=False)
     p.set_defaults(func=evaluate)
+
+    p = sub.add_parser("markers", help="which features set each cluster apart (Wilcoxon or t-test, AUROC, FDR)",
+                       description="Test every feature of DATA in every cluster against all the other objects "
+                                   "(cclust.markers) and print each cluster's highest-scoring features.",
+                       epilog=_EPILOG_MARKERS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", metavar="DATA", help="iris, wine, or a .csv/.tsv/.txt/.npy/.npz/.h5ad file")
+    p.add_argument("--labels", metavar="FILE", default=None,
+                   help="the clusters: one label per object of DATA, in its order (.csv/.tsv/.txt with one column, "
+                        "or a column named 'label' as `cclust run -o` writes it; or an .npy vector)")
+    p.add_argument("--labels-column", default=None, metavar="NAME|INDEX",
+                   help="the clusters are a column of DATA (CSV: header name or 0-based index) or an obs column "
+                        "(.h5ad), e.g. louvain; refused, unless --force, when its values are all different or "
+                        "fractional")
+    p.add_argument("--method", choices=("wilcoxon", "t-test"), default="wilcoxon",
+                   help="wilcoxon (default: the rank-sum test with tie correction) or t-test (Welch's)")
+    p.add_argument("--top", type=_positive_int, default=None, metavar="N",
+                   help="features printed per cluster (default 5); with -o, also the rows written per cluster "
+                        "(default: every feature)")
+    p.add_argument("-o", "--out", metavar="FILE", help="write the table (cluster, feature, score, auroc, p_value, "
+                                                       "p_value_adjusted) to a .csv or .tsv file")
+    p.add_argument("--plot", metavar="FILE.png", help="dot plot of each cluster's best features (the --top best, "
+                                                      "3 by default) in every cluster (needs cclust[plot])")
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="whether the CSV's first row names the columns (default: detect)")
+    _add_reading_options(p, "a feature")
+    p.add_argument("--decimal", choices=(".", ","), default=".", metavar="MARK",
+                   help="decimal mark of the numbers: '.' (default) or ','")
+    p.add_argument("--samples-in-columns", "--transpose", dest="samples_in_columns", action="store_true",
+                   help="the objects are the columns (genes x samples); --id-column names the features")
+    p.add_argument("--force", action="store_true",
+                   help="use --labels-column even when its values are all different or fractional numbers")
+    p.add_argument("--layer", default=None, metavar="NAME", help=".h5ad DATA: test the AnnData's layer NAME")
+    p.add_argument("--use-rep", default=None, metavar="KEY", help=".h5ad DATA: test the AnnData's obsm[KEY]")
+    p.set_defaults(func=markers, missing_features="error", thousands=None, standardize=False, save_ensemble=None)
 
     p = sub.add_parser("methods", help="list the registry (consensus methods, generators, metrics, utilities)",
                        description="List registered names with kind, providing distribution and description.")

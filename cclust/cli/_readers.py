@@ -75,12 +75,20 @@ class Dataset:
         ``--missing-features mean``: {feature name: how many cells were filled}; empty otherwise.
     adata : anndata.AnnData or None
         The AnnData an ``.h5ad`` DATA held (``-o FILE.h5ad`` writes a copy of it with the labels).
+    feature_names : list of str or None
+        The features' names (a CSV header, an AnnData's ``var_names``), in column order; None
+        when the input has none.
+    classes : list or None
+        The label values ``y`` codes (code c is ``classes[c]``); None without ``y``.
     """
 
-    def __init__(self, X, y, description, ids=None, notes=(), filled=None, adata=None):
+    def __init__(self, X, y, description, ids=None, notes=(), filled=None, adata=None, feature_names=None,
+                 classes=None):
         self.X, self.y, self.description = X, y, description
         self.ids = ids
         self.adata = adata
+        self.feature_names = feature_names
+        self.classes = classes
         self.notes = list(notes)
         self.filled = dict(filled or {})
 
@@ -179,10 +187,11 @@ def _load_csv_data(path, labels_column, options, missing_features="error"):
         row = f" (row {row_ids[r]!r})" if row_ids is not None else ""
         return f"{path}: line {body_lines[r]}{row}, {column_name(j)}"
 
-    y = None
+    y = classes = None
     if label_j is not None:  # before the features: a wrong labels column explains a column of words
         y = _labels_from(path, labels_column, repr(names[label_j]) if names else str(label_j),
                          [row[label_j] for row in body], body_lines, options)
+        classes = np.unique(np.array([row[label_j] for row in body])).tolist()
     impute = missing_features == "mean"
     if not impute and not transposed:
         for r, row in enumerate(body):
@@ -228,7 +237,8 @@ def _load_csv_data(path, labels_column, options, missing_features="error"):
         holes = np.isnan(X).sum(axis=0)
         filled = {name: int(count) for name, count in zip(feature_names, holes) if count}
         X = _impute_mean(X, path, feature_names)
-    return Dataset(X, y, path, ids=ids, notes=notes, filled=filled)
+    return Dataset(X, y, path, ids=ids, notes=notes, filled=filled, feature_names=list(feature_names),
+                   classes=classes)
 
 
 def _impute_mean(X, where, columns=None):
@@ -424,7 +434,7 @@ def _load_h5ad(source, labels_column, missing_features, layer, use_rep):
         filled.update({str(j): int(count) for j, count in enumerate(holes) if count})
         X = _impute_mean(X, f"{source} ({where})")
     X = _check_X(X, f"{source} ({where})")
-    y = None
+    y = classes = None
     if labels_column is not None:
         if labels_column not in adata.obs.columns:
             columns = ", ".join(repr(str(c)) for c in adata.obs.columns) or "none"
@@ -435,8 +445,12 @@ def _load_h5ad(source, labels_column, missing_features, layer, use_rep):
             raise UserError(f"--labels-column {labels_column}: obs[{labels_column!r}] in {source} has missing values; "
                             "every object needs a class.")
         y = _encode_classes(np.asarray(column.astype(str)), f"{source}: obs[{labels_column!r}]")
+        classes = np.unique(np.asarray(column.astype(str))).tolist()
     described = source if where == "the AnnData.X" else f"{source} ({where.replace('the AnnData', 'AnnData')})"
-    return Dataset(X, y, described, ids=[str(v) for v in adata.obs_names], filled=filled, adata=adata)
+    # X and a layer have the AnnData's features (var_names); an obsm entry has its own columns
+    feature_names = [str(v) for v in adata.var_names] if use_rep in (None, "X") else None
+    return Dataset(X, y, described, ids=[str(v) for v in adata.obs_names], filled=filled, adata=adata,
+                   feature_names=feature_names, classes=classes)
 
 
 def _load_data(source, labels_column, options, missing_features):
@@ -701,3 +715,59 @@ def _npz_provenance(archive, path):
         raise UserError(f"{path}: the array 'provenance' must be 1-D text naming what made each partition, got "
                         f"dtype {values.dtype} and shape {values.shape}.")
     return [str(v) for v in values]
+
+
+def load_labels(path, n, description):
+    """The cluster labels of ``cclust markers --labels FILE``: one per object of DATA, in its
+    order, as the file writes them (numbers or words).
+
+    ``path`` is a ``.csv``/``.tsv``/``.txt`` file with one column of labels (a header row is
+    detected), or with a column named ``label`` beside others (what ``cclust run -o labels.csv``
+    writes, with an ``id`` column when DATA has IDs), or an ``.npy`` vector. ``n`` and
+    ``description`` are DATA's number of objects and name, for the length check.
+    """
+    _refuse_directory(path, "--labels ")
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".npy":
+        loaded = _load_npy(path)
+        if isinstance(loaded, np.lib.npyio.NpzFile):
+            loaded.close()
+            raise UserError(f"--labels {path}: it is an .npz archive despite its name; save the labels with np.save.")
+        values = np.asarray(loaded)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1 or values.dtype.kind not in "biufUS":
+            raise UserError(f"--labels {path}: needs a vector of labels (numbers or text), one per object; got an "
+                            f"array of shape {values.shape} and dtype {values.dtype}.")
+        if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
+            raise UserError(f"--labels {path}: holds NaN or infinity; every object needs a cluster.")
+        labels = values.astype(str) if values.dtype.kind in "US" else values
+    elif suffix in _CSV_SUFFIXES:
+        options = CsvOptions(na_values=NA_VALUES)
+        rows, lines = _read_rows(path, options, [])
+        names, body, body_lines = _split_header(path, rows, lines, options, "ensemble", [])
+        if names is not None and "label" in names:
+            j = names.index("label")
+        elif len(rows[0]) == 1:
+            j = 0
+        else:
+            raise UserError(f"--labels {path}: has {len(rows[0])} columns; give a file with one column of cluster "
+                            "labels, or name the column of labels 'label' in a header row.")
+        cells = [row[j] for row in body]
+        for cell, line in zip(cells, body_lines):
+            if options.is_na(cell):
+                raise UserError(f"--labels {path}: line {line} has no label; every object needs a cluster.")
+        if all(_is_number(cell) for cell in cells):
+            numbers = np.array(cells, dtype=np.float64)
+            labels = numbers.astype(np.int64) if np.all(numbers == np.round(numbers)) else np.array(cells)
+        else:
+            labels = np.array(cells)
+    else:
+        if not os.path.exists(path):
+            raise UserError(f"--labels {path}: no such file.")
+        raise UserError(f"--labels {path}: unsupported file type {suffix or '(no extension)'!r}; give a "
+                        ".csv/.tsv/.txt file with one label per line, or an .npy vector.")
+    if labels.shape[0] != n:
+        raise UserError(f"--labels {path}: holds {labels.shape[0]} labels but DATA {description} has {n} objects; "
+                        "give one label per object of DATA, in its order.")
+    return labels

@@ -49,10 +49,11 @@ def is_mudata(obj):
 
 
 def refuse_container(data, name):
-    """A MuData is not an input cclust reads: say so, and what to pass instead."""
+    """A MuData is read by the multiview generator only: say so, and what to pass instead."""
     if is_mudata(data):
         raise ValidationError(
-            f"{name} is a MuData, which cclust does not read; pass one of its modalities, an AnnData such as "
+            f"{name} is a MuData, which only the multiview generator reads (cclust.generate('multiview', mdata, K): "
+            f"one ensemble of all its modalities); here pass one of its modalities, an AnnData such as "
             f"{name}.mod['rna'], or an array of features.")
 
 

@@ -15,6 +15,8 @@
 * :func:`plot_method_comparison` — a bar chart of a score per consensus method.
 * :func:`plot_markers` — the dot plot of :func:`cclust.markers`: each cluster's best features,
   their score (colour) and AUROC (size) in every cluster.
+* :func:`plot_resolution` — the stability of every resolution's clusters under subsampling,
+  from :func:`cclust.choose_resolution`, with the recommended resolution marked.
 * :func:`plot_memberships` — soft partitions (Hornik 2005): a membership matrix (objects x
   clusters, objects sorted by their hard label) of a soft result (``extras["membership"]``), of
   one partition of a :class:`cclust.soft.SoftEnsemble` or of all of them side by side.
@@ -36,7 +38,7 @@ Layout
 ------
 One private module per kind of figure, all read through this package: ``_consensus_matrix``,
 ``_select_k`` (the select_k panels, heatmap and tracking plot), ``_confidence``,
-``_comparison`` (method comparison, evaluation ranks), ``_memberships`` and ``_markers``; ``_common`` holds
+``_comparison`` (method comparison, evaluation ranks), ``_memberships``, ``_markers`` and ``_resolution``; ``_common`` holds
 what they share.
 """
 from cclust.plotting._consensus_matrix import plot_consensus_matrix
@@ -54,6 +56,7 @@ from cclust.plotting._confidence import object_confidence, plot_confidence
 from cclust.plotting._comparison import plot_evaluation, plot_method_comparison
 from cclust.plotting._memberships import plot_memberships
 from cclust.plotting._markers import plot_markers
+from cclust.plotting._resolution import plot_resolution
 
 __all__ = [
     "object_confidence",
@@ -70,6 +73,7 @@ __all__ = [
     "plot_select_k",
     "plot_cluster_stability",
     "plot_reference_null",
+    "plot_resolution",
     "plot_tracking",
 ]
 

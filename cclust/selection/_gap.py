@@ -108,8 +108,8 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
         k-means++ starts per K (R users pass ``nstart`` to ``kmeans`` for the same reason).
     random_state : int, numpy.random.Generator or None
     n_jobs : int or None
-        Threads: the reference data sets are clustered side by side, one per thread, and the
-        data's own k-means passes use them all (results do not depend on it).
+        Threads: each data set (the data and every reference) at each K is one task, and the
+        tasks run side by side, one per thread; results do not depend on it.
 
     Returns
     -------
@@ -148,32 +148,50 @@ def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="unif
     threads = check_n_jobs(n_jobs, "n_jobs")
     root = child_seeds(random_state, 1)[0]
 
-    def cluster(Y, seed, n_threads):
-        """log W_K of Y for K = 1..k_max and the labels, best of n_init k-means++ starts."""
-        logs, labels = np.empty(k_max), {1: np.zeros(Y.shape[0], dtype=np.int64)}
-        logs[0] = np.log(_reference.within_dispersion(Y, labels[1], d_power, n_threads))
-        for k in range(2, k_max + 1):
+    def log_w_at(Y, seed, k, n_threads):
+        """log W_K of Y at one K and its labels, the best of n_init k-means++ starts."""
+        if k == 1:
+            labels = np.zeros(Y.shape[0], dtype=np.int64)
+        else:
             starts = [np.random.default_rng(s) for s in np.random.SeedSequence(seed, spawn_key=(k,)).spawn(n_init)]
-            labels[k] = np.asarray(best_kmeans_labels(Y, k, starts, "k-means++", 100, 1e-4, n_threads)[0],
-                                   dtype=np.int64)
-            logs[k - 1] = np.log(_reference.within_dispersion(Y, labels[k], d_power, n_threads))
-        return logs, labels
+            labels = np.asarray(best_kmeans_labels(Y, k, starts, "k-means++", 100, 1e-4, n_threads)[0],
+                                dtype=np.int64)
+        return np.log(_reference.within_dispersion(Y, labels, d_power, n_threads)), labels
 
-    log_w, labels = cluster(X, np.random.SeedSequence(root, spawn_key=(0,)).generate_state(1)[0], threads)
     shape = _reference.ReferenceShape(X)
+    data_seed = np.random.SeedSequence(root, spawn_key=(0,)).generate_state(1)[0]
 
-    def one_reference(b):
-        """log W_K of reference b, from its own seeds: the same whichever thread runs it."""
+    def reference_of(b):
+        """Reference b and its k-means seed, from its own seeds: the same whichever thread draws it."""
         draw, run = np.random.SeedSequence(root, spawn_key=(1, b)).spawn(2)
-        return cluster(shape.draw(reference, np.random.default_rng(draw)), run.generate_state(1)[0], 1)[0]
+        return shape.draw(reference, np.random.default_rng(draw)), run.generate_state(1)[0]
 
-    # the references are independent: one per thread (k-means and the distance sums release the GIL)
-    workers = min(threads, n_references)
+    draws = _reference.SharedDraws(reference_of, k_max)
+
+    def task(b_k, n_threads=1):
+        """log W_K (and the labels) of one data set at one K: b = -1 is the data, 0..B-1 the references."""
+        b, k = b_k
+        if b < 0:
+            return log_w_at(X, data_seed, k, n_threads)
+        Y, seed = draws.get(b)
+        try:
+            return log_w_at(Y, seed, k, n_threads)
+        finally:
+            draws.done(b)
+
+    # every (data set, K) is independent and takes its randomness from its own seeds, so the
+    # tasks run one per thread (k-means and the distance sums release the GIL) in any order
+    # and give the same numbers; a data set is drawn once and dropped after its last K
+    tasks = [(b, k) for b in range(-1, n_references) for k in range(1, k_max + 1)]
+    workers = min(threads, len(tasks))
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            logs = np.array(list(pool.map(one_reference, range(n_references))))
+            results = list(pool.map(task, tasks))
     else:
-        logs = np.array([one_reference(b) for b in range(n_references)])
+        results = [task(t) for t in tasks]
+    log_w = np.array([results[k][0] for k in range(k_max)])
+    labels = {k: results[k - 1][1] for k in range(1, k_max + 1)}
+    logs = np.array([r[0] for r in results[k_max:]]).reshape(n_references, k_max)
     e_log_w = logs.mean(axis=0)
     se_sim = np.sqrt(1.0 + 1.0 / n_references) * logs.std(axis=0, ddof=1)
     gap = e_log_w - log_w

@@ -8,11 +8,20 @@
 #include <emmintrin.h>
 #endif
 
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(CCLUST_NO_SIMD_VARIANTS)
+#define CCLUST_DISTANCES_AVX2 1
+#include <immintrin.h>
+#endif
+
 #include "cclust/parallel.hpp"
 
 namespace cclust {
 
 namespace {
+
+double finish_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, const double* xi,
+                       int64_t body, const double* lanes);
 
 // sum over j in [from, m) of ||x_i - x_j|| from the features in columns (columns[k * m + j]), in
 // one fixed order whatever the instruction set: each squared distance summed over the features
@@ -54,6 +63,13 @@ double row_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, c
         }
     }
 #endif
+    return finish_root_sum(columns, m, d, from, xi, body, lanes);
+}
+
+// The terms after the four-lane body, one by one, after the lanes' sum.
+double finish_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, const double* xi,
+                       int64_t body, const double* lanes) {
+    const int64_t count = m - from;
     double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     for (int64_t j = body; j < count; ++j) {
         double sq = 0.0;
@@ -64,6 +80,41 @@ double row_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, c
         sum += std::sqrt(sq);
     }
     return sum;
+}
+
+#if defined(CCLUST_DISTANCES_AVX2)
+// row_root_sum with the four lanes in one AVX2 vector: the same operations on each lane in the
+// same order (no fused multiply-add: the build turns contraction off), so the same bits, and
+// four square roots at a time, which doubles their throughput on the CPUs that have it.
+__attribute__((target("avx2"))) double row_root_sum_avx2(const double* columns, int64_t m, int64_t d,
+                                                         int64_t from, const double* xi) {
+    const int64_t count = m - from;
+    const int64_t body = count - count % 4;
+    double lanes[4];
+    __m256d run = _mm256_setzero_pd();
+    for (int64_t j = 0; j < body; j += 4) {
+        __m256d sq = _mm256_setzero_pd();
+        for (int64_t k = 0; k < d; ++k) {
+            const __m256d a = _mm256_sub_pd(_mm256_loadu_pd(columns + k * m + from + j), _mm256_set1_pd(xi[k]));
+            sq = _mm256_add_pd(sq, _mm256_mul_pd(a, a));
+        }
+        run = _mm256_add_pd(run, _mm256_sqrt_pd(sq));
+    }
+    _mm256_storeu_pd(lanes, run);
+    return finish_root_sum(columns, m, d, from, xi, body, lanes);
+}
+
+bool use_avx2() {
+    static const bool supported = __builtin_cpu_supports("avx2");
+    return supported;
+}
+#endif
+
+double root_sum(const double* columns, int64_t m, int64_t d, int64_t from, const double* xi) {
+#if defined(CCLUST_DISTANCES_AVX2)
+    if (use_avx2()) return row_root_sum_avx2(columns, m, d, from, xi);
+#endif
+    return row_root_sum(columns, m, d, from, xi);
 }
 
 }  // namespace
@@ -91,7 +142,7 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
             for (int64_t k = 0; k < d; ++k) xi[static_cast<size_t>(k)] = columns[static_cast<size_t>(k * m + i)];
             double sum = 0.0;
             if (root) {
-                sum = row_root_sum(columns.data(), m, d, i + 1, xi.data());
+                sum = root_sum(columns.data(), m, d, i + 1, xi.data());
             } else {
                 const int64_t count = m - i - 1;
                 double* sq = squares.data();
@@ -110,6 +161,49 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
     }
     double total = 0.0;
     for (int64_t i = 0; i < m; ++i) total += row_sums[static_cast<size_t>(i)];
+    return total;
+}
+
+int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, double high, int n_threads) {
+    if (n < 2 || H < 1) return 0;
+    // The labels by resample (H x n), so that one object's pairs with the objects after it are
+    // counted one resample at a time over contiguous memory.
+    std::vector<int32_t> columns(static_cast<size_t>(n * H));
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t h = 0; h < H; ++h) columns[static_cast<size_t>(h * n + i)] = L[i * H + h];
+    int64_t total = 0;
+    (void)n_threads;
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(n_threads < 1 ? 1 : n_threads) reduction(+ : total)
+#endif
+    {
+        std::vector<int32_t> sampled(static_cast<size_t>(n)), together(static_cast<size_t>(n));
+#if defined(_OPENMP)
+#pragma omp for schedule(dynamic, 16)
+#endif
+        for (int64_t i = 0; i < n - 1; ++i) {
+            const int64_t count = n - i - 1;
+            int32_t* __restrict smp = sampled.data();
+            int32_t* __restrict tog = together.data();
+            std::fill(smp, smp + count, 0);
+            std::fill(tog, tog + count, 0);
+            for (int64_t h = 0; h < H; ++h) {
+                const int32_t a = columns[static_cast<size_t>(h * n + i)];
+                if (a < 0) continue;  // i not drawn in h: no pair with i was drawn together in h
+                const int32_t* __restrict other = columns.data() + h * n + i + 1;
+                for (int64_t j = 0; j < count; ++j) {
+                    smp[j] += other[j] >= 0;
+                    tog[j] += other[j] == a;
+                }
+            }
+            int64_t inside = 0;
+            for (int64_t j = 0; j < count; ++j) {
+                const double value = smp[j] > 0 ? static_cast<double>(tog[j]) / static_cast<double>(smp[j]) : 0.0;
+                inside += value > low && value <= high;
+            }
+            total += inside;
+        }
+    }
     return total;
 }
 

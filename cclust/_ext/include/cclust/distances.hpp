@@ -11,4 +11,12 @@ namespace cclust {
 // row order, so the result is bitwise the same for any number of threads.
 double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, int n_threads);
 
+// The number of pairs i < j whose consensus entry lies in (low, high], from the resampling
+// labels alone (Monti et al. 2003's consensus matrix, ConsensusClusterPlus's PAC): L is n x H,
+// row-major, L[i * H + h] the cluster of object i in resample h or -1 where it was not drawn.
+// The entry of a pair is together / sampled (the resamples that drew both, and of them those
+// that put both in one cluster) as a double, 0 when no resample drew both; with no n x n array.
+// An integer count, so the same for any number of threads.
+int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, double high, int n_threads);
+
 }  // namespace cclust
