@@ -49,15 +49,15 @@ def main():
         print(rows[-1], flush=True)
 
     for data, y_true, E in problems(10_000):
-        exact = timed(lambda: addremadd(E, None, max_bytes=2**32, n_threads=2))
+        exact = timed(lambda: addremadd(E, None, max_bytes=2**32, n_jobs=2))
         report(data, 10_000, "exact", [exact])
         for sample in args.samples:
-            runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_threads=2))
+            runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_jobs=2))
                     for seed in range(args.seeds)]
             report(data, 10_000, sample, runs, exact[0])
     _, y_true, E = next(problems(args.large_n))  # blobs: pendigits has 10,992 objects
     for sample in args.large_samples:
-        runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_threads=2))
+        runs = [timed(lambda: addremadd(E, None, sample_size=sample, random_state=seed, n_jobs=2))
                 for seed in range(args.seeds)]
         report("blobs", args.large_n, sample, runs)
     write_table(f"AddRemAdd's sampled route ({cpu_model()}, {os.cpu_count()} cores shared with other jobs: "

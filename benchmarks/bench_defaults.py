@@ -123,7 +123,7 @@ def run(suites, data_dir, variants, n_threads, only=None, n_seeds=None):
                 for label, method, params in variants:
                     extra = {"X": X} if method in NEEDS_X else {}
                     if method not in ("best", "gkcc", "wokmeans", "em-mixture") and n_threads:
-                        extra["n_threads"] = n_threads
+                        extra["n_jobs"] = n_threads
                     t0 = time.perf_counter()
                     try:
                         with warnings.catch_warnings():

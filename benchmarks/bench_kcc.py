@@ -61,9 +61,9 @@ def bench(label, E, y, k, n_init, dense_max, repeats, rows, threads):
     ari = cclust.get("ari")
     r = E.n_partitions
     t_kcc, res = best_of(lambda: cclust.consensus("kcc", E, k, utility="uc", init="k-means++",
-                                                  n_init=n_init, random_state=0, n_threads=threads), repeats)
+                                                  n_init=n_init, random_state=0, n_jobs=threads), repeats)
     t_random, res_random = best_of(lambda: cclust.consensus("kcc", E, k, utility="uc", init="random",
-                                                            n_init=n_init, random_state=0, n_threads=threads), repeats)
+                                                            n_init=n_init, random_state=0, n_jobs=threads), repeats)
     passes = int(res.extras["n_iter_per_restart"].sum() + n_init)
     adds = E.n_samples * r * k * passes
     obj = res.extras["kmeans_objective"] * r

@@ -174,7 +174,7 @@ def hash_inputs(cache):
     yield "pendigits-ulp5-K7-random", cclust.Ensemble(pend), 7, {"utility": "ulp", "p": 5, "init": "random"}
     yield "duplicates-ucos-K10", cclust.Ensemble(dup), 10, {"utility": "ucos"}
     yield "blobs1e5-uh-K26", cclust.Ensemble(small[:30000]), 26, {"n_init": 2}
-    yield "pendigits-uh-K3-1thread", cclust.Ensemble(pend[:3000, :20]), 3, {"n_threads": 1}
+    yield "pendigits-uh-K3-1thread", cclust.Ensemble(pend[:3000, :20]), 3, {"n_jobs": 1}
 
 
 def result_hash(res):

@@ -12,7 +12,7 @@ realistic k-means ensembles of two data sets at each n:
 Every result's labels are hashed (SHA-256 of the int64 labels). ``--record FILE`` stores the
 hashes (run it on the code before a change); ``--check FILE`` compares against them in the same
 run, so a speed-up that changed any label shows as "NO" in the "same labels" column.
-``--threads`` sets AddRemAdd's ``n_threads`` (one run per value). ``--memory`` measures
+``--threads`` sets AddRemAdd's ``n_jobs`` (one run per value). ``--memory`` measures
 the peak memory of each call instead, in a child process.
 
 Usage::
@@ -78,7 +78,7 @@ def main():
     parser.add_argument("--methods", nargs="+", default=["addremadd", "ls-agglomerative"])
     parser.add_argument("--data", nargs="+", default=["blobs", "pendigits"])
     parser.add_argument("--threads", type=int, nargs="+", default=[2],
-                        help="AddRemAdd's n_threads (each value is a run; the labels must agree)")
+                        help="AddRemAdd's n_jobs (each value is a run; the labels must agree)")
     parser.add_argument("--record", default=None, help="store the label hashes in this JSON file")
     parser.add_argument("--check", default=None, help="compare the label hashes with this JSON file")
     parser.add_argument("--memory", action="store_true",
@@ -101,7 +101,7 @@ def main():
             for method, threads in runs:
                 kwargs = {"max_bytes": 64 * n * n}
                 if threads is not None:
-                    kwargs["n_threads"] = threads
+                    kwargs["n_jobs"] = threads
                 res, elapsed, cpu_s = timed(lambda: cclust.get(method)(E, None, **kwargs))
                 key = f"{method}/{data}/{n}"
                 h = digest(res.labels)

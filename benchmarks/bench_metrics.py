@@ -29,7 +29,7 @@ def machine_line():
     import sklearn
 
     from cclust._ext import _contingency
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     try:
         usable = len(os.sched_getaffinity(0))
@@ -38,7 +38,7 @@ def machine_line():
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return (f"{cpu_model()}, {os.cpu_count()} logical cores ({usable} usable), "
             f"OpenMP {'on' if _contingency.openmp_enabled() else 'off'}, cclust threads "
-            f"{check_n_threads(None)}; Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"{check_n_jobs(None)}; Python {platform.python_version()}, NumPy {np.__version__}, "
             f"scikit-learn {sklearn.__version__}; load average at start {load}")
 
 
@@ -62,9 +62,9 @@ def main(argv=None):
         # NMI with the same (sqrt = geometric) normalisation on both sides
         "NMI": (cm.nmi, lambda a, b: skm.normalized_mutual_info_score(a, b, average_method="geometric")),
     }
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
-    threads = args.threads or sorted({1, check_n_threads(None)})
+    threads = args.threads or sorted({1, check_n_jobs(None)})
     machine = machine_line()
     rows = []
     for n in args.sizes:

@@ -7,7 +7,7 @@ A user's machine is often busy with other work. This script runs the same calls
 * ``addremadd`` (Mirkin & Shestakov) on the first 6,000 objects of pendigits, and SciPy's
   average linkage on the same co-association (its distance form; building it included),
 
-with ``n_threads``/``n_jobs`` = 1, 2 and the default (None: the cores not busy elsewhere, see
+with ``n_jobs`` = 1, 2 and the default (None: the cores not busy elsewhere, see
 ``cclust.validation.default_threads``), once on the machine as it is and once with ``--load N``
 busy processes started by the script itself (one pure-Python loop each, the load of another
 program using N cores). Every call runs in a fresh child process, so no thread pool or cache
@@ -53,7 +53,7 @@ out = {{}}
 if what == "gkcc":
     E = cclust.generate("kmeans", X, 10, n_partitions=100, random_state=1)
     start = clock()
-    cclust.get("kcc")(E, 10, random_state=0, n_threads=threads)
+    cclust.get("kcc")(E, 10, random_state=0, n_jobs=threads)
     out["kcc"] = since(start)
     start = clock()
     cclust.get("gkcc")(E, 10, X=X, random_state=0, n_jobs=threads)
@@ -62,7 +62,7 @@ else:
     P = X[:6000]
     E = cclust.generate("kmeans", P, 10, n_partitions=100, k_range=(5, 15), init="random", random_state=1)
     start = clock()
-    cclust.get("addremadd")(E, None, n_threads=threads)
+    cclust.get("addremadd")(E, None, n_jobs=threads)
     out["addremadd"] = since(start)
     start = clock()
     A = E.coassociation()

@@ -27,7 +27,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--route", choices=["auto", "blas", "exact"], default="auto")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=None, help="n_threads of uspec (default: all)")
+    parser.add_argument("--threads", type=int, default=None, help="n_jobs of uspec (default: all)")
     parser.add_argument("--data", default="/work/shared/data/mnist_test.npz")
     args = parser.parse_args()
     if args.route != "auto":
@@ -39,7 +39,7 @@ def main():
     print(f"hybrid_representatives(X, 1000, 0): {R.shape[0]} representatives, {cpu:.2f} s CPU, {wall:.2f} s wall")
     scores, cpus, walls = [], [], []
     for seed in range(args.seeds):
-        labels, wall, cpu = timed(lambda: uspec_module.uspec(X, 10, seed, n_threads=args.threads))
+        labels, wall, cpu = timed(lambda: uspec_module.uspec(X, 10, seed, n_jobs=args.threads))
         scores.append(nmi(labels, y))
         cpus.append(cpu)
         walls.append(wall)

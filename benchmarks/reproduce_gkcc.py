@@ -84,13 +84,13 @@ def run_dataset(name, X, y, seeds, n_jobs, choice_seeds):
         E = res.extras["ensemble"]
         r = E.n_partitions
         t0 = time.perf_counter()
-        plain = kcc(E, K, utility="uc", init="random", n_init=1, random_state=s, n_threads=n_jobs)
-        plus = kcc(E, K, utility="uc", init="k-means++", n_init=1, random_state=s, n_threads=n_jobs)
-        fused = kcc(E, K, utility="uc", init="random", n_init=10, random_state=s, n_threads=n_jobs)
+        plain = kcc(E, K, utility="uc", init="random", n_init=1, random_state=s, n_jobs=n_jobs)
+        plus = kcc(E, K, utility="uc", init="k-means++", n_init=1, random_state=s, n_jobs=n_jobs)
+        fused = kcc(E, K, utility="uc", init="random", n_init=10, random_state=s, n_jobs=n_jobs)
         timing["kcc"] += time.perf_counter() - t0
         t0 = time.perf_counter()
         rps = cclust.generate("kmeans", X, K, n_partitions=r, k_range=(2, K), random_state=s, n_jobs=n_jobs)
-        on_rps = kcc(rps, K, utility="uc", init="random", n_init=10, random_state=s, n_threads=n_jobs)
+        on_rps = kcc(rps, K, utility="uc", init="random", n_init=10, random_state=s, n_jobs=n_jobs)
         timing["rps"] += time.perf_counter() - t0
         for key, labels in (("gkcc", res.labels), ("kcc", plain.labels), ("kccpp", plus.labels),
                             ("kcc_greedy", fused.labels)):

@@ -136,7 +136,7 @@ def parse_seeds(spec):
 
 def machine_line(n_threads):
     from cclust._ext import _contingency
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     try:
         usable = len(os.sched_getaffinity(0))
@@ -145,7 +145,7 @@ def machine_line(n_threads):
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return (f"{cpu_model()}, {os.cpu_count()} logical cores ({usable} usable), OpenMP "
             f"{'on' if _contingency.openmp_enabled() else 'off'}, cclust threads "
-            f"{check_n_threads(n_threads)}; Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"{check_n_jobs(n_threads)}; Python {platform.python_version()}, NumPy {np.__version__}, "
             f"cclust {cclust.__version__}; load average at start {load}")
 
 
@@ -174,7 +174,7 @@ def run_dataset(name, X, y, seeds, k_range_mode, n_threads, log, init="random"):
                 warnings.simplefilter("always")
                 start = time.perf_counter()
                 res = cclust.consensus("kcc", ensemble, K, utility=utility, p=p, init=init,
-                                       random_state=seed, n_threads=n_threads)
+                                       random_state=seed, n_jobs=n_threads)
                 out["seconds"][s_idx, u_idx] = time.perf_counter() - start
             for w in caught:
                 out["warnings"].append(f"{label} seed {seed}: {w.category.__name__}: {w.message}")

@@ -114,7 +114,7 @@ def one_repetition(table, setting, rep, n_threads, center_variance, priors="equa
                         max_iter=max_iter, random_state=seed + 1, n_jobs=n_threads)
     out = {}
     start = time.perf_counter()
-    res = addremadd(E, n_threads=n_threads)
+    res = addremadd(E, n_jobs=n_threads)
     out["ARA"] = _score(y, res.labels) + (time.perf_counter() - start,)
     start = time.perf_counter()
     res = ls_agglomerative(E)

@@ -159,7 +159,7 @@ def show_config(file=None):
     import scipy
 
     from cclust._ext import _contingency
-    from cclust.validation import available_cores, check_n_threads
+    from cclust.validation import available_cores, check_n_jobs
     from cclust.registry import KNOWN_PLUGINS, install_hint
 
     def installed(dist):
@@ -176,7 +176,7 @@ def show_config(file=None):
         "scipy": scipy.__version__,
         "openmp": _contingency.openmp_enabled(),
         "openmp_max_threads": _contingency.max_threads(),
-        "threads_used_by_default": check_n_threads(None),
+        "threads_used_by_default": check_n_jobs(None),
         "cores": available_cores(),
         "pymetis": installed("pymetis") or "not installed",
     }

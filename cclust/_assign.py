@@ -250,7 +250,7 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
     >>> cclust.predict([0, 0, 1, 1], X, [[0.1, 0.3]], method="knn", n_neighbors=3).tolist()
     [0]
     """
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     X = features(X, "X")
     X_new = features(X_new, "X_new")
@@ -261,7 +261,7 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
         raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} uses "
                               "no neighbours: drop n_neighbors or pass method='knn'.")
     k = check_neighbors(n_neighbors, X.shape[0])
-    threads = check_n_threads(n_jobs, "n_jobs")
+    threads = check_n_jobs(n_jobs, "n_jobs")
     return assign(X, labels, X_new, method, k, threads)
 
 

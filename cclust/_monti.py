@@ -197,7 +197,6 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
     n = X.shape[0]
     out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
     if inner == "kmeans":
-        from cclust.generators import _best_kmeans_labels
         from cclust.validation import spawn_seed_sequences
 
         seeds = {k: np.random.SeedSequence(root, spawn_key=(k,)).generate_state(len(samples), dtype=np.uint32)
@@ -215,8 +214,8 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
             if algorithm == "hartigan-wong":
                 out[k][idx, h] = hartigan_wong_labels(rows, k, rng, init=init or "random")
             else:
-                out[k][idx, h] = _best_kmeans_labels(np.ascontiguousarray(rows), k, [rng] * n_init,
-                                                     init or "k-means++", 100, 1e-4)[0]
+                out[k][idx, h] = best_kmeans_labels(np.ascontiguousarray(rows), k, [rng] * n_init,
+                                                    init or "k-means++", 100, 1e-4)[0]
 
         tasks = [(k, h) for k in k_values for h in range(len(samples))]
     else:
@@ -592,7 +591,7 @@ def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, 
     if keep_matrix:
         from cclust.ensemble import Ensemble
 
-        out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_threads=n_jobs)
+        out.matrix = Ensemble(L).knn_coassociation(30, random_state=seed, dtype=np.float64, n_jobs=n_jobs)
     return out
 
 
@@ -615,3 +614,21 @@ def pac_only(L, k, interval, sampled=None, pairs=None):
     threads = default_threads() if n * n * labels.shape[1] > 2e7 else 1  # small: no parallel region
     ambiguous = _distances.consensus_pairs_in(labels, float(low), float(high), threads)
     return ambiguous / (n * (n - 1) // 2)
+
+
+def best_kmeans_labels(X, k, rngs, init, max_iter, tol, n_threads=1):
+    """One k-means run (``cclust.generators._kmeans_labels``) from each random stream of ``rngs``
+    in turn (the same stream given several times runs from its successive draws); the labels and
+    centres of the run with the lowest within sum of squares, the first of equal ones. One stream:
+    that run, no sum. The inner k-means of Monti's protocol and of the gap statistic."""
+    from cclust.generators import _kmeans_labels
+
+    best = None
+    for rng in rngs:
+        labels, centres = _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads)
+        if len(rngs) == 1:
+            return labels, centres
+        sse = float(((X - centres[labels]) ** 2).sum())
+        if best is None or sse < best[0]:
+            best = (sse, labels, centres)
+    return best[1], best[2]

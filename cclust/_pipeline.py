@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from cclust.validation import check_array_2d, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_float, spawn_seed_sequences
 from cclust.errors import ValidationError
 from cclust.base import accepts
 
@@ -204,12 +204,49 @@ def call_method(fn, ensemble, n_clusters, params, seed, X, n_jobs, verbose):
     kwargs = dict(params)
     if X is not None and (method_info(fn).requires_X or accepts(fn, "X", var_keyword=False)):
         kwargs["X"] = X
-    if accepts(fn, "n_threads", var_keyword=False):
-        kwargs["n_threads"] = n_jobs
-    elif accepts(fn, "n_jobs", var_keyword=False):
+    if accepts(fn, "n_jobs", var_keyword=False):
         kwargs["n_jobs"] = n_jobs
+    elif accepts(fn, "n_threads", var_keyword=False):  # a third party's function may still say n_threads
+        kwargs["n_threads"] = n_jobs
     if verbose and accepts(fn, "verbose", var_keyword=False):
         kwargs["verbose"] = verbose
     # the registered names are the functions' names with '-' for '_' (gp_mgla is "gp-mgla")
     with memory_refusal(getattr(fn, "__name__", "the consensus function").replace("_", "-")):
         return fn(ensemble, n_clusters, random_state=seed, **kwargs)
+
+
+def check_sampling_weights(weights, name, length, draws, what, fraction):
+    """CCP's weightsItem/weightsFeature: None, or a finite non-negative vector of ``length``
+    with at least ``draws`` positive entries (R's ``sample`` needs as many to draw from)."""
+    if weights is None:
+        return None
+    try:
+        w = np.array(weights, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} must be an array of {length} non-negative numbers, got {weights!r}.") from None
+    if w.ndim != 1 or w.shape[0] != length:
+        raise ValidationError(f"{name} must have one weight per {what[:-1]} ({length}), got shape {w.shape}.")
+    if not np.isfinite(w).all():
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValidationError(f"{name} must be finite, got {w[bad]!r} at index {bad}.")
+    if (w < 0).any():
+        bad = int(np.flatnonzero(w < 0)[0])
+        raise ValidationError(f"{name} must be non-negative, got {w[bad]!r} at index {bad}.")
+    positive = int((w > 0).sum())
+    if positive < draws:
+        raise ValidationError(f"{name} has {positive} positive weights, but each resample draws {draws} {what} "
+                              f"without replacement; give more positive weights or lower {fraction}.")
+    return w
+
+
+def check_pac_interval(pac_interval):
+    """``pac_interval`` as the pair ``(u1, u2)`` with ``0 <= u1 < u2 <= 1`` (PAC's window)."""
+    try:
+        low, high = pac_interval
+    except (TypeError, ValueError):
+        raise ValidationError(f"pac_interval must be a pair (u1, u2), got {pac_interval!r}.") from None
+    low = check_float(low, "pac_interval[0]", low=0, high=1)
+    high = check_float(high, "pac_interval[1]", low=0, high=1)
+    if not low < high:
+        raise ValidationError(f"pac_interval must satisfy 0 <= u1 < u2 <= 1, got {pac_interval!r}.")
+    return low, high

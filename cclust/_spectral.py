@@ -13,8 +13,15 @@ from cclust._dense_blocks import BlasDenseBlocks
 from cclust._engine import dense_lloyd, random_seeds, useful_threads
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread
-from cclust.validation import (check_array_2d, check_int, check_k_range, check_n_threads, check_random_state,
-                               require_memory)
+from cclust.validation import (
+    check_array_2d,
+    check_int,
+    check_k_range,
+    check_n_jobs,
+    check_random_state,
+    renamed_threads,
+    require_memory,
+)
 
 #: p of the paper's experiments (Huang et al. 2020, sec. 4.2).
 DEFAULT_REPRESENTATIVES = 1000
@@ -68,8 +75,9 @@ def squared_distances(A, B):
     return D
 
 
+@renamed_threads
 def hybrid_representatives(X, n_representatives, random_state=None, *, candidate_factor=CANDIDATE_FACTOR,
-                           max_iter=_SELECTION_ITER, n_threads=1):
+                           max_iter=_SELECTION_ITER, n_jobs=1):
     """Hybrid representative selection (Huang et al. 2020, sec. 3.1.1).
 
     ``min(candidate_factor p, n)`` candidates drawn uniformly without replacement, then k-means
@@ -78,7 +86,7 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
     becomes n. When p' = p (p = n in particular) the candidates themselves are the
     representatives, in the random order in which they were drawn (each distinct point once, at
     its first draw), so that ties between equally distant representatives, which go to the lower
-    index, are broken at random. ``n_threads`` only changes the speed of the k-means (its
+    index, are broken at random. ``n_jobs`` only changes the speed of the k-means (its
     results do not depend on it).
 
     Route of the k-means. The paper's hybrid selection is a k-means of p centres on the p'
@@ -109,7 +117,7 @@ def hybrid_representatives(X, n_representatives, random_state=None, *, candidate
         return distinct_rows(X[drawn])
     candidates = X[np.sort(drawn)]
     run = blas_kmeans if X.shape[1] >= BLAS_MIN_FEATURES else engine_kmeans
-    _, centres = run(np.ascontiguousarray(candidates, dtype=np.float64), p, rng, max_iter, n_threads)
+    _, centres = run(np.ascontiguousarray(candidates, dtype=np.float64), p, rng, max_iter, n_jobs)
     return distinct_rows(centres[np.isfinite(centres).all(axis=1)])
 
 
@@ -181,7 +189,7 @@ def nearest_in_index(X, index, n_neighbors, *, n_threads=None):
     from cclust._ext import _uspec
 
     X = np.ascontiguousarray(X, dtype=np.float64)
-    n_threads = useful_threads(X.shape[0], check_n_threads(n_threads))
+    n_threads = useful_threads(X.shape[0], check_n_jobs(n_threads))
     return _uspec.nearest_representatives(X, index.R, index.centres, index.member_start, index.members,
                                           index.neighborhood, int(n_neighbors), n_threads)
 

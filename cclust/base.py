@@ -27,7 +27,7 @@ from types import MappingProxyType
 import numpy as np
 
 from cclust.errors import ContractError, ValidationError
-from cclust.validation import check_float
+from cclust.validation import check_float, renamed_threads
 
 __all__ = ["API_VERSION", "KINDS", "MethodInfo", "OBJECT_ORDERS", "declare", "method_info", "accepts",
            "Utility", "FAMILIES", "check_contract"]
@@ -331,9 +331,10 @@ class Utility:
             return self.mu(dists)
         return np.array([float(self.mu(row)) for row in dists])
 
-    def consensus_value(self, ensemble, labels, n_clusters=None, *, n_threads=None):
+    @renamed_threads
+    def consensus_value(self, ensemble, labels, n_clusters=None, *, n_jobs=None):
         """Gamma = sum_i w_i U(pi, pi_i) (Wu et al. 2015, eq. 1) of a consensus labelling."""
-        table = ensemble.contingency(labels, n_clusters, n_threads=n_threads)
+        table = ensemble.contingency(labels, n_clusters, n_jobs=n_jobs)
         return float(ensemble.weights @ self.partition_utilities(ensemble, table))
 
 

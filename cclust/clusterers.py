@@ -825,10 +825,10 @@ def heterogeneous(X, n_clusters, *, generators=None, n_partitions=None, random_s
     """
     from cclust.base import accepts
     from cclust.registry import get
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     entries = _spec_entries(generators, n_partitions)
-    check_n_threads(n_jobs, "n_jobs")
+    check_n_jobs(n_jobs, "n_jobs")
     fns = []
     for name, _, params in entries:
         if name == "heterogeneous":

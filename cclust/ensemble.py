@@ -14,7 +14,7 @@ starts with an empty cache of its own.
 import numpy as np
 
 from cclust.errors import ValidationError
-from cclust.validation import check_int, check_n_threads, label_vector, require_memory
+from cclust.validation import check_int, check_n_jobs, label_vector, renamed_threads, require_memory
 
 
 def _selection(index, size, name):
@@ -602,8 +602,9 @@ class Ensemble:
         return (n * n * dtype.itemsize + n * width * 16 + (n * self.n_partitions * 16 if self.has_missing else 0)
                 + 3 * 8 * min(n, max(1, 2**22 // n)) * n)
 
+    @renamed_threads
     def knn_coassociation(self, n_neighbors=30, *, n_bands=8, band_size=None, window=None, random_state=None,
-                          dtype=np.float32, max_bytes=None, n_threads=None):
+                          dtype=np.float32, max_bytes=None, n_jobs=None):
         """Sparse co-association keeping each object's ``n_neighbors`` strongest pairs (approximate kNN).
 
         The scalable route for the methods that read the co-association (CSPA, EAC with single
@@ -664,12 +665,12 @@ class Ensemble:
             None: ``max(8, n_neighbors)``. Recall depends mostly on ``window * n_bands``.
         random_state : int, Generator or None
             Seeds the bands' partition orders; the same seed gives the same matrix for any
-            ``n_threads``.
+            ``n_jobs``.
         dtype : float32 or float64, default=float32
         max_bytes : int, default=None
             Memory budget (see :func:`cclust.validation.memory_budget`); the estimate is checked before any
             large allocation.
-        n_threads : int, default=None
+        n_jobs : int, default=None
             Threads comparing label rows (NumPy releases the GIL); None: every core
             elsewhere (:func:`cclust.validation.default_threads`).
 
@@ -710,12 +711,12 @@ class Ensemble:
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValidationError(f"dtype must be float32 or float64, got {dtype}.")
-        n_threads = check_n_threads(n_threads)
+        n_jobs = check_n_jobs(n_jobs)
         rng = check_random_state(random_state)
         k = min(n_neighbors, max(n - 1, 1))
         window = max(8, n_neighbors) if window is None else window
         return knn_graph(self, k, n_bands, min(r, 24) if band_size is None else band_size, window, rng, dtype,
-                         max_bytes, n_threads)
+                         max_bytes, n_jobs)
 
     def _pair_denominators_at(self, rows, cols):
         """sum_i w_i [x and y both labelled in pi_i] for the listed pairs only."""
@@ -727,7 +728,8 @@ class Ensemble:
             out[start:start + step] = (M[r] & M[c]) @ self._weights
         return out
 
-    def contingency(self, labels, n_clusters=None, *, n_threads=None):
+    @renamed_threads
+    def contingency(self, labels, n_clusters=None, *, n_jobs=None):
         """Contingency table of a labelling against every partition at once.
 
         Parameters
@@ -769,11 +771,12 @@ class Ensemble:
         return label_table(
             self._labels if self._labels.flags.c_contiguous else np.ascontiguousarray(self._labels),
             self._offsets, np.ascontiguousarray(y, dtype=np.int32), int(n_clusters),
-            check_n_threads(n_threads))
+            check_n_jobs(n_jobs))
 
-    def contingency_blocks(self, labels, n_clusters=None, *, n_threads=None):
+    @renamed_threads
+    def contingency_blocks(self, labels, n_clusters=None, *, n_jobs=None):
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
-        table = self.contingency(labels, n_clusters, n_threads=n_threads)
+        table = self.contingency(labels, n_clusters, n_jobs=n_jobs)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
 
 

@@ -32,11 +32,12 @@ from cclust._pipeline import (
     call_method,
     check_name,
     check_params_dict,
+    check_sampling_weights,
     child_seeds,
     generate_ensemble,
     validate_X,
 )
-from cclust.validation import check_distinct_rows, check_int, check_n_threads
+from cclust.validation import check_distinct_rows, check_int, check_n_jobs
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
@@ -87,8 +88,9 @@ class ConsensusClustering:
         from one ``numpy.random.SeedSequence``), so the same int gives the same labels on every
         fit, for any ``n_jobs``. A Generator or RandomState is drawn from once per fit.
     n_jobs : int or None, default=None
-        Threads: passed as ``n_jobs`` to the generator and as ``n_threads`` (or ``n_jobs``) to
-        the consensus function when it takes one. None uses every core
+        Threads: passed as ``n_jobs`` to the generator and to the consensus function when it
+        takes it (a third party's function that still says ``n_threads`` gets it under that
+        name). None uses every core
         (:func:`cclust.validation.default_threads`), -1 every core whatever the environment says. Labels do not
         depend on it.
     verbose : int, default=0
@@ -390,7 +392,7 @@ class ConsensusClustering:
         generator_params = check_params_dict(self.generator_params, "generator_params",
                                              RESERVED_GENERATOR, "ConsensusClustering")
         verbose = check_int(self.verbose, "verbose", low=0)
-        check_n_threads(self.n_jobs, "n_jobs")  # validated here; passed on as given
+        check_n_jobs(self.n_jobs, "n_jobs")  # validated here; passed on as given
 
         features = None
         feature_names = None
@@ -564,7 +566,7 @@ class ConsensusClustering:
             raise ValidationError(f"n_neighbors={n_neighbors!r} is the vote of method='knn'; method={method!r} "
                                   "uses no neighbours: drop n_neighbors or pass method='knn'.")
         k = _assign.check_neighbors(n_neighbors, fitted.shape[0])
-        return _assign.assign(fitted, self.labels_, rows, method, k, check_n_threads(self.n_jobs, "n_jobs"))
+        return _assign.assign(fitted, self.labels_, rows, method, k, check_n_jobs(self.n_jobs, "n_jobs"))
 
     def _check_own_generation(self, generator_params, resampling, n_keep, reweigh):
         """Refuse the settings of generation for a method that makes its own partitions of X."""
@@ -585,7 +587,6 @@ class ConsensusClustering:
     def _check_resampling(self, features, ensemble, n_clusters, sample_weight):
         """None without resampling, else (subsample, feature_subsample, item weights, feature weights)."""
         from cclust import _monti
-        from cclust.selection import _check_sampling_weights
         from cclust.validation import check_float
 
         subsample = check_float(self.subsample, "subsample", low=0, high=1, low_open=True)
@@ -602,9 +603,9 @@ class ConsensusClustering:
         if subsample == 1 and feature_subsample == 1:
             # every object and feature is drawn: the weights are checked but change nothing, as in
             # ConsensusClusterPlus and select_k (and sample_weight=ones is the same fit as None)
-            checked = [(_check_sampling_weights(item_weights, item_name, n, 0, "objects", "subsample"), item_name)]
+            checked = [(check_sampling_weights(item_weights, item_name, n, 0, "objects", "subsample"), item_name)]
             if features is not None:
-                checked.append((_check_sampling_weights(self.feature_weights, "feature_weights", d, 0, "features",
+                checked.append((check_sampling_weights(self.feature_weights, "feature_weights", d, 0, "features",
                                                         "feature_subsample"), "feature_weights"))
             for w, name in checked:
                 if w is not None and not w.any():
@@ -624,12 +625,12 @@ class ConsensusClustering:
         if size < need:
             raise ValidationError(f"subsample={subsample} keeps {size} of the {n} objects, fewer than the {need} "
                                   "a partition needs; raise subsample.")
-        weights = _check_sampling_weights(item_weights, item_name, n, size, "objects", "subsample")
+        weights = check_sampling_weights(item_weights, item_name, n, size, "objects", "subsample")
         d_size = _monti.sample_size(d, feature_subsample)
         if d_size < 1:
             raise ValidationError(f"feature_subsample={feature_subsample} keeps none of the {d} features; give at "
                                   f"least 1/{d}.")
-        f_weights = _check_sampling_weights(self.feature_weights, "feature_weights", d, d_size, "features",
+        f_weights = check_sampling_weights(self.feature_weights, "feature_weights", d, d_size, "features",
                                             "feature_subsample")
         return subsample, feature_subsample, weights, f_weights
 

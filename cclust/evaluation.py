@@ -703,8 +703,7 @@ def _choose_k(k_values, pac, truth, k_method):
 
 def _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params, matrix, k_method, pac_interval,
                     max_bytes, random_state, n_jobs):
-    from cclust._pipeline import child_seeds
-    from cclust.selection import _check_interval
+    from cclust._pipeline import check_pac_interval, child_seeds
 
     features, truth, fn, params = _check_common(X, labels_true, method, method_params)
     n = features.shape[0]
@@ -714,7 +713,7 @@ def _evaluate_multi(X, ensemble, n_clusters, labels_true, method, method_params,
     else:
         shared = _as_same_objects(ensemble, n)
         ensembles = {k: shared for k in k_values}
-    interval = _check_interval(pac_interval)
+    interval = check_pac_interval(pac_interval)
     route = _route(method, matrix, max_bytes)
     root = child_seeds(random_state, 1)[0]
     pairs = _pac_pairs(n, root)

@@ -14,7 +14,7 @@ import numpy as np
 from cclust import _engine
 from cclust._progress import progress
 from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
-                               check_n_threads, spawn_seed_sequences)
+                               check_n_jobs, spawn_seed_sequences)
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 
@@ -51,21 +51,6 @@ def _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads=1, kmeanspp_trials=
     return run.labels, run.dense_centers
 
 
-def _best_kmeans_labels(X, k, rngs, init, max_iter, tol, n_threads=1):
-    """:func:`_kmeans_labels` from each random stream of ``rngs`` in turn (the same stream given
-    several times runs from its successive draws); the labels and centres of the run with the
-    lowest within sum of squares, the first of equal ones. One stream: that run, no sum."""
-    best = None
-    for rng in rngs:
-        labels, centres = _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads)
-        if len(rngs) == 1:
-            return labels, centres
-        sse = float(((X - centres[labels]) ** 2).sum())
-        if best is None or sse < best[0]:
-            best = (sse, labels, centres)
-    return best[1], best[2]
-
-
 def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol):
     """k-means on the rows ``X[rows]`` (repeats allowed), then every object of X to its nearest centre."""
     _, centres = _kmeans_labels(np.ascontiguousarray(X[rows]), k, rng, init, max_iter, tol)
@@ -96,7 +81,7 @@ def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0
 
 def _per_partition(one_partition, X, seqs, n_jobs, verbose, desc):
     """``[one_partition(X, rng_j)]`` for the child seeds, in order, on ``n_jobs`` threads."""
-    workers = min(check_n_threads(n_jobs, "n_jobs"), len(seqs))
+    workers = min(check_n_jobs(n_jobs, "n_jobs"), len(seqs))
     with progress(total=len(seqs), desc=desc, verbose=verbose) as bar:
         def run(seq):
             out = one_partition(X, np.random.default_rng(seq))

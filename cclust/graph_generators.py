@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import check_array_2d, check_float, check_int, spawn_seed_sequences
+from cclust.validation import check_array_2d, check_float, check_int, renamed_threads, spawn_seed_sequences
 
 #: What a user who lacks the graph libraries is told.
 INSTALL_HINT = "pip install 'cclust[graph]'"
@@ -71,14 +71,15 @@ def _libraries(generator):
     return igraph, leidenalg
 
 
-def knn_graph(X, n_neighbors, n_threads=1):
+@renamed_threads
+def knn_graph(X, n_neighbors, n_jobs=1):
     """The symmetric Jaccard-weighted k-nearest-neighbour graph of the rows of X (module docstring).
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), C-contiguous finite float64
     n_neighbors : int in [1, n_samples - 1]
-    n_threads : int, default=1
+    n_jobs : int, default=1
 
     Returns
     -------
@@ -90,7 +91,7 @@ def knn_graph(X, n_neighbors, n_threads=1):
     n = X.shape[0]
     # n_neighbors + 1 nearest rows hold the row itself unless it has duplicates of lower index;
     # keep the first n_neighbors that are not the row
-    near = nearest_neighbours(X, X, n_neighbors + 1, n_threads)
+    near = nearest_neighbours(X, X, n_neighbors + 1, n_jobs)
     rows = np.arange(n)
     not_self = near != rows[:, None]
     keep = not_self & (np.cumsum(not_self, axis=1) <= n_neighbors)
@@ -151,7 +152,7 @@ def _check_resolutions(resolutions):
 
 def _prepare(X, n_clusters, graph, n_neighbors, resolutions, n_partitions, n_jobs, generator):
     """Validated (matrix, resolutions, n_partitions): the graph the partitions are cut from."""
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     X = check_array_2d(X, "X")
     n = X.shape[0]
@@ -163,7 +164,7 @@ def _prepare(X, n_clusters, graph, n_neighbors, resolutions, n_partitions, n_job
         raise ValidationError(f"graph must be None, 'knn' or an (n, n) sparse matrix, got {graph!r}.")
     resolutions = _check_resolutions(resolutions)
     n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    n_threads = check_n_threads(n_jobs, "n_jobs")
+    n_threads = check_n_jobs(n_jobs, "n_jobs")
     if n_neighbors is None:
         n_neighbors = min(DEFAULT_NEIGHBORS, n - 1)
     n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
@@ -184,12 +185,12 @@ def _ensemble(run, name, matrix, resolutions, n_partitions, random_state, n_jobs
 
     from cclust._progress import progress
     from cclust.ensemble import Ensemble
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     graph = igraph_from_adjacency(matrix)
     jobs = [(resolutions[j % len(resolutions)], int(np.random.default_rng(seq).integers(0, _SEED_BOUND)))
             for j, seq in enumerate(spawn_seed_sequences(random_state, n_partitions))]
-    workers = min(check_n_threads(n_jobs, "n_jobs"), n_partitions)
+    workers = min(check_n_jobs(n_jobs, "n_jobs"), n_partitions)
     with progress(total=n_partitions, desc=f"{name} partitions", verbose=verbose) as bar:
         def one_partition(job):
             labels = np.asarray(run(graph, *job), dtype=np.int64)

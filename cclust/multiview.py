@@ -227,11 +227,11 @@ def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", pa
     """
     from cclust.base import accepts
     from cclust.ensemble import Ensemble, as_ensemble
-    from cclust.validation import check_n_threads
+    from cclust.validation import check_n_jobs
 
     aligned, ids, n = align_views(views, obs_names, layer, use_rep)
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n, allow_none=True)
-    check_n_threads(n_jobs, "n_jobs")
+    check_n_jobs(n_jobs, "n_jobs")
     plans = _view_plans(aligned, n_clusters, clusterer, params, n_partitions, per_view)
     seeds = [int(np.random.default_rng(seq).integers(0, _SEED_BOUND))
              for seq in spawn_seed_sequences(random_state, len(aligned))]

@@ -274,7 +274,7 @@ def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8,
     from cclust._pipeline import validate_X
     from cclust.interop import _anndata
     from cclust.registry import get
-    from cclust.validation import check_float, check_int, check_n_threads, spawn_seed_sequences
+    from cclust.validation import check_float, check_int, check_n_jobs, spawn_seed_sequences
 
     is_adata = _anndata.is_anndata(data)
     if is_adata:
@@ -326,7 +326,7 @@ def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8,
 
     # subsamples side by side, each clustered in one thread: every subsample has its own seed
     # and its own column, so the result does not depend on the number of threads
-    threads = min(check_n_threads(n_jobs, "n_jobs"), n_resamples)
+    threads = min(check_n_jobs(n_jobs, "n_jobs"), n_resamples)
     if threads > 1:
         from concurrent.futures import ThreadPoolExecutor
 

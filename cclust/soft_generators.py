@@ -14,7 +14,7 @@ import numpy as np
 
 from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
-                               check_n_threads, spawn_seed_sequences)
+                               check_n_jobs, spawn_seed_sequences)
 
 __all__ = ["fuzzy_cmeans", "gmm_proba", "fuzzy_cmeans_memberships"]
 
@@ -85,7 +85,7 @@ def _collect(one_partition, X, low, high, random_state, n_partitions, n_jobs, me
     if not isinstance(memberships, (bool, np.bool_)):
         raise ValidationError(f"memberships must be True or False, got {memberships!r}.")
     seqs = spawn_seed_sequences(random_state, n_partitions)
-    workers = min(check_n_threads(n_jobs, "n_jobs"), n_partitions)
+    workers = min(check_n_jobs(n_jobs, "n_jobs"), n_partitions)
 
     def run(seq):
         rng = np.random.default_rng(seq)

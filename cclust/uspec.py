@@ -68,7 +68,7 @@ from cclust._spectral import (DEFAULT_K_RANGE, DEFAULT_REPRESENTATIVES, NEIGHBOR
                               representative_index, squared_distances)
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread, tcut
-from cclust.validation import check_array_2d, check_int, check_n_threads, check_random_state
+from cclust.validation import check_array_2d, check_int, check_n_jobs, check_random_state, renamed_threads
 
 __all__ = ["uspec", "uspec_ensemble", "uspec_graph", "hybrid_representatives",
            "approximate_nearest_representatives", "UspecGraph", "default_representatives", "default_k_range",
@@ -90,8 +90,9 @@ class UspecGraph:
 
 
 
+@renamed_threads
 def approximate_nearest_representatives(X, representatives, n_neighbors, random_state=None, *,
-                                        neighborhood_factor=NEIGHBORHOOD_FACTOR, n_threads=None):
+                                        neighborhood_factor=NEIGHBORHOOD_FACTOR, n_jobs=None):
     """Each object's approximate K nearest representatives, coarse to fine (Huang et al. 2020,
     sec. 3.1.2, Fig. 3).
 
@@ -111,7 +112,7 @@ def approximate_nearest_representatives(X, representatives, n_neighbors, random_
         Their Euclidean distances.
     """
     index = representative_index(representatives, n_neighbors, random_state, neighborhood_factor=neighborhood_factor)
-    return nearest_in_index(X, index, n_neighbors, n_threads=n_threads)
+    return nearest_in_index(X, index, n_neighbors, n_threads=n_jobs)
 
 
 def _nearest_numpy(X, index, n_neighbors):
@@ -172,9 +173,9 @@ def _pieces(rows, size):
 
 def _graph(X, p, k, rng, n_threads=1):
     with one_blas_thread():  # OpenBLAS's thread team slows the small products on a loaded machine
-        R = hybrid_representatives(X, p, rng, n_threads=n_threads)
+        R = hybrid_representatives(X, p, rng, n_jobs=n_threads)
     k = min(k, R.shape[0])  # fewer distinct representatives than asked for (duplicate points)
-    neighbors, distances = approximate_nearest_representatives(X, R, k, rng, n_threads=n_threads)
+    neighbors, distances = approximate_nearest_representatives(X, R, k, rng, n_jobs=n_threads)
     sigma = float(distances.mean())
     columns, rank = column_rank(np.bincount(neighbors.reshape(-1), minlength=R.shape[0]))
     B = affinity_rows(neighbors, affinities(distances, sigma), rank, columns.shape[0])
@@ -214,11 +215,12 @@ def _labels(X, n_clusters, p, k, rng, n_init, max_iter, n_threads):
             f"n_clusters={n_clusters} is larger than the number of distinct representatives found "
             f"({n_columns}; X has few distinct points): pass n_clusters <= {n_columns}.")
     return tcut(graph.affinity, n_clusters, random_state=rng, n_init=n_init, max_iter=max_iter,
-                n_threads=n_threads).labels
+                n_jobs=n_threads).labels
 
 
+@renamed_threads
 def uspec(X, n_clusters, random_state=None, *, n_representatives=None, n_neighbors=5, n_init=3, max_iter=100,
-          n_threads=None):
+          n_jobs=None):
     """Ultra-scalable spectral clustering, U-SPEC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.1).
 
     The bipartite graph of :func:`uspec_graph` (hybrid representatives, approximate K nearest
@@ -243,7 +245,7 @@ def uspec(X, n_clusters, random_state=None, *, n_representatives=None, n_neighbo
         p on fewer than K objects, K becomes n.
     n_init, max_iter : int, default=3, 100
         k-means runs and Lloyd iterations of the discretisation.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the k-means passes; the labels do not depend on it.
 
     Returns
@@ -263,8 +265,8 @@ def uspec(X, n_clusters, random_state=None, *, n_representatives=None, n_neighbo
     p, k = check_sizes(X, n_clusters, n_representatives, n_neighbors)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = check_n_threads(n_threads)
-    return _labels(X, n_clusters, p, k, check_random_state(random_state), n_init, max_iter, n_threads)
+    n_jobs = check_n_jobs(n_jobs)
+    return _labels(X, n_clusters, p, k, check_random_state(random_state), n_init, max_iter, n_jobs)
 
 
 
@@ -317,7 +319,7 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
         k_i = int(rng.integers(low, high + 1))
         graph = _graph(X, p, k, rng)
         k_i = min(k_i, graph.affinity.shape[1])  # few distinct points: fewer columns than K_i
-        return tcut(graph.affinity, k_i, random_state=rng, n_init=n_init, max_iter=max_iter, n_threads=1).labels
+        return tcut(graph.affinity, k_i, random_state=rng, n_init=n_init, max_iter=max_iter, n_jobs=1).labels
 
     return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
                      desc="uspec partitions")

@@ -13,16 +13,19 @@ The memory budget (:func:`cclust.validation.memory_budget`, :func:`require_memor
 can grow past O(n * r) asks before it allocates.
 """
 import contextlib
+import functools
 import numbers
 import os
 import re
+import warnings
 
 import numpy as np
 
 from cclust.errors import MemoryBudgetError, ValidationError
 
 __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
-           "check_n_threads", "default_threads", "available_cores", "busy_elsewhere", "check_array_2d",
+           "check_n_jobs", "check_n_threads", "renamed_argument", "renamed_threads", "default_threads",
+           "available_cores", "busy_elsewhere", "check_array_2d",
            "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
            "format_bytes", "memory_refusal", "address_space_left", "require_address_space",
            "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
@@ -173,7 +176,7 @@ def _running_here():
 
 
 def default_threads():
-    """The thread count that ``n_threads=None`` (or ``n_jobs=None``) means.
+    """The thread count that ``n_jobs=None`` means.
 
     ``CCLUST_NUM_THREADS``, else ``OMP_NUM_THREADS``, when set to a positive integer; otherwise
     every core this process may use (:func:`available_cores`). The compiled passes' threads wait
@@ -190,15 +193,89 @@ def default_threads():
     return available_cores()
 
 
-def check_n_threads(n_threads, name="n_threads"):
-    """Resolve a thread count: None means :func:`default_threads` (every core, or the
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """Resolve a thread count, the ``n_jobs`` argument of every cclust function (scikit-learn's
+    word): None means :func:`default_threads` (every core, or the
     ``CCLUST_NUM_THREADS``/``OMP_NUM_THREADS`` setting), -1 every available core whatever the
-    environment says, and a positive int that many threads."""
-    if n_threads is None:
+    environment says, and a positive int that many threads.
+
+    Examples
+    --------
+    >>> check_n_jobs(2)
+    2
+    >>> check_n_jobs(-1) == available_cores()
+    True
+    """
+    if n_jobs is None:
         return default_threads()
-    if isinstance(n_threads, numbers.Integral) and not isinstance(n_threads, bool) and n_threads == -1:
+    if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs == -1:
         return available_cores()
-    return check_int(n_threads, name, low=1)
+    return check_int(n_jobs, name, low=1)
+
+
+def check_n_threads(n_threads, name="n_threads"):
+    """The former name of :func:`check_n_jobs`, the same check; kept, without a warning, for
+    plugins written before the rename (an installed plugin cannot be updated with cclust)."""
+    return check_n_jobs(n_threads, name)
+
+
+# -- renamed arguments ----------------------------------------------------------------------------
+# scikit-learn's convention: a renamed argument is still accepted for one release, warns
+# FutureWarning (shown to users by default, unlike DeprecationWarning) naming the new spelling,
+# and passing both spellings at once is an error. The signature a decorated function shows
+# (inspect.signature, the documentation) is its new one.
+
+#: Thread counts are called ``n_jobs`` everywhere (scikit-learn's word); ``n_threads`` is the
+#: spelling most consensus functions used before.
+THREADS = ("n_threads", "n_jobs")
+
+
+def renamed_argument(old, new):
+    """Decorate a function whose keyword argument ``old`` is now called ``new``.
+
+    ``fn(..., old=v)`` warns ``FutureWarning`` and runs ``fn(..., new=v)``; ``fn(..., old=v,
+    new=w)`` raises :class:`cclust.errors.ValidationError`. The names a function accepts under
+    their old spelling are kept in its ``renamed_arguments`` attribute (``{old: new}``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_argument("n_threads", "n_jobs")
+    ... def f(x, *, n_jobs=None):
+    ...     return n_jobs
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f(1, n_threads=2), caught[0].category.__name__
+    (2, 'FutureWarning')
+    """
+    def decorate(fn):
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", "the function"))
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if old in kwargs:
+                value = kwargs.pop(old)
+                if new in kwargs:
+                    raise ValidationError(
+                        f"{name} got both {old}={value!r} and {new}={kwargs[new]!r}; {old} is the deprecated "
+                        f"spelling of {new}: pass {new} only.")
+                warnings.warn(
+                    f"{name}: {old} was renamed {new} and will be removed in the next release; pass "
+                    f"{new}={value!r} instead (the same values).", FutureWarning, stacklevel=2)
+                kwargs[new] = value
+            return fn(*args, **kwargs)
+
+        wrapper.renamed_arguments = {**getattr(fn, "renamed_arguments", {}), old: new}
+        return wrapper
+
+    return decorate
+
+
+#: The decorator every function that took ``n_threads`` carries: ``@renamed_threads``.
+renamed_threads = renamed_argument(*THREADS)
+renamed_threads.__doc__ = """``renamed_argument("n_threads", "n_jobs")``: the thread count's one spelling is ``n_jobs``
+(scikit-learn's word); a function that called it ``n_threads`` carries this decorator for one
+release."""
 
 
 def check_array_2d(X, name="X", *, dtype=np.float64, finite=True):
@@ -333,7 +410,7 @@ def label_vector(labels, name):
         low, high = _contingency.label_range(array)
         if low >= 0 and high <= 4 * n + 1024:
             # Codes may be the caller's own array (when already 0..k-1): read-only use only.
-            return _contingency.relabel_dense(array, high, check_n_threads(None))
+            return _contingency.relabel_dense(array, high, check_n_jobs(None))
     elif array.dtype.kind == "f":
         if not np.isfinite(array).all():
             raise ValidationError(f"{name} contains NaN or infinity; every object needs a label.")

@@ -111,7 +111,7 @@ def test_cross_sums_is_the_literal_column_side_and_chains_exactly():
 
 
 def test_column_graph_is_the_sparse_product():
-    from cclust.graph import _column_graph
+    from cclust.graph._tcut import _column_graph
 
     rng = np.random.default_rng(4)
     B = sp.random(3000, 40, density=0.05, random_state=5, format="csr")

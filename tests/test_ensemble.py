@@ -169,7 +169,7 @@ class TestViews:
         L = random_labels(rng, 20000, 7, k_max=9, missing=0.25)
         E = Ensemble(L)
         y = rng.integers(0, 4, size=20000)
-        table = E.contingency(y, n_threads=n_threads)
+        table = E.contingency(y, n_jobs=n_threads)
         for i, block in enumerate(E.contingency_blocks(y)):
             expected = np.zeros((4, E.n_clusters[i]), dtype=np.int64)
             keep = E.labels[:, i] >= 0

@@ -269,7 +269,7 @@ def test_fit_with_ready_ensemble(iris):
     from cclust._pipeline import child_seeds
 
     method_seed = child_seeds(0, 2)[1]
-    direct = cclust.consensus("kcc", E, 3, random_state=method_seed, n_threads=None)
+    direct = cclust.consensus("kcc", E, 3, random_state=method_seed, n_jobs=None)
     np.testing.assert_array_equal(model.labels_, direct.labels)
     # A raw label matrix is accepted too, and X may come along for methods that use it.
     model2 = ConsensusClustering("wosp", n_clusters=3, random_state=0).fit(X, ensemble=np.asarray(E.labels))

@@ -172,9 +172,9 @@ def test_missing_labels_follow_coassociation():
 
 def test_deterministic_under_random_state_and_threads(rng):
     E = Ensemble(planted_labels(rng, 1500, 20))
-    a = E.knn_coassociation(10, random_state=3, n_threads=1)
-    b = E.knn_coassociation(10, random_state=3, n_threads=2)
-    c = E.knn_coassociation(10, random_state=np.random.default_rng(3), n_threads=4)
+    a = E.knn_coassociation(10, random_state=3, n_jobs=1)
+    b = E.knn_coassociation(10, random_state=3, n_jobs=2)
+    c = E.knn_coassociation(10, random_state=np.random.default_rng(3), n_jobs=4)
     for other in (b, c):
         assert np.array_equal(a.indptr, other.indptr) and np.array_equal(a.indices, other.indices)
         assert np.array_equal(a.data, other.data)
@@ -201,7 +201,7 @@ def test_input_is_not_modified(rng):
     ({"window": 0}, "window"),
     ({"dtype": np.int32}, "dtype must be float32 or float64"),
     ({"random_state": "seed"}, "random_state"),
-    ({"n_threads": 0}, "n_threads"),
+    ({"n_jobs": 0}, "n_jobs"),
     ({"max_bytes": -1}, "max_bytes"),
 ])
 def test_bad_arguments(kwargs, match):
@@ -225,7 +225,7 @@ def test_cspa_lsh_route(rng):
     res = cspa(L, 3, n_neighbors=15, neighbors="lsh", random_state=0)
     assert res.n_clusters == 3 and res.extras["neighbors"] == "lsh"
     assert cclust.get("ari")(res.labels, truth) > 0.8
-    again = cspa(L, 3, n_neighbors=15, neighbors="lsh", random_state=0, n_threads=1)
+    again = cspa(L, 3, n_neighbors=15, neighbors="lsh", random_state=0, n_jobs=1)
     assert np.array_equal(res.labels, again.labels)
     # neighbors="lsh" defaults to 30 neighbours and refuses the sampled-candidates option.
     assert cspa(L, 3, neighbors="lsh", random_state=0).extras["n_neighbors"] == 30

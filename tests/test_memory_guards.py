@@ -481,7 +481,8 @@ def test_soft_mcla_guards_its_dense_meta_graph_within_half_again_of_the_measured
 
 
 def test_meta_graph_entries_are_counted_exactly_before_the_product():
-    from cclust.graph import canonical_cluster_order, meta_graph, _meta_graph_entries, one_hot_in_order
+    from cclust.graph import canonical_cluster_order, meta_graph, one_hot_in_order
+    from cclust.graph._meta import _meta_graph_entries
 
     for labels in ("complete", "missing"):
         _, E = _ensemble(500, 12, (5, 15), seed=3)
@@ -684,7 +685,7 @@ def test_transfer_cut_row_blocks_are_the_rows_of_b():
     when its allocation failed), are B's rows."""
     import scipy.sparse as sp
 
-    from cclust.graph import _row_block
+    from cclust.graph._tcut import _row_block
 
     B = sp.random(1000, 40, density=0.1, format="csr", random_state=np.random.default_rng(0))
     for start, stop in [(0, 300), (300, 1000), (900, 5000), (0, 1000)]:

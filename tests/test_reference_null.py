@@ -533,7 +533,8 @@ def test_select_k_reports_each_clusters_stability():
 
 def test_the_gap_criterion_is_the_gap_statistic_of_the_k_tried():
     from cclust._pipeline import child_seeds
-    from cclust.selection import _recommend_gap, gap_statistic
+    from cclust.selection import gap_statistic
+    from cclust.selection._recommend import _recommend_gap
 
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(c, 0.4, (30, 2)) for c in ((0, 0), (4, 0), (0, 4), (4, 4))])

@@ -3,7 +3,7 @@
 * one Ensemble object shared by many threads at once (its lazily filled caches: one-hot,
   co-association, cluster sizes) gives every thread what a fresh Ensemble gives;
 * different consensus methods, generators and metrics running side by side, each with its
-  compiled core's own threads (n_threads / n_jobs = 2) inside Python threads;
+  compiled core's own threads (n_jobs = 2) inside Python threads;
 * the results equal the same calls made one after another, exactly.
 
 Every comparison is of values, never of timings.
@@ -80,8 +80,8 @@ def test_compiled_threads_inside_python_threads(name):
     _, _, labels = blob_partitions(3)
     fn = cclust.get(name)
     seeds = list(range(N_THREADS))
-    expected = [fn(Ensemble(labels), 3, random_state=s, n_threads=1).labels for s in seeds]
-    results = _together([lambda s=s: fn(Ensemble(labels), 3, random_state=s, n_threads=2).labels for s in seeds])
+    expected = [fn(Ensemble(labels), 3, random_state=s, n_jobs=1).labels for s in seeds]
+    results = _together([lambda s=s: fn(Ensemble(labels), 3, random_state=s, n_jobs=2).labels for s in seeds])
     for s, got, want in zip(seeds, results, expected):
         np.testing.assert_array_equal(got, want, err_msg=f"{name}, random_state={s}")
 
@@ -120,12 +120,12 @@ def test_blas_runs_on_one_thread_when_the_other_cores_are_busy(monkeypatch):
 
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from cclust.graph import BLAS_TEAM_FROM, blas_team
-    from cclust.validation import available_cores, busy_elsewhere, check_n_threads
+    from cclust.validation import available_cores, busy_elsewhere, check_n_jobs
 
     monkeypatch.delenv("CCLUST_NUM_THREADS", raising=False)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     cores = available_cores()
-    assert check_n_threads(None) == cores  # the compiled passes keep every core (they do not spin)
+    assert check_n_jobs(None) == cores  # the compiled passes keep every core (they do not spin)
     if cores < 2:
         pytest.skip("one core: BLAS has no team to give up")
     children = _busy_processes(cores)
@@ -146,12 +146,12 @@ def test_blas_runs_on_one_thread_when_the_other_cores_are_busy(monkeypatch):
 
 
 def test_a_thread_setting_in_the_environment_is_the_default(monkeypatch):
-    from cclust.validation import check_n_threads, default_threads
+    from cclust.validation import check_n_jobs, default_threads
 
     monkeypatch.setenv("CCLUST_NUM_THREADS", "3")
-    assert default_threads() == check_n_threads(None) == 3
+    assert default_threads() == check_n_jobs(None) == 3
     monkeypatch.delenv("CCLUST_NUM_THREADS")
     monkeypatch.setenv("OMP_NUM_THREADS", "5")
-    assert check_n_threads(None) == 5
-    with pytest.raises(ValueError, match="n_threads"):
-        check_n_threads(0)
+    assert check_n_jobs(None) == 5
+    with pytest.raises(ValueError, match="n_jobs"):
+        check_n_jobs(0)

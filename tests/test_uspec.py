@@ -117,8 +117,8 @@ def test_uspec_recovers_nonlinear_shapes(maker, k):
 
 def test_uspec_deterministic_for_any_thread_count():
     X, _ = make_flower(3000, random_state=0)
-    a = uspec(X, 10, random_state=7, n_threads=1)
-    assert np.array_equal(a, uspec(X, 10, random_state=7, n_threads=2))
+    a = uspec(X, 10, random_state=7, n_jobs=1)
+    assert np.array_equal(a, uspec(X, 10, random_state=7, n_jobs=2))
     assert np.array_equal(a, uspec(X, 10, random_state=7))
 
 
@@ -381,7 +381,7 @@ def test_compiled_search_refuses_inconsistent_inputs():
 
 
 def test_transfer_rows_are_the_whole_matrix_expression():
-    from cclust.graph import _transfer_rows
+    from cclust.graph._tcut import transfer_rows
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
@@ -391,7 +391,7 @@ def test_transfer_rows_are_the_whole_matrix_expression():
     degree[degree == 0] = 1e-10
     whole = (B @ V) / degree[:, None]
     whole /= np.sqrt((whole * whole).sum(axis=1))[:, None] + 1e-10
-    assert np.array_equal(_transfer_rows(B, V, degree), whole)
+    assert np.array_equal(transfer_rows(B, V, degree), whole)
 
 
 def test_tcut_eigenvectors_from_the_rows_match_the_column_graph():
@@ -399,7 +399,7 @@ def test_tcut_eigenvectors_from_the_rows_match_the_column_graph():
     # eigenpairs of the c x c column graph, up to the sign of each vector
     import scipy.sparse as sp
 
-    from cclust.graph import _column_graph, _dense_leading_eigenvectors, _dense_leading_eigenvectors_by_rows
+    from cclust.graph._tcut import _column_graph, _dense_leading_eigenvectors_by_rows, dense_leading_eigenvectors
 
     rng = np.random.default_rng(0)
     n, c = 60, 200
@@ -409,7 +409,7 @@ def test_tcut_eigenvectors_from_the_rows_match_the_column_graph():
     col_degree = B.T @ np.ones(n) + 1e-3
     inv_sqrt = 1.0 / np.sqrt(col_degree)
     by_rows = _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, 4)
-    by_columns = _dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, 4)
+    by_columns = dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, 4)
     assert by_rows is not None
     np.testing.assert_allclose(by_rows[0], by_columns[0], rtol=1e-10)
     signs = np.sign((by_rows[1] * by_columns[1]).sum(axis=0))

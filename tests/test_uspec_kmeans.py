@@ -89,8 +89,8 @@ def test_uspec_kmeans_is_the_generators_run():
     np.testing.assert_array_equal(labels, ref_labels)
     assert labels.dtype == ref_labels.dtype
     assert centres.tobytes() == ref_centres.tobytes()
-    R = hybrid_representatives(Y, 100, random_state=4, n_threads=2)
-    assert R.tobytes() == hybrid_representatives(Y, 100, random_state=4, n_threads=1).tobytes()
+    R = hybrid_representatives(Y, 100, random_state=4, n_jobs=2)
+    assert R.tobytes() == hybrid_representatives(Y, 100, random_state=4, n_jobs=1).tobytes()
 
 
 @pytest.mark.parametrize("bad, match", [

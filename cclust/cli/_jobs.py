@@ -176,7 +176,7 @@ def _run_job(job, ensemble, k, X, seed, jobs_option, strict):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            # The estimator's call: X, threads (n_threads or n_jobs) and the seed as each method takes them.
+            # The estimator's call: X, threads (n_jobs) and the seed as each method takes them.
             # A method that makes its own partitions of X (usenc) gets none of the generated ones.
             own = method_info(job.fn).generates_ensemble
             result = call_method(job.fn, None if own else ensemble, k, job.params, seed, X, jobs_option, 0)

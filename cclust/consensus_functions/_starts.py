@@ -69,7 +69,7 @@ def ipvc_pass(ensemble, labels, n_clusters, n_threads):
     among the non-empty ones, and its distance to it (the labelled weight minus its score)."""
     C = np.ascontiguousarray(ensemble.labels, dtype=np.int32)
     offsets = np.ascontiguousarray(ensemble.offsets, dtype=np.int64)
-    table = ensemble.contingency(labels, n_clusters, n_threads=n_threads)
+    table = ensemble.contingency(labels, n_clusters, n_jobs=n_threads)
     allowed = table.sum(axis=1) > 0
     new, best = lookup_argmax(C, offsets, as_lookup(ipvc_values(ensemble, table, block_index(ensemble))),
                               allowed, n_threads)

@@ -43,8 +43,15 @@ from cclust.consensus_functions._starts import initial_labelings, label_distribu
 from cclust.ensemble import require_every_object_labelled
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.result import ConsensusResult
-from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_n_threads, \
-    check_random_state
+from cclust.validation import (
+    check_float,
+    check_init_name,
+    check_int,
+    check_n_clusters,
+    check_n_jobs,
+    check_random_state,
+    renamed_threads,
+)
 
 __all__ = ["bce", "BCE_INITS", "BCE_EXTRAS_MAX_SAMPLES"]
 
@@ -103,7 +110,8 @@ def update_alpha(alpha, n_objects, stat, *, tol=1e-10, max_iter=500):
     return alpha
 
 
-def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500, n_threads=None):
+@renamed_threads
+def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500, n_jobs=None):
     """The variational E-step for every (distinct) label row, in the compiled core.
 
     Each row iterates on its own: ``E_xk = exp(psi(gamma_xk) - psi(sum_k gamma_xk))``,
@@ -111,7 +119,7 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
     (observed j only), until the update passes the stopping test; then phi for the final gamma
     gives the row's expected label counts and ``log Z``. Rows run in parallel in fixed chunks
     whose partial sums are added in chunk order, so the result is bitwise the same for any
-    ``n_threads``. The slow references in the tests (a literal loop with phi stored, and the
+    ``n_jobs``. The slow references in the tests (a literal loop with phi stored, and the
     former vectorised NumPy E-step) agree with it to 1e-10.
 
     Parameters
@@ -133,7 +141,7 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
     tol, max_iter
         A row stops when ``sum_k |gamma_new - gamma| / sum_k gamma_new`` falls below ``tol``,
         or after ``max_iter`` updates.
-    n_threads : int or None
+    n_jobs : int or None
         Threads (None: every core, :func:`cclust.validation.default_threads`).
 
     Returns
@@ -155,7 +163,7 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
         np.ascontiguousarray(slots, dtype=np.int64), np.ascontiguousarray(present, dtype=bool).view(np.uint8),
         np.ascontiguousarray(counts, dtype=np.float64), np.ascontiguousarray(times, dtype=np.float64),
         np.ascontiguousarray(alpha, dtype=np.float64), beta, gamma, float(tol), int(max_iter),
-        check_n_threads(n_threads))
+        check_n_jobs(n_jobs))
     return gamma, counts_by_slot * beta, float(log_z), int(n_updates)
 
 
@@ -197,7 +205,7 @@ def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol,
     trace, converged = [], False
     for n_iter in range(1, max_iter + 1):
         gamma, label_counts, log_z, _ = e_step(slots, present, counts, times, alpha, beta, gamma,
-                                               tol=e_step_tol, max_iter=e_step_max_iter, n_threads=n_threads)
+                                               tol=e_step_tol, max_iter=e_step_max_iter, n_jobs=n_threads)
         bound = lower_bound(alpha, gamma, counts, log_z)
         if not np.isfinite(bound):
             raise ValidationError("bce: the lower bound is not finite (a label has probability 0 under "
@@ -215,9 +223,10 @@ def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol,
     return alpha, beta, gamma, bound, trace, n_iter, converged
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
 def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++", n_init=5, max_iter=500,
-        tol=1e-4, e_step_tol=1e-4, e_step_max_iter=100, random_state=None, n_threads=None):
+        tol=1e-4, e_step_tol=1e-4, e_step_max_iter=100, random_state=None, n_jobs=None):
     """Bayesian cluster ensembles by variational EM (Wang, Shan & Banerjee 2009, 2011).
 
     The generative model (Wang et al. 2011): ``theta_x ~ Dirichlet(alpha)`` per object;
@@ -284,7 +293,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
         Updates of gamma per object and E-step; the next E-step continues from where this one
         stopped, so a cap only spreads the work over iterations.
     random_state : int, Generator or None
-    n_threads : int or None, default=None
+    n_jobs : int or None, default=None
         Threads of the compiled E-step (None: every core,
         :func:`cclust.validation.default_threads`); the result is the same for any number.
 
@@ -321,7 +330,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
     require_every_object_labelled(E, "bce", "gives an object with no label only the prior alpha, "
                                             "the same for every such object")
     rng = check_random_state(random_state)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
 
     n, r = E.n_samples, E.n_partitions
     groups = E.distinct_rows()
@@ -336,7 +345,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
     offsets = E.offsets
 
     if init == "k-means++":
-        starts = initial_labelings(E, n_clusters, init, n_init, rng, n_threads)
+        starts = initial_labelings(E, n_clusters, init, n_init, rng, n_jobs)
 
     def one_run(i):
         if init == "random":
@@ -346,7 +355,7 @@ def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++",
             alpha, beta = _labelling_start(slots, present, counts, times, offsets, row_labels,
                                            n_clusters, smoothing)
         fit = _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, tol=tol, max_iter=max_iter,
-                   e_step_tol=e_step_tol, e_step_max_iter=e_step_max_iter, n_threads=n_threads)
+                   e_step_tol=e_step_tol, e_step_max_iter=e_step_max_iter, n_threads=n_jobs)
         row_labels = fit[2].argmax(axis=1)
         k_used = int(np.unique(row_labels).shape[0])
         return k_used == n_clusters, fit[3], fit, row_labels, k_used

@@ -49,7 +49,15 @@ from cclust.consensus_functions._prepare import (EXTRAS_MAX_SAMPLES, check_eigen
                                                  complete_microclusters)
 from cclust.graph import tcut
 from cclust.result import ConsensusResult
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
+from cclust.validation import (
+    check_float,
+    check_int,
+    check_n_jobs,
+    check_random_state,
+    memory_budget,
+    renamed_threads,
+    require_memory,
+)
 
 __all__ = ["ncai", "weighted_coassociation", "sact", "mgla_graph", "weac", "gp_mgla", "linkage_on_groups",
            "complete_ensemble", "complete_microclusters", "check_eigenvectors", "check_linkage",
@@ -151,7 +159,7 @@ def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     share = u / (total if total > 0 else 1.0)
     return _crowd_agreement.weighted_coassociation(L, np.ascontiguousarray(E.n_clusters, dtype=np.int64),
                                                    np.ascontiguousarray(share, dtype=np.float64),
-                                                   check_n_threads(n_threads))
+                                                   check_n_jobs(n_threads))
 
 
 def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
@@ -222,7 +230,7 @@ def _sact(E, u, max_bytes, n_threads=None):
     cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
     total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32),
                                   np.ascontiguousarray(J.data, dtype=np.float64), cluster_weight,
-                                  check_n_threads(n_threads))
+                                  check_n_jobs(n_threads))
     top = total.max()
     if top > 0:
         total /= top
@@ -318,9 +326,10 @@ def _to_input_columns(values, columns):
 
 # -- WEAC ---------------------------------------------------------------------------------------
 
+@renamed_threads
 @declare(handles_missing=False)
 def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_bytes=None, random_state=None,
-         n_threads=None):
+         n_jobs=None):
     """Weighted evidence accumulation clustering, WEAC (Huang, Lai & Wang 2015, sec. 4.1).
 
     Hierarchical agglomeration of the NCAI-weighted co-association (:func:`weighted_coassociation`),
@@ -350,7 +359,7 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
         Memory budget of the m x m matrix.
     random_state : ignored
         WEAC is deterministic.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the weighted co-association (None: every core,
         :func:`cclust.validation.default_threads`); the labels do not depend on it.
 
@@ -372,11 +381,11 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
     """
     linkage = check_linkage(linkage)
     beta = _check_beta(beta)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     _, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "weac")
     _require_weighted_block(E, first.shape[0], max_bytes, "distinct label rows")    # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
-    A = _weighted_block(E, u, first, max_bytes, "distinct label rows", n_threads)
+    A = _weighted_block(E, u, first, max_bytes, "distinct label rows", n_jobs)
     n = E.n_samples
     extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
               "beta": beta, "linkage": linkage, "n_microclusters": int(first.shape[0])}
@@ -394,9 +403,10 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
 
 # -- GP-MGLA ------------------------------------------------------------------------------------
 
+@renamed_threads
 @declare(handles_missing=False, object_order="distribution")
 def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_init=3, max_iter=100, max_bytes=None,
-            random_state=None, n_threads=None):
+            random_state=None, n_jobs=None):
     """Graph partitioning with multi-granularity link analysis, GP-MGLA (Huang, Lai & Wang 2015, sec. 4.2).
 
     The bipartite graph of :func:`mgla_graph` (objects and clusters on one side, clusters on the
@@ -423,7 +433,7 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
         Memory budget of the SACT matrix.
     random_state : int, Generator or None
         Seeds k-means.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the SACT sums and the k-means passes; the labels do not depend on it.
 
     Returns
@@ -445,17 +455,17 @@ def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_i
     alpha, beta = _check_alpha(alpha), _check_beta(beta)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     E0, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "gp-mgla")
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
     _require_sact(E, max_bytes)                             # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
-    S = _sact(E, u, max_bytes, n_threads)
+    S = _sact(E, u, max_bytes, n_jobs)
     B = _graph(E, u, S, alpha, rows=first)
     rows = (first, inverse, np.concatenate([counts, np.ones(n_c, dtype=np.int64)]))
     result = tcut(B, n_clusters, groups=rows, random_state=rng, n_init=n_init, max_iter=max_iter,
-                  n_threads=n_threads)
+                  n_jobs=n_jobs)
     extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
               "alpha": alpha, "beta": beta, "n_microclusters": int(first.shape[0]),
               "eigenvalues": result.eigenvalues}

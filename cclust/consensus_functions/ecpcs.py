@@ -40,10 +40,11 @@ import numpy as np
 from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
-from cclust.graph import _participation, one_blas_thread
+from cclust.graph import one_blas_thread
+from cclust.graph._meta import participation
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
-from cclust.validation import check_int, check_n_clusters, check_n_threads, check_random_state, require_memory
+from cclust.validation import check_int, check_n_clusters, check_n_jobs, check_random_state, require_memory
 
 __all__ = ["ecpcs_hc", "ecpcs_mc", "propagate_cluster_similarity", "ncut_meta_clusters"]
 
@@ -115,10 +116,10 @@ def jaccard_matrix(E, max_bytes=None):
     require_memory(_cluster_bytes(n_c), f"the cluster-wise similarity propagation of {n_c} clusters",
                    _CLUSTER_ALTERNATIVE, max_bytes)
     inter = np.empty((n_c, n_c))
-    threads = useful_threads(E.n_samples, check_n_threads(None))
+    threads = useful_threads(E.n_samples, check_n_jobs(None))
     for j in range(E.n_partitions):
         inter[E.offsets[j]:E.offsets[j + 1]] = E.contingency(E.labels[:, j], int(E.n_clusters[j]),
-                                                             n_threads=threads)
+                                                             n_jobs=threads)
     size = np.diag(inter).copy()
     union = size[:, None] + size[None, :] - inter
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
@@ -524,7 +525,7 @@ def ecpcs_mc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None,
         meta = ncut_meta_clusters(Z, n_clusters, random_state=rng)
     objective = normalized_cut(Z, meta)
     pw = np.repeat(E.weights, E.n_clusters)
-    labels, scores, moved = _participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
+    labels, scores, moved = participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
     where = _input_order(E, columns, original)
     meta_labels = np.empty(n_c, dtype=np.int64)
     meta_labels[where] = meta

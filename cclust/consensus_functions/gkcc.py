@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from cclust import _engine
-from cclust.validation import check_array_2d, check_float, check_int, check_n_threads, check_random_state
+from cclust.validation import check_array_2d, check_float, check_int, check_n_jobs, check_random_state
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.base import declare
@@ -161,7 +161,7 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
         counts = [min(c, distinct) for c in counts]
 
     space = _Space(X, given, given_weights, scaling)
-    workers = check_n_threads(n_jobs, "n_jobs")
+    workers = check_n_jobs(n_jobs, "n_jobs")
     kernel = _kernel()
     current = space.engine()
     dense_c, cat_c = kernel.centroids(*current._args(), np.zeros(n, dtype=np.int32), 1, workers)
@@ -403,7 +403,7 @@ def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None,
     util = resolve(utility)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    n_threads = check_n_threads(n_jobs, "n_jobs")
+    n_threads = check_n_jobs(n_jobs, "n_jobs")
     rng = check_random_state(random_state)
 
     out = _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_iter, tol, rng,
@@ -423,7 +423,7 @@ def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None,
     else:
         space = out["space"]
     run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
-    gamma = util.consensus_value(fused, run.labels, n_clusters, n_threads=n_threads)
+    gamma = util.consensus_value(fused, run.labels, n_clusters, n_jobs=n_threads)
     fusion_seconds = time.perf_counter() - t0
     if not run.converged:
         from cclust.errors import ConvergenceWarning

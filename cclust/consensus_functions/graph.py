@@ -36,7 +36,7 @@ from cclust.graph import (
 )
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
-from cclust.validation import check_int, check_random_state, memory_budget, require_memory
+from cclust.validation import check_int, check_random_state, memory_budget, renamed_threads, require_memory
 
 _CSPA_ALTERNATIVE = ("pass n_neighbors=30, neighbors='lsh' for the kNN co-association (linear memory and "
                      "time; n_neighbors=30 alone is exact but O(n^2) time), or use hbgf, mcla or kcc")
@@ -67,7 +67,7 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, 
     who use this similarity for real-valued vectors; binary Jaccard on 0/1 columns), and an
     object's association with a meta-cluster is its partition-weighted mean membership in the
     meta-cluster's clusters."""
-    from cclust.graph import _participation
+    from cclust.graph._meta import participation
 
     n_c = int(np.sum(soft.n_clusters))
     require_memory(n_c * n_c * _SOFT_META_GRAPH_PAIR_BYTES, f"the soft meta-graph of {n_c} clusters",
@@ -93,7 +93,7 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, 
             vertex_weights = np.asarray(vertex_weights, dtype=np.int64)
         parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=tolerance,
                                      vertex_weights=vertex_weights)
-        labels, H, moved = _participation(B, pw, parts, n_c, n_clusters, rng)
+        labels, H, moved = participation(B, pw, parts, n_c, n_clusters, rng)
         return labels, cut, {"meta_labels": parts, "association": H, "n_moved": moved, "ufactor": tolerance,
                              "balance": balance}
 
@@ -159,7 +159,7 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
     n = ensemble.n_samples
     if neighbors == "lsh":
         return ensemble.knn_coassociation(n_neighbors, random_state=rng, dtype=np.float64, max_bytes=max_bytes,
-                                          n_threads=n_threads)
+                                          n_jobs=n_threads)
     if n_neighbors is not None and n_candidates is not None:
         return _sampled_coassociation_graph(ensemble, n_neighbors, n_candidates, rng)
     if n_neighbors is None:
@@ -183,9 +183,10 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
     return top_neighbor_graph(block, n, n_neighbors)
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)  # METIS: vertex order
 def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candidates=None, ufactor=None,
-         sizes="auto", max_bytes=None, random_state=None, n_threads=None):
+         sizes="auto", max_bytes=None, random_state=None, n_jobs=None):
     """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     The co-association A (the weighted fraction of partitions putting two objects together,
@@ -236,7 +237,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
         Memory budget of the dense route (the matrix plus METIS's copy of the graph).
     random_state : int, Generator or None
         Seeds METIS (and the bands of ``neighbors="lsh"``).
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of ``neighbors="lsh"``; the labels do not depend on it.
 
     Returns
@@ -282,7 +283,7 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
     sizes = check_sizes(sizes)
     rng = check_random_state(random_state)
     if soft is None:
-        A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_threads)
+        A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_jobs)
     else:
         check_dense_budget(ensemble.n_samples, "co-association", max_bytes, alternative=_CSPA_ALTERNATIVE)
         A = sp.csr_matrix(soft.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float32))

@@ -20,12 +20,13 @@ from cclust.consensus_functions._kcc_soft import check_soft_options, soft_kcc
 from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ValidationError
 from cclust.soft import is_soft_ensemble
-from cclust.validation import check_n_threads
+from cclust.validation import check_n_jobs, renamed_threads
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
-        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
+        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_jobs=None,
         verbose=0, backend=None, client=None, chunks=None, max_bytes=None):
     """K-means-based consensus clustering (KCC and KCC++).
 
@@ -68,7 +69,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         pendigits (r = 100, K = 10, n_init = 10) it ends at a 1.2% higher K-means objective than
         the greedy default.
     random_state : int, Generator or None
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`). Results are identical for any value.
     verbose : int, default=0
@@ -110,7 +111,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     the stop rule, restarts) and every floating operation on a one-hot row are the hard
     engine's, so a SoftEnsemble of 0/1 partitions gives the hard KCC's labels and Gamma.
     Soft ensembles have no missing objects; ``backend="dask"`` takes hard ensembles only, and
-    ``n_threads`` does not apply (NumPy/BLAS do the passes).
+    ``n_jobs`` does not apply (NumPy/BLAS do the passes).
 
     Examples
     --------
@@ -126,7 +127,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         raise ValidationError(f"backend must be one of [None, 'threads', 'dask'], got {backend!r}.")
     if is_soft_ensemble(ensemble):
         check_soft_options(backend, client, chunks)
-        check_n_threads(n_threads)
+        check_n_jobs(n_jobs)
         if weights is not None:
             ensemble = ensemble.with_weights(weights)
         setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
@@ -138,7 +139,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
 
         return cdask.kcc(ensemble, n_clusters, utility=utility, p=p, weights=weights, init=init,
                          n_init=n_init, max_iter=max_iter, tol=tol, kmeanspp_trials=kmeanspp_trials,
-                         random_state=random_state, n_threads=n_threads, verbose=verbose,
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose,
                          client=client, chunks=chunks)
     if is_dask:
         raise ValidationError("backend='threads' needs an in-memory Ensemble; call .compute() on the "
@@ -151,7 +152,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
                     random_state)
     n, n_clusters, util, rng = ensemble.n_samples, setup.n_clusters, setup.utility, setup.rng
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     space = _engine.MixedSpace.categorical(ensemble, util)
 
     # Complete ensembles: Gamma = offset - objective / n (see Utility.gamma_offset), so a
@@ -160,17 +161,17 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
 
     def one_restart(restart):
         if setup.starts is None:
-            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_threads, n_trials=setup.kmeanspp_trials)
-            start = _engine.labels_from_seeds(space, seeds, n_threads)
+            seeds = _engine.seed_objects(space, n_clusters, init, rng, n_jobs, n_trials=setup.kmeanspp_trials)
+            start = _engine.labels_from_seeds(space, seeds, n_jobs)
         else:
             start = setup.starts[restart]
-        run = _engine.lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol, n_threads=n_threads)
+        run = _engine.lloyd(space, start, n_clusters, max_iter=setup.max_iter, tol=setup.tol, n_threads=n_jobs)
         if offset is None:
-            return run, util.consensus_value(ensemble, run.labels, n_clusters, n_threads=n_threads)
+            return run, util.consensus_value(ensemble, run.labels, n_clusters, n_jobs=n_jobs)
         return run, offset - run.objective / n
 
     best, gammas, iterations = best_restart(setup.n_init, one_restart, verbose)
-    table = ensemble.contingency(best.labels, n_clusters, n_threads=n_threads)
+    table = ensemble.contingency(best.labels, n_clusters, n_jobs=n_jobs)
     return finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
                   best.n_iter, best.converged, gammas, iterations, setup.max_iter)
 

@@ -17,7 +17,7 @@ Both choose the number of clusters themselves (``n_clusters=None``).
 """
 import numpy as np
 
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state, require_memory
+from cclust.validation import check_float, check_int, check_n_jobs, check_random_state, renamed_threads, require_memory
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.base import declare
@@ -209,9 +209,10 @@ def _grouped_criterion(AG, inverse, labels):
     return float((np.diag(W) / sizes).sum())
 
 
+@renamed_threads
 @declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
 def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
-              max_bytes=None, sample_size=None, random_state=None, n_threads=None):
+              max_bytes=None, sample_size=None, random_state=None, n_jobs=None):
     """Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, sec. 2.1, 3.1).
 
     Maximises the ensemble-consensus criterion ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
@@ -241,7 +242,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     * A toggle is made only if it increases f by more than ``tol`` (so runs always end).
 
     The compiled core runs the seeds in parallel (OpenMP) and reduces serially, so labels are
-    identical for any ``n_threads``. Each step costs O(n) updates of the sums ``s_i``; a seed's
+    identical for any ``n_jobs``. Each step costs O(n) updates of the sums ``s_i``; a seed's
     run costs ``O(n |S|)`` and an extraction ``O(n^2 |S|)``. After an extraction, a seed run whose
     candidates (the best outsider and member it looked at before each decision) were all kept
     would repeat itself exactly on the smaller matrix, so its result is reused rather than
@@ -306,7 +307,7 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
         (from the contingency tables, exact). None (default): the exact method.
     random_state : int, Generator or None
         Draws the sample of ``sample_size``; the exact method is deterministic.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads for the per-seed runs (None: every core, see
         :func:`cclust.validation.default_threads`). Results are identical for any value.
 
@@ -346,10 +347,10 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
     max_steps = 10 * n + 10 if max_steps is None else check_int(max_steps, "max_steps", low=1)
     sample_size = check_int(sample_size, "sample_size", low=max(1, n_clusters or 1), allow_none=True)
     rng = check_random_state(random_state)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     if sample_size is not None and sample_size < n:
         return _addremadd_sampled(ensemble, n_clusters, sample_size, rng, tol=tol, max_steps=max_steps,
-                                  max_bytes=max_bytes, n_threads=n_threads)
+                                  max_bytes=max_bytes, n_jobs=n_jobs)
     from cclust._ext import _addremadd
 
     A = None
@@ -364,10 +365,10 @@ def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=No
                                 f"distinct objects among {n} and its working copy",
                                 _ADDREMADD_ALTERNATIVE, max_bytes)
         AG = np.ascontiguousarray(sub.coassociation(dtype=np.float32, max_bytes=budget))
-        out = _addremadd.partition_groups(AG, inverse, tol, max_steps, n_threads)
+        out = _addremadd.partition_groups(AG, inverse, tol, max_steps, n_jobs)
     if out is None:
         A = _full_coassociation(ensemble, max_bytes)
-        out = _addremadd.partition(A, tol, max_steps, n_threads)
+        out = _addremadd.partition(A, tol, max_steps, n_jobs)
     found, contributions, lambdas, seeds, n_updates = out
     k0 = contributions.shape[0]
     g_found = ensemble_criterion(A, found) if A is not None else _grouped_criterion(AG, inverse, found)

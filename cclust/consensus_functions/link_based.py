@@ -92,7 +92,15 @@ from cclust.consensus_functions._prepare import (EXTRAS_MAX_SAMPLES, check_eigen
 from cclust.errors import ValidationError
 from cclust.graph import tcut
 from cclust.result import ConsensusResult
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory
+from cclust.validation import (
+    check_float,
+    check_int,
+    check_n_jobs,
+    check_random_state,
+    memory_budget,
+    renamed_threads,
+    require_memory,
+)
 
 __all__ = ["cluster_similarity", "wct", "refined_association", "object_similarity", "lce", "DEFAULT_DC",
            "DEFAULT_N_ITER", "SIMILARITIES", "CONSENSUS"]
@@ -384,9 +392,10 @@ def object_similarity(ensemble, similarity="cts", *, dc=DEFAULT_DC, n_iter=DEFAU
 
 # -- LCE ----------------------------------------------------------------------------------------
 
+@renamed_threads
 @declare(handles_missing=False, object_order="distribution")
 def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_DC, n_iter=DEFAULT_N_ITER, n_init=3,
-        max_iter=100, max_bytes=None, random_state=None, n_threads=None):
+        max_iter=100, max_bytes=None, random_state=None, n_jobs=None):
     """Link-based cluster ensemble, LCE (Iam-On, Boongoen, Garrett & Price 2011).
 
     The ensemble's clusters are linked by a link-based similarity (``similarity``: weighted
@@ -427,7 +436,7 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
         linkages and SimRank).
     random_state : int, Generator or None
         Seeds the spectral cut's k-means; the linkages are deterministic.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the k-means passes; the labels do not depend on it.
 
     Returns
@@ -452,7 +461,7 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
         raise ValidationError(f"consensus must be one of {list(CONSENSUS)}, got {consensus!r}.")
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     E0, E, _, n_clusters, groups = complete_microclusters(ensemble, n_clusters, "lce", _MISSING_ALTERNATIVE)
     first, inverse, counts = groups
     n, m = E.n_samples, first.shape[0]
@@ -473,7 +482,7 @@ def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_
         rng = check_random_state(random_state)
         RA = _ra(E, sim, first) @ sp.diags(E.n_partitions * E.weights[_partition_of(E)])
         result = tcut(RA, n_clusters, groups=groups, random_state=rng, n_init=n_init, max_iter=max_iter,
-                      n_threads=n_threads)
+                      n_jobs=n_jobs)
         labels, objective = result.labels, float(result.objective)
         extras["eigenvalues"] = result.eigenvalues
         objective_name = "within-cluster sum of squares of the spectral embedding of RA (lower is better)"

@@ -55,9 +55,10 @@ from cclust.validation import (
     check_float,
     check_int,
     check_n_clusters,
-    check_n_threads,
+    check_n_jobs,
     check_random_state,
     memory_budget,
+    renamed_threads,
     require_memory,
 )
 
@@ -442,9 +443,10 @@ def _group_distances(E, weighted, fine, max_bytes):
 
 # -- LWGP ---------------------------------------------------------------------------------------
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max_iter=100, ufactor=None,
-         random_state=None, n_threads=None):
+         random_state=None, n_jobs=None):
     """Locally weighted graph partitioning, LWGP (Huang, Wang & Lai 2018, Algorithm 2).
 
     The locally weighted bipartite graph (Definition 8, eq. 25-26) joins object x to every
@@ -475,7 +477,7 @@ def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max
         METIS balance tolerance (``cut="metis"`` only).
     random_state : int, Generator or None
         Seeds k-means (or METIS).
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the k-means passes; the labels do not depend on it.
 
     Returns
@@ -500,7 +502,7 @@ def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
     ufactor = check_ufactor(ufactor)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     E, original, columns = _prepare(ensemble, n_clusters)
     n = E.n_samples
     groups = E.distinct_rows()
@@ -521,7 +523,7 @@ def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max
     if cut == "tcut":
         B = _bipartite_graph(E, edge_values, None if groups is None else groups[0])
         result = tcut(B, n_clusters, groups=groups, random_state=rng, n_init=n_init, max_iter=max_iter,
-                      n_threads=n_threads)
+                      n_jobs=n_jobs)
         labels, objective = result.labels, result.objective
         extras["eigenvalues"] = result.eigenvalues
         objective_name = "within-cluster sum of squares of the transfer-cut embedding (lower is better)"

@@ -13,8 +13,15 @@ import numpy as np
 
 from cclust._engine import useful_threads
 from cclust._engine import reseed
-from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_n_threads, \
-    check_random_state
+from cclust.validation import (
+    check_float,
+    check_init_name,
+    check_int,
+    check_n_clusters,
+    check_n_jobs,
+    check_random_state,
+    renamed_threads,
+)
 from cclust.consensus_functions._starts import INITS, initial_labelings, ipvc_pass, kernel, label_distributions
 from cclust.ensemble import as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -55,9 +62,10 @@ def _log_prior(alpha, theta, smoothing):
     return float(smoothing * (_log(alpha).sum() + _log(theta).sum()))
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-means++", n_init=10,
-               max_iter=200, tol=1e-8, random_state=None, n_threads=None):
+               max_iter=200, tol=1e-8, random_state=None, n_jobs=None):
     """EM consensus: a finite mixture of multinomials on the label vectors (Topchy et al. 2004).
 
     The model (Topchy et al., eq. 2-4): ``P(y_x) = sum_m alpha_m prod_i theta_mi(y_xi)``. EM
@@ -95,7 +103,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
         A run stops when the penalised log-likelihood improves by less than ``tol`` times its
         magnitude.
     random_state : int, Generator or None
-    n_threads : int, default=None
+    n_jobs : int, default=None
 
     Returns
     -------
@@ -120,7 +128,7 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
     check_init_name(init, INITS)
-    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
+    n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
     n = E.n_samples
     C = np.ascontiguousarray(E.labels, dtype=np.int32)
@@ -129,17 +137,17 @@ def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-me
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)
 
     runs = []
-    for start in initial_labelings(E, n_clusters, init, n_init, rng, n_threads):
+    for start in initial_labelings(E, n_clusters, init, n_init, rng, n_jobs):
         if init == "partitions":
             # One IPVC pass completes the base partition to K non-empty clusters.
-            start, fit = ipvc_pass(E, start, n_clusters, n_threads)
+            start, fit = ipvc_pass(E, start, n_clusters, n_jobs)
             start = reseed(start, fit, n_clusters)
         resp = np.zeros((n, n_clusters))
         resp[np.arange(n), start] = 1.0
         trace, converged = [], False
         for n_iter in range(1, max_iter + 1):
             alpha, theta = _m_step(B, offsets, resp, smoothing)
-            resp, loglik, _ = _e_step(C, offsets, scale, alpha, theta, n_threads)
+            resp, loglik, _ = _e_step(C, offsets, scale, alpha, theta, n_jobs)
             if not np.isfinite(loglik):
                 raise ValidationError("em-mixture: the log-likelihood is not finite with smoothing=0 (a "
                                       "component gives probability 0 to every label vector); use smoothing > 0.")

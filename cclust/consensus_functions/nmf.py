@@ -106,7 +106,7 @@ def kmeans_start(ensemble, n_clusters, rng):
     from cclust.consensus_functions.kcc import kcc
 
     seed = int(rng.integers(2**63 - 1))
-    labels = kcc(ensemble, n_clusters, utility="uc", n_init=1, random_state=seed, n_threads=1).labels
+    labels = kcc(ensemble, n_clusters, utility="uc", n_init=1, random_state=seed, n_jobs=1).labels
     H = np.full((ensemble.n_samples, n_clusters), _KMEANS_OFFSET)
     H[np.arange(ensemble.n_samples), labels] += 1.0
     return H

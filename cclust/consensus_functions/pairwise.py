@@ -9,7 +9,7 @@ never forms it.
 """
 import numpy as np
 
-from cclust.validation import check_int, check_n_clusters, check_n_threads, memory_budget, require_memory
+from cclust.validation import check_int, check_n_clusters, check_n_jobs, memory_budget, renamed_threads, require_memory
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust._linkage import DECIMALS as _DECIMALS, cut_dendrogram
@@ -64,7 +64,7 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
 
     n = E.n_samples
     A = E.knn_coassociation(n_neighbors, random_state=random_state, dtype=np.float64,
-                                     max_bytes=max_bytes, n_threads=n_threads)
+                                     max_bytes=max_bytes, n_jobs=n_threads)
     # Kruskal's tree depends only on the order of the weights: 1 + (1 - S) keeps the order and
     # keeps S = 1 pairs (duplicates) as edges, which a zero weight would drop.
     D = A.copy()
@@ -100,9 +100,10 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
                            "n_joined_by_representatives": int(joined), "n_edges": int(A.nnz // 2)}
 
 
+@renamed_threads
 @declare(handles_missing=True, accepts_soft=True)
 def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=None, max_bytes=None,
-        random_state=None, n_threads=None):
+        random_state=None, n_jobs=None):
     """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of Nguyen & Caruana 2007, sec. 3.1).
 
     Agglomerative clustering of the distance ``1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1,
@@ -144,7 +145,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
     random_state : int, Generator or None
         Seeds the kNN graph's candidate search (sparse route); the dense route is
         deterministic and ignores it.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the sparse route's kNN graph; the labels do not depend on it.
 
     Returns
@@ -184,7 +185,7 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
         E = as_ensemble(ensemble).with_weights(weights).canonical()
         n_clusters = check_n_clusters(n_clusters, E)
         labels, height, extras = _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state,
-                                                        check_n_threads(n_threads))
+                                                        check_n_jobs(n_jobs))
         return ConsensusResult.from_labels(
             labels, objective=height,
             objective_name="single-linkage distance of the first merge above the cut (kNN graph)",

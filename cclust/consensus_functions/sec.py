@@ -17,7 +17,7 @@ from cclust.ensemble import as_ensemble, labelled_weight, require_every_object_l
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.result import ConsensusResult
 from cclust.utilities import resolve
-from cclust.validation import check_float, check_int, check_n_threads, check_random_state
+from cclust.validation import check_float, check_int, check_n_jobs, check_random_state, renamed_threads
 
 __all__ = ["sec", "degrees"]
 
@@ -36,9 +36,10 @@ def degrees(ensemble):
     return d
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=0.0, random_state=None,
-        n_threads=None):
+        n_jobs=None):
     """Spectral ensemble clustering as weighted K-means (SEC; Liu et al. 2017).
 
     Parameters
@@ -65,7 +66,7 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
         A run stops when its labels no longer change or the objective falls by less than ``tol``
         times its previous value.
     random_state : int, Generator or None
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`); results are identical for any value.
 
@@ -97,7 +98,7 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
     rng = check_random_state(random_state)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     require_every_object_labelled(E, "sec", "has no degree for them (no partition links them to any object)")
 
     d = degrees(E)
@@ -105,9 +106,9 @@ def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=
     weighted = space.with_weights(object_weights=d, row_scale=1.0 / d)
     def one_run(_):
         seeds = (_engine.random_seeds(rng, n, n_clusters) if init == "random"
-                 else _engine.seed_objects(space, n_clusters, init, rng, n_threads))
-        start = _engine.labels_from_seeds(weighted, seeds, n_threads)
-        return _engine.lloyd(weighted, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
+                 else _engine.seed_objects(space, n_clusters, init, rng, n_jobs))
+        start = _engine.labels_from_seeds(weighted, seeds, n_jobs)
+        return _engine.lloyd(weighted, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_jobs)
 
     best, objectives = best_of_restarts(one_run, n_init)  # the first of equal objectives
     if not best.converged:

@@ -36,7 +36,7 @@ from cclust.graph import (
     tcut as transfer_cut,
 )
 from cclust.result import ConsensusResult
-from cclust.validation import check_distinct_label_vectors, check_int, check_n_threads, check_random_state
+from cclust.validation import check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads
 
 __all__ = ["tcut", "usenc", "bipartite_cluster_graph"]
 
@@ -57,8 +57,9 @@ def bipartite_cluster_graph(ensemble):
     return B, groups
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_threads=None):
+def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_jobs=None):
     """Transfer cut of the object-cluster bipartite graph (U-SENC's consensus function).
 
     The consensus function of U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2.2), usable on
@@ -82,7 +83,7 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
         Lloyd iterations per run.
     random_state : int, Generator or None
         Seeds k-means.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the k-means passes; the labels do not depend on it.
 
     Returns
@@ -106,7 +107,7 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
     require_every_object_labelled(ensemble, "tcut", "places an object only through the clusters holding it")
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = check_n_threads(n_threads)
+    n_jobs = check_n_jobs(n_jobs)
     rng = check_random_state(random_state)
     B, groups = bipartite_cluster_graph(ensemble)
     n_distinct = B.shape[0]
@@ -117,15 +118,16 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_t
             "the transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters or "
             "use hbgf.")
     cut = transfer_cut(B, n_clusters, groups=groups, random_state=rng, n_init=n_init, max_iter=max_iter,
-                       n_threads=n_threads)
+                       n_jobs=n_jobs)
     return ConsensusResult.from_labels(cut.labels, objective=float(cut.objective), objective_name=_OBJECTIVE,
                                        method="tcut", extras={"eigenvalues": cut.eigenvalues,
                                                               "n_microclusters": int(n_distinct)})
 
 
+@renamed_threads
 @declare(requires_X=True, handles_missing=True, object_order="distribution", generates_ensemble=True)
 def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
-          n_init=3, max_iter=100, random_state=None, n_jobs=None, n_threads=None):
+          n_init=3, max_iter=100, random_state=None, n_jobs=None):
     """Ultra-scalable ensemble clustering, U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2).
 
     ``n_partitions`` U-SPEC clusterers of ``X`` (:func:`cclust.uspec.uspec_ensemble`: own
@@ -162,9 +164,8 @@ def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_represent
         k-means of the consensus transfer cut.
     random_state : int, Generator or None
     n_jobs : int, default=None
-        Threads over the U-SPEC clusterers; the labels do not depend on it.
-    n_threads : int, default=None
-        Threads of the consensus k-means; the labels do not depend on it.
+        Threads over the U-SPEC clusterers and of the consensus k-means; the labels do not
+        depend on it.
 
     Returns
     -------
@@ -217,7 +218,7 @@ def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_represent
         joined = Ensemble(np.column_stack([ensemble.labels, generated.labels]),
                           weights=np.concatenate([ensemble.weights * r, np.ones(generated.n_partitions)]))
     result = tcut(joined, n_clusters, n_init=n_init, max_iter=max_iter, random_state=random_state,
-                  n_threads=n_threads)
+                  n_jobs=n_jobs)
     return ConsensusResult.from_labels(result.labels, objective=result.objective, objective_name=_OBJECTIVE,
                                        method="usenc", extras=dict(result.extras,
                                                                    n_generated=generated.n_partitions))

@@ -29,7 +29,14 @@ import numpy as np
 from cclust._engine import reseed, useful_threads
 from cclust.consensus_functions._starts import (INITS, as_lookup, block_index, block_sums, initial_labelings,
                                                 ipvc_values, kernel, lookup_argmax)
-from cclust.validation import check_init_name, check_int, check_n_clusters, check_n_threads, check_random_state
+from cclust.validation import (
+    check_init_name,
+    check_int,
+    check_n_clusters,
+    check_n_jobs,
+    check_random_state,
+    renamed_threads,
+)
 from cclust.ensemble import as_ensemble, labelled_weight
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
@@ -56,7 +63,7 @@ class _Criterion:
         self.offsets = np.ascontiguousarray(ensemble.offsets, dtype=np.int64)
 
     def table(self, labels, n_clusters):
-        return self.E.contingency(labels, n_clusters, n_threads=self.n_threads)
+        return self.E.contingency(labels, n_clusters, n_jobs=self.n_threads)
 
     def assign(self, labels, table, n_clusters):
         """New labels, each object's score for its new cluster, and its distance to it."""
@@ -225,7 +232,7 @@ def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, r
     E = as_ensemble(ensemble).with_weights(weights).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
+    n_threads = useful_threads(E.n_samples, check_n_jobs(n_threads))
     rng = check_random_state(random_state)
     crit = {"ivc": _IVC, "ipvc": _IPVC}[kind](E, n_threads) if kind != "ipc" else _IPC(E, n_threads, max_bytes)
 
@@ -292,7 +299,7 @@ _PARAMS_DOC = """
     max_iter : int, default=100
     random_state : int, Generator or None
         Draws the k-means++ seeds, or the base partitions the restarts start from.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`); results are identical for any value.
 """
@@ -323,6 +330,7 @@ def _doc(text):
 
 # Modes are majority counts, so ties are common and go to the lowest label in the canonical
 # (first-appearance) numbering: the result depends on the order of the objects in ties.
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 @_doc("""Iterative voting consensus, IVC (Nguyen & Caruana 2007, Algorithm 1).
 
@@ -341,11 +349,12 @@ def _doc(text):
     [0, 0, 1, 1, 1]
     """)
 def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-        random_state=None, n_threads=None):
+        random_state=None, n_jobs=None):
     return _iterative("ivc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
-                      max_iter=max_iter, random_state=random_state, n_threads=n_threads)
+                      max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative probabilistic voting consensus, IPVC (Nguyen & Caruana 2007, Algorithm 2, eq. 2).
 
@@ -366,11 +375,12 @@ def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_
     [0, 0, 1, 1, 1]
     """)
 def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-         random_state=None, n_threads=None):
+         random_state=None, n_jobs=None):
     return _iterative("ipvc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
-                      max_iter=max_iter, random_state=random_state, n_threads=n_threads)
+                      max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
 
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative pairwise consensus, IPC (Nguyen & Caruana 2007, Algorithm 3, eq. 1 and 3).
 
@@ -400,9 +410,9 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
     [0, 0, 1, 1, 1]
     """)
 def ipc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-        random_state=None, n_threads=None, max_bytes=None):
+        random_state=None, n_jobs=None, max_bytes=None):
     return _iterative("ipc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
-                      max_iter=max_iter, random_state=random_state, n_threads=n_threads,
+                      max_iter=max_iter, random_state=random_state, n_threads=n_jobs,
                       max_bytes=max_bytes)
 
 
@@ -424,9 +434,10 @@ def _vote_table(E, table, n_clusters):
 
 # The Hungarian alignment works on integer overlap counts, whose ties go to the lowest cluster
 # in the canonical (first-appearance) numbering: the result depends on object order in ties.
+@renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-           random_state=None, n_threads=None):
+           random_state=None, n_jobs=None):
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; Mirkin & Shestakov, sec. 1).
 
     Every partition's clusters are matched to the clusters of a reference labelling by the
@@ -461,7 +472,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     n_init : int, default=10
     max_iter : int, default=100
     random_state : int, Generator or None
-    n_threads : int, default=None
+    n_jobs : int, default=None
 
     Returns
     -------
@@ -481,7 +492,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
     check_init_name(init, INITS)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
-    n_threads = useful_threads(E.n_samples, check_n_threads(n_threads))
+    n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
     C = np.ascontiguousarray(E.labels, dtype=np.int32)
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
@@ -490,11 +501,11 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
 
     best = None
     objectives, iterations = [], []
-    for reference in initial_labelings(E, n_clusters, init, n_init, rng, n_threads):
+    for reference in initial_labelings(E, n_clusters, init, n_init, rng, n_jobs):
         trace, converged = [], False
         for n_iter in range(1, max_iter + 1):
-            table = E.contingency(reference, n_clusters, n_threads=n_threads)
-            new, score = lookup_argmax(C, offsets, _vote_table(E, table, n_clusters), allowed, n_threads)
+            table = E.contingency(reference, n_clusters, n_jobs=n_jobs)
+            new, score = lookup_argmax(C, offsets, _vote_table(E, table, n_clusters), allowed, n_jobs)
             new = reseed(new, ceiling - score, n_clusters)
             trace.append(float(score.sum()))
             if np.array_equal(new, reference):

@@ -35,7 +35,16 @@ import scipy.sparse as sp
 from cclust import _engine
 from cclust._lloyd import best_of_restarts
 from cclust.validation import (
-    check_array_2d, check_distinct_rows, check_float, check_int, check_n_threads, check_random_state, memory_budget, require_memory)
+    check_array_2d,
+    check_distinct_rows,
+    check_float,
+    check_int,
+    check_n_jobs,
+    check_random_state,
+    memory_budget,
+    renamed_threads,
+    require_memory,
+)
 from cclust.graph import (
     EDGE_WEIGHT_RESOLUTION,
     canonical_cluster_order,
@@ -351,10 +360,11 @@ def _canonical_memberships(X, ensemble, w, t):
     return P[:, order], np.repeat(np.arange(ensemble.n_partitions), ensemble.n_clusters)[order], ts
 
 
+@renamed_threads
 @declare(requires_X=True, handles_missing=True)
 def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
          n_neighbors=None, neighbors="exact", ufactor=None, sizes="auto", max_bytes=None, random_state=None,
-         n_threads=None):
+         n_jobs=None):
     """Weighted-Object Similarity Partitioning (WOSP; Ren et al. 2017, sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
@@ -400,7 +410,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         See :func:`cclust.graph.cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
     random_state : int, Generator or None
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Threads of ``neighbors="lsh"``; the labels do not depend on it.
 
     Returns
@@ -451,7 +461,7 @@ def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFA
         graph = sp.csr_matrix(S)
         del S
     elif neighbors == "lsh":
-        graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_threads)
+        graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_jobs)
     else:
         graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
 
@@ -472,7 +482,7 @@ def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_thre
     """Each object's ``n_neighbors`` largest ``Q[x] . Q[y]`` among its co-association neighbours."""
     n = ensemble.n_samples
     C = sp.triu(ensemble.knn_coassociation(2 * n_neighbors, random_state=rng, max_bytes=max_bytes,
-                                           n_threads=n_threads), k=1).tocoo()
+                                           n_jobs=n_threads), k=1).tocoo()
     rows, cols = C.row.astype(np.int64), C.col.astype(np.int64)
     sims = np.empty(rows.shape[0], dtype=np.float64)
     step = max(1, 2**22 // max(1, Q.shape[1]))
@@ -723,7 +733,7 @@ _WOKMEANS_INITS = ("k-means++", "random")
 
 @declare(requires_X=True, handles_missing=True)
 def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-             init="k-means++", n_init=10, max_iter=100, tol=0.0, max_bytes=None, random_state=None):
+             init="k-means++", n_init=10, max_iter=100, tol=0.0, max_bytes=None, random_state=None, n_jobs=None):
     """Weighted-Object k-means (WOKmeans; Ren et al. 2017, sec. 3.4, Algorithm 4).
 
     k-means on X whose centres are the object-weighted means ``c_k = sum w_i x_i / sum w_i``
@@ -757,6 +767,9 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
         with the object costliest to its own centre, as every other K-means in cclust does.
     max_bytes : int, default=None
     random_state : int, Generator or None
+    n_jobs : int, default=None
+        Threads of the K-means passes (None: every core; -1: every available core); the labels
+        do not depend on it.
 
     Returns
     -------
@@ -785,7 +798,7 @@ def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     check_distinct_rows(X, n_clusters)
-    n_threads = check_n_threads(None)
+    n_threads = check_n_jobs(n_jobs)
     space = _engine.MixedSpace.dense(X)
     weighted = space.with_weights(object_weights=w)
 

@@ -10,6 +10,7 @@ from cclust._blocks import RowBlocks, aligned, fold
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _check_known_chunks, _is_dask_array, from_array
 from cclust.dask._runner import _Runner, recovering
+from cclust.validation import renamed_threads
 
 _kernel = _engine._kernel
 
@@ -184,8 +185,9 @@ class _BlockExecutor(RowBlocks):
         return np.concatenate(self.runner.compute([self.delayed(_task_concat)(x) for x in labels])).astype(np.int64)
 
 
+@renamed_threads
 def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
-        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_threads=None,
+        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_jobs=None,
         verbose=0, client=None, chunks=None):
     """KCC on a :class:`DaskEnsemble`: each Lloyd pass is one map over the row chunks.
 
@@ -199,7 +201,7 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
         In-memory input is chunked with :func:`from_array` (``chunks`` rows per chunk).
     n_clusters, utility, p, weights, init, n_init, max_iter, tol, kmeanspp_trials, random_state
         As :func:`cclust.consensus_functions.kcc.kcc`.
-    n_threads : int, default=None
+    n_jobs : int, default=None
         Ignored: each chunk task runs the kernels on one thread and the chunks are the
         parallelism (results do not depend on it anyway).
     verbose : int, default=0

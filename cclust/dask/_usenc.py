@@ -12,7 +12,8 @@ from cclust._progress import progress
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _chunk_rows, from_array
 from cclust.dask._runner import _import_dask, _Runner, recovering
 from cclust.errors import ValidationError
-from cclust.graph import _dense_leading_eigenvectors, _transfer_rows, one_blas_thread
+from cclust.graph import one_blas_thread
+from cclust.graph._tcut import dense_leading_eigenvectors, transfer_rows
 from cclust.result import ConsensusResult
 from cclust.validation import check_array_2d, check_int, check_random_state, spawn_seed_sequences
 
@@ -74,7 +75,7 @@ def _task_cross_sums(B, sums):
 def _task_transfer(B, ncut_vectors):
     degree = np.asarray(B.sum(axis=1)).reshape(-1)
     degree[degree == 0] = 1e-10
-    return _transfer_rows(B, ncut_vectors, degree)
+    return transfer_rows(B, ncut_vectors, degree)
 
 
 def _block_cut(graph_blocks, n_columns, starts, n_clusters, rng, n_init, max_iter, runner):
@@ -89,7 +90,7 @@ def _block_cut(graph_blocks, n_columns, starts, n_clusters, rng, n_init, max_ite
     W, col_degree = runner.compute([sums])[0]
     n_vectors = min(n_clusters, n_columns)
     inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
-    values, vectors = _dense_leading_eigenvectors(W, inv_sqrt, n_vectors)
+    values, vectors = dense_leading_eigenvectors(W, inv_sqrt, n_vectors)
     ncut_vectors = delayed(vectors * inv_sqrt[:, None])
     embedding = runner.persist([delayed(_task_transfer)(B, ncut_vectors) for B in graph_blocks])
     blocks = DenseBlocks(embedding, starts, runner)

@@ -7,7 +7,7 @@ take either form.
 import numpy as np
 import scipy.sparse as sp
 
-from cclust.validation import check_n_threads, check_same_length, label_vector
+from cclust.validation import check_n_jobs, check_same_length, label_vector
 
 
 #: Tables with at most this many cells (or at most n_samples cells) are built dense.
@@ -40,7 +40,7 @@ def _table_from_codes(a, ka, b, kb, *, sparse=None):
         return _sparse_table(a, ka, b, kb)
     from cclust._ext import _contingency
 
-    return _contingency.pair_table(a, b, ka, kb, check_n_threads(None))
+    return _contingency.pair_table(a, b, ka, kb, check_n_jobs(None))
 
 
 def _labels_table(labels_true, labels_pred, name_true="labels_true", name_pred="labels_pred"):

@@ -417,8 +417,8 @@ def _ensemble_outcomes(name):
         yield (f"contingency-{case}", lambda labels=labels, k=k: ensemble.contingency(labels, k), expect, words,
                base, compare, None)
     for case, threads in (("zero", 0), ("string", "2"), ("fractional", 1.5)):
-        yield (f"contingency-n-threads-{case}", lambda threads=threads: ensemble.contingency(y, 3, n_threads=threads),
-               "raise", ("n_threads",), base, compare, None)
+        yield (f"contingency-n-jobs-{case}", lambda threads=threads: ensemble.contingency(y, 3, n_jobs=threads),
+               "raise", ("n_jobs",), base, compare, None)
     co = ensemble.coassociation()
     for case, kwargs in (("max-bytes-zero", {"max_bytes": 0}), ("max-bytes-negative", {"max_bytes": -1}),
                          ("dtype-complex", {"dtype": complex}), ("dtype-string", {"dtype": "U3"}),

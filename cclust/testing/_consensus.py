@@ -194,7 +194,7 @@ def check_consensus_n_clusters(fn_or_name, *, n_clusters=3, X_required=None, ran
 @_options
 def check_consensus_deterministic(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
     """Same seed, same labels: an int seed twice, two Generators seeded alike, and (if the
-    function takes ``n_threads`` or ``n_jobs``) one thread against two."""
+    function takes ``n_jobs``, or a third party's legacy ``n_threads``) one thread against two."""
     case = _Case("check_consensus_deterministic", fn_or_name, n_clusters, X_required, random_state)
     ensemble = case.ensemble()
     first = case.valid(case.run(ensemble), case.n_clusters, f"random_state={random_state!r}")

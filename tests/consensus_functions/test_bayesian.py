@@ -99,7 +99,7 @@ def test_compiled_e_step_same_for_any_thread_count(rng):
     alpha, beta = _random_model(rng, sizes, 5)
     gamma0 = np.tile(alpha + 1.0, (3000, 1))
     runs = [bayesian.e_step(slots, present, np.ones(3000), np.ones(6), alpha, _table(beta), gamma0,
-                            tol=1e-6, max_iter=50, n_threads=t) for t in (1, 2, 3)]
+                            tol=1e-6, max_iter=50, n_jobs=t) for t in (1, 2, 3)]
     for other in runs[1:]:
         np.testing.assert_array_equal(other[0], runs[0][0])
         np.testing.assert_array_equal(other[1], runs[0][1])

@@ -41,7 +41,7 @@ def test_matches_brute_force_kcc_from_same_start(name, family, normalized, p, we
     E = E.with_weights(w)
     start = rng.integers(0, 3, size=E.n_samples)
     start[:3] = [0, 1, 2]
-    res = kcc(E, 3, utility=name, p=p, init=start, n_threads=1)
+    res = kcc(E, 3, utility=name, p=p, init=start, n_jobs=1)
     ref_labels, ref_objective, ref_trace = reference_kcc.kcc_from(
         np.asarray(E.labels), E.weights, start, 3, family, normalized, p)
     ours = cclust.ConsensusResult.from_labels(ref_labels)
@@ -56,8 +56,8 @@ def test_matches_brute_force_kcc_from_same_start(name, family, normalized, p, we
 def test_objective_never_increases_and_threads_agree(name, family, normalized, p):
     rng = np.random.default_rng(5)
     E, _ = noisy_ensemble(rng, n=12000, r=20, k=4, missing=0.1, noise=0.4)
-    one = kcc(E, 4, utility=name, p=p, n_init=3, random_state=3, n_threads=1)
-    two = kcc(E, 4, utility=name, p=p, n_init=3, random_state=3, n_threads=2)
+    one = kcc(E, 4, utility=name, p=p, n_init=3, random_state=3, n_jobs=1)
+    two = kcc(E, 4, utility=name, p=p, n_init=3, random_state=3, n_jobs=2)
     assert np.array_equal(one.labels, two.labels)
     assert one.objective == two.objective
     assert np.array_equal(one.extras["objective_trace"], two.extras["objective_trace"])
@@ -147,8 +147,8 @@ class TestBadInput:
 
     @pytest.mark.parametrize("kw, match", [({"n_init": 0}, "n_init"), ({"max_iter": 0}, "max_iter"),
                                            ({"init": "k-means++", "kmeanspp_trials": 0}, "kmeanspp_trials"),
-                                           ({"tol": -1.0}, "tol"), ({"n_threads": 0}, "n_threads")],
-                             ids=["n_init", "max_iter", "kmeanspp_trials", "tol", "n_threads"])
+                                           ({"tol": -1.0}, "tol"), ({"n_jobs": 0}, "n_jobs")],
+                             ids=["n_init", "max_iter", "kmeanspp_trials", "tol", "n_jobs"])
     def test_numeric_parameters(self, kw, match):
         with pytest.raises(ValidationError, match=match):
             kcc(self.E, 2, **kw)
@@ -166,7 +166,7 @@ def test_gamma_offset_identity_on_complete_ensembles(rng, name, family, normaliz
     """Gamma = offset - objective / n for every utility (Bregman identity), so ranking restarts
     by it equals ranking by Gamma; the exact Gamma comes from the contingency tables."""
     E, _ = noisy_ensemble(rng, n=90, r=10)
-    res = kcc(E, 3, utility=name, p=p, n_init=4, random_state=1, n_threads=1)
+    res = kcc(E, 3, utility=name, p=p, n_init=4, random_state=1, n_jobs=1)
     util = cclust.utilities.resolve(name, p)
     estimate = util.gamma_offset(E) - res.extras["kmeans_objective"] / E.n_samples
     assert estimate == pytest.approx(res.objective, rel=1e-9, abs=1e-12)

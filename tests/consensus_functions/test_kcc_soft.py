@@ -143,8 +143,8 @@ def test_bad_input_names_the_argument():
         kcc(S, 2, utility="ulp")
     with pytest.raises(ValidationError, match="init"):
         kcc(S, 2, init="forgy")
-    with pytest.raises(ValidationError, match="n_threads"):
-        kcc(S, 2, n_threads=0)
+    with pytest.raises(ValidationError, match="n_jobs"):
+        kcc(S, 2, n_jobs=0)
     with pytest.raises(MemoryBudgetError, match="max_bytes"):
         kcc(S, 2, max_bytes=1000)
 

@@ -125,7 +125,7 @@ def test_grouped_extraction_equals_plain_on_repeated_rows(data):
     plain = _addremadd.partition(A, 1e-9, 10_000, 1, False)
     assert_same_partition_run(_addremadd.partition(A, 1e-9, 10_000, 2), plain)
     # The G x G route of the consensus function: the same clusters, contributions and seeds.
-    res = addremadd(E, n_threads=2)
+    res = addremadd(E, n_jobs=2)
     assert same_partition(res.labels, plain[0])  # the result numbers clusters by first member
     assert np.array_equal(res.extras["contributions"], plain[1])
     assert np.array_equal(res.extras["seeds"], plain[3])

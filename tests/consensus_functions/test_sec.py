@@ -73,8 +73,8 @@ def test_recovers_noisy_truth():
 
 def test_identical_for_any_thread_count():
     L = noisy_labels(np.random.default_rng(1), n=9000, r=12, k=5, missing=0.1)
-    one = sec(L, 5, random_state=3, n_threads=1)
-    two = sec(L, 5, random_state=3, n_threads=2)
+    one = sec(L, 5, random_state=3, n_jobs=1)
+    two = sec(L, 5, random_state=3, n_jobs=2)
     np.testing.assert_array_equal(one.labels, two.labels)
     assert one.objective == two.objective
 

@@ -230,8 +230,8 @@ def test_same_result_for_any_thread_count(rng):
     truth = rng.integers(0, 5, size=n)
     L = np.column_stack([np.where(rng.random(n) < 0.3, rng.integers(0, 6, n), truth) for _ in range(4)])
     for fn in (ivc, ipvc, voting):
-        a = fn(L, 5, random_state=0, n_init=2, n_threads=1)
-        b = fn(L, 5, random_state=0, n_init=2, n_threads=2)
+        a = fn(L, 5, random_state=0, n_init=2, n_jobs=1)
+        b = fn(L, 5, random_state=0, n_init=2, n_jobs=2)
         assert np.array_equal(a.labels, b.labels) and a.objective == b.objective
 
 

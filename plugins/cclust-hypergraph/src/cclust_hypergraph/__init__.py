@@ -15,7 +15,7 @@ from cclust.graph import (
     canonical_cluster_order, cap_groups, check_graph_inputs, check_sizes, cut_with_sizes, honour_n_clusters,
     identical_label_rows, identical_rows, one_hot_in_order)
 from cclust.result import ConsensusResult
-from cclust.validation import check_float, check_n_threads, check_random_state
+from cclust.validation import check_float, check_n_jobs, check_random_state
 
 from cclust_hypergraph._config import CONFIGS, config_path
 
@@ -53,7 +53,7 @@ def _mtkahypar():
 
     with _lock:
         if _initializer is None:
-            _initializer = mtkahypar.initialize(check_n_threads(None), False)
+            _initializer = mtkahypar.initialize(check_n_jobs(None), False)
     return mtkahypar, _initializer
 
 

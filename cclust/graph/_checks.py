@@ -1,0 +1,120 @@
+"""The graph methods' shared argument checks and memory figures: the ensemble and K, ufactor,
+balance, neighbours, the bytes of a dense graph and of a METIS call; and the canonical order of
+cluster vertices."""
+import numpy as np
+
+from cclust.ensemble import as_ensemble, identical_label_rows
+from cclust.errors import ValidationError
+from cclust.validation import check_int, require_memory
+
+
+def check_graph_inputs(ensemble, n_clusters, name="ensemble"):
+    """Validate an ensemble and K for a graph method; returns (Ensemble, K)."""
+    ensemble = as_ensemble(ensemble, name)
+    n = ensemble.n_samples
+    if n < 2:
+        raise ValidationError(f"{name} must label at least 2 objects to be partitioned, got {n}.")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    if (ensemble.n_clusters <= 1).all():
+        raise ValidationError(
+            f"{name}: every partition puts all objects in one cluster, so the graph carries no "
+            "information to cut; generate partitions with at least two clusters."
+        )
+    return ensemble, n_clusters
+
+
+def check_ufactor(ufactor):
+    return check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
+
+
+#: What METIS balances between MCLA/WOMC meta-clusters (see :func:`mcla`).
+BALANCES = ("clusters", "objects")
+
+
+def check_balance(balance):
+    if balance not in BALANCES:
+        raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
+    return balance
+
+
+def check_n_neighbors(n_neighbors, n):
+    return check_int(n_neighbors, "n_neighbors", low=1, high=max(1, n - 1), allow_none=True)
+
+
+def _idx_bytes():
+    try:
+        from pymetis._internal import _idx_type_width
+        return int(_idx_type_width()) // 8
+    except (ImportError, AttributeError):  # older PyMetis builds: assume 64-bit idx_t
+        return 8
+
+
+def dense_graph_bytes(n, itemsize=4):
+    """Bytes a dense similarity of n objects and its METIS graph need at the peak.
+
+    ``itemsize + 24`` bytes a pair: the dense matrix, and at most 24 bytes a pair of its sparse
+    copies and METIS's arrays at any one time (the RSS high-water mark of CSPA's dense route,
+    float32: 26.3 and 22.8 bytes a pair at n = 1000 and 2000; counting every copy and METIS's
+    arrays as alive together, 44 bytes, refused graphs that fit).
+    """
+    return n * n * (itemsize + 24)
+
+
+def metis_bytes(n_vertices, n_entries):
+    """Address space METIS maps at most to partition a graph: 16 idx_t per vertex and per
+    adjacency entry (both directions of every edge). The least limit under which METIS 5.1
+    succeeded was 2.5-2.7 of them per entry on dense graphs and 10-12.2 on sparse random and
+    clustered ones of 2 * 10^4 to 10^5 vertices (its coarser graphs keep most edges there)."""
+    return 16 * (int(n_vertices) + int(n_entries)) * _idx_bytes()
+
+
+def check_dense_budget(n, what, max_bytes, itemsize=4, alternative=None):
+    if alternative is None:
+        alternative = ("pass n_neighbors=... (e.g. 30) for the sparse route that keeps each object's "
+                       "strongest neighbours")
+    require_memory(dense_graph_bytes(n, itemsize), f"the dense {what} of {n} objects and its METIS graph",
+                   alternative, max_bytes)
+
+
+#: The scalable route named by CSPA's refusals.
+
+
+
+def canonical_cluster_order(ensemble, identical="compute"):
+    """A permutation of the one-hot columns that depends on the clusters' members only.
+
+    Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
+    weight); identical clusters compare equal and are interchangeable in every graph built here.
+    The keys are scattered from the label matrix (no one-hot is formed), every group of
+    identically labelled objects read once: its first object is its smallest, its members'
+    keys are summed beforehand.
+
+    ``identical`` is :func:`identical_label_rows` of the ensemble's labels (None when every
+    row differs) if the caller has it already; ``"compute"`` computes it here.
+    """
+    groups = identical_label_rows(ensemble.labels) if isinstance(identical, str) else identical
+    L = ensemble.labels
+    n, r = L.shape
+    n_c = int(ensemble.offsets[-1])
+    keys = np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=n, dtype=np.int64).view(np.uint64)
+    if groups is None:
+        firsts, multiplicity, group_keys = np.arange(n), None, keys
+    else:
+        firsts, inverse, multiplicity = groups
+        L = L[firsts]
+        group_keys = np.zeros(firsts.shape[0], dtype=np.uint64)
+        np.add.at(group_keys, inverse, keys)  # uint64 sums wrap, as the sum over the members does
+    columns = L + ensemble.offsets[:-1]
+    if ensemble.has_missing:
+        columns[L < 0] = n_c  # a bin past the clusters collects the missing labels
+    columns = columns.reshape(-1)
+    # ufunc.at is fast on 1-d operands of one shape only (broadcast values take a slow path).
+    sizes = (np.bincount(columns, minlength=n_c + 1) if multiplicity is None else
+             np.bincount(columns, weights=np.repeat(multiplicity.astype(np.float64), r), minlength=n_c + 1)
+             .astype(np.int64))
+    first = np.full(n_c + 1, n, dtype=np.int64)
+    np.minimum.at(first, columns, np.repeat(firsts, r))
+    member_hash = np.zeros(n_c + 1, dtype=np.uint64)
+    np.add.at(member_hash, columns, np.repeat(group_keys, r))
+    partition_weight = np.repeat(ensemble.weights, ensemble.n_clusters)
+    return np.lexsort((partition_weight, member_hash[:n_c], sizes[:n_c], first[:n_c]))

@@ -1,0 +1,287 @@
+"""The transfer cut (Li, Wu & Chang 2012) of a bipartite graph, :func:`tcut`, and the control of
+BLAS threads around it (:func:`blas_team`, :func:`one_blas_thread`)."""
+import numpy as np
+import scipy.sparse as sp
+
+from cclust.errors import ValidationError
+from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, renamed_threads
+from cclust.graph._metis import honour_n_clusters
+from cclust.graph._bipartite import has_empty_part
+
+
+#: :func:`tcut` decomposes the column graph densely (LAPACK) up to this many columns when forming
+#: it costs little (at most ``TCUT_DENSE_MAX ** 2 * 50`` multiply-adds); beyond, ARPACK finds
+#: the leading eigenvectors through products with B, without forming the column graph.
+TCUT_DENSE_MAX = 2000
+
+
+class TransferCut:
+    """What :func:`tcut` returns.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_objects,), int64
+        The part of every object (every row of B, or every object of ``groups``), 0..K-1, every
+        part used, numbered in order of their first object.
+    embedding : ndarray of shape (n_rows, min(K, n_columns))
+        The row-normalised transferred eigenvectors, one row per row of B (per group).
+    eigenvalues : ndarray of shape (min(K, n_columns),)
+        The leading eigenvalues of the normalised column graph, in decreasing order.
+    objective : float
+        Within-cluster sum of squares of the k-means run kept (over the objects).
+    n_iter : int
+        Lloyd iterations of the k-means run kept.
+    n_moved : int
+        Objects moved into parts that k-means left empty (possible when K exceeds the number
+        of distinct embedded rows).
+    """
+
+    __slots__ = ("labels", "embedding", "eigenvalues", "objective", "n_iter", "n_moved")
+
+    def __init__(self, labels, embedding, eigenvalues, objective, n_iter, n_moved=0):
+        self.labels, self.embedding, self.eigenvalues = labels, embedding, eigenvalues
+        self.objective, self.n_iter, self.n_moved = objective, n_iter, n_moved
+
+
+#: Below this many rows (and columns) of a dense BLAS product, its thread team costs CPU and saves
+#: no wall time (see :func:`blas_team`).
+BLAS_TEAM_FROM = 1024
+
+
+def blas_team(size, threshold=BLAS_TEAM_FROM):
+    """The BLAS thread setting for dense products on ``size`` x ``size`` matrices: one thread
+    (:func:`one_blas_thread`) below ``threshold``, BLAS's own team from it on. OpenBLAS's
+    second thread spins between calls: on two idle cores PTA's products at 805 microclusters
+    took the same wall time with the team and twice the CPU time (0.23 s against 0.13 s);
+    at 1,483 the team saved a sixth of the wall time. When the other cores are busy
+    (:func:`cclust.validation.busy_elsewhere`) it is one thread at any size."""
+    from contextlib import nullcontext
+
+    # a team on a machine whose other cores are busy only adds a spinning thread
+    busy = available_cores() - busy_elsewhere() < 2
+    return nullcontext() if size >= threshold and not busy else one_blas_thread()
+
+
+def one_blas_thread():
+    """A context in which BLAS/LAPACK run on one thread (threadpoolctl, scikit-learn's
+    dependency, when installed; else nothing changes), for the small dense eigenproblems of the
+    spectral cuts. OpenBLAS's thread team spins for its share of the cores: on this two-core
+    machine under a load of 6-12 the eigendecomposition of 871 clusters took 12.6 s with the
+    team and 0.73 s on one thread (Huang et al. 2021's ECPCS cluster graph); on an idle machine
+    the team would save at most a factor of two."""
+    from contextlib import nullcontext
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
+def _column_graph(B, row_scale):
+    """The dense column graph ``B^T diag(row_scale) B`` of a CSR matrix, summed one row after
+    the other in row order by a compiled pass (``cclust._ext._uspec.cross_sums``; a tenth of
+    the time of SciPy's sparse product at a million rows), so that the Dask path, which
+    continues the same pass from row block to row block, adds the same floats in the same order."""
+    from cclust._ext import _uspec
+
+    n_cols = B.shape[1]
+    W = np.zeros((n_cols, n_cols))
+    _uspec.cross_sums(np.ascontiguousarray(B.indptr, dtype=np.int64), np.ascontiguousarray(B.indices, dtype=np.int64),
+                      np.ascontiguousarray(B.data, dtype=np.float64), W, np.zeros(n_cols),
+                      np.ascontiguousarray(row_scale, dtype=np.float64))
+    return W
+
+
+def dense_leading_eigenvectors(W, inv_sqrt, n_vectors):
+    """The ``n_vectors`` leading eigenpairs of ``D^-1/2 W D^-1/2`` (``inv_sqrt`` = D^-1/2 as a
+    vector) for a dense column graph W, largest first (symmetrised against rounding)."""
+    import scipy.linalg
+
+    n_cols = W.shape[0]
+    W = inv_sqrt[:, None] * W * inv_sqrt[None, :]
+    W = (W + W.T) / 2.0
+    with one_blas_thread():
+        try:
+            values, vectors = scipy.linalg.eigh(W, subset_by_index=(n_cols - n_vectors, n_cols - 1))
+        except np.linalg.LinAlgError:  # MRRR can fail on the repeated eigenvalues of agreeing partitions
+            values, vectors = np.linalg.eigh(W)
+            values, vectors = values[n_cols - n_vectors:], vectors[:, n_cols - n_vectors:]
+    return values[::-1], vectors[:, ::-1]
+
+
+def _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, n_vectors):
+    """The leading eigenpairs of ``A^T A`` (``A = diag(row_scale)^1/2 B D^-1/2``) from the
+    smaller ``A A^T`` when B has fewer rows than columns: ``A^T A v = l v`` with ``v = A^T u /
+    sqrt(l)`` for every eigenpair ``(l, u)`` of ``A A^T`` with ``l > 0``. None when a wanted
+    eigenvalue is not clearly positive (then the column graph is used)."""
+    import scipy.linalg
+
+    A = B.toarray() * np.sqrt(row_scale)[:, None] * inv_sqrt[None, :]
+    G = A @ A.T
+    G = (G + G.T) / 2.0
+    n_rows = G.shape[0]
+    with one_blas_thread():
+        try:
+            values, vectors = scipy.linalg.eigh(G, subset_by_index=(n_rows - n_vectors, n_rows - 1))
+        except np.linalg.LinAlgError:
+            return None
+    if values[0] <= 1e-8 * max(values[-1], 1e-300):
+        return None
+    vectors = (A.T @ vectors) / np.sqrt(values)[None, :]
+    return values[::-1], vectors[:, ::-1]
+
+
+def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
+    """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` (D the
+    diagonal of ``col_degree``), largest first: dense when the column graph is small and cheap
+    to form, else ARPACK on products with B."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n_cols = B.shape[1]
+    inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
+    row_nnz = np.diff(B.indptr).astype(np.float64)
+    n_rows = B.shape[0]
+    if n_vectors < n_rows < n_cols <= TCUT_DENSE_MAX:
+        found = _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, n_vectors)
+        if found is not None:
+            return found
+    if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
+        return dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, n_vectors)
+    Bt = B.T.tocsr()
+
+    def matvec(v):
+        v = np.asarray(v).reshape(-1)
+        return inv_sqrt * (Bt @ (row_scale * (B @ (inv_sqrt * v))))
+
+    operator = LinearOperator((n_cols, n_cols), matvec=matvec, dtype=np.float64)
+    # A fixed start vector (the leading eigenvector of a connected graph): ARPACK is then
+    # deterministic, and invariant to the order of the columns.
+    v0 = np.sqrt(np.maximum(col_degree, 0.0)) + 1e-3
+    values, vectors = eigsh(operator, k=n_vectors, which="LA", v0=v0 / np.linalg.norm(v0), tol=0.0)
+    order = np.argsort(-values, kind="stable")
+    return values[order], vectors[:, order]
+
+
+def _row_block(B, start, stop):
+    """Rows ``start:stop`` of the CSR matrix B, built from slices of B's arrays (any copy is
+    NumPy's, whose failed allocation is a MemoryError). SciPy's own row slicing collects the
+    entries in C++ vectors, and their failed allocation under an address-space limit ended
+    the process (SIGSEGV, SciPy 1.17)."""
+    stop = min(stop, B.shape[0])
+    lo, hi = B.indptr[start], B.indptr[stop]
+    return sp.csr_matrix((B.data[lo:hi], B.indices[lo:hi], B.indptr[start:stop + 1] - lo),
+                         shape=(stop - start, B.shape[1]))
+
+
+def transfer_rows(B, ncut_vectors, row_degree):
+    """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
+    unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
+    the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
+    the result is formed; a row block of B gives the same rows as the whole of B."""
+    n = B.shape[0]
+    B = sp.csr_matrix(B)
+    out = np.empty((n, ncut_vectors.shape[1]))
+    step = 1 << 15
+    for start in range(0, n, step):
+        part = (_row_block(B, start, start + step) @ ncut_vectors) / row_degree[start:start + step, None]
+        part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
+        out[start:start + step] = part
+    return out
+
+
+@renamed_threads
+def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_jobs=None):
+    """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
+
+    The spectral (normalised-cut) partition of a bipartite graph of objects (rows of B) and
+    clusters or other features (columns), computed on the small side only (Li et al. 2012,
+    sec. 3-4): with ``d_x`` the weighted degree of object x and ``W = B^T diag(1/d_x) B`` the
+    column graph that the transfer induces,
+
+    1. the K leading eigenvectors of ``D^-1/2 W D^-1/2`` (D the degrees of W), scaled by
+       ``D^-1/2``, are the normalised-cut eigenvectors on the columns;
+    2. they are transferred to the objects, ``diag(1/d_x) B`` times them;
+    3. each object's row is normalised to unit length (plus 1e-10) and k-means with K
+       clusters (k-means++ seeding, ``n_init`` runs, at most ``max_iter`` Lloyd iterations,
+       the run of lowest within-cluster sum of squares kept) gives the parts.
+
+    The cost is that of the column side: a dense eigen-decomposition up to
+    :data:`TCUT_DENSE_MAX` columns, else Lanczos (ARPACK) on products with B, never an
+    object x object matrix; k-means on an n x K embedding. Objects without any edge (``d_x =
+    0``) get ``d_x = 1e-10``, as in the authors' code.
+
+    Parameters
+    ----------
+    B : sparse matrix or ndarray of shape (n_rows, n_columns)
+        Non-negative cross-affinities; every column needs a positive sum.
+    n_clusters : int
+        K, in [1, n_objects]. ``min(K, n_columns)`` eigenvectors are used; parts k-means
+        leaves empty (K above the number of distinct embedded rows) are filled with the objects
+        closest to their centres, as :func:`honour_n_clusters` does.
+    groups : tuple or None, default=None
+        ``(first, inverse, counts)`` as :func:`identical_label_rows` returns it when the rows
+        of B stand for groups of identical objects (row g for ``counts[g]`` of them): the
+        column graph counts row g ``counts[g]`` times and the parts are returned per object
+        (``labels[x]`` is the part of row ``inverse[x]``). Exactly the cut of the unmerged graph.
+    random_state : int, Generator or None
+        Seeds k-means.
+    n_init : int, default=3
+    max_iter : int, default=100
+    n_jobs : int, default=None
+        Threads of the k-means passes; the labels do not depend on it.
+
+    Returns
+    -------
+    TransferCut
+        ``labels`` of the objects, the ``embedding`` of the rows, the ``eigenvalues``, the
+        k-means ``objective`` and ``n_iter``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cclust.graph import tcut
+    >>> B = np.array([[1, 0, 1, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 1, 0, 1.0]])
+    >>> tcut(B, 2, random_state=0).labels.tolist() in ([0, 0, 1, 1], [1, 1, 0, 0])
+    True
+    """
+    from cclust import _engine
+    from cclust._lloyd import best_of_restarts
+    from cclust.validation import check_n_jobs
+
+    B = sp.csr_matrix(B, dtype=np.float64)
+    n_rows, n_cols = B.shape
+    if B.nnz and (B.data.min() < 0 or not np.isfinite(B.data).all()):
+        raise ValidationError("B must hold finite non-negative affinities to be cut by tcut.")
+    n_objects = n_rows if groups is None else int(np.asarray(groups[1]).shape[0])
+    n_clusters = check_int(n_clusters, "n_clusters", low=1, high=max(1, n_objects))
+    n_init = check_int(n_init, "n_init", low=1)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    rng = check_random_state(random_state)
+    n_jobs = check_n_jobs(n_jobs)
+    counts = np.ones(n_rows) if groups is None else np.asarray(groups[2], dtype=np.float64)
+    if counts.shape[0] != n_rows:
+        raise ValidationError(f"groups describe {counts.shape[0]} rows, but B has {n_rows}.")
+    row_degree = np.asarray(B.sum(axis=1)).reshape(-1)
+    row_degree[row_degree == 0] = 1e-10
+    col_degree = B.T @ (counts * 1.0)          # W 1 = B^T diag(c / d) B 1 = B^T c
+    values, vectors = _leading_eigenvectors(B, counts / row_degree, col_degree, min(n_clusters, n_cols))
+    ncut_vectors = vectors / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))[:, None]
+    embedding = transfer_rows(B, ncut_vectors, row_degree)
+    X = embedding if groups is None else embedding[groups[1]]
+    space = _engine.MixedSpace.dense(X)
+
+    def one_run(_):
+        seeds = _engine.seed_objects(space, n_clusters, "k-means++", rng, n_jobs, n_trials=1)
+        return _engine.dense_lloyd(X, seeds, max_iter, n_jobs)  # = labels_from_seeds + lloyd, bit for bit
+
+    best, _ = best_of_restarts(one_run, n_init)
+    labels, moved = best.labels, 0
+    if has_empty_part(labels, n_clusters):
+        closeness = -((X[:, None, :] - best.dense_centers[None, :, :]) ** 2).sum(axis=2)
+        labels, moved = honour_n_clusters(labels, closeness, n_clusters)
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
+    labels = rank[inverse.reshape(-1)].astype(np.int64)  # parts numbered by their first object
+    return TransferCut(labels, embedding, values, float(best.objective), best.n_iter, moved)
