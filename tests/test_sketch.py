@@ -81,12 +81,47 @@ def test_the_sketch_has_the_size_asked_even_with_repeated_points():
     ({"sketch": 50, "sketch_method": "random"}, "sketch_method must be one of"),
     ({"sketch": 50, "method": "kcc"}, "pass method='monti'"),
     ({"sketch": 50, "n_sketches": 0}, "n_sketches"),
-    ({"n_sketches": 2}, "no sketch is given"),
+    ({"n_sketches": 2}, "no sketch is drawn"),
+    ({"sketch": "some"}, "sketch must be 'auto', None or a number of objects"),
 ])
 def test_bad_sketch_arguments_are_refused(kwargs, match):
     X, _ = blobs(100, CENTRES)
     with pytest.raises(ValidationError, match=match):
         cclust.select_k(X, [2, 3, 4], **kwargs)
+
+
+def test_the_automatic_sketch_is_drawn_above_its_size_only_when_no_route_is_asked():
+    from cclust.selection import _select_k
+
+    big = np.zeros((_select_k.SKETCH_FROM + 1, 2))
+    small = np.zeros((_select_k.SKETCH_FROM, 2))
+    auto = (_select_k.AUTO_SKETCH, _select_k.AUTO_SKETCHES)
+    resolve = _select_k._resolve_sketch
+    assert resolve(big, "auto", None, "monti", "auto", None) == auto
+    assert resolve(big, "auto", 3, "monti", "auto", None) == (_select_k.AUTO_SKETCH, 3)
+    assert resolve(small, "auto", None, "monti", "auto", None) == (None, 1)
+    assert resolve(big, "auto", None, "monti", "sparse", None) == (None, 1)      # a route asked for
+    assert resolve(big, "auto", None, "monti", "auto", 0.01) == (None, 1)
+    assert resolve(big, "auto", None, "kcc", "auto", None) == (None, 1)          # a consensus method
+    assert resolve(big, None, None, "monti", "auto", None) == (None, 1)          # every object, asked
+    assert resolve(small, 400, None, "monti", "auto", None) == (400, 1)
+    assert resolve(big.tolist(), "auto", None, "monti", "auto", None) == auto   # any array-like
+
+
+def test_the_default_sketches_large_data_as_the_same_sketches_given_by_hand(monkeypatch):
+    # the automatic route is select_k(sketch=AUTO_SKETCH, n_sketches=AUTO_SKETCHES) exactly; the
+    # thresholds are lowered so that it runs on a small data set
+    from cclust.selection import _select_k
+
+    monkeypatch.setattr(_select_k, "SKETCH_FROM", 1000)
+    monkeypatch.setattr(_select_k, "AUTO_SKETCH", 240)
+    X, y = blobs(400, CENTRES)
+    auto = cclust.select_k(X, range(2, 5), null=None, n_resamples=20, random_state=0)
+    by_hand = cclust.select_k(X, range(2, 5), null=None, n_resamples=20, sketch=240, n_sketches=2, random_state=0)
+    assert auto.sketch.shape == (240,) and auto.sketch_best_k == by_hand.sketch_best_k == (3, 3)
+    assert np.array_equal(auto.labels[3], by_hand.labels[3]) and cclust.get("ari")(auto.labels[3], y) == 1.0
+    every = cclust.select_k(X, range(2, 5), null=None, n_resamples=20, sketch=None, random_state=0)
+    assert every.sketch is None and every.route == "dense"
 
 
 def test_a_sketch_of_an_ensemble_is_refused():

@@ -671,12 +671,18 @@ def select_k(args, out=None):
     if inner_params and (args.method != "monti" or args.inner != "kmeans"):
         raise UserError("--kmeans-algorithm and --kmeans-init set the k-means of the monti method "
                         "(--method monti --inner kmeans); drop them or choose that method.")
-    if args.sketch is None and args.propagation != "centroid":
-        raise UserError(f"--propagation {args.propagation} labels the objects outside a sketch: give --sketch S (the "
-                        "objects to run on) too, or drop --propagation.")
-    if args.sketch is None and args.sketches != 1:
-        raise UserError(f"--sketches {args.sketches} compares sketches of the data: give --sketch S (the objects per "
-                        "sketch) too, or drop --sketches.")
+    from cclust.selection._select_k import _resolve_sketch
+
+    sketch, _ = _resolve_sketch(X, "auto" if args.sketch is None else args.sketch, args.sketches, args.method,
+                                args.matrix, args.pair_tolerance)
+    if sketch is None and args.propagation != "centroid":
+        raise UserError(f"--propagation {args.propagation} labels the objects outside a sketch, and none is drawn "
+                        "(sketches are drawn by default above 20,000 objects): give --sketch S (the objects to run "
+                        "on) too, or drop --propagation.")
+    if sketch is None and args.sketches is not None and args.sketches != 1:
+        raise UserError(f"--sketches {args.sketches} compares sketches of the data, and none is drawn (sketches are "
+                        "drawn by default above 20,000 objects): give --sketch S (the objects per sketch) too, or "
+                        "drop --sketches.")
     result = select(X, range(low, high + 1), method=args.method, inner=args.inner,
                     inner_params=inner_params or None, generator=generator,
                     n_partitions=partitions, n_resamples=args.resamples, subsample=args.subsample,
@@ -685,7 +691,7 @@ def select_k(args, out=None):
                     feature_weights=_read_weights(args.feature_weights, "--feature-weights"),
                     method_params=method_params or None, generator_params=generator_params or None,
                     criterion=args.criterion, matrix=args.matrix, pair_tolerance=args.pair_tolerance,
-                    sketch=args.sketch, sketch_method=args.sketch_method,
+                    sketch="auto" if args.sketch is None else args.sketch, sketch_method=args.sketch_method,
                     n_sketches=args.sketches, propagation=args.propagation, null=null,
                     n_references=args.references,
                     distance=args.distance, inner_linkage=args.inner_linkage, final_linkage=args.final_linkage,

@@ -379,16 +379,17 @@ def build_parser():
                         "pairs are read (default 0.0005: a million pairs), every pair when that is all of them")
     p.add_argument("--sketch", type=_positive_int, default=None, metavar="S",
                    help="run on S objects of the data (a geometric sketch, Hie et al. 2019) and label every other "
-                        "object by the nearest consensus centroid: for 100000 objects and more")
+                        "object by the nearest consensus centroid (default: two sketches of 5000 objects above "
+                        "20000 objects with --method monti; --matrix dense or sparse runs on every object)")
     p.add_argument("--sketch-method", choices=("geometric", "uniform"), default="geometric",
                    help="geometric (default: covers the data's principal subspace, keeps rare regions) or uniform "
                         "(a simple random sample)")
     p.add_argument("--propagation", choices=("centroid", "knn"), default="centroid",
                    help="with --sketch: label every other object by the nearest consensus centroid (default) or by "
                         "a vote of its 15 nearest sketch objects (knn)")
-    p.add_argument("--sketches", type=_positive_int, default=1, metavar="N",
-                   help="with --sketch: N independent sketches, reporting the K each chose and how far their labels "
-                        "agree (default 1)")
+    p.add_argument("--sketches", type=_positive_int, default=None, metavar="N",
+                   help="with a sketch: N independent sketches, reporting the K each chose and how far their labels "
+                        "agree (default 1 with --sketch, 2 with the automatic sketch)")
     _add_generation_options(p, partitions=50, what="basic partitions per subsample (consensus methods only)")
     p.add_argument("--method-param", action="append", metavar="KEY=VALUE", help="parameter for the method")
     p.add_argument("-o", "--out", metavar="FILE",

@@ -48,13 +48,23 @@ RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 10, 100
 #: keeps ConsensusClusterPlus's one run.
 INNER_STARTS_WITH_NULL = 3
 
+#: ``sketch="auto"``: above this many objects the Monti protocol runs on sketches, by default.
+#: At 20,000 objects the sparse route on every object costs about as much as two sketches of
+#: AUTO_SKETCH objects, and its cost grows with n where theirs does not (docs/benchmarks.md,
+#: "select_k on a sketch").
+SKETCH_FROM = 20000
+
+#: The objects per sketch and the sketches drawn when ``sketch="auto"`` sketches.
+AUTO_SKETCH = 5000
+AUTO_SKETCHES = 2
+
 def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner_params=None, generator="kmeans",
              n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
              feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
              pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", pair_tolerance=None, null="auto",
              n_references=None,
              alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
-             final_linkage="average", sketch=None, sketch_method="geometric", n_sketches=1, propagation="centroid",
+             final_linkage="average", sketch="auto", sketch_method="geometric", n_sketches=None, propagation="centroid",
              random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error",
              layer=None, use_rep=None, key_added="cclust", copy=False):
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
@@ -111,7 +121,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     Every K uses the same resamples, and the seeds of K's runs depend only on ``random_state``
     and K, so a K gets the same numbers whatever else ``k_range`` holds.
 
-    **Sketch, choose, propagate** (``sketch=s``, for 10^5 objects and more): the whole protocol
+    **Sketch, choose, propagate** (``sketch=s``; by default above 20,000 objects, as two sketches
+    of 5000, see ``sketch``; ``sketch=None`` runs on every object at any n): the whole protocol
     runs on ``s`` objects (by default the geometric sketch of Hie et al. 2019, which keeps rare
     regions of the principal subspace; ``sketch_method="uniform"``: a simple random sample),
     and every other object then joins the consensus cluster whose centroid is nearest
@@ -269,12 +280,16 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     pair_tolerance : float in (0, 0.5), optional
         The sparse route's bound on the standard error of PAC and of the area (default 0.0005,
         10^6 pairs): ``0.25 / pair_tolerance^2`` pairs are drawn. Only with the sparse route.
-    sketch : int, optional
+    sketch : "auto", int or None, default="auto"
         Run on this many objects and label the others from them (above; ``propagation``).
-        Needs the features (not an Ensemble) and ``method="monti"``.
+        Needs the features (not an Ensemble) and ``method="monti"``. ``"auto"``: two sketches
+        of 5000 objects when the Monti protocol runs on the features of more than 20,000
+        objects and no route is asked for (``matrix="auto"``, no ``pair_tolerance``), every
+        object otherwise; None: every object always.
     sketch_method : {"geometric", "uniform"}, default="geometric"
-    n_sketches : int, default=1
-        Independent sketches whose agreement is reported (``sketch`` only).
+    n_sketches : int, optional
+        Independent sketches whose agreement is reported (with a sketch only). None: 2 with
+        the automatic sketch, 1 with a sketch size given.
     propagation : {"centroid", "knn"}, default="centroid"
         How the objects outside the sketch are labelled (``sketch`` only): the nearest
         consensus centroid, or a vote of the 15 nearest sketch objects (exact neighbours, ties
@@ -378,17 +393,20 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         return _select_k_on_anndata(dict(locals()))
     _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
                                  key_added=key_added != "cclust", copy=copy is not False)
+    sketch, n_sketches = _resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
     if sketch is not None:
         arguments = dict(locals())
         for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
             arguments.pop(name)
         return _select_k_on_sketches(arguments)
     if n_sketches != 1:
-        raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is given; pass sketch=s "
+        raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is drawn (sketch=None, or "
+                              f"sketch='auto' with at most {SKETCH_FROM} objects or a route asked for); pass sketch=s "
                               "(the objects per sketch) or drop n_sketches.")
     if propagation != "centroid":
         raise ValidationError(f"propagation={propagation!r} labels the objects outside a sketch, but no sketch is "
-                              "given; pass sketch=s (the objects to run on) or drop propagation.")
+                              f"drawn (sketch=None, or sketch='auto' with at most {SKETCH_FROM} objects or a route "
+                              "asked for); pass sketch=s (the objects to run on) or drop propagation.")
     from cclust.ensemble import Ensemble
     from cclust.validation import memory_budget, require_memory
     from cclust.registry import get
@@ -661,6 +679,37 @@ def _select_k_on_anndata(arguments):
     target = adata.copy() if copy else adata
     _anndata.write_select_k(target, key, result, params)
     return target if copy else None
+
+
+def _resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance):
+    """``sketch`` and ``n_sketches`` as select_k runs them: ``sketch="auto"`` is AUTO_SKETCH
+    objects in AUTO_SKETCHES sketches for the Monti protocol on the features of more than
+    SKETCH_FROM objects when no route is asked for (``matrix="auto"``, no ``pair_tolerance``),
+    and no sketch otherwise; ``n_sketches=None`` is 1 for a sketch size given."""
+    from cclust.ensemble import Ensemble
+
+    if isinstance(sketch, str):
+        if sketch != "auto":
+            raise ValidationError(f"sketch must be 'auto', None or a number of objects, got {sketch!r}.")
+        n = _row_count(data)
+        automatic = (method == "monti" and not isinstance(data, Ensemble) and n is not None and n > SKETCH_FROM
+                     and isinstance(matrix, str) and matrix == "auto" and pair_tolerance is None)
+        if not automatic:
+            return None, 1 if n_sketches is None else n_sketches
+        return AUTO_SKETCH, AUTO_SKETCHES if n_sketches is None else n_sketches
+    return sketch, 1 if n_sketches is None else n_sketches
+
+
+def _row_count(data):
+    """The number of objects of array-like data, None when it has no 2-D shape (validation
+    then says what is wrong)."""
+    shape = getattr(data, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(data)
+        except Exception:  # noqa: BLE001 - ragged input: validation reports it
+            return None
+    return int(shape[0]) if len(shape) == 2 else None
 
 
 def _select_k_on_sketches(arguments):
