@@ -142,6 +142,22 @@ class SharedDraws:
                 del self._held[b]
 
 
+def format_p(p):
+    """A p-value as text, never as exactly 0: below what double precision resolves it reads
+    ``< 1e-300``, the value otherwise, with two significant digits.
+
+    Examples
+    --------
+    >>> format_p(0.0312), format_p(0.0), format_p(3e-9)
+    ('0.031', '< 1e-300', '3e-09')
+    """
+    if not np.isfinite(p):
+        return "n/a"
+    if p <= 1e-300:
+        return "< 1e-300"
+    return f"{p:.2g}"
+
+
 def rcsi(pac, reference_pacs):
     """RCSI and its standard error per K: ``pac`` (m,), ``reference_pacs`` (B, m)."""
     observed = np.log(np.maximum(np.asarray(pac, dtype=np.float64), PAC_FLOOR))

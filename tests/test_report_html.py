@@ -126,6 +126,40 @@ def test_a_sketched_choice_draws_the_sketch_and_says_so():
         assert float(decoded(uri)[..., :3].std()) > 0.01
 
 
+def test_a_select_k_result_has_a_page_of_its_own(tmp_path):
+    import cclust
+
+    result = cclust.select_k(blobs(), range(2, 5), keep_matrices=True, random_state=0, **FAST)
+    page = result.to_html()
+    for heading in ("Choosing K", "Per-cluster stability at K = 3", "Consensus heatmap at K = 3",
+                    "Item consensus at K = 3"):
+        assert f"<h2>{heading}</h2>" in page, heading
+    assert "Chosen K = 3" in page and "RCSI ± se" in page
+    assert "http" not in page and "<script" not in page and "<link" not in page
+    found = images(page)
+    assert len(found) == 5          # CDF/PAC/null, stability, heatmap, tracking, item consensus
+    assert all(float(decoded(uri)[..., :3].std()) > 0.01 for uri in found)
+    path = tmp_path / "k.html"
+    assert result.to_html(path) == str(path) and path.read_text(encoding="utf-8") == page
+    # the same sections as the report's page at the same K
+    assert result.to_html(k=2).count("<h2>") == 4 and "Per-cluster stability at K = 2" in result.to_html(k=2)
+    # without the matrices the heatmap section says how to keep them
+    lean = cclust.select_k(blobs(), range(2, 4), random_state=0, **FAST).to_html()
+    assert "keep_matrices=True" in lean
+
+
+def test_a_select_k_page_refuses_bad_arguments(tmp_path):
+    import cclust
+
+    result = cclust.select_k(blobs(), range(2, 4), random_state=0, **FAST)
+    with pytest.raises(ValidationError, match="k=7 is not a K of this result"):
+        result.to_html(k=7)
+    with pytest.raises(ValidationError, match="should end in .html"):
+        result.to_html(tmp_path / "page.txt")
+    with pytest.raises(ValidationError, match="does not exist"):
+        result.to_html(tmp_path / "missing" / "page.html")
+
+
 def test_to_html_writes_one_file_and_leaves_no_temporary(three, tmp_path):
     _, report, page = three
     path = tmp_path / "r.html"

@@ -96,7 +96,7 @@ def test_the_automatic_sketch_is_drawn_above_its_size_only_when_no_route_is_aske
     big = np.zeros((_select_k.SKETCH_FROM + 1, 2))
     small = np.zeros((_select_k.SKETCH_FROM, 2))
     auto = (_select_k.AUTO_SKETCH, _select_k.AUTO_SKETCHES)
-    resolve = _select_k._resolve_sketch
+    resolve = _select_k.resolve_sketch
     assert resolve(big, "auto", None, "monti", "auto", None) == auto
     assert resolve(big, "auto", 3, "monti", "auto", None) == (_select_k.AUTO_SKETCH, 3)
     assert resolve(small, "auto", None, "monti", "auto", None) == (None, 1)

@@ -671,17 +671,17 @@ def select_k(args, out=None):
     if inner_params and (args.method != "monti" or args.inner != "kmeans"):
         raise UserError("--kmeans-algorithm and --kmeans-init set the k-means of the monti method "
                         "(--method monti --inner kmeans); drop them or choose that method.")
-    from cclust.selection._select_k import _resolve_sketch
+    from cclust.selection._select_k import resolve_sketch
 
-    sketch, _ = _resolve_sketch(X, "auto" if args.sketch is None else args.sketch, args.sketches, args.method,
+    sketch, _ = resolve_sketch(X, "auto" if args.sketch is None else args.sketch, args.sketches, args.method,
                                 args.matrix, args.pair_tolerance)
     if sketch is None and args.propagation != "centroid":
         raise UserError(f"--propagation {args.propagation} labels the objects outside a sketch, and none is drawn "
-                        "(sketches are drawn by default above 20,000 objects): give --sketch S (the objects to run "
+                        "(sketches are drawn by default above 20000 objects): give --sketch S (the objects to run "
                         "on) too, or drop --propagation.")
     if sketch is None and args.sketches is not None and args.sketches != 1:
         raise UserError(f"--sketches {args.sketches} compares sketches of the data, and none is drawn (sketches are "
-                        "drawn by default above 20,000 objects): give --sketch S (the objects per sketch) too, or "
+                        "drawn by default above 20000 objects): give --sketch S (the objects per sketch) too, or "
                         "drop --sketches.")
     result = select(X, range(low, high + 1), method=args.method, inner=args.inner,
                     inner_params=inner_params or None, generator=generator,

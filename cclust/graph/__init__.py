@@ -42,7 +42,7 @@ Balance: METIS minimises the weighted edge cut subject to every part holding at 
 papers; ``sizes="equal"``) CSPA, HBGF, MCLA and the weighted-object methods cut large natural
 clusters to balance the parts (blobs of 1,500/500/500/500 objects come back as four parts of
 about 750, ARI 0.52), and a looser ``ufactor`` does not fix it: min-cut then cuts off small
-slivers (one part holding 88% of a 100,000-object mixture at ``ufactor=1000``). cclust's
+slivers (one part holding 88% of a 100000-object mixture at ``ufactor=1000``). cclust's
 default ``sizes="auto"`` (see :func:`cut_with_sizes`) also cuts with every object weighted
 inversely to the size of its cluster in a size-free first consensus (:func:`estimate_clusters`,
 :func:`size_weights`), and keeps that cut when it separates less than a third of the

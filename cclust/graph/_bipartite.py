@@ -16,7 +16,7 @@ def bipartite_partition(M, n_clusters, *, random_state, ufactor, object_weights=
     Objects with identical rows of ``M`` (the same clusters with the same weights) become one
     vertex of weight m (their number) whose edges weigh m times theirs: the cut and the
     balance of any partition keeping them together are those of the unmerged graph, and the
-    graph METIS coarsens shrinks (letter: 20,000 objects, 13,912 distinct; birch1: 100,000,
+    graph METIS coarsens shrinks (letter: 20000 objects, 13912 distinct; birch1: 100000,
     15,904). Merged objects always share a part, as the HBGF cut already favours. A group is
     merged into vertices of at most ``n / (MERGE_CAP_DIVISOR * n_clusters)`` objects each, so
     that METIS can still balance the parts as it does on the unmerged graph.

@@ -59,7 +59,7 @@ def identical_rows(M):
 
 #: A merged vertex of identical objects weighs at most n / (MERGE_CAP_DIVISOR * n_clusters):
 #: METIS balances the parts by vertex weight, and vertices heavy next to a part make a balanced
-#: cut unreachable (one vertex of about 3,000 identical objects in a 4,800-object, 2-part problem
+#: cut unreachable (one vertex of about 3000 identical objects in a 4800-object, 2-part problem
 #: gave parts of 1,504 and 3,296 objects instead of about 2,400 each). With 64, parts stay within
 #: METIS's own tolerance on such data; 8 to 32 still left them 4-12% off balance.
 MERGE_CAP_DIVISOR = 64

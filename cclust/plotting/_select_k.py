@@ -244,7 +244,7 @@ def plot_reference_null(result, *, ax=None):
     -------
     ax : matplotlib Axes
     """
-    from cclust.selection import format_p
+    from cclust._reference import format_p
 
     f = _selection_fields(result, "pac")
     reference = getattr(result, "pac_reference", None)

@@ -14,11 +14,14 @@ Layout
 ------
 One private module per concern, all read through this package: ``_select_k`` (:func:`select_k`
 and its AnnData and sketch entry points), ``_resampling`` (the runs at one K), ``_recommend``
-(the curves and the rules that recommend K), ``_result`` (:class:`SelectKResult`,
-:func:`format_p`), ``_gap`` (:func:`gap_statistic`, Tibshirani, Walther & Hastie 2001) and
-``_stability`` (:func:`cluster_stability`, Hennig 2007).
+(the curves and the rules that recommend K), ``_result`` (:class:`SelectKResult`), ``_html``
+(its HTML page and the sections the report shares), ``_gap`` (:func:`gap_statistic`, Tibshirani,
+Walther & Hastie 2001) and ``_stability`` (:func:`cluster_stability`, Hennig 2007);
+:func:`format_p`, the one way a p-value is written, lives with the p-values in
+:mod:`cclust._reference`.
 """
-from cclust.selection._result import SelectKResult, format_p
+from cclust._reference import format_p
+from cclust.selection._result import SelectKResult
 from cclust.selection._gap import GapResult, gap_statistic
 from cclust.selection._stability import STABILITY_SCHEMES, ClusterStability, cluster_stability
 from cclust.selection._recommend import consensus_area, delta_area, resolve_null

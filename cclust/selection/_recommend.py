@@ -8,7 +8,7 @@ import numpy as np
 
 from cclust.validation import check_int
 from cclust.errors import ValidationError
-from cclust.selection._result import format_p
+from cclust._reference import format_p
 
 
 def resolve_null(null, method, criterion):

@@ -1,11 +1,11 @@
-"""SelectKResult, what select_k measured for every K and the K it recommends, and the one
-way a p-value is written (format_p)."""
+"""SelectKResult, what select_k measured for every K and the K it recommends."""
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from cclust.errors import ValidationError
 from cclust.selection._gap import GapResult
+from cclust._reference import format_p
 from cclust.selection._stability import ClusterStability
 
 
@@ -254,6 +254,47 @@ class SelectKResult:
         return {field.name: plain(getattr(self, field.name)) for field in fields(self)
                 if field.name != "index" or self.index is not None}
 
+    def to_html(self, path=None, *, k=None):
+        """This result as one self-contained HTML page (inline CSS, figures as embedded PNG; no
+        script, font or image loaded from anywhere, so it opens offline): the choice of K with its
+        reference null, per-cluster stability, the consensus heatmap and the tracking plot (when
+        select_k kept the matrices: ``keep_matrices=True``) and item consensus, at ``k`` (default
+        the best K; the smallest K above 1, for inspection only, when that is 1). Needs
+        matplotlib (``pip install "cclust[plot]"``). :func:`cclust.report.build_report` (``cclust
+        report``) adds the data, an ensemble, the method comparison, markers and a replayable
+        manifest.
+
+        Returns the page as a string when ``path`` is None; otherwise writes it there (a path
+        ending in ``.html``) and returns the path.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from cclust.selection import select_k
+        >>> rng = np.random.default_rng(0)
+        >>> X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in ((0, 0), (3, 0), (0, 3))])
+        >>> page = select_k(X, [2, 3], n_resamples=5, random_state=0).to_html()  # doctest: +SKIP
+        >>> page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
+        True
+        """
+        import os
+
+        from cclust.selection._html import page
+
+        if path is not None:
+            path = os.fspath(path)
+            if not path.endswith(".html"):
+                raise ValidationError(f"path={path!r} should end in .html (the page is one HTML file).")
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise ValidationError(f"path={path!r}: the folder {folder!r} does not exist; create it first.")
+        text = page(self, k)
+        if path is None:
+            return text
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+
     def summary(self):
         """A text table (K, area, delta area, PAC, and the objective when the method reported
         one) with the recommendation.
@@ -376,17 +417,3 @@ def _sd(values):
     return values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.full(values.shape[1:], np.nan)
 
 
-def format_p(p):
-    """A p-value as text, never as exactly 0: below what double precision resolves it reads
-    ``< 1e-300``, the value otherwise, with two significant digits.
-
-    Examples
-    --------
-    >>> format_p(0.0312), format_p(0.0), format_p(3e-9)
-    ('0.031', '< 1e-300', '3e-09')
-    """
-    if not np.isfinite(p):
-        return "n/a"
-    if p <= 1e-300:
-        return "< 1e-300"
-    return f"{p:.2g}"

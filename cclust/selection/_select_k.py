@@ -49,7 +49,7 @@ RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 10, 100
 INNER_STARTS_WITH_NULL = 3
 
 #: ``sketch="auto"``: above this many objects the Monti protocol runs on sketches, by default.
-#: At 20,000 objects the sparse route on every object costs about as much as two sketches of
+#: At 20000 objects the sparse route on every object costs about as much as two sketches of
 #: AUTO_SKETCH objects, and its cost grows with n where theirs does not (docs/benchmarks.md,
 #: "select_k on a sketch").
 SKETCH_FROM = 20000
@@ -121,7 +121,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     Every K uses the same resamples, and the seeds of K's runs depend only on ``random_state``
     and K, so a K gets the same numbers whatever else ``k_range`` holds.
 
-    **Sketch, choose, propagate** (``sketch=s``; by default above 20,000 objects, as two sketches
+    **Sketch, choose, propagate** (``sketch=s``; by default above 20000 objects, as two sketches
     of 5000, see ``sketch``; ``sketch=None`` runs on every object at any n): the whole protocol
     runs on ``s`` objects (by default the geometric sketch of Hie et al. 2019, which keeps rare
     regions of the principal subspace; ``sketch_method="uniform"``: a simple random sample),
@@ -224,7 +224,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         method (each of its resamples costs ``n_partitions`` clusterings and a fusion). 100 keeps
         the sampling noise of an entry of M near 0.06 (about 64 draws of each pair); PAC's
         window is 0.8 wide, so more resamples move it little. ConsensusClusterPlus's default is
-        10 (noise near 0.2) and its vignette uses 1,000.
+        10 (noise near 0.2) and its vignette uses 1000.
     subsample : float in (0, 1], default=0.8
         Fraction of the objects drawn in each resample (ConsensusClusterPlus's ``pItem``); it must
         keep at least max(k_range) objects.
@@ -283,7 +283,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     sketch : "auto", int or None, default="auto"
         Run on this many objects and label the others from them (above; ``propagation``).
         Needs the features (not an Ensemble) and ``method="monti"``. ``"auto"``: two sketches
-        of 5000 objects when the Monti protocol runs on the features of more than 20,000
+        of 5000 objects when the Monti protocol runs on the features of more than 20000
         objects and no route is asked for (``matrix="auto"``, no ``pair_tolerance``), every
         object otherwise; None: every object always.
     sketch_method : {"geometric", "uniform"}, default="geometric"
@@ -393,7 +393,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
         return _select_k_on_anndata(dict(locals()))
     _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
                                  key_added=key_added != "cclust", copy=copy is not False)
-    sketch, n_sketches = _resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
+    sketch, n_sketches = resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
     if sketch is not None:
         arguments = dict(locals())
         for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
@@ -681,7 +681,7 @@ def _select_k_on_anndata(arguments):
     return target if copy else None
 
 
-def _resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance):
+def resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance):
     """``sketch`` and ``n_sketches`` as select_k runs them: ``sketch="auto"`` is AUTO_SKETCH
     objects in AUTO_SKETCHES sketches for the Monti protocol on the features of more than
     SKETCH_FROM objects when no route is asked for (``matrix="auto"``, no ``pair_tolerance``),

@@ -23,6 +23,15 @@ namespace {
 double finish_root_sum(const double* columns, int64_t m, int64_t d, int64_t from, const double* xi,
                        int64_t body, const double* lanes);
 
+// An n x width row-major matrix stored by column (width x n).
+template <class T>
+std::vector<T> by_column(const T* rows, int64_t n, int64_t width) {
+    std::vector<T> columns(static_cast<size_t>(n * width));
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < width; ++c) columns[static_cast<size_t>(c * n + i)] = rows[i * width + c];
+    return columns;
+}
+
 // sum over j in [from, m) of ||x_i - x_j|| from the features in columns (columns[k * m + j]), in
 // one fixed order whatever the instruction set: each squared distance summed over the features
 // in order from +0, then four running sums of the roots over j - from = 0, 1, 2, 3 (mod 4) for
@@ -123,9 +132,7 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
     if (m < 2) return 0.0;
     // The features in columns (d x m), so the distances of row i to the rows after it are built
     // one feature at a time over contiguous memory.
-    std::vector<double> columns(static_cast<size_t>(m * d));
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t k = 0; k < d; ++k) columns[static_cast<size_t>(k * m + i)] = X[i * d + k];
+    const std::vector<double> columns = by_column(X, m, d);
     std::vector<double> row_sums(static_cast<size_t>(m), 0.0);
     const bool root = power == 1.0;
     const double half_power = 0.5 * power;
@@ -168,9 +175,7 @@ int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, d
     if (n < 2 || H < 1) return 0;
     // The labels by resample (H x n), so that one object's pairs with the objects after it are
     // counted one resample at a time over contiguous memory.
-    std::vector<int32_t> columns(static_cast<size_t>(n * H));
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t h = 0; h < H; ++h) columns[static_cast<size_t>(h * n + i)] = L[i * H + h];
+    const std::vector<int32_t> columns = by_column(L, n, H);
     int64_t total = 0;
     (void)n_threads;
 #if defined(_OPENMP)
