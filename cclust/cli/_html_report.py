@@ -117,7 +117,7 @@ def report(args, out=None):
 
 
 def add_report_parser(sub, add_data_options, positive_int, seed, jobs):
-    """The ``report`` sub-command's options (``_parser`` passes its shared option helpers)."""
+    """The ``report`` sub-command's options (``_parser`` passes its shared option builders)."""
     p = sub.add_parser(
         "report", help="a one-file HTML report: choice of K, stability, heatmap, methods, markers, manifest",
         description=textwrap.fill(

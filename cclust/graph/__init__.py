@@ -58,7 +58,7 @@ Layout
 ------
 One private module per concern, all read through this package: ``_checks`` (argument checks,
 memory figures, the canonical cluster order), ``_metis`` (the METIS call, integer edge weights,
-the helpers every cut shares), ``_meta`` (MCLA's meta-graph and meta-clusters), ``_merge`` (hash
+the functions every cut shares), ``_meta`` (MCLA's meta-graph and meta-clusters), ``_merge`` (hash
 mixing, identical-row merging), ``_bipartite`` (the HBGF graph and its bipartite cut), ``_sizes``
 (the ``sizes`` option and the cluster estimate of WOSP and the other graph methods) and ``_tcut``
 (the transfer cut and its BLAS thread control).

@@ -55,7 +55,7 @@ def _meta_graph_entries(B):
     n_c = B.shape[1]
     try:
         from scipy.sparse._sparsetools import csr_matmat_maxnnz
-    except ImportError:  # pragma: no cover -- a SciPy without the helper: count every pair
+    except ImportError:  # pragma: no cover -- a SciPy without that function: count every pair
         return n_c * n_c
     rows = B.tocsr()
     index = np.result_type(B.indices, rows.indices)

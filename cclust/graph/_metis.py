@@ -1,5 +1,5 @@
 """The one METIS call (:func:`partition_graph`) and the only place where similarities become
-integer edge weights (:func:`integer_edge_weights`); the helpers every cut shares (filling empty
+integer edge weights (:func:`integer_edge_weights`); the functions every cut shares (filling empty
 parts, random tie-breaking, the sparse nearest-neighbour graph)."""
 import numpy as np
 import scipy.sparse as sp
@@ -142,7 +142,7 @@ def _cut(S, parts):
     return float(S.data[own != parts[S.indices]].sum() / 2.0)
 
 
-# -- helpers shared with woec.py -----------------------------------------------------------------
+# -- functions shared with woec.py ---------------------------------------------------------------
 
 def honour_n_clusters(labels, affinity, n_clusters):
     """Fill parts a partitioner left without objects, so exactly ``n_clusters`` are used.
