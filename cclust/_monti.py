@@ -595,21 +595,20 @@ def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, 
     return out
 
 
-def pac_only(L, k, interval, sampled=None, pairs=None):
-    """PAC of one K and nothing else, for the reference data sets of the null: exact from the
-    co-sampling counts ``sampled`` (dense route), or from the entries of the random ``pairs``
-    (sparse route), as :func:`dense_consensus` and :func:`sparse_consensus` compute it."""
+def pac_only(L, interval, pairs=None):
+    """PAC of one K and nothing else, for the reference data sets of the null, from the
+    resampling labels ``L`` (-1 = not drawn): exact over every pair (dense route), counted pair by
+    pair in compiled code with no n x n array (the same integers as :func:`dense_consensus`'s two
+    counts), or from the entries of the random ``pairs`` (sparse route), as
+    :func:`sparse_consensus` computes it."""
+    from cclust._ext import _distances
+    from cclust.validation import default_threads
+
     low, high = interval
     if pairs is not None:
         values = _pair_values(L, pairs[0], pairs[1])
         return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
-    from cclust._ext import _distances
-
     n = L.shape[0]
-    # the count from the labels alone, pair by pair in compiled code (no n x n array): the same
-    # integers as the two counts' entries, so the same PAC ("sampled" is implied by L >= 0)
-    from cclust.validation import default_threads
-
     labels = np.ascontiguousarray(L, dtype=np.int32)
     threads = default_threads() if n * n * labels.shape[1] > 2e7 else 1  # small: no parallel region
     ambiguous = _distances.consensus_pairs_in(labels, float(low), float(high), threads)

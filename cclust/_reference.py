@@ -32,6 +32,8 @@ The comparison of one K: the data's PAC against the B references' PACs, summaris
   a reference PAC is 0 too. select_k reports it beside the predictive p-value for comparison
   with M3C.
 """
+import threading
+
 import numpy as np
 
 from cclust.errors import ValidationError
@@ -108,16 +110,12 @@ class SharedDraws:
     draws it (``draw`` takes its randomness from b alone)."""
 
     def __init__(self, draw, uses):
-        import threading
-
         self._draw, self._uses = draw, int(uses)
         self._lock = threading.Lock()
         self._held = {}       # b -> [event, data, tasks still to come]
 
     def get(self, b):
         """Reference b, drawn now if no task has drawn it yet; call :meth:`done` after use."""
-        import threading
-
         with self._lock:
             entry = self._held.get(b)
             first = entry is None

@@ -187,12 +187,13 @@ def internal_indices(X, labels, ensemble):
     from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
     from cclust.metrics import compactness, consensus_score
+    from cclust.metrics._criteria import silhouette
 
     k = np.unique(labels).shape[0]
     defined = 2 <= k <= X.shape[0] - 1
     nan = float("nan")
     return {
-        "silhouette": _silhouette(X, labels) if defined else nan,
+        "silhouette": silhouette(X, labels) if defined else nan,
         "calinski_harabasz": float(calinski_harabasz_score(X, labels)) if defined else nan,
         "davies_bouldin": float(davies_bouldin_score(X, labels)) if defined else nan,
         "compactness": float(compactness(X, labels)),
@@ -204,10 +205,6 @@ def internal_indices(X, labels, ensemble):
 
 #: Distances held at once by :func:`connectivity` (8 MiB of float64: bounded memory for any n).
 _CONNECTIVITY_BLOCK_ELEMENTS = 2**20
-#: scikit-learn's ``working_memory`` (MiB) for the silhouette's blocks of pairwise distances (32: measured
-#: 2.7 s at n = 8,000 against 5.4 s with 8 MiB blocks and 6.4 s with one block); its
-#: default of 1 GiB would hold the whole n x n matrix up to n = 11,585.
-_SILHOUETTE_WORKING_MEMORY = 32
 
 
 def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
@@ -291,16 +288,6 @@ def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
 
 
 _CONNECTIVITY_METRICS = {"euclidean": "euclidean", "manhattan": "cityblock"}
-
-
-def _silhouette(X, labels):
-    """scikit-learn's silhouette in blocks of bounded memory (exact: the blocks change only how
-    the pairwise distances are visited)."""
-    from sklearn import config_context
-    from sklearn.metrics import silhouette_score
-
-    with config_context(working_memory=_SILHOUETTE_WORKING_MEMORY):
-        return float(silhouette_score(X, labels))
 
 
 def aggregate_ranks(ranks):

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cclust._views import align_views
+from cclust.metrics._criteria import silhouette
 from cclust.errors import ValidationError
 from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
 
@@ -65,9 +66,6 @@ _SETTINGS = ("clusterer", "n_partitions")
 
 #: Parameters every view's generator receives from multiview itself.
 _RESERVED = ("random_state", "n_jobs", "verbose")
-
-#: Distances held at once by :func:`silhouette` (8 MiB of float64: bounded memory for any n).
-_BLOCK_ELEMENTS = 2**20
 
 
 # -- the generator ------------------------------------------------------------------------------------
@@ -285,59 +283,6 @@ def view_of(ensemble):
 
 # -- scores --------------------------------------------------------------------------------------------
 
-def silhouette(X, labels):
-    """Mean silhouette width of a labelling of the rows of X, Euclidean distance (Rousseeuw 1987).
-
-    ``s(i) = (b(i) - a(i)) / max(a(i), b(i))``, with a(i) the mean distance of object i to the
-    other members of its cluster and b(i) the smallest mean distance to the members of another
-    cluster; s(i) = 0 for an object alone in its cluster (as scikit-learn's
-    ``silhouette_score``). The distances are computed in row blocks of bounded memory.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-    labels : array-like of shape (n_samples,)
-
-    Returns
-    -------
-    float
-        In [-1, 1]; NaN when there are fewer than 2 clusters or as many clusters as objects.
-
-    Examples
-    --------
-    >>> round(silhouette([[0.0], [1.0], [9.0], [10.0]], [0, 0, 1, 1]), 4)
-    0.8885
-    """
-    from scipy.spatial.distance import cdist
-
-    X = check_array_2d(X, "X")
-    codes, k = label_vector(labels, "labels")
-    n = X.shape[0]
-    if codes.shape[0] != n:
-        raise ValidationError(f"labels must label the {n} rows of X, got {codes.shape[0]} labels.")
-    if not 2 <= k <= n - 1:
-        return float("nan")
-    sizes = np.bincount(codes, minlength=k).astype(np.float64)
-    one_hot = np.zeros((n, k))
-    one_hot[np.arange(n), codes] = 1.0
-    total = 0.0
-    step = max(1, _BLOCK_ELEMENTS // n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        sums = cdist(X[start:stop], X) @ one_hot            # (b, k): summed distances to each cluster
-        own = codes[start:stop]
-        rows = np.arange(stop - start)
-        own_size = sizes[own]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a = sums[rows, own] / (own_size - 1)
-            means = sums / sizes[None, :]
-        means[rows, own] = np.inf
-        b = means.min(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            s = (b - a) / np.maximum(a, b)
-        s[(own_size == 1) | ~np.isfinite(s)] = 0.0
-        total += float(s.sum())
-    return total / n
 
 
 @dataclass(frozen=True)

@@ -216,16 +216,16 @@ def test_silhouette_equals_scikit_learns_in_blocks():
     X = rng.normal(size=(300, 3))
     labels = rng.integers(0, 4, 300)
     labels[7] = 9                                     # a singleton cluster scores 0
-    import cclust.multiview as mv
+    from cclust.metrics import _criteria
 
     expected = metrics.silhouette_score(X, labels)
     assert silhouette(X, labels) == pytest.approx(expected, abs=1e-12)
-    old = mv._BLOCK_ELEMENTS
+    old = _criteria.SILHOUETTE_BLOCK_ELEMENTS
     try:
-        mv._BLOCK_ELEMENTS = 1000                     # 3 rows per block
+        _criteria.SILHOUETTE_BLOCK_ELEMENTS = 1000     # 3 rows per block
         assert silhouette(X, labels) == pytest.approx(expected, abs=1e-12)
     finally:
-        mv._BLOCK_ELEMENTS = old
+        _criteria.SILHOUETTE_BLOCK_ELEMENTS = old
     assert np.isnan(silhouette(X, np.zeros(300, dtype=int)))
 
 

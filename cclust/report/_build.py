@@ -10,17 +10,18 @@ import time
 import numpy as np
 
 from cclust.errors import CclustError, ValidationError
+from cclust.selection._select_k import SKETCH_FROM
 
 #: the consensus methods compared by default: each works on the ensemble's clusters, not on an
 #: n x n matrix, so the comparison stays linear in the number of objects
 DEFAULT_METHODS = ("kcc", "mcla", "hbgf")
 
-#: above this many objects select_k runs on a geometric sketch of SKETCH_SIZE objects (Hie et
-#: al. 2019) and labels the others from it, unless the caller chooses ``sketch`` itself, and the
-#: ensemble has LARGE_PARTITIONS basic partitions unless the caller says how many: at 100000
-#: objects in 50 dimensions, 50 k-means partitions took 3 times as long as select_k on a sketch
-#: of 2000 objects
-SKETCH_ABOVE = 20000
+#: above select_k's own threshold for sketching (SKETCH_FROM) the report's select_k runs on one
+#: geometric sketch of SKETCH_SIZE objects (Hie et al. 2019), smaller than select_k's default,
+#: since the report also generates and fuses an ensemble, unless the caller chooses ``sketch``
+#: itself; and the ensemble has LARGE_PARTITIONS basic partitions unless the caller says how
+#: many: at 100000 objects in 50 dimensions, 50 k-means partitions took 3 times as long as
+#: select_k on a sketch of 2000 objects
 SKETCH_SIZE = 2000
 PARTITIONS, LARGE_PARTITIONS = 50, 20
 
@@ -65,10 +66,10 @@ def resolve_parameters(n, k_range=(2, 6), *, methods=None, generator="kmeans", n
     if unknown:
         raise ValidationError(f"select_k_params has unknown key(s) {unknown}; a report passes on "
                               f"{', '.join(SELECT_K_KEYS)}.")
-    if "sketch" not in select and n > SKETCH_ABOVE:
+    if "sketch" not in select and n > SKETCH_FROM:
         select["sketch"] = SKETCH_SIZE
     if n_partitions is None:
-        n_partitions = LARGE_PARTITIONS if n > SKETCH_ABOVE else PARTITIONS
+        n_partitions = LARGE_PARTITIONS if n > SKETCH_FROM else PARTITIONS
     return {"k_range": [low, high], "methods": methods, "generator": str(generator),
             "n_partitions": check_int(n_partitions, "n_partitions", low=2), "standardize": bool(standardize),
             "n_top_markers": check_int(n_top_markers, "n_top_markers", low=1), "random_state": int(random_state),

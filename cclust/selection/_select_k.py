@@ -622,9 +622,8 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
                                              method_params, run_root, n_jobs, features, full_fit=False)[0]
                               for k in ks}
                 for row, k in enumerate(ks):
-                    reference_pacs[b, row] = _monti.pac_only(
-                        runs_b.pop(k), k, (low, high), sampled=sampled if route == "dense" else None,
-                        pairs=pairs if route == "sparse" else None)
+                    reference_pacs[b, row] = _monti.pac_only(runs_b.pop(k), (low, high),
+                                                             pairs=pairs if route == "sparse" else None)
                 bar.update(1)
         rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)
         p_mc = _reference.monte_carlo_p(pac, reference_pacs)
