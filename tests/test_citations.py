@@ -140,8 +140,8 @@ def test_objective_name_cites_by_author_year(name):
     except ImportError as exc:
         pytest.skip(f"{name} needs a dependency that is not installed: {exc}")
     kwargs = {"X": X} if method_info(fn).requires_X else {}
-    if name == "symdiff-median":  # an exact integer program, refused above 40 objects
-        X, ensemble = X[:30], ensemble.take(np.arange(30))
+    if name == "symdiff-median":  # an exact integer program, refused above 40 objects: seconds at 30, not at 13
+        X, ensemble = X[::4], ensemble.take(np.arange(0, 50, 4))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = fn(ensemble, 3, random_state=0, **kwargs)
