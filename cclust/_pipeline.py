@@ -154,10 +154,10 @@ def check_counted_partitions(generator, params, n_partitions, owner):
     with advice the caller of ``owner`` can follow (its own n_partitions, which has a default)."""
     if generator != "heterogeneous" or params.get("generators") is None:
         return
-    from cclust.clusterers import _parsed_entries
+    from cclust.clusterers._heterogeneous import parsed_entries
 
     try:
-        entries, _ = _parsed_entries(params["generators"])
+        entries, _ = parsed_entries(params["generators"])
     except (ValidationError, TypeError, ValueError):
         return  # malformed: the generator's own checks say so
     if any(entry[1] is None for entry in entries):
