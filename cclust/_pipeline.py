@@ -7,6 +7,7 @@ signature takes (X, threads, verbosity).
 """
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def fill_missing_features(array, name="X", missing_features="error", index=None,
     return filled
 
 
-def validate_X(X, name="X", missing_features="error"):
+def validate_X(X: Any, name: str = "X", missing_features: str = "error") -> tuple[np.ndarray, np.ndarray | None]:
     """A C-contiguous float64 copy-or-view of X and its string column names (or None).
 
     NaN cells are refused with their row and column (their labels for a DataFrame), or filled

@@ -33,7 +33,7 @@ class _AutoParams:
     never held to it.
     """
 
-    _defaults = {}
+    _defaults: dict[str, object] = {}
 
     def __init__(self, n_clusters=2, **params):
         self.n_clusters, self.params = n_clusters, {**self._defaults, **params}

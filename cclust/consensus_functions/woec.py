@@ -32,7 +32,10 @@ Choices where Ren et al. (2017) are open to more than one reading
 The object weights (:func:`object_weights`) and memberships (:func:`memberships`) the four
 methods share live in ``_object_weights``; they are read from here.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust import _engine
@@ -79,6 +82,8 @@ from cclust.consensus_functions._object_weights import (
     memberships,
     object_weights,
 )
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 
 def _woec_result(labels, cut, method, w, extras):
@@ -91,8 +96,9 @@ def _woec_result(labels, cut, method, w, extras):
 
 
 @declare(handles_missing=True, object_order="distribution")  # METIS sees clusters in first-member order
-def womc(ensemble, n_clusters, *, object_weights=None, smoothing=DEFAULT_SMOOTHING, ufactor=None,
-         balance="objects", sizes="auto", max_bytes=None, random_state=None):
+def womc(ensemble: EnsembleLike, n_clusters: int, *, object_weights: npt.ArrayLike | None = None,
+         smoothing: float = DEFAULT_SMOOTHING, ufactor: int | None = None, balance: str = "objects",
+         sizes: str = "auto", max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Weighted-Object Meta Clustering (WOMC; Ren et al. 2017, sec. 3.3.1, Algorithm 1).
 
     MCLA with the object-weighted Jaccard similarity between clusters (eq. 5):
@@ -172,9 +178,11 @@ def _canonical_memberships(X, ensemble, w, t):
 
 @renamed_threads
 @declare(requires_X=True, handles_missing=True)
-def wosp(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         n_neighbors=None, neighbors="exact", ufactor=None, sizes="auto", max_bytes=None, random_state=None,
-         n_jobs=None):
+def wosp(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float | None = None,
+         object_weights: npt.ArrayLike | None = None, smoothing: float = DEFAULT_SMOOTHING,
+         n_neighbors: int | None = None, neighbors: str = "exact", ufactor: int | None = None, sizes: str = "auto",
+         max_bytes: int | None = None, random_state: RandomStateLike = None,
+         n_jobs: int | None = None) -> ConsensusResult:
     """Weighted-Object Similarity Partitioning (WOSP; Ren et al. 2017, sec. 3.3.2, Algorithm 2).
 
     For each base clustering: weighted centres ``m_l = sum w_i x_i / sum w_i`` over the cluster
@@ -313,8 +321,9 @@ def _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_thre
 
 
 @declare(requires_X=True, handles_missing=True)
-def wohb(ensemble, n_clusters, *, X, t=None, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-         ufactor=None, sizes="auto", max_bytes=None, random_state=None):
+def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float | None = None,
+         object_weights: npt.ArrayLike | None = None, smoothing: float = DEFAULT_SMOOTHING, ufactor: int | None = None,
+         sizes: str = "auto", max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Weighted-Object Hybrid Bipartite graph partitioning (WOHB; Ren et al. 2017, sec. 3.3.3, Algorithm 3).
 
     The bipartite graph of n objects and sum K_i clusters with edge weight P(C_j | x_i)
@@ -542,8 +551,10 @@ _WOKMEANS_INITS = ("k-means++", "random")
 
 
 @declare(requires_X=True, handles_missing=True)
-def wokmeans(ensemble, n_clusters, *, X, object_weights=None, smoothing=DEFAULT_SMOOTHING,
-             init="k-means++", n_init=10, max_iter=100, tol=0.0, max_bytes=None, random_state=None, n_jobs=None):
+def wokmeans(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, object_weights: npt.ArrayLike | None = None,
+             smoothing: float = DEFAULT_SMOOTHING, init: str = "k-means++", n_init: int = 10, max_iter: int = 100,
+             tol: float = 0.0, max_bytes: int | None = None, random_state: RandomStateLike = None,
+             n_jobs: int | None = None) -> ConsensusResult:
     """Weighted-Object k-means (WOKmeans; Ren et al. 2017, sec. 3.4, Algorithm 4).
 
     k-means on X whose centres are the object-weighted means ``c_k = sum w_i x_i / sum w_i``
