@@ -9,7 +9,11 @@ import pytest
 
 import cclust
 import cclust.base
+import cclust.clusterers
+import cclust.generators
+import cclust.metrics
 import cclust.registry
+import cclust.testing
 import cclust.validation
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.result import ConsensusResult
@@ -53,6 +57,17 @@ def _public_functions():
     out += [(f"cclust.validation.{name}", getattr(cclust.validation, name))
             for name in cclust.validation.__all__ if inspect.isfunction(getattr(cclust.validation, name))]
     out += [(f"consensus function {name!r}", fn) for name, fn in sorted(_builtin_consensus_functions().items())]
+    out += [(f"cclust.{name}", getattr(cclust, name)) for name in ("predict", "markers", "choose_resolution",
+                                                                   "select_k")]
+    out += [(f"cclust.ConsensusClustering.{name}", getattr(cclust.ConsensusClustering, name))
+            for name in ("__init__", "get_params", "set_params", "fit", "predict", "fit_predict")]
+    for module in (cclust.metrics, cclust.testing, cclust.clusterers):
+        out += [(f"{module.__name__}.{name}", getattr(module, name)) for name in module.__all__
+                if inspect.isfunction(getattr(module, name))]
+    out += [(f"cclust.clusterers.KMedoids.{name}", getattr(cclust.clusterers.KMedoids, name))
+            for name in ("__init__", "get_params", "set_params", "fit", "fit_predict")]
+    out += [(f"cclust.generators.{name}", getattr(cclust.generators, name))
+            for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag")]
     return out
 
 

@@ -1,11 +1,14 @@
 """One clusterer run once per partition: a scikit-learn estimator, a preset or a function, checked,
 named, cloned and seeded per partition, with the memory its largest array needs asked first."""
+from __future__ import annotations
+
 import copy
 import math
 import threading
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.clusterers._kmedoids import KMedoids
 from cclust.ensemble import Ensemble
@@ -74,7 +77,7 @@ class _HDBSCANAuto(_AutoParams):
         return _sklearn("HDBSCAN", "hdbscan")(**params).fit_predict(X)
 
 
-def dbscan_eps(X, min_samples=5):
+def dbscan_eps(X: npt.ArrayLike, min_samples: int = 5) -> float:
     """The ``eps`` the ``dbscan`` preset uses when none is given.
 
     The median, over the objects, of the distance to their ``min_samples``-th nearest

@@ -1,12 +1,16 @@
 """Heterogeneous ensembles (diceR; Chiu & Talhouk 2018): several generators' partitions side by
 side, each column's maker recorded in :attr:`cclust.Ensemble.provenance`."""
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_int, spawn_seed_sequences
+from cclust.validation import RandomStateLike, check_array_2d, check_int, spawn_seed_sequences
 
 
 #: The algorithms of a heterogeneous ensemble when none are named.
@@ -77,7 +81,8 @@ def parsed_entries(generators):
     return entries, default
 
 
-def heterogeneous(X, n_clusters, *, generators=None, n_partitions=None, random_state=None, n_jobs=None, verbose=0):
+def heterogeneous(X: npt.ArrayLike, n_clusters: int, *, generators: Any = None, n_partitions: int | None = None,
+                  random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0) -> Ensemble:
     """Several generators in one ensemble: their partitions side by side, each column's maker recorded.
 
     The heterogeneous ensembles of diceR (Chiu & Talhouk 2018), where each algorithm

@@ -1,6 +1,11 @@
 """k-medoids by PAM (Kaufman & Rousseeuw 1990), BUILD then SWAP, vectorised over the
 dissimilarity matrix: the ``pam`` preset's estimator."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.validation import check_array_2d, check_int, require_memory
@@ -44,17 +49,18 @@ class KMedoids:
     [1, 4]
     """
 
-    def __init__(self, n_clusters=8, *, metric="euclidean", max_iter=300, max_bytes=None):
+    def __init__(self, n_clusters: int = 8, *, metric: str = "euclidean", max_iter: int = 300,
+                 max_bytes: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.metric = metric
         self.max_iter = max_iter
         self.max_bytes = max_bytes
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"n_clusters": self.n_clusters, "metric": self.metric, "max_iter": self.max_iter,
                 "max_bytes": self.max_bytes}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> KMedoids:
         for key, value in params.items():
             if key not in self.get_params():
                 raise ValidationError(f"KMedoids has no parameter {key!r}; its parameters are "
@@ -65,7 +71,7 @@ class KMedoids:
     def __repr__(self):
         return f"KMedoids(n_clusters={self.n_clusters!r}, metric={self.metric!r}, max_iter={self.max_iter!r})"
 
-    def fit(self, X, y=None):
+    def fit(self, X: npt.ArrayLike, y: Any = None) -> KMedoids:
         if self.metric == "precomputed":
             D = check_array_2d(X, "X")
             if D.shape[0] != D.shape[1]:
@@ -89,7 +95,7 @@ class KMedoids:
         self.inertia_ = float(D[medoids[near], np.arange(n)].sum())
         return self
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X: npt.ArrayLike, y: Any = None) -> npt.NDArray[np.int64]:
         return self.fit(X).labels_
 
 

@@ -1,6 +1,15 @@
 """The generators that run one clusterer per partition: :func:`estimator` (any clusterer) and
 the presets registered by name (:func:`hierarchical`, :func:`pam`, :func:`spectral`, ...)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy.typing as npt
+
 from cclust.clusterers._clusterer import _Clusterer, _generate_with
+from cclust.ensemble import Ensemble
+from cclust.validation import RandomStateLike
 
 
 _COMMON_DOC = """
@@ -39,9 +48,11 @@ def _doc(text):
     return text.replace("    {common}\n", _COMMON_DOC.lstrip("\n"))
 
 
-def estimator(X, n_clusters, *, estimator="hierarchical", estimator_params=None, n_partitions=100, k_range=None,
-              p_item=1.0, p_feature=1.0, fewer_clusters="error", random_state=None, n_jobs=None, verbose=0,
-              max_bytes=None):
+def estimator(X: npt.ArrayLike, n_clusters: int, *, estimator: str | Any = "hierarchical",
+              estimator_params: Mapping[str, Any] | None = None, n_partitions: int = 100,
+              k_range: tuple[int, int] | None = None, p_item: float = 1.0, p_feature: float = 1.0,
+              fewer_clusters: str = "error", random_state: RandomStateLike = None, n_jobs: int | None = None,
+              verbose: int = 0, max_bytes: int | None = None) -> Ensemble:
     return _generate_with(_Clusterer(estimator, dict(estimator_params or {}), "estimator", max_bytes), X, n_clusters,
                           n_partitions=n_partitions, k_range=k_range, p_item=p_item, p_feature=p_feature,
                           fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose,
@@ -102,9 +113,10 @@ def _preset_call(name, X, n_clusters, params, options):
     return _generate_with(_Clusterer(name, params, name, options.get("max_bytes")), X, n_clusters, **options)
 
 
-def hierarchical(X, n_clusters, *, linkage="average", metric="euclidean", n_partitions=100, k_range=None,
-                 p_item=1.0, p_feature=1.0, fewer_clusters="error", random_state=None, n_jobs=None, verbose=0,
-                 max_bytes=None, **params):
+def hierarchical(X: npt.ArrayLike, n_clusters: int, *, linkage: str = "average", metric: str = "euclidean",
+                 n_partitions: int = 100, k_range: tuple[int, int] | None = None, p_item: float = 1.0,
+                 p_feature: float = 1.0, fewer_clusters: str = "error", random_state: RandomStateLike = None,
+                 n_jobs: int | None = None, verbose: int = 0, max_bytes: int | None = None, **params: Any) -> Ensemble:
     """Agglomerative hierarchical clustering cut at K_j, once per partition.
 
     scikit-learn's ``AgglomerativeClustering``; ``linkage="average"`` is ConsensusClusterPlus's
@@ -121,8 +133,10 @@ def hierarchical(X, n_clusters, *, linkage="average", metric="euclidean", n_part
 
 
 def _make_preset(name, doc):
-    def preset(X, n_clusters, *, n_partitions=100, k_range=None, p_item=1.0, p_feature=1.0, fewer_clusters="error",
-               random_state=None, n_jobs=None, verbose=0, max_bytes=None, **params):
+    def preset(X: npt.ArrayLike, n_clusters: int, *, n_partitions: int = 100, k_range: tuple[int, int] | None = None,
+               p_item: float = 1.0, p_feature: float = 1.0, fewer_clusters: str = "error",
+               random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0,
+               max_bytes: int | None = None, **params: Any) -> Ensemble:
         return _preset_call(name, X, n_clusters, params, dict(
             n_partitions=n_partitions, k_range=k_range, p_item=p_item, p_feature=p_feature,
             fewer_clusters=fewer_clusters, random_state=random_state, n_jobs=n_jobs, verbose=verbose,
