@@ -10,6 +10,7 @@ import pytest
 import cclust
 import cclust.base
 import cclust.clusterers
+import cclust.evaluation
 import cclust.generators
 import cclust.metrics
 import cclust.registry
@@ -61,11 +62,13 @@ def _public_functions():
                                                                    "select_k")]
     out += [(f"cclust.ConsensusClustering.{name}", getattr(cclust.ConsensusClustering, name))
             for name in ("__init__", "get_params", "set_params", "fit", "predict", "fit_predict")]
-    for module in (cclust.metrics, cclust.testing, cclust.clusterers):
+    for module in (cclust.metrics, cclust.testing, cclust.clusterers, cclust.evaluation):
         out += [(f"{module.__name__}.{name}", getattr(module, name)) for name in module.__all__
                 if inspect.isfunction(getattr(module, name))]
     out += [(f"cclust.clusterers.KMedoids.{name}", getattr(cclust.clusterers.KMedoids, name))
             for name in ("__init__", "get_params", "set_params", "fit", "fit_predict")]
+    out += [(f"cclust.evaluation.{name}", getattr(cclust.evaluation, name))
+            for name in ("internal_indices", "nearest_neighbors_in_order")]
     out += [(f"cclust.generators.{name}", getattr(cclust.generators, name))
             for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag")]
     return out

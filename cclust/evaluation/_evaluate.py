@@ -1,14 +1,18 @@
 """diceR's ``consensus_evaluate`` (Chiu & Talhouk 2018): :func:`evaluate` at one K, and every
 (algorithm, K) combination at several K with diceR's choice of K by PAC."""
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from cclust.ensemble import as_ensemble
+from cclust.ensemble import EnsembleLike, as_ensemble
 from cclust.errors import ValidationError
 from cclust.evaluation._indices import INDICES, _rank_columns, _require_sklearn, aggregate_ranks, internal_indices
 from cclust.evaluation._result import EvaluationResult, MultiKEvaluation, _groups
-from cclust.validation import check_int, label_vector, spawn_seed_sequences
+from cclust.validation import RandomStateLike, check_int, label_vector, spawn_seed_sequences
 
 
 #: kNN co-association neighbours of the sparse route (as select_k's sparse consensus graphs).
@@ -95,8 +99,11 @@ def _is_k_list(n_clusters):
     return not isinstance(n_clusters, (str, bytes)) and isinstance(n_clusters, (list, tuple, range, np.ndarray))
 
 
-def evaluate(X, ensemble, n_clusters, *, labels_true=None, method="eac", method_params=None, matrix="auto",
-             k_method=None, pac_interval=(0.0, 1.0), max_bytes=None, random_state=None, n_jobs=None):
+def evaluate(X: npt.ArrayLike, ensemble: EnsembleLike | Mapping[int, EnsembleLike],
+             n_clusters: int | Sequence[int] | None, *, labels_true: npt.ArrayLike | None = None, method: str = "eac",
+             method_params: Mapping[str, Any] | None = None, matrix: str = "auto", k_method: int | str | None = None,
+             pac_interval: tuple[float, float] = (0.0, 1.0), max_bytes: int | None = None,
+             random_state: RandomStateLike = None, n_jobs: int | None = None) -> EvaluationResult | MultiKEvaluation:
     """Score each algorithm of a heterogeneous ensemble on internal validity indices and rank them.
 
     diceR's ``consensus_evaluate`` (Chiu & Talhouk 2018); see the module docstring for every

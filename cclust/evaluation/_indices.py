@@ -1,11 +1,19 @@
 """The validity indices :func:`cclust.evaluation.evaluate` scores each algorithm's labelling on,
 clValid's connectivity (Handl, Knowles & Kell 2005), and the footrule-optimal aggregation of
 rankings (Dwork et al. 2001)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.base import declare
 from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import check_int
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
 
 
 #: Internal indices computed per algorithm -> True when higher is better.
@@ -32,7 +40,7 @@ def _require_sklearn():
                                      "pip install 'cclust[sklearn]'.") from None
 
 
-def internal_indices(X, labels, ensemble):
+def internal_indices(X: np.ndarray, labels: npt.ArrayLike, ensemble: Ensemble) -> dict[str, float]:
     """The :data:`INDICES` of one labelling of ``X`` (NaN where an index is undefined)."""
     from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
@@ -57,7 +65,7 @@ def internal_indices(X, labels, ensemble):
 _CONNECTIVITY_BLOCK_ELEMENTS = 2**20
 
 
-def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
+def nearest_neighbors_in_order(X: np.ndarray, n_neighbors: int, metric: str = "euclidean") -> npt.NDArray[np.int64]:
     """Each object's ``n_neighbors`` nearest others as clValid orders them: (n, L) int64.
 
     For object i the objects are sorted by distance, ties by index (R's stable sort), and the
@@ -88,7 +96,7 @@ def nearest_neighbors_in_order(X, n_neighbors, metric="euclidean"):
 
 
 @declare(requires_X=True, higher_is_better=False)
-def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
+def connectivity(X: npt.ArrayLike, labels: npt.ArrayLike, *, n_neighbors: int = 10, metric: str = "euclidean") -> float:
     """Connectivity of a labelling (Handl, Knowles & Kell 2005): lower is better.
 
     ``sum_i sum_{j=1}^{L} x_{i, nn_i(j)}``, where ``nn_i(j)`` is the j-th nearest neighbour of
@@ -140,7 +148,7 @@ def connectivity(X, labels, *, n_neighbors=10, metric="euclidean"):
 _CONNECTIVITY_METRICS = {"euclidean": "euclidean", "manhattan": "cityblock"}
 
 
-def aggregate_ranks(ranks):
+def aggregate_ranks(ranks: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """The full ordering minimising the summed Spearman footrule distance to every column's ranking.
 
     Parameters

@@ -1,16 +1,19 @@
 """diceR's ``trim`` and ``reweigh`` (Chiu & Talhouk 2018): keep the best-ranked algorithms of an
 ensemble, or weight each by its aggregated rank, at one K or at the K a multi-K evaluation chose."""
+from __future__ import annotations
+
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from cclust.ensemble import Ensemble, as_ensemble
+from cclust.ensemble import Ensemble, EnsembleLike, as_ensemble
 from cclust.errors import ValidationError
 from cclust.evaluation._result import _UNNAMED, EvaluationResult, MultiKEvaluation, _groups
 from cclust.validation import check_int
 
 
-def _check_pair(ensemble, evaluation):
+def _check_pair(ensemble: Any, evaluation: object) -> tuple[Ensemble, list[str], list[np.ndarray]]:
     ensemble = as_ensemble(ensemble)
     if not isinstance(evaluation, EvaluationResult):
         raise ValidationError(f"evaluation must be the EvaluationResult of cclust.evaluation.evaluate, got "
@@ -66,7 +69,8 @@ def _join(blocks):
     return Ensemble(np.column_stack(labels), weights=np.concatenate(weights), provenance=provenance)
 
 
-def trim(ensemble, evaluation, n_keep=5):
+def trim(ensemble: EnsembleLike | Mapping[int, EnsembleLike], evaluation: EvaluationResult | MultiKEvaluation,
+         n_keep: int = 5) -> Ensemble:
     """Keep the partitions of the ``n_keep`` best-ranked algorithms (diceR's ``trim``).
 
     Parameters
@@ -111,7 +115,8 @@ def trim(ensemble, evaluation, n_keep=5):
     return ensemble.take(partitions=idx)
 
 
-def reweigh(ensemble, evaluation):
+def reweigh(ensemble: EnsembleLike | Mapping[int, EnsembleLike],
+            evaluation: EvaluationResult | MultiKEvaluation) -> Ensemble:
     """Weight each algorithm's partitions by the algorithm's aggregated rank (diceR's ``reweigh``).
 
     Of the m algorithms in ``ensemble``, the one at position p (1 = best, in
