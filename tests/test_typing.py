@@ -14,6 +14,7 @@ import cclust.evaluation
 import cclust.generators
 import cclust.metrics
 import cclust.registry
+import cclust.selection
 import cclust.testing
 import cclust.validation
 from cclust.ensemble import Ensemble, as_ensemble
@@ -60,6 +61,8 @@ def _public_functions():
     out += [(f"consensus function {name!r}", fn) for name, fn in sorted(_builtin_consensus_functions().items())]
     out += [(f"cclust.{name}", getattr(cclust, name)) for name in ("predict", "markers", "choose_resolution",
                                                                    "select_k")]
+    out += [(f"cclust.selection.{name}", getattr(cclust.selection, name))
+            for name in ("gap_statistic", "cluster_stability")]
     out += [(f"cclust.ConsensusClustering.{name}", getattr(cclust.ConsensusClustering, name))
             for name in ("__init__", "get_params", "set_params", "fit", "predict", "fit_predict")]
     for module in (cclust.metrics, cclust.testing, cclust.clusterers, cclust.evaluation):
