@@ -2,10 +2,9 @@
 ensemble (the average-NMI criterion of Strehl & Ghosh 2002)."""
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import numbers
 
 import numpy as np
 import numpy.typing as npt

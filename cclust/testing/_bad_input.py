@@ -24,14 +24,13 @@ one function and raises AssertionError listing every failed case.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import json
 import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -1,14 +1,13 @@
 """Conformance checks of consensus functions (kind ``consensus``)."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import inspect
 import pickle
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import numpy as np
 

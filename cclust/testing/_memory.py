@@ -14,15 +14,14 @@ imports and one-off buffers are not counted.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

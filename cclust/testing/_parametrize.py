@@ -1,12 +1,11 @@
 """``parametrize_with_checks``: one pytest test per (function, check) pair."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
 import inspect
+from collections.abc import Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 from cclust.testing._consensus import CONSENSUS_CHECKS
 from cclust.testing._generator import GENERATOR_CHECKS, UTILITY_CHECKS
