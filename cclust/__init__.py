@@ -10,6 +10,10 @@ that third-party distributions extend through entry points.
 
 Importing cclust imports no compiled module and no plugin.
 """
+from __future__ import annotations
+
+from typing import IO, Any
+
 from cclust.ensemble import Ensemble
 from cclust.registry import available, get, register
 from cclust.result import ConsensusResult
@@ -51,7 +55,7 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-def consensus(method, ensemble, n_clusters, **params):
+def consensus(method: str, ensemble: Any, n_clusters: int | None, **params: Any) -> ConsensusResult:
     """Fuse an ensemble with the consensus function registered as ``method``.
 
     A shortcut for ``cclust.get(method, kind="consensus")(ensemble, n_clusters, **params)``
@@ -86,7 +90,8 @@ def consensus(method, ensemble, n_clusters, **params):
         return fn(ensemble, n_clusters, **params)
 
 
-def generate(generator, X, n_clusters=None, *, layer=None, use_rep=None, **params):
+def generate(generator: str, X: Any, n_clusters: int | None = None, *, layer: str | None = None,
+             use_rep: str | None = None, **params: Any) -> Any:
     """Generate an Ensemble of basic partitions of ``X`` with the generator named ``generator``.
 
     When ``X`` is a pandas DataFrame, the Ensemble keeps its index (:attr:`Ensemble.index`), so
@@ -134,7 +139,7 @@ _EXTRAS = {"plot": "matplotlib", "progress": "tqdm", "dask": "dask", "sklearn": 
            "graph": "leidenalg"}
 
 
-def show_config(file=None):
+def show_config(file: IO[str] | None = None) -> dict[str, Any]:
     """Print (and return as a dict) what this installation has: versions, OpenMP support, the
     default thread count, the optional extras and the plugins.
 

@@ -22,9 +22,15 @@ Neighbours come from SciPy's k-d tree in few dimensions (at most :data:`KD_TREE_
 and otherwise from squared distances by matrix products, a block of new objects at a time so
 that the distance block never exceeds :data:`DISTANCE_BLOCK_ELEMENTS` floats.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
+from cclust.result import ConsensusResult
 
 METHODS = ("centroid", "knn")
 
@@ -192,7 +198,9 @@ def _vote(neighbour_labels, n_clusters):
     return winners
 
 
-def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=None, n_jobs=None):
+def predict(result_or_labels: ConsensusResult | npt.ArrayLike, X: npt.ArrayLike, X_new: npt.ArrayLike, *,
+            method: str = DEFAULT_METHOD, n_neighbors: int | None = None,
+            n_jobs: int | None = None) -> npt.NDArray[np.int64]:
     """Consensus clusters of new objects, from the features of the objects that were clustered.
 
     A consensus partition labels the objects it was fitted on; ``predict`` places others in it
@@ -265,7 +273,7 @@ def predict(result_or_labels, X, X_new, *, method=DEFAULT_METHOD, n_neighbors=No
     return assign(X, labels, X_new, method, k, threads)
 
 
-def features(X, name):
+def features(X: Any, name: str) -> np.ndarray:
     """X as a C-contiguous finite float64 2-D array; an object array of numbers is converted."""
     from cclust.validation import check_array_2d
 

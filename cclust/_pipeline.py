@@ -7,6 +7,7 @@ signature takes (X, threads, verbosity).
 """
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def fill_missing_features(array, name="X", missing_features="error", index=None,
     return filled
 
 
-def validate_X(X, name="X", missing_features="error"):
+def validate_X(X: Any, name: str = "X", missing_features: str = "error") -> tuple[np.ndarray, np.ndarray | None]:
     """A C-contiguous float64 copy-or-view of X and its string column names (or None).
 
     NaN cells are refused with their row and column (their labels for a DataFrame), or filled
@@ -154,10 +155,10 @@ def check_counted_partitions(generator, params, n_partitions, owner):
     with advice the caller of ``owner`` can follow (its own n_partitions, which has a default)."""
     if generator != "heterogeneous" or params.get("generators") is None:
         return
-    from cclust.clusterers import _parsed_entries
+    from cclust.clusterers._heterogeneous import parsed_entries
 
     try:
-        entries, _ = _parsed_entries(params["generators"])
+        entries, _ = parsed_entries(params["generators"])
     except (ValidationError, TypeError, ValueError):
         return  # malformed: the generator's own checks say so
     if any(entry[1] is None for entry in entries):

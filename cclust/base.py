@@ -19,10 +19,14 @@ method, so anything can import it.
 The API a plugin sees is versioned by :data:`API_VERSION`: a plugin pins the cclust releases
 whose API it was written for (``cclust>=0.1,<0.2`` while the API version is 1).
 """
+from __future__ import annotations
+
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -98,8 +102,12 @@ class MethodInfo:
 OBJECT_ORDERS = ("exact", "distribution")
 
 
-def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True, object_order="exact",
-            accepts_soft=False, generates_ensemble=False, higher_is_better=None):
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handles_missing: bool = True,
+            object_order: str = "exact", accepts_soft: bool = False, generates_ensemble: bool = False,
+            higher_is_better: bool | None = None) -> Callable[[_F], _F]:
     """Decorator recording what a consensus function or a metric declares (:class:`MethodInfo`).
 
     Raises
@@ -137,19 +145,19 @@ def declare(*, requires_X=False, chooses_n_clusters=False, handles_missing=True,
                       accepts_soft=bool(accepts_soft), generates_ensemble=bool(generates_ensemble),
                       higher_is_better=None if higher_is_better is None else bool(higher_is_better))
 
-    def mark(fn):
-        fn.__cclust_info__ = info
+    def mark(fn: _F) -> _F:
+        fn.__cclust_info__ = info  # type: ignore[attr-defined]
         return fn
 
     return mark
 
 
-def method_info(fn):
+def method_info(fn: Callable[..., Any]) -> MethodInfo:
     """The :class:`MethodInfo` of a consensus function (defaults if it declares none)."""
     return getattr(fn, "__cclust_info__", MethodInfo())
 
 
-def accepts(fn, keyword, *, var_keyword=True, unknown=False):
+def accepts(fn: Callable[..., Any], keyword: str, *, var_keyword: bool = True, unknown: bool = False) -> bool:
     """Whether ``fn`` can be called with ``keyword=``.
 
     ``var_keyword``: whether a ``**params`` catch-all counts as accepting it. ``unknown``: the
@@ -204,7 +212,7 @@ class Utility:
     name: str
     family: str
     normalized: bool = False
-    p: float = None
+    p: float | None = None
     description: str = ""
 
     def __post_init__(self):
@@ -426,7 +434,7 @@ _CONTRACTS = {"consensus": _check_consensus, "generator": _check_generator,
               "metric": _check_metric, "utility": _check_utility}
 
 
-def check_contract(kind, obj, what="object"):
+def check_contract(kind: str, obj: object, what: str = "object") -> None:
     """Raise ContractError unless ``obj`` satisfies the contract of ``kind``."""
     if kind not in KINDS:
         raise ValidationError(f"kind must be one of {sorted(KINDS)}, got {kind!r}.")

@@ -10,9 +10,18 @@ single-cell practitioners read after clustering (scanpy's ``rank_genes_groups`` 
 SciPy's ``mannwhitneyu`` (asymptotic, no continuity correction) and ``ttest_ind``
 (``equal_var=False``).
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["markers", "benjamini_hochberg"]
 
@@ -22,8 +31,9 @@ METHODS = ("wilcoxon", "t-test")
 COLUMNS = ("cluster", "feature", "score", "auroc", "p_value", "p_value_adjusted")
 
 
-def markers(X, labels, *, method="wilcoxon", feature_names=None, n_top=None, as_frame=None,
-            max_bytes=None):
+def markers(X: npt.ArrayLike, labels: npt.ArrayLike, *, method: str = "wilcoxon",
+            feature_names: Sequence[str] | None = None, n_top: int | None = None, as_frame: bool | None = None,
+            max_bytes: int | None = None) -> pd.DataFrame | dict[str, Any]:
     """Rank the features of every cluster against the other objects.
 
     For each cluster c and feature f, the values of f on c's members are compared with its
@@ -116,7 +126,7 @@ def markers(X, labels, *, method="wilcoxon", feature_names=None, n_top=None, as_
     else:
         score, auroc, p = _welch(X, codes, k)
     adjusted = np.vstack([benjamini_hochberg(row) for row in p])
-    table = {name: [] for name in COLUMNS}
+    table: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     for c in range(k):
         order = np.lexsort((np.arange(d), -np.nan_to_num(score[c], nan=-np.inf)))
         if n_top is not None:

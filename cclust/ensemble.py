@@ -10,8 +10,13 @@ read-only and nothing it is built from is written to, so a cached view never goe
 derived ensemble (:meth:`Ensemble.take`, :meth:`Ensemble.with_weights`, a copy or a pickle)
 starts with an empty cache of its own.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.validation import check_int, check_n_jobs, label_vector, renamed_threads, require_memory
@@ -201,7 +206,8 @@ class Ensemble:
     [1.0, 1.0, 0.5, 0.0]
     """
 
-    def __init__(self, labels, weights=None, *, missing=-1, provenance=None, index=None):
+    def __init__(self, labels: EnsembleLike, weights: npt.ArrayLike | None = None, *, missing: int | str | None = -1,
+                 provenance: str | Sequence[str] | None = None, index: Sequence[Any] | None = None) -> None:
         if isinstance(labels, Ensemble):
             state = labels.__getstate__()
             if weights is not None:
@@ -287,35 +293,35 @@ class Ensemble:
 
     # -- plain properties -------------------------------------------------------------------
     @property
-    def labels(self):
+    def labels(self) -> npt.NDArray[np.int32]:
         return self._labels
 
     @property
-    def n_samples(self):
+    def n_samples(self) -> int:
         return self._labels.shape[0]
 
     @property
-    def n_partitions(self):
+    def n_partitions(self) -> int:
         return self._labels.shape[1]
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return self._labels.shape
 
     @property
-    def n_clusters(self):
+    def n_clusters(self) -> npt.NDArray[np.int64]:
         return self._n_clusters
 
     @property
-    def offsets(self):
+    def offsets(self) -> npt.NDArray[np.int64]:
         return self._offsets
 
     @property
-    def weights(self):
+    def weights(self) -> npt.NDArray[np.float64]:
         return self._weights
 
     @property
-    def provenance(self):
+    def provenance(self) -> tuple[str, ...] | None:
         """What made each partition: a tuple of ``n_partitions`` strings, or None if unknown."""
         return self._provenance
 
@@ -325,7 +331,7 @@ class Ensemble:
         return self._index
 
     @property
-    def has_missing(self):
+    def has_missing(self) -> bool:
         if "has_missing" not in self._cache:
             self._cache["has_missing"] = bool((self._labels < 0).any())
         return self._cache["has_missing"]
@@ -344,7 +350,7 @@ class Ensemble:
         return self._cache["cluster_sizes"]
 
     @property
-    def labelled(self):
+    def labelled(self) -> npt.NDArray[np.bool_]:
         """Boolean (n_samples, n_partitions): True where the object has a label."""
         return self._labels >= 0
 
@@ -363,7 +369,7 @@ class Ensemble:
         return (self.shape == other.shape and np.array_equal(self._labels, other._labels)
                 and np.array_equal(self._weights, other._weights) and self._provenance == other._provenance)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable
 
     def __getstate__(self):
         return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights,
@@ -375,7 +381,8 @@ class Ensemble:
                    np.array(state["weights"], dtype=np.float64), state.get("provenance"), state.get("index"))
 
     # -- derived ensembles -------------------------------------------------------------------
-    def take(self, objects=None, partitions=None):
+    def take(self, objects: npt.ArrayLike | slice | None = None,
+             partitions: npt.ArrayLike | slice | None = None) -> Ensemble:
         """A new Ensemble on a subset (or reordering) of objects and/or partitions.
 
         Partitions are relabelled again, so clusters that lose every member disappear; the
@@ -401,7 +408,7 @@ class Ensemble:
             raise ValidationError("partitions must select a list of partitions, not a single index.")
         return Ensemble(labels, weights=weights, provenance=provenance, index=index)
 
-    def with_weights(self, weights):
+    def with_weights(self, weights: npt.ArrayLike | None) -> Ensemble:
         """The same partitions (and provenance) with other weights."""
         return Ensemble(self, weights=weights) if weights is not None else self
 
@@ -831,7 +838,7 @@ def number_by_first(first, inverse, counts):
     return first[by_first], rank[inverse], counts[by_first]
 
 
-def is_dask_ensemble(obj):
+def is_dask_ensemble(obj: object) -> bool:
     """Whether ``obj`` is a :class:`cclust.dask.DaskEnsemble` (checked without importing Dask)."""
     return type(obj).__name__ == "DaskEnsemble" and type(obj).__module__.startswith("cclust.dask.")
 
@@ -859,7 +866,12 @@ def require_every_object_labelled(ensemble, method, reason, name="ensemble"):
             f"({name}.take(objects=...)) or label them in at least one partition.")
 
 
-def as_ensemble(ensemble, name="ensemble"):
+#: What a consensus function takes as its ensemble: an Ensemble, or anything Ensemble() takes
+#: (a label matrix of shape (n_samples, n_partitions), a list of 1-D labellings, a DataFrame).
+EnsembleLike = Union[Ensemble, npt.ArrayLike]
+
+
+def as_ensemble(ensemble: Any, name: str = "ensemble") -> Ensemble:
     """An Ensemble from an Ensemble (returned as is) or anything Ensemble() accepts."""
     if isinstance(ensemble, Ensemble):
         return ensemble

@@ -19,10 +19,14 @@ The generate-then-fuse steps (validating X and the parameter dicts, seed derivat
 method with the keywords it accepts) live in ``cclust._pipeline``, shared with
 :mod:`cclust.selection` and the ``cclust`` command.
 """
+from __future__ import annotations
+
 import inspect
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust._pipeline import (
     check_counted_partitions,
@@ -37,7 +41,8 @@ from cclust._pipeline import (
     generate_ensemble,
     validate_X,
 )
-from cclust.validation import check_distinct_rows, check_int, check_n_jobs
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike, check_distinct_rows, check_int, check_n_jobs
 from cclust.errors import CclustError, ValidationError
 
 __all__ = ["ConsensusClustering"]
@@ -168,10 +173,12 @@ class ConsensusClustering:
     ConsensusClustering(n_clusters=3, n_partitions=20, random_state=0)
     """
 
-    def __init__(self, method="kcc", n_clusters=8, generator="kmeans", n_partitions=_DEFAULT_PARTITIONS,
-                 method_params=None, generator_params=None, random_state=None, n_jobs=None,
-                 verbose=0, trim=None, reweigh=False, subsample=1.0, feature_subsample=1.0, item_weights=None,
-                 feature_weights=None, missing_features="error"):
+    def __init__(self, method: str = "kcc", n_clusters: int | None = 8, generator: str | None = "kmeans",
+                 n_partitions: int = _DEFAULT_PARTITIONS, method_params: Mapping[str, Any] | None = None,
+                 generator_params: Mapping[str, Any] | None = None, random_state: RandomStateLike = None,
+                 n_jobs: int | None = None, verbose: int = 0, trim: int | bool | None = None, reweigh: bool = False,
+                 subsample: float = 1.0, feature_subsample: float = 1.0, item_weights: npt.ArrayLike | None = None,
+                 feature_weights: npt.ArrayLike | None = None, missing_features: str = "error") -> None:
         self.method = method
         self.n_clusters = n_clusters
         self.generator = generator
@@ -195,7 +202,7 @@ class ConsensusClustering:
         return [p.name for p in inspect.signature(cls.__init__).parameters.values()
                 if p.name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD]
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Parameters of this estimator, read from the ``__init__`` signature.
 
         Parameters
@@ -223,7 +230,7 @@ class ConsensusClustering:
                         params[f"{name}__{key}"] = item
         return params
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> ConsensusClustering:
         """Set parameters; ``method_params__key=v`` changes one key of ``method_params``.
 
         Nested keys build a new dict (the dict given earlier is not modified). Values are not
@@ -240,7 +247,7 @@ class ConsensusClustering:
         (3, {'utility': 'uc'})
         """
         valid = self._get_param_names()
-        nested = {}
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             name, sep, sub = key.partition("__")
             if name not in valid or (sep and name not in ("method_params", "generator_params")) \
@@ -296,8 +303,9 @@ class ConsensusClustering:
         )
 
     # -- fitting ----------------------------------------------------------------------------
-    def fit(self, X=None, y=None, *, ensemble=None, sample_weight=None, layer=None, use_rep=None,
-            key_added="cclust"):
+    def fit(self, X: Any = None, y: Any = None, *, ensemble: EnsembleLike | None = None,
+            sample_weight: npt.ArrayLike | None = None, layer: str | None = None, use_rep: str | None = None,
+            key_added: str = "cclust") -> ConsensusClustering:
         """Generate basic partitions of ``X`` (or take ``ensemble``) and fuse them.
 
         Parameters
@@ -495,7 +503,7 @@ class ConsensusClustering:
             del self.feature_names_in_
         return self
 
-    def predict(self, X, *, method=None, n_neighbors=None):
+    def predict(self, X: Any, *, method: str | None = None, n_neighbors: int | None = None) -> npt.NDArray[np.int64]:
         """The consensus cluster of new objects, placed among the fitted ones (:func:`cclust.predict`).
 
         ``"centroid"`` (default) gives each row of X the cluster whose centroid (the mean of its
@@ -634,8 +642,9 @@ class ConsensusClustering:
                                             "feature_subsample")
         return subsample, feature_subsample, weights, f_weights
 
-    def fit_predict(self, X=None, y=None, *, ensemble=None, sample_weight=None, layer=None, use_rep=None,
-                    key_added="cclust"):
+    def fit_predict(self, X: Any = None, y: Any = None, *, ensemble: EnsembleLike | None = None,
+                    sample_weight: npt.ArrayLike | None = None, layer: str | None = None, use_rep: str | None = None,
+                    key_added: str = "cclust") -> npt.NDArray[np.int64]:
         """Fit and return ``labels_`` (see :meth:`fit`; an AnnData ``X`` receives the results too).
 
         Returns

@@ -6,17 +6,26 @@ of one ``numpy.random.SeedSequence``, so the ensemble is the same for any ``n_jo
 k-means runs are the compiled mixed-rows engine with a dense block only (the same Lloyd passes,
 empty-cluster rule and convergence test as KCC), one initialisation each (RPS; Wu et al. 2015).
 """
+from __future__ import annotations
+
 import math
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust import _engine
 from cclust._progress import progress
 from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
                                check_n_jobs, spawn_seed_sequences)
 from cclust.ensemble import Ensemble
+from cclust.validation import RandomStateLike
 from cclust.errors import ValidationError
+
+if TYPE_CHECKING:
+    from cclust.dask import DaskEnsemble
+    from cclust.soft import SoftEnsemble
 
 _INITS = ("k-means++", "random")
 
@@ -128,9 +137,10 @@ K_RANGE_CAP = 50
 CONVERGED_KMEANS = {"max_iter": 100, "kmeanspp_trials": None}
 
 
-def kmeans(X, n_clusters, *, n_partitions=100, k_range=None, init="k-means++", max_iter=5,
-           tol=1e-4, kmeanspp_trials=None, random_state=None, n_jobs=None,
-           verbose=0, backend=None, client=None, chunks=None):
+def kmeans(X: Any, n_clusters: int, *, n_partitions: int = 100, k_range: tuple[int, int] | None = None,
+           init: str = "k-means++", max_iter: int = 5, tol: float = 1e-4, kmeanspp_trials: int | None = None,
+           random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0,
+           backend: str | None = None, client: Any = None, chunks: int | None = None) -> Ensemble | DaskEnsemble:
     """Random-parameter selection (RPS): k-means with a random number of clusters per partition.
 
     Each partition runs k-means once (``n_init=1``, as in Wu et al. 2015 and Li & Liu 2018, sec. 5) with K_i
@@ -217,9 +227,10 @@ def _fraction(fraction, name="fraction"):
     return check_float(fraction, name, low=0, high=1, low_open=True)
 
 
-def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
-             max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
-             verbose=0, backend=None, client=None, chunks=None):
+def subspace(X: Any, n_clusters: int, *, n_partitions: int = 100, fraction: float = 0.7,
+             k_range: tuple[int, int] | None = None, init: str = "random", max_iter: int = 100, tol: float = 1e-4,
+             random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0,
+             backend: str | None = None, client: Any = None, chunks: int | None = None) -> Ensemble | DaskEnsemble:
     """Random feature selection (RFS): k-means on a random ``fraction`` of the features.
 
     Ren et al. (2017, sec. 4.3) use 70% of the features and randomly chosen initial centres; K_i is drawn
@@ -242,9 +253,10 @@ def subspace(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, ini
                      desc="subspace partitions", backend=backend, client=client, chunks=chunks)
 
 
-def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, init="random",
-              max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
-              verbose=0, backend=None, client=None, chunks=None):
+def subsample(X: Any, n_clusters: int, *, n_partitions: int = 100, fraction: float = 0.7,
+              k_range: tuple[int, int] | None = None, init: str = "random", max_iter: int = 100, tol: float = 1e-4,
+              random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0,
+              backend: str | None = None, client: Any = None, chunks: int | None = None) -> Ensemble | DaskEnsemble:
     """k-means on a random ``fraction`` of the objects, the rest assigned to the nearest centre.
 
     Ren et al. (2017, sec. 4.3) use 70% of the objects and randomly chosen initial centres; K_i is drawn
@@ -266,9 +278,10 @@ def subsample(X, n_clusters, *, n_partitions=100, fraction=0.7, k_range=None, in
                      desc="subsample partitions", backend=backend, client=client, chunks=chunks)
 
 
-def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=None,
-               init="k-means++", max_iter=100, tol=1e-4, random_state=None, n_jobs=None,
-               verbose=0, backend=None, client=None, chunks=None):
+def projection(X: Any, n_clusters: int, *, n_partitions: int = 100, n_components: int | None = None,
+               k_range: tuple[int, int] | None = None, init: str = "k-means++", max_iter: int = 100, tol: float = 1e-4,
+               random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0,
+               backend: str | None = None, client: Any = None, chunks: int | None = None) -> Ensemble | DaskEnsemble:
     """k-means on random Gaussian projections of X (Fern & Brodley, ICML 2003).
 
     Each partition projects X onto ``n_components`` directions with i.i.d. N(0, 1/n_components)
@@ -291,8 +304,10 @@ def projection(X, n_clusters, *, n_partitions=100, n_components=None, k_range=No
                      desc="projection partitions", backend=backend, client=client, chunks=chunks)
 
 
-def boot(X, n_clusters, *, n_partitions=100, resample=False, k_range=None, init="random", max_iter=100,
-         tol=1e-4, random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
+def boot(X: Any, n_clusters: int, *, n_partitions: int = 100, resample: bool = False,
+         k_range: tuple[int, int] | None = None, init: str = "random", max_iter: int = 100, tol: float = 1e-4,
+         random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0, backend: str | None = None,
+         client: Any = None, chunks: int | None = None) -> Ensemble | DaskEnsemble:
     """clue's ``cl_boot``: k-means from different starts, or on bootstrap samples (Hornik 2005).
 
     ``resample=False`` (clue's default) runs k-means on the whole data once per partition, each
@@ -372,8 +387,9 @@ def _check_bagging(X, n_clusters, n_bootstrap, init, max_iter, tol):
     return X, n_clusters, n_bootstrap, check_float(tol, "tol", low=0)
 
 
-def bagged_memberships(X, n_clusters, *, n_bootstrap=10, init="random", max_iter=100, tol=1e-4,
-                       random_state=None):
+def bagged_memberships(X: Any, n_clusters: int, *, n_bootstrap: int = 10, init: str = "random",
+                       max_iter: int = 100, tol: float = 1e-4,
+                       random_state: RandomStateLike = None) -> npt.NDArray[np.float64]:
     """Bagged clustering BagClust1 (Dudoit & Fridlyand 2003) as clue's ``cl_bag`` computes it: a soft partition.
 
     A reference partition of all of X by k-means; ``n_bootstrap`` k-means partitions of
@@ -414,8 +430,10 @@ def bagged_memberships(X, n_clusters, *, n_bootstrap=10, init="random", max_iter
     return votes / float(n_bootstrap)
 
 
-def bag(X, n_clusters, *, n_partitions=100, n_bootstrap=10, init="random", max_iter=100, tol=1e-4,
-        memberships=False, random_state=None, n_jobs=None, verbose=0, backend=None, client=None, chunks=None):
+def bag(X: Any, n_clusters: int, *, n_partitions: int = 100, n_bootstrap: int = 10, init: str = "random",
+        max_iter: int = 100, tol: float = 1e-4, memberships: bool = False, random_state: RandomStateLike = None,
+        n_jobs: int | None = None, verbose: int = 0, backend: str | None = None, client: Any = None,
+        chunks: int | None = None) -> Ensemble | SoftEnsemble | DaskEnsemble:
     """Bagged k-means partitions: each partition is one BagClust1 result (Dudoit & Fridlyand 2003; clue's ``cl_bag``).
 
     clue's ``cl_bag`` maps data to one partition, like a clustering algorithm: it is a base

@@ -254,7 +254,7 @@ def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", pa
 
 
 # generate() hands this generator a MuData, several views and AnnData options as they are.
-multiview.takes_views = True
+multiview.takes_views = True  # type: ignore[attr-defined]
 
 
 def view_of(ensemble):
@@ -479,8 +479,8 @@ class MultiviewScores:
     silhouette: dict  #: view name -> mean silhouette width on the objects the view holds (NaN if undefined)
     n_objects: dict  #: view name -> objects the view holds
     n_clusters: dict  #: view name -> clusters among those objects
-    logrank: LogRankResult = None  #: the log-rank test across the clusters, when times were given
-    outcome: OutcomeTest = None  #: the test of association with a categorical outcome, when one was given
+    logrank: LogRankResult | None = None  #: the log-rank test across the clusters, when times were given
+    outcome: OutcomeTest | None = None  #: the test of association with a categorical outcome, when one was given
     views: tuple = field(default=())  #: the views, in order
 
     def summary(self):

@@ -27,6 +27,8 @@ Contract
   ``PluginLoadError`` naming the plugin and its distribution; an object that breaks its kind's
   contract raises ``ContractError`` at load time.
 """
+from __future__ import annotations
+
 import difflib
 import html
 import importlib
@@ -36,6 +38,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any, Callable, TypeVar, overload
 
 from cclust.base import (  # noqa: F401  (re-exported: they lived here before cclust.base)
     KINDS, OBJECT_ORDERS, MethodInfo, accepts, check_contract, declare, method_info)
@@ -49,6 +52,7 @@ from cclust.errors import (
 
 BUILTIN_PROVIDER = "cclust"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_+-]*$")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ class Registry:
                 slots[name] = claimants[0]
         self._slots = slots
 
-    def refresh(self):
+    def refresh(self) -> None:
         """Forget everything scanned or loaded and read the built-ins and entry points again."""
         with self._lock:
             self._slots = None
@@ -221,7 +225,7 @@ class Registry:
             self._ambiguous = {}
 
     # queries --------------------------------------------------------------------------------
-    def available(self, kind=None):
+    def available(self, kind: str | None = None) -> Available:
         """Read-only mapping name -> :class:`Registration` (an :class:`Available`, printed as a
         table), importing nothing."""
         if kind is not None and kind not in KINDS:
@@ -231,7 +235,7 @@ class Registry:
                 if kind is None or slot.kind == kind}
         return Available(rows)
 
-    def conflicts(self):
+    def conflicts(self) -> Mapping[str, list[str]]:
         """Names claimed more than once: name -> providers claiming it (the winner first)."""
         table = self._table()
         out = {}
@@ -242,7 +246,7 @@ class Registry:
             out[name] = [s.provider for s in claimants]
         return MappingProxyType(out)
 
-    def canonical_name(self, name):
+    def canonical_name(self, name: str) -> str:
         """``name`` as registered: itself when registered, else the one registered name equal to it
         ignoring case (``"KCC"`` -> ``"kcc"``); unchanged when none or several match."""
         table = self._table()
@@ -255,7 +259,7 @@ class Registry:
         folded = name.casefold()
         return sorted({n for n in (*self._table(), *self._ambiguous, *KNOWN_PLUGINS) if n.casefold() == folded})
 
-    def claims(self):
+    def claims(self) -> Mapping[str, tuple[Registration, ...]]:
         """Names claimed more than once, with every claimant: name -> tuple of
         :class:`Registration` (the one in use first, for a built-in's name; for a name two
         plugins claim, none is in use)."""
@@ -269,7 +273,7 @@ class Registry:
             out[name] = tuple(s.registration() for s in claimants)
         return MappingProxyType(out)
 
-    def get(self, name, kind=None):
+    def get(self, name: str, kind: str | None = None) -> Any:
         """The registered object called ``name``, imported on first use.
 
         A name differing from a registered one only in case (``"KCC"``) finds it when exactly
@@ -350,11 +354,21 @@ class Registry:
         return f"{head}{suggestion}Available {what or ''}names: {', '.join(names) or '(none)'}."
 
     # changes --------------------------------------------------------------------------------
-    def register(self, name, obj=None, *, kind, description=None, replace=False):
+    @overload
+    def register(self, name: str, obj: None = None, *, kind: str, description: str | None = None,
+                 replace: bool = False) -> Callable[[_T], _T]: ...
+    @overload
+    def register(self, name: str, obj: _T, *, kind: str, description: str | None = None,
+                 replace: bool = False) -> _T: ...
+
+    def register(self, name: str, obj: Any = None, *, kind: str, description: str | None = None,
+                 replace: bool = False) -> Any:
         """Register ``obj`` under ``name`` at run time; usable as a decorator when obj is None."""
         if obj is None:
-            return lambda target: self.register(name, target, kind=kind, description=description,
-                                                replace=replace) or target
+            def decorate(target: _T) -> _T:
+                return self.register(name, target, kind=kind, description=description, replace=replace)
+
+            return decorate
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValidationError(
                 f"name must be lower-case letters, digits, '-', '_' or '+', starting with a letter "
@@ -379,7 +393,7 @@ class Registry:
             self._conflicts.pop(name, None)
         return obj
 
-    def unregister(self, name):
+    def unregister(self, name: str) -> None:
         """Remove a name (built-ins come back after :meth:`refresh`)."""
         table = self._table()
         with self._lock:
@@ -402,7 +416,7 @@ KNOWN_PLUGINS = MappingProxyType({
 PLUGIN_INSTALL_HINT = "run `pip install ./plugins/{dist}` in a cclust source checkout"
 
 
-def install_hint(name):
+def install_hint(name: str) -> str:
     """The command that installs the plugin providing ``name``, a key of :data:`KNOWN_PLUGINS`.
 
     >>> install_hint("hgpa")

@@ -43,12 +43,17 @@ Choices where the papers are silent, or where this module departs from chooseR's
   ``leiden`` or ``louvain`` generator with its own seed from ``random_state``; subsamples are
   drawn in order from one generator. The result is therefore the same for any ``n_jobs``.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
+from cclust.validation import RandomStateLike
 
 __all__ = ["ResolutionChoice", "choose_resolution"]
 
@@ -110,8 +115,8 @@ class ResolutionChoice:
     median: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
-    recommended: float = None
-    most_stable: float = None
+    recommended: float | None = None
+    most_stable: float | None = None
     threshold: float = float("nan")
     method: str = "leiden"
     n_resamples: int = 0
@@ -201,9 +206,10 @@ class ResolutionChoice:
         return "\n".join(lines)
 
 
-def choose_resolution(data, resolutions=None, *, n_resamples=100, subsample=0.8, method="leiden",
-                      n_neighbors=None, graph=None, layer=None, use_rep=None, key_added=None, random_state=None,
-                      n_jobs=None):
+def choose_resolution(data: Any, resolutions: Sequence[float] | None = None, *, n_resamples: int = 100,
+                      subsample: float = 0.8, method: str = "leiden", n_neighbors: int | None = None, graph: Any = None,
+                      layer: str | None = None, use_rep: str | None = None, key_added: str | None = None,
+                      random_state: RandomStateLike = None, n_jobs: int | None = None) -> ResolutionChoice:
     """Recommend a Leiden (or Louvain) resolution by the stability of its clusters under
     subsampling, by chooseR's rule (Patterson-Cross, Levine & Menon 2021).
 

@@ -1,10 +1,13 @@
 """ConsensusResult: what every consensus function returns."""
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from numbers import Integral
 from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 
@@ -69,7 +72,7 @@ class ConsensusResult:
         object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
 
     @classmethod
-    def from_labels(cls, labels, **fields):
+    def from_labels(cls, labels: npt.ArrayLike, **fields: Any) -> ConsensusResult:
         """Build a result from any integer labels, renumbering clusters to 0..K-1.
 
         Clusters are numbered in order of their first member, so the result does not depend

@@ -13,6 +13,8 @@ Ensemble and refuses one holding a fractional membership, naming the method and 
 
 Soft partitions have no missing objects (a row of a membership matrix must sum to one).
 """
+from typing import TypeGuard
+
 import numpy as np
 
 from cclust.errors import ValidationError
@@ -25,7 +27,7 @@ __all__ = ["SoftEnsemble", "DEFAULT_ROW_TOLERANCE", "is_soft_ensemble"]
 DEFAULT_ROW_TOLERANCE = 1e-6
 
 
-def is_soft_ensemble(obj):
+def is_soft_ensemble(obj: object) -> "TypeGuard[SoftEnsemble]":
     """Whether ``obj`` is a :class:`SoftEnsemble`."""
     return isinstance(obj, SoftEnsemble)
 
@@ -255,7 +257,7 @@ class SoftEnsemble:
         return (np.array_equal(self._n_clusters, other._n_clusters) and np.array_equal(self._stacked, other._stacked)
                 and np.array_equal(self._weights, other._weights) and self._provenance == other._provenance)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable
 
     def __getstate__(self):
         return {"stacked": self._stacked, "n_clusters": self._n_clusters, "weights": self._weights,

@@ -12,14 +12,19 @@ streams) is built on it, so every function of cclust accepts the same values.
 The memory budget (:func:`cclust.validation.memory_budget`, :func:`require_memory`) is what every allocation that
 can grow past O(n * r) asks before it allocates.
 """
+from __future__ import annotations
+
 import contextlib
 import functools
 import numbers
 import os
 import re
 import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar, Union, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import MemoryBudgetError, ValidationError
 
@@ -35,8 +40,22 @@ __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "s
 #: nor the environment variable ``CCLUST_MEMORY_BUDGET`` says otherwise.
 DEFAULT_MEMORY_BUDGET = 2 * 1024**3
 
+#: What every ``random_state`` argument accepts (:func:`seed_sequence`).
+RandomStateLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator, np.random.RandomState]
 
-def check_int(value, name, *, low=None, high=None, allow_none=False):
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def check_int(value: object, name: str, *, low: int | None = ..., high: int | None = ...,
+              allow_none: Literal[False] = ...) -> int: ...
+@overload
+def check_int(value: object, name: str, *, low: int | None = ..., high: int | None = ...,
+              allow_none: bool) -> int | None: ...
+
+
+def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None,
+              allow_none: bool = False) -> int | None:
     """An int in ``[low, high]`` (bounds inclusive, None = unbounded)."""
     if value is None and allow_none:
         return None
@@ -50,7 +69,8 @@ def check_int(value, name, *, low=None, high=None, allow_none=False):
     return value
 
 
-def check_float(value, name, *, low=None, high=None, low_open=False, high_open=False):
+def check_float(value: object, name: str, *, low: float | None = None, high: float | None = None,
+                low_open: bool = False, high_open: bool = False) -> float:
     """A finite float in the given interval (open ends where asked)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValidationError(f"{name} must be a real number, got {value!r}.")
@@ -69,7 +89,8 @@ def check_float(value, name, *, low=None, high=None, low_open=False, high_open=F
     return value
 
 
-def check_k_range(k_range, default, n, name="k_range"):
+def check_k_range(k_range: Sequence[int] | None, default: Sequence[int], n: int,
+                  name: str = "k_range") -> tuple[int, int]:
     """A pair of ints ``(low, high)`` with ``2 <= low <= high <= n`` (the number of clusters
     drawn per basic partition); ``default`` when ``k_range`` is None."""
     if k_range is None:
@@ -87,7 +108,7 @@ def check_k_range(k_range, default, n, name="k_range"):
     return low, high
 
 
-def seed_sequence(random_state, name="random_state"):
+def seed_sequence(random_state: RandomStateLike, name: str = "random_state") -> np.random.SeedSequence:
     """The ``numpy.random.SeedSequence`` that ``random_state`` stands for.
 
     None gives fresh entropy; a non-negative int seeds a SeedSequence; a SeedSequence is copied
@@ -113,7 +134,7 @@ def seed_sequence(random_state, name="random_state"):
     )
 
 
-def check_random_state(random_state, name="random_state"):
+def check_random_state(random_state: RandomStateLike, name: str = "random_state") -> np.random.Generator:
     """A ``numpy.random.Generator`` from anything :func:`seed_sequence` accepts.
 
     A Generator passed in is used as is (its state advances), as in NumPy's own convention; an
@@ -124,7 +145,8 @@ def check_random_state(random_state, name="random_state"):
     return np.random.default_rng(seed_sequence(random_state, name))
 
 
-def spawn_seed_sequences(random_state, count, name="random_state"):
+def spawn_seed_sequences(random_state: RandomStateLike, count: int,
+                         name: str = "random_state") -> list[np.random.SeedSequence]:
     """``count`` independent SeedSequences derived from ``random_state`` (its spawned children).
 
     The same int always gives the same children, whatever is done with them later, so work
@@ -133,7 +155,7 @@ def spawn_seed_sequences(random_state, count, name="random_state"):
     return seed_sequence(random_state, name).spawn(count)
 
 
-def available_cores():
+def available_cores() -> int:
     """The cores this process may run on (its CPU affinity where the platform reports one)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -141,7 +163,7 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
-def busy_elsewhere():
+def busy_elsewhere() -> int:
     """Threads running or ready to run on the machine right now besides the caller's own, or 0
     where the platform does not say (the "running" count of Linux's ``/proc/loadavg``).
 
@@ -175,7 +197,7 @@ def _running_here():
     return max(1, own - 1)  # the asking thread was counted once above and once in the loop
 
 
-def default_threads():
+def default_threads() -> int:
     """The thread count that ``n_jobs=None`` means.
 
     ``CCLUST_NUM_THREADS``, else ``OMP_NUM_THREADS``, when set to a positive integer; otherwise
@@ -193,7 +215,7 @@ def default_threads():
     return available_cores()
 
 
-def check_n_jobs(n_jobs, name="n_jobs"):
+def check_n_jobs(n_jobs: int | None, name: str = "n_jobs") -> int:
     """Resolve a thread count, the ``n_jobs`` argument of every cclust function (scikit-learn's
     word): None means :func:`default_threads` (every core, or the
     ``CCLUST_NUM_THREADS``/``OMP_NUM_THREADS`` setting), -1 every available core whatever the
@@ -213,7 +235,7 @@ def check_n_jobs(n_jobs, name="n_jobs"):
     return check_int(n_jobs, name, low=1)
 
 
-def check_n_threads(n_threads, name="n_threads"):
+def check_n_threads(n_threads: int | None, name: str = "n_threads") -> int:
     """The former name of :func:`check_n_jobs`, the same check; kept, without a warning, for
     plugins written before the rename (an installed plugin cannot be updated with cclust)."""
     return check_n_jobs(n_threads, name)
@@ -230,7 +252,7 @@ def check_n_threads(n_threads, name="n_threads"):
 THREADS = ("n_threads", "n_jobs")
 
 
-def renamed_argument(old, new):
+def renamed_argument(old: str, new: str) -> Callable[[_F], _F]:
     """Decorate a function whose keyword argument ``old`` is now called ``new``.
 
     ``fn(..., old=v)`` warns ``FutureWarning`` and runs ``fn(..., new=v)``; ``fn(..., old=v,
@@ -248,7 +270,7 @@ def renamed_argument(old, new):
     ...     f(1, n_threads=2), caught[0].category.__name__
     (2, 'FutureWarning')
     """
-    def decorate(fn):
+    def decorate(fn: _F) -> _F:
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", "the function"))
 
         @functools.wraps(fn)
@@ -265,8 +287,8 @@ def renamed_argument(old, new):
                 kwargs[new] = value
             return fn(*args, **kwargs)
 
-        wrapper.renamed_arguments = {**getattr(fn, "renamed_arguments", {}), old: new}
-        return wrapper
+        wrapper.renamed_arguments = {**getattr(fn, "renamed_arguments", {}), old: new}  # type: ignore[attr-defined]
+        return cast(_F, wrapper)
 
     return decorate
 
@@ -278,7 +300,8 @@ renamed_threads.__doc__ = """``renamed_argument("n_threads", "n_jobs")``: the th
 release."""
 
 
-def check_array_2d(X, name="X", *, dtype=np.float64, finite=True):
+def check_array_2d(X: npt.ArrayLike, name: str = "X", *, dtype: npt.DTypeLike = np.float64,
+                   finite: bool = True) -> np.ndarray:
     """A C-contiguous 2-D float array with at least one row and column, all finite."""
     if hasattr(X, "__dask_graph__"):
         raise ValidationError(f"{name} is a dask array; call .compute() first or use the dask backend.")
@@ -302,7 +325,7 @@ def check_array_2d(X, name="X", *, dtype=np.float64, finite=True):
     return array
 
 
-def check_distinct_rows(X, n_clusters, name="X", k_name="n_clusters"):
+def check_distinct_rows(X: npt.ArrayLike, n_clusters: int, name: str = "X", k_name: str = "n_clusters") -> None:
     """Refuse ``X`` when it has fewer distinct rows than ``n_clusters`` (called ``k_name`` in the message).
 
     Identical rows are one point to every distance-based clustering: splitting them into
@@ -320,7 +343,7 @@ def check_distinct_rows(X, n_clusters, name="X", k_name="n_clusters"):
     """
     array = np.asarray(X)
     n = array.shape[0]
-    seen = set()
+    seen: set[bytes] = set()
     step = max(256, 4 * int(n_clusters))
     for start in range(0, n, step):
         block = array[start:start + step]
@@ -342,7 +365,8 @@ def check_distinct_rows(X, n_clusters, name="X", k_name="n_clusters"):
     )
 
 
-def check_n_clusters(n_clusters, ensemble, name="n_clusters", *, n_distinct=None):
+def check_n_clusters(n_clusters: object, ensemble: Any, name: str = "n_clusters", *,
+                     n_distinct: int | None = None) -> int:
     """The number of consensus clusters K for ``ensemble``: an int in [2, n_samples], and no
     larger than the number of distinct label vectors.
 
@@ -368,7 +392,7 @@ def check_n_clusters(n_clusters, ensemble, name="n_clusters", *, n_distinct=None
     return check_distinct_label_vectors(k, ensemble.n_distinct_rows if n_distinct is None else n_distinct, name)
 
 
-def check_distinct_label_vectors(n_clusters, n_distinct, name="n_clusters"):
+def check_distinct_label_vectors(n_clusters: int, n_distinct: int, name: str = "n_clusters") -> int:
     """Refuse more clusters than the ``n_distinct`` distinct label vectors of an ensemble (see
     :func:`check_n_clusters`, which counts them); returns ``n_clusters``."""
     distinct = int(n_distinct)
@@ -380,7 +404,7 @@ def check_distinct_label_vectors(n_clusters, n_distinct, name="n_clusters"):
     return n_clusters
 
 
-def check_init_name(init, allowed, name="init", *, or_labels=False):
+def check_init_name(init: object, allowed: Sequence[str], name: str = "init", *, or_labels: bool = False) -> str:
     """``init`` when it is one of the names ``allowed``; else an error listing them (and saying
     that an array of labels is accepted too, with ``or_labels``)."""
     if not isinstance(init, str) or init not in allowed:
@@ -389,7 +413,7 @@ def check_init_name(init, allowed, name="init", *, or_labels=False):
     return init
 
 
-def label_vector(labels, name):
+def label_vector(labels: npt.ArrayLike, name: str) -> tuple[npt.NDArray[np.int64], int]:
     """A 1-D labelling of any hashable values as int64 codes 0..K-1, and K.
 
     Codes follow the sorted order of the values. Non-negative integer labels with a modest
@@ -423,14 +447,14 @@ def label_vector(labels, name):
     return codes.reshape(-1).astype(np.int64, copy=False), int(values.shape[0])
 
 
-def check_same_length(a, b, name_a, name_b):
+def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
     if a.shape[0] != b.shape[0]:
         raise ValidationError(
             f"{name_a} and {name_b} must label the same objects: got {a.shape[0]} and {b.shape[0]} labels."
         )
 
 
-def memory_budget(max_bytes=None):
+def memory_budget(max_bytes: float | None = None) -> int:
     """The memory budget in bytes: ``max_bytes`` if given, else ``CCLUST_MEMORY_BUDGET`` or 2 GiB."""
     if max_bytes is not None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Real) or max_bytes <= 0:
@@ -447,7 +471,7 @@ def memory_budget(max_bytes=None):
     return DEFAULT_MEMORY_BUDGET
 
 
-def require_memory(need, what, alternative, max_bytes=None):
+def require_memory(need: float, what: str, alternative: str, max_bytes: float | None = None) -> int:
     """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
 
     The message names the bytes, the budget, how to raise it and ``alternative`` (the
@@ -463,7 +487,7 @@ def require_memory(need, what, alternative, max_bytes=None):
     return budget
 
 
-def address_space_left():
+def address_space_left() -> int | None:
     """Bytes of address space this process may still map under its limit (``RLIMIT_AS``,
     ``ulimit -v``), or None where no limit is set or it cannot be read (not Linux)."""
     try:
@@ -481,7 +505,7 @@ def address_space_left():
     return max(0, limit - size)
 
 
-def require_address_space(need, what, alternative):
+def require_address_space(need: float, what: str, alternative: str) -> None:
     """Raise MemoryBudgetError unless ``need`` bytes fit under the process's address-space limit.
 
     For libraries that cannot fail an allocation cleanly: METIS (through PyMetis) raises an
@@ -524,7 +548,7 @@ def _failed_allocation(exc):
 
 
 @contextlib.contextmanager
-def memory_refusal(method):
+def memory_refusal(method: str) -> Iterator[None]:
     """Turn an allocation failure inside a consensus call into a :class:`MemoryBudgetError`.
 
     A ``MemoryError`` that no memory guard caught (NumPy's, or a C++ ``std::bad_alloc``, which
@@ -555,9 +579,10 @@ def memory_refusal(method):
         ) from exc
 
 
-def format_bytes(n_bytes):
+def format_bytes(n_bytes: float) -> str:
     """``n_bytes`` in the largest binary unit that keeps it at or above 1 (``1.5 GiB``)."""
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n_bytes < 1024 or unit == "TiB":
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n_bytes < 1024:
             return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
         n_bytes /= 1024
+    return f"{n_bytes:.1f} TiB"

@@ -253,7 +253,7 @@ def test_connectivity_blocks_give_the_same_value(monkeypatch):
     X = np.round(rng.normal(size=(40, 2)), 1)
     labels = rng.integers(0, 4, 40)
     whole = evaluation.connectivity(X, labels)
-    monkeypatch.setattr(evaluation, "_CONNECTIVITY_BLOCK_ELEMENTS", 7 * 40)
+    monkeypatch.setattr(evaluation._indices, "_CONNECTIVITY_BLOCK_ELEMENTS", 7 * 40)
     assert evaluation.connectivity(X, labels) == whole
 
 

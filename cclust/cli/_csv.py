@@ -62,9 +62,9 @@ class CsvOptions:
     header: str = "auto"
     na_values: tuple = NA_VALUES
     decimal: str = "."
-    thousands: str = None
+    thousands: str | None = None
     index_column: str = "auto"
-    id_column: str = None
+    id_column: str | None = None
     samples_in_columns: bool = False
     force: bool = False
 

@@ -31,9 +31,12 @@ counts (W = sum of the K_j). Objects with identical label rows have identical va
 parameters, so the E-step runs once per distinct row (:meth:`cclust.Ensemble.distinct_rows`),
 weighted by the row's multiplicity.
 """
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 
@@ -52,6 +55,8 @@ from cclust.validation import (
     check_random_state,
     renamed_threads,
 )
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["bce", "BCE_INITS", "BCE_EXTRAS_MAX_SAMPLES"]
 
@@ -225,8 +230,9 @@ def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol,
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
-def bce(ensemble, n_clusters, *, weights=None, smoothing=1e-6, init="k-means++", n_init=5, max_iter=500,
-        tol=1e-4, e_step_tol=1e-4, e_step_max_iter=100, random_state=None, n_jobs=None):
+def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, smoothing: float = 1e-6,
+        init: str = "k-means++", n_init: int = 5, max_iter: int = 500, tol: float = 1e-4, e_step_tol: float = 1e-4,
+        e_step_max_iter: int = 100, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Bayesian cluster ensembles by variational EM (Wang, Shan & Banerjee 2009, 2011).
 
     The generative model (Wang et al. 2011): ``theta_x ~ Dirichlet(alpha)`` per object;

@@ -1,14 +1,21 @@
 """Selecting among consensus methods: run several, keep the labels that agree most with the
 ensemble (the average-NMI criterion of Strehl & Ghosh 2002)."""
+from __future__ import annotations
+
 import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.validation import check_random_state, memory_budget
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.base import accepts, declare, method_info
 from cclust.metrics import higher_is_better
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["best_of", "DEFAULT_METHODS"]
 
@@ -17,8 +24,10 @@ DEFAULT_METHODS = ("kcc", "hbgf", "mcla")
 
 
 @declare(handles_missing=True, object_order="distribution")
-def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", params=None, X=None, weights=None,
-            max_bytes=None, random_state=None):
+def best_of(ensemble: EnsembleLike, n_clusters: int, *, methods: Sequence[str] = DEFAULT_METHODS, metric: str = "nmi",
+            params: Mapping[str, Mapping[str, Any]] | None = None, X: npt.ArrayLike | None = None,
+            weights: npt.ArrayLike | None = None, max_bytes: int | None = None,
+            random_state: RandomStateLike = None) -> ConsensusResult:
     """The candidate consensus whose labels agree most with the ensemble (Strehl & Ghosh 2002).
 
     Every method named in ``methods`` is looked up in the registry and called with the same
@@ -142,8 +151,8 @@ def best_of(ensemble, n_clusters, *, methods=DEFAULT_METHODS, metric="nmi", para
         error = MemoryBudgetError if failures and set(failures) == refused else ValidationError
         raise error(f"every candidate of best-of failed or was skipped ({why}).")
     return ConsensusResult.from_labels(
-        res.labels, objective=scores[winner],
+        res.labels, objective=scores[winner],  # type: ignore[union-attr]  # res is set with winner
         objective_name=f"average {metric} with the ensemble (Strehl & Ghosh 2002; "
                        f"{'lower' if sign < 0 else 'higher'} is better)",
-        n_iter=res.n_iter, converged=res.converged, method="best-of",
+        n_iter=res.n_iter, converged=res.converged, method="best-of",  # type: ignore[union-attr]
         extras={"winner": winner, "scores": scores, "failures": failures, "skipped": skipped, "metric": metric})

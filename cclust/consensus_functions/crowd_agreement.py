@@ -40,6 +40,8 @@ crowd weights: ``u_i = M w_i NCAI(pi_i) ** beta``; equal weights give the author
 Missing labels (-1) are refused: NMI, the co-association and the Jaccard overlaps of the paper are
 defined on complete partitions.
 """
+from __future__ import annotations
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -58,6 +60,8 @@ from cclust.validation import (
     renamed_threads,
     require_memory,
 )
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["ncai", "weighted_coassociation", "sact", "mgla_graph", "weac", "gp_mgla", "linkage_on_groups",
            "complete_ensemble", "complete_microclusters", "check_eigenvectors", "check_linkage",
@@ -328,8 +332,9 @@ def _to_input_columns(values, columns):
 
 @renamed_threads
 @declare(handles_missing=False)
-def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_bytes=None, random_state=None,
-         n_jobs=None):
+def weac(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", beta: float = DEFAULT_BETA,
+         max_bytes: int | None = None, random_state: RandomStateLike = None,
+         n_jobs: int | None = None) -> ConsensusResult:
     """Weighted evidence accumulation clustering, WEAC (Huang, Lai & Wang 2015, sec. 4.1).
 
     Hierarchical agglomeration of the NCAI-weighted co-association (:func:`weighted_coassociation`),
@@ -405,8 +410,9 @@ def weac(ensemble, n_clusters, *, linkage="average", beta=DEFAULT_BETA, max_byte
 
 @renamed_threads
 @declare(handles_missing=False, object_order="distribution")
-def gp_mgla(ensemble, n_clusters, *, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, n_init=3, max_iter=100, max_bytes=None,
-            random_state=None, n_jobs=None):
+def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
+            n_init: int = 3, max_iter: int = 100, max_bytes: int | None = None, random_state: RandomStateLike = None,
+            n_jobs: int | None = None) -> ConsensusResult:
     """Graph partitioning with multi-granularity link analysis, GP-MGLA (Huang, Lai & Wang 2015, sec. 4.2).
 
     The bipartite graph of :func:`mgla_graph` (objects and clusters on one side, clusters on the

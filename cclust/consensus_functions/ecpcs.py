@@ -35,7 +35,10 @@ every other partition) has a zero trajectory; its similarities are 0, as in the 
   rotation-based discretisation of Yu & Shi 2003, at the authors' Ncut settings), and gives each object to the
   meta-cluster holding the largest fraction of its clusters (eq. 25-26). Linear in n.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
@@ -45,6 +48,8 @@ from cclust.graph._meta import participation
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
 from cclust.validation import check_int, check_n_clusters, check_n_jobs, check_random_state, require_memory
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["ecpcs_hc", "ecpcs_mc", "propagate_cluster_similarity", "ncut_meta_clusters"]
 
@@ -296,7 +301,8 @@ def _hc_bytes(m, n_c, r):
 
 
 @declare(handles_missing=True)
-def ecpcs_hc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None, random_state=None):
+def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, weights: npt.ArrayLike | None = None,
+             max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """ECPCS-HC: average linkage of the enhanced co-association (Huang et al. 2021, sec. VI-A).
 
     The cluster-wise similarities propagated by t-step random walks on the Jaccard graph of the
@@ -455,7 +461,8 @@ def normalized_cut(similarity, parts):
 
 
 @declare(handles_missing=True, object_order="distribution")  # random start row, random vote ties
-def ecpcs_mc(ensemble, n_clusters, *, t=DEFAULT_T, weights=None, max_bytes=None, random_state=None):
+def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, weights: npt.ArrayLike | None = None,
+             max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """ECPCS-MC: meta-clusters of the propagated cluster graph, majority vote (Huang et al. 2021, sec. VI-B).
 
     The cluster-wise similarities Z propagated by t-step random walks on the Jaccard graph of

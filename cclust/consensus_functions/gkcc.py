@@ -23,12 +23,15 @@ it from the same labels. Each candidate's labels, objective and n_iter are bit f
 ``assign`` + ``lloyd`` per candidate, the path it replaced (kept as ``_STEP = "reference"`` for the
 tests and ``benchmarks/bench_gkcc_steps.py``).
 """
+from __future__ import annotations
+
 import math
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust import _engine
 from cclust.validation import check_array_2d, check_float, check_int, check_n_jobs, check_random_state
@@ -38,6 +41,9 @@ from cclust.base import declare
 from cclust.result import ConsensusResult
 from cclust.base import FAMILIES
 from cclust.utilities import resolve
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+from cclust.base import Utility
 
 _SCALINGS = ("raw", "balanced")
 _FUSIONS = ("partitions", "augmented")
@@ -222,7 +228,7 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
     }
 
 
-def _check_X(X, n_clusters, name="X"):
+def _check_X(X: npt.ArrayLike, n_clusters: object, name: str = "X") -> tuple[np.ndarray, int]:
     X = check_array_2d(X, name)
     n = X.shape[0]
     if n < 2:
@@ -305,8 +311,10 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
 
 
 @declare(requires_X=True, handles_missing=True)
-def gkcc(ensemble, n_clusters, *, X=None, n_partitions=None, p=None, delta=None, scaling="raw",
-         fusion="partitions", utility="uc", max_iter=100, tol=1e-6, random_state=None, n_jobs=None):
+def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | None = None,
+         n_partitions: int | None = None, p: float | None = None, delta: float | None = None, scaling: str = "raw",
+         fusion: str = "partitions", utility: str | Utility = "uc", max_iter: int = 100, tol: float = 1e-6,
+         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Greedy optimisation of K-means-based consensus clustering (GKCC; Li & Liu 2018, Algorithm 1).
 
     Generates nu (K - 1) basic partitions greedily (see :func:`greedy`) and fuses them by KCC

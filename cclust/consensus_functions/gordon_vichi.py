@@ -18,13 +18,24 @@ stochastic matrix M.
 
 The starts, the stopping rule and the ties are those of SE (:mod:`cclust.consensus_functions.median`).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.base import declare
 from cclust.consensus_functions._median import (DEFAULT_TOL, Memberships, best_start, check_common, fill_docs,
                                                 median_result, start_memberships, stochastify, until_stable)
 from cclust.matching import match_columns
 from cclust.validation import check_float, check_int, check_random_state, require_memory
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+from cclust.result import ConsensusResult
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
 
 __all__ = ["gv1", "gv3"]
 
@@ -132,8 +143,9 @@ def _gv1_fit(data, M, perms):
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def gv1(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAULT_TOL, init="kcc",
-        random_state=None):
+def gv1(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+        n_init: int = 3, max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
+        random_state: RandomStateLike = None) -> ConsensusResult:
     """GV1: Gordon & Vichi's (2001) model 1, the soft consensus under matched-cluster least squares.
 
     Minimises ``sum_i w_i sum_{(j, l) matched} ||U_i[:, l] - M[:, j]||^2`` (each cluster of M
@@ -234,8 +246,9 @@ def _gv3_descent(Y, M, max_iter, tol):
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def gv3(ensemble, n_clusters, *, weights=None, n_init=1, max_iter=500, tol=1e-10, random_state=None,
-        max_bytes=None):
+def gv3(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+        n_init: int = 1, max_iter: int = 500, tol: float = 1e-10, random_state: RandomStateLike = None,
+        max_bytes: int | None = None) -> ConsensusResult:
     """GV3: Gordon & Vichi's (2001) model 3, co-membership least squares.
 
     The stochastic M (n x K) minimising ``||sum_i w_i U_i U_i^T - M M^T||_F^2``: projected

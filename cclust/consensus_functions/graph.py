@@ -11,6 +11,10 @@ ICML 2004), built and cut with the graph toolkit :mod:`cclust.graph`.
 How the graphs become integer METIS graphs, how cluster sizes are balanced (``sizes``) and why
 the results do not depend on cluster names or partition order: :mod:`cclust.graph`.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -37,6 +41,11 @@ from cclust.graph import (
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
 from cclust.validation import check_int, check_random_state, memory_budget, renamed_threads, require_memory
+from cclust.ensemble import Ensemble, EnsembleLike
+from cclust.validation import RandomStateLike
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
 
 _CSPA_ALTERNATIVE = ("pass n_neighbors=30, neighbors='lsh' for the kNN co-association (linear memory and "
                      "time; n_neighbors=30 alone is exact but O(n^2) time), or use hbgf, mcla or kcc")
@@ -45,7 +54,7 @@ _NEIGHBORS = ("exact", "lsh")
 
 # -- soft partitions (Hornik 2005) ---------------------------------------------------------------
 
-def _soft_inputs(soft, n_clusters):
+def _soft_inputs(soft: SoftEnsemble, n_clusters: object) -> tuple[SoftEnsemble, Ensemble, int]:
     """(SoftEnsemble, its hardened Ensemble, K) for a graph method given soft partitions.
 
     The graphs are built from the memberships; the hardened ensemble (each object's most likely
@@ -185,8 +194,10 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)  # METIS: vertex order
-def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candidates=None, ufactor=None,
-         sizes="auto", max_bytes=None, random_state=None, n_jobs=None):
+def cspa(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_neighbors: int | None = None,
+         neighbors: str = "exact", n_candidates: int | None = None, ufactor: int | None = None, sizes: str = "auto",
+         max_bytes: int | None = None, random_state: RandomStateLike = None,
+         n_jobs: int | None = None) -> ConsensusResult:
     """Cluster-based Similarity Partitioning (CSPA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     The co-association A (the weighted fraction of partitions putting two objects together,
@@ -307,7 +318,9 @@ def cspa(ensemble, n_clusters, *, n_neighbors=None, neighbors="exact", n_candida
 
 
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
-def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto", max_bytes=None, random_state=None):
+def mcla(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int | None = None,
+         balance: str = "objects", sizes: str = "auto", max_bytes: int | None = None,
+         random_state: RandomStateLike = None) -> ConsensusResult:
     """Meta-CLustering Algorithm (MCLA; Strehl & Ghosh 2002, summarised in Ren et al. 2017, sec. 2).
 
     Every cluster of every partition is a vertex of a meta-graph whose edge weights are the
@@ -386,7 +399,8 @@ def mcla(ensemble, n_clusters, *, ufactor=None, balance="objects", sizes="auto",
 
 
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
-def hbgf(ensemble, n_clusters, *, ufactor=None, sizes="auto", random_state=None):
+def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int | None = None, sizes: str = "auto",
+         random_state: RandomStateLike = None) -> ConsensusResult:
     """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in Ren et al. 2017, sec. 2).
 
     Objects and clusters are the vertices of a bipartite graph; object x is joined to every

@@ -13,6 +13,12 @@ hands over to :func:`cclust.dask.kcc`, imported only then, which maps the same e
 per-block kernels over row chunks; parameter checks, restarts and the result are shared by
 both (``cclust.consensus_functions._kcc_run``), and ``cclust.dask`` does not import this module.
 """
+from __future__ import annotations
+
+from typing import Any, TYPE_CHECKING
+
+import numpy.typing as npt
+
 from cclust import _engine
 from cclust.base import declare
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
@@ -21,13 +27,23 @@ from cclust.ensemble import as_ensemble, is_dask_ensemble
 from cclust.errors import ValidationError
 from cclust.soft import is_soft_ensemble
 from cclust.validation import check_n_jobs, renamed_threads
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+from cclust.result import ConsensusResult
+from cclust.base import Utility
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
+    from cclust.dask import DaskEnsemble
 
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
-def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
-        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_jobs=None,
-        verbose=0, backend=None, client=None, chunks=None, max_bytes=None):
+def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *, utility: str | Utility = "uh",
+        p: float | None = None, weights: npt.ArrayLike | None = None, init: str | npt.ArrayLike = "k-means++",
+        n_init: int = 10, max_iter: int = 100, tol: float = 1e-6, kmeanspp_trials: int | None = None,
+        random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0, backend: str | None = None,
+        client: Any = None, chunks: int | None = None, max_bytes: int | None = None) -> ConsensusResult:
     """K-means-based consensus clustering (KCC and KCC++).
 
     Parameters

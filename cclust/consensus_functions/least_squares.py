@@ -15,13 +15,18 @@ given T basic partitions:
 
 Both choose the number of clusters themselves (``n_clusters=None``).
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.validation import check_float, check_int, check_n_jobs, check_random_state, renamed_threads, require_memory
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 # Fixed-point scale of the projection sums p_ij: integer sums are exact, so p_ij does not depend
 # on the order of the partitions (order-invariant ties in the agglomeration).
@@ -211,8 +216,10 @@ def _grouped_criterion(AG, inverse, labels):
 
 @renamed_threads
 @declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
-def addremadd(ensemble, n_clusters=None, *, weights=None, tol=1e-9, max_steps=None,
-              max_bytes=None, sample_size=None, random_state=None, n_jobs=None):
+def addremadd(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights: npt.ArrayLike | None = None,
+              tol: float = 1e-9, max_steps: int | None = None, max_bytes: int | None = None,
+              sample_size: int | None = None, random_state: RandomStateLike = None,
+              n_jobs: int | None = None) -> ConsensusResult:
     """Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, sec. 2.1, 3.1).
 
     Maximises the ensemble-consensus criterion ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
@@ -495,7 +502,8 @@ def combined_criterion(ensemble, labels):
 
 
 @declare(chooses_n_clusters=True, handles_missing=False)
-def ls_agglomerative(ensemble, n_clusters=None, *, weights=None, max_bytes=None, random_state=None):
+def ls_agglomerative(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights: npt.ArrayLike | None = None,
+                     max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Least-squares combined consensus by agglomeration (Mirkin & Shestakov, sec. 2.2, 3.2).
 
     Maximises ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (Mirkin & Shestakov, eq. 6), where ``p_ij``

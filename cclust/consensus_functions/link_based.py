@@ -82,6 +82,8 @@ one group is the group's own entry (below 1), which is not always their largest:
 groups are kept together, an approximation of the object-level dendrogram (documented, not the
 authors' behaviour).
 """
+from __future__ import annotations
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -101,6 +103,8 @@ from cclust.validation import (
     renamed_threads,
     require_memory,
 )
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["cluster_similarity", "wct", "refined_association", "object_similarity", "lce", "DEFAULT_DC",
            "DEFAULT_N_ITER", "SIMILARITIES", "CONSENSUS"]
@@ -394,8 +398,10 @@ def object_similarity(ensemble, similarity="cts", *, dc=DEFAULT_DC, n_iter=DEFAU
 
 @renamed_threads
 @declare(handles_missing=False, object_order="distribution")
-def lce(ensemble, n_clusters, *, similarity="cts", consensus="spec", dc=DEFAULT_DC, n_iter=DEFAULT_N_ITER, n_init=3,
-        max_iter=100, max_bytes=None, random_state=None, n_jobs=None):
+def lce(ensemble: EnsembleLike, n_clusters: int, *, similarity: str = "cts", consensus: str = "spec",
+        dc: float = DEFAULT_DC, n_iter: int = DEFAULT_N_ITER, n_init: int = 3, max_iter: int = 100,
+        max_bytes: int | None = None, random_state: RandomStateLike = None,
+        n_jobs: int | None = None) -> ConsensusResult:
     """Link-based cluster ensemble, LCE (Iam-On, Boongoen, Garrett & Price 2011).
 
     The ensemble's clusters are linked by a link-based similarity (``similarity``: weighted

@@ -37,6 +37,8 @@ Missing labels (-1) are handled, with this reading of the equations (the paper h
 
 An object that no partition labels carries no information: it is refused (ValidationError).
 """
+from __future__ import annotations
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -61,6 +63,8 @@ from cclust.validation import (
     renamed_threads,
     require_memory,
 )
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["cluster_uncertainty", "eci", "lwca", "lwea", "lwgp", "DEFAULT_THETA", "LWCA_EXTRAS_MAX_SAMPLES"]
 
@@ -267,8 +271,8 @@ def _ensemble_values(E, theta):
 
 
 @declare(handles_missing=True)
-def lwea(ensemble, n_clusters, *, theta=DEFAULT_THETA, n_groups=None, n_neighbors=10, max_bytes=None,
-         random_state=None):
+def lwea(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THETA, n_groups: int | None = None,
+         n_neighbors: int = 10, max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Locally weighted evidence accumulation, LWEA (Huang, Wang & Lai 2018, Algorithm 1).
 
     Average-linkage agglomeration of the locally weighted co-association (LWCA, eq. 15; the
@@ -445,8 +449,9 @@ def _group_distances(E, weighted, fine, max_bytes):
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
-def lwgp(ensemble, n_clusters, *, theta=DEFAULT_THETA, cut="tcut", n_init=3, max_iter=100, ufactor=None,
-         random_state=None, n_jobs=None):
+def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THETA, cut: str = "tcut", n_init: int = 3,
+         max_iter: int = 100, ufactor: int | None = None, random_state: RandomStateLike = None,
+         n_jobs: int | None = None) -> ConsensusResult:
     """Locally weighted graph partitioning, LWGP (Huang, Wang & Lai 2018, Algorithm 2).
 
     The locally weighted bipartite graph (Definition 8, eq. 25-26) joins object x to every

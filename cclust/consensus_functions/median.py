@@ -45,7 +45,12 @@ small (sum K_i) x K matrix Q, so the iterations run on ``G = B^T B`` (the contin
 of every pair of partitions, computed once by the compiled contingency core) and cost nothing
 in n; M is formed once at the end.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.base import declare
 from cclust.consensus_functions._median import (DEFAULT_TOL, Memberships, best_start, check_common, fill_docs,
@@ -54,6 +59,12 @@ from cclust.consensus_functions._median import (DEFAULT_TOL, Memberships, best_s
 from cclust.errors import ValidationError
 from cclust.matching import match_columns
 from cclust.validation import check_int, spawn_seed_sequences
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+from cclust.result import ConsensusResult
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
 
 __all__ = ["se", "he", "dwh", "sm", "hm"]
 
@@ -344,8 +355,9 @@ def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol,
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def se(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAULT_TOL, init="kcc",
-       random_state=None, max_bytes=None):
+def se(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+       max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
+       random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
     """Soft Euclidean consensus partition, SE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
 
     The soft membership M minimising ``sum_i w_i min_P ||U_i P - M||_F^2`` by alternating
@@ -368,8 +380,9 @@ def se(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAUL
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def he(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAULT_TOL, init="kcc",
-       random_state=None, tie_rounds=10):
+def he(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+       max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
+       random_state: RandomStateLike = None, tie_rounds: int = 10) -> ConsensusResult:
     """Hard Euclidean consensus partition, HE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
 
     SE's criterion over hard memberships: the refit gives every object its most likely cluster
@@ -381,8 +394,9 @@ def he(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAUL
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def sm(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAULT_TOL, init="kcc",
-       random_state=None):
+def sm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+       max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
+       random_state: RandomStateLike = None) -> ConsensusResult:
     """Soft Manhattan consensus partition, SM (Hornik & Böhm 2007; Hornik 2005).
 
     Minimises ``sum_i w_i min_P ||U_i P - M||_1`` over soft M: matching by L1 cost and the
@@ -393,8 +407,9 @@ def sm(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAUL
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def hm(ensemble, n_clusters, *, weights=None, n_init=3, max_iter=100, tol=DEFAULT_TOL, init="kcc",
-       random_state=None, tie_rounds=10):
+def hm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+       max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
+       random_state: RandomStateLike = None, tie_rounds: int = 10) -> ConsensusResult:
     """Hard Manhattan consensus partition, HM (Hornik & Böhm 2007; Hornik 2005).
 
     SM's criterion over hard memberships (for a hard M it is linear in M with the matched
@@ -454,7 +469,9 @@ def _dwh_pass(data, k, order, fast):
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def dwh(ensemble, n_clusters, *, weights=None, n_init=1, order=None, random_state=None, max_bytes=None):
+def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+        n_init: int = 1, order: npt.ArrayLike | None = None, random_state: RandomStateLike = None,
+        max_bytes: int | None = None) -> ConsensusResult:
     """DWH: Dimitriadou, Weingessel & Hornik's (2002) sequential soft consensus.
 
     One pass over the partitions in a random order (or ``order``): the running membership

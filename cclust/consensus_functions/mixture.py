@@ -7,9 +7,12 @@ joins its most probable component. The E-step's per-object log-likelihoods are s
 partitions of ``log theta_mi(y_xi)``, read by the same compiled lookup pass as IVC/IPVC
 (:mod:`cclust.consensus_functions.voting`); the M-step is one sparse product with the one-hot matrix.
 """
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust._engine import useful_threads
 from cclust._engine import reseed
@@ -27,6 +30,8 @@ from cclust.ensemble import as_ensemble
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["em_mixture"]
 
@@ -64,8 +69,9 @@ def _log_prior(alpha, theta, smoothing):
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-def em_mixture(ensemble, n_clusters, *, weights=None, smoothing=1e-3, init="k-means++", n_init=10,
-               max_iter=200, tol=1e-8, random_state=None, n_jobs=None):
+def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+               smoothing: float = 1e-3, init: str = "k-means++", n_init: int = 10, max_iter: int = 200,
+               tol: float = 1e-8, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """EM consensus: a finite mixture of multinomials on the label vectors (Topchy et al. 2004).
 
     The model (Topchy et al., eq. 2-4): ``P(y_x) = sum_m alpha_m prod_i theta_mi(y_xi)``. EM

@@ -9,7 +9,10 @@ rules of Ding et al. (2006). The scalable route never forms M: with B the sparse
 W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so every product
 ``M H`` is ``B W (B^T H)``, O(n r K) time per iteration and O(n r + n K) memory.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust._lloyd import best_of_restarts
 from cclust.validation import check_float, check_init_name, check_int, check_n_clusters, check_random_state
@@ -17,6 +20,8 @@ from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["nmf"]
 
@@ -118,8 +123,9 @@ _INITS = ("kmeans", "random")
 
 
 @declare(handles_missing=False, object_order="distribution")
-def nmf(ensemble, n_clusters, *, init="kmeans", n_init=10, max_iter=300, tol=1e-4, orthogonal=True,
-        weights=None, random_state=None):
+def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init: int = 10, max_iter: int = 300,
+        tol: float = 1e-4, orthogonal: bool = True, weights: npt.ArrayLike | None = None,
+        random_state: RandomStateLike = None) -> ConsensusResult:
     """Consensus clustering by symmetric NMF of the co-association (Li, Ding & Jordan 2007).
 
     Li, Ding & Jordan (2007) write the consensus problem ``min_U sum_ij (M_ij - U_ij)^2`` over

@@ -7,7 +7,13 @@ partitions labelling both). EAC and FC read the dense n x n matrix, within the m
 linkage also runs on the sparse kNN co-association (``n_neighbors=``), in linear memory. BEST
 never forms it.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.validation import check_int, check_n_clusters, check_n_jobs, memory_budget, renamed_threads, require_memory
 from cclust.ensemble import as_ensemble
@@ -16,6 +22,11 @@ from cclust._linkage import DECIMALS as _DECIMALS, cut_dendrogram
 from cclust.metrics import DISSIMILARITIES, higher_is_better
 from cclust.base import declare, method_info
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
 
 __all__ = ["eac", "fc", "best", "medoid"]
 
@@ -102,8 +113,9 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
 
 @renamed_threads
 @declare(handles_missing=True, accepts_soft=True)
-def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=None, max_bytes=None,
-        random_state=None, n_jobs=None):
+def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str = "average",
+        weights: npt.ArrayLike | None = None, n_neighbors: int | None = None, max_bytes: int | None = None,
+        random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of Nguyen & Caruana 2007, sec. 3.1).
 
     Agglomerative clustering of the distance ``1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1,
@@ -203,7 +215,8 @@ def eac(ensemble, n_clusters, *, linkage="average", weights=None, n_neighbors=No
 
 
 @declare(handles_missing=True, object_order="distribution")  # ties go to the lowest index
-def fc(ensemble, n_clusters, *, weights=None, max_bytes=None, random_state=None):
+def fc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, max_bytes: int | None = None,
+       random_state: RandomStateLike = None) -> ConsensusResult:
     """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; Nguyen & Caruana 2007, sec. 3.1).
 
     With the distance ``d = 1 - S`` (S the co-association, Nguyen & Caruana 2007, eq. 1, rounded to 12 decimals as in
@@ -272,7 +285,8 @@ def _minimised(metric):
 
 
 @declare(chooses_n_clusters=True, handles_missing=False)
-def best(ensemble, n_clusters=None, *, metric="nmi", weights=None, random_state=None):
+def best(ensemble: EnsembleLike, n_clusters: int | None = None, *, metric: str | Callable[..., float] = "nmi",
+         weights: npt.ArrayLike | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """BEST: the ensemble member that agrees best with the ensemble (Nguyen & Caruana 2007, sec. 3.6).
 
     Every member with K clusters is scored by its average agreement with the whole ensemble,
@@ -387,7 +401,9 @@ SOFT_DISSIMILARITIES = ("euclidean-distance", "manhattan-distance", "mallows-dis
 
 
 @declare(chooses_n_clusters=True, handles_missing=False, accepts_soft=True)
-def medoid(ensemble, n_clusters=None, *, metric="euclidean-distance", weights=None, random_state=None):
+def medoid(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int | None = None, *,
+           metric: str | Callable[..., float] = "euclidean-distance", weights: npt.ArrayLike | None = None,
+           random_state: RandomStateLike = None) -> ConsensusResult:
     """Medoid partition: the member with the least weighted sum of dissimilarities to the ensemble.
 
     clue's ``cl_medoid`` (Hornik 2005): ``argmin_j sum_i w_i d(pi_j, pi_i)`` over the members

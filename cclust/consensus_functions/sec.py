@@ -8,6 +8,8 @@ Theorem 1): for every partition, the weighted K-means objective equals sum_i ||b
 the K-means engine on the basic partitions with object weights d_i and row scales 1 / d_i, an
 O(n r K) pass (:mod:`cclust._engine`).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from cclust import _engine
@@ -18,6 +20,8 @@ from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.result import ConsensusResult
 from cclust.utilities import resolve
 from cclust.validation import check_float, check_int, check_n_jobs, check_random_state, renamed_threads
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["sec", "degrees"]
 
@@ -38,8 +42,8 @@ def degrees(ensemble):
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
-def sec(ensemble, n_clusters, *, init="k-means++", n_init=10, max_iter=100, tol=0.0, random_state=None,
-        n_jobs=None):
+def sec(ensemble: EnsembleLike, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max_iter: int = 100,
+        tol: float = 0.0, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Spectral ensemble clustering as weighted K-means (SEC; Liu et al. 2017).
 
     Parameters

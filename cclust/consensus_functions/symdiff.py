@@ -14,7 +14,12 @@ method of ``cl_consensus``; Hornik 2005), by integer programming.
   non-decreasing classes). Solved to optimality (zero relative gap) by
   :func:`scipy.optimize.milp` (HiGHS). Refused above ``max_objects`` (default 40).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.base import declare
@@ -23,6 +28,11 @@ from cclust.errors import SizeLimitError, ValidationError
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
 from cclust.validation import check_distinct_label_vectors, check_float, check_int
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
+
+if TYPE_CHECKING:
+    from cclust.soft import SoftEnsemble
 
 __all__ = ["symdiff_median", "symdiff_value", "MAX_SYMDIFF_OBJECTS"]
 
@@ -57,8 +67,9 @@ def symdiff_value(A, labels):
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)  # optimal ties: HiGHS's pick
-def symdiff_median(ensemble, n_clusters, *, weights=None, max_objects=MAX_SYMDIFF_OBJECTS, time_limit=None,
-                   random_state=None):
+def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+                   max_objects: int = MAX_SYMDIFF_OBJECTS, time_limit: float | None = None,
+                   random_state: RandomStateLike = None) -> ConsensusResult:
     """The exact symmetric-difference (Rand) median partition with K classes, by integer programming.
 
     Minimises ``sum_i w_i sum_{x<y} |C_i(x, y) - C(x, y)|`` over equivalence relations C with

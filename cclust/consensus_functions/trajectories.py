@@ -33,7 +33,10 @@ eigendecomposition per connected component of the K-ENG gives every power at onc
 The two agree to round-off (PTS within about 1e-13; measured on 90 ensembles of the authors'
 pools and small random ones: the same PTA and PTGP labels every time).
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.base import declare
@@ -44,6 +47,8 @@ from cclust.graph import bipartite_affinity, blas_team, has_empty_part, honour_n
     one_blas_thread, partition_graph, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import check_int, check_n_clusters, require_memory
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["pta", "ptgp", "probability_trajectories", "default_elite_neighbors", "LINKAGES", "CUTS",
            "PTS_METHODS"]
@@ -352,8 +357,9 @@ def _extras(walk, keep):
 # Exact PTS ties break by microcluster index, i.e. by object order: with few microclusters
 # (M < 16, so K = T = 1) most PTS values are exactly 0 and many merges tie at distance 1.
 @declare(handles_missing=True, object_order="distribution")
-def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajectory_length=None, weights=None,
-        pts_method="spectral", max_bytes=None, random_state=None):
+def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", elite_neighbors: int | None = None,
+        trajectory_length: int | None = None, weights: npt.ArrayLike | None = None, pts_method: str = "spectral",
+        max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Probability trajectory accumulation, PTA (Huang, Lai & Wang 2016, Algorithm 2).
 
     The PTS similarity of the microclusters (see the module docstring: microclusters, MCA,
@@ -451,8 +457,10 @@ def pta(ensemble, n_clusters, *, linkage="average", elite_neighbors=None, trajec
 
 
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws by position
-def ptgp(ensemble, n_clusters, *, cut="tcut", elite_neighbors=None, trajectory_length=None, weights=None,
-         pts_method="spectral", n_init=3, max_iter=100, ufactor=None, max_bytes=None, random_state=None):
+def ptgp(ensemble: EnsembleLike, n_clusters: int, *, cut: str = "tcut", elite_neighbors: int | None = None,
+         trajectory_length: int | None = None, weights: npt.ArrayLike | None = None, pts_method: str = "spectral",
+         n_init: int = 3, max_iter: int = 100, ufactor: int | None = None, max_bytes: int | None = None,
+         random_state: RandomStateLike = None) -> ConsensusResult:
     """Probability trajectory based graph partitioning, PTGP (Huang, Lai & Wang 2016, Algorithm 3).
 
     From the PTS similarity of the microclusters (as in :func:`pta`), the microcluster-cluster

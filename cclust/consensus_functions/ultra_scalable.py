@@ -24,7 +24,10 @@ Choices where the paper is silent, settled by the authors' code (``USENC.m``):
 * the k-means discretisation: k-means++ seeding, 3 runs of at most 100 Lloyd iterations, the
   lowest sum of squares kept (the authors' ``kmeans(..., 'MaxIter', 100, 'Replicates', 3)``).
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.base import declare
 from cclust.ensemble import Ensemble, as_ensemble, require_every_object_labelled
@@ -37,6 +40,8 @@ from cclust.graph import (
 )
 from cclust.result import ConsensusResult
 from cclust.validation import check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["tcut", "usenc", "bipartite_cluster_graph"]
 
@@ -59,7 +64,8 @@ def bipartite_cluster_graph(ensemble):
 
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_jobs=None):
+def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: int = 100,
+         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Transfer cut of the object-cluster bipartite graph (U-SENC's consensus function).
 
     The consensus function of U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2.2), usable on
@@ -126,8 +132,10 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, n_j
 
 @renamed_threads
 @declare(requires_X=True, handles_missing=True, object_order="distribution", generates_ensemble=True)
-def usenc(ensemble, n_clusters, *, X, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
-          n_init=3, max_iter=100, random_state=None, n_jobs=None):
+def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n_partitions: int = 20,
+          k_range: tuple[int, int] | None = None, n_representatives: int | None = None, n_neighbors: int = 5,
+          n_init: int = 3, max_iter: int = 100, random_state: RandomStateLike = None,
+          n_jobs: int | None = None) -> ConsensusResult:
     """Ultra-scalable ensemble clustering, U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2).
 
     ``n_partitions`` U-SPEC clusterers of ``X`` (:func:`cclust.uspec.uspec_ensemble`: own

@@ -22,9 +22,12 @@ each partition's clusters numbered in order of first appearance, partitions sort
 vectors), so their results do not depend on how clusters are named or partitions ordered, for a
 given ``random_state``.
 """
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust._engine import reseed, useful_threads
 from cclust.consensus_functions._starts import (INITS, as_lookup, block_index, block_sums, initial_labelings,
@@ -41,6 +44,8 @@ from cclust.ensemble import as_ensemble, labelled_weight
 from cclust.errors import ConvergenceWarning, ValidationError
 from cclust.base import declare
 from cclust.result import ConsensusResult
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike
 
 __all__ = ["ivc", "ipvc", "ipc", "voting"]
 
@@ -348,8 +353,9 @@ def _doc(text):
     >>> ivc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-        random_state=None, n_jobs=None):
+def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+        init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
+        random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     return _iterative("ivc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
@@ -374,8 +380,9 @@ def ivc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_
     >>> ipvc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-         random_state=None, n_jobs=None):
+def ipvc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+         init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
+         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     return _iterative("ipvc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
@@ -409,8 +416,10 @@ def ipvc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max
     >>> ipc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipc(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-        random_state=None, n_jobs=None, max_bytes=None):
+def ipc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+        init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
+        random_state: RandomStateLike = None, n_jobs: int | None = None,
+        max_bytes: int | None = None) -> ConsensusResult:
     return _iterative("ipc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs,
                       max_bytes=max_bytes)
@@ -436,8 +445,9 @@ def _vote_table(E, table, n_clusters):
 # in the canonical (first-appearance) numbering: the result depends on object order in ties.
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
-def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, max_iter=100,
-           random_state=None, n_jobs=None):
+def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, init: str = "k-means++",
+           n_init: int = 10, max_iter: int = 100, random_state: RandomStateLike = None,
+           n_jobs: int | None = None) -> ConsensusResult:
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; Mirkin & Shestakov, sec. 1).
 
     Every partition's clusters are matched to the clusters of a reference labelling by the
@@ -516,7 +526,7 @@ def voting(ensemble, n_clusters, *, weights=None, init="k-means++", n_init=10, m
         iterations.append(n_iter)
         if best is None or trace[-1] > best[1]:
             best = (new, trace[-1], trace, n_iter, converged)
-    labels, value, trace, n_iter, converged = best
+    labels, value, trace, n_iter, converged = best  # type: ignore[misc]  # n_init >= 1: set in the loop
     if not converged:
         warnings.warn(f"voting stopped at max_iter={max_iter} before the reference stopped changing; "
                       "raise max_iter.", ConvergenceWarning, stacklevel=2)

@@ -1,14 +1,16 @@
 """The graph methods' shared argument checks and memory figures: the ensemble and K, ufactor,
 balance, neighbours, the bytes of a dense graph and of a METIS call; and the canonical order of
 cluster vertices."""
+from typing import Any
+
 import numpy as np
 
-from cclust.ensemble import as_ensemble, identical_label_rows
+from cclust.ensemble import Ensemble, as_ensemble, identical_label_rows
 from cclust.errors import ValidationError
 from cclust.validation import check_int, require_memory
 
 
-def check_graph_inputs(ensemble, n_clusters, name="ensemble"):
+def check_graph_inputs(ensemble: Any, n_clusters: object, name: str = "ensemble") -> tuple[Ensemble, int]:
     """Validate an ensemble and K for a graph method; returns (Ensemble, K)."""
     ensemble = as_ensemble(ensemble, name)
     n = ensemble.n_samples

@@ -2,9 +2,12 @@
 counts (Fowlkes-Mallows, Jaccard, Katz-Powell, co-membership, symmetric difference), Boorman &
 Arabie's measures, purity, GV1, CSSD and prediction strength.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.base import declare
@@ -145,7 +148,7 @@ def _prediction_strength_from_table(table):
 
 
 @declare(higher_is_better=True)
-def fowlkes_mallows(partition_a, partition_b):
+def fowlkes_mallows(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Fowlkes-Mallows index: pairs together in both over the geometric mean of pairs together in each.
 
     ``N_ab / sqrt(N_a N_b)`` over unordered pairs of distinct objects (Fowlkes & Mallows 1983;
@@ -175,7 +178,7 @@ def fowlkes_mallows(partition_a, partition_b):
 
 
 @declare(higher_is_better=True)
-def jaccard(partition_a, partition_b):
+def jaccard(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Jaccard index of the co-clustered pairs: together in both over together in at least one.
 
     The Jaccard coefficient of the sets of co-clustered pairs of distinct objects (clue's
@@ -198,7 +201,7 @@ def jaccard(partition_a, partition_b):
 
 
 @declare(higher_is_better=True)
-def katz_powell(partition_a, partition_b):
+def katz_powell(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Katz-Powell index: the correlation of the two co-membership matrices (higher is better).
 
     The product-moment correlation of the n x n entries of ``C_a = M_a M_a^T`` and ``C_b``
@@ -223,7 +226,7 @@ def katz_powell(partition_a, partition_b):
 
 
 @declare(higher_is_better=True)
-def purity(partition_a, partition_b):
+def purity(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Purity of the clusters of ``partition_a`` with respect to ``partition_b`` (higher is better).
 
     ``sum_i max_j n_ij / n``: each cluster of the first partition counts its objects in its
@@ -242,7 +245,7 @@ def purity(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def boorman_arabie_a(partition_a, partition_b):
+def boorman_arabie_a(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Boorman-Arabie distance A: the fewest single-object moves from one partition to the other (lower is better).
 
     Moves of one object to another or a new cluster (Rubin 1967; Boorman & Arabie 1972):
@@ -265,7 +268,7 @@ def boorman_arabie_a(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def boorman_arabie_d(partition_a, partition_b):
+def boorman_arabie_d(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Boorman-Arabie distance D, the pair-bonds distance: ``1 - rand`` (lower is better).
 
     The share of pairs of distinct objects together in exactly one of the partitions (Boorman &
@@ -283,7 +286,7 @@ def boorman_arabie_d(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def comembership_distance(partition_a, partition_b):
+def comembership_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Euclidean distance of the co-membership matrices (lower is better).
 
     ``||M_a M_a^T - M_b M_b^T||_F``, computed without the n x n matrices as
@@ -324,7 +327,7 @@ def _nonzero_columns(M):
 
 
 @declare(higher_is_better=False)
-def gv1_distance(partition_a, partition_b):
+def gv1_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Gordon & Vichi's (2001) model-1 dissimilarity: matched squared column distances (lower is better).
 
     The square root of ``min sum_{(j, l) matched} ||M_a[:, j] - M_b[:, l]||^2`` over one-to-one
@@ -365,7 +368,7 @@ def gv1_distance(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def symdiff_distance(partition_a, partition_b):
+def symdiff_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Symmetric-difference distance: the number of pairs of objects together in exactly one partition.
 
     The cardinality of the symmetric difference of the two equivalence relations, counting
@@ -389,7 +392,7 @@ def symdiff_distance(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def boorman_arabie_c(partition_a, partition_b):
+def boorman_arabie_c(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Boorman-Arabie distance C: the fewest lattice moves between the partitions (lower is better).
 
     ``K_a + K_b - 2 K_join`` with K the number of classes and the join the finest partition
@@ -421,7 +424,7 @@ def boorman_arabie_c(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def boorman_arabie_e(partition_a, partition_b):
+def boorman_arabie_e(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Boorman-Arabie distance E: Rajski's normalised information distance ``1 - I / H`` (lower is better).
 
     I the mutual information of the two partitions and H the entropy of their meet (the joint
@@ -446,7 +449,9 @@ def boorman_arabie_e(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=None, alpha=None, beta=None):
+def cssd(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike, *, L: npt.ArrayLike | None = None,
+         prototypes_a: npt.ArrayLike | None = None, prototypes_b: npt.ArrayLike | None = None,
+         alpha: npt.ArrayLike | None = None, beta: npt.ArrayLike | None = None) -> float:
     """Cluster Similarity Sensitive Distance of Zhou, Li & Zha (2005) (lower is better).
 
     ``sum_{jl} (1 - 2 w_jl / (alpha_j + beta_l)) L_jl C_jl`` minimised over the transportation
@@ -510,7 +515,7 @@ def cssd(partition_a, partition_b, *, L=None, prototypes_a=None, prototypes_b=No
 
 
 @declare(higher_is_better=True)
-def prediction_strength(partition_a, partition_b):
+def prediction_strength(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Prediction strength of Tibshirani & Walther (2005), as clue computes it (higher is better).
 
     ``min_j sum_l n_jl (n_jl - 1) / (n_j (n_j - 1))`` over the classes j of ``partition_a``

@@ -1,9 +1,14 @@
 """The consensus criterion: a labelling's weighted average agreement with an ensemble, and the
 metrics it knows by name.
 """
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.validation import label_vector
 from cclust.base import method_info
@@ -155,7 +160,7 @@ def _resolve_metric(metric):
     )
 
 
-def higher_is_better(metric):
+def higher_is_better(metric: str | Callable[..., float]) -> bool:
     """Whether a larger value of ``metric`` means a better labelling, as the metric declares it.
 
     Every built-in metric declares its direction with :func:`cclust.base.declare`
@@ -218,7 +223,7 @@ def _as_ensemble(ensemble):
     return as_ensemble(ensemble, "ensemble")
 
 
-def consensus_score(labels, ensemble, metric="nmi"):
+def consensus_score(labels: npt.ArrayLike, ensemble: Any, metric: str | Callable[..., float] = "nmi") -> float:
     """Weighted average agreement of a labelling with every partition of an ensemble.
 
     The consensus performance of Nguyen & Caruana (2007), eq. 4,

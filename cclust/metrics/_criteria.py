@@ -1,7 +1,10 @@
 """Internal criteria of a labelling on the data X: the k-means objective, compactness and the
 silhouette (the multi-view scores and the evaluation of a heterogeneous ensemble use it).
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.validation import check_array_2d, check_same_length, label_vector
@@ -11,7 +14,7 @@ from cclust.base import declare
 
 # -- criteria on the data ----------------------------------------------------------------------
 
-def _features_and_codes(X, labels):
+def _features_and_codes(X: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[np.ndarray, npt.NDArray[np.int64], int]:
     X = check_array_2d(X, "X")
     codes, k = label_vector(labels, "labels")
     check_same_length(X, codes, "X", "labels")
@@ -95,7 +98,7 @@ def _cluster_sse(X, codes, k):
 
 
 @declare(requires_X=True, higher_is_better=False)
-def kmeans_objective(X, labels):
+def kmeans_objective(X: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """The K-means objective: the sum of squared Euclidean distances to the cluster means.
 
     ``sum_k sum_{x in C_k} ||x - m_k||^2``, the criterion K-means minimises and the
@@ -143,7 +146,7 @@ def _pairwise_distance_sum(points):
 
 
 @declare(requires_X=True, higher_is_better=False)
-def compactness(X, labels, *, metric="euclidean"):
+def compactness(X: npt.ArrayLike, labels: npt.ArrayLike, *, metric: str = "euclidean") -> float:
     """Compactness: the size-weighted average distance between objects of the same cluster.
 
     Nguyen & Caruana (2007), eq. 11:

@@ -1,9 +1,12 @@
 """Information-theoretic criteria of two labellings: mutual information normalised (NMI) and
 adjusted for chance (AMI), and the variation of information.
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.base import declare
 from cclust.validation import check_same_length
@@ -177,7 +180,7 @@ def _vi_from_table(table):
 
 
 @declare(higher_is_better=True)
-def nmi(labels_true, labels_pred, *, average="sqrt"):
+def nmi(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike, *, average: str = "sqrt") -> float:
     """Normalized mutual information between two labellings.
 
     With ``average="sqrt"`` this is the NMI of Li & Liu (2018), eq. 7 and of
@@ -216,7 +219,7 @@ def nmi(labels_true, labels_pred, *, average="sqrt"):
 
 
 @declare(higher_is_better=True)
-def ami(labels_true, labels_pred, *, average="arithmetic"):
+def ami(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike, *, average: str = "arithmetic") -> float:
     """Adjusted mutual information: mutual information adjusted for chance.
 
     ``(MI - E[MI]) / (mean(H_true, H_pred) - E[MI])`` (Vinh, Epps & Bailey, 2010), the
@@ -257,7 +260,7 @@ def ami(labels_true, labels_pred, *, average="arithmetic"):
 
 
 @declare(higher_is_better=False)
-def vi(labels_true, labels_pred):
+def vi(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     """Variation of information between two labellings (natural log).
 
     ``H(pi) + H(pi') - 2 MI(pi, pi')``, Nguyen & Caruana (2007), eq. 9, after

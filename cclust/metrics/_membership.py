@@ -2,9 +2,13 @@
 one-to-one matching of their clusters (Hornik 2005): Euclidean, Manhattan and Mallows
 distances, the matched agreements, angle and diag.
 """
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.base import declare
@@ -19,7 +23,7 @@ from cclust.metrics._tables import _table_from_codes
 MEMBERSHIP_ROW_TOL = 1e-6
 
 
-def membership_matrix(memberships, name="memberships"):
+def membership_matrix(memberships: npt.ArrayLike, name: str = "memberships") -> npt.NDArray[np.float64]:
     """Check a soft partition: an (n_samples, n_clusters) matrix of memberships, rows summing to 1.
 
     Parameters
@@ -111,7 +115,7 @@ def _hard_table(a, b):
     return _table_from_codes(a.codes, a.k, b.codes, b.k)
 
 
-def _soft(a, b):
+def _soft(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """Both sides as dense membership matrices with a common number of columns, or None if both are hard."""
     if a.memberships is None and b.memberships is None:
         return None
@@ -134,7 +138,7 @@ def _matched_columns(Ma, Mb):
 _COLUMN_BLOCK = 1 << 20
 
 
-def _column_distances(Ma, Mb, p):
+def _column_distances(Ma: np.ndarray, Mb: np.ndarray, p: float) -> np.ndarray:
     """C[i, j] = sum_o |Ma[o, i] - Mb[o, j]|^p over row blocks (O(n k^2) time, O(k^2) extra memory)."""
     n, k = Ma.shape
     C = np.zeros((k, k))
@@ -147,7 +151,7 @@ def _column_distances(Ma, Mb, p):
     return C
 
 
-def _matched_distance(Ma, Mb, p):
+def _matched_distance(Ma: np.ndarray, Mb: np.ndarray, p: float) -> float:
     """min over column permutations of sum_j ||Ma[:, j] - Mb[:, perm_j]||_p^p (clue's Manhattan, Mallows)."""
     from cclust.matching import match_clusters
 
@@ -160,7 +164,7 @@ def _check_p(p):
 
 
 @declare(higher_is_better=False)
-def euclidean_distance(partition_a, partition_b):
+def euclidean_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Euclidean dissimilarity of two partitions under the best matching of their clusters (lower is better).
 
     ``min_P ||M_a - M_b P||_F`` over column permutations P of the membership matrices, both
@@ -205,7 +209,7 @@ def _euclidean(a, b):
 
 
 @declare(higher_is_better=True)
-def euclidean_agreement(partition_a, partition_b):
+def euclidean_agreement(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Euclidean agreement ``1 - d / sqrt(2n)`` with d the :func:`euclidean_distance` (higher is better).
 
     clue's ``cl_agreement(method = "euclidean")`` (Hornik 2005): ``sqrt(2n)`` bounds the
@@ -223,7 +227,7 @@ def euclidean_agreement(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def manhattan_distance(partition_a, partition_b):
+def manhattan_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Manhattan dissimilarity of two partitions under the best matching of their clusters (lower is better).
 
     ``min_P sum |M_a - M_b P|`` over column permutations P, the memberships brought to a common
@@ -257,7 +261,7 @@ def _manhattan(a, b):
 
 
 @declare(higher_is_better=True)
-def manhattan_agreement(partition_a, partition_b):
+def manhattan_agreement(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Manhattan agreement ``1 - d / (2n)`` with d the :func:`manhattan_distance` (higher is better).
 
     clue's ``cl_agreement(method = "manhattan")`` (Hornik 2005); in [0, 1], 1 for identical
@@ -274,7 +278,8 @@ def manhattan_agreement(partition_a, partition_b):
 
 
 @declare(higher_is_better=False)
-def mallows_distance(partition_a, partition_b, *, p=1.0, alpha=None, beta=None):
+def mallows_distance(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike, *, p: float = 1.0,
+                     alpha: npt.ArrayLike | None = None, beta: npt.ArrayLike | None = None) -> float:
     """Mallows-type distance of Zhou, Li & Zha (2005) (lower is better).
 
     The p-th root of the least cost ``sum_{jk} w_jk sum_o |M_a[o, j] - M_b[o, k]|^p`` of the
@@ -333,7 +338,8 @@ def mallows_distance(partition_a, partition_b, *, p=1.0, alpha=None, beta=None):
     return max(0.0, _transport(cost, alpha, beta, maximize=False)) ** (1.0 / p)
 
 
-def _masses(values, k, name, clusters="the partitions brought to max(K_a, K_b)"):
+def _masses(values: npt.ArrayLike | None, k: int, name: str,
+            clusters: str = "the partitions brought to max(K_a, K_b)") -> np.ndarray | None:
     """None (unit masses), or the k masses of a transportation problem's side, checked."""
     if values is None:
         return None
@@ -362,7 +368,7 @@ def _transport(cost, supply, demand, *, maximize):
 
 
 @declare(higher_is_better=True)
-def angle(partition_a, partition_b):
+def angle(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Angle agreement: the largest cosine between the membership matrices over matchings (higher is better).
 
     ``max_P <M_a, M_b P> / (||M_a||_F ||M_b||_F)`` over column permutations P (Hornik 2005,
@@ -390,7 +396,7 @@ def angle(partition_a, partition_b):
 
 
 @declare(higher_is_better=True)
-def diag(partition_a, partition_b):
+def diag(partition_a: npt.ArrayLike, partition_b: npt.ArrayLike) -> float:
     """Diag agreement: the largest co-classification rate over matchings of the clusters (higher is better).
 
     ``max_P trace(M_a^T M_b P) / n`` (Hornik 2005, clue's ``cl_agreement(method = "diag")``):

@@ -1,6 +1,9 @@
 """Pair-counting agreement of two labellings: the Rand index and the adjusted Rand index.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.base import declare
@@ -38,7 +41,7 @@ def _rand_from_table(table):
 # -- label-level metrics -----------------------------------------------------------------------
 
 @declare(higher_is_better=True)
-def ari(labels_true, labels_pred):
+def ari(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     """Adjusted Rand index: the Rand index adjusted for chance.
 
     This is the normalised Rand index :math:`R_n` of Li & Liu (2018), eq. 8, equal
@@ -76,7 +79,7 @@ def ari(labels_true, labels_pred):
 
 
 @declare(higher_is_better=True)
-def rand(labels_true, labels_pred):
+def rand(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     """Rand index: the fraction of object pairs on which two labellings agree.
 
     ``1 - rand`` is the Rand distance of Nguyen & Caruana (2007), eq. 8. Equal to

@@ -1,5 +1,9 @@
 """Set-matching criteria of two labellings: van Dongen's distance and accuracy.
 """
+from __future__ import annotations
+
+import numpy.typing as npt
+
 from cclust.base import declare
 from cclust.metrics._tables import _labels_table, _marginals, _max_per
 
@@ -20,7 +24,7 @@ def _accuracy_from_table(table):
 
 
 @declare(higher_is_better=False)
-def van_dongen(labels_true, labels_pred, *, normalize=True):
+def van_dongen(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike, *, normalize: bool = True) -> float:
     """Van Dongen's set-matching distance between two labellings.
 
     Nguyen & Caruana (2007), eq. 7:
@@ -58,7 +62,7 @@ def van_dongen(labels_true, labels_pred, *, normalize=True):
 
 
 @declare(higher_is_better=True)
-def accuracy(labels_true, labels_pred):
+def accuracy(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     """Clustering accuracy (purity): each predicted cluster votes its majority true class.
 
     Nguyen & Caruana (2007), eq. 12: ``sum_k majority(C_k) / n`` where

@@ -4,7 +4,10 @@ A table's rows are the clusters of the first labelling, its columns those of the
 table with more than ``max(n_samples, 2**22)`` cells is kept sparse (CSR); the readers below
 take either form.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.validation import check_n_jobs, check_same_length, label_vector
@@ -47,7 +50,8 @@ def _labels_table(labels_true, labels_pred, name_true="labels_true", name_pred="
     return _table_from_codes(*_codes(labels_true, labels_pred, name_true, name_pred))
 
 
-def contingency_table(labels_a, labels_b, *, sparse=False):
+def contingency_table(labels_a: npt.ArrayLike, labels_b: npt.ArrayLike, *,
+                      sparse: bool = False) -> npt.NDArray[np.int64] | sp.csr_array:
     """Contingency table of two labellings of the same objects.
 
     ``table[i, j]`` counts the objects in cluster i of ``labels_a`` and cluster j of

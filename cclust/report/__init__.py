@@ -104,9 +104,9 @@ class Report:
     markers: object
     diversity: dict
     manifest: dict
-    _parts: dict = dataclasses.field(repr=False, default=None)
-    _info: dict = dataclasses.field(repr=False, default=None)
-    _feature_names: list = dataclasses.field(repr=False, default=None)
+    _parts: dict | None = dataclasses.field(repr=False, default=None)
+    _info: dict | None = dataclasses.field(repr=False, default=None)
+    _feature_names: list | None = dataclasses.field(repr=False, default=None)
 
     @property
     def labels_(self):

@@ -1,11 +1,14 @@
 """The gap statistic (Tibshirani, Walther & Hastie 2001) as R's ``cluster::clusGap`` computes it:
 gap_statistic and GapResult."""
+from __future__ import annotations
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
-from cclust.validation import check_float, check_int, check_n_jobs
+from cclust.validation import RandomStateLike, check_float, check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import child_seeds, validate_X
 
@@ -72,8 +75,9 @@ class GapResult:
         return "\n".join(lines)
 
 
-def gap_statistic(data, k_max=8, *, n_references=100, d_power=1, reference="uniform", rule="firstSEmax",
-                  se_factor=1.0, n_init=10, random_state=None, n_jobs=None):
+def gap_statistic(data: Any, k_max: int = 8, *, n_references: int = 100, d_power: float = 1, reference: str = "uniform",
+                  rule: str = "firstSEmax", se_factor: float = 1.0, n_init: int = 10,
+                  random_state: RandomStateLike = None, n_jobs: int | None = None) -> GapResult:
     """The gap statistic of Tibshirani, Walther & Hastie (2001) as R's ``cluster::clusGap`` computes
     it, with k-means as the clusterer, and the number of clusters by clusGap's rules.
 

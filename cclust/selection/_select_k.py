@@ -1,7 +1,13 @@
 """select_k: Monti et al.'s resampling protocol (or a consensus function over generated
 partitions) at every K, judged against a reference null when one is asked for, and its entry
 points for an AnnData and for sketches of the objects."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust._progress import progress
 from cclust.validation import check_distinct_rows, check_float, check_int, check_n_jobs
@@ -17,6 +23,7 @@ from cclust._pipeline import (
     validate_X,
 )
 from cclust.selection._result import SelectKResult
+from cclust.validation import RandomStateLike
 from cclust.selection._gap import gap_statistic
 from cclust.selection._stability import ClusterStability
 from cclust.selection._recommend import (
@@ -30,6 +37,9 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
+
+if TYPE_CHECKING:
+    from anndata import AnnData
 
 
 #: The rules select_k can recommend K by ("rcsi" needs a reference null; "gap" the features).
@@ -58,15 +68,20 @@ SKETCH_FROM = 20000
 AUTO_SKETCH = 5000
 AUTO_SKETCHES = 2
 
-def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner_params=None, generator="kmeans",
-             n_partitions=50, n_resamples=None, subsample=0.8, method_params=None, generator_params=None,
-             feature_subsample=1.0, item_weights=None, feature_weights=None, criterion=None,
-             pac_interval=(0.1, 0.9), labels_from="consensus", matrix="auto", pair_tolerance=None, null="auto",
-             n_references=None,
-             alpha=0.05, gap_rule="Tibs2001SEmax", distance="euclidean", inner_linkage="average",
-             final_linkage="average", sketch="auto", sketch_method="geometric", n_sketches=None, propagation="centroid",
-             random_state=None, n_jobs=None, verbose=0, keep_matrices=False, max_bytes=None, missing_features="error",
-             layer=None, use_rep=None, key_added="cclust", copy=False):
+def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "monti", inner: str = "kmeans",
+             inner_params: Mapping[str, Any] | None = None, generator: str = "kmeans", n_partitions: int = 50,
+             n_resamples: int | None = None, subsample: float = 0.8, method_params: Mapping[str, Any] | None = None,
+             generator_params: Mapping[str, Any] | Callable[..., Any] | None = None, feature_subsample: float = 1.0,
+             item_weights: npt.ArrayLike | None = None, feature_weights: npt.ArrayLike | None = None,
+             criterion: str | None = None, pac_interval: tuple[float, float] = (0.1, 0.9),
+             labels_from: str = "consensus", matrix: str = "auto", pair_tolerance: float | None = None,
+             null: str | None = "auto", n_references: int | None = None, alpha: float = 0.05,
+             gap_rule: str = "Tibs2001SEmax", distance: str = "euclidean", inner_linkage: str = "average",
+             final_linkage: str = "average", sketch: str | int | None = "auto", sketch_method: str = "geometric",
+             n_sketches: int | None = None, propagation: str = "centroid", random_state: RandomStateLike = None,
+             n_jobs: int | None = None, verbose: int = 0, keep_matrices: bool = False, max_bytes: int | None = None,
+             missing_features: str = "error", layer: str | None = None, use_rep: str | None = None,
+             key_added: str = "cclust", copy: bool = False) -> SelectKResult | AnnData | None:
     """Recommend a number of clusters by resampling consensus (Monti et al. 2003) judged against
     a reference null (John et al. 2020): K = 1, "no cluster structure", is a possible answer.
 

@@ -1,12 +1,17 @@
 """Per-cluster stability under resampling (Hennig 2007) as R's ``fpc::clusterboot`` computes it:
 cluster_stability and ClusterStability."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from cclust.validation import check_int, check_n_jobs
+from cclust.validation import RandomStateLike, check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import RESERVED_GENERATOR, check_name, check_params_dict, child_seeds, validate_X
 
@@ -79,8 +84,10 @@ class ClusterStability:
         return "\n".join(lines)
 
 
-def cluster_stability(data, n_clusters, *, labels=None, clusterer="kmeans", scheme="boot", n_resamples=100,
-                      subset_size=None, clusterer_params=None, random_state=None, n_jobs=None):
+def cluster_stability(data: Any, n_clusters: int, *, labels: npt.ArrayLike | None = None,
+                      clusterer: str | Callable[..., Any] = "kmeans", scheme: str = "boot", n_resamples: int = 100,
+                      subset_size: int | None = None, clusterer_params: Mapping[str, Any] | None = None,
+                      random_state: RandomStateLike = None, n_jobs: int | None = None) -> ClusterStability:
     """How stable each cluster is under resampling: the clusterwise Jaccard bootstrap of Hennig
     (2007), as R's ``fpc::clusterboot`` computes it.
 

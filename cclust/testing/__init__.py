@@ -51,6 +51,10 @@ Hypothesis strategies for random valid ensembles are in :mod:`cclust.testing.str
 The kit builds all its inputs with NumPy from fixed seeds and does not use ``cclust.metrics``,
 so a defect in one part of cclust cannot hide a defect in another.
 """
+from __future__ import annotations
+
+from typing import Any
+
 from cclust.testing._bad_input import check_bad_input
 from cclust.testing._consensus import (
     CONSENSUS_CHECKS,
@@ -97,7 +101,7 @@ _RUNNERS = {"consensus": check_consensus, "metric": check_metric,
             "generator": check_generator, "utility": check_utility}
 
 
-def check_registered(name, **options):
+def check_registered(name: str, **options: Any) -> None:
     """Run the checks of a registered name's kind on it.
 
     Parameters

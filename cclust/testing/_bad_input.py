@@ -22,11 +22,15 @@ child process: ``python -m cclust.testing._bad_input KIND NAME...`` prints one J
 :func:`run_catalogue` does that and returns the outcomes; :func:`check_bad_input` runs it on
 one function and raises AssertionError listing every failed case.
 """
+from __future__ import annotations
+
 import json
 import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -508,7 +512,7 @@ def run_catalogue(kind, names, *, timeout=600):
     return records, crash
 
 
-def check_bad_input(fn_or_name, kind=None):
+def check_bad_input(fn_or_name: str | Callable[..., Any], kind: str | None = None) -> None:
     """Run the bad-input catalogue on one registered function in a child process.
 
     Parameters

@@ -1,9 +1,13 @@
 """Conformance checks of consensus functions (kind ``consensus``)."""
+from __future__ import annotations
+
 import inspect
 import pickle
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +30,7 @@ from cclust.testing._data import (
     same_partition,
     with_missing,
 )
+from cclust.validation import RandomStateLike
 
 __all__ = [
     "CONSENSUS_CHECKS",
@@ -139,7 +144,8 @@ def _options(check):
 
 
 @_options
-def check_consensus_contract(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_contract(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                             X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """The registry contract: ``fn(ensemble, n_clusters, *, random_state=None, **params)``.
 
     Runs ``cclust.registry.check_contract("consensus", fn)`` and checks that ``random_state``
@@ -162,7 +168,8 @@ def check_consensus_contract(fn_or_name, *, n_clusters=3, X_required=None, rando
 
 
 @_options
-def check_consensus_result(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_result(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
+                           random_state: RandomStateLike = 0) -> None:
     """Returns a ConsensusResult: int64 labels of length n in 0..K-1, every cluster used, and
     ``n_iter``/``converged`` both set (a method with a main loop) or both None (one-shot).
 
@@ -180,7 +187,8 @@ def check_consensus_result(fn_or_name, *, n_clusters=3, X_required=None, random_
 
 
 @_options
-def check_consensus_n_clusters(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_n_clusters(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                               X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """``n_clusters`` is honoured for 2, K and K + 1 clusters; ``None`` is accepted when the
     function declares ``chooses_n_clusters``."""
     case = _Case("check_consensus_n_clusters", fn_or_name, n_clusters, X_required, random_state)
@@ -192,7 +200,8 @@ def check_consensus_n_clusters(fn_or_name, *, n_clusters=3, X_required=None, ran
 
 
 @_options
-def check_consensus_deterministic(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_deterministic(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                  X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Same seed, same labels: an int seed twice, two Generators seeded alike, and (if the
     function takes ``n_jobs``, or a third party's legacy ``n_threads``) one thread against two."""
     case = _Case("check_consensus_deterministic", fn_or_name, n_clusters, X_required, random_state)
@@ -222,7 +231,8 @@ def check_consensus_deterministic(fn_or_name, *, n_clusters=3, X_required=None, 
 
 
 @_options
-def check_consensus_no_mutation(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_no_mutation(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Inputs are left alone: the Ensemble's arrays, the user's label matrix and ``X`` keep
     their contents and their flags.
 
@@ -248,7 +258,8 @@ def check_consensus_no_mutation(fn_or_name, *, n_clusters=3, X_required=None, ra
 
 
 @_options
-def check_consensus_identical_partitions(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_identical_partitions(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                         X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Fusing several copies of one partition (clusters renamed in each) gives it back."""
     case = _Case("check_consensus_identical_partitions", fn_or_name, n_clusters, X_required, random_state)
     copies = np.column_stack([relabel(case.y, case.rng) for _ in range(5)])
@@ -262,7 +273,8 @@ def check_consensus_identical_partitions(fn_or_name, *, n_clusters=3, X_required
 
 
 @_options
-def check_consensus_relabel_invariance(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_relabel_invariance(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                       X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Renaming the clusters of each partition does not change the consensus partition."""
     case = _Case("check_consensus_relabel_invariance", fn_or_name, n_clusters, X_required, random_state)
     base = case.valid(case.run(case.ensemble()), case.n_clusters, "")
@@ -274,7 +286,8 @@ def check_consensus_relabel_invariance(fn_or_name, *, n_clusters=3, X_required=N
 
 
 @_options
-def check_consensus_order_invariance(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_order_invariance(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                     X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Reordering the partitions does not change the consensus partition."""
     case = _Case("check_consensus_order_invariance", fn_or_name, n_clusters, X_required, random_state)
     base = case.valid(case.run(case.ensemble()), case.n_clusters, "")
@@ -287,7 +300,8 @@ def check_consensus_order_invariance(fn_or_name, *, n_clusters=3, X_required=Non
 
 
 @_options
-def check_consensus_pickle(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_pickle(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
+                           random_state: RandomStateLike = 0) -> None:
     """The result survives a pickle round trip with its labels, K, objective and method."""
     from cclust.result import ConsensusResult
 
@@ -308,7 +322,8 @@ def check_consensus_pickle(fn_or_name, *, n_clusters=3, X_required=None, random_
 
 
 @_options
-def check_consensus_missing_labels(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_missing_labels(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                   X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Missing labels (-1): a valid result if the function declares ``handles_missing``,
     otherwise a ``cclust.errors.ValidationError``."""
     from cclust.errors import ValidationError
@@ -335,8 +350,9 @@ def check_consensus_missing_labels(fn_or_name, *, n_clusters=3, X_required=None,
 
 
 @_options
-def check_consensus_object_order(fn_or_name, *, n_clusters=3, X_required=None, random_state=0,
-                                 object_order=None):
+def check_consensus_object_order(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                 X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                 object_order: str | None = None) -> None:
     """Reordering the objects (rows of the ensemble and of ``X``) reorders the labels only.
 
     After undoing the permutation the labels must be the same partition as without it. How
@@ -388,7 +404,8 @@ def check_consensus_object_order(fn_or_name, *, n_clusters=3, X_required=None, r
 
 
 @_options
-def check_consensus_thread_safety(fn_or_name, *, n_clusters=3, X_required=None, random_state=0):
+def check_consensus_thread_safety(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
+                                  X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
     """Calls from several Python threads at once give the results of the same calls made one
     after another (no shared mutable state, no global random state).
 
@@ -446,7 +463,8 @@ CONSENSUS_CHECKS = (
 )
 
 
-def check_consensus(fn_or_name, *, n_clusters=3, X_required=None, random_state=0, object_order=None):
+def check_consensus(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
+                    random_state: RandomStateLike = 0, object_order: str | None = None) -> None:
     """Run every check of :data:`CONSENSUS_CHECKS` on a consensus function.
 
     The function is called on small ensembles the kit builds itself: ``n_clusters``

@@ -4,9 +4,12 @@ Everything here is built with NumPy from fixed seeds, so a failure seen once is 
 any machine. The kit deliberately does not use ``cclust.metrics``: a broken metric must not be
 able to hide a broken consensus function.
 """
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 
 #: Seed of the data the kit builds (the method under test gets its own ``random_state``).
 DATA_SEED = 20240
@@ -59,7 +62,8 @@ def relabel(labels, rng):
     return out
 
 
-def blob_partitions(n_clusters=3, *, seed=DATA_SEED):
+def blob_partitions(n_clusters: int = 3, *,
+                    seed: int = DATA_SEED) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Blob data and a label matrix of basic partitions that mostly agree with the blobs.
 
     The eight partitions are: three exact copies of the blobs (each with its clusters renamed),
@@ -137,7 +141,7 @@ def pair_counts(a, b):
     return pairs(table), pairs(table.sum(axis=1)), pairs(table.sum(axis=0)), n * (n - 1) // 2
 
 
-def adjusted_rand(a, b):
+def adjusted_rand(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """Adjusted Rand index of two labellings (Hubert & Arabie 1985), from integer pair counts.
 
     1.0 exactly when the labellings are the same partition (and also when both put every
@@ -153,7 +157,7 @@ def adjusted_rand(a, b):
     return (together - expected) / (maximum - expected)
 
 
-def same_partition(a, b):
+def same_partition(a: npt.ArrayLike, b: npt.ArrayLike) -> bool:
     """Whether two labellings are one partition up to renaming the clusters (ARI == 1).
 
     Decided exactly on integer pair counts: ARI is 1 if and only if the pairs put together by

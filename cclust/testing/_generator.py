@@ -1,8 +1,14 @@
 """Conformance checks of partition generators (kind ``generator``) and KCC utilities."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from cclust.testing._common import Failure, contract_failure, first_difference, resolve, run_all
 from cclust.testing._data import Snapshot, blobs, check_kit_n_clusters
+from cclust.validation import RandomStateLike
 
 __all__ = [
     "GENERATOR_CHECKS",
@@ -54,19 +60,22 @@ class _Case:
             raise self.fail(f"{what} ({first_difference(a.labels, b.labels)}).")
 
 
-def check_generator_contract(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator_contract(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                             random_state: RandomStateLike = 0) -> None:
     """The registry contract: ``fn(X, n_clusters, *, n_partitions, random_state, n_jobs, ...)``."""
     case = _Case("check_generator_contract", fn_or_name, n_clusters, n_partitions, random_state)
     contract_failure(case.fail, "generator", case.fn)
 
 
-def check_generator_result(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator_result(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                           random_state: RandomStateLike = 0) -> None:
     """Returns an Ensemble of the n objects of X with ``n_partitions`` partitions."""
     case = _Case("check_generator_result", fn_or_name, n_clusters, n_partitions, random_state)
     case.valid(case.run(), "")
 
 
-def check_generator_deterministic(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator_deterministic(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                                  random_state: RandomStateLike = 0) -> None:
     """Same seed, same ensemble: an int seed twice, and two Generators seeded alike."""
     case = _Case("check_generator_deterministic", fn_or_name, n_clusters, n_partitions, random_state)
     first = case.valid(case.run(), f"random_state={random_state!r}")
@@ -75,10 +84,11 @@ def check_generator_deterministic(fn_or_name, *, n_clusters=3, n_partitions=5, r
     seed = random_state if isinstance(random_state, int) else 0
     runs = [case.valid(case.run(random_state=np.random.default_rng(seed)), "random_state=Generator")
             for _ in range(2)]
-    case.same(*runs, f"two calls with numpy.random.default_rng({seed}) gave different ensembles")
+    case.same(*runs, f"two calls with numpy.random.default_rng({seed}) gave different ensembles")  # type: ignore[call-arg]
 
 
-def check_generator_n_jobs(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator_n_jobs(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                           random_state: RandomStateLike = 0) -> None:
     """``n_jobs=1`` and ``n_jobs=2`` give the same ensemble for the same seed."""
     case = _Case("check_generator_n_jobs", fn_or_name, n_clusters, n_partitions, random_state)
     one = case.valid(case.run(n_jobs=1), "n_jobs=1")
@@ -86,7 +96,8 @@ def check_generator_n_jobs(fn_or_name, *, n_clusters=3, n_partitions=5, random_s
     case.same(one, two, "n_jobs=1 and n_jobs=2 gave different ensembles with the same seed")
 
 
-def check_generator_no_mutation(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator_no_mutation(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                                random_state: RandomStateLike = 0) -> None:
     """``X`` keeps its contents and flags."""
     case = _Case("check_generator_no_mutation", fn_or_name, n_clusters, n_partitions, random_state)
     X = case.X.copy()
@@ -107,7 +118,8 @@ GENERATOR_CHECKS = (
 )
 
 
-def check_generator(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0):
+def check_generator(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, n_partitions: int = 5,
+                    random_state: RandomStateLike = 0) -> None:
     """Run every check of :data:`GENERATOR_CHECKS` on a partition generator.
 
     The generator is called as ``fn(X, n_clusters, n_partitions=..., random_state=...,
@@ -134,7 +146,7 @@ def check_generator(fn_or_name, *, n_clusters=3, n_partitions=5, random_state=0)
             random_state=random_state)
 
 
-def check_utility_contract(fn_or_name):
+def check_utility_contract(fn_or_name: str | Callable[..., Any]) -> None:
     """The registry contract: the object is a ``cclust.base.Utility``."""
     obj, label = resolve(fn_or_name, "utility")
     contract_failure(Failure("check_utility_contract", label), "utility", obj)
@@ -144,7 +156,7 @@ def check_utility_contract(fn_or_name):
 UTILITY_CHECKS = (check_utility_contract,)
 
 
-def check_utility(fn_or_name):
+def check_utility(fn_or_name: str | Callable[..., Any]) -> None:
     """Run every check of :data:`UTILITY_CHECKS` on a KCC utility.
 
     Raises

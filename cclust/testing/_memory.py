@@ -12,12 +12,16 @@ Each problem runs in one child process (one import for all its methods, and the 
 problem never hides another's); every method is first run once on the first 60 objects, so its
 imports and one-off buffers are not counted.
 """
+from __future__ import annotations
+
 import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +121,8 @@ def _child(spec_path):
     json.dump(results, sys.stdout)
 
 
-def peak_memory(problems, methods, *, n_clusters, env=None, timeout=600):
+def peak_memory(problems: Sequence[tuple[Any, Any]], methods: Sequence[tuple[str, Mapping[str, Any]]], *,
+                n_clusters: int, env: Mapping[str, str] | None = None, timeout: float = 600) -> list[dict[str, Any]]:
     """Peak memory of consensus calls, one child process per problem, run side by side.
 
     Parameters
@@ -233,8 +238,10 @@ def _limit_child(spec_json):
             break
 
 
-def check_consensus_memory_limit(name, *, n_samples=3000, n_partitions=10, n_labels=8, n_clusters=4,
-                                 headrooms=(2 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0, timeout=300):
+def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitions: int = 10, n_labels: int = 8,
+                                 n_clusters: int = 4, headrooms: Sequence[int] = (2 * 2**20, 16 * 2**20, 64 * 2**20),
+                                 params: Mapping[str, Any] | None = None, seed: int = 0,
+                                 timeout: float = 300) -> list[dict[str, Any]]:
     """Run a registered consensus function under address-space limits that it hits.
 
     A child process builds a random ensemble (``n_samples`` x ``n_partitions`` labels in

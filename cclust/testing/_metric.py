@@ -18,6 +18,11 @@ Internal criteria that score a labelling of data, ``fn(X, labels)`` (``compactne
 the kit calls ``fn(X, labels)`` on its blob data, and "self-agreement" becomes: the value does
 not depend on cluster names, and the blobs score differently from a random labelling.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from cclust.base import method_info
@@ -91,13 +96,13 @@ class _Case:
         return float(value)
 
 
-def check_metric_contract(fn_or_name):
+def check_metric_contract(fn_or_name: str | Callable[..., Any]) -> None:
     """The registry contract: ``fn(labels_a, labels_b_or_ensemble, ...)``, no ``*args``."""
     case = _Case("check_metric_contract", fn_or_name)
     contract_failure(case.fail, "metric", case.fn)
 
 
-def check_metric_returns_float(fn_or_name):
+def check_metric_returns_float(fn_or_name: str | Callable[..., Any]) -> None:
     """Returns a finite float (Python or NumPy) for equal, similar and unrelated labellings."""
     case = _Case("check_metric_returns_float", fn_or_name)
     case.mode()
@@ -106,7 +111,7 @@ def check_metric_returns_float(fn_or_name):
     case.value(case.y, case.random, "a labelling and a random labelling")
 
 
-def check_metric_self_agreement(fn_or_name):
+def check_metric_self_agreement(fn_or_name: str | Callable[..., Any]) -> None:
     """Agreement of a labelling with itself is the metric's extreme (see the module notes).
 
     For several labellings a: m(a, a) equals m(a, a renamed); m(a, a) lies strictly on one side
@@ -150,9 +155,9 @@ def check_metric_self_agreement(fn_or_name):
                                 f"({self_value!r}); with {best} meaning more agreement, self-agreement "
                                 "must be the extreme.")
     declared = method_info(case.fn).higher_is_better
-    if declared is not None and declared != (direction > 0):
+    if declared is not None and declared != (direction > 0):  # type: ignore[operator]  # set by the first pair
         raise case.fail(f"declares higher_is_better={declared}, but a labelling scores "
-                        f"{'higher' if direction > 0 else 'lower'} against itself than against a random "
+                        f"{'higher' if direction > 0 else 'lower'} against itself than against a random "  # type: ignore[operator]
                         "labelling; best and best-of would pick the worst labelling. Fix the declaration.")
 
 
@@ -169,7 +174,7 @@ def _check_data_criterion(case):
                         "not tell structure from noise.")
 
 
-def check_metric_no_mutation(fn_or_name):
+def check_metric_no_mutation(fn_or_name: str | Callable[..., Any]) -> None:
     """Inputs are left alone: both labellings (or the Ensemble's arrays) keep contents and flags."""
     case = _Case("check_metric_no_mutation", fn_or_name)
     shuffle = case.rng.permutation(case.n)  # unsorted inputs, so sorting in place shows
@@ -198,7 +203,7 @@ METRIC_CHECKS = (
 )
 
 
-def check_metric(fn_or_name):
+def check_metric(fn_or_name: str | Callable[..., Any]) -> None:
     """Run every check of :data:`METRIC_CHECKS` on a metric.
 
     Parameters

@@ -1,7 +1,11 @@
 """``parametrize_with_checks``: one pytest test per (function, check) pair."""
+from __future__ import annotations
+
 import inspect
+from collections.abc import Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 from cclust.testing._consensus import CONSENSUS_CHECKS
 from cclust.testing._generator import GENERATOR_CHECKS, UTILITY_CHECKS
@@ -60,7 +64,8 @@ def _bind(check, options):
     return bound
 
 
-def parametrize_with_checks(items, *, kind=None, options=None):
+def parametrize_with_checks(items: Iterable[Any], *, kind: str | None = None,
+                            options: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
     """A ``pytest.mark.parametrize`` decorator running every conformance check on each item.
 
     The decorated test receives two arguments, ``obj`` (the registered name or object) and

@@ -6,13 +6,18 @@ larger than the others, and its ensembles are k-means partitions from ``cclust.g
 a user's first test would be. The blobs are so far apart that every reasonable consensus of
 those partitions is the blobs themselves.
 """
+from __future__ import annotations
+
 import math
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from cclust.testing._common import Failure, resolve
 from cclust.testing._data import adjusted_rand
+import numpy.typing as npt
 
 __all__ = ["check_consensus_recovers_easy_structure", "easy_blobs", "easy_ensemble"]
 
@@ -43,7 +48,8 @@ def blob_sizes(n_samples, n_clusters, ratio=1):
     return sizes
 
 
-def easy_blobs(n_samples, n_clusters, *, ratio=1, seed=0):
+def easy_blobs(n_samples: int, n_clusters: int, *, ratio: int = 1,
+               seed: int = 0) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """Well-separated Gaussian blobs: the obvious answer of a clustering problem.
 
     Blob k is centred on ``SEPARATION / sqrt(2)`` times the k-th unit vector of
@@ -106,9 +112,12 @@ def easy_ensemble(n_samples, n_clusters, *, ratio=1, k_range=None, n_partitions=
     return X, y, ensemble
 
 
-def check_consensus_recovers_easy_structure(fn_or_name, *, n_samples=2000, n_clusters=3, ratio=1, k_range=None,
-                                            n_partitions=30, seeds=(0, 1, 2, 3, 4), min_ari=0.95,
-                                            min_passes=None, X_required=None, params=None):
+def check_consensus_recovers_easy_structure(fn_or_name: str | Callable[..., Any], *, n_samples: int = 2000,
+                                            n_clusters: int = 3, ratio: int = 1,
+                                            k_range: str | tuple[int, int] | None = None, n_partitions: int = 30,
+                                            seeds: Sequence[int] = (0, 1, 2, 3, 4), min_ari: float = 0.95,
+                                            min_passes: int | None = None, X_required: bool | None = None,
+                                            params: Mapping[str, Any] | None = None) -> list[float]:
     """With its default parameters, the function recovers well-separated blobs.
 
     For each seed s of ``seeds``: the blobs of :func:`easy_blobs` (``n_samples`` objects,

@@ -1,0 +1,115 @@
+"""Type annotations of the public API: mypy is clean on cclust/ (pyproject's [tool.mypy]), and
+the functions listed here keep full annotations, so coverage cannot drop without a test failing."""
+import inspect
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import cclust
+import cclust.base
+import cclust.clusterers
+import cclust.evaluation
+import cclust.generators
+import cclust.metrics
+import cclust.registry
+import cclust.selection
+import cclust.testing
+import cclust.validation
+from cclust.ensemble import Ensemble, as_ensemble
+from cclust.result import ConsensusResult
+
+ROOT = pathlib.Path(cclust.__file__).resolve().parent.parent
+
+
+def test_mypy_finds_no_error_in_the_package(tmp_path):
+    pytest.importorskip("mypy")
+    if not (ROOT / "pyproject.toml").exists():
+        pytest.skip("no pyproject.toml beside cclust/: cclust is installed from a wheel")
+    # a cache of its own, so that a stale one never hides an error (cold: about 25 s of CPU)
+    run = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                          "--cache-dir", str(tmp_path / "mypy_cache"), "--no-error-summary"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, f"mypy found errors (python -m mypy, from {ROOT}):\n{run.stdout}{run.stderr}"
+
+
+def _builtin_consensus_functions():
+    functions = {}
+    for name, row in cclust.available(kind="consensus").items():
+        if row.provider == cclust.registry.BUILTIN_PROVIDER:
+            functions[name] = cclust.get(name)
+    return functions
+
+
+def _public_functions():
+    """(name, callable) of the functions whose signatures must stay fully annotated."""
+    out = [(f"cclust.{name}", getattr(cclust, name))
+           for name in ("consensus", "generate", "show_config", "get", "available", "register")]
+    out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name)) for name in ("__init__", "take", "with_weights")]
+    out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name).fget)
+            for name in ("labels", "n_samples", "n_partitions", "shape", "n_clusters", "offsets", "weights",
+                         "provenance", "has_missing", "labelled")]
+    out += [("cclust.ensemble.as_ensemble", as_ensemble), ("cclust.ConsensusResult.from_labels",
+                                                           ConsensusResult.from_labels)]
+    out += [(f"cclust.base.{name}", getattr(cclust.base, name))
+            for name in ("declare", "method_info", "accepts", "check_contract")]
+    out += [(f"cclust.registry.{name}", getattr(cclust.registry, name))
+            for name in ("unregister", "conflicts", "refresh", "canonical_name", "claims", "install_hint")]
+    out += [(f"cclust.validation.{name}", getattr(cclust.validation, name))
+            for name in cclust.validation.__all__ if inspect.isfunction(getattr(cclust.validation, name))]
+    out += [(f"consensus function {name!r}", fn) for name, fn in sorted(_builtin_consensus_functions().items())]
+    out += [(f"cclust.{name}", getattr(cclust, name)) for name in ("predict", "markers", "choose_resolution",
+                                                                   "select_k")]
+    out += [(f"cclust.selection.{name}", getattr(cclust.selection, name))
+            for name in ("gap_statistic", "cluster_stability")]
+    out += [(f"cclust.ConsensusClustering.{name}", getattr(cclust.ConsensusClustering, name))
+            for name in ("__init__", "get_params", "set_params", "fit", "predict", "fit_predict")]
+    for module in (cclust.metrics, cclust.testing, cclust.clusterers, cclust.evaluation):
+        out += [(f"{module.__name__}.{name}", getattr(module, name)) for name in module.__all__
+                if inspect.isfunction(getattr(module, name))]
+    out += [(f"cclust.clusterers.KMedoids.{name}", getattr(cclust.clusterers.KMedoids, name))
+            for name in ("__init__", "get_params", "set_params", "fit", "fit_predict")]
+    out += [(f"cclust.evaluation.{name}", getattr(cclust.evaluation, name))
+            for name in ("internal_indices", "nearest_neighbors_in_order")]
+    out += [(f"cclust.generators.{name}", getattr(cclust.generators, name))
+            for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag")]
+    return out
+
+
+def _missing_annotations(fn):
+    signature = inspect.signature(fn)
+    missing = [p.name for p in signature.parameters.values()
+               if p.annotation is inspect.Parameter.empty and p.name not in ("self", "cls")]
+    if signature.return_annotation is inspect.Signature.empty:
+        missing.append("return")
+    return missing
+
+
+@pytest.mark.parametrize("name, fn", _public_functions(), ids=lambda value: value if isinstance(value, str) else "")
+def test_public_function_is_fully_annotated(name, fn):
+    assert _missing_annotations(fn) == [], f"{name} lacks annotations"
+
+
+def test_every_builtin_consensus_function_has_the_shared_signature_shape():
+    functions = _builtin_consensus_functions()
+    assert len(functions) > 40
+    for name, fn in functions.items():
+        signature = inspect.signature(fn)
+        first, second = list(signature.parameters.values())[:2]
+        assert (first.name, second.name) == ("ensemble", "n_clusters"), name
+        assert "EnsembleLike" in str(first.annotation), name
+        assert str(second.annotation) in ("int", "int | None"), name
+        assert str(signature.parameters["random_state"].annotation) == "RandomStateLike", name
+        assert str(signature.return_annotation) == "ConsensusResult", name
+
+
+def test_the_annotation_check_sees_a_missing_annotation():
+    def partly(ensemble: object, n_clusters, *, random_state=None) -> int:
+        return 0
+
+    def no_return(x: int):
+        return x
+
+    assert _missing_annotations(partly) == ["n_clusters", "random_state"]
+    assert _missing_annotations(no_return) == ["return"]
