@@ -391,6 +391,12 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
 
     if _anndata.is_anndata(data):
         return _select_k_on_anndata(dict(locals()))
+    if hasattr(data, "__dask_graph__"):  # chunk by chunk (cclust.dask.select_k), never gathered
+        arguments = dict(locals())
+        arguments.pop("_anndata")
+        from cclust.dask._select_k import run_on_chunks
+
+        return run_on_chunks(arguments, None)
     _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
                                  key_added=key_added != "cclust", copy=copy is not False)
     sketch, n_sketches = resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
@@ -711,9 +717,41 @@ def _row_count(data):
     return int(shape[0]) if len(shape) == 2 else None
 
 
-def _select_k_on_sketches(arguments):
+class InMemoryRows:
+    """The objects of the sketch route held as one array: draws, gathers and propagation on X.
+
+    :func:`_select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
+    ``propagate``); ``cclust.dask`` gives the same one over the chunks of a dask array.
+    """
+
+    def __init__(self, X):
+        self.X = X
+        self.n = X.shape[0]
+
+    def draw(self, size, how, rng):
+        from cclust import _sketch
+
+        return _sketch.draw_sketch(self.X, size, how, rng)
+
+    def take(self, chosen):
+        return self.X[chosen]
+
+    def propagate(self, chosen, labels, rule, n_threads):
+        """Every object's labels at each K of ``labels`` (K -> the sketch's labels)."""
+        from cclust import _sketch
+
+        return {k: _sketch.propagate(self.X, chosen, lab, n_threads, rule) for k, lab in labels.items()}
+
+
+def _in_memory_rows(data, missing_features):
+    return InMemoryRows(validate_X(data, "data", missing_features)[0])
+
+
+def _select_k_on_sketches(arguments, rows_of=_in_memory_rows):
     """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
-    sketch's result with every object's labels, and the agreement between the sketches."""
+    sketch's result with every object's labels, and the agreement between the sketches.
+    ``rows_of(data, missing_features)`` checks the features and gives the rows' interface
+    (:class:`InMemoryRows`, or the Dask chunks')."""
     from dataclasses import replace
 
     from cclust import _assign, _monti, _sketch
@@ -730,8 +768,8 @@ def _select_k_on_sketches(arguments):
     if arguments["method"] != "monti":
         raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects from "
                               "its consensus clusters; pass method='monti', or drop sketch.")
-    X, _ = validate_X(data, "data", arguments["missing_features"])
-    n = X.shape[0]
+    rows = rows_of(data, arguments["missing_features"])
+    n = rows.n
     k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
     subsample = check_float(arguments["subsample"], "subsample", low=0, high=1, low_open=True)
     needed = max(2, int(k_values[-1]))
@@ -743,12 +781,11 @@ def _select_k_on_sketches(arguments):
     results, everyone = [], []
     for t in range(count):
         draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
-        chosen = _sketch.draw_sketch(X, size, how, np.random.default_rng(draw))
-        part = select_k(X[chosen], random_state=int(run.generate_state(1)[0]),
+        chosen = rows.draw(size, how, np.random.default_rng(draw))
+        part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
                         item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
-        labels = {k: _sketch.propagate(X, chosen, lab, threads, rule) for k, lab in part.labels.items()}
         results.append((chosen, part))
-        everyone.append(labels)
+        everyone.append(rows.propagate(chosen, part.labels, rule, threads))
     chosen, first = results[0]
     items = {}
     for k, item in first.item_consensus.items():
@@ -762,6 +799,8 @@ def _select_k_on_sketches(arguments):
                      for k in first.k_values.tolist()}
     return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
                    sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
+
+
 def _reference_count(n_references):
     if n_references is None:
         return DEFAULT_REFERENCES

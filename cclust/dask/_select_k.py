@@ -1,0 +1,299 @@
+"""select_k on a dask array: the sketch drawn from the chunks, the protocol on the sketch in
+memory, every object's labels propagated chunk by chunk (see :func:`select_k`)."""
+import inspect
+
+import numpy as np
+
+from cclust import _assign, _sketch
+from cclust._blocks import BLOCK, aligned
+from cclust._pipeline import nonfinite_error
+from cclust.dask._ensemble import _check_known_chunks, _is_dask_array
+from cclust.dask._runner import _Runner
+from cclust.errors import ValidationError
+
+
+def select_k(data, k_range=range(2, 9), *, client=None, **params):
+    """:func:`cclust.select_k` on the objects of a dask array, chunked by rows, without ever
+    holding all of them in one place.
+
+    ``cclust.select_k(X)`` with a dask array ``X`` runs this function with the default client
+    (or Dask's local scheduler when no ``dask.distributed`` client exists); this entry point
+    takes the client explicitly. Every other parameter is :func:`cclust.select_k`'s, with the
+    same defaults and the same result for the same ``random_state``: labels, chosen K, PAC
+    values and every other statistic are those of ``cclust.select_k(X.compute(), ...)``, for any
+    chunking, scheduler and number of workers.
+
+    What runs where, when a sketch is drawn (``sketch="auto"`` above 20000 objects, as two
+    sketches of 5000; or ``sketch=s``):
+
+    * on the workers, one task per row chunk (chunks are re-cut to multiples of 4096 rows, the
+      compiled engine's own chunk, with all the features in one chunk): the check for NaN and
+      infinity, the column sums and scatter matrices of the principal axes, and the grid cubes
+      of the geometric sketch (Hie et al. 2019) at each side its bisection tries; then the rows
+      of the sketch; and last, for every object outside the sketch, its consensus cluster at
+      every K, by the nearest consensus centroid or the vote of its nearest sketch objects
+      (``propagation``; the rules of :func:`cclust.predict`);
+    * on the client: the sums added in a fixed order of 4096-row sub-blocks (so the principal
+      axes, and the sketch, are the in-memory ones bit for bit), the sketch's draw (its random
+      choices need one small integer per object: the cube of each object for the geometric
+      sketch), and Monti et al.'s protocol (2003) with its reference null (John et al. 2020) on
+      the sketch in memory, exactly as :func:`cclust.select_k` runs it on ``X[sketch]``, its
+      k-means runs on ``n_jobs`` threads.
+
+    A worker holds at most a few chunks of X and the sketch at a time; the client holds the
+    sketch, a few integers per object while the geometric sketch is drawn, and the result, whose
+    labels (int64) and item consensus (float64, NaN outside the sketch) cover every object at
+    every K, as in memory. X is read once per pass (about 16 passes for the geometric sketch, 3
+    for the uniform one): ``X.persist()`` first when it fits the cluster's memory and is costly
+    to compute. A lost worker loses nothing that cannot be recomputed: every task is built from
+    X's graph, so the scheduler computes a dead worker's part again and the result is the same.
+
+    Without a sketch (``sketch=None``, ``sketch="auto"`` at most 20000 objects, or a route asked
+    for with ``matrix`` or ``pair_tolerance``) X is gathered and :func:`cclust.select_k` runs on
+    it in memory, within the memory budget (``max_bytes``).
+
+    Parameters
+    ----------
+    data : dask.array.Array of shape (n_samples, n_features)
+        The objects, with known chunk sizes.
+    k_range : iterable of int, default=range(2, 9)
+        As :func:`cclust.select_k`.
+    client : distributed.Client, optional
+        Where the chunk tasks run; None: the default client, else Dask's local scheduler.
+    **params
+        Any other keyword argument of :func:`cclust.select_k`. ``missing_features="mean"`` needs
+        the column means of every object, so it is taken only when X is gathered.
+
+    Returns
+    -------
+    SelectKResult
+
+    Raises
+    ------
+    ValidationError
+        ``data`` not a 2-D dask array of numbers, with unknown chunk sizes, or with NaN or
+        infinite values (named by row and column, as in memory); and every refusal of
+        :func:`cclust.select_k`.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from cclust.dask import select_k
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(c, 0.3, (300, 2)) for c in ((0, 0), (4, 0), (0, 4))])
+    >>> result = select_k(da.from_array(X, chunks=(4096, 2)), range(2, 5), sketch=300, random_state=0)
+    >>> result.best_k, result.labels[3].shape
+    (3, (900,))
+    """
+    from cclust.selection._select_k import select_k as in_memory
+
+    arguments = inspect.signature(in_memory).bind(data, k_range, **params)
+    arguments.apply_defaults()
+    return run_on_chunks(dict(arguments.arguments), client)
+
+
+def run_on_chunks(arguments, client):
+    """select_k's ``arguments`` (its parameters by name) on the dask array ``arguments["data"]``."""
+    from cclust.interop import _anndata
+    from cclust.selection._select_k import _select_k_on_sketches, resolve_sketch
+    from cclust.selection._select_k import select_k as in_memory
+    from cclust.validation import require_memory
+
+    data = arguments["data"]
+    check_dask_data(data)
+    _anndata.check_array_options(data, "data", layer=arguments.pop("layer") is not None,
+                                 use_rep=arguments.pop("use_rep") is not None,
+                                 key_added=arguments.pop("key_added") != "cclust",
+                                 copy=arguments.pop("copy") is not False)
+    sketch, n_sketches = resolve_sketch(data, arguments["sketch"], arguments["n_sketches"], arguments["method"],
+                                        arguments["matrix"], arguments["pair_tolerance"])
+    runner = _Runner(client)
+    if sketch is None:
+        n, d = data.shape
+        require_memory(8 * n * d, f"select_k on every object of a dask array of shape {data.shape} (gathered)",
+                       "pass sketch=s to run on s objects and label the others chunk by chunk",
+                       arguments["max_bytes"])
+        arguments["data"] = np.asarray(runner.compute([data])[0])
+        return in_memory(**arguments)
+    arguments["sketch"], arguments["n_sketches"] = sketch, n_sketches
+    return _select_k_on_sketches(arguments, lambda values, missing: DaskRows(values, missing, runner))
+
+
+def check_dask_data(data):
+    """A dask array of numbers, 2-D, with known chunks and at least 2 rows and 1 column."""
+    if not _is_dask_array(data):
+        if hasattr(data, "__dask_graph__"):
+            raise ValidationError(f"data must be a dask array, got a {type(data).__name__}; convert it with "
+                                  "data.to_dask_array(lengths=True).")
+        raise ValidationError(f"data must be a dask array here, got {type(data).__name__}; pass in-memory data "
+                              "to cclust.select_k.")
+    _check_known_chunks(data, "data")
+    if data.ndim != 2:
+        raise ValidationError(f"data must be 2-D (n_samples, n_features), got a dask array of shape {data.shape}; "
+                              "reshape a single feature with X.reshape(-1, 1).")
+    if data.dtype.kind not in "biuf":
+        raise ValidationError(f"data must hold real numbers, got a dask array of dtype {data.dtype}.")
+    if data.shape[0] < 2 or data.shape[1] < 1:
+        raise ValidationError(f"data has shape {data.shape}; choosing K needs at least 2 objects and 1 feature.")
+
+
+# -- tasks (module level so that worker processes unpickle them by reference) ------------------
+
+def _float_block(block):
+    return aligned(np.asarray(block, dtype=np.float64), np.float64)
+
+
+def _task_check(block, start):
+    """The block's column sums per 4096-row sub-block; or, when it holds NaN or infinity, the
+    first bad cell (global row) of each kind and the NaN count."""
+    block = _float_block(block)
+    if np.isfinite(block).all():
+        return _sketch.block_sums(block), None
+    infinite, holes = np.isinf(block), np.isnan(block)
+    first = {}
+    for kind, mask in (("inf", infinite), ("nan", holes)):
+        if mask.any():
+            row, column = np.argwhere(mask)[0]
+            first[kind] = (start + int(row), int(column))
+    return None, (first, int(holes.sum()))
+
+
+def _task_scatter(block, mean):
+    return _sketch.block_scatter(_float_block(block), mean)
+
+
+def _task_score_range(block, mean, axes):
+    scores = _sketch.block_scores(_float_block(block), mean, axes)
+    return scores.min(axis=0), scores.max(axis=0)
+
+
+def _task_cubes(block, mean, axes, low, side):
+    return _sketch.grid_cells(_sketch.block_scores(_float_block(block), mean, axes) - low, side)
+
+
+def _task_enough(block, mean, axes, low, side, size):
+    """The distinct cubes of the block, or None when they alone are ``size`` or more."""
+    cubes = np.unique(_task_cubes(block, mean, axes, low, side), axis=0)
+    return None if cubes.shape[0] >= size else cubes
+
+
+def _task_cells(block, mean, axes, low, side):
+    """The block's distinct cubes, the first row of each in the block, and each row's cube."""
+    cubes, first, inverse = np.unique(_task_cubes(block, mean, axes, low, side), axis=0, return_index=True,
+                                      return_inverse=True)
+    return cubes, first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+
+
+def _task_take(block, rows):
+    return _float_block(block)[rows]
+
+
+def _task_propagate(block, start, chosen, fitted, labels, rule, n_neighbors):
+    """Labels at every K of the block's rows: the sketch's own, or by ``rule`` from the sketch,
+    as :func:`cclust._sketch.propagate` gives them."""
+    block = _float_block(block)
+    rows = block.shape[0]
+    inside = (chosen >= start) & (chosen < start + rows)
+    local = chosen[inside] - start
+    outside = np.ones(rows, dtype=bool)
+    outside[local] = False
+    new = np.ascontiguousarray(block[outside])
+    out = {}
+    for k, lab in labels.items():
+        out[k] = np.empty(rows, dtype=np.int64)
+        if new.shape[0]:
+            out[k][outside] = _assign.assign(fitted, lab, new, rule, n_neighbors, 1)
+        out[k][local] = lab[inside]
+    return out
+
+
+class DaskRows:
+    """The sketch route's rows (``n``, ``draw``, ``take``, ``propagate``; the interface of
+    :class:`cclust.selection._select_k.InMemoryRows`) over the row chunks of a dask array."""
+
+    def __init__(self, data, missing_features, runner):
+        if missing_features != "error":
+            raise ValidationError(
+                f"missing_features={missing_features!r} fills NaN with the column means of every object, which a "
+                "sketch of a dask array does not gather; impute X chunk by chunk first (e.g. "
+                "X = dask.array.where(dask.array.isnan(X), column_means, X)), or pass sketch=None to gather it.")
+        self.runner = runner
+        self.n, self.d = (int(v) for v in data.shape)
+        rows = data.chunks[0]
+        if len(data.chunks[1]) != 1 or any(c % BLOCK for c in rows[:-1]):
+            step = min(self.n, -(-max(rows) // BLOCK) * BLOCK)
+            data = data.rechunk({0: step, 1: -1})
+        self.blocks = list(data.to_delayed().ravel())
+        self.starts = np.concatenate([[0], np.cumsum(data.chunks[0])]).astype(np.int64)
+        checked = self._map(_task_check, self._with_starts())
+        bad = [flaw for _, flaw in checked if flaw is not None]
+        if bad:
+            infinite = [first["inf"] for first, _ in bad if "inf" in first]
+            row, column = infinite[0] if infinite else next(first["nan"] for first, _ in bad if "nan" in first)
+            raise nonfinite_error("data", f"row {row}, column {column}", bool(infinite), sum(c for _, c in bad))
+        self.sums = [part for sums, _ in checked for part in sums]
+
+    def _with_starts(self):
+        return [(block, int(start)) for block, start in zip(self.blocks, self.starts[:-1])]
+
+    def _map(self, fn, args_per_block, *shared):
+        """``fn(*args, *shared)`` on every block, in block order; shared values go into the graph once."""
+        delayed = self.runner.dask.delayed
+        shared = [delayed(value, pure=True) if isinstance(value, (np.ndarray, dict)) else value
+                  for value in shared]
+        task = self.runner.delayed(fn)
+        return self.runner.compute([task(*(args if isinstance(args, tuple) else (args,)), *shared)
+                                    for args in args_per_block])
+
+    def draw(self, size, how, rng):
+        if how == "uniform":
+            return _sketch.uniform_sketch(self.n, size, rng)
+        return _sketch.geometric_sketch(_ChunkGrid(self), size, rng)
+
+    def take(self, chosen):
+        parts = self._map(_task_take, [(block, chosen[(chosen >= a) & (chosen < b)] - a)
+                                       for block, a, b in zip(self.blocks, self.starts[:-1], self.starts[1:])])
+        return np.ascontiguousarray(np.concatenate(parts))
+
+    def propagate(self, chosen, labels, rule, n_threads):
+        fitted = self.take(chosen)
+        neighbours = _assign.check_neighbors(None, fitted.shape[0])
+        labels = {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}
+        parts = self._map(_task_propagate, self._with_starts(), chosen, fitted, labels, rule, neighbours)
+        return {k: np.concatenate([part[k] for part in parts]) for k in labels}
+
+
+class _ChunkGrid:
+    """:class:`cclust._sketch.PrincipalGrid` over the chunks: the same axes, span and cubes."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.mean, self.axes = _sketch.principal_axes(
+            rows.sums, lambda mean: [part for parts in rows._map(_task_scatter, rows.blocks, mean) for part in parts],
+            rows.n)
+        ranges = rows._map(_task_score_range, rows.blocks, self.mean, self.axes)
+        self.low = np.min([low for low, _ in ranges], axis=0)
+        high = np.max([high for _, high in ranges], axis=0)
+        # the largest shifted score: rounding is monotone, so max(s - low) is max(s) - low
+        self.span = float((high - self.low).max())
+
+    def enough(self, side, size):
+        parts = self.rows._map(_task_enough, self.rows.blocks, self.mean, self.axes, self.low, side, size)
+        if any(part is None for part in parts):
+            return True
+        return np.unique(np.concatenate(parts), axis=0).shape[0] >= size
+
+    def cells(self, side):
+        """Each object's cube, numbered in order of its first object (as in memory)."""
+        parts = self.rows._map(_task_cells, self.rows.blocks, self.mean, self.axes, self.low, side)
+        cubes = np.concatenate([c for c, _, _ in parts])
+        first = np.concatenate([f + start for (_, f, _), start in zip(parts, self.rows.starts[:-1])])
+        _, which = np.unique(cubes, axis=0, return_inverse=True)
+        which = which.reshape(-1)
+        earliest = np.full(int(which.max()) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(earliest, which, first)
+        number = np.empty_like(earliest)
+        number[np.argsort(earliest, kind="stable")] = np.arange(earliest.shape[0])
+        offsets = np.concatenate([[0], np.cumsum([c.shape[0] for c, _, _ in parts])])
+        return np.concatenate([number[which[offsets[i] + inverse]] for i, (_, _, inverse) in enumerate(parts)])
