@@ -7,7 +7,6 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from cclust import dask as cdask
 from cclust import select_k
 from cclust.errors import MemoryBudgetError, ValidationError
 
@@ -71,9 +70,10 @@ def test_same_result_as_in_memory_for_any_chunking(X, in_memory, how, chunks):
 
 
 def test_same_result_on_a_distributed_cluster(X, in_memory, client):
-    result = cdask.select_k(da.from_array(X, chunks=(3000, 3)), sketch_method="geometric", n_sketches=2,
-                            client=client, **SMALL)
+    with client.as_current():
+        result = select_k(da.from_array(X, chunks=(3000, 3)), sketch_method="geometric", n_sketches=2, **SMALL)
     assert_same(in_memory["geometric"], result)
+    assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.task_groups)) > 0  # it ran there
 
 
 def test_knn_propagation_as_in_memory():
@@ -123,5 +123,6 @@ def test_bad_dask_input_names_the_argument_and_the_fix(X):
         select_k(da.from_array(X.astype(np.complex128), chunks=(1000, 3)), **SMALL)
     with pytest.raises(ValidationError, match="missing_features='mean'.*sketch=None"):
         select_k(da.from_array(X, chunks=(1000, 3)), **SMALL, missing_features="mean")
-    with pytest.raises(ValidationError, match="pass in-memory data to cclust.select_k"):
-        cdask.select_k(X, **SMALL)
+    frame = pytest.importorskip("dask.dataframe")
+    with pytest.raises(ValidationError, match=r"to_dask_array\(lengths=True\)"):
+        select_k(frame.from_array(X, chunksize=1000), **SMALL)

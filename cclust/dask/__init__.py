@@ -56,9 +56,8 @@ from cclust._blocks import BLOCK  # noqa: F401 - rows of the engine's chunks; Da
 from cclust._dense_blocks import DenseBlocks as _DenseBlocks  # noqa: F401 - the transfer cut's k-means on blocks
 from cclust.dask._ensemble import DaskEnsemble, check_dask_X, from_array, from_blocks, generate_partitions
 from cclust.dask._kcc import kcc
-from cclust.dask._select_k import select_k
 from cclust.dask._runner import _Runner  # noqa: F401 - where the tasks run (client, default, local)
 from cclust.dask._usenc import tcut, usenc, uspec_ensemble
 
-__all__ = ["DaskEnsemble", "check_dask_X", "from_array", "from_blocks", "generate_partitions", "kcc", "select_k",
-           "tcut", "usenc", "uspec_ensemble"]
+__all__ = ["DaskEnsemble", "check_dask_X", "from_array", "from_blocks", "generate_partitions", "kcc", "tcut",
+           "usenc", "uspec_ensemble"]

@@ -1,7 +1,16 @@
-"""select_k on a dask array: the sketch drawn from the chunks, the protocol on the sketch in
-memory, every object's labels propagated chunk by chunk (see :func:`select_k`)."""
-import inspect
+"""select_k on a dask array: the sketch drawn from the row chunks, every object's labels
+propagated chunk by chunk (:func:`cclust.select_k` runs the protocol on the sketch in memory).
 
+On the workers, one task per row chunk (chunks are re-cut to multiples of 4096 rows, the
+compiled engine's own chunk, with every feature in one chunk): the check for NaN and infinity,
+the column sums and scatter matrices of the principal axes, and the grid cubes of the geometric
+sketch (Hie et al. 2019) at each side its bisection tries; then the rows of the sketch; last,
+every object's consensus cluster at every K, by the rules of :func:`cclust.predict`. On the
+client: the sums added in a fixed order of 4096-row sub-blocks (so the principal axes, and so
+the sketch, are the in-memory ones bit for bit, whatever the chunks), and the draws of the
+sketch, which need one integer per object (its cube) for the geometric sketch. Every task is
+built from X's graph: the scheduler computes a lost worker's part again, with the same result.
+"""
 import numpy as np
 
 from cclust import _assign, _sketch
@@ -12,112 +21,9 @@ from cclust.dask._runner import _Runner
 from cclust.errors import ValidationError
 
 
-def select_k(data, k_range=range(2, 9), *, client=None, **params):
-    """:func:`cclust.select_k` on the objects of a dask array, chunked by rows, without ever
-    holding all of them in one place.
-
-    ``cclust.select_k(X)`` with a dask array ``X`` runs this function with the default client
-    (or Dask's local scheduler when no ``dask.distributed`` client exists); this entry point
-    takes the client explicitly. Every other parameter is :func:`cclust.select_k`'s, with the
-    same defaults and the same result for the same ``random_state``: labels, chosen K, PAC
-    values and every other statistic are those of ``cclust.select_k(X.compute(), ...)``, for any
-    chunking, scheduler and number of workers.
-
-    What runs where, when a sketch is drawn (``sketch="auto"`` above 20000 objects, as two
-    sketches of 5000; or ``sketch=s``):
-
-    * on the workers, one task per row chunk (chunks are re-cut to multiples of 4096 rows, the
-      compiled engine's own chunk, with all the features in one chunk): the check for NaN and
-      infinity, the column sums and scatter matrices of the principal axes, and the grid cubes
-      of the geometric sketch (Hie et al. 2019) at each side its bisection tries; then the rows
-      of the sketch; and last, for every object outside the sketch, its consensus cluster at
-      every K, by the nearest consensus centroid or the vote of its nearest sketch objects
-      (``propagation``; the rules of :func:`cclust.predict`);
-    * on the client: the sums added in a fixed order of 4096-row sub-blocks (so the principal
-      axes, and the sketch, are the in-memory ones bit for bit), the sketch's draw (its random
-      choices need one small integer per object: the cube of each object for the geometric
-      sketch), and Monti et al.'s protocol (2003) with its reference null (John et al. 2020) on
-      the sketch in memory, exactly as :func:`cclust.select_k` runs it on ``X[sketch]``, its
-      k-means runs on ``n_jobs`` threads.
-
-    A worker holds at most a few chunks of X and the sketch at a time; the client holds the
-    sketch, a few integers per object while the geometric sketch is drawn, and the result, whose
-    labels (int64) and item consensus (float64, NaN outside the sketch) cover every object at
-    every K, as in memory. X is read once per pass (about 16 passes for the geometric sketch, 3
-    for the uniform one): ``X.persist()`` first when it fits the cluster's memory and is costly
-    to compute. A lost worker loses nothing that cannot be recomputed: every task is built from
-    X's graph, so the scheduler computes a dead worker's part again and the result is the same.
-
-    Without a sketch (``sketch=None``, ``sketch="auto"`` at most 20000 objects, or a route asked
-    for with ``matrix`` or ``pair_tolerance``) X is gathered and :func:`cclust.select_k` runs on
-    it in memory, within the memory budget (``max_bytes``).
-
-    Parameters
-    ----------
-    data : dask.array.Array of shape (n_samples, n_features)
-        The objects, with known chunk sizes.
-    k_range : iterable of int, default=range(2, 9)
-        As :func:`cclust.select_k`.
-    client : distributed.Client, optional
-        Where the chunk tasks run; None: the default client, else Dask's local scheduler.
-    **params
-        Any other keyword argument of :func:`cclust.select_k`. ``missing_features="mean"`` needs
-        the column means of every object, so it is taken only when X is gathered.
-
-    Returns
-    -------
-    SelectKResult
-
-    Raises
-    ------
-    ValidationError
-        ``data`` not a 2-D dask array of numbers, with unknown chunk sizes, or with NaN or
-        infinite values (named by row and column, as in memory); and every refusal of
-        :func:`cclust.select_k`.
-
-    Examples
-    --------
-    >>> import dask.array as da
-    >>> import numpy as np
-    >>> from cclust.dask import select_k
-    >>> rng = np.random.default_rng(0)
-    >>> X = np.vstack([rng.normal(c, 0.3, (300, 2)) for c in ((0, 0), (4, 0), (0, 4))])
-    >>> result = select_k(da.from_array(X, chunks=(4096, 2)), range(2, 5), sketch=300, random_state=0)
-    >>> result.best_k, result.labels[3].shape
-    (3, (900,))
-    """
-    from cclust.selection._select_k import select_k as in_memory
-
-    arguments = inspect.signature(in_memory).bind(data, k_range, **params)
-    arguments.apply_defaults()
-    return run_on_chunks(dict(arguments.arguments), client)
-
-
-def run_on_chunks(arguments, client):
-    """select_k's ``arguments`` (its parameters by name) on the dask array ``arguments["data"]``."""
-    from cclust.interop import _anndata
-    from cclust.selection._select_k import _select_k_on_sketches, resolve_sketch
-    from cclust.selection._select_k import select_k as in_memory
-    from cclust.validation import require_memory
-
-    data = arguments["data"]
-    check_dask_data(data)
-    _anndata.check_array_options(data, "data", layer=arguments.pop("layer") is not None,
-                                 use_rep=arguments.pop("use_rep") is not None,
-                                 key_added=arguments.pop("key_added") != "cclust",
-                                 copy=arguments.pop("copy") is not False)
-    sketch, n_sketches = resolve_sketch(data, arguments["sketch"], arguments["n_sketches"], arguments["method"],
-                                        arguments["matrix"], arguments["pair_tolerance"])
-    runner = _Runner(client)
-    if sketch is None:
-        n, d = data.shape
-        require_memory(8 * n * d, f"select_k on every object of a dask array of shape {data.shape} (gathered)",
-                       "pass sketch=s to run on s objects and label the others chunk by chunk",
-                       arguments["max_bytes"])
-        arguments["data"] = np.asarray(runner.compute([data])[0])
-        return in_memory(**arguments)
-    arguments["sketch"], arguments["n_sketches"] = sketch, n_sketches
-    return _select_k_on_sketches(arguments, lambda values, missing: DaskRows(values, missing, runner))
+def gather(data):
+    """A dask array's values in one NumPy array (on the default client, or Dask's local scheduler)."""
+    return np.asarray(_Runner(None).compute([data])[0])
 
 
 def check_dask_data(data):
@@ -126,8 +32,7 @@ def check_dask_data(data):
         if hasattr(data, "__dask_graph__"):
             raise ValidationError(f"data must be a dask array, got a {type(data).__name__}; convert it with "
                                   "data.to_dask_array(lengths=True).")
-        raise ValidationError(f"data must be a dask array here, got {type(data).__name__}; pass in-memory data "
-                              "to cclust.select_k.")
+        raise ValidationError(f"data must be a dask array here, got {type(data).__name__}.")
     _check_known_chunks(data, "data")
     if data.ndim != 2:
         raise ValidationError(f"data must be 2-D (n_samples, n_features), got a dask array of shape {data.shape}; "
@@ -212,13 +117,13 @@ class DaskRows:
     """The sketch route's rows (``n``, ``draw``, ``take``, ``propagate``; the interface of
     :class:`cclust.selection._select_k.InMemoryRows`) over the row chunks of a dask array."""
 
-    def __init__(self, data, missing_features, runner):
+    def __init__(self, data, missing_features, runner=None):
         if missing_features != "error":
             raise ValidationError(
                 f"missing_features={missing_features!r} fills NaN with the column means of every object, which a "
                 "sketch of a dask array does not gather; impute X chunk by chunk first (e.g. "
                 "X = dask.array.where(dask.array.isnan(X), column_means, X)), or pass sketch=None to gather it.")
-        self.runner = runner
+        self.runner = runner or _Runner(None)
         self.n, self.d = (int(v) for v in data.shape)
         rows = data.chunks[0]
         if len(data.chunks[1]) != 1 or any(c % BLOCK for c in rows[:-1]):

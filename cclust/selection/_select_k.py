@@ -30,6 +30,7 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
+from cclust.selection._sketched import select_k_on_sketches
 
 
 #: The rules select_k can recommend K by ("rcsi" needs a reference null; "gap" the features).
@@ -391,20 +392,19 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
 
     if _anndata.is_anndata(data):
         return _select_k_on_anndata(dict(locals()))
-    if hasattr(data, "__dask_graph__"):  # chunk by chunk (cclust.dask.select_k), never gathered
-        arguments = dict(locals())
-        arguments.pop("_anndata")
-        from cclust.dask._select_k import run_on_chunks
-
-        return run_on_chunks(arguments, None)
     _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
                                  key_added=key_added != "cclust", copy=copy is not False)
+    if hasattr(data, "__dask_graph__"):  # chunk by chunk, never gathered (with a sketch)
+        arguments = dict(locals())
+        for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
+            arguments.pop(name)
+        return _select_k_on_dask(arguments)
     sketch, n_sketches = resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
     if sketch is not None:
         arguments = dict(locals())
         for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
             arguments.pop(name)
-        return _select_k_on_sketches(arguments)
+        return select_k_on_sketches(arguments, select_k)
     if n_sketches != 1:
         raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is drawn (sketch=None, or "
                               f"sketch='auto' with at most {SKETCH_FROM} objects or a route asked for); pass sketch=s "
@@ -686,6 +686,27 @@ def _select_k_on_anndata(arguments):
     return target if copy else None
 
 
+def _select_k_on_dask(arguments):
+    """select_k on a dask array (see :func:`select_k`): on sketches drawn from its row chunks,
+    with every object labelled chunk by chunk, or gathered when no sketch is drawn."""
+    from cclust.dask._select_k import DaskRows, check_dask_data, gather
+    from cclust.validation import require_memory
+
+    data = arguments["data"]
+    check_dask_data(data)
+    sketch, n_sketches = resolve_sketch(data, arguments["sketch"], arguments["n_sketches"], arguments["method"],
+                                        arguments["matrix"], arguments["pair_tolerance"])
+    if sketch is None:
+        n, d = data.shape
+        require_memory(8 * n * d, f"select_k on every object of a dask array of shape {data.shape} (gathered)",
+                       "pass sketch=s to run on s objects and label the others chunk by chunk",
+                       arguments["max_bytes"])
+        arguments["data"] = gather(data)
+        return select_k(**arguments)
+    arguments["sketch"], arguments["n_sketches"] = sketch, n_sketches
+    return select_k_on_sketches(arguments, select_k, DaskRows)
+
+
 def resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance):
     """``sketch`` and ``n_sketches`` as select_k runs them: ``sketch="auto"`` is AUTO_SKETCH
     objects in AUTO_SKETCHES sketches for the Monti protocol on the features of more than
@@ -715,90 +736,6 @@ def _row_count(data):
         except Exception:  # noqa: BLE001 - ragged input: validation reports it
             return None
     return int(shape[0]) if len(shape) == 2 else None
-
-
-class InMemoryRows:
-    """The objects of the sketch route held as one array: draws, gathers and propagation on X.
-
-    :func:`_select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
-    ``propagate``); ``cclust.dask`` gives the same one over the chunks of a dask array.
-    """
-
-    def __init__(self, X):
-        self.X = X
-        self.n = X.shape[0]
-
-    def draw(self, size, how, rng):
-        from cclust import _sketch
-
-        return _sketch.draw_sketch(self.X, size, how, rng)
-
-    def take(self, chosen):
-        return self.X[chosen]
-
-    def propagate(self, chosen, labels, rule, n_threads):
-        """Every object's labels at each K of ``labels`` (K -> the sketch's labels)."""
-        from cclust import _sketch
-
-        return {k: _sketch.propagate(self.X, chosen, lab, n_threads, rule) for k, lab in labels.items()}
-
-
-def _in_memory_rows(data, missing_features):
-    return InMemoryRows(validate_X(data, "data", missing_features)[0])
-
-
-def _select_k_on_sketches(arguments, rows_of=_in_memory_rows):
-    """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
-    sketch's result with every object's labels, and the agreement between the sketches.
-    ``rows_of(data, missing_features)`` checks the features and gives the rows' interface
-    (:class:`InMemoryRows`, or the Dask chunks')."""
-    from dataclasses import replace
-
-    from cclust import _assign, _monti, _sketch
-    from cclust.ensemble import Ensemble
-    from cclust.metrics import ari
-
-    data = arguments.pop("data")
-    size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
-    count = check_int(arguments.pop("n_sketches"), "n_sketches", low=1)
-    rule = _assign.check_method(arguments.pop("propagation"), "propagation")
-    if isinstance(data, Ensemble):
-        raise ValidationError("sketch labels the objects outside the sketch by their features, but data is an "
-                              "Ensemble; pass the features X as data, or drop sketch.")
-    if arguments["method"] != "monti":
-        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects from "
-                              "its consensus clusters; pass method='monti', or drop sketch.")
-    rows = rows_of(data, arguments["missing_features"])
-    n = rows.n
-    k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
-    subsample = check_float(arguments["subsample"], "subsample", low=0, high=1, low_open=True)
-    needed = max(2, int(k_values[-1]))
-    smallest = next((s for s in range(needed, n + 1) if _monti.sample_size(s, subsample) >= needed), n)
-    size = _sketch.check_sketch(size, how, n, smallest)
-    weights = arguments.pop("item_weights")
-    threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
-    root = child_seeds(arguments.pop("random_state"), 1)[0]
-    results, everyone = [], []
-    for t in range(count):
-        draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
-        chosen = rows.draw(size, how, np.random.default_rng(draw))
-        part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
-                        item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
-        results.append((chosen, part))
-        everyone.append(rows.propagate(chosen, part.labels, rule, threads))
-    chosen, first = results[0]
-    items = {}
-    for k, item in first.item_consensus.items():
-        items[k] = np.full((n, item.shape[1]), np.nan)
-        items[k][chosen] = item
-    agreement = best_ks = None
-    if count > 1:
-        best_ks = tuple(part.best_k for _, part in results)
-        agreement = {k: float(np.mean([ari(everyone[a][k], everyone[b][k]) for a in range(count)
-                                       for b in range(a + 1, count)]))
-                     for k in first.k_values.tolist()}
-    return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
-                   sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
 
 
 def _reference_count(n_references):
