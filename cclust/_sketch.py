@@ -51,7 +51,7 @@ def uniform_sketch(n, size, rng):
 def geometric_sketch(grid, size, rng):
     """The geometric sketch of ``size`` objects over ``grid``, the objects' principal scores as
     :class:`PrincipalGrid` exposes them (in memory, or row block by row block elsewhere)."""
-    return _round_robin(_cells_for(grid, size), size, rng)
+    return round_robin(geometric_cells(grid, size), size, rng)
 
 
 # The principal axes come from sums over fixed 4096-object sub-blocks (global positions), added
@@ -108,7 +108,7 @@ def grid_cells(shifted, side):
 
 class PrincipalGrid:
     """X's scores on its leading principal components, shifted to be non-negative, as the
-    bisection of :func:`_cells_for` reads them: ``span`` (the largest shifted score) and
+    bisection of :func:`geometric_cells` reads them: ``span`` (the largest shifted score) and
     ``cells(side)``, the cube of each object numbered in order of its first object."""
 
     def __init__(self, X):
@@ -128,7 +128,7 @@ class PrincipalGrid:
         return int(self.cells(side).max()) + 1 >= size
 
 
-def _cells_for(grid, size):
+def geometric_cells(grid, size):
     """The cube of each object for the largest side whose grid has at least ``size`` occupied
     cubes (bisection on the side, as geosketch searches it)."""
     span = grid.span or 1.0
@@ -146,7 +146,7 @@ def _cells_for(grid, size):
     return grid.cells(low)
 
 
-def _round_robin(cells, size, rng):
+def round_robin(cells, size, rng):
     """``size`` objects drawn one per cube in a random order of the cubes, again and again:
     within a cube the objects come in a random order."""
     n = cells.shape[0]

@@ -124,6 +124,7 @@ class DaskRows:
                 "sketch of a dask array does not gather; impute X chunk by chunk first (e.g. "
                 "X = dask.array.where(dask.array.isnan(X), column_means, X)), or pass sketch=None to gather it.")
         self.runner = runner or _Runner(None)
+        self._cubes = self._taken = None   # the geometric sketch's cubes, the last rows taken
         self.n, self.d = (int(v) for v in data.shape)
         rows = data.chunks[0]
         if len(data.chunks[1]) != 1 or any(c % BLOCK for c in rows[:-1]):
@@ -154,12 +155,18 @@ class DaskRows:
     def draw(self, size, how, rng):
         if how == "uniform":
             return _sketch.uniform_sketch(self.n, size, rng)
-        return _sketch.geometric_sketch(_ChunkGrid(self), size, rng)
+        # the cubes depend on the data and the size alone: every sketch of this size reuses them
+        if self._cubes is None or self._cubes[0] != size:
+            self._cubes = (size, _sketch.geometric_cells(_ChunkGrid(self), size))
+        return _sketch.round_robin(self._cubes[1], size, rng)
 
     def take(self, chosen):
+        if self._taken is not None and np.array_equal(self._taken[0], chosen):
+            return self._taken[1]
         parts = self._map(_task_take, [(block, chosen[(chosen >= a) & (chosen < b)] - a)
                                        for block, a, b in zip(self.blocks, self.starts[:-1], self.starts[1:])])
-        return np.ascontiguousarray(np.concatenate(parts))
+        self._taken = (chosen, np.ascontiguousarray(np.concatenate(parts)))
+        return self._taken[1]
 
     def propagate(self, chosen, labels, rule, n_threads):
         fitted = self.take(chosen)
