@@ -134,6 +134,15 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     the sketches' labels of all the objects (``sketch_agreement``), which says how much the
     answer depends on the sample.
 
+    **A dask array** as ``data`` (rows chunked, chunk sizes known) gives the same result as
+    ``select_k(data.compute())``, for any chunking, scheduler and number of workers, without
+    gathering it when a sketch is drawn: the default ``dask.distributed`` client's workers (or
+    Dask's local scheduler) check the chunks for NaN and infinity, sum the principal axes and
+    grid cubes of the geometric sketch in a fixed order of 4096-row blocks, gather the sketch's
+    rows and label every object chunk by chunk; the sketch's draws and the protocol on it run
+    here, in memory. Without a sketch the array is gathered (within ``max_bytes``).
+    ``missing_features="mean"`` needs the gathered array. docs/guide/scaling.rst has the details.
+
     **The reference null** (``null="uniform"``, the default of the Monti protocol). PAC falls with K on data without
     any cluster, so the lowest PAC favours the largest K tried (Şenbabaoğlu et al. 2014). As in
     M3C (John et al. 2020), ``n_references`` reference data sets of X's size are drawn that keep
@@ -167,7 +176,7 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
 
     Parameters
     ----------
-    data : array-like of shape (n_samples, n_features), DataFrame, AnnData, or cclust.Ensemble
+    data : array-like of shape (n_samples, n_features), DataFrame, AnnData, dask array, or cclust.Ensemble
         The objects, or ready basic partitions of them (with a consensus ``method`` only).
     k_range : iterable of int, default=range(2, 9)
         The K to try, each in ``[1, n_samples]``; sorted and de-duplicated. K = 1 (no clusters)
