@@ -73,7 +73,9 @@ def test_same_result_on_a_distributed_cluster(X, in_memory, client):
     with client.as_current():
         result = select_k(da.from_array(X, chunks=(3000, 3)), sketch_method="geometric", n_sketches=2, **SMALL)
     assert_same(in_memory["geometric"], result)
-    assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.task_groups)) > 0  # it ran there
+    # the chunks' passes and the protocol's k-means runs were the workers' tasks
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert {"task_check", "task_propagate", "kmeans_run"} <= set(prefixes)
 
 
 def test_knn_propagation_as_in_memory():
@@ -123,6 +125,9 @@ def test_bad_dask_input_names_the_argument_and_the_fix(X):
         select_k(da.from_array(X.astype(np.complex128), chunks=(1000, 3)), **SMALL)
     with pytest.raises(ValidationError, match="missing_features='mean'.*sketch=None"):
         select_k(da.from_array(X, chunks=(1000, 3)), **SMALL, missing_features="mean")
+
+
+def test_a_dask_dataframe_is_refused_with_the_conversion(X):
     frame = pytest.importorskip("dask.dataframe")
     with pytest.raises(ValidationError, match=r"to_dask_array\(lengths=True\)"):
         select_k(frame.from_array(X, chunksize=1000), **SMALL)

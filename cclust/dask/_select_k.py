@@ -11,9 +11,11 @@ the sketch, are the in-memory ones bit for bit, whatever the chunks), and the dr
 sketch, which need one integer per object (its cube) for the geometric sketch. Every task is
 built from X's graph: the scheduler computes a lost worker's part again, with the same result.
 """
+import contextlib
+
 import numpy as np
 
-from cclust import _assign, _sketch
+from cclust import _assign, _monti, _sketch
 from cclust._blocks import BLOCK, aligned
 from cclust._pipeline import nonfinite_error
 from cclust.dask._ensemble import _check_known_chunks, _is_dask_array
@@ -152,6 +154,14 @@ class DaskRows:
         return self.runner.compute([task(*(args if isinstance(args, tuple) else (args,)), *shared)
                                     for args in args_per_block])
 
+    def running(self):
+        """While the protocol runs on a sketch: with a ``dask.distributed`` client, its k-means
+        runs (every (K, resample) of the data and of each reference data set) are tasks on the
+        workers; on Dask's local scheduler they stay on this process's ``n_jobs`` threads."""
+        if self.runner.client is None:
+            return contextlib.nullcontext()
+        return _runs_on(self.runner.client)
+
     def draw(self, size, how, rng):
         if how == "uniform":
             return _sketch.uniform_sketch(self.n, size, rng)
@@ -174,6 +184,24 @@ class DaskRows:
         labels = {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}
         parts = self._map(_task_propagate, self._with_starts(), chosen, fitted, labels, rule, neighbours)
         return {k: np.concatenate([part[k] for part in parts]) for k in labels}
+
+
+@contextlib.contextmanager
+def _runs_on(client):
+    """:data:`cclust._monti.MAP_RUNS` set to one task per run on ``client``'s workers, X sent once;
+    each run is seeded by its (K, resample), so the labels are those of the threads."""
+    def map_runs(fn, X, runs):
+        import dask
+
+        shared = dask.delayed(X, pure=True)
+        task = dask.delayed(fn, pure=True)
+        return client.compute([task(shared, *run) for run in runs], sync=True)
+
+    token = _monti.MAP_RUNS.set(map_runs)
+    try:
+        yield
+    finally:
+        _monti.MAP_RUNS.reset(token)
 
 
 class _ChunkGrid:

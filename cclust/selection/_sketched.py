@@ -1,5 +1,7 @@
 """The sketch route of select_k: the protocol on sketches of the objects, every other object
 labelled from them, over rows held in memory or in the chunks of a dask array."""
+import contextlib
+
 import numpy as np
 
 from cclust._pipeline import child_seeds, object_index, validate_X
@@ -12,12 +14,16 @@ class InMemoryRows:
     """The objects of the sketch route held as one array: draws, gathers and propagation on X.
 
     :func:`select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
-    ``propagate``); ``cclust.dask`` gives the same one over the chunks of a dask array.
+    ``propagate``, ``running``); ``cclust.dask`` gives the same one over the chunks of a dask array.
     """
 
     def __init__(self, X):
         self.X = X
         self.n = X.shape[0]
+
+    def running(self):
+        """Where the protocol's runs on a sketch go: here, this process's threads."""
+        return contextlib.nullcontext()
 
     def draw(self, size, how, rng):
         from cclust import _sketch
@@ -73,8 +79,9 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     for t in range(count):
         draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
         chosen = rows.draw(size, how, np.random.default_rng(draw))
-        part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
-                        item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+        with rows.running():
+            part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
+                            item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
         results.append((chosen, part))
         everyone.append(rows.propagate(chosen, part.labels, rule, threads))
     chosen, first = results[0]
