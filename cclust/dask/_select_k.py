@@ -5,8 +5,9 @@ On the workers, one task per row chunk (chunks are re-cut to multiples of 4096 r
 compiled engine's own chunk, with every feature in one chunk): the check for NaN and infinity,
 the column sums and scatter matrices of the principal axes, and the grid cubes of the geometric
 sketch (Hie et al. 2019) at each side its bisection tries; then the rows of the sketch; last,
-every object's consensus cluster at every K, by the rules of :func:`cclust.predict`. On the
-client: the sums added in a fixed order of 4096-row sub-blocks (so the principal axes, and so
+every object's consensus cluster at every K, by the rules of :func:`cclust.predict`. With a
+``dask.distributed`` client the protocol's k-means runs on the sketch are tasks on the workers
+too (one per K and resample; :data:`cclust._monti.MAP_RUNS`). On the client: the sums added in a fixed order of 4096-row sub-blocks (so the principal axes, and so
 the sketch, are the in-memory ones bit for bit, whatever the chunks), and the draws of the
 sketch, which need one integer per object (its cube) for the geometric sketch. Every task is
 built from X's graph: the scheduler computes a lost worker's part again, with the same result.

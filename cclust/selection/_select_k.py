@@ -139,8 +139,10 @@ def select_k(data, k_range=range(2, 9), *, method="monti", inner="kmeans", inner
     gathering it when a sketch is drawn: the default ``dask.distributed`` client's workers (or
     Dask's local scheduler) check the chunks for NaN and infinity, sum the principal axes and
     grid cubes of the geometric sketch in a fixed order of 4096-row blocks, gather the sketch's
-    rows and label every object chunk by chunk; the sketch's draws and the protocol on it run
-    here, in memory. Without a sketch the array is gathered (within ``max_bytes``).
+    rows and label every object chunk by chunk; with a client, the protocol's k-means runs on
+    the sketch (one task per K and resample) run on the workers too, each seeded by its K and
+    resample; the sketch's draws and the consensus matrices stay here. Without a sketch the
+    array is gathered (within ``max_bytes``).
     ``missing_features="mean"`` needs the gathered array. docs/guide/scaling.rst has the details.
 
     **The reference null** (``null="uniform"``, the default of the Monti protocol). PAC falls with K on data without
