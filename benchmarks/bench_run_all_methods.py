@@ -137,7 +137,8 @@ def main():
                 outcome = f"stopped at {args.timeout:.0f} s"
             else:
                 lines = [line for line in text.splitlines() if line.strip()]
-                outcome = "refused: " + (lines[-1] if lines else f"exit {status}").replace("|", "/")
+                # the refusal up to its first "; " (what it needs; the remedies follow in the full line)
+                outcome = "refused: " + (lines[-1] if lines else f"exit {status}").split("; ")[0].replace("|", "/")
             rows.append(f"| {name} | {how} | {wall:.1f} | {rss:.0f} | {outcome} |")
             print(rows[-1], flush=True)
         npy = os.path.join(folder, "X.npy")
