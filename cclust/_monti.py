@@ -16,6 +16,7 @@ often clustered with. Item and cluster consensus are pooled ratios read from con
 of each resample's labels against the clusters, O(n H K) time and O(n K) memory: see
 :func:`pooled_item_consensus`.
 """
+import contextvars
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +43,12 @@ LANDMARKS = 2000
 PAIR_TOLERANCE = 0.0005
 
 INNER = ("kmeans", "hierarchical")
+
+#: Where the k-means runs of :func:`inner_labels` run when set: ``map_runs(fn, X, tasks)`` returns
+#: ``[fn(X, *task) for task in tasks]`` in order, computed anywhere (cclust.dask sends them to
+#: its workers). None: this process's threads. Each run is seeded by its (K, resample) alone, so
+#: the labels do not depend on where it runs.
+MAP_RUNS = contextvars.ContextVar("cclust_map_runs", default=None)
 
 #: ConsensusClusterPlus's ``distance`` choices for ``clusterAlg="hc"`` (R's ``dist`` methods and
 #: ``1 - cor``), and its linkages (R's ``hclust`` methods that SciPy's ``linkage`` computes on a
@@ -197,27 +204,22 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
     n = X.shape[0]
     out = {k: np.full((n, len(samples)), -1, dtype=np.int32) for k in k_values}
     if inner == "kmeans":
-        from cclust.validation import spawn_seed_sequences
-
         seeds = {k: np.random.SeedSequence(root, spawn_key=(k,)).generate_state(len(samples), dtype=np.uint32)
                  for k in k_values}
+        pairs = [(k, h) for k in k_values for h in range(len(samples))]
+        runs = [(samples[h], int(seeds[k][h]), k, None if features is None else features[h], algorithm, init,
+                 n_init) for k, h in pairs]
+        map_runs = MAP_RUNS.get()
+        if map_runs is not None:
+            for (k, h), labels in zip(pairs, map_runs(kmeans_run, X, runs)):
+                out[k][samples[h], h] = labels
+            return out
 
-        def one(task):
-            # Exactly what the registered kmeans generator does with n_partitions=1, k_range=(k, k),
-            # max_iter=100 and this seed (tests check it), without its
-            # per-call validation and Ensemble.
-            k, h = task
-            idx = samples[h]
-            rng = np.random.default_rng(spawn_seed_sequences(int(seeds[k][h]), 1)[0])
-            rng.integers(k, k + 1)               # the generator's draw of K_i
-            rows = resample_rows(X, idx, None if features is None else features[h])
-            if algorithm == "hartigan-wong":
-                out[k][idx, h] = hartigan_wong_labels(rows, k, rng, init=init or "random")
-            else:
-                out[k][idx, h] = best_kmeans_labels(np.ascontiguousarray(rows), k, [rng] * n_init,
-                                                    init or "k-means++", 100, 1e-4)[0]
+        def one(i):
+            k, h = pairs[i]
+            out[k][samples[h], h] = kmeans_run(X, *runs[i])
 
-        tasks = [(k, h) for k in k_values for h in range(len(samples))]
+        tasks = list(range(len(runs)))
     else:
         from scipy.cluster.hierarchy import linkage
 
@@ -237,6 +239,21 @@ def inner_labels(X, samples, k_values, inner, root, n_jobs, features=None, algor
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(one, tasks))
     return out
+
+
+def kmeans_run(X, idx, seed, k, columns, algorithm, init, n_init):
+    """The labels of one resample (rows ``idx``, features ``columns`` or all) at K: exactly what
+    the registered kmeans generator does with n_partitions=1, k_range=(k, k), max_iter=100 and
+    this seed (tests check it), without its per-call validation and Ensemble; with
+    ``algorithm="hartigan-wong"`` R's default k-means (:func:`hartigan_wong_labels`)."""
+    from cclust.validation import spawn_seed_sequences
+
+    rng = np.random.default_rng(spawn_seed_sequences(seed, 1)[0])
+    rng.integers(k, k + 1)               # the generator's draw of K_i
+    rows = resample_rows(X, idx, columns)
+    if algorithm == "hartigan-wong":
+        return hartigan_wong_labels(rows, k, rng, init=init or "random")
+    return best_kmeans_labels(np.ascontiguousarray(rows), k, [rng] * n_init, init or "k-means++", 100, 1e-4)[0]
 
 
 def _syrk(A):

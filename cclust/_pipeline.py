@@ -67,6 +67,16 @@ def _label(values, position):
     return f"{label!r} (position {position})"
 
 
+def nonfinite_error(name, where, infinite, n_holes):
+    """The refusal of features holding infinity (``infinite``) or ``n_holes`` NaN cells, the
+    first bad one at ``where`` ("row 3, column 1")."""
+    if infinite:
+        return ValidationError(f"{name} contains infinity (first at {where}); replace or drop those values first.")
+    return ValidationError(
+        f"{name} contains NaN (first at {where}; {n_holes} in all); impute or drop those values first, "
+        "or pass missing_features='mean' to fill each with the mean of its column.")
+
+
 def fill_missing_features(array, name="X", missing_features="error", index=None, columns=None):
     """NaN cells refused (naming their row and column, by label for a DataFrame) or, with
     ``missing_features="mean"``, filled with their column's mean in a new array. Infinities
@@ -82,12 +92,8 @@ def fill_missing_features(array, name="X", missing_features="error", index=None,
     holes = np.isnan(array)
     bad = np.argwhere(infinite if infinite.any() else holes)[0]
     where = f"row {_label(index, bad[0])}, column {_label(columns, bad[1])}"
-    if infinite.any():
-        raise ValidationError(f"{name} contains infinity (first at {where}); replace or drop those values first.")
-    if missing_features == "error":
-        raise ValidationError(
-            f"{name} contains NaN (first at {where}; {int(holes.sum())} in all); impute or drop those values first, "
-            "or pass missing_features='mean' to fill each with the mean of its column.")
+    if infinite.any() or missing_features == "error":
+        raise nonfinite_error(name, where, bool(infinite.any()), int(holes.sum()))
     empty = np.flatnonzero(holes.all(axis=0))
     if empty.size:
         raise ValidationError(f"{name}: missing_features='mean': column {_label(columns, empty[0])} has no value at "

@@ -38,55 +38,115 @@ def check_sketch(sketch, sketch_method, n, needed):
 
 def draw_sketch(X, size, method, rng):
     """Indices (sorted, int64) of ``size`` objects of X by ``method``."""
-    n = X.shape[0]
     if method == "uniform":
-        return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64)
-    scores = _principal_scores(X)
-    cells = _cells_for(scores, size)
-    return _round_robin(cells, size, rng)
+        return uniform_sketch(X.shape[0], size, rng)
+    return geometric_sketch(PrincipalGrid(X), size, rng)
 
 
-def _principal_scores(X):
-    """X's scores on its leading principal components (at most GRID_COMPONENTS), shifted to be
-    non-negative."""
-    centred = X - X.mean(axis=0)
-    cov = centred.T @ centred
-    values, vectors = np.linalg.eigh(cov)
-    order = np.argsort(values)[::-1][:min(GRID_COMPONENTS, X.shape[1])]
-    scores = centred @ vectors[:, order]
-    return scores - scores.min(axis=0)
+def uniform_sketch(n, size, rng):
+    """``size`` of the ``n`` objects drawn uniformly without replacement (sorted, int64)."""
+    return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64)
 
 
-def _cell_ids(scores, side):
-    """The grid cube of each object (0..cubes-1) for cubes of the given side: objects whose
-    cube coordinates agree, grouped exactly as the ensemble groups identical label rows."""
-    from cclust.ensemble import identical_label_rows
-
-    groups = identical_label_rows(np.floor(scores / side).astype(np.int64))
-    return np.arange(scores.shape[0]) if groups is None else groups[1]
+def geometric_sketch(grid, size, rng):
+    """The geometric sketch of ``size`` objects over ``grid``, the objects' principal scores as
+    :class:`PrincipalGrid` exposes them (in memory, or row block by row block elsewhere)."""
+    return round_robin(geometric_cells(grid, size), size, rng)
 
 
-def _cells_for(scores, size):
+# The principal axes come from sums over fixed 4096-object sub-blocks (global positions), added
+# in order, and the scores are computed per sub-block: every float is then the same whether the
+# rows are held in one array or in chunks whose first rows are multiples of 4096, so a chunked
+# run draws the same sketch as the in-memory one.
+
+def block_sums(block):
+    """Column sums of each 4096-object sub-block of ``block`` (which starts on a multiple of 4096)."""
+    from cclust._blocks import BLOCK
+
+    return [block[a:a + BLOCK].sum(axis=0) for a in range(0, block.shape[0], BLOCK)]
+
+
+def block_scatter(block, mean):
+    """The scatter matrix ``(x - mean)^T (x - mean)`` of each 4096-object sub-block."""
+    from cclust._blocks import BLOCK
+
+    out = []
+    for a in range(0, block.shape[0], BLOCK):
+        centred = block[a:a + BLOCK] - mean
+        out.append(centred.T @ centred)
+    return out
+
+
+def block_scores(block, mean, axes):
+    """The rows' scores on ``axes`` (not shifted), computed per 4096-object sub-block."""
+    from cclust._blocks import BLOCK
+
+    return np.concatenate([(block[a:a + BLOCK] - mean) @ axes for a in range(0, block.shape[0], BLOCK)])
+
+
+def add_in_order(parts):
+    """Sum of a list of arrays, left to right from zero."""
+    total = np.zeros_like(parts[0])
+    for part in parts:
+        total += part
+    return total
+
+
+def principal_axes(sums, scatter_of, n):
+    """The mean and the leading principal axes (at most GRID_COMPONENTS, as columns) from the
+    sub-block column sums, and ``scatter_of(mean)``, the sub-block scatter matrices."""
+    mean = add_in_order(sums) / n
+    values, vectors = np.linalg.eigh(add_in_order(scatter_of(mean)))
+    order = np.argsort(values)[::-1][:min(GRID_COMPONENTS, mean.shape[0])]
+    return mean, np.ascontiguousarray(vectors[:, order])
+
+
+def grid_cells(shifted, side):
+    """The integer cube coordinates of scores already shifted to be non-negative."""
+    return np.floor(shifted / side).astype(np.int64)
+
+
+class PrincipalGrid:
+    """X's scores on its leading principal components, shifted to be non-negative, as the
+    bisection of :func:`geometric_cells` reads them: ``span`` (the largest shifted score) and
+    ``cells(side)``, the cube of each object numbered in order of its first object."""
+
+    def __init__(self, X):
+        mean, axes = principal_axes(block_sums(X), lambda m: block_scatter(X, m), X.shape[0])
+        scores = block_scores(X, mean, axes)
+        self.scores = scores - scores.min(axis=0)
+        self.span = float(self.scores.max())
+
+    def cells(self, side):
+        from cclust.ensemble import identical_label_rows
+
+        groups = identical_label_rows(grid_cells(self.scores, side))
+        return np.arange(self.scores.shape[0]) if groups is None else groups[1]
+
+    def enough(self, side, size):
+        """Whether at least ``size`` cubes of this side are occupied."""
+        return int(self.cells(side).max()) + 1 >= size
+
+
+def geometric_cells(grid, size):
     """The cube of each object for the largest side whose grid has at least ``size`` occupied
     cubes (bisection on the side, as geosketch searches it)."""
-    span = float(scores.max()) or 1.0
+    span = grid.span or 1.0
     low, high = span * 1e-9, span * 2.0          # many cubes at low (one object each), one at high
-    cells = _cell_ids(scores, low)
-    if cells.max() + 1 < size:                   # fewer distinct positions than the sketch
-        return cells
+    if not grid.enough(low, size):               # fewer distinct positions than the sketch
+        return grid.cells(low)
     for _ in range(40):
         middle = np.sqrt(low * high)
-        trial = _cell_ids(scores, middle)
-        if trial.max() + 1 >= size:
-            low, cells = middle, trial
+        if grid.enough(middle, size):
+            low = middle
         else:
             high = middle
         if high / low < 1.01:
             break
-    return cells
+    return grid.cells(low)
 
 
-def _round_robin(cells, size, rng):
+def round_robin(cells, size, rng):
     """``size`` objects drawn one per cube in a random order of the cubes, again and again:
     within a cube the objects come in a random order."""
     n = cells.shape[0]

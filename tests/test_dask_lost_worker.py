@@ -182,3 +182,19 @@ def test_an_X_changed_after_generation_is_not_used_to_make_lost_columns_again(cl
     X[0, 0] += 1.0  # the caller changes X in place while its ensemble is in use
     with pytest.raises(LostDataError, match=r"X changed after the ensemble was generated"):
         D._regenerate()  # what a run does once the worker holding X died
+
+
+@pytest.mark.parametrize("trigger,nth", [("_task_enough", 3), ("kmeans_run", 10)],
+                         ids=["during-the-sketch", "during-the-protocol"])
+def test_select_k_on_a_dask_array_survives_losing_a_worker(client, trigger, nth):
+    # every task is built from the array's graph (the geometric sketch's passes over the chunks,
+    # the protocol's k-means runs on the sketch): the scheduler computes a lost part again
+    X = blobs(n=9000, seed=3)
+    arguments = dict(k_range=range(2, 5), sketch=400, n_resamples=4, n_references=2, random_state=0)
+    expected = cclust.select_k(X, **arguments)
+    with client.as_current():
+        got = killed_during(client, trigger,
+                            lambda: cclust.select_k(da.from_array(X, chunks=(3000, 4)), **arguments), nth=nth)
+    assert got.best_k == expected.best_k and np.array_equal(got.pac, expected.pac)
+    assert np.array_equal(got.sketch, expected.sketch)
+    assert all(np.array_equal(got.labels[k], expected.labels[k]) for k in expected.labels)

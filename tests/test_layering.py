@@ -96,11 +96,12 @@ def test_no_import_cycle_among_cclust_modules_counting_function_level_imports():
 
 
 def test_in_memory_modules_do_not_import_the_dask_package():
-    # cclust.dask is imported only when asked for (a DaskEnsemble, backend="dask", a client):
+    # cclust.dask is imported only when asked for (a DaskEnsemble, backend="dask", a client, a
+    # dask array given to select_k):
     # the modules that hand over to it do so inside a function, and nothing it shares with the
     # in-memory paths lives in it
     graph = import_graph()
-    allowed = {"cclust.generators", "cclust.consensus_functions.kcc"}
+    allowed = {"cclust.generators", "cclust.consensus_functions.kcc", "cclust.selection._select_k"}
     users = {m for m, targets in graph.items()
              if not m.startswith("cclust.dask") and any(t.startswith("cclust.dask") for t in targets)}
     assert users <= allowed, sorted(users - allowed)

@@ -37,6 +37,7 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
+from cclust.selection._sketched import select_k_on_sketches
 
 if TYPE_CHECKING:
     from anndata import AnnData
@@ -148,6 +149,17 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     the sketches' labels of all the objects (``sketch_agreement``), which says how much the
     answer depends on the sample.
 
+    **A dask array** as ``data`` (rows chunked, chunk sizes known) gives the same result as
+    ``select_k(data.compute())``, for any chunking, scheduler and number of workers, without
+    gathering it when a sketch is drawn: the default ``dask.distributed`` client's workers (or
+    Dask's local scheduler) check the chunks for NaN and infinity, sum the principal axes and
+    grid cubes of the geometric sketch in a fixed order of 4096-row blocks, gather the sketch's
+    rows and label every object chunk by chunk; with a client, the protocol's k-means runs on
+    the sketch (one task per K and resample) run on the workers too, each seeded by its K and
+    resample; the sketch's draws and the consensus matrices stay here. Without a sketch the
+    array is gathered (within ``max_bytes``).
+    ``missing_features="mean"`` needs the gathered array. docs/guide/scaling.rst has the details.
+
     **The reference null** (``null="uniform"``, the default of the Monti protocol). PAC falls with K on data without
     any cluster, so the lowest PAC favours the largest K tried (Şenbabaoğlu et al. 2014). As in
     M3C (John et al. 2020), ``n_references`` reference data sets of X's size are drawn that keep
@@ -181,7 +193,7 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
 
     Parameters
     ----------
-    data : array-like of shape (n_samples, n_features), DataFrame, AnnData, or cclust.Ensemble
+    data : array-like of shape (n_samples, n_features), DataFrame, AnnData, dask array, or cclust.Ensemble
         The objects, or ready basic partitions of them (with a consensus ``method`` only).
     k_range : iterable of int, default=range(2, 9)
         The K to try, each in ``[1, n_samples]``; sorted and de-duplicated. K = 1 (no clusters)
@@ -408,12 +420,17 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
         return _select_k_on_anndata(dict(locals()))
     _anndata.check_array_options(data, "data", layer=layer is not None, use_rep=use_rep is not None,
                                  key_added=key_added != "cclust", copy=copy is not False)
+    if hasattr(data, "__dask_graph__"):  # chunk by chunk, never gathered (with a sketch)
+        arguments = dict(locals())
+        for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
+            arguments.pop(name)
+        return _select_k_on_dask(arguments)
     sketch, n_sketches = resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance)
     if sketch is not None:
         arguments = dict(locals())
         for name in ("_anndata", "layer", "use_rep", "key_added", "copy"):
             arguments.pop(name)
-        return _select_k_on_sketches(arguments)
+        return select_k_on_sketches(arguments, select_k)
     if n_sketches != 1:
         raise ValidationError(f"n_sketches={n_sketches!r} compares sketches, but no sketch is drawn (sketch=None, or "
                               f"sketch='auto' with at most {SKETCH_FROM} objects or a route asked for); pass sketch=s "
@@ -695,6 +712,27 @@ def _select_k_on_anndata(arguments):
     return target if copy else None
 
 
+def _select_k_on_dask(arguments):
+    """select_k on a dask array (see :func:`select_k`): on sketches drawn from its row chunks,
+    with every object labelled chunk by chunk, or gathered when no sketch is drawn."""
+    from cclust.dask._select_k import DaskRows, check_dask_data, gather
+    from cclust.validation import require_memory
+
+    data = arguments["data"]
+    check_dask_data(data)
+    sketch, n_sketches = resolve_sketch(data, arguments["sketch"], arguments["n_sketches"], arguments["method"],
+                                        arguments["matrix"], arguments["pair_tolerance"])
+    if sketch is None:
+        n, d = data.shape
+        require_memory(8 * n * d, f"select_k on every object of a dask array of shape {data.shape} (gathered)",
+                       "pass sketch=s to run on s objects and label the others chunk by chunk",
+                       arguments["max_bytes"])
+        arguments["data"] = gather(data)
+        return select_k(**arguments)
+    arguments["sketch"], arguments["n_sketches"] = sketch, n_sketches
+    return select_k_on_sketches(arguments, select_k, DaskRows)
+
+
 def resolve_sketch(data, sketch, n_sketches, method, matrix, pair_tolerance):
     """``sketch`` and ``n_sketches`` as select_k runs them: ``sketch="auto"`` is AUTO_SKETCH
     objects in AUTO_SKETCHES sketches for the Monti protocol on the features of more than
@@ -726,57 +764,6 @@ def _row_count(data):
     return int(shape[0]) if len(shape) == 2 else None
 
 
-def _select_k_on_sketches(arguments):
-    """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
-    sketch's result with every object's labels, and the agreement between the sketches."""
-    from dataclasses import replace
-
-    from cclust import _assign, _monti, _sketch
-    from cclust.ensemble import Ensemble
-    from cclust.metrics import ari
-
-    data = arguments.pop("data")
-    size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
-    count = check_int(arguments.pop("n_sketches"), "n_sketches", low=1)
-    rule = _assign.check_method(arguments.pop("propagation"), "propagation")
-    if isinstance(data, Ensemble):
-        raise ValidationError("sketch labels the objects outside the sketch by their features, but data is an "
-                              "Ensemble; pass the features X as data, or drop sketch.")
-    if arguments["method"] != "monti":
-        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects from "
-                              "its consensus clusters; pass method='monti', or drop sketch.")
-    X, _ = validate_X(data, "data", arguments["missing_features"])
-    n = X.shape[0]
-    k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
-    subsample = check_float(arguments["subsample"], "subsample", low=0, high=1, low_open=True)
-    needed = max(2, int(k_values[-1]))
-    smallest = next((s for s in range(needed, n + 1) if _monti.sample_size(s, subsample) >= needed), n)
-    size = _sketch.check_sketch(size, how, n, smallest)
-    weights = arguments.pop("item_weights")
-    threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
-    root = child_seeds(arguments.pop("random_state"), 1)[0]
-    results, everyone = [], []
-    for t in range(count):
-        draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
-        chosen = _sketch.draw_sketch(X, size, how, np.random.default_rng(draw))
-        part = select_k(X[chosen], random_state=int(run.generate_state(1)[0]),
-                        item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
-        labels = {k: _sketch.propagate(X, chosen, lab, threads, rule) for k, lab in part.labels.items()}
-        results.append((chosen, part))
-        everyone.append(labels)
-    chosen, first = results[0]
-    items = {}
-    for k, item in first.item_consensus.items():
-        items[k] = np.full((n, item.shape[1]), np.nan)
-        items[k][chosen] = item
-    agreement = best_ks = None
-    if count > 1:
-        best_ks = tuple(part.best_k for _, part in results)
-        agreement = {k: float(np.mean([ari(everyone[a][k], everyone[b][k]) for a in range(count)
-                                       for b in range(a + 1, count)]))
-                     for k in first.k_values.tolist()}
-    return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
-                   sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
 def _reference_count(n_references):
     if n_references is None:
         return DEFAULT_REFERENCES

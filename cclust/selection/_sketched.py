@@ -1,0 +1,99 @@
+"""The sketch route of select_k: the protocol on sketches of the objects, every other object
+labelled from them, over rows held in memory or in the chunks of a dask array."""
+import contextlib
+
+import numpy as np
+
+from cclust._pipeline import child_seeds, object_index, validate_X
+from cclust.errors import ValidationError
+from cclust.selection._recommend import _check_k_range
+from cclust.validation import check_float, check_int, check_n_jobs
+
+
+class InMemoryRows:
+    """The objects of the sketch route held as one array: draws, gathers and propagation on X.
+
+    :func:`select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
+    ``propagate``, ``running``); ``cclust.dask`` gives the same one over the chunks of a dask array.
+    """
+
+    def __init__(self, X):
+        self.X = X
+        self.n = X.shape[0]
+
+    def running(self):
+        """Where the protocol's runs on a sketch go: here, this process's threads."""
+        return contextlib.nullcontext()
+
+    def draw(self, size, how, rng):
+        from cclust import _sketch
+
+        return _sketch.draw_sketch(self.X, size, how, rng)
+
+    def take(self, chosen):
+        return self.X[chosen]
+
+    def propagate(self, chosen, labels, rule, n_threads):
+        """Every object's labels at each K of ``labels`` (K -> the sketch's labels)."""
+        from cclust import _sketch
+
+        return {k: _sketch.propagate(self.X, chosen, lab, n_threads, rule) for k, lab in labels.items()}
+
+
+def in_memory_rows(data, missing_features):
+    return InMemoryRows(validate_X(data, "data", missing_features)[0])
+
+
+def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
+    """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
+    sketch's result with every object's labels, and the agreement between the sketches.
+    ``select_k`` runs on each sketch; ``rows_of(data, missing_features)`` checks the features and gives the rows' interface
+    (:class:`InMemoryRows`, or the Dask chunks')."""
+    from dataclasses import replace
+
+    from cclust import _assign, _monti, _sketch
+    from cclust.ensemble import Ensemble
+    from cclust.metrics import ari
+
+    data = arguments.pop("data")
+    size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
+    count = check_int(arguments.pop("n_sketches"), "n_sketches", low=1)
+    rule = _assign.check_method(arguments.pop("propagation"), "propagation")
+    if isinstance(data, Ensemble):
+        raise ValidationError("sketch labels the objects outside the sketch by their features, but data is an "
+                              "Ensemble; pass the features X as data, or drop sketch.")
+    if arguments["method"] != "monti":
+        raise ValidationError("sketch runs the Monti protocol on the sketch and labels the other objects from "
+                              "its consensus clusters; pass method='monti', or drop sketch.")
+    rows = rows_of(data, arguments["missing_features"])
+    n = rows.n
+    k_values = _check_k_range(arguments["k_range"], n, one_allowed=True)
+    subsample = check_float(arguments["subsample"], "subsample", low=0, high=1, low_open=True)
+    needed = max(2, int(k_values[-1]))
+    smallest = next((s for s in range(needed, n + 1) if _monti.sample_size(s, subsample) >= needed), n)
+    size = _sketch.check_sketch(size, how, n, smallest)
+    weights = arguments.pop("item_weights")
+    threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
+    root = child_seeds(arguments.pop("random_state"), 1)[0]
+    results, everyone = [], []
+    for t in range(count):
+        draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
+        chosen = rows.draw(size, how, np.random.default_rng(draw))
+        with rows.running():
+            part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
+                            item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+        results.append((chosen, part))
+        everyone.append(rows.propagate(chosen, part.labels, rule, threads))
+    chosen, first = results[0]
+    items = {}
+    for k, item in first.item_consensus.items():
+        items[k] = np.full((n, item.shape[1]), np.nan)
+        items[k][chosen] = item
+    agreement = best_ks = None
+    if count > 1:
+        best_ks = tuple(part.best_k for _, part in results)
+        agreement = {k: float(np.mean([ari(everyone[a][k], everyone[b][k]) for a in range(count)
+                                       for b in range(a + 1, count)]))
+                     for k in first.k_values.tolist()}
+    return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
+                   sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
