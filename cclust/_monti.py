@@ -471,7 +471,7 @@ def _item_and_cluster(sums, labels, k):
     return item, cluster
 
 
-def _pair_values(L, a, b):
+def pair_values(L, a, b):
     """Exact consensus entries of the pairs (a[t], b[t]) from the label rows (0 if never co-drawn)."""
     out = np.empty(a.shape[0])
     step = max(1, _BLOCK_ELEMENTS // max(1, L.shape[1]))
@@ -587,7 +587,7 @@ def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, 
     average-linkage labels extended to every object, and pooled item and cluster consensus."""
     n = L.shape[0]
     low, high = interval
-    values = _pair_values(L, pairs[0], pairs[1])
+    values = pair_values(L, pairs[0], pairs[1])
     m = values.shape[0]
     out = Consensus()
     out.cdf = np.searchsorted(np.sort(values), GRID, side="right") / m
@@ -623,7 +623,7 @@ def pac_only(L, interval, pairs=None):
 
     low, high = interval
     if pairs is not None:
-        values = _pair_values(L, pairs[0], pairs[1])
+        values = pair_values(L, pairs[0], pairs[1])
         return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
     n = L.shape[0]
     labels = np.ascontiguousarray(L, dtype=np.int32)

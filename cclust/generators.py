@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -67,9 +67,12 @@ def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol):
     return labels
 
 
-def _generate(one_partition, X, random_state, n_partitions, n_jobs, *, verbose=0, desc="partitions",
-              backend=None, client=None, chunks=None):
-    """Ensemble of ``one_partition(X, rng)`` over per-partition generators.
+def seeded_ensemble(one_partition: Callable[[Any, np.random.Generator], Any], X: Any,
+                    random_state: RandomStateLike, n_partitions: int, n_jobs: int | None, *, verbose: int = 0,
+                    desc: str = "partitions", backend: str | None = None, client: Any = None,
+                    chunks: int | None = None) -> Ensemble | DaskEnsemble:
+    """Ensemble of ``one_partition(X, rng)`` over per-partition generators: the seeding every
+    generator shares (the k-means family here, ``cclust.clusterers``, U-SPEC).
 
     Partition j always gets the j-th child seed and results are collected in order, so the
     ensemble does not depend on the number of threads (the engine releases the GIL) nor on the
@@ -219,8 +222,8 @@ def kmeans(X: Any, n_clusters: int, *, n_partitions: int = 100, k_range: tuple[i
         k = int(rng.integers(low, high + 1))
         return _kmeans_labels(X, k, rng, init, max_iter, tol, kmeanspp_trials=kmeanspp_trials)[0]
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="kmeans partitions", backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="kmeans partitions", backend=backend, client=client, chunks=chunks)
 
 
 def _fraction(fraction, name="fraction"):
@@ -249,8 +252,8 @@ def subspace(X: Any, n_clusters: int, *, n_partitions: int = 100, fraction: floa
         features = np.sort(rng.choice(d, size=m, replace=False))
         return _kmeans_labels(np.ascontiguousarray(X[:, features]), k, rng, init, max_iter, tol)[0]
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="subspace partitions", backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="subspace partitions", backend=backend, client=client, chunks=chunks)
 
 
 def subsample(X: Any, n_clusters: int, *, n_partitions: int = 100, fraction: float = 0.7,
@@ -274,8 +277,8 @@ def subsample(X: Any, n_clusters: int, *, n_partitions: int = 100, fraction: flo
         sample = np.sort(rng.choice(n, size=size, replace=False))
         return _kmeans_on_rows(X, sample, k, rng, init, max_iter, tol)
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="subsample partitions", backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="subsample partitions", backend=backend, client=client, chunks=chunks)
 
 
 def projection(X: Any, n_clusters: int, *, n_partitions: int = 100, n_components: int | None = None,
@@ -300,8 +303,8 @@ def projection(X: Any, n_clusters: int, *, n_partitions: int = 100, n_components
         R = rng.standard_normal((d, n_components)) / math.sqrt(n_components)
         return _kmeans_labels(np.ascontiguousarray(X @ R), k, rng, init, max_iter, tol)[0]
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="projection partitions", backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="projection partitions", backend=backend, client=client, chunks=chunks)
 
 
 def boot(X: Any, n_clusters: int, *, n_partitions: int = 100, resample: bool = False,
@@ -345,9 +348,9 @@ def boot(X: Any, n_clusters: int, *, n_partitions: int = 100, resample: bool = F
             return _kmeans_labels(X, k, rng, init, max_iter, tol)[0]
         return _kmeans_on_rows(X, rng.integers(0, n, size=n), k, rng, init, max_iter, tol)
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="bootstrap partitions" if resample else "restarted k-means partitions",
-                     backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="bootstrap partitions" if resample else "restarted k-means partitions",
+                            backend=backend, client=client, chunks=chunks)
 
 
 def _bagged_votes(X, k, rng, n_bootstrap, init, max_iter, tol):
@@ -486,5 +489,5 @@ def bag(X: Any, n_clusters: int, *, n_partitions: int = 100, n_bootstrap: int = 
     def one_partition(X, rng):
         return np.argmax(_bagged_votes(X, n_clusters, rng, n_bootstrap, init, max_iter, tol), axis=1)
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="bagged partitions", backend=backend, client=client, chunks=chunks)
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="bagged partitions", backend=backend, client=client, chunks=chunks)

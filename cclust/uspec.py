@@ -310,7 +310,7 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     >>> uspec_ensemble(X, 3, n_partitions=5, random_state=0).shape
     (150, 5)
     """
-    from cclust.generators import _generate
+    from cclust.generators import seeded_ensemble
 
     X, n_clusters, n_partitions, p, k, (low, high), n_init, max_iter = check_ensemble(
         X, n_clusters, n_partitions, k_range, n_representatives, n_neighbors, n_init, max_iter)
@@ -321,5 +321,5 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
         k_i = min(k_i, graph.affinity.shape[1])  # few distinct points: fewer columns than K_i
         return tcut(graph.affinity, k_i, random_state=rng, n_init=n_init, max_iter=max_iter, n_jobs=1).labels
 
-    return _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                     desc="uspec partitions")
+    return seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                            desc="uspec partitions")

@@ -171,12 +171,6 @@ PRIVATE_NAMES_ACROSS_PACKAGES = {
     ("cclust.dask._ensemble", "cclust.ensemble", "_check_provenance"),
     ("cclust.dask._ensemble", "cclust.ensemble", "_encode_column"),
     ("cclust.evaluation._indices", "cclust.metrics._criteria", "_features_and_codes"),
-    # evaluation became a package: the PAC of its multi-K mode reads the consensus entries of
-    # chosen pairs the way the resampling consensus matrix does
-    ("cclust.evaluation._evaluate", "cclust._monti", "_pair_values"),
-    # clusterers became a package: its per-partition runner draws each partition's seed with
-    # the k-means generators' own seeding
-    ("cclust.clusterers._clusterer", "cclust.generators", "_generate"),
 }
 
 

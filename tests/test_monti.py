@@ -265,7 +265,7 @@ def test_sampled_pairs_estimate_pac_without_bias_within_their_standard_error():
     for seed in range(200):
         pairs = _monti.draw_pairs(n, tolerance, np.random.default_rng(seed))
         assert pairs[0].shape[0] == 400 and (pairs[0] != pairs[1]).all()
-        values = _monti._pair_values(L, *pairs)
+        values = _monti.pair_values(L, *pairs)
         pac = np.count_nonzero((values > 0.1) & (values <= 0.9)) / 400
         z_pac.append((pac - exact.pac) / _monti.proportion_se(pac, 400, False))
         terms = _monti._area_terms(values)

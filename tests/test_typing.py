@@ -73,7 +73,8 @@ def _public_functions():
     out += [(f"cclust.evaluation.{name}", getattr(cclust.evaluation, name))
             for name in ("internal_indices", "nearest_neighbors_in_order")]
     out += [(f"cclust.generators.{name}", getattr(cclust.generators, name))
-            for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag")]
+            for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag",
+                         "seeded_ensemble")]
     return out
 
 

@@ -309,7 +309,7 @@ def _check_p(value, name, generator):
 
 def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p_feature, fewer_clusters,
                    random_state, n_jobs, verbose, max_bytes=None):
-    from cclust.generators import _generate
+    from cclust.generators import seeded_ensemble
 
     generator = clusterer.generator
     X = check_array_2d(X, "X")
@@ -365,8 +365,8 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
         return out
 
     with _one_inner_thread():
-        ensemble = _generate(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
-                             desc=f"{generator} partitions")
+        ensemble = seeded_ensemble(one_partition, X, random_state, n_partitions, n_jobs, verbose=verbose,
+                                    desc=f"{generator} partitions")
     if fewer and fewer_clusters == "warn":
         k, found = min(fewer)
         warnings.warn(f"{generator}: in {len(fewer)} of {n_partitions} partitions {clusterer.what} found fewer "

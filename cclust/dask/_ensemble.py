@@ -422,7 +422,7 @@ def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, ver
                         desc="partitions", provenance=None):
     """A DaskEnsemble whose column j is ``one_partition(X, default_rng(seqs[j]))``, one task each.
 
-    The threaded path (cclust.generators._generate) feeds the same seeds to the same function,
+    The threaded path (cclust.generators.seeded_ensemble) feeds the same seeds to the same function,
     and both relabel each column with the same rule, so the ensembles are identical. Columns a
     lost worker held are made again (see :class:`_Generation`).
     """

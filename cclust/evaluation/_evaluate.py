@@ -207,12 +207,12 @@ def _k_values(n_clusters, ensemble, n):
 
 def _pac(ensemble, groups, pairs, interval):
     """diceR's PAC of each group's unweighted consensus matrix, from the exact entries of ``pairs``."""
-    from cclust._monti import _pair_values
+    from cclust._monti import pair_values
 
     low, high = interval
     out = np.empty(len(groups))
     for a, idx in enumerate(groups):
-        values = _pair_values(ensemble.labels[:, idx], *pairs)
+        values = pair_values(ensemble.labels[:, idx], *pairs)
         out[a] = np.nan if not values.any() else float(np.count_nonzero((values > low) & (values < high))
                                                        / values.shape[0])
     return out
