@@ -16,7 +16,10 @@ previous chain element is among the nearest (so two vertices at equal distance m
 order the chain meets them); :func:`cut_merges` applies merges of equal height in the order
 found. No family of consensus functions is imported here.
 """
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.validation import check_int
@@ -163,7 +166,7 @@ def linkage_on_groups(D, counts, n_clusters, linkage):
     return labels, height
 
 
-def cut_dendrogram(Z, n_clusters):
+def cut_dendrogram(Z: npt.ArrayLike, n_clusters: int) -> npt.NDArray[np.intp]:
     """Labels of the ``n_clusters`` clusters left after the first ``n - n_clusters`` merges of
     SciPy's linkage matrix ``Z`` (n - 1 rows, merges in row order).
 

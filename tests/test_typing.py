@@ -12,6 +12,7 @@ import cclust.base
 import cclust.clusterers
 import cclust.evaluation
 import cclust.generators
+import cclust.graph
 import cclust.metrics
 import cclust.registry
 import cclust.selection
@@ -75,6 +76,11 @@ def _public_functions():
     out += [(f"cclust.generators.{name}", getattr(cclust.generators, name))
             for name in ("kmeans", "subspace", "subsample", "projection", "boot", "bagged_memberships", "bag",
                          "seeded_ensemble")]
+    # the graph toolkit; identical_label_rows and number_by_first live in cclust.ensemble
+    out += [(f"cclust.graph.{name}", getattr(cclust.graph, name)) for name in cclust.graph.__all__
+            if inspect.isfunction(getattr(cclust.graph, name))
+            and name not in ("identical_label_rows", "number_by_first")]
+    out += [("cclust.graph.TransferCut.__init__", cclust.graph.TransferCut.__init__)]
     return out
 
 

@@ -1,16 +1,23 @@
 """Graphs of objects and clusters (HBGF, Fern & Brodley 2004): the bipartite METIS cut with
 identical objects merged, the one-hot matrix in the canonical cluster order, and the affinities
 and checks that the bipartite methods share."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
-from cclust.ensemble import identical_label_rows
+from cclust.ensemble import Ensemble, identical_label_rows
+from cclust.validation import RandomStateLike
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import EDGE_WEIGHT_RESOLUTION, honour_n_clusters, partition_graph
-from cclust.graph._merge import cap_groups, identical_rows, merge_cap
+from cclust.graph._merge import Groups, cap_groups, identical_rows, merge_cap
 
 
-def bipartite_partition(M, n_clusters, *, random_state, ufactor, object_weights=None):
+def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
+                        object_weights: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.int64], float, int]:
     """Partition the bipartite graph [[0, M], [M.T, 0]] of objects and clusters (HBGF, WOHB).
 
     Objects with identical rows of ``M`` (the same clusters with the same weights) become one
@@ -47,7 +54,10 @@ def _scale_rows(G, counts):
     return G
 
 
-def partition_bipartite_groups(G, groups, top, n_clusters, *, random_state, ufactor, object_weights=None):
+def partition_bipartite_groups(G: Any, groups: Groups | None, top: float | None, n_clusters: int, *,
+                               random_state: RandomStateLike, ufactor: int | None,
+                               object_weights: npt.ArrayLike | None = None
+                               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], float]:
     """METIS on [[0, G], [G^T, 0]], G's rows being objects merged by ``groups`` (see
     :func:`bipartite_partition`) and its columns clusters.
 
@@ -56,6 +66,7 @@ def partition_bipartite_groups(G, groups, top, n_clusters, *, random_state, ufac
     Returns the part of every object (unmerged), the part of every cluster and the cut.
     """
     m, n_c = G.shape
+    row_weights: npt.NDArray[np.integer[Any]] | None
     if groups is None:
         resolution = EDGE_WEIGHT_RESOLUTION
         row_weights = None if object_weights is None else np.asarray(object_weights, dtype=np.int64)
@@ -95,7 +106,7 @@ def partition_bipartite_groups(G, groups, top, n_clusters, *, random_state, ufac
     return (parts[:m] if groups is None else parts[:m][groups[1]]), parts[m:], cut
 
 
-def bipartite_affinity(rows, cluster_part, n_clusters):
+def bipartite_affinity(rows: Any, cluster_part: npt.NDArray[np.integer[Any]], n_clusters: int) -> npt.NDArray[np.float64]:
     """Weight of each row's clusters lying in each part: what :func:`honour_n_clusters` weighs
     when a part of the bipartite graph holds only clusters. Dense (rows x n_clusters), so
     formed only then."""
@@ -104,12 +115,14 @@ def bipartite_affinity(rows, cluster_part, n_clusters):
     return np.asarray((rows @ member).todense())
 
 
-def has_empty_part(labels, n_clusters):
+def has_empty_part(labels: npt.NDArray[np.integer[Any]], n_clusters: int) -> bool:
     """Whether one of the parts ``0..n_clusters-1`` holds no object."""
     return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
 
 
-def one_hot_in_order(ensemble, order, rows=None, values=None):
+def one_hot_in_order(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
+                     rows: npt.NDArray[np.integer[Any]] | None = None,
+                     values: npt.ArrayLike | None = None) -> Any:
     """``ensemble.one_hot()[rows][:, order]`` with sorted indices, built from the labels.
 
     Column j is cluster ``order[j]``; each row lists its clusters' positions in ``order``,
@@ -139,7 +152,7 @@ def one_hot_in_order(ensemble, order, rows=None, values=None):
     return B
 
 
-def hbgf_graph(ensemble, n_clusters):
+def hbgf_graph(ensemble: Ensemble, n_clusters: int) -> tuple[Any, Groups | None, npt.NDArray[np.float64]]:
     """HBGF's merged bipartite graph straight from the label matrix.
 
     Equal to ``bipartite_partition``'s on ``ensemble.one_hot(weighted=True)[:, order]`` (same

@@ -1,13 +1,19 @@
 """The graph methods' shared argument checks and memory figures: the ensemble and K, ufactor,
 balance, neighbours, the bytes of a dense graph and of a METIS call; and the canonical order of
 cluster vertices."""
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.ensemble import Ensemble, as_ensemble, identical_label_rows
 from cclust.errors import ValidationError
 from cclust.validation import check_int, require_memory
+
+if TYPE_CHECKING:
+    from cclust.graph._merge import Groups
 
 
 def check_graph_inputs(ensemble: Any, n_clusters: object, name: str = "ensemble") -> tuple[Ensemble, int]:
@@ -25,7 +31,7 @@ def check_graph_inputs(ensemble: Any, n_clusters: object, name: str = "ensemble"
     return ensemble, n_clusters
 
 
-def check_ufactor(ufactor):
+def check_ufactor(ufactor: int | None) -> int | None:
     return check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
 
 
@@ -33,17 +39,17 @@ def check_ufactor(ufactor):
 BALANCES = ("clusters", "objects")
 
 
-def check_balance(balance):
+def check_balance(balance: str) -> str:
     if balance not in BALANCES:
         raise ValidationError(f"balance must be 'clusters' or 'objects', got {balance!r}.")
     return balance
 
 
-def check_n_neighbors(n_neighbors, n):
+def check_n_neighbors(n_neighbors: int | None, n: int) -> int | None:
     return check_int(n_neighbors, "n_neighbors", low=1, high=max(1, n - 1), allow_none=True)
 
 
-def _idx_bytes():
+def _idx_bytes() -> int:
     try:
         from pymetis._internal import _idx_type_width
         return int(_idx_type_width()) // 8
@@ -51,7 +57,7 @@ def _idx_bytes():
         return 8
 
 
-def dense_graph_bytes(n, itemsize=4):
+def dense_graph_bytes(n: int, itemsize: int = 4) -> int:
     """Bytes a dense similarity of n objects and its METIS graph need at the peak.
 
     ``itemsize + 24`` bytes a pair: the dense matrix, and at most 24 bytes a pair of its sparse
@@ -62,7 +68,7 @@ def dense_graph_bytes(n, itemsize=4):
     return n * n * (itemsize + 24)
 
 
-def metis_bytes(n_vertices, n_entries):
+def metis_bytes(n_vertices: int, n_entries: int) -> int:
     """Address space METIS maps at most to partition a graph: 16 idx_t per vertex and per
     adjacency entry (both directions of every edge). The least limit under which METIS 5.1
     succeeded was 2.5-2.7 of them per entry on dense graphs and 10-12.2 on sparse random and
@@ -70,7 +76,8 @@ def metis_bytes(n_vertices, n_entries):
     return 16 * (int(n_vertices) + int(n_entries)) * _idx_bytes()
 
 
-def check_dense_budget(n, what, max_bytes, itemsize=4, alternative=None):
+def check_dense_budget(n: int, what: str, max_bytes: int | None, itemsize: int = 4,
+                       alternative: str | None = None) -> None:
     if alternative is None:
         alternative = ("pass n_neighbors=... (e.g. 30) for the sparse route that keeps each object's "
                        "strongest neighbours")
@@ -82,7 +89,7 @@ def check_dense_budget(n, what, max_bytes, itemsize=4, alternative=None):
 
 
 
-def canonical_cluster_order(ensemble, identical="compute"):
+def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str = "compute") -> npt.NDArray[np.intp]:
     """A permutation of the one-hot columns that depends on the clusters' members only.
 
     Clusters are sorted by (first member, size, a 64-bit hash of the member set, partition
@@ -98,7 +105,10 @@ def canonical_cluster_order(ensemble, identical="compute"):
     L = ensemble.labels
     n, r = L.shape
     n_c = int(ensemble.offsets[-1])
-    keys = np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=n, dtype=np.int64).view(np.uint64)
+    # an array: NumPy's stubs read integers(..., size=n, dtype=...) as a scalar
+    keys = cast("npt.NDArray[np.uint64]",
+                np.random.default_rng(0x9E3779B9).integers(0, 2**63 - 1, size=n, dtype=np.int64).view(np.uint64))
+    firsts: npt.NDArray[np.integer[Any]]
     if groups is None:
         firsts, multiplicity, group_keys = np.arange(n), None, keys
     else:

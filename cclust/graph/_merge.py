@@ -1,9 +1,18 @@
 """Identical-row merging: a 64-bit hash mix, the groups of identical rows of a sparse matrix and
 the cap on how many objects one merged vertex may stand for."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+
+#: ``(first, inverse, counts)`` of groups of identical rows: the first row of every group, the
+#: group of every row and the group sizes.
+Groups = tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.integer[Any]], npt.NDArray[np.integer[Any]]]
 
 
-def mix64(z):
+def mix64(z: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """SplitMix64's finaliser on uint64 arrays: every input bit affects every output bit."""
     z = z + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -11,7 +20,7 @@ def mix64(z):
     return z ^ (z >> np.uint64(31))
 
 
-def identical_rows(M):
+def identical_rows(M: Any) -> Groups | None:
     """Groups of identical rows of a CSR matrix with sorted indices, or None if all differ.
 
     Returns ``(first, inverse, counts)``: the first row of every group, in increasing order,
@@ -65,7 +74,7 @@ def identical_rows(M):
 MERGE_CAP_DIVISOR = 64
 
 
-def cap_groups(groups, cap):
+def cap_groups(groups: Groups | None, cap: int) -> Groups | None:
     """Split groups of :func:`identical_rows` larger than ``cap`` into chunks of at most ``cap``.
 
     ``groups`` is ``(first, inverse, counts)`` or None (returned as is). Objects are assigned to
@@ -85,7 +94,7 @@ def cap_groups(groups, cap):
     _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
     return first, inverse.reshape(-1), counts
 
-def merge_cap(n, n_clusters):
+def merge_cap(n: int, n_clusters: int) -> int:
     """Most objects one merged vertex may stand for: ``n / (MERGE_CAP_DIVISOR * n_clusters)``, at
     least 1, so that METIS can still balance the parts (see :func:`bipartite_partition`)."""
     return max(1, n // (MERGE_CAP_DIVISOR * n_clusters))

@@ -1,16 +1,23 @@
 """MCLA's meta-graph of clusters (Strehl & Ghosh 2002; weighted, Ren et al. 2017), its cut into
 meta-clusters and the objects' participation in them."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
-from cclust.validation import check_random_state, require_memory
+from cclust.ensemble import Ensemble
+from cclust.validation import RandomStateLike, check_random_state, require_memory
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import argmax_random_ties, honour_n_clusters, partition_graph
 from cclust.graph._bipartite import one_hot_in_order
 from cclust.graph._sizes import cut_with_sizes
 
 
-def meta_graph(ensemble, object_weights=None, *, max_bytes=None):
+def meta_graph(ensemble: Ensemble, object_weights: npt.ArrayLike | None = None, *,
+               max_bytes: int | None = None) -> tuple[npt.NDArray[np.intp], Any]:
     """The meta-graph of MCLA / WOMC: (weighted) Jaccard similarity between every two clusters.
 
     ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (Ren et al. 2017, eq. 5; binary Jaccard
@@ -93,8 +100,10 @@ def _jaccard_graph(B, object_weights):
     return graph
 
 
-def meta_cluster(ensemble, n_clusters, object_weights, *, random_state, ufactor, method, balance="objects",
-                 sizes="equal", max_bytes=None):
+def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayLike | None, *,
+                 random_state: RandomStateLike, ufactor: int | None, method: str, balance: str = "objects",
+                 sizes: str = "equal", max_bytes: int | None = None
+                 ) -> tuple[npt.NDArray[np.int64], float, dict[str, Any]]:
     """MCLA (object_weights None) or WOMC (Ren et al. 2017, eq. 5): meta-graph, METIS, strongest participation.
 
     ``balance="objects"`` gives every meta-graph vertex its cluster's size as METIS vertex

@@ -1,9 +1,15 @@
 """The one METIS call (:func:`partition_graph`) and the only place where similarities become
 integer edge weights (:func:`integer_edge_weights`); the functions every cut shares (filling empty
 parts, random tie-breaking, the sparse nearest-neighbour graph)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
+from cclust.validation import RandomStateLike
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.validation import address_space_left, check_random_state, format_bytes, require_address_space
 from cclust.graph._checks import _idx_bytes, metis_bytes
@@ -18,7 +24,7 @@ _CHUNK_ROWS = 256
 
 # -- the METIS call ------------------------------------------------------------------------------
 
-def integer_edge_weights(values, resolution=EDGE_WEIGHT_RESOLUTION):
+def integer_edge_weights(values: npt.ArrayLike, resolution: float = EDGE_WEIGHT_RESOLUTION) -> npt.NDArray[np.int64]:
     """Scale positive similarities so the largest is ``resolution`` and round them to integers.
 
     This is the one place where cclust turns similarities into METIS's integer weights.
@@ -30,8 +36,10 @@ def integer_edge_weights(values, resolution=EDGE_WEIGHT_RESOLUTION):
     return np.rint(values * (resolution / top)).astype(np.int64)
 
 
-def partition_graph(similarity, n_parts, *, random_state=None, ufactor=None, symmetric=False,
-                    vertex_weights=None, resolution=EDGE_WEIGHT_RESOLUTION):
+def partition_graph(similarity: Any, n_parts: int, *, random_state: RandomStateLike = None,
+                    ufactor: int | None = None, symmetric: bool = False,
+                    vertex_weights: npt.ArrayLike | None = None,
+                    resolution: float = EDGE_WEIGHT_RESOLUTION) -> tuple[npt.NDArray[np.int64], float]:
     """Partition a weighted undirected graph into ``n_parts`` with METIS (PyMetis).
 
     Parameters
@@ -144,7 +152,8 @@ def _cut(S, parts):
 
 # -- functions shared with woec.py ---------------------------------------------------------------
 
-def honour_n_clusters(labels, affinity, n_clusters):
+def honour_n_clusters(labels: npt.ArrayLike, affinity: npt.NDArray[np.floating[Any]],
+                      n_clusters: int) -> tuple[npt.NDArray[np.int64], int]:
     """Fill parts a partitioner left without objects, so exactly ``n_clusters`` are used.
 
     For each empty part m (in order) the objects with the largest ``affinity[x, m] -
@@ -170,7 +179,7 @@ def honour_n_clusters(labels, affinity, n_clusters):
     return labels, moved
 
 
-def argmax_random_ties(scores, rng):
+def argmax_random_ties(scores: npt.NDArray[np.floating[Any]], rng: np.random.Generator) -> npt.NDArray[np.intp]:
     """Row-wise argmax, exact ties broken at random (Ren et al. 2017, sec. 3.3.1: "Ties are broken randomly")."""
     top = scores.max(axis=1, keepdims=True)
     tied = scores >= top - 1e-12 * np.maximum(1.0, np.abs(top))
@@ -178,7 +187,8 @@ def argmax_random_ties(scores, rng):
     return priority.argmax(axis=1)
 
 
-def top_neighbor_graph(block, n, n_neighbors, *, chunk_rows=_CHUNK_ROWS):
+def top_neighbor_graph(block: Callable[[int, int], npt.ArrayLike], n: int, n_neighbors: int, *,
+                       chunk_rows: int = _CHUNK_ROWS) -> Any:
     """Sparse symmetric graph keeping each object's ``n_neighbors`` strongest similarities.
 
     ``block(start, stop)`` returns the dense rows ``start:stop`` of the similarity. An edge is

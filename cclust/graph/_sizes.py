@@ -2,10 +2,17 @@
 (:func:`estimate_clusters`, a size-free first consensus), object weights from them
 (:func:`size_weights`) and the choice between the equal and the estimated cut
 (:func:`cut_with_sizes`, :func:`choose_sizes`)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
+from cclust.ensemble import Ensemble, EnsembleLike
 from cclust.errors import ValidationError
+from cclust.validation import RandomStateLike
 from cclust.graph._checks import check_graph_inputs
 from cclust.graph._bipartite import hbgf_graph, partition_bipartite_groups
 
@@ -33,13 +40,13 @@ PARTS_PER_CLUSTER = 3
 SIZE_WEIGHT_UNIT = 32
 
 
-def check_sizes(sizes):
+def check_sizes(sizes: str) -> str:
     if sizes not in SIZES:
         raise ValidationError(f"sizes must be 'auto', 'estimated' or 'equal', got {sizes!r}.")
     return sizes
 
 
-def separated_coassociation(ensemble, labels):
+def separated_coassociation(ensemble: Ensemble, labels: npt.NDArray[np.integer[Any]]) -> float:
     """The fraction of the total co-association joining objects that ``labels`` separates:
     ``1 - sum_k sum_{x, y in C_k} A[x, y] / sum_{x, y} A[x, y]`` (the consensus cut, from the
     one-hot, no n x n matrix)."""
@@ -52,7 +59,8 @@ def separated_coassociation(ensemble, labels):
     return max(0.0, 1.0 - within / total) if total > 0 else 0.0  # never below 0 by round-off
 
 
-def choose_sizes(ensemble, equal, estimated):
+def choose_sizes(ensemble: Ensemble, equal: npt.NDArray[np.int64], estimated: npt.NDArray[np.int64]
+                 ) -> tuple[npt.NDArray[np.int64], str, tuple[float, float]]:
     """``sizes="auto"``: the partition balanced by estimated sizes if its consensus cut
     (:func:`separated_coassociation`) is below :data:`AUTO_CUT_RATIO` times the equal-size
     partition's, else the equal-size one. Returns (labels, which, the two cuts).
@@ -129,7 +137,8 @@ def _average_linkage(B, Bw, labels, n_groups, n_clusters):
     return final.reshape(-1)
 
 
-def estimate_clusters(ensemble, n_clusters, *, random_state=None, parts_per_cluster=PARTS_PER_CLUSTER):
+def estimate_clusters(ensemble: EnsembleLike, n_clusters: int, *, random_state: RandomStateLike = None,
+                      parts_per_cluster: int = PARTS_PER_CLUSTER) -> npt.NDArray[np.int64]:
     """A first consensus that is free to have clusters of any size: the sizes to balance for.
 
     1. HBGF's bipartite graph is cut by METIS into ``parts_per_cluster * n_clusters`` parts of
@@ -170,7 +179,7 @@ def estimate_clusters(ensemble, n_clusters, *, random_state=None, parts_per_clus
     return (settled if k == n_clusters else labels).astype(np.int64)
 
 
-def size_weights(labels, n_clusters=None):
+def size_weights(labels: npt.ArrayLike, n_clusters: int | None = None) -> npt.NDArray[np.int64]:
     """Integer vertex weights under which the clusters of ``labels`` weigh about the same.
 
     Object x in a cluster of s objects weighs ``round(SIZE_WEIGHT_UNIT * (n / K) / s)``,
@@ -188,13 +197,15 @@ def size_weights(labels, n_clusters=None):
     return per_cluster[labels]
 
 
-def object_size_weights(ensemble, n_clusters, random_state):
+def object_size_weights(ensemble: EnsembleLike, n_clusters: int, random_state: RandomStateLike) -> npt.NDArray[np.int64]:
     """Every object's vertex weight under the estimated sizes: :func:`size_weights` of
     :func:`estimate_clusters`."""
     return size_weights(estimate_clusters(ensemble, n_clusters, random_state=random_state), n_clusters)
 
 
-def cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut, *, admissible_equal=None):
+def cut_with_sizes(ensemble: Ensemble, n_clusters: int, sizes: str, ufactor: int | None, rng: np.random.Generator,
+                   cut: Callable[[npt.NDArray[np.int64] | None, int | None], tuple[Any, Any, dict[str, Any]]], *,
+                   admissible_equal: float | None = None) -> tuple[Any, Any, dict[str, Any]]:
     """Run a graph method's cut for ``sizes`` and pick the result.
 
     What the ``sizes`` parameter of ``cspa``, ``mcla``, ``hbgf``, ``womc``, ``wosp``, ``wohb``

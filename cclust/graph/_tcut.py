@@ -1,10 +1,17 @@
 """The transfer cut (Li, Wu & Chang 2012) of a bipartite graph, :func:`tcut`, and the control of
 BLAS threads around it (:func:`blas_team`, :func:`one_blas_thread`)."""
+from __future__ import annotations
+
+from typing import Any, ContextManager
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
-from cclust.validation import available_cores, busy_elsewhere, check_int, check_random_state, renamed_threads
+from cclust.graph._merge import Groups
+from cclust.validation import (RandomStateLike, available_cores, busy_elsewhere, check_int, check_random_state,
+                               renamed_threads)
 from cclust.graph._metis import honour_n_clusters
 from cclust.graph._bipartite import has_empty_part
 
@@ -38,7 +45,8 @@ class TransferCut:
 
     __slots__ = ("labels", "embedding", "eigenvalues", "objective", "n_iter", "n_moved")
 
-    def __init__(self, labels, embedding, eigenvalues, objective, n_iter, n_moved=0):
+    def __init__(self, labels: npt.NDArray[np.int64], embedding: npt.NDArray[np.float64],
+                 eigenvalues: npt.NDArray[np.float64], objective: float, n_iter: int, n_moved: int = 0) -> None:
         self.labels, self.embedding, self.eigenvalues = labels, embedding, eigenvalues
         self.objective, self.n_iter, self.n_moved = objective, n_iter, n_moved
 
@@ -48,7 +56,7 @@ class TransferCut:
 BLAS_TEAM_FROM = 1024
 
 
-def blas_team(size, threshold=BLAS_TEAM_FROM):
+def blas_team(size: int, threshold: int = BLAS_TEAM_FROM) -> ContextManager[Any]:
     """The BLAS thread setting for dense products on ``size`` x ``size`` matrices: one thread
     (:func:`one_blas_thread`) below ``threshold``, BLAS's own team from it on. OpenBLAS's
     second thread spins between calls: on two idle cores PTA's products at 805 microclusters
@@ -62,7 +70,7 @@ def blas_team(size, threshold=BLAS_TEAM_FROM):
     return nullcontext() if size >= threshold and not busy else one_blas_thread()
 
 
-def one_blas_thread():
+def one_blas_thread() -> ContextManager[Any]:
     """A context in which BLAS/LAPACK run on one thread (threadpoolctl, scikit-learn's
     dependency, when installed; else nothing changes), for the small dense eigenproblems of the
     spectral cuts. OpenBLAS's thread team spins for its share of the cores: on this two-core
@@ -174,7 +182,8 @@ def _row_block(B, start, stop):
                          shape=(stop - start, B.shape[1]))
 
 
-def transfer_rows(B, ncut_vectors, row_degree):
+def transfer_rows(B: Any, ncut_vectors: npt.NDArray[np.float64], row_degree: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
     """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
     unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
     the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
@@ -191,7 +200,8 @@ def transfer_rows(B, ncut_vectors, row_degree):
 
 
 @renamed_threads
-def tcut(B, n_clusters, *, groups=None, random_state=None, n_init=3, max_iter=100, n_jobs=None):
+def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state: RandomStateLike = None,
+         n_init: int = 3, max_iter: int = 100, n_jobs: int | None = None) -> TransferCut:
     """Transfer cut (Tcut; Li, Wu & Chang 2012) of the bipartite graph [[0, B], [B^T, 0]].
 
     The spectral (normalised-cut) partition of a bipartite graph of objects (rows of B) and
