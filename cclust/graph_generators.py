@@ -37,14 +37,23 @@ Choices where the papers are silent:
   given to ``igraph.set_random_number_generator`` must be given again after ``louvain``; igraph
   code running in other threads meanwhile would draw from the seeded generator.
 """
+from __future__ import annotations
+
 import random
 import threading
 
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import check_array_2d, check_float, check_int, renamed_threads, spawn_seed_sequences
+from cclust.validation import (RandomStateLike, check_array_2d, check_float, check_int, renamed_threads,
+                               spawn_seed_sequences)
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
 
 #: What a user who lacks the graph libraries is told.
 INSTALL_HINT = "pip install 'cclust[graph]'"
@@ -72,7 +81,7 @@ def _libraries(generator):
 
 
 @renamed_threads
-def knn_graph(X, n_neighbors, n_jobs=1):
+def knn_graph(X: npt.NDArray[np.float64], n_neighbors: int, n_jobs: int | None = 1) -> Any:
     """The symmetric Jaccard-weighted k-nearest-neighbour graph of the rows of X (module docstring).
 
     Parameters
@@ -109,7 +118,7 @@ def knn_graph(X, n_neighbors, n_jobs=1):
     return shared
 
 
-def check_graph(graph, n, name="graph"):
+def check_graph(graph: Any, n: int, name: str = "graph") -> Any:
     """A given graph as a symmetric CSR float64 matrix of shape (n, n) with finite weights >= 0."""
     if sp.issparse(graph):
         matrix = sp.csr_matrix(graph, dtype=np.float64, copy=True)
@@ -128,7 +137,7 @@ def check_graph(graph, n, name="graph"):
     return matrix
 
 
-def igraph_from_adjacency(matrix):
+def igraph_from_adjacency(matrix: Any) -> Any:
     """The undirected igraph Graph of a symmetric sparse matrix: one edge per stored entry of its
     upper triangle (diagonal included), in row-major order, weights in the edge attribute
     ``"weight"``."""
@@ -206,8 +215,10 @@ def _ensemble(run, name, matrix, resolutions, n_partitions, random_state, n_jobs
     return Ensemble(np.column_stack(columns), provenance=provenance)
 
 
-def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=None, graph=None,
-           n_iterations=2, random_state=None, n_jobs=None, verbose=0):
+def leiden(X: npt.ArrayLike, n_clusters: int | None = None, *, n_partitions: int = 100,
+           resolutions: float | Sequence[float] | None = None, n_neighbors: int | None = None, graph: Any = None,
+           n_iterations: int = 2, random_state: RandomStateLike = None, n_jobs: int | None = None,
+           verbose: int = 0) -> Ensemble:
     """Leiden partitions of a kNN graph over a grid of resolutions and seeds (Traag, Waltman & van Eck 2019).
 
     Each partition is one ``leidenalg.find_partition`` run with ``RBConfigurationVertexPartition``
@@ -273,8 +284,9 @@ def leiden(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbor
     return _ensemble(run, "leiden", matrix, resolutions, n_partitions, random_state, n_jobs, verbose)
 
 
-def louvain(X, n_clusters=None, *, n_partitions=100, resolutions=None, n_neighbors=None, graph=None,
-            random_state=None, n_jobs=None, verbose=0):
+def louvain(X: npt.ArrayLike, n_clusters: int | None = None, *, n_partitions: int = 100,
+            resolutions: float | Sequence[float] | None = None, n_neighbors: int | None = None, graph: Any = None,
+            random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0) -> Ensemble:
     """Louvain partitions of a kNN graph over a grid of resolutions and seeds (Blondel et al. 2008).
 
     Each partition is igraph's ``community_multilevel`` (modularity with a resolution parameter)

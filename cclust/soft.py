@@ -13,12 +13,18 @@ Ensemble and refuses one holding a fractional membership, naming the method and 
 
 Soft partitions have no missing objects (a row of a membership matrix must sum to one).
 """
-from typing import TypeGuard
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.validation import require_memory
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
 
 __all__ = ["SoftEnsemble", "DEFAULT_ROW_TOLERANCE", "is_soft_ensemble"]
 
@@ -117,7 +123,9 @@ class SoftEnsemble:
     [0.91, 0.87, 0.09]
     """
 
-    def __init__(self, memberships, weights=None, *, tol=DEFAULT_ROW_TOLERANCE, provenance=None):
+    def __init__(self, memberships: SoftEnsemble | Ensemble | Sequence[npt.ArrayLike] | npt.NDArray[Any],
+                 weights: npt.ArrayLike | None = None, *, tol: float = DEFAULT_ROW_TOLERANCE,
+                 provenance: str | Sequence[str] | None = None) -> None:
         from cclust.ensemble import Ensemble, _check_provenance
         from cclust.validation import check_float
 
@@ -190,35 +198,35 @@ class SoftEnsemble:
 
     # -- properties ---------------------------------------------------------------------------
     @property
-    def memberships(self):
+    def memberships(self) -> tuple[npt.NDArray[np.float64], ...]:
         return self._memberships
 
     @property
-    def n_samples(self):
+    def n_samples(self) -> int:
         return self._stacked.shape[0]
 
     @property
-    def n_partitions(self):
+    def n_partitions(self) -> int:
         return len(self._n_clusters)
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         return (self.n_samples, self.n_partitions)
 
     @property
-    def n_clusters(self):
+    def n_clusters(self) -> npt.NDArray[np.int64]:
         return self._n_clusters
 
     @property
-    def offsets(self):
+    def offsets(self) -> npt.NDArray[np.int64]:
         return self._offsets
 
     @property
-    def weights(self):
+    def weights(self) -> npt.NDArray[np.float64]:
         return self._weights
 
     @property
-    def cluster_sizes(self):
+    def cluster_sizes(self) -> npt.NDArray[np.float64]:
         """Summed membership of every cluster of every partition, float64 (sum K_i,), read-only:
         the soft counterpart of :attr:`cclust.Ensemble.cluster_sizes` (the member counts of 0/1
         partitions), so P_i = cluster_sizes[offsets[i]:offsets[i+1]] / n_samples."""
@@ -229,29 +237,29 @@ class SoftEnsemble:
         return self._cache["cluster_sizes"]
 
     @property
-    def provenance(self):
+    def provenance(self) -> tuple[str, ...] | None:
         return self._provenance
 
     @property
-    def hard(self):
+    def hard(self) -> npt.NDArray[np.bool_]:
         return self._hard
 
     @property
-    def is_hard(self):
+    def is_hard(self) -> bool:
         """Whether every partition is hard (0/1 memberships)."""
         return bool(self._hard.all())
 
     has_missing = False
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n_samples
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         k = self._n_clusters
         return (f"SoftEnsemble(n_samples={self.n_samples}, n_partitions={self.n_partitions}, "
                 f"K_i in [{k.min()}, {k.max()}], {int((~self._hard).sum())} soft)")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, SoftEnsemble):
             return NotImplemented
         return (np.array_equal(self._n_clusters, other._n_clusters) and np.array_equal(self._stacked, other._stacked)
@@ -268,7 +276,7 @@ class SoftEnsemble:
                    state["provenance"])
 
     # -- views --------------------------------------------------------------------------------
-    def stacked(self, *, weighted=False):
+    def stacked(self, *, weighted: bool = False) -> npt.NDArray[np.float64]:
         """The memberships side by side, dense (n_samples, sum K_i); partition i's columns scaled
         by its weight if ``weighted``."""
         if not weighted:
@@ -279,17 +287,17 @@ class SoftEnsemble:
             self._cache["weighted"] = W
         return self._cache["weighted"]
 
-    def labels(self):
+    def labels(self) -> npt.NDArray[np.int32]:
         """Each partition's most likely cluster per object (ties to the first), (n, r) int32."""
         return np.stack([U.argmax(axis=1) for U in self._memberships], axis=1).astype(np.int32)
 
-    def harden(self):
+    def harden(self) -> Ensemble:
         """The :class:`cclust.Ensemble` of :meth:`labels` (the same weights and provenance)."""
         from cclust.ensemble import Ensemble
 
         return Ensemble(self.labels(), weights=self._weights, provenance=self._provenance)
 
-    def to_ensemble(self, name="ensemble", method=None):
+    def to_ensemble(self, name: str = "ensemble", method: str | None = None) -> Ensemble:
         """The equivalent :class:`cclust.Ensemble` if every partition is hard; a ValidationError
         naming ``name`` (and ``method``) otherwise."""
         if not self.is_hard:
@@ -302,7 +310,7 @@ class SoftEnsemble:
                 "dwh, gv1, gv3, sm, hm, symdiff-median), or pass ensemble.harden() (each object's most likely cluster).")
         return self.harden()
 
-    def take(self, objects):
+    def take(self, objects: npt.ArrayLike) -> SoftEnsemble:
         """A SoftEnsemble on a subset (or reordering) of the objects."""
         from cclust.ensemble import _selection
 
@@ -311,16 +319,16 @@ class SoftEnsemble:
         out._init(np.ascontiguousarray(self._stacked[idx]), self._n_clusters, self._weights, self._provenance)
         return out
 
-    def with_weights(self, weights):
+    def with_weights(self, weights: npt.ArrayLike | None) -> SoftEnsemble:
         """The same partitions with other weights."""
         return SoftEnsemble(self, weights=weights) if weights is not None else self
 
-    def coassociation_bytes(self):
+    def coassociation_bytes(self) -> int:
         """Peak bytes of :meth:`coassociation`: the n x n result and the weighted copy."""
         n = self.n_samples
         return n * n * 8 + 2 * self._stacked.nbytes
 
-    def coassociation(self, *, max_bytes=None):
+    def coassociation(self, *, max_bytes: int | None = None) -> npt.NDArray[np.float64]:
         """Expected co-membership ``A = sum_i w_i U_i U_i^T`` (n_samples, n_samples), read-only.
 
         ``A[x, y]`` is the weighted probability that x and y fall in the same cluster when each

@@ -8,18 +8,28 @@ the consensus functions that accept soft partitions (Hornik 2005).
 Partition j draws from the j-th child seed of ``random_state`` and the results are collected
 in order, so the ensemble is the same for any ``n_jobs``.
 """
+from __future__ import annotations
+
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
-                               check_n_jobs, spawn_seed_sequences)
+from cclust.validation import (RandomStateLike, check_array_2d, check_distinct_rows, check_float, check_int,
+                               check_k_range, check_n_jobs, spawn_seed_sequences)
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
+    from cclust.soft import SoftEnsemble
 
 __all__ = ["fuzzy_cmeans", "gmm_proba", "fuzzy_cmeans_memberships"]
 
 
-def fuzzy_cmeans_memberships(X, n_clusters, *, fuzzifier=2.0, max_iter=300, tol=1e-6, random_state=None):
+def fuzzy_cmeans_memberships(X: npt.ArrayLike, n_clusters: int, *, fuzzifier: float = 2.0, max_iter: int = 300,
+                             tol: float = 1e-6, random_state: RandomStateLike = None
+                             ) -> tuple[npt.NDArray[np.float64], int]:
     """Fuzzy c-means (Bezdek 1981): the (n, K) memberships minimising ``sum u_xk^m ||x - c_k||^2``.
 
     Alternates ``c_k = sum_x u_xk^m x / sum_x u_xk^m`` and
@@ -103,8 +113,9 @@ def _collect(one_partition, X, low, high, random_state, n_partitions, n_jobs, me
     return soft if memberships else soft.harden()
 
 
-def fuzzy_cmeans(X, n_clusters, *, n_partitions=10, k_range=None, fuzzifier=2.0, max_iter=300, tol=1e-6,
-                 memberships=False, random_state=None, n_jobs=None):
+def fuzzy_cmeans(X: npt.ArrayLike, n_clusters: int, *, n_partitions: int = 10, k_range: tuple[int, int] | None = None,
+                 fuzzifier: float = 2.0, max_iter: int = 300, tol: float = 1e-6, memberships: bool = False,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None) -> Ensemble | SoftEnsemble:
     """Fuzzy c-means partitions (Bezdek 1981), each from random initial memberships.
 
     Parameters
@@ -144,8 +155,9 @@ def fuzzy_cmeans(X, n_clusters, *, n_partitions=10, k_range=None, fuzzifier=2.0,
     return _collect(one, X, low, high, random_state, n_partitions, n_jobs, memberships, "fuzzy-cmeans")
 
 
-def gmm_proba(X, n_clusters, *, n_partitions=10, k_range=None, covariance_type="full", max_iter=100,
-              memberships=False, random_state=None, n_jobs=None):
+def gmm_proba(X: npt.ArrayLike, n_clusters: int, *, n_partitions: int = 10, k_range: tuple[int, int] | None = None,
+              covariance_type: str = "full", max_iter: int = 100, memberships: bool = False,
+              random_state: RandomStateLike = None, n_jobs: int | None = None) -> Ensemble | SoftEnsemble:
     """Gaussian mixtures by EM (scikit-learn's ``GaussianMixture``), keeping ``predict_proba``.
 
     Each partition fits a mixture of K_j components from its own seed; its memberships are the

@@ -13,6 +13,9 @@ import cclust.clusterers
 import cclust.evaluation
 import cclust.generators
 import cclust.graph
+import cclust.graph_generators
+import cclust.soft
+import cclust.soft_generators
 import cclust.metrics
 import cclust.registry
 import cclust.selection
@@ -81,6 +84,16 @@ def _public_functions():
             if inspect.isfunction(getattr(cclust.graph, name))
             and name not in ("identical_label_rows", "number_by_first")]
     out += [("cclust.graph.TransferCut.__init__", cclust.graph.TransferCut.__init__)]
+    out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
+            for name in cclust.soft_generators.__all__]
+    out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))
+            for name in ("leiden", "louvain", "knn_graph", "check_graph", "igraph_from_adjacency")]
+    out += [(f"cclust.soft.SoftEnsemble.{name}", getattr(cclust.soft.SoftEnsemble, name))
+            for name in ("__init__", "stacked", "labels", "harden", "to_ensemble", "take", "with_weights",
+                         "coassociation_bytes", "coassociation")]
+    out += [(f"cclust.soft.SoftEnsemble.{name}", getattr(cclust.soft.SoftEnsemble, name).fget)
+            for name in ("memberships", "n_samples", "n_partitions", "shape", "n_clusters", "offsets", "weights",
+                         "cluster_sizes", "provenance", "hard", "is_hard")]
     return out
 
 
