@@ -26,12 +26,32 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ContractError, ValidationError
 from cclust.validation import check_float, renamed_threads
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
+
+
+class PartitionSizes(Protocol):
+    """What a utility reads of an ensemble besides its labels: an :class:`cclust.Ensemble`, a
+    :class:`cclust.soft.SoftEnsemble` or a :class:`cclust.dask.DaskEnsemble`."""
+
+    @property
+    def n_partitions(self) -> int: ...
+    @property
+    def n_clusters(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def weights(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def cluster_sizes(self) -> npt.NDArray[Any]: ...
 
 __all__ = ["API_VERSION", "KINDS", "MethodInfo", "OBJECT_ORDERS", "declare", "method_info", "accepts",
            "Utility", "FAMILIES", "check_contract"]
@@ -215,7 +235,7 @@ class Utility:
     p: float | None = None
     description: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValidationError(f"family must be one of {sorted(FAMILIES)}, got {self.family!r}.")
         if self.family == "ulp":
@@ -225,12 +245,12 @@ class Utility:
             raise ValidationError(f"p only applies to the ulp family, not {self.family!r}.")
 
     @property
-    def code(self):
+    def code(self) -> int:
         """The compiled engine's distance code."""
         return FAMILIES[self.family]
 
     @property
-    def exponent(self):
+    def exponent(self) -> float:
         """p for ``ulp`` (checked to be set), 0.0 otherwise."""
         if self.family != "ulp":
             return 0.0
@@ -240,7 +260,7 @@ class Utility:
             )
         return float(self.p)
 
-    def with_params(self, p=None):
+    def with_params(self, p: float | None = None) -> Utility:
         """This utility with its parameter set (``p`` for ``ulp``)."""
         if p is None:
             return self
@@ -248,7 +268,7 @@ class Utility:
             raise ValidationError(f"utility {self.name!r} takes no p; only ulp and nulp do.")
         return replace(self, p=p)
 
-    def mu(self, dist):
+    def mu(self, dist: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """mu applied to each row of ``dist`` (rows are probability vectors)."""
         dist = np.asarray(dist, dtype=np.float64)
         if self.family == "uc":
@@ -262,7 +282,7 @@ class Utility:
         p = self.exponent
         return (dist ** p).sum(-1) ** (1.0 / p)
 
-    def normalizers(self, ensemble):
+    def normalizers(self, ensemble: PartitionSizes) -> npt.NDArray[np.float64]:
         """``|mu(P^(i))|`` per partition for the normalised forms, ones otherwise."""
         if not self.normalized:
             return np.ones(ensemble.n_partitions)
@@ -285,11 +305,11 @@ class Utility:
             out[idx] = self._row_mus(counts / counts.sum(-1)[:, None])
         return out
 
-    def effective_weights(self, ensemble):
+    def effective_weights(self, ensemble: PartitionSizes) -> npt.NDArray[np.float64]:
         """``w_i / |mu(P^(i))|`` (normalised) or w_i: the weights the compiled distance uses."""
         return ensemble.weights / self.normalizers(ensemble)
 
-    def gamma_offset(self, ensemble):
+    def gamma_offset(self, ensemble: PartitionSizes) -> float:
         """sum_i w'_i (mu(e) - mu(P^(i))) with w' the effective weights and e a one-hot vector.
 
         On a complete ensemble every f of Wu et al. (2015; Becerra Tomé, Table 1) is a Bregman divergence whose centroid is
@@ -302,7 +322,7 @@ class Utility:
         weights = self.effective_weights(ensemble)
         return float(np.where(weights > 0, weights * (point - mus), 0.0).sum())
 
-    def partition_utilities(self, ensemble, table):
+    def partition_utilities(self, ensemble: PartitionSizes, table: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         """U(pi, pi_i) for every partition from the batched contingency table (K, sum K_i).
 
         ``U = sum_k p_k mu(P_k) - mu(P)`` over the clusters k of the labelling with members
@@ -340,7 +360,8 @@ class Utility:
         return np.array([float(self.mu(row)) for row in dists])
 
     @renamed_threads
-    def consensus_value(self, ensemble, labels, n_clusters=None, *, n_jobs=None):
+    def consensus_value(self, ensemble: Ensemble, labels: npt.ArrayLike, n_clusters: int | None = None, *,
+                        n_jobs: int | None = None) -> float:
         """Gamma = sum_i w_i U(pi, pi_i) (Wu et al. 2015, eq. 1) of a consensus labelling."""
         table = ensemble.contingency(labels, n_clusters, n_jobs=n_jobs)
         return float(ensemble.weights @ self.partition_utilities(ensemble, table))

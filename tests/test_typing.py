@@ -84,6 +84,10 @@ def _public_functions():
             if inspect.isfunction(getattr(cclust.graph, name))
             and name not in ("identical_label_rows", "number_by_first")]
     out += [("cclust.graph.TransferCut.__init__", cclust.graph.TransferCut.__init__)]
+    out += [(f"cclust.base.Utility.{name}", getattr(cclust.base.Utility, name))
+            for name in ("with_params", "mu", "normalizers", "effective_weights", "gamma_offset",
+                         "partition_utilities", "consensus_value")]
+    out += [(f"cclust.base.Utility.{name}", getattr(cclust.base.Utility, name).fget) for name in ("code", "exponent")]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))
