@@ -44,16 +44,23 @@ Choices where the papers are silent:
   partitions: give the views equal ``n_partitions`` (the default) for equal say, or reweigh
   with :meth:`cclust.Ensemble.with_weights`.
 """
+from __future__ import annotations
+
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust._views import align_views
 from cclust.metrics._criteria import silhouette
 from cclust.errors import ValidationError
-from cclust.validation import check_array_2d, check_int, label_vector, spawn_seed_sequences
+from cclust.validation import RandomStateLike, check_array_2d, check_int, label_vector, spawn_seed_sequences
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble, EnsembleLike
 
 __all__ = ["multiview", "view_of", "multiview_scores", "MultiviewScores", "logrank_test", "LogRankResult",
            "OutcomeTest", "silhouette"]
@@ -146,8 +153,11 @@ def _needs_k(fn):
     return len(params) > 1 and params[1].default is inspect.Parameter.empty
 
 
-def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", params=None, per_view=None,
-              obs_names=None, layer=None, use_rep=None, random_state=None, n_jobs=None, verbose=0):
+def multiview(views: Any, n_clusters: int | None = None, *, n_partitions: int = 50, clusterer: str = "kmeans",
+              params: Mapping[str, Any] | None = None, per_view: Mapping[str, Any] | None = None,
+              obs_names: Mapping[str, Sequence[Any]] | None = None, layer: str | Mapping[str, str] | None = None,
+              use_rep: str | Mapping[str, str] | None = None, random_state: RandomStateLike = None,
+              n_jobs: int | None = None, verbose: int = 0) -> Ensemble:
     """One ensemble from several views of the objects: each view clustered on its own (COCA; Hoadley et al. 2014).
 
     Each view is clustered ``n_partitions`` times by its own generator, on the objects it holds;
@@ -257,7 +267,7 @@ def multiview(views, n_clusters=None, *, n_partitions=50, clusterer="kmeans", pa
 multiview.takes_views = True  # type: ignore[attr-defined]
 
 
-def view_of(ensemble):
+def view_of(ensemble: EnsembleLike) -> tuple[str, ...]:
     """The view of each partition of an ensemble made by :func:`multiview`, read from its provenance.
 
     Returns
@@ -297,7 +307,7 @@ class LogRankResult:
     observed: np.ndarray  #: events per group
     expected: np.ndarray  #: events expected per group under equal survival
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LogRankResult(statistic={self.statistic:.4g}, df={self.df}, p_value={self.p_value:.3g})"
 
 
@@ -329,7 +339,7 @@ def _survival(time, event, n, time_name="time", event_name="event"):
     return t, out, known
 
 
-def logrank_test(time, event, groups):
+def logrank_test(time: npt.ArrayLike, event: npt.ArrayLike, groups: npt.ArrayLike) -> LogRankResult:
     """The log-rank test that several groups have the same survival (Mantel 1966; Peto & Peto 1972).
 
     At each distinct time t with an event, with ``n_t`` objects at risk (time >= t) and ``d_t``
@@ -427,7 +437,7 @@ class OutcomeTest:
     categories: tuple  #: the outcome's categories, sorted
     ari: float  #: adjusted Rand index of the clusters and the categories (Hubert & Arabie 1985)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"OutcomeTest(statistic={self.statistic:.4g}, df={self.df}, p_value={self.p_value:.3g})"
 
 
@@ -483,7 +493,7 @@ class MultiviewScores:
     outcome: OutcomeTest | None = None  #: the test of association with a categorical outcome, when one was given
     views: tuple = field(default=())  #: the views, in order
 
-    def summary(self):
+    def summary(self) -> str:
         """The scores as lines of text."""
         width = max([len(v) for v in self.views] + [4])
         lines = [f"{'view':<{width}}  objects  clusters  silhouette (Euclidean)"]
@@ -500,8 +510,10 @@ class MultiviewScores:
         return "\n".join(lines)
 
 
-def multiview_scores(labels, views, *, outcome=None, time=None, event=None, obs_names=None, layer=None,
-                     use_rep=None):
+def multiview_scores(labels: npt.ArrayLike, views: Any, *, outcome: npt.ArrayLike | None = None,
+                     time: npt.ArrayLike | None = None, event: npt.ArrayLike | None = None,
+                     obs_names: Mapping[str, Sequence[Any]] | None = None, layer: str | Mapping[str, str] | None = None,
+                     use_rep: str | Mapping[str, str] | None = None) -> MultiviewScores:
     """Score a consensus of several views against each view, and against an outcome when given.
 
     * **Per view**, the silhouette width (Rousseeuw 1987; :func:`silhouette`) of the labels of

@@ -17,6 +17,7 @@ import cclust.graph_generators
 import cclust.soft
 import cclust.soft_generators
 import cclust.metrics
+import cclust.multiview
 import cclust.registry
 import cclust.selection
 import cclust.testing
@@ -88,6 +89,9 @@ def _public_functions():
             for name in ("with_params", "mu", "normalizers", "effective_weights", "gamma_offset",
                          "partition_utilities", "consensus_value")]
     out += [(f"cclust.base.Utility.{name}", getattr(cclust.base.Utility, name).fget) for name in ("code", "exponent")]
+    out += [(f"cclust.multiview.{name}", getattr(cclust.multiview, name))
+            for name in ("multiview", "view_of", "logrank_test", "multiview_scores")]
+    out += [("cclust.multiview.MultiviewScores.summary", cclust.multiview.MultiviewScores.summary)]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))
