@@ -9,6 +9,7 @@ import pytest
 
 import cclust
 import cclust.base
+import cclust.cli
 import cclust.clusterers
 import cclust.evaluation
 import cclust.generators
@@ -92,6 +93,9 @@ def _public_functions():
     out += [(f"cclust.multiview.{name}", getattr(cclust.multiview, name))
             for name in ("multiview", "view_of", "logrank_test", "multiview_scores")]
     out += [("cclust.multiview.MultiviewScores.summary", cclust.multiview.MultiviewScores.summary)]
+    out += [(f"cclust.cli.{name}", getattr(cclust.cli, name)) for name in cclust.cli.__all__
+            if inspect.isfunction(getattr(cclust.cli, name))]
+    out += [(f"cclust.cli.Dataset.{name}", getattr(cclust.cli.Dataset, name)) for name in ("__init__", "summary")]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))

@@ -9,6 +9,7 @@ import io
 import math
 import os
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class CsvOptions:
     """
 
     header: str = "auto"
-    na_values: tuple = NA_VALUES
+    na_values: Sequence[str] = NA_VALUES  # a tuple once built (a string alone is one token)
     decimal: str = "."
     thousands: str | None = None
     index_column: str = "auto"

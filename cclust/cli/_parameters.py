@@ -1,6 +1,9 @@
 """Values of ``--method``, ``--method-param`` and ``--generator-param``, and which parameters a
 registered function takes."""
+from __future__ import annotations
+
 import inspect
+from typing import Any
 
 from cclust.cli._messages import UserError
 from cclust.base import accepts
@@ -11,7 +14,7 @@ _RESERVED = {"n_clusters": "-k", "random_state": "--seed", "X": "DATA", "ensembl
              "n_partitions": "--partitions", "n_jobs": "--jobs", "n_threads": "--jobs"}
 
 
-def parse_value(text):
+def parse_value(text: str) -> Any:
     """Read one ``--method-param``/``--generator-param`` value.
 
     Parameters

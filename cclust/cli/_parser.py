@@ -1,7 +1,10 @@
 """The argument parser of the ``cclust`` command and :func:`main`, its entry point."""
+from __future__ import annotations
+
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 
 from cclust.cli._commands import _SCALE_RATIO, evaluate, fuse, methods, run, select_k, show_config
 from cclust.cli._markers import markers
@@ -231,7 +234,7 @@ def _jobs(text):
     return _int_option(1, "a positive integer or -1 (every core)")(text)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The :class:`argparse.ArgumentParser` of the ``cclust`` command (also used by the docs).
 
     Returns
@@ -503,7 +506,7 @@ def _run_or_replay(args, out=None):
     return run(args, out)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``cclust`` command.
 
     Parameters

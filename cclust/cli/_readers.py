@@ -3,8 +3,12 @@
 The CSV conventions they follow (delimiter, header detection, one object per data row) are in
 :mod:`cclust.cli`'s docstring.
 """
+from __future__ import annotations
+
 import os
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +32,10 @@ from cclust.cli._csv import (
 )
 from cclust.cli._messages import UserError, plural
 from cclust.cli._parameters import parse_value
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble
+    from cclust.soft import SoftEnsemble
 
 
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -82,8 +90,9 @@ class Dataset:
         The label values ``y`` codes (code c is ``classes[c]``); None without ``y``.
     """
 
-    def __init__(self, X, y, description, ids=None, notes=(), filled=None, adata=None, feature_names=None,
-                 classes=None):
+    def __init__(self, X: np.ndarray, y: np.ndarray | None, description: str, ids: list[str] | None = None,
+                 notes: Sequence[str] = (), filled: dict[str, int] | None = None, adata: Any = None,
+                 feature_names: list[str] | None = None, classes: list[Any] | None = None) -> None:
         self.X, self.y, self.description = X, y, description
         self.ids = ids
         self.adata = adata
@@ -92,7 +101,7 @@ class Dataset:
         self.notes = list(notes)
         self.filled = dict(filled or {})
 
-    def summary(self):
+    def summary(self) -> str:
         n, d = self.X.shape
         classes = f", {plural(len(np.unique(self.y)), 'class')}" if self.y is not None else ""
         text = f"{self.description}: {plural(n, 'object')}, {plural(d, 'feature')}{classes}"
@@ -301,9 +310,10 @@ def _refuse_directory(path, option):
         raise UserError(f"{option}{path!r} is a directory, not a file; give the data file inside it.")
 
 
-def load_data(source, labels_column=None, header="auto", missing_features="error", *, na_values=None, decimal=".",
-              thousands=None, index_column="auto", id_column=None, samples_in_columns=False, force=False, layer=None,
-              use_rep=None):
+def load_data(source: str, labels_column: str | None = None, header: str = "auto", missing_features: str = "error", *,
+              na_values: Sequence[str] | None = None, decimal: str = ".", thousands: str | None = None,
+              index_column: str = "auto", id_column: str | None = None, samples_in_columns: bool = False,
+              force: bool = False, layer: str | None = None, use_rep: str | None = None) -> Dataset:
     """Read the DATA argument of ``cclust run`` and ``cclust select-k``.
 
     Every data row is one object, in file order: a CSV line of delimiters only, or an empty line
@@ -554,7 +564,8 @@ def _soft_partitions(archive, files, path):
         raise UserError(f"{path}: {exc}") from None
 
 
-def load_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
+def load_ensemble(path: str, header: str = "auto", missing: str = "-1", *, na_values: Sequence[str] | None = None,
+                  index_column: str = "auto", id_column: str | None = None) -> tuple[Ensemble | SoftEnsemble, str]:
     """Read the ENSEMBLE argument of ``cclust fuse``.
 
     Parameters

@@ -1,5 +1,7 @@
 """The report: comparison tables, a single result, labels written with ``--out`` and figures
 with ``--plot``."""
+from __future__ import annotations
+
 import contextlib
 import csv
 import json
@@ -10,6 +12,8 @@ import secrets
 import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -427,7 +431,7 @@ def write_labels_h5ad(path, rows, adata, ensemble=None, params=None):
     write_h5ad(path, target)
 
 
-def write_labels(path, rows, ids=None):
+def write_labels(path: str, rows: Sequence[dict[str, Any]], ids: Sequence[str] | None = None) -> None:
     """Write the labels of the successful rows in the format the extension of ``path`` names.
 
     One label per data row of the input, in its order. ``.csv`` / ``.tsv``: a header row
