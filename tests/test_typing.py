@@ -20,6 +20,7 @@ import cclust.soft_generators
 import cclust.metrics
 import cclust.multiview
 import cclust.registry
+import cclust.report
 import cclust.selection
 import cclust.testing
 import cclust.validation
@@ -96,6 +97,11 @@ def _public_functions():
     out += [(f"cclust.cli.{name}", getattr(cclust.cli, name)) for name in cclust.cli.__all__
             if inspect.isfunction(getattr(cclust.cli, name))]
     out += [(f"cclust.cli.Dataset.{name}", getattr(cclust.cli.Dataset, name)) for name in ("__init__", "summary")]
+    out += [(f"cclust.report.{name}", getattr(cclust.report, name)) for name in ("build_report", "replay",
+                                                                                   "read_manifest")]
+    out += [(f"cclust.report.Report.{name}", getattr(cclust.report.Report, name))
+            for name in ("to_html", "write_manifest")]
+    out += [("cclust.report.Report.labels_", cclust.report.Report.labels_.fget)]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))

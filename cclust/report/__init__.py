@@ -29,12 +29,17 @@ Choices
   sections below it show the smallest K above 1 tried, marked as for inspection only.
 * ``n_jobs`` and ``verbose`` change neither labels nor figures, so a replay does not need them.
 """
+from __future__ import annotations
+
 import dataclasses
 import datetime
 import os
 import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.report._build import DEFAULT_METHODS, compute, resolve_parameters
@@ -49,6 +54,9 @@ from cclust.report._manifest import (
     to_json,
     versions,
 )
+
+if TYPE_CHECKING:
+    from cclust.selection import SelectKResult
 
 __all__ = ["DEFAULT_METHODS", "FORMAT", "FORMAT_VERSION", "Replay", "Report", "build_report", "read_manifest",
            "replay"]
@@ -97,7 +105,7 @@ class Report:
         The reproducibility manifest (see the module docstring).
     """
 
-    select: object
+    select: SelectKResult
     k: int
     labels: dict
     methods: list
@@ -109,11 +117,11 @@ class Report:
     _feature_names: list | None = dataclasses.field(repr=False, default=None)
 
     @property
-    def labels_(self):
+    def labels_(self) -> npt.NDArray[np.int64]:
         """The chosen labels: select_k's at its recommended K (int64)."""
         return self.labels[f"select_k K={self.select.best_k}"]
 
-    def to_html(self, path=None):
+    def to_html(self, path: str | os.PathLike[str] | None = None) -> str | os.PathLike[str]:
         """The report as one self-contained HTML page.
 
         Parameters
@@ -131,12 +139,12 @@ class Report:
         _write_text(path, page, "path")
         return path
 
-    def write_manifest(self, path):
+    def write_manifest(self, path: str | os.PathLike[str]) -> str | os.PathLike[str]:
         """Write :attr:`manifest` as a ``.json`` file (``cclust run --from-manifest FILE`` reads it)."""
         _write_text(path, to_json(self.manifest), "path")
         return path
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Report(best_k={self.select.best_k}, k={self.k}, methods={[r['method'] for r in self.methods]}, "
                 f"objects={len(self.labels_)})")
 
@@ -167,9 +175,11 @@ def _write_text(path, text, name):
         raise
 
 
-def build_report(data, k_range=(2, 6), *, methods=None, generator="kmeans", n_partitions=None, standardize=False,
-                 n_top_markers=5, select_k_params=None, layer=None, use_rep=None, y=None, random_state=0,
-                 n_jobs=None, verbose=0, provenance=None):
+def build_report(data: Any, k_range: tuple[int, int] = (2, 6), *, methods: Sequence[str] | None = None,
+                 generator: str = "kmeans", n_partitions: int | None = None, standardize: bool = False,
+                 n_top_markers: int = 5, select_k_params: dict[str, Any] | None = None, layer: str | None = None,
+                 use_rep: str | None = None, y: npt.ArrayLike | None = None, random_state: int = 0,
+                 n_jobs: int | None = None, verbose: int = 0, provenance: dict[str, Any] | None = None) -> Report:
     """Choose K, fuse an ensemble with several methods, rank markers: a :class:`Report`.
 
     Parameters
@@ -276,7 +286,8 @@ class Replay:
     differing: tuple
 
 
-def replay(manifest, data, *, n_jobs=None, verbose=0):
+def replay(manifest: dict[str, Any] | str | os.PathLike[str], data: Any, *, n_jobs: int | None = None,
+           verbose: int = 0) -> Replay:
     """Run again what a manifest records, on ``data``, and compare the labels.
 
     Parameters

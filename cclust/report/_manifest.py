@@ -5,11 +5,15 @@ reader refuses a manifest of another format or of a newer version instead of gue
 labels a run produced are kept as SHA-256 digests of their int64 bytes, so a replay can say
 whether it gave the same labels without the manifest holding one number per object.
 """
+from __future__ import annotations
+
 import hashlib
 import json
+import os
 import platform
 import re
 from importlib import metadata
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +82,7 @@ def html_block(manifest):
     return f'<script type="application/json" id="cclust-manifest">{text}</script>'
 
 
-def read_manifest(path):
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a manifest from its ``.json`` file or from the HTML report that embeds it.
 
     Raises
