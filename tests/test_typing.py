@@ -19,6 +19,7 @@ import cclust.soft
 import cclust.soft_generators
 import cclust.metrics
 import cclust.multiview
+import cclust.plotting
 import cclust.registry
 import cclust.report
 import cclust.selection
@@ -102,6 +103,7 @@ def _public_functions():
     out += [(f"cclust.report.Report.{name}", getattr(cclust.report.Report, name))
             for name in ("to_html", "write_manifest")]
     out += [("cclust.report.Report.labels_", cclust.report.Report.labels_.fget)]
+    out += [(f"cclust.plotting.{name}", getattr(cclust.plotting, name)) for name in cclust.plotting.__all__]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))

@@ -1,12 +1,18 @@
 """Charts that compare methods: a score per consensus method, and the rank matrix of
 :func:`cclust.evaluation.evaluate`.
 """
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cclust.errors import ValidationError
 from cclust.plotting._common import _axes, _colormap
+
+if TYPE_CHECKING:
+    from cclust.evaluation import EvaluationResult, MultiKEvaluation
 
 
 # -- method comparison ------------------------------------------------------------------------
@@ -46,7 +52,7 @@ def _score(value, method, key):
     return value
 
 
-def plot_method_comparison(table, *, metric="ARI", ax=None):
+def plot_method_comparison(table: Any, *, metric: str = "ARI", ax: Any = None) -> Any:
     """Horizontal bar chart of one score per consensus method, sorted by the score.
 
     Parameters
@@ -77,7 +83,7 @@ def plot_method_comparison(table, *, metric="ARI", ax=None):
     rows = _table_rows(table)
     if not isinstance(metric, str):
         raise ValidationError(f"metric must be a str naming a column of table, got {metric!r}.")
-    keys = []
+    keys: list[Any] = []
     for row in rows.values():
         keys.extend(k for k in row if k is not None and k not in keys)
     key = metric
@@ -88,6 +94,8 @@ def plot_method_comparison(table, *, metric="ARI", ax=None):
         elif not all(None in row for row in rows.values()):
             shown = [k for k in keys if not (isinstance(k, str) and k.endswith("_std"))]
             raise ValidationError(f"metric must be one of the table's scores {shown}, got {metric!r}.")
+    scores: Any
+    errors: Any
     methods, scores, errors, skipped = [], [], [], []
     for method, row in rows.items():
         value = _score(row.get(key, row.get(None)), method, key)
@@ -133,7 +141,8 @@ def plot_method_comparison(table, *, metric="ARI", ax=None):
     return ax
 
 
-def plot_evaluation(result, *, ax=None, cmap="RdYlGn_r"):
+def plot_evaluation(result: EvaluationResult | MultiKEvaluation, *, ax: Any = None,
+                    cmap: Any = "RdYlGn_r") -> Any:
     """The ranks of :func:`cclust.evaluation.evaluate`: algorithms by validity index.
 
     One row per algorithm, best (aggregated order) at the top; one column per index used for

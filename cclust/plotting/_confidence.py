@@ -1,11 +1,21 @@
 """How sure the ensemble is of each object (:func:`object_confidence`), drawn on a 2-D embedding.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import ValidationError
 from cclust.plotting._common import _MAX_LEGEND_CLUSTERS, _axes, _cluster_colors, _labels, _matplotlib
 from cclust.ensemble import as_ensemble
 from cclust.validation import check_array_2d
+
+if TYPE_CHECKING:
+    from cclust.ensemble import Ensemble, EnsembleLike
+    from cclust.soft import SoftEnsemble
+    from cclust.result import ConsensusResult
 
 
 #: Largest scatter for which the legend looks for the emptiest corner.
@@ -16,7 +26,7 @@ _DENSE_TABLE_CELLS = 1 << 22
 
 
 # -- per-object confidence --------------------------------------------------------------------
-def object_confidence(ensemble, labels):
+def object_confidence(ensemble: EnsembleLike, labels: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Weighted fraction of the partitions that agree with the consensus about each object.
 
     "Agreeing" is defined by majority matching: each cluster of partition pi_i is mapped to the
@@ -67,7 +77,7 @@ def object_confidence(ensemble, labels):
     return np.minimum(confidence, 1.0)
 
 
-def _hard_ensemble(ensemble, what):
+def _hard_ensemble(ensemble: EnsembleLike | SoftEnsemble, what: str) -> Ensemble:
     """``as_ensemble(ensemble)``, refusing a SoftEnsemble with fractional memberships in words
     that name the plot and the ones that draw soft partitions."""
     from cclust.soft import is_soft_ensemble
@@ -165,7 +175,9 @@ def _confidence_source(n, confidence, ensemble, result, codes_source):
     )
 
 
-def plot_confidence(X, labels, confidence=None, *, ensemble=None, result=None, ax=None, embedding="pca"):
+def plot_confidence(X: npt.ArrayLike, labels: npt.ArrayLike, confidence: npt.ArrayLike | None = None, *,
+                    ensemble: EnsembleLike | None = None, result: ConsensusResult | None = None,
+                    ax: Any = None, embedding: str | npt.ArrayLike = "pca") -> Any:
     """Per-object confidence of a consensus clustering on a 2-D embedding.
 
     Each object is a dot coloured by its consensus label; its fill fades and its edge colour
@@ -212,6 +224,7 @@ def plot_confidence(X, labels, confidence=None, *, ensemble=None, result=None, a
     >>> ax.get_title()
     'Confidence: fraction of partitions agreeing'
     """
+    axis_names: tuple[str, ...]
     if isinstance(embedding, str):
         if embedding != "pca":
             raise ValidationError(f"embedding must be 'pca' or an array of shape (n_samples, 2), got {embedding!r}.")

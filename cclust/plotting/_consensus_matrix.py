@@ -1,12 +1,20 @@
 """The consensus matrix as a heatmap, objects ordered so that clusters show as blocks on the
 diagonal.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 from cclust.plotting._common import _MAX_TICKED_CLUSTERS, _UNIT_TOLERANCE, _axes, _colormap, _labels
 from cclust.validation import check_int, check_random_state
+
+if TYPE_CHECKING:
+    from cclust.validation import RandomStateLike
 
 
 #: Heatmap colour of a pair never compared (NaN in a consensus matrix of select_k).
@@ -142,7 +150,8 @@ def _linkage_order(A):
     return leaves_list(linkage(squareform(D, checks=False), method="average"))
 
 
-def plot_consensus_matrix(data, labels=None, *, ax=None, cmap="Blues", max_objects=2000, random_state=0):
+def plot_consensus_matrix(data: Any, labels: npt.ArrayLike | None = None, *, ax: Any = None, cmap: Any = "Blues",
+                          max_objects: int = 2000, random_state: RandomStateLike = 0) -> Any:
     """Heatmap of a co-association or consensus matrix, ordered by the consensus labels.
 
     Objects are sorted by consensus label (clusters in the sorted order of the label values)

@@ -1,4 +1,8 @@
 """The markers dot plot: each cluster's best features, their score and AUROC in every cluster."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from cclust.errors import ValidationError
@@ -7,7 +11,7 @@ from cclust.plotting._common import _axes, _colormap, _matplotlib
 _MARKER_COLUMNS = ("cluster", "feature", "score", "auroc")
 
 
-def plot_markers(table, n_top=3, *, cmap="RdBu_r", ax=None):
+def plot_markers(table: Any, n_top: int = 3, *, cmap: Any = "RdBu_r", ax: Any = None) -> Any:
     """Dot plot of the table of :func:`cclust.markers`: the ``n_top`` best features of each
     cluster (columns, grouped by the cluster they mark) against every cluster (rows). The
     colour is the test's score (z or t; red: higher in the cluster than in the rest, blue:
@@ -46,7 +50,7 @@ def plot_markers(table, n_top=3, *, cmap="RdBu_r", ax=None):
     n_top = check_int(n_top, "n_top", low=1)
     columns = _table_columns(table)
     clusters = list(dict.fromkeys(columns["cluster"]))
-    chosen = []
+    chosen: list[Any] = []
     for c in clusters:
         ranked = [f for k, f in zip(columns["cluster"], columns["feature"]) if k == c]
         chosen.extend(f for f in ranked[:n_top] if f not in chosen)

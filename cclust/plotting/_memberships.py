@@ -1,12 +1,17 @@
 """Soft partitions (Hornik 2005): membership matrices, objects sorted by their hard label.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from cclust.ensemble import Ensemble
 from cclust.errors import ValidationError
 from cclust.plotting._common import _MAX_TICKED_CLUSTERS, _UNIT_TOLERANCE, _axes, _colormap, _labels
 from cclust.plotting._consensus_matrix import _stratified_sample
-from cclust.validation import check_array_2d, check_int, check_random_state
+from cclust.validation import RandomStateLike, check_array_2d, check_int, check_random_state
 
 
 # -- soft partitions --------------------------------------------------------------------------
@@ -48,8 +53,8 @@ def _membership_input(data, partition):
     return np.asarray(U, dtype=np.float64), [(0, U.shape[1], None)], U.argmax(axis=1), "memberships"
 
 
-def plot_memberships(data, labels=None, *, partition=None, ax=None, cmap="Blues", max_objects=2000,
-                     random_state=0):
+def plot_memberships(data: Any, labels: npt.ArrayLike | None = None, *, partition: int | None = None, ax: Any = None,
+                     cmap: Any = "Blues", max_objects: int = 2000, random_state: RandomStateLike = 0) -> Any:
     """Heatmap of soft memberships: objects (rows, sorted by hard label) x clusters (columns).
 
     A soft partition (Hornik 2005) gives each object a row of memberships summing to one. Rows

@@ -1,12 +1,19 @@
 """The resolution plot: each resolution's cluster stabilities, their median and its interval,
 and the recommended resolution (:func:`cclust.choose_resolution`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from cclust.errors import ValidationError
 from cclust.plotting._common import _axes
 
+if TYPE_CHECKING:
+    from cclust.resolution import ResolutionChoice
 
-def plot_resolution(result, *, ax=None):
+
+def plot_resolution(result: ResolutionChoice, *, ax: Any = None) -> Any:
     """Stability per resolution of a :func:`cclust.choose_resolution` result.
 
     One column per resolution of the grid (labelled with the resolution and its number of
@@ -46,7 +53,7 @@ def plot_resolution(result, *, ax=None):
     grid = np.asarray(result.resolutions, dtype=np.float64)
     positions = np.arange(grid.shape[0])
     ax = _axes(ax, (max(4.5, 0.8 * grid.shape[0] + 2.0), 3.8))
-    label = "a cluster's stability"
+    label: str | None = "a cluster's stability"
     for x, scores in zip(positions, result.cluster_stability):
         scores = np.asarray(scores, dtype=np.float64)
         scores = scores[np.isfinite(scores)]
