@@ -11,6 +11,7 @@ import cclust
 import cclust.base
 import cclust.cli
 import cclust.clusterers
+import cclust.dask  # imports no Dask module until one is used
 import cclust.evaluation
 import cclust.generators
 import cclust.graph
@@ -104,6 +105,11 @@ def _public_functions():
             for name in ("to_html", "write_manifest")]
     out += [("cclust.report.Report.labels_", cclust.report.Report.labels_.fget)]
     out += [(f"cclust.plotting.{name}", getattr(cclust.plotting, name)) for name in cclust.plotting.__all__]
+    out += [(f"cclust.dask.{name}", getattr(cclust.dask, name)) for name in cclust.dask.__all__
+            if inspect.isfunction(getattr(cclust.dask, name))]
+    out += [(f"cclust.dask.DaskEnsemble.{name}", getattr(cclust.dask.DaskEnsemble, name))
+            for name in ("__init__", "blocks", "with_weights", "persist", "compute")]
+    out += [("cclust.dask.DaskEnsemble.chunk_starts", cclust.dask.DaskEnsemble.chunk_starts.fget)]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))

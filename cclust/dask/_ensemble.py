@@ -1,8 +1,13 @@
 """The Dask ensemble: basic partitions as a dask array chunked by objects, built from an array,
 from row blocks, or by generating each partition as one Dask task (see :mod:`cclust.dask`)."""
+from __future__ import annotations
+
 import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust._blocks import BLOCK, aligned
 from cclust._progress import progress
@@ -27,7 +32,7 @@ def _check_known_chunks(x, name):
         )
 
 
-def check_dask_X(X):
+def check_dask_X(X: Any) -> Any:
     """Check a dask-array X's shape and dtype now; its values are checked in the task using it."""
     _check_known_chunks(X, "X")
     if X.ndim != 2:
@@ -134,7 +139,8 @@ class DaskEnsemble:
     [[0, 1], [0, 0], [1, -1]]
     """
 
-    def __init__(self, labels, weights=None, *, chunks=None, client=None, provenance=None):
+    def __init__(self, labels: Any, weights: npt.ArrayLike | None = None, *, chunks: int | None = None,
+                 client: Any = None, provenance: str | Sequence[str] | None = None) -> None:
         if not _is_dask_array(labels):
             raise ValidationError(
                 f"labels must be a dask.array.Array, got {type(labels).__name__}; use "
@@ -215,15 +221,15 @@ class DaskEnsemble:
     shape = property(lambda self: (self.n_samples, self.n_partitions))
 
     @property
-    def chunk_starts(self):
+    def chunk_starts(self) -> npt.NDArray[np.int64]:
         """First row of every chunk, and n at the end."""
         return np.concatenate(([0], np.cumsum(self._labels.chunks[0]))).astype(np.int64)
 
-    def blocks(self):
+    def blocks(self) -> list[Any]:
         """One Delayed per row chunk, in order."""
         return self._labels.to_delayed().ravel().tolist()
 
-    def with_weights(self, weights):
+    def with_weights(self, weights: npt.ArrayLike | None) -> DaskEnsemble:
         """The same partitions with other weights."""
         if weights is None:
             return self
@@ -235,7 +241,7 @@ class DaskEnsemble:
         out._provenance = self._provenance
         return out
 
-    def persist(self, client=None):
+    def persist(self, client: Any = None) -> DaskEnsemble:
         """The same ensemble with its label chunks computed and kept in (cluster) memory."""
         client = _resolve_client(client or self._client)
         labels = client.persist(self._labels) if client is not None else self._labels.persist()
@@ -245,7 +251,7 @@ class DaskEnsemble:
         out._source, out._persisted = self._source, client is not None
         return out
 
-    def compute(self, client=None):
+    def compute(self, client: Any = None) -> Ensemble:
         """The in-memory :class:`cclust.Ensemble` (gathers the n x r labels)."""
         client = _resolve_client(client or self._client)
         if client is None:
@@ -269,14 +275,15 @@ class DaskEnsemble:
             labels = runner.client.persist(labels)
         self._labels, self._keep = labels, keep
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         missing = ", with missing labels" if self._has_missing else ""
         return (f"DaskEnsemble(n_samples={self.n_samples}, n_partitions={self.n_partitions}, "
                 f"K_i in [{self._n_clusters.min()}, {self._n_clusters.max()}], "
                 f"{len(self._labels.chunks[0])} chunks{missing})")
 
 
-def from_array(labels, weights=None, *, chunks=None, client=None, provenance=None):
+def from_array(labels: Any, weights: npt.ArrayLike | None = None, *, chunks: int | None = None,
+               client: Any = None, provenance: str | Sequence[str] | None = None) -> DaskEnsemble:
     """A DaskEnsemble from an Ensemble, an array-like of labels or a dask array.
 
     In-memory input goes through :class:`cclust.Ensemble` first (relabelling, validation). An
@@ -304,7 +311,8 @@ def from_array(labels, weights=None, *, chunks=None, client=None, provenance=Non
     return D
 
 
-def from_blocks(blocks, weights=None, *, client=None, provenance=None):
+def from_blocks(blocks: Sequence[Any], weights: npt.ArrayLike | None = None, *, client: Any = None,
+                provenance: str | Sequence[str] | None = None) -> DaskEnsemble:
     """A DaskEnsemble from row chunks (NumPy or dask arrays) in order; they must agree in r."""
     _, da = _import_dask()
     blocks = list(blocks)
@@ -418,8 +426,10 @@ class _Generation:
         pass  # columns() scatters X under a new key from the second time on
 
 
-def generate_partitions(one_partition, X, seqs, *, client=None, chunks=None, verbose=0,
-                        desc="partitions", provenance=None):
+def generate_partitions(one_partition: Callable[[Any, np.random.Generator], Any], X: Any,
+                        seqs: Sequence[np.random.SeedSequence], *, client: Any = None, chunks: int | None = None,
+                        verbose: int = 0, desc: str = "partitions",
+                        provenance: str | Sequence[str] | None = None) -> DaskEnsemble:
     """A DaskEnsemble whose column j is ``one_partition(X, default_rng(seqs[j]))``, one task each.
 
     The threaded path (cclust.generators.seeded_ensemble) feeds the same seeds to the same function,

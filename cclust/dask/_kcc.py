@@ -1,16 +1,22 @@
 """KCC on a :class:`~cclust.dask.DaskEnsemble`: every pass of the compiled engine's Lloyd driver
 and k-means++ mapped over the row chunks, partials added in chunk order (see :mod:`cclust.dask`)."""
+from __future__ import annotations
+
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust import _engine, _lloyd
 from cclust._blocks import RowBlocks, aligned, fold
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
 from cclust.dask._ensemble import DaskEnsemble, _check_block, _check_known_chunks, _is_dask_array, from_array
 from cclust.dask._runner import _Runner, recovering
-from cclust.validation import renamed_threads
+from cclust.base import Utility
+from cclust.result import ConsensusResult
+from cclust.validation import RandomStateLike, renamed_threads
 
 _kernel = _engine._kernel
 
@@ -186,9 +192,11 @@ class _BlockExecutor(RowBlocks):
 
 
 @renamed_threads
-def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-means++", n_init=10,
-        max_iter=100, tol=1e-6, kmeanspp_trials=None, random_state=None, n_jobs=None,
-        verbose=0, client=None, chunks=None):
+def kcc(ensemble: Any, n_clusters: int, *, utility: str | Utility = "uh", p: float | None = None,
+        weights: npt.ArrayLike | None = None, init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
+        max_iter: int = 100, tol: float = 1e-6, kmeanspp_trials: int | None = None,
+        random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0, client: Any = None,
+        chunks: int | None = None) -> ConsensusResult:
     """KCC on a :class:`DaskEnsemble`: each Lloyd pass is one map over the row chunks.
 
     Parameters are those of :func:`cclust.consensus_functions.kcc.kcc` (which calls this function for a
@@ -270,9 +278,9 @@ def kcc(ensemble, n_clusters, *, utility="uh", p=None, weights=None, init="k-mea
     # a lost worker's blocks are recomputed by Dask from the graph; labels it cannot recompute
     # (generated from a scattered X) are made again and the restarts run again from the same draws
     best, gammas, iterations, labels = recovering(run, ensemble=ensemble, rng=setup.rng, what="kcc")
-    run = best.run
-    return finish(ensemble, util, labels, K, best.table, run.objective, run.trace, run.n_iter,
-                  run.converged, gammas, iterations, setup.max_iter, extras={"backend": "dask"})
+    kept = best.run
+    return finish(ensemble, util, labels, K, best.table, kept.objective, kept.trace, kept.n_iter,
+                  kept.converged, gammas, iterations, setup.max_iter, extras={"backend": "dask"})
 
 
 def _init_labels(init, n):

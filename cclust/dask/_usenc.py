@@ -1,7 +1,10 @@
 """U-SPEC generation and the transfer-cut consensus of U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020)
 on row blocks (see :mod:`cclust.dask`)."""
+from __future__ import annotations
+
 import itertools
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +18,8 @@ from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread
 from cclust.graph._tcut import dense_leading_eigenvectors, transfer_rows
 from cclust.result import ConsensusResult
-from cclust.validation import check_array_2d, check_int, check_random_state, spawn_seed_sequences
+from cclust.ensemble import EnsembleLike
+from cclust.validation import RandomStateLike, check_array_2d, check_int, check_random_state, spawn_seed_sequences
 
 # The representatives, the rep-cluster index and the column side of the transfer cut (p x p,
 # or sum K_i x sum K_i) are global and small; the neighbour search, the affinity rows, the
@@ -125,8 +129,10 @@ def _uspec_blocks(X, starts, p, k, k_i, rng, n_init, max_iter, runner):
     return labels
 
 
-def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5,
-                   n_init=1, max_iter=5, random_state=None, client=None, chunks=None, verbose=0):
+def uspec_ensemble(X: Any, n_clusters: int, *, n_partitions: int = 20, k_range: tuple[int, int] | None = None,
+                   n_representatives: int | None = None, n_neighbors: int = 5, n_init: int = 1, max_iter: int = 5,
+                   random_state: RandomStateLike = None, client: Any = None, chunks: int | None = None,
+                   verbose: int = 0) -> DaskEnsemble:
     """U-SENC's ensemble of U-SPEC clusterers (Huang, Wang, Wu, Lai & Kwoh 2020) on row blocks.
 
     Parameters and draws are those of :func:`cclust.uspec.uspec_ensemble` (partition i from the
@@ -193,7 +199,8 @@ def uspec_ensemble(X, n_clusters, *, n_partitions=20, k_range=None, n_representa
     return E
 
 
-def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, client=None, chunks=None):
+def tcut(ensemble: DaskEnsemble | EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: int = 100,
+         random_state: RandomStateLike = None, client: Any = None, chunks: int | None = None) -> ConsensusResult:
     """The transfer-cut consensus (Huang et al. 2020, sec. 3.2.2) of a :class:`DaskEnsemble`.
 
     As :func:`cclust.consensus_functions.ultra_scalable.tcut`, per row block: the
@@ -249,8 +256,10 @@ def tcut(ensemble, n_clusters, *, n_init=3, max_iter=100, random_state=None, cli
         method="tcut", extras={"eigenvalues": values, "backend": "dask"})
 
 
-def usenc(X, n_clusters, *, n_partitions=20, k_range=None, n_representatives=None, n_neighbors=5, n_init=3,
-          max_iter=100, random_state=None, client=None, chunks=None, verbose=0):
+def usenc(X: Any, n_clusters: int, *, n_partitions: int = 20, k_range: tuple[int, int] | None = None,
+          n_representatives: int | None = None, n_neighbors: int = 5, n_init: int = 3, max_iter: int = 100,
+          random_state: RandomStateLike = None, client: Any = None, chunks: int | None = None,
+          verbose: int = 0) -> ConsensusResult:
     """U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020) on row blocks: :func:`uspec_ensemble` then
     :func:`tcut`, with the draws of :func:`cclust.consensus_functions.ultra_scalable.usenc`
     (an int ``random_state`` seeds both steps). Returns a ConsensusResult as :func:`tcut`,
