@@ -144,7 +144,7 @@ def markers(X: npt.ArrayLike, labels: npt.ArrayLike, *, method: str = "wilcoxon"
     return table
 
 
-def benjamini_hochberg(p):
+def benjamini_hochberg(p: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Benjamini & Hochberg's (1995) adjusted p-values (the step-up rule, capped at 1), in the
     order of ``p``; equal to SciPy's ``false_discovery_control(p, method="bh")``."""
     p = np.asarray(p, dtype=np.float64)

@@ -47,9 +47,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.errors import ValidationError
@@ -109,7 +110,7 @@ class ResolutionChoice:
 
     resolutions: np.ndarray
     n_clusters: np.ndarray
-    labels: list
+    labels: list[npt.NDArray[np.int64]]
     cluster_stability: list
     object_stability: list
     median: np.ndarray
@@ -124,7 +125,7 @@ class ResolutionChoice:
     subsample_size: int = 0
     warnings: list = field(default_factory=list)
 
-    def _index(self, resolution):
+    def _index(self, resolution: float) -> int:
         where = np.flatnonzero(np.isclose(self.resolutions, resolution, rtol=0, atol=1e-12))
         if where.size == 0:
             raise ValidationError(f"resolution {resolution!r} is not in the grid "
@@ -132,17 +133,17 @@ class ResolutionChoice:
         return int(where[0])
 
     @property
-    def best_labels(self):
+    def best_labels(self) -> npt.NDArray[np.int64] | None:
         """The full-data clustering at the recommended resolution (None when there is none)."""
         if self.recommended is None:
             return None
         return self.labels[self._index(self.recommended)]
 
-    def labels_at(self, resolution):
+    def labels_at(self, resolution: float) -> npt.NDArray[np.int64]:
         """The full-data clustering at ``resolution`` (one of the grid)."""
         return self.labels[self._index(resolution)]
 
-    def table(self, as_frame=None):
+    def table(self, as_frame: bool | None = None) -> Any:
         """One row per resolution: ``resolution``, ``n_clusters``, ``median``, ``ci_low``,
         ``ci_high``, ``mean``, ``min`` (of the clusters' stabilities), ``recommended`` (bool) and
         ``cluster_stability`` (the per-cluster values, a tuple in cluster order). A pandas
@@ -168,7 +169,7 @@ class ResolutionChoice:
             return pd.DataFrame(rows)
         return rows
 
-    def summary(self):
+    def summary(self) -> str:
         """The table and the recommendation in words, with how sure it is."""
         lines = [f"Resolution by cluster stability (chooseR; Patterson-Cross, Levine & Menon 2021): {self.method} "
                  f"on {self.n_resamples} subsamples of {self.subsample_size} objects ({self.subsample:.0%}).",
@@ -188,7 +189,8 @@ class ResolutionChoice:
             lines.append("No resolution can be recommended: every resolution gave one cluster; try higher "
                          "resolutions.")
         else:
-            i, j = self._index(self.recommended), self._index(self.most_stable)
+            # a recommended resolution implies a most stable one (_recommend sets both)
+            i, j = self._index(self.recommended), self._index(cast(float, self.most_stable))
             if i == j:
                 lines.append(f"Recommended resolution {self.recommended:g} ({int(self.n_clusters[i])} clusters): the "
                              f"most stable (median {self.median[i]:.3f}), and no higher resolution reaches the lower "
@@ -362,7 +364,7 @@ def choose_resolution(data: Any, resolutions: Sequence[float] | None = None, *, 
         if result.recommended is None:
             raise ValidationError(f"no resolution can be written to data.obs[{key_added!r}]: every resolution of "
                                   f"{list(grid)} gave one cluster; try higher resolutions.")
-        best = result.best_labels
+        best = result.labels_at(result.recommended)
         stats = {"recommended": result.recommended, "most_stable": result.most_stable,
                  "threshold": result.threshold, "method": method, "n_resamples": n_resamples,
                  "subsample": subsample, "summary": result.summary(),
@@ -403,7 +405,8 @@ def _codes(column):
     return codes, int(first.shape[0])
 
 
-def coclustering_silhouette(L, labels, k, block_bytes=_BLOCK_BYTES):
+def coclustering_silhouette(L: npt.NDArray[np.integer[Any]], labels: npt.NDArray[np.integer[Any]], k: int,
+                            block_bytes: int = _BLOCK_BYTES) -> npt.NDArray[np.float64]:
     """Each object's silhouette (Rousseeuw 1987) against the clusters ``labels`` under the
     distance ``1 - f_ij``, f_ij the co-clustering frequency of i and j in the resamples ``L``.
 

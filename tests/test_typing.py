@@ -12,18 +12,20 @@ import cclust.base
 import cclust.cli
 import cclust.clusterers
 import cclust.dask  # imports no Dask module until one is used
+import cclust.differential
 import cclust.evaluation
 import cclust.generators
 import cclust.graph
 import cclust.graph_generators
-import cclust.soft
-import cclust.soft_generators
 import cclust.metrics
 import cclust.multiview
 import cclust.plotting
 import cclust.registry
 import cclust.report
+import cclust.resolution
 import cclust.selection
+import cclust.soft
+import cclust.soft_generators
 import cclust.testing
 import cclust.validation
 from cclust.ensemble import Ensemble, as_ensemble
@@ -110,6 +112,11 @@ def _public_functions():
     out += [(f"cclust.dask.DaskEnsemble.{name}", getattr(cclust.dask.DaskEnsemble, name))
             for name in ("__init__", "blocks", "with_weights", "persist", "compute")]
     out += [("cclust.dask.DaskEnsemble.chunk_starts", cclust.dask.DaskEnsemble.chunk_starts.fget)]
+    out += [(f"cclust.resolution.ResolutionChoice.{name}", getattr(cclust.resolution.ResolutionChoice, name))
+            for name in ("labels_at", "table", "summary")]
+    out += [("cclust.resolution.ResolutionChoice.best_labels", cclust.resolution.ResolutionChoice.best_labels.fget),
+            ("cclust.resolution.coclustering_silhouette", cclust.resolution.coclustering_silhouette),
+            ("cclust.differential.benjamini_hochberg", cclust.differential.benjamini_hochberg)]
     out += [(f"cclust.soft_generators.{name}", getattr(cclust.soft_generators, name))
             for name in cclust.soft_generators.__all__]
     out += [(f"cclust.graph_generators.{name}", getattr(cclust.graph_generators, name))
