@@ -21,8 +21,9 @@ from cclust.plotting._common import (
 from cclust.plotting._consensus_matrix import _matrix_input, _stratified_sample
 from cclust.validation import check_int, check_random_state
 
+# The results are SelectKResult, annotated Any: the selection package imports these figures,
+# and an import of it here (even for the type checker alone) would close an import cycle.
 if TYPE_CHECKING:
-    from cclust.selection import SelectKResult
     from cclust.validation import RandomStateLike
 
 
@@ -92,7 +93,7 @@ def _k_curve(ax, k_values, values, best, color, ylabel, title):
     return ax
 
 
-def plot_consensus_cdf(result: SelectKResult, *, ax: Any = None) -> Any:
+def plot_consensus_cdf(result: Any, *, ax: Any = None) -> Any:
     """Empirical CDF of the consensus-matrix entries, one curve per K (Monti et al. 2003).
 
     A K that fits the data gives a consensus matrix of (nearly) only 0s and 1s, so a CDF flat
@@ -144,7 +145,7 @@ def plot_consensus_cdf(result: SelectKResult, *, ax: Any = None) -> Any:
     return ax
 
 
-def plot_delta_area(result: SelectKResult, *, ax: Any = None) -> Any:
+def plot_delta_area(result: Any, *, ax: Any = None) -> Any:
     """Relative increase of the area under the consensus CDF against K (Monti et al. 2003).
 
     Monti et al. read the K after which the area stops growing markedly as the number of
@@ -178,7 +179,7 @@ def plot_delta_area(result: SelectKResult, *, ax: Any = None) -> Any:
                     "relative change in area under CDF", "Delta area")
 
 
-def plot_pac(result: SelectKResult, *, ax: Any = None) -> Any:
+def plot_pac(result: Any, *, ax: Any = None) -> Any:
     """Proportion of ambiguous clustering per K (Senbabaoglu et al. 2014); lower is better.
 
     Parameters
@@ -231,7 +232,7 @@ def _plot_objective(result, ax):
     return _k_curve(ax, f["k_values"], values, _best_k(result, f["k_values"]), "tab:purple", name, title)
 
 
-def plot_reference_null(result: SelectKResult, *, ax: Any = None) -> Any:
+def plot_reference_null(result: Any, *, ax: Any = None) -> Any:
     """The data's PAC against its reference null per K (John et al. 2020), with p-values.
 
     The references' PACs are drawn as their mean and a band of one standard deviation, the
@@ -275,7 +276,7 @@ def plot_reference_null(result: SelectKResult, *, ax: Any = None) -> Any:
         title = "Reference null: no evidence of cluster structure (K = 1)"
     else:
         title = "PAC of the data and of its reference null"
-        if best is not None and best in k_values:
+        if best in k_values:
             ax.axvline(best, color=_BEST_COLOUR, linestyle="--", linewidth=1.0, alpha=0.7)
     ax.set_xticks(k_values)
     ax.set_xlabel("K (number of clusters)")
@@ -286,7 +287,7 @@ def plot_reference_null(result: SelectKResult, *, ax: Any = None) -> Any:
     return ax
 
 
-def plot_cluster_stability(result: SelectKResult, k: int | None = None, *, ax: Any = None) -> Any:
+def plot_cluster_stability(result: Any, k: int | None = None, *, ax: Any = None) -> Any:
     """Per cluster at one K: its cluster consensus (Monti et al. 2003, ConsensusClusterPlus's
     cluster-consensus plot) beside its mean Jaccard over the resamples (Hennig 2007), with
     Hennig's readings (below 0.6 not stable, above 0.85 highly stable) as lines.
@@ -343,7 +344,7 @@ def plot_cluster_stability(result: SelectKResult, k: int | None = None, *, ax: A
     return ax
 
 
-def plot_select_k(result: SelectKResult) -> Any:
+def plot_select_k(result: Any) -> Any:
     """The views of :func:`cclust.select_k` on one Figure, the selected K highlighted.
 
     Panels: consensus CDF (:func:`plot_consensus_cdf`), delta area (:func:`plot_delta_area`),
@@ -421,7 +422,7 @@ def _result_k(result, k):
     return int(k), np.asarray(result.labels[k], dtype=np.int64)
 
 
-def plot_consensus_heatmap(result: SelectKResult, k: int | None = None, *, cmap: Any = "Blues", max_objects: int = 1000,
+def plot_consensus_heatmap(result: Any, k: int | None = None, *, cmap: Any = "Blues", max_objects: int = 1000,
                            random_state: RandomStateLike = 0) -> Any:
     """Monti et al.'s consensus heatmap at one K: dendrogram, cluster colour bar and matrix.
 
@@ -507,7 +508,7 @@ def plot_consensus_heatmap(result: SelectKResult, k: int | None = None, *, cmap:
     return figure
 
 
-def plot_tracking(result: SelectKResult, *, ax: Any = None) -> Any:
+def plot_tracking(result: Any, *, ax: Any = None) -> Any:
     """ConsensusClusterPlus's tracking plot: every object's cluster at every K tried.
 
     One row per K, one column per object; the colour is the object's cluster at that K. Objects
