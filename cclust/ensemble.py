@@ -486,18 +486,52 @@ class Ensemble:
         """
         key = ("one_hot", bool(weighted), np.dtype(dtype).str)
         if key not in self._cache:
-            import scipy.sparse as sp
-
-            mask = self._labels >= 0
-            rows = np.broadcast_to(np.arange(self.n_samples)[:, None], self._labels.shape)[mask]
-            cols = (self._labels + self._offsets[:-1][None, :].astype(np.int32))[mask]
-            vals = (np.broadcast_to(self._weights, self._labels.shape)[mask] if weighted
-                    else np.ones(rows.shape[0]))
-            B = sp.csr_matrix((vals.astype(dtype), (rows, cols)),
-                              shape=(self.n_samples, int(self._offsets[-1])))
-            B.sort_indices()
-            self._cache[key] = B
+            self._cache[key] = self._make_one_hot(weighted, np.dtype(dtype))
         return self._cache[key]
+
+    def _make_one_hot(self, weighted, dtype):
+        """The CSR one-hot written straight from the labels, row block by row block: a row lists
+        its partitions in order, and partition i's columns follow partition i-1's, so every row
+        is sorted as written and only the matrix's own arrays are allocated (a COO detour held
+        about four times as many bytes at its peak)."""
+        import scipy.sparse as sp
+
+        L = self._labels
+        n, r = L.shape
+        n_c = int(self._offsets[-1])
+        nnz_max = n * r
+        index_dtype = np.int32 if max(nnz_max, n_c, n) < np.iinfo(np.int32).max else np.int64
+        require_memory(nnz_max * (np.dtype(index_dtype).itemsize + dtype.itemsize),
+                       f"the one-hot matrix of {n} objects x {r} partitions",
+                       "fuse a smaller ensemble (fewer objects or partitions), or use kcc (no one-hot)")
+        starts = self._offsets[:-1].astype(index_dtype)
+        values = (self._weights if weighted else np.ones(r)).astype(dtype)
+        indptr = np.empty(n + 1, dtype=index_dtype)
+        indptr[0] = 0
+        if not self.has_missing:
+            indptr[1:] = np.arange(r, nnz_max + 1, r, dtype=index_dtype)
+        else:
+            for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
+                stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+                indptr[start + 1:stop + 1] = (L[start:stop] >= 0).sum(axis=1)
+            np.cumsum(indptr, out=indptr)
+        nnz = int(indptr[-1])
+        indices = np.empty(nnz, dtype=index_dtype)
+        data = np.empty(nnz, dtype=dtype)
+        for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
+            stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            block = L[start:stop] + starts
+            if self.has_missing:
+                present = L[start:stop] >= 0
+                indices[lo:hi] = block[present]
+                data[lo:hi] = np.broadcast_to(values, block.shape)[present]
+            else:
+                indices[lo:hi] = block.reshape(-1)
+                data[lo:hi].reshape(stop - start, r)[:] = values
+        B = sp.csr_matrix((data, indices, indptr), shape=(n, n_c), copy=False)
+        B.has_sorted_indices = True
+        return B
 
     def coassociation(self, *, sparse=False, dtype=np.float64, max_bytes=None):
         """Weighted co-association matrix A (n_samples, n_samples).
@@ -778,6 +812,10 @@ class Ensemble:
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
         table = self.contingency(labels, n_clusters, n_jobs=n_jobs)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
+
+
+#: Rows of the label matrix read at once when the one-hot is written (a few MB of temporaries).
+_ONE_HOT_BLOCK_ROWS = 1 << 15
 
 
 # -- objects that every partition labels alike ------------------------------------------------

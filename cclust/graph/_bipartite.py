@@ -109,6 +109,10 @@ def has_empty_part(labels, n_clusters):
     return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
 
 
+#: Rows of the label matrix read at once when a one-hot is written from it.
+_ROW_BLOCK = 1 << 14
+
+
 def one_hot_in_order(ensemble, order, rows=None, values=None):
     """``ensemble.one_hot()[rows][:, order]`` with sorted indices, built from the labels.
 
@@ -116,25 +120,42 @@ def one_hot_in_order(ensemble, order, rows=None, values=None):
     sorted, so no sparse matrix is permuted and re-sorted. ``rows`` selects objects (all by
     default); ``values[j]`` is the entry of every object in column j (1.0 by default).
     """
-    L = ensemble.labels if rows is None else ensemble.labels[rows]
+    L = ensemble.labels
+    n_rows = L.shape[0] if rows is None else rows.shape[0]
+    r = L.shape[1]
     n_c = int(ensemble.offsets[-1])
-    rank = np.empty(n_c, dtype=np.int32)
-    rank[order] = np.arange(n_c, dtype=np.int32)
-    R = rank[L + ensemble.offsets[:-1]]  # a missing label (-1) picks any rank: masked next
+    index_dtype = np.int32 if max(n_rows * r, n_c) < np.iinfo(np.int32).max else np.int64
+    rank = np.empty(n_c + 1, dtype=index_dtype)
+    rank[order] = np.arange(n_c, dtype=index_dtype)
+    rank[n_c] = n_c  # a missing label's rank: sorts after every cluster's, then dropped
+    starts = ensemble.offsets[:-1].astype(index_dtype)
+    values = np.ones(n_c) if values is None else np.asarray(values, dtype=np.float64)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
     if ensemble.has_missing:
-        present = L >= 0
-        R[~present] = n_c  # sorts after every rank
-        R.sort(axis=1)
-        lengths = present.sum(axis=1)
-        indices = R[R < n_c]
+        for lo in range(0, n_rows, _ROW_BLOCK):
+            hi = min(n_rows, lo + _ROW_BLOCK)
+            block = L[lo:hi] if rows is None else L[rows[lo:hi]]
+            indptr[lo + 1:hi + 1] = (block >= 0).sum(axis=1)
+        np.cumsum(indptr, out=indptr)
     else:
+        indptr[1:] = np.arange(r, n_rows * r + 1, r)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz)
+    # Row blocks: the ranks of one block at a time are sorted and copied out, so nothing of n x r
+    # is allocated besides the matrix itself.
+    for lo in range(0, n_rows, _ROW_BLOCK):
+        hi = min(n_rows, lo + _ROW_BLOCK)
+        block = L[lo:hi] if rows is None else L[rows[lo:hi]]
+        R = block + starts
+        if ensemble.has_missing:
+            R[block < 0] = n_c
+        R = rank[R]
         R.sort(axis=1)
-        lengths = np.full(R.shape[0], R.shape[1])
-        indices = R.reshape(-1)
-    indptr = np.zeros(R.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    data = np.ones(indices.shape[0]) if values is None else np.asarray(values, dtype=np.float64)[indices]
-    B = sp.csr_matrix((data, indices, indptr), shape=(R.shape[0], n_c))
+        R = R[R < n_c] if ensemble.has_missing else R.reshape(-1)
+        indices[indptr[lo]:indptr[hi]] = R
+        data[indptr[lo]:indptr[hi]] = values[R]
+    B = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_c))
     B.has_sorted_indices = True
     return B
 
