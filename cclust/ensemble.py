@@ -439,16 +439,15 @@ class Ensemble:
         C = _voting.first_appearance(np.ascontiguousarray(self._labels, dtype=np.int32),
                                      np.ascontiguousarray(self._offsets, dtype=np.int64))
         w = self._weights
-        columns = np.ascontiguousarray(C.T).view(np.dtype((np.void, 4 * C.shape[0]))).reshape(-1)
-        _, column_rank = np.unique(columns, return_inverse=True)
-        order = np.lexsort((w, column_rank.reshape(-1)))
+        order = np.lexsort((w, _column_ranks(C)))
         if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._labels):
             return None, order                      # already canonical: no copy, no cycle
         out = Ensemble.__new__(Ensemble)
         provenance = None if self._provenance is None else tuple(self._provenance[j] for j in order.tolist())
+        _permute_columns(C, order)
         # The weights are this ensemble's, permuted (not normalised again), and every
         # partition's clusters are all used, so nothing needs checking again.
-        out._init(np.ascontiguousarray(C[:, order]), np.ascontiguousarray(self._n_clusters[order]),
+        out._init(C, np.ascontiguousarray(self._n_clusters[order]),
                   np.ascontiguousarray(w[order]), provenance, self._index)
         out._cache["canonical"] = (None, np.arange(order.shape[0]))
         return out, order
@@ -816,6 +815,52 @@ class Ensemble:
 
 #: Rows of the label matrix read at once when the one-hot is written (a few MB of temporaries).
 _ONE_HOT_BLOCK_ROWS = 1 << 15
+
+
+def _first_difference(a, b):
+    """-1, 0 or 1 as column ``a`` sorts before, with or after column ``b`` by their bytes (the
+    order of the columns viewed as single byte strings), read in row blocks."""
+    for start in range(0, a.shape[0], _ONE_HOT_BLOCK_ROWS):
+        differ = np.flatnonzero(a[start:start + _ONE_HOT_BLOCK_ROWS] != b[start:start + _ONE_HOT_BLOCK_ROWS])
+        if differ.size:
+            i = start + int(differ[0])
+            return -1 if a[i:i + 1].tobytes() < b[i:i + 1].tobytes() else 1
+    return 0
+
+
+def _column_ranks(C):
+    """Dense ranks of the columns of ``C`` in the order of their bytes (equal columns share a
+    rank): what ``np.unique`` of the columns viewed as byte strings numbers them, without the
+    transposed copy and the sort's copy of the whole matrix that it makes."""
+    import functools
+
+    r = C.shape[1]
+    key = functools.cmp_to_key(lambda i, j: _first_difference(C[:, i], C[:, j]))
+    by_bytes = sorted(range(r), key=key)
+    ranks = np.zeros(r, dtype=np.int64)
+    for previous, j in zip(by_bytes, by_bytes[1:]):
+        ranks[j] = ranks[previous] + (_first_difference(C[:, previous], C[:, j]) != 0)
+    return ranks
+
+
+def _permute_columns(C, order):
+    """``C[:, order]`` written into ``C`` itself, one cycle of the permutation at a time, so that
+    no second label matrix is allocated (one column is held aside per cycle)."""
+    done = np.zeros(order.shape[0], dtype=bool)
+    for start in range(order.shape[0]):
+        if done[start] or order[start] == start:
+            done[start] = True
+            continue
+        held = C[:, start].copy()
+        j = start
+        while True:
+            done[j] = True
+            source = int(order[j])
+            if source == start:
+                C[:, j] = held
+                break
+            C[:, j] = C[:, source]
+            j = source
 
 
 # -- objects that every partition labels alike ------------------------------------------------
