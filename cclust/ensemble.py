@@ -844,23 +844,11 @@ def _column_ranks(C):
 
 
 def _permute_columns(C, order):
-    """``C[:, order]`` written into ``C`` itself, one cycle of the permutation at a time, so that
-    no second label matrix is allocated (one column is held aside per cycle)."""
-    done = np.zeros(order.shape[0], dtype=bool)
-    for start in range(order.shape[0]):
-        if done[start] or order[start] == start:
-            done[start] = True
-            continue
-        held = C[:, start].copy()
-        j = start
-        while True:
-            done[j] = True
-            source = int(order[j])
-            if source == start:
-                C[:, j] = held
-                break
-            C[:, j] = C[:, source]
-            j = source
+    """``C[:, order]`` written into ``C`` itself, one block of rows at a time, so that no second
+    label matrix is allocated (rows are contiguous: a block is permuted in cache)."""
+    for start in range(0, C.shape[0], _ONE_HOT_BLOCK_ROWS):
+        block = C[start:start + _ONE_HOT_BLOCK_ROWS]
+        block[:] = block[:, order]
 
 
 # -- objects that every partition labels alike ------------------------------------------------

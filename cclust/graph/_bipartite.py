@@ -128,8 +128,8 @@ def one_hot_in_order(ensemble, order, rows=None, values=None):
     rank = np.empty(n_c + 1, dtype=index_dtype)
     rank[order] = np.arange(n_c, dtype=index_dtype)
     rank[n_c] = n_c  # a missing label's rank: sorts after every cluster's, then dropped
-    starts = ensemble.offsets[:-1].astype(index_dtype)
-    values = np.ones(n_c) if values is None else np.asarray(values, dtype=np.float64)
+    starts = ensemble.offsets[:-1]   # int64: the block's positions index ``rank`` without a cast
+    values = None if values is None else np.asarray(values, dtype=np.float64)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     if ensemble.has_missing:
         for lo in range(0, n_rows, _ROW_BLOCK):
@@ -141,7 +141,7 @@ def one_hot_in_order(ensemble, order, rows=None, values=None):
         indptr[1:] = np.arange(r, n_rows * r + 1, r)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=index_dtype)
-    data = np.empty(nnz)
+    data = np.ones(nnz) if values is None else np.empty(nnz)
     # Row blocks: the ranks of one block at a time are sorted and copied out, so nothing of n x r
     # is allocated besides the matrix itself.
     for lo in range(0, n_rows, _ROW_BLOCK):
@@ -154,7 +154,8 @@ def one_hot_in_order(ensemble, order, rows=None, values=None):
         R.sort(axis=1)
         R = R[R < n_c] if ensemble.has_missing else R.reshape(-1)
         indices[indptr[lo]:indptr[hi]] = R
-        data[indptr[lo]:indptr[hi]] = values[R]
+        if values is not None:
+            data[indptr[lo]:indptr[hi]] = values[R]
     B = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_c))
     B.has_sorted_indices = True
     return B

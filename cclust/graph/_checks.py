@@ -107,7 +107,7 @@ def canonical_cluster_order(ensemble, identical="compute"):
         firsts, inverse, multiplicity = groups
         group_keys = np.zeros(firsts.shape[0], dtype=np.uint64)
         np.add.at(group_keys, inverse, keys)  # uint64 sums wrap, as the sum over the members does
-    starts = ensemble.offsets[:-1].astype(np.int32 if n_c < np.iinfo(np.int32).max else np.int64)
+    starts = ensemble.offsets[:-1]   # int64: the block's keys index the bins without a cast
     sizes = np.zeros(n_c + 1, dtype=np.int64 if multiplicity is None else np.float64)
     first = np.full(n_c + 1, n, dtype=np.int64)
     member_hash = np.zeros(n_c + 1, dtype=np.uint64)
