@@ -105,3 +105,15 @@ def test_dwh_in_place_pass_matches_the_dense_update():
     memberships = [np.eye(int(k))[E.labels[:, i]] for i, k in enumerate(E.n_clusters)]
     soft = cclust.consensus("dwh", SoftEnsemble(memberships), 4, random_state=0)
     np.testing.assert_allclose(hard.extras["membership"], soft.extras["membership"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["hbgf", "hgpa"])
+def test_bipartite_metis_call_refuses_over_the_budget(name, monkeypatch):
+    """HBGF's graph (and HGPA's size estimate on it) asks for its METIS call's peak, about 96
+    bytes per adjacency entry, before the call: 2 x 200 x 6 entries need about 230 kB."""
+    E = _wide_ensemble()
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "100000")
+    with pytest.raises(MemoryBudgetError, match="METIS on the bipartite graph"):
+        cclust.consensus(name, E, 4, random_state=0)
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(2**31))
+    assert cclust.consensus(name, E, 4, random_state=0).labels.shape == (200,)
