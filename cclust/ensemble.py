@@ -446,16 +446,15 @@ class Ensemble:
         C = _voting.first_appearance(np.ascontiguousarray(self._labels, dtype=np.int32),
                                      np.ascontiguousarray(self._offsets, dtype=np.int64))
         w = self._weights
-        columns = np.ascontiguousarray(C.T).view(np.dtype((np.void, 4 * C.shape[0]))).reshape(-1)
-        _, column_rank = np.unique(columns, return_inverse=True)
-        order = np.lexsort((w, column_rank.reshape(-1)))
+        order = np.lexsort((w, _column_ranks(C)))
         if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._labels):
             return None, order                      # already canonical: no copy, no cycle
         out = Ensemble.__new__(Ensemble)
         provenance = None if self._provenance is None else tuple(self._provenance[j] for j in order.tolist())
+        _permute_columns(C, order)
         # The weights are this ensemble's, permuted (not normalised again), and every
         # partition's clusters are all used, so nothing needs checking again.
-        out._init(np.ascontiguousarray(C[:, order]), np.ascontiguousarray(self._n_clusters[order]),
+        out._init(C, np.ascontiguousarray(self._n_clusters[order]),
                   np.ascontiguousarray(w[order]), provenance, self._index)
         out._cache["canonical"] = (None, np.arange(order.shape[0]))
         return out, order
@@ -493,18 +492,52 @@ class Ensemble:
         """
         key = ("one_hot", bool(weighted), np.dtype(dtype).str)
         if key not in self._cache:
-            import scipy.sparse as sp
-
-            mask = self._labels >= 0
-            rows = np.broadcast_to(np.arange(self.n_samples)[:, None], self._labels.shape)[mask]
-            cols = (self._labels + self._offsets[:-1][None, :].astype(np.int32))[mask]
-            vals = (np.broadcast_to(self._weights, self._labels.shape)[mask] if weighted
-                    else np.ones(rows.shape[0]))
-            B = sp.csr_matrix((vals.astype(dtype), (rows, cols)),
-                              shape=(self.n_samples, int(self._offsets[-1])))
-            B.sort_indices()
-            self._cache[key] = B
+            self._cache[key] = self._make_one_hot(weighted, np.dtype(dtype))
         return self._cache[key]
+
+    def _make_one_hot(self, weighted, dtype):
+        """The CSR one-hot written straight from the labels, row block by row block: a row lists
+        its partitions in order, and partition i's columns follow partition i-1's, so every row
+        is sorted as written and only the matrix's own arrays are allocated (a COO detour held
+        about four times as many bytes at its peak)."""
+        import scipy.sparse as sp
+
+        L = self._labels
+        n, r = L.shape
+        n_c = int(self._offsets[-1])
+        nnz_max = n * r
+        index_dtype = np.int32 if max(nnz_max, n_c, n) < np.iinfo(np.int32).max else np.int64
+        require_memory(nnz_max * (np.dtype(index_dtype).itemsize + dtype.itemsize),
+                       f"the one-hot matrix of {n} objects x {r} partitions",
+                       "fuse a smaller ensemble (fewer objects or partitions), or use kcc (no one-hot)")
+        starts = self._offsets[:-1].astype(index_dtype)
+        values = (self._weights if weighted else np.ones(r)).astype(dtype)
+        indptr = np.empty(n + 1, dtype=index_dtype)
+        indptr[0] = 0
+        if not self.has_missing:
+            indptr[1:] = np.arange(r, nnz_max + 1, r, dtype=index_dtype)
+        else:
+            for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
+                stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+                indptr[start + 1:stop + 1] = (L[start:stop] >= 0).sum(axis=1)
+            np.cumsum(indptr, out=indptr)
+        nnz = int(indptr[-1])
+        indices = np.empty(nnz, dtype=index_dtype)
+        data = np.empty(nnz, dtype=dtype)
+        for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
+            stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+            lo, hi = int(indptr[start]), int(indptr[stop])
+            block = L[start:stop] + starts
+            if self.has_missing:
+                present = L[start:stop] >= 0
+                indices[lo:hi] = block[present]
+                data[lo:hi] = np.broadcast_to(values, block.shape)[present]
+            else:
+                indices[lo:hi] = block.reshape(-1)
+                data[lo:hi].reshape(stop - start, r)[:] = values
+        B = sp.csr_matrix((data, indices, indptr), shape=(n, n_c), copy=False)
+        B.has_sorted_indices = True
+        return B
 
     def coassociation(self, *, sparse=False, dtype=np.float64, max_bytes=None):
         """Weighted co-association matrix A (n_samples, n_samples).
@@ -785,6 +818,44 @@ class Ensemble:
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
         table = self.contingency(labels, n_clusters, n_jobs=n_jobs)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
+
+
+#: Rows of the label matrix read at once when the one-hot is written (a few MB of temporaries).
+_ONE_HOT_BLOCK_ROWS = 1 << 15
+
+
+def _first_difference(a, b):
+    """-1, 0 or 1 as column ``a`` sorts before, with or after column ``b`` by their bytes (the
+    order of the columns viewed as single byte strings), read in row blocks."""
+    for start in range(0, a.shape[0], _ONE_HOT_BLOCK_ROWS):
+        differ = np.flatnonzero(a[start:start + _ONE_HOT_BLOCK_ROWS] != b[start:start + _ONE_HOT_BLOCK_ROWS])
+        if differ.size:
+            i = start + int(differ[0])
+            return -1 if a[i:i + 1].tobytes() < b[i:i + 1].tobytes() else 1
+    return 0
+
+
+def _column_ranks(C):
+    """Dense ranks of the columns of ``C`` in the order of their bytes (equal columns share a
+    rank): what ``np.unique`` of the columns viewed as byte strings numbers them, without the
+    transposed copy and the sort's copy of the whole matrix that it makes."""
+    import functools
+
+    r = C.shape[1]
+    key = functools.cmp_to_key(lambda i, j: _first_difference(C[:, i], C[:, j]))
+    by_bytes = sorted(range(r), key=key)
+    ranks = np.zeros(r, dtype=np.int64)
+    for previous, j in zip(by_bytes, by_bytes[1:]):
+        ranks[j] = ranks[previous] + (_first_difference(C[:, previous], C[:, j]) != 0)
+    return ranks
+
+
+def _permute_columns(C, order):
+    """``C[:, order]`` written into ``C`` itself, one block of rows at a time, so that no second
+    label matrix is allocated (rows are contiguous: a block is permuted in cache)."""
+    for start in range(0, C.shape[0], _ONE_HOT_BLOCK_ROWS):
+        block = C[start:start + _ONE_HOT_BLOCK_ROWS]
+        block[:] = block[:, order]
 
 
 # -- objects that every partition labels alike ------------------------------------------------

@@ -12,7 +12,7 @@ from cclust.errors import ValidationError
 from cclust.graph import honour_n_clusters
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
-from cclust.validation import check_float, check_int, memory_budget, spawn_seed_sequences
+from cclust.validation import check_float, check_int, memory_budget, require_memory, spawn_seed_sequences
 
 #: clue's default relative tolerance, sqrt(machine epsilon).
 DEFAULT_TOL = float(np.sqrt(np.finfo(float).eps))
@@ -42,13 +42,13 @@ class Memberships:
         if is_soft_ensemble(ensemble):
             E = ensemble.with_weights(weights)
             self.hard = False
-            self.B = np.ascontiguousarray(E.stacked())
+            self._B = np.ascontiguousarray(E.stacked())
             self.ensemble = None
         else:
             E = require_complete(ensemble, method)
             E = E.with_weights(weights)
             self.hard = True
-            self.B = E.one_hot()
+            self._B = None          # the one-hot, formed when first read (after the memory checks)
             self.ensemble = E
         self.source = E                                  # the weighted ensemble itself
         self.n, self.r = E.n_samples, E.n_partitions
@@ -63,6 +63,23 @@ class Memberships:
             sq = (self.B ** 2).sum(axis=0)
             self.norms2 = np.add.reduceat(sq, self.offsets[:-1])
         self._gram = None
+
+    @property
+    def B(self):
+        if self._B is None:
+            self._B = self.ensemble.one_hot()
+        return self._B
+
+    def require_dense(self, k, copies, method, max_bytes=None):
+        """Refuse (MemoryBudgetError) unless ``copies`` dense float64 (n, max(k, max K_i))
+        matrices fit the memory budget: clue's memberships have a column for every cluster of the
+        widest partition, so their size is n times the largest K_i, not n times K."""
+        k_cols = max(int(k), self.k_max)
+        require_memory(copies * self.n * k_cols * 8,
+                       f"{method}'s {copies} dense {self.n} x {k_cols} membership matrices (one column per "
+                       f"cluster of the widest partition, K_i = {self.k_max})",
+                       "use partitions with fewer clusters (the largest K_i sets the width) or fewer objects, "
+                       "or a method whose memory does not grow with K_i, such as kcc", max_bytes)
 
     def block(self, i):
         return slice(int(self.offsets[i]), int(self.offsets[i + 1]))

@@ -195,10 +195,12 @@ def _simplex_rows(M):
 
 def _gv3_bytes(n, r, n_c, k):
     """Bytes GV3 holds at its peak: three (sum K_i)^2 float64 matrices at once (the Gram matrix G,
-    W G and the product W G * (W G)^T of ``||Y||_F^2``), the one-hot (12 bytes an entry) and
-    the equivalent of three n x max(k, 20) float64 arrays (the eigen solver's basis of at least
-    20 vectors, then the descent's iterates, gradients and products)."""
-    return 3 * n_c * n_c * 8 + 12 * n * r + 3 * n * max(k, 20) * 8
+    W G and the product W G * (W G)^T of ``||Y||_F^2``) while the Gram matrix is formed from
+    contingency tables; afterwards G, the one-hot (12 bytes an entry, formed when first read)
+    and the equivalent of three n x max(k, 20) float64 arrays (the eigen solver's basis of at
+    least 20 vectors, then the descent's iterates, gradients and products)."""
+    gram = n_c * n_c * 8
+    return max(3 * gram, gram + 12 * n * r + 3 * n * max(k, 20) * 8)
 
 
 class _CoMembership:

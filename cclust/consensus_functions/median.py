@@ -339,10 +339,17 @@ _NAMES = {
 }
 
 
+#: Dense (n, max(K, max K_i)) float64 matrices the SE/HE/SM/HM iterations and DWH's pass hold at
+#: once: the memberships, the matched votes or the next partition's memberships, and a
+#: projected or squared copy.
+_DENSE_COPIES = 3
+
+
 def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None,
              tie_rounds=0):
     data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol)
     tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
+    data.require_dense(k, _DENSE_COPIES, method, max_bytes)
     starts = start_memberships(init, data, k, n_init, random_state)
     M, value, n_iter, converged, values = _aos(data, k, kind, starts, max_iter, tol, max_bytes, tie_rounds)
     M = stochastify(M) if kind in ("SE", "SM") else M
@@ -462,7 +469,13 @@ def _dwh_pass(data, k, order, fast):
             T = data.B[:, data.block(b)].T @ M
         cols = match_columns(_prefer_empty(T, M.sum(axis=0)), maximize=True)
         M *= 1.0 - sb
-        M += sb * data.matched_dense(b, cols, k_cols)
+        if data.hard:
+            # U_b P_b has a single one per row: add s_b there, in place (adding s_b * 0 to the
+            # other entries changes nothing), instead of forming the dense (n, k_cols) matrix
+            rows = np.arange(data.n)
+            M[rows, cols[data.ensemble.labels[:, b]]] += sb
+        else:
+            M += sb * data.matched_dense(b, cols, k_cols)
         if k < k_cols:
             M = project_leading(M, k)
     return M
@@ -503,6 +516,7 @@ def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     """
     data = Memberships(ensemble, weights, "dwh")
     k = check_int(n_clusters, "n_clusters", low=1, high=data.n)
+    data.require_dense(k, _DENSE_COPIES, "dwh", max_bytes)
     n_init = check_int(n_init, "n_init", low=1)
     if order is not None:
         o = np.asarray(order)

@@ -10,10 +10,17 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from cclust.ensemble import Ensemble, identical_label_rows
-from cclust.validation import RandomStateLike
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import EDGE_WEIGHT_RESOLUTION, honour_n_clusters, partition_graph
 from cclust.graph._merge import Groups, cap_groups, identical_rows, merge_cap
+from cclust.validation import RandomStateLike, require_memory
+
+#: Peak bytes per adjacency entry of a bipartite METIS call (both directions of every edge):
+#: the transposed copy, the assembled graph, METIS's integer inputs and METIS's own coarser
+#: graphs. Measured: METIS alone 52 bytes an entry at 2 * 10^4 objects x 100 partitions (a
+#: Python allocation profile), the whole call's resident-set peak 96 at 10^5 objects x 100
+#: partitions of 8 to 317 clusters (``benchmarks/bench_memory_scale.py``).
+BIPARTITE_BYTES_PER_ENTRY = 96
 
 
 def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
@@ -66,6 +73,9 @@ def partition_bipartite_groups(G: Any, groups: Groups | None, top: float | None,
     Returns the part of every object (unmerged), the part of every cluster and the cut.
     """
     m, n_c = G.shape
+    require_memory(BIPARTITE_BYTES_PER_ENTRY * 2 * G.nnz,
+                   f"METIS on the bipartite graph of {m} objects and {n_c} clusters ({2 * G.nnz} edge entries)",
+                   "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)")
     row_weights: npt.NDArray[np.integer[Any]] | None
     if groups is None:
         resolution = EDGE_WEIGHT_RESOLUTION
@@ -120,6 +130,10 @@ def has_empty_part(labels: npt.NDArray[np.integer[Any]], n_clusters: int) -> boo
     return bool(np.bincount(labels, minlength=n_clusters).min() == 0)
 
 
+#: Rows of the label matrix read at once when a one-hot is written from it.
+_ROW_BLOCK = 1 << 14
+
+
 def one_hot_in_order(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
                      rows: npt.NDArray[np.integer[Any]] | None = None,
                      values: npt.ArrayLike | None = None) -> Any:
@@ -129,25 +143,43 @@ def one_hot_in_order(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
     sorted, so no sparse matrix is permuted and re-sorted. ``rows`` selects objects (all by
     default); ``values[j]`` is the entry of every object in column j (1.0 by default).
     """
-    L = ensemble.labels if rows is None else ensemble.labels[rows]
+    L = ensemble.labels
+    n_rows = L.shape[0] if rows is None else rows.shape[0]
+    r = L.shape[1]
     n_c = int(ensemble.offsets[-1])
-    rank = np.empty(n_c, dtype=np.int32)
-    rank[order] = np.arange(n_c, dtype=np.int32)
-    R = rank[L + ensemble.offsets[:-1]]  # a missing label (-1) picks any rank: masked next
+    index_dtype = np.int32 if max(n_rows * r, n_c) < np.iinfo(np.int32).max else np.int64
+    rank = np.empty(n_c + 1, dtype=index_dtype)
+    rank[order] = np.arange(n_c, dtype=index_dtype)
+    rank[n_c] = n_c  # a missing label's rank: sorts after every cluster's, then dropped
+    starts = ensemble.offsets[:-1]   # int64: the block's positions index ``rank`` without a cast
+    values = None if values is None else np.asarray(values, dtype=np.float64)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
     if ensemble.has_missing:
-        present = L >= 0
-        R[~present] = n_c  # sorts after every rank
-        R.sort(axis=1)
-        lengths = present.sum(axis=1)
-        indices = R[R < n_c]
+        for lo in range(0, n_rows, _ROW_BLOCK):
+            hi = min(n_rows, lo + _ROW_BLOCK)
+            block = L[lo:hi] if rows is None else L[rows[lo:hi]]
+            indptr[lo + 1:hi + 1] = (block >= 0).sum(axis=1)
+        np.cumsum(indptr, out=indptr)
     else:
+        indptr[1:] = np.arange(r, n_rows * r + 1, r)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.ones(nnz) if values is None else np.empty(nnz)
+    # Row blocks: the ranks of one block at a time are sorted and copied out, so nothing of n x r
+    # is allocated besides the matrix itself.
+    for lo in range(0, n_rows, _ROW_BLOCK):
+        hi = min(n_rows, lo + _ROW_BLOCK)
+        block = L[lo:hi] if rows is None else L[rows[lo:hi]]
+        R = block + starts
+        if ensemble.has_missing:
+            R[block < 0] = n_c
+        R = rank[R]
         R.sort(axis=1)
-        lengths = np.full(R.shape[0], R.shape[1])
-        indices = R.reshape(-1)
-    indptr = np.zeros(R.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    data = np.ones(indices.shape[0]) if values is None else np.asarray(values, dtype=np.float64)[indices]
-    B = sp.csr_matrix((data, indices, indptr), shape=(R.shape[0], n_c))
+        R = R[R < n_c] if ensemble.has_missing else R.reshape(-1)
+        indices[indptr[lo]:indptr[hi]] = R
+        if values is not None:
+            data[indptr[lo]:indptr[hi]] = values[R]
+    B = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_c))
     B.has_sorted_indices = True
     return B
 

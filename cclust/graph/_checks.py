@@ -89,6 +89,10 @@ def check_dense_budget(n: int, what: str, max_bytes: int | None, itemsize: int =
 
 
 
+#: Rows of the label matrix whose cluster keys are scattered at once by :func:`canonical_cluster_order`.
+_ORDER_BLOCK_ROWS = 1 << 14
+
+
 def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str = "compute") -> npt.NDArray[np.intp]:
     """A permutation of the one-hot columns that depends on the clusters' members only.
 
@@ -113,20 +117,26 @@ def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str =
         firsts, multiplicity, group_keys = np.arange(n), None, keys
     else:
         firsts, inverse, multiplicity = groups
-        L = L[firsts]
         group_keys = np.zeros(firsts.shape[0], dtype=np.uint64)
         np.add.at(group_keys, inverse, keys)  # uint64 sums wrap, as the sum over the members does
-    columns = L + ensemble.offsets[:-1]
-    if ensemble.has_missing:
-        columns[L < 0] = n_c  # a bin past the clusters collects the missing labels
-    columns = columns.reshape(-1)
-    # ufunc.at is fast on 1-d operands of one shape only (broadcast values take a slow path).
-    sizes = (np.bincount(columns, minlength=n_c + 1) if multiplicity is None else
-             np.bincount(columns, weights=np.repeat(multiplicity.astype(np.float64), r), minlength=n_c + 1)
-             .astype(np.int64))
+    starts = ensemble.offsets[:-1]   # int64: the block's keys index the bins without a cast
+    sizes = np.zeros(n_c + 1, dtype=np.int64 if multiplicity is None else np.float64)
     first = np.full(n_c + 1, n, dtype=np.int64)
-    np.minimum.at(first, columns, np.repeat(firsts, r))
     member_hash = np.zeros(n_c + 1, dtype=np.uint64)
-    np.add.at(member_hash, columns, np.repeat(group_keys, r))
+    # Row blocks: the per-entry keys (cluster, first member, member hash) exist for one block
+    # at a time, a few MB, where whole they were three n x r 8-byte copies of the labels.
+    for lo in range(0, firsts.shape[0], _ORDER_BLOCK_ROWS):
+        hi = min(firsts.shape[0], lo + _ORDER_BLOCK_ROWS)
+        block = L[lo:hi] if groups is None else L[firsts[lo:hi]]
+        columns = block + starts
+        if ensemble.has_missing:
+            columns[block < 0] = n_c  # a bin past the clusters collects the missing labels
+        columns = columns.reshape(-1)
+        # ufunc.at is fast on 1-d operands of one shape only (broadcast values take a slow path).
+        sizes += (np.bincount(columns, minlength=n_c + 1) if multiplicity is None else
+                  np.bincount(columns, weights=np.repeat(multiplicity[lo:hi].astype(np.float64), r), minlength=n_c + 1))
+        np.minimum.at(first, columns, np.repeat(firsts[lo:hi], r))
+        np.add.at(member_hash, columns, np.repeat(group_keys[lo:hi], r))
+    sizes = sizes.astype(np.int64)
     partition_weight = np.repeat(ensemble.weights, ensemble.n_clusters)
     return np.lexsort((partition_weight, member_hash[:n_c], sizes[:n_c], first[:n_c]))
