@@ -186,24 +186,20 @@ def child_seeds(random_state, count, name="random_state"):
             for child in spawn_seed_sequences(random_state, count, name)]
 
 
-#: Above this many objects the default ``kmeans`` generator fits each partition on a sample of
-#: FIT_ROWS objects and assigns the rest to the nearest centre (its ``fit_rows``): at 100,000
-#: objects the ensemble then costs several times less, with the same ARI on the blobs of
+#: Above this many objects ConsensusClustering's ``kmeans`` partitions are fitted on FIT_ROWS
+#: objects each, the rest assigned to the nearest centre (the generator's ``fit_rows``): at
+#: 100,000 objects the ensemble then costs several times less, with the same ARI on the blobs of
 #: docs/benchmarks.md ("select_k's default at scale, and SC3s"). No shared real data set is this large.
 FIT_ROWS_FROM = 20000
 FIT_ROWS = 10000
 
 
 def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
-    """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering).
-    The ``kmeans`` generator fits on FIT_ROWS objects per partition above FIT_ROWS_FROM objects,
-    unless ``params`` sets ``fit_rows`` (None: every object, the behaviour below that size)."""
+    """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
     from cclust.registry import get
 
     gen = get(generator, kind="generator")
     kwargs = dict(params)
-    if generator == "kmeans" and X.shape[0] > FIT_ROWS_FROM and "fit_rows" not in kwargs:
-        kwargs["fit_rows"] = FIT_ROWS
     k = n_clusters
     if k is None or k < 2:
         # Choosing methods (and the trivial K=1) still need partitions with several clusters.

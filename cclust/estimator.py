@@ -29,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from cclust._pipeline import (
+    FIT_ROWS,
+    FIT_ROWS_FROM,
     check_counted_partitions,
     object_index,
     RESERVED_GENERATOR,
@@ -456,6 +458,8 @@ class ConsensusClustering:
                     f"({', '.join(_self_generating_methods())}).")
             elif resampling is None:
                 check_counted_partitions(self.generator, generator_params, n_partitions, "ConsensusClustering")
+                if self.generator == "kmeans" and n > FIT_ROWS_FROM and "fit_rows" not in generator_params:
+                    generator_params["fit_rows"] = FIT_ROWS   # the default at scale (see generator)
                 ensemble = generate_ensemble(
                     check_name(self.generator, "generator"), features, n_clusters, n_partitions,
                     generator_params, generator_seed, self.n_jobs, verbose)
