@@ -569,3 +569,22 @@ def test_a_dataframe_keeps_its_index_and_nan_errors_name_its_labels():
     assert np.array_equal(filled.labels_, same.labels_)
     with pytest.raises(ValidationError, match="missing_features must be one of"):
         ConsensusClustering("kcc", n_clusters=3, missing_features="median").fit(X)
+
+
+def test_default_kmeans_ensemble_fits_on_a_sample_above_the_size_threshold():
+    from cclust import generators
+    from cclust._pipeline import FIT_ROWS, FIT_ROWS_FROM, child_seeds
+
+    rng = np.random.default_rng(0)
+    n = FIT_ROWS_FROM + 500
+    X = np.concatenate([rng.normal(0, 1, (n // 2, 2)), rng.normal(8, 1, (n - n // 2, 2))])
+    seed = child_seeds(0, 2)[0]
+    model = ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0).fit(X)
+    assert model.ensemble_ == generators.kmeans(X, 2, n_partitions=3, random_state=seed, fit_rows=FIT_ROWS)
+    old = ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0, generator_params={"fit_rows": None}).fit(X)
+    assert old.ensemble_ == generators.kmeans(X, 2, n_partitions=3, random_state=seed)
+    assert old.ensemble_ != model.ensemble_
+    # below the threshold nothing changes
+    small = X[:FIT_ROWS_FROM]
+    assert (ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0).fit(small).ensemble_
+            == generators.kmeans(small, 2, n_partitions=3, random_state=seed))

@@ -189,3 +189,27 @@ def test_distinct_rows_are_counted_with_minus_zero_as_zero():
     with pytest.raises(ValidationError, match="only 1 distinct row"):
         check_distinct_rows(X, 2)
     check_distinct_rows(np.vstack([X, [[2.0, 1.0]]]), 2)
+
+
+def test_kmeans_fit_rows_fits_on_a_sample_and_assigns_everyone(iris):
+    X, _ = iris
+    full = generators.kmeans(X, 3, n_partitions=6, random_state=2)
+    assert generators.kmeans(X, 3, n_partitions=6, random_state=2, fit_rows=150) == full   # >= n: every object
+    sampled = generators.kmeans(X, 3, n_partitions=6, random_state=2, fit_rows=40)
+    assert sampled == generators.kmeans(X, 3, n_partitions=6, random_state=2, fit_rows=40, n_jobs=2)
+    assert sampled != full
+    # each partition is a nearest-centre partition of all objects: its own centres reassign nobody
+    for j in range(sampled.shape[1]):
+        labels = sampled.labels[:, j]
+        centres = np.array([X[labels == c].mean(axis=0) for c in range(labels.max() + 1)])
+        nearest = ((X[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+        assert (nearest == labels).mean() > 0.9
+
+
+@pytest.mark.parametrize("fit_rows, match", [(5, r"fit_rows=5 objects cannot hold the 13 clusters"),
+                                             (0, r"fit_rows must be an int in the range \[1"),
+                                             (2.5, "fit_rows must be an int")])
+def test_kmeans_fit_rows_is_checked(iris, fit_rows, match):
+    X, _ = iris
+    with pytest.raises(ValidationError, match=match):
+        generators.kmeans(X, 3, n_partitions=2, random_state=0, fit_rows=fit_rows)

@@ -129,3 +129,24 @@ def test_a_sketch_of_an_ensemble_is_refused():
     E = cclust.generate("kmeans", X, 3, n_partitions=4, random_state=0)
     with pytest.raises(ValidationError, match="data is an Ensemble"):
         cclust.select_k(E, [2, 3], method="kcc", sketch=40)
+
+
+def test_the_automatic_sketches_hold_2000_objects():
+    from cclust.selection import _select_k
+
+    big = np.zeros((_select_k.SKETCH_FROM + 1, 2))
+    assert _select_k.resolve_sketch(big, "auto", None, "monti", "auto", None) == (2000, 2)
+
+
+def test_repeated_geometric_draws_are_the_sketches_drawn_one_by_one():
+    # the in-memory rows find the geometric grid once per size and reuse it for every sketch
+    from cclust.selection._sketched import InMemoryRows
+
+    X, _ = blobs(300, CENTRES)
+    rows = InMemoryRows(X)
+    for seed in (0, 1, 2):
+        for size in (50, 120):
+            assert np.array_equal(rows.draw(size, "geometric", np.random.default_rng(seed)),
+                                  _sketch.draw_sketch(X, size, "geometric", np.random.default_rng(seed)))
+    assert np.array_equal(rows.draw(50, "uniform", np.random.default_rng(3)),
+                          _sketch.draw_sketch(X, 50, "uniform", np.random.default_rng(3)))

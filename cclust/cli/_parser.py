@@ -382,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "pairs are read (default 0.0005: a million pairs), every pair when that is all of them")
     p.add_argument("--sketch", type=_positive_int, default=None, metavar="S",
                    help="run on S objects of the data (a geometric sketch, Hie et al. 2019) and label every other "
-                        "object by the nearest consensus centroid (default: two sketches of 5000 objects above "
+                        "object by the nearest consensus centroid (default: two sketches of 2000 objects above "
                         "20000 objects with --method monti; --matrix dense or sparse runs on every object)")
     p.add_argument("--sketch-method", choices=("geometric", "uniform"), default="geometric",
                    help="geometric (default: covers the data's principal subspace, keeps rare regions) or uniform "

@@ -65,8 +65,11 @@ INNER_STARTS_WITH_NULL = 3
 #: "select_k on a sketch").
 SKETCH_FROM = 20000
 
-#: The objects per sketch and the sketches drawn when ``sketch="auto"`` sketches.
-AUTO_SKETCH = 5000
+#: The objects per sketch and the sketches drawn when ``sketch="auto"`` sketches. Two sketches
+#: of 2000 choose the same K with the same ARI as two of 5000 on the blobs of docs/benchmarks.md
+#: (10^5 objects, K = 6 and 8, the smallest cluster 2%) in a third of the CPU time ("select_k's
+#: default at scale, and SC3s"); ``sketch=5000`` gives the former default.
+AUTO_SKETCH = 2000
 AUTO_SKETCHES = 2
 
 def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "monti", inner: str = "kmeans",
@@ -138,7 +141,7 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     and K, so a K gets the same numbers whatever else ``k_range`` holds.
 
     **Sketch, choose, propagate** (``sketch=s``; by default above 20000 objects, as two sketches
-    of 5000, see ``sketch``; ``sketch=None`` runs on every object at any n): the whole protocol
+    of 2000, see ``sketch``; ``sketch=None`` runs on every object at any n): the whole protocol
     runs on ``s`` objects (by default the geometric sketch of Hie et al. 2019, which keeps rare
     regions of the principal subspace; ``sketch_method="uniform"``: a simple random sample),
     and every other object then joins the consensus cluster whose centroid is nearest
@@ -310,9 +313,11 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     sketch : "auto", int or None, default="auto"
         Run on this many objects and label the others from them (above; ``propagation``).
         Needs the features (not an Ensemble) and ``method="monti"``. ``"auto"``: two sketches
-        of 5000 objects when the Monti protocol runs on the features of more than 20000
+        of 2000 objects when the Monti protocol runs on the features of more than 20000
         objects and no route is asked for (``matrix="auto"``, no ``pair_tolerance``), every
-        object otherwise; None: every object always.
+        object otherwise; None: every object always. (The automatic sketches held 5000
+        objects before; at 10^5 objects 2000 chose the same K with the same ARI in a third of
+        the CPU time, docs/benchmarks.md; ``sketch=5000`` gives the former default.)
     sketch_method : {"geometric", "uniform"}, default="geometric"
     n_sketches : int, optional
         Independent sketches whose agreement is reported (with a sketch only). None: 2 with

@@ -20,15 +20,24 @@ class InMemoryRows:
     def __init__(self, X):
         self.X = X
         self.n = X.shape[0]
+        self._cells = {}     # size -> the geometric sketch's cubes, the same for every draw of that size
 
     def running(self):
         """Where the protocol's runs on a sketch go: here, this process's threads."""
         return contextlib.nullcontext()
 
     def draw(self, size, how, rng):
+        """The sketch's objects; the geometric sketch's grid (the principal axes and the
+        bisection on the cube side) depends on X and ``size`` only, so it is found once and
+        only the round-robin draw differs between sketches (the same objects as
+        :func:`cclust._sketch.draw_sketch`)."""
         from cclust import _sketch
 
-        return _sketch.draw_sketch(self.X, size, how, rng)
+        if how != "geometric":
+            return _sketch.draw_sketch(self.X, size, how, rng)
+        if size not in self._cells:
+            self._cells[size] = _sketch.geometric_cells(_sketch.PrincipalGrid(self.X), size)
+        return _sketch.round_robin(self._cells[size], size, rng)
 
     def take(self, chosen):
         return self.X[chosen]
