@@ -1,6 +1,6 @@
-"""Every registered consensus method at 50,000 objects, through the installed ``cclust`` command.
+"""Every registered consensus method at 50000 objects, through the installed ``cclust`` command.
 
-Writes ``make_blobs``-style data (50,000 x 20, K = 5 Gaussian blobs, seed 0) as a CSV to a
+Writes ``make_blobs``-style data (50000 x 20, K = 5 Gaussian blobs, seed 0) as a CSV to a
 temporary folder, generates ONE ensemble with the command's defaults (``cclust run DATA -m kcc
 -k 5 --save-ensemble ens.npz``: 100 partitions of the ``kmeans`` generator, seed 0), then, for
 every registered consensus method with its defaults:
@@ -15,7 +15,7 @@ or the one line it printed when it refused. A last row runs the default estimato
 ``ConsensusClustering(n_clusters=5, random_state=0).fit_predict(X)``, in a child process the
 same way::
 
-    python benchmarks/bench_run_all_methods.py --timeout 120 --out /tmp/all_methods.md
+    python benchmarks/bench_run_all_methods.py --timeout 120 --out all_methods.md
 
 The machine may be shared: the load average is printed with the table; times are rough.
 """

@@ -81,9 +81,9 @@ class ConsensusClustering:
         nothing, which other methods refuse (they need partitions to fuse). When ``n_clusters`` is None the generator is asked
         for ``n_clusters=2`` and, if it takes ``k_range`` and none is given, ``k_range=(2,
         ceil(sqrt(n_samples)))`` so that the partitions vary in K.
-        Above 20,000 objects the default ``"kmeans"`` generator fits each partition's k-means
-        on 10,000 objects drawn at random and gives every other object the nearest of its
-        centres (``generator_params={"fit_rows": 10000}``): at 100,000 objects that cuts the
+        Above 20000 objects the default ``"kmeans"`` generator fits each partition's k-means
+        on 10000 objects drawn at random and gives every other object the nearest of its
+        centres (``generator_params={"fit_rows": 10000}``): at 100000 objects that cuts the
         time of ``fit`` about three times with the same ARI on the blobs of docs/benchmarks.md
         ("select_k's default at scale, and SC3s"). ``generator_params={"fit_rows": None}``
         fits every partition on every object, as before.

@@ -188,7 +188,7 @@ def kmeans(X: Any, n_clusters: int, *, n_partitions: int = 100, k_range: tuple[i
         centres, as :func:`subsample` does. The seeding and the Lloyd iterations then cost
         ``fit_rows`` objects instead of n, and one nearest-centre pass covers the rest. None (or
         a value of at least n): fit on every object. :class:`cclust.ConsensusClustering`
-        passes ``fit_rows=10000`` above 20,000 objects unless its ``generator_params`` set it.
+        passes ``fit_rows=10000`` above 20000 objects unless its ``generator_params`` set it.
     random_state : int, Generator or None
     n_jobs : int, default=None
         Partitions computed in parallel threads; None uses every core

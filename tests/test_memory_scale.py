@@ -84,7 +84,7 @@ def _wide_ensemble():
 
 @pytest.mark.parametrize("name", ["dwh", "se", "he", "sm", "hm"])
 def test_median_methods_refuse_their_dense_memberships_over_the_budget(name, monkeypatch):
-    """3 x 200 x 100 float64 = 480,000 bytes: over a budget of 400,000 they refuse, naming the
+    """3 x 200 x 100 float64 = 480000 bytes: over a budget of 400000 they refuse, naming the
     width; at 1 MB they run."""
     E = _wide_ensemble()
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "400000")
