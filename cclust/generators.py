@@ -17,8 +17,8 @@ import numpy.typing as npt
 
 from cclust import _engine
 from cclust._progress import progress
-from cclust.validation import (check_array_2d, check_distinct_rows, check_float, check_int, check_k_range,
-                               check_n_jobs, spawn_seed_sequences)
+from cclust.validation import (check_array_2d, check_float, check_int, check_k_range, check_n_jobs,
+                               check_partition_request, spawn_seed_sequences)
 from cclust.ensemble import Ensemble
 from cclust.validation import RandomStateLike
 from cclust.errors import ValidationError
@@ -33,12 +33,9 @@ _INITS = ("k-means++", "random")
 def _check_common(X, n_clusters, n_partitions, init, max_iter):
     X = _check_X(X)
     n = X.shape[0]
-    if n < 2:
-        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    if not _is_dask_array(X):  # a dask array's values are read per task, not here
-        check_distinct_rows(X, n_clusters)
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    # a dask array's values are read per task, not here
+    n_clusters, n_partitions = check_partition_request(X, n_clusters, n_partitions,
+                                                       distinct_rows=not _is_dask_array(X))
     if init not in _INITS:
         raise ValidationError(f"init must be one of {list(_INITS)}, got {init!r}.")
     check_int(max_iter, "max_iter", low=1)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from cclust.errors import MissingDependencyError, ValidationError
 from cclust.validation import (RandomStateLike, check_array_2d, check_distinct_rows, check_float, check_int,
-                               check_k_range, check_n_jobs, spawn_seed_sequences)
+                               check_k_range, check_partition_request, check_n_jobs, spawn_seed_sequences)
 
 if TYPE_CHECKING:
     from cclust.ensemble import Ensemble
@@ -79,13 +79,8 @@ def fuzzy_cmeans_memberships(X: npt.ArrayLike, n_clusters: int, *, fuzzifier: fl
 
 def _check_common(X, n_clusters, n_partitions, k_range):
     X = check_array_2d(X, "X")
-    n = X.shape[0]
-    if n < 2:
-        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    check_distinct_rows(X, n_clusters)
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
-    low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
+    n_clusters, n_partitions = check_partition_request(X, n_clusters, n_partitions)
+    low, high = check_k_range(k_range, (n_clusters, n_clusters), X.shape[0])
     return X, low, max(2, high), n_partitions
 
 

@@ -31,7 +31,7 @@ from cclust.errors import MemoryBudgetError, ValidationError
 __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_jobs", "check_n_threads", "renamed_argument", "renamed_threads", "default_threads",
            "available_cores", "busy_elsewhere", "check_array_2d",
-           "check_distinct_rows", "label_vector", "check_same_length", "memory_budget", "require_memory",
+           "check_distinct_rows", "check_partition_request", "label_vector", "check_same_length", "memory_budget", "require_memory",
            "format_bytes", "memory_refusal", "address_space_left", "require_address_space",
            "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
            "check_distinct_label_vectors", "check_init_name"]
@@ -323,6 +323,28 @@ def check_array_2d(X: npt.ArrayLike, name: str = "X", *, dtype: npt.DTypeLike = 
             "impute or drop those values first."
         )
     return array
+
+
+def check_partition_request(X: np.ndarray, n_clusters: int, n_partitions: int, *,
+                            distinct_rows: bool = True) -> tuple[int, int]:
+    """The checks every generator makes of a 2-D ``X`` (already an array) before partitioning it:
+    at least 2 rows, ``n_clusters`` in [2, n], at least ``n_clusters`` distinct rows (not asked
+    with ``distinct_rows=False``, for data read lazily) and ``n_partitions`` >= 1.
+
+    Returns ``(n_clusters, n_partitions)`` as ints.
+
+    Examples
+    --------
+    >>> check_partition_request(np.arange(10.0).reshape(5, 2), 3, 4)
+    (3, 4)
+    """
+    n = X.shape[0]
+    if n < 2:
+        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
+    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
+    if distinct_rows:
+        check_distinct_rows(X, n_clusters)
+    return n_clusters, check_int(n_partitions, "n_partitions", low=1)
 
 
 def check_distinct_rows(X: npt.ArrayLike, n_clusters: int, name: str = "X", k_name: str = "n_clusters") -> None:

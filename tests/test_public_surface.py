@@ -93,12 +93,15 @@ def _module_name(path):
 
 
 def _module_level_imports(path, name, modules):
-    """cclust modules imported when ``name`` is (top-level statements, including under if/try)."""
+    """cclust modules imported when ``name`` is (top-level statements, including under if/try;
+    not under ``if TYPE_CHECKING:``, which only a type checker reads)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             continue
         for node in ast.walk(statement):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):

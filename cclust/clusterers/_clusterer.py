@@ -13,7 +13,7 @@ import numpy.typing as npt
 from cclust.clusterers._kmedoids import KMedoids
 from cclust.ensemble import Ensemble
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import check_array_2d, check_distinct_rows, check_float, check_int, check_k_range, require_memory
+from cclust.validation import check_array_2d, check_float, check_k_range, check_partition_request, require_memory
 
 _FEWER = ("error", "warn", "keep")
 _SEED_HIGH = 2**31 - 1
@@ -314,11 +314,7 @@ def _generate_with(clusterer, X, n_clusters, *, n_partitions, k_range, p_item, p
     generator = clusterer.generator
     X = check_array_2d(X, "X")
     n, d = X.shape
-    if n < 2:
-        raise ValidationError(f"X must have at least 2 rows to be clustered, got {n}.")
-    n_clusters = check_int(n_clusters, "n_clusters", low=2, high=n)
-    check_distinct_rows(X, n_clusters)
-    n_partitions = check_int(n_partitions, "n_partitions", low=1)
+    n_clusters, n_partitions = check_partition_request(X, n_clusters, n_partitions)
     low, high = check_k_range(k_range, (n_clusters, n_clusters), n)
     p_item = _check_p(p_item, "p_item", generator)
     p_feature = _check_p(p_feature, "p_feature", generator)
