@@ -1,4 +1,4 @@
-"""What gets built and shipped: the docs build from the ``docs`` extra alone (and CI proves it),
+"""What gets built and shipped: the docs build from the ``docs`` extra alone (CI's test run builds them),
 the hypothesis strategies import without hypothesis, and the wheel carries no sources."""
 import re
 import subprocess
@@ -27,10 +27,14 @@ def test_readme_docs_command_installs_the_docs_extra_only():
     assert "python -m sphinx -W -b html docs docs/_build/html" in command
 
 
-def test_ci_runs_the_docs_command_in_its_own_venv():
+def test_ci_runs_the_readme_test_command_which_builds_the_docs():
+    """CI runs README's test command in a fresh venv; the docs build is one of its tests
+    (tests/test_sphinx_docs.py), run as from the ``docs`` extra alone."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'in_fresh_venv "$test_cmd"' in ci and 'in_fresh_venv "$docs_cmd"' in ci
-    assert "readme_command docs-command" in ci
+    assert 'in_fresh_venv "$test_cmd"' in ci and "readme_command test-command" in ci
+    assert "pytest" in _readme_command("test-command")
+    sphinx_test = (ROOT / "tests" / "test_sphinx_docs.py").read_text(encoding="utf-8")
+    assert "without=_test_only_modules()" in sphinx_test and '"-W"' in sphinx_test
     done = subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
