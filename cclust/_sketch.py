@@ -116,16 +116,24 @@ class PrincipalGrid:
         scores = block_scores(X, mean, axes)
         self.scores = scores - scores.min(axis=0)
         self.span = float(self.scores.max())
+        self._enough = None    # (side, cells) of the last side found to have enough cubes
 
     def cells(self, side):
+        if self._enough is not None and self._enough[0] == side:
+            return self._enough[1]       # the bisection's answer, grouped by its last test
         from cclust.ensemble import identical_label_rows
 
         groups = identical_label_rows(grid_cells(self.scores, side))
         return np.arange(self.scores.shape[0]) if groups is None else groups[1]
 
     def enough(self, side, size):
-        """Whether at least ``size`` cubes of this side are occupied."""
-        return int(self.cells(side).max()) + 1 >= size
+        """Whether at least ``size`` cubes of this side are occupied (the cells of the last such
+        side are kept: :func:`geometric_cells` returns them)."""
+        cells = self.cells(side)
+        if int(cells.max()) + 1 < size:
+            return False
+        self._enough = (side, cells)
+        return True
 
 
 def geometric_cells(grid, size):
