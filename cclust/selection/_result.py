@@ -1,5 +1,7 @@
 """SelectKResult, what select_k measured for every K and the K it recommends."""
-from dataclasses import dataclass, fields
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -141,31 +143,31 @@ class SelectKResult:
     consensus_matrices: dict | None
     labels: dict
     warnings: tuple = ()
-    item_consensus: dict = None
-    cluster_consensus: dict = None
-    inner: str = None
+    item_consensus: dict = field(default_factory=dict)
+    cluster_consensus: dict = field(default_factory=dict)
+    inner: str | None = None
     route: str = "dense"
     n_resamples: int = 0
-    null: str = None
+    null: str | None = None
     n_references: int = 0
-    pac_reference: np.ndarray = None
-    rcsi: np.ndarray = None
-    rcsi_se: np.ndarray = None
-    p_value: np.ndarray = None
-    p_value_monte_carlo: np.ndarray = None
-    p_value_beta: np.ndarray = None
+    pac_reference: np.ndarray | None = None
+    rcsi: np.ndarray | None = None
+    rcsi_se: np.ndarray | None = None
+    p_value: np.ndarray | None = None
+    p_value_monte_carlo: np.ndarray | None = None
+    p_value_beta: np.ndarray | None = None
     alpha: float = 0.05
     index: object = None
-    cluster_stability: dict = None
-    gap: "GapResult" = None
-    pac_se: np.ndarray = None
-    area_se: np.ndarray = None
+    cluster_stability: dict = field(default_factory=dict)
+    gap: GapResult | None = None
+    pac_se: np.ndarray | None = None
+    area_se: np.ndarray | None = None
     n_pairs: int = 0
-    sketch: np.ndarray = None
-    sketch_method: str = None
-    sketch_propagation: str = None
-    sketch_best_k: tuple = None
-    sketch_agreement: dict = None
+    sketch: np.ndarray | None = None
+    sketch_method: str | None = None
+    sketch_propagation: str | None = None
+    sketch_best_k: tuple | None = None
+    sketch_agreement: dict | None = None
 
     @property
     def has_objective(self):

@@ -467,8 +467,8 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     if criterion == "rcsi" and null is None:
         raise ValidationError("criterion='rcsi' compares the data with a reference null; pass null='gaussian' "
                               "(or 'uniform'), or choose criterion='pac'.")
-    if null is not None or criterion == "gap":
-        n_references = _reference_count(n_references)
+    # 0 without a reference, as SelectKResult says
+    n_references = _reference_count(n_references) if null is not None or criterion == "gap" else 0
     if null is not None:
         alpha = check_float(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
     if inner not in _monti.INNER:
@@ -513,7 +513,7 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
                 f"null={null!r} draws reference data sets like the features, but data is an Ensemble; pass the "
                 "features X as data, or null=None (the plain protocol).")
         ensemble, X = data, None
-        if info.requires_X:
+        if info is not None and info.requires_X:  # info is None only for monti, refused above
             raise ValidationError(
                 f"method {method!r} needs the original features, but data is an Ensemble; pass the "
                 "features X as data, or choose a method that uses the partitions alone (e.g. kcc)."
@@ -622,7 +622,7 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
         pac_se = np.zeros(len(ks))
         area_se = np.zeros(len(ks))
         labels, items, clusters, stability = {}, {}, {}, {}
-        matrices = {} if keep_matrices else None
+        matrices: dict[int, Any] | None = {} if keep_matrices else None
         for row, k in enumerate(ks):
             if route == "dense":
                 one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices, final_linkage)
@@ -635,7 +635,7 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
                 labels[k], _monti.resample_jaccard(runs.pop(k), labels[k], int(labels[k].max()) + 1), "subset",
                 size)
             items[k], clusters[k] = one.item, one.cluster
-            if keep_matrices:
+            if matrices is not None:
                 matrices[k] = one.matrix
             bar.update(1)
 
@@ -769,7 +769,7 @@ def _row_count(data):
     return int(shape[0]) if len(shape) == 2 else None
 
 
-def _reference_count(n_references):
+def _reference_count(n_references: int | None) -> int:
     if n_references is None:
         return DEFAULT_REFERENCES
     return check_int(n_references, "n_references", low=2)

@@ -51,7 +51,7 @@ class ClusterStability:
     recovered: np.ndarray
     scheme: str
     n_resamples: int
-    subset_size: int = None
+    subset_size: int | None = None
 
     @classmethod
     def from_jaccard(cls, labels, jaccard, scheme, subset_size=None):
