@@ -13,13 +13,16 @@ starts with an empty cache of its own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from cclust.errors import ValidationError
-from cclust.validation import check_int, check_n_jobs, label_vector, renamed_threads, require_memory
+from cclust.validation import RandomStateLike, check_int, check_n_jobs, label_vector, renamed_threads, require_memory
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 
 def _selection(index, size, name):
@@ -337,7 +340,7 @@ class Ensemble:
         return self._cache["has_missing"]
 
     @property
-    def cluster_sizes(self):
+    def cluster_sizes(self) -> npt.NDArray[np.int64]:
         """Members of every cluster of every partition, int64 of shape (sum K_i,), read-only.
 
         Cluster l of partition i is entry ``offsets[i] + l``; objects missing from a partition
@@ -413,7 +416,14 @@ class Ensemble:
         return Ensemble(self, weights=weights) if weights is not None else self
 
     # -- views of the same partitions ------------------------------------------------------------
-    def canonical(self, *, return_columns=False):
+    @overload
+    def canonical(self, *, return_columns: Literal[False] = ...) -> Ensemble: ...
+    @overload
+    def canonical(self, *, return_columns: Literal[True]) -> tuple[Ensemble, npt.NDArray[np.intp]]: ...
+    @overload
+    def canonical(self, *, return_columns: bool) -> Ensemble | tuple[Ensemble, npt.NDArray[np.intp]]: ...
+
+    def canonical(self, *, return_columns: bool = False) -> Ensemble | tuple[Ensemble, npt.NDArray[np.intp]]:
         """The same ensemble with cluster names and partition order made canonical, cached.
 
         Every partition's clusters are renumbered in order of first appearance (the first
@@ -459,7 +469,7 @@ class Ensemble:
         out._cache["canonical"] = (None, np.arange(order.shape[0]))
         return out, order
 
-    def distinct_rows(self):
+    def distinct_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Groups of objects that every partition labels alike, cached (None if all rows differ).
 
         Two objects are in one group when each partition gives them the same label or leaves
@@ -484,7 +494,7 @@ class Ensemble:
         return self.n_samples if groups is None else int(groups[0].shape[0])
 
     # -- views -------------------------------------------------------------------------------
-    def one_hot(self, *, weighted=False, dtype=np.float64):
+    def one_hot(self, *, weighted: bool = False, dtype: npt.DTypeLike = np.float64) -> scipy.sparse.csr_matrix:
         """Sparse one-hot matrix B of shape (n_samples, sum K_i), CSR.
 
         Row x has a one in column ``offsets[i] + label`` for every partition that labels x
@@ -539,7 +549,18 @@ class Ensemble:
         B.has_sorted_indices = True
         return B
 
-    def coassociation(self, *, sparse=False, dtype=np.float64, max_bytes=None):
+    @overload
+    def coassociation(self, *, sparse: Literal[False] = ..., dtype: npt.DTypeLike = ...,
+                      max_bytes: int | None = ...) -> np.ndarray: ...
+    @overload
+    def coassociation(self, *, sparse: Literal[True], dtype: npt.DTypeLike = ...,
+                      max_bytes: int | None = ...) -> scipy.sparse.csr_matrix: ...
+    @overload
+    def coassociation(self, *, sparse: bool, dtype: npt.DTypeLike = ...,
+                      max_bytes: int | None = ...) -> np.ndarray | scipy.sparse.csr_matrix: ...
+
+    def coassociation(self, *, sparse: bool = False, dtype: npt.DTypeLike = np.float64,
+                      max_bytes: int | None = None) -> np.ndarray | scipy.sparse.csr_matrix:
         """Weighted co-association matrix A (n_samples, n_samples).
 
         ``A[x, y]`` is the weighted fraction of the partitions labelling both x and y that put
@@ -619,7 +640,7 @@ class Ensemble:
         self._cache[key] = A
         return A
 
-    def coassociation_bytes(self, *, sparse=False, dtype=np.float64):
+    def coassociation_bytes(self, *, sparse: bool = False, dtype: npt.DTypeLike = np.float64) -> int:
         """Peak bytes :meth:`coassociation` allocates with these arguments (checked before it runs).
 
         Dense: the n x n matrix, the dense one-hot matrices, the label mask (missing labels) and
@@ -643,8 +664,10 @@ class Ensemble:
                 + 3 * 8 * min(n, max(1, 2**22 // n)) * n)
 
     @renamed_threads
-    def knn_coassociation(self, n_neighbors=30, *, n_bands=8, band_size=None, window=None, random_state=None,
-                          dtype=np.float32, max_bytes=None, n_jobs=None):
+    def knn_coassociation(self, n_neighbors: int = 30, *, n_bands: int = 8, band_size: int | None = None,
+                          window: int | None = None, random_state: RandomStateLike = None,
+                          dtype: npt.DTypeLike = np.float32, max_bytes: int | None = None,
+                          n_jobs: int | None = None) -> scipy.sparse.csr_matrix:
         """Sparse co-association keeping each object's ``n_neighbors`` strongest pairs (approximate kNN).
 
         The scalable route for the methods that read the co-association (CSPA, EAC with single
@@ -769,7 +792,8 @@ class Ensemble:
         return out
 
     @renamed_threads
-    def contingency(self, labels, n_clusters=None, *, n_jobs=None):
+    def contingency(self, labels: npt.ArrayLike, n_clusters: int | None = None, *,
+                    n_jobs: int | None = None) -> npt.NDArray[np.int64]:
         """Contingency table of a labelling against every partition at once.
 
         Parameters
@@ -814,7 +838,8 @@ class Ensemble:
             check_n_jobs(n_jobs))
 
     @renamed_threads
-    def contingency_blocks(self, labels, n_clusters=None, *, n_jobs=None):
+    def contingency_blocks(self, labels: npt.ArrayLike, n_clusters: int | None = None, *,
+                           n_jobs: int | None = None) -> list[npt.NDArray[np.int64]]:
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
         table = self.contingency(labels, n_clusters, n_jobs=n_jobs)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]

@@ -28,7 +28,9 @@ import cclust.soft
 import cclust.soft_generators
 import cclust.testing
 import cclust.validation
+from cclust.cli import _commands, _csv, _jobs, _messages, _parameters, _readers, _report
 from cclust.ensemble import Ensemble, as_ensemble
+from cclust.interop import _anndata
 from cclust.result import ConsensusResult
 
 ROOT = pathlib.Path(cclust.__file__).resolve().parent.parent
@@ -66,6 +68,11 @@ def _public_functions():
     out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name).fget)
             for name in ("labels", "n_samples", "n_partitions", "shape", "n_clusters", "offsets", "weights",
                          "provenance", "has_missing", "labelled")]
+    # the cached views
+    out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name))
+            for name in ("canonical", "distinct_rows", "one_hot", "coassociation", "coassociation_bytes",
+                         "knn_coassociation", "contingency", "contingency_blocks")]
+    out += [("cclust.Ensemble.cluster_sizes", Ensemble.cluster_sizes.fget)]
     out += [("cclust.ensemble.as_ensemble", as_ensemble), ("cclust.ConsensusResult.from_labels",
                                                            ConsensusResult.from_labels)]
     out += [(f"cclust.base.{name}", getattr(cclust.base, name))
@@ -106,6 +113,22 @@ def _public_functions():
     out += [(f"cclust.cli.{name}", getattr(cclust.cli, name)) for name in cclust.cli.__all__
             if inspect.isfunction(getattr(cclust.cli, name))]
     out += [(f"cclust.cli.Dataset.{name}", getattr(cclust.cli.Dataset, name)) for name in ("__init__", "summary")]
+    # what the sub-commands share: the readers, writers and text of the CLI's modules (not the
+    # sub-command functions, which take argparse's namespace)
+    for module, names in ((_commands, ("scale_warning",)), (_csv, ("CsvOptions.is_na", "CsvOptions.number")),
+                          (_jobs, ("Job.__init__", "Job.settings", "column_names")),
+                          (_messages, ("plural", "terminate_as_interrupt")), (_parameters, ("parse_params",)),
+                          (_readers, ("filled_text", "EnsembleFile.__init__", "read_ensemble", "load_labels")),
+                          (_report, ("format_table", "wrap_cell", "ComparisonTable.__init__", "ComparisonTable.header",
+                                     "ComparisonTable.row", "ComparisonTable.footer", "cluster_sizes_text",
+                                     "iterations_text", "write_h5ad", "write_labels_h5ad", "provenance_counts",
+                                     "provenance_text", "ensemble_format", "write_ensemble", "plot_rows"))):
+        for name in names:
+            owner, _, attribute = name.rpartition(".")
+            out += [(f"{module.__name__}.{name}", getattr(getattr(module, owner) if owner else module, attribute))]
+    # the AnnData adapter: every function
+    out += [(f"{_anndata.__name__}.{name}", fn) for name, fn in sorted(vars(_anndata).items())
+            if inspect.isfunction(fn) and fn.__module__ == _anndata.__name__]
     out += [(f"cclust.report.{name}", getattr(cclust.report, name)) for name in ("build_report", "replay",
                                                                                    "read_manifest")]
     out += [(f"cclust.report.Report.{name}", getattr(cclust.report.Report, name))

@@ -168,7 +168,7 @@ def _standardize(X):
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
 
 
-def scale_warning(X, ratio=_SCALE_RATIO):
+def scale_warning(X: np.ndarray, ratio: float = _SCALE_RATIO) -> str:
     """A sentence when the features' standard deviations differ by more than ``ratio``, else "".
 
     The generators (k-means on all, some or projected features) and the methods that read X

@@ -10,6 +10,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -69,6 +70,12 @@ class CsvOptions:
     samples_in_columns: bool = False
     force: bool = False
 
+    if TYPE_CHECKING:  # set on every instance by __post_init__; ClassVar keeps them out of the fields
+        _na: ClassVar[frozenset[str]]
+        _grouped: ClassVar[re.Pattern[str] | None]
+        _plain_marks: ClassVar[bool]
+        plain_numbers: ClassVar[bool]
+
     def __post_init__(self):
         if self.header not in ("auto", "yes", "no"):
             raise ValueError(f"header must be 'auto', 'yes' or 'no', got {self.header!r}")
@@ -94,11 +101,11 @@ class CsvOptions:
         object.__setattr__(self, "plain_numbers", self.decimal == "." and self.thousands is None and not any(
             _finite(self.number(token)) for token in self.na_values))
 
-    def is_na(self, cell):
+    def is_na(self, cell: str) -> bool:
         """Whether a (stripped) cell means "no value"."""
         return cell in self._na
 
-    def number(self, cell):
+    def number(self, cell: str) -> float | None:
         """The float a cell holds under these options, or None if it holds no number."""
         if self._plain_marks:
             if "_" in cell:  # float() reads "1_000"; a CSV cell that does is no number
@@ -108,7 +115,8 @@ class CsvOptions:
             except ValueError:
                 return None
         text = cell
-        if self._grouped is not None and self.thousands in text and self._grouped.fullmatch(text):
+        if self.thousands is not None and self._grouped is not None and self.thousands in text \
+                and self._grouped.fullmatch(text):
             text = text.replace(self.thousands, "")
         if self.decimal != ".":
             if "." in text:

@@ -1,9 +1,13 @@
 """Jobs: the consensus methods a command runs, their parameters, and running them one by one
 into result rows."""
+from __future__ import annotations
+
 import inspect
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from cclust.cli._messages import UserError
 from cclust.cli._parameters import _RESERVED, _accepts, _method_names, _parameter_names
@@ -12,18 +16,21 @@ from cclust.cli._parameters import _RESERVED, _accepts, _method_names, _paramete
 class Job:
     """One row of a comparison: a label, the registered method and its parameters."""
 
-    def __init__(self, label, method, params=None, fn=None, error=None, reason=None):
+    def __init__(self, label: str, method: str, params: Mapping[str, Any] | None = None,
+                 fn: Callable[..., Any] | None = None, error: str | None = None, reason: str | None = None) -> None:
         self.label, self.method, self.params = label, method, dict(params or {})
         self.fn, self.error, self.reason = fn, error, reason
 
-    def settings(self):
+    def settings(self) -> dict[str, Any]:
         """The choices this run makes: every keyword parameter whose default is a name (KCC's
         ``utility``, EAC's ``linkage``, ...), then what was given with --method-param."""
-        shown = {}
-        try:
-            params = inspect.signature(self.fn).parameters.values()
-        except (TypeError, ValueError):
-            params = ()
+        shown: dict[str, Any] = {}
+        params: Iterable[inspect.Parameter] = ()
+        if self.fn is not None:
+            try:
+                params = inspect.signature(self.fn).parameters.values()
+            except (TypeError, ValueError):
+                pass
         for p in params:
             if p.kind is inspect.Parameter.KEYWORD_ONLY and isinstance(p.default, str) and p.name not in _RESERVED:
                 shown[p.name] = p.default
@@ -31,14 +38,15 @@ class Job:
         return {key: value for key, value in shown.items() if value is not None}
 
 
-def column_names(names):
+def column_names(names: Iterable[str]) -> list[str]:
     """One name per column, a name repeated getting its count: the one rule for the rows of a
     comparison and the columns of ``--out`` (CSV, TSV and JSON keys; ``.npy`` keeps the order).
 
     >>> column_names(["kcc", "cspa", "kcc", "kcc"])
     ['kcc', 'cspa', 'kcc #2', 'kcc #3']
     """
-    seen, out = {}, []
+    seen: dict[str, int] = {}
+    out: list[str] = []
     for name in names:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name} #{seen[name]}")

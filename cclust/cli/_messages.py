@@ -1,13 +1,16 @@
 """What every part of the ``cclust`` command says: the user-error type, counts with their
 noun, the one-line warnings and notes on standard error, and SIGTERM handled as Ctrl-C."""
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 
 
-def plural(n, noun):
+def plural(n: int, noun: str) -> str:
     """A count with its noun in the right number.
 
     Examples
@@ -49,7 +52,7 @@ def _raise_terminated(signum, frame):
 
 
 @contextlib.contextmanager
-def terminate_as_interrupt(redeliver=False):
+def terminate_as_interrupt(redeliver: bool = False) -> Iterator[None]:
     """While the block runs, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) where it
     would have ended the process at once.
 

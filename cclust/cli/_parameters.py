@@ -3,6 +3,7 @@ registered function takes."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from typing import Any
 
 from cclust.cli._messages import UserError
@@ -53,9 +54,10 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def parse_params(items, option):
+def parse_params(items: Iterable[str] | None, option: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``KEY=VALUE`` / ``SCOPE:KEY=VALUE`` strings -> (params for all, {scope: params})."""
-    common, scoped = {}, {}
+    common: dict[str, Any] = {}
+    scoped: dict[str, dict[str, Any]] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
         scope, colon, key = key.rpartition(":") if ":" in key else ("", "", key)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -110,7 +110,7 @@ class Dataset:
         return text
 
 
-def filled_text(filled, most=8):
+def filled_text(filled: Mapping[str, int], most: int = 8) -> str:
     """``--missing-features mean``'s count for a person: "3 missing cells filled with their
     feature's mean (b: 2, c: 1)"."""
     parts = [f"{name}: {count}" for name, count in filled.items()]
@@ -602,15 +602,17 @@ class EnsembleFile:
     """What :func:`read_ensemble` read: ``ensemble``, ``description``, ``ids`` (list of str or
     None) and ``notes`` (what the reader decided, with the option that undoes it)."""
 
-    def __init__(self, ensemble, description, ids=None, notes=()):
+    def __init__(self, ensemble: Ensemble | SoftEnsemble, description: str, ids: list[str] | None = None,
+                 notes: Iterable[str] = ()) -> None:
         self.ensemble, self.description, self.ids, self.notes = ensemble, description, ids, list(notes)
 
 
-def read_ensemble(path, header="auto", missing="-1", *, na_values=None, index_column="auto", id_column=None):
+def read_ensemble(path: str, header: str = "auto", missing: str = "-1", *, na_values: Sequence[str] | None = None,
+                  index_column: str = "auto", id_column: str | None = None) -> EnsembleFile:
     """:func:`load_ensemble`, with the objects' IDs and the reader's notes: an :class:`EnsembleFile`."""
     options = CsvOptions(header=header, na_values=NA_VALUES if na_values is None else na_values,
                          index_column=index_column, id_column=id_column)
-    notes = []
+    notes: list[str] = []
     ensemble, description, ids = _load_ensemble(path, missing, options, notes)
     return EnsembleFile(ensemble, description, ids, notes)
 
@@ -728,7 +730,7 @@ def _npz_provenance(archive, path):
     return [str(v) for v in values]
 
 
-def load_labels(path, n, description):
+def load_labels(path: str, n: int, description: str) -> np.ndarray:
     """The cluster labels of ``cclust markers --labels FILE``: one per object of DATA, in its
     order, as the file writes them (numbers or words).
 

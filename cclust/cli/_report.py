@@ -12,13 +12,22 @@ import secrets
 import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.cli._jobs import _run_jobs, column_names
 from cclust.cli._messages import UserError, plural, terminate_as_interrupt
+
+if TYPE_CHECKING:
+    from anndata import AnnData
+    from matplotlib.figure import Figure
+
+    from cclust.ensemble import Ensemble
+    from cclust.result import ConsensusResult
+    from cclust.soft import SoftEnsemble
 
 
 _PLOT_HINT = "pip install 'cclust[plot]'"
@@ -34,7 +43,7 @@ def _settings_text(settings):
     return ", ".join(f"{key}={value}" for key, value in settings.items())
 
 
-def format_table(rows, header, align=None):
+def format_table(rows: list[Sequence[Any]], header: Sequence[str], align: Sequence[str] | None = None) -> str:
     """Rows of strings as aligned text: the first column left-aligned, then ``align`` (default:
     right-aligned, the last column left-aligned)."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
@@ -64,7 +73,7 @@ def _terminal_width():
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def wrap_cell(text, width, indent):
+def wrap_cell(text: str, width: int, indent: int) -> str:
     """``text`` as lines of at most ``width`` characters, the lines after the first indented by
     ``indent`` spaces, so that a long note stays under its column. Nothing is cut: a word longer
     than ``width`` (a path, ``max_bytes=990000``) gets a line of its own.
@@ -115,7 +124,7 @@ class ComparisonTable:
     and is comparable across methods; ``ARI``/``NMI`` compare with the true labels when known.
     """
 
-    def __init__(self, names, y_known, out, width=None):
+    def __init__(self, names: Iterable[str], y_known: bool, out: TextIO, width: int | None = None) -> None:
         self.out, self.y_known = out, y_known
         method = max([len("method")] + [len(n) for n in names])
         if y_known:
@@ -132,12 +141,12 @@ class ComparisonTable:
     def _line(self, cells):
         return "  ".join(f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, self.columns)).rstrip()
 
-    def header(self):
+    def header(self) -> None:
         head = self._line([name for name, _, _ in self.columns])
         print(head, file=self.out)
         print("-" * len(head), file=self.out, flush=True)
 
-    def row(self, r):
+    def row(self, r: Mapping[str, Any]) -> None:
         if r["status"] == "error":
             self.failed += 1
         elif r.get("skipped_because") == "input size":
@@ -154,7 +163,7 @@ class ComparisonTable:
         cells.append(wrap_cell(note, self.note_width, self.indent))
         print(self._line(cells), file=self.out, flush=True)
 
-    def footer(self, n_partitions):
+    def footer(self, n_partitions: int) -> None:
         legend = (f"K: clusters in each method's consensus. agreement: average NMI of the consensus with the "
                   f"{plural(n_partitions, 'basic partition')} (ANMI, Strehl & Ghosh 2002; higher is better; "
                   "needs no true labels).")
@@ -216,7 +225,7 @@ def _compare(jobs, ensemble, k, X, y, args, context, out):
     return rows
 
 
-def cluster_sizes_text(sizes, shown=10):
+def cluster_sizes_text(sizes: Sequence[int], shown: int = 10) -> str:
     """Cluster sizes for a person: all of them when few, else the first ``shown`` and a summary.
 
     Examples
@@ -232,7 +241,7 @@ def cluster_sizes_text(sizes, shown=10):
             f"median {np.median(sizes):g}, largest {max(sizes)})")
 
 
-def iterations_text(result):
+def iterations_text(result: ConsensusResult) -> str | None:
     """What ``n_iter``/``converged`` mean for this result, or None for a one-shot method.
 
     ``n_iter`` counts the label updates of the run that was kept; a method with restarts
@@ -387,7 +396,7 @@ def _replacing(path, binary=False):
             raise
 
 
-def write_h5ad(path, adata):
+def write_h5ad(path: str, adata: AnnData) -> None:
     """Write ``adata`` to ``path`` under a temporary name in the same folder, renamed when complete
     (as :func:`_replacing` does for the other formats: never a half-written file under the name)."""
     folder, name = os.path.split(os.path.abspath(path))
@@ -410,7 +419,8 @@ def _obs_key(column):
     return "cclust_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip("_")
 
 
-def write_labels_h5ad(path, rows, adata, ensemble=None, params=None):
+def write_labels_h5ad(path: str, rows: Sequence[dict[str, Any]], adata: AnnData, ensemble: Ensemble | None = None,
+                      params: Mapping[str, Any] | None = None) -> None:
     """``--out FILE.h5ad``: a copy of the input AnnData with each successful row's labels in
     ``obs`` (key ``cclust`` for one method, else ``cclust_<method>``) as scanpy writes clusters
     (categorical, categories "0".."K-1"), its item consensus over ``ensemble``'s partitions in
@@ -477,15 +487,15 @@ def write_labels(path: str, rows: Sequence[dict[str, Any]], ids: Sequence[str] |
         raise UserError(f"--out {path}: cannot write it ({exc.strerror or exc}).") from None
 
 
-def provenance_counts(ensemble):
+def provenance_counts(ensemble: Ensemble | SoftEnsemble) -> dict[str, int]:
     """{what made the partitions: how many}, in order of first appearance; {} without provenance."""
-    counts = {}
+    counts: dict[str, int] = {}
     for name in ensemble.provenance or ():
         counts[name] = counts.get(name, 0) + 1
     return counts
 
 
-def provenance_text(ensemble, *, repeated_only=False, most=8):
+def provenance_text(ensemble: Ensemble | SoftEnsemble, *, repeated_only: bool = False, most: int = 8) -> str:
     """``"50 kmeans, 25 hierarchical-ward, 25 gmm"``: what made the partitions, or "".
 
     ``repeated_only``: "" unless some name covers several partitions (a file whose header names
@@ -504,7 +514,7 @@ def provenance_text(ensemble, *, repeated_only=False, most=8):
 _ENSEMBLE_FORMATS = {".csv": "comma-separated", ".tsv": "tab-separated", ".npz": "NumPy archive"}
 
 
-def ensemble_format(path):
+def ensemble_format(path: str) -> str:
     """The extension of a --save-ensemble path, refused up front unless cclust writes it."""
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in _ENSEMBLE_FORMATS:
@@ -514,7 +524,7 @@ def ensemble_format(path):
     return suffix
 
 
-def write_ensemble(path, ensemble, provenance, ids=None):
+def write_ensemble(path: str, ensemble: Ensemble, provenance: Sequence[str], ids: Sequence[str] | None = None) -> None:
     """Write the basic partitions so that ``cclust fuse`` reads them back, provenance included.
 
     ``.csv``/``.tsv``: a header row naming what made each partition (``kmeans``, ``gmm``, ...;
@@ -528,7 +538,7 @@ def write_ensemble(path, ensemble, provenance, ids=None):
     try:
         if suffix == ".npz":
             with _replacing(path, binary=True) as handle:
-                arrays = {"ids": np.array([str(v) for v in ids])} if ids is not None else {}
+                arrays: dict[str, Any] = {"ids": np.array([str(v) for v in ids])} if ids is not None else {}
                 np.savez(handle, labels=np.asarray(ensemble.labels), provenance=np.array(provenance, dtype=str),
                          **arrays)
         else:
@@ -572,7 +582,8 @@ def _new_figure(size):
     return fig, fig.add_subplot()
 
 
-def plot_rows(path, rows, ensemble, y):
+def plot_rows(path: str, rows: Sequence[dict[str, Any]], ensemble: Ensemble,
+              y: npt.ArrayLike | None) -> tuple[Figure, str]:
     """One result: consensus matrix ordered by its labels; several: a bar chart of the methods by
     ARI against the true labels, or by their agreement with the partitions without them (the
     methods' own objectives are not comparable). Returns the figure and what it shows."""

@@ -20,17 +20,29 @@ writes back, the way scanpy's clustering tools write theirs.
 AnnData is recognised by its class's module and name, so nothing here imports anndata unless
 such an object was passed in (or an ``.h5ad`` file is read).
 """
+from __future__ import annotations
+
 import numbers
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cclust.errors import MissingDependencyError, ValidationError
+
+if TYPE_CHECKING:
+    from anndata import AnnData
+
+    from cclust.ensemble import Ensemble
+    from cclust.selection import SelectKResult
 
 #: what the command line and the errors tell a user who lacks anndata
 INSTALL_HINT = "pip install 'cclust[scverse]'"
 
 
-def _is_instance_of(obj, package, name):
+def _is_instance_of(obj: object, package: str, name: str) -> bool:
     """Whether ``obj``'s class, or one it derives from, is ``name`` defined in ``package``."""
     for cls in type(obj).__mro__:
         if cls.__name__ == name and (cls.__module__ or "").split(".")[0] == package:
@@ -38,17 +50,17 @@ def _is_instance_of(obj, package, name):
     return False
 
 
-def is_anndata(obj):
+def is_anndata(obj: object) -> bool:
     """Whether ``obj`` is an ``anndata.AnnData`` (recognised without importing anndata)."""
     return _is_instance_of(obj, "anndata", "AnnData")
 
 
-def is_mudata(obj):
+def is_mudata(obj: object) -> bool:
     """Whether ``obj`` is a ``mudata.MuData`` (recognised without importing mudata)."""
     return _is_instance_of(obj, "mudata", "MuData")
 
 
-def refuse_container(data, name):
+def refuse_container(data: object, name: str) -> None:
     """A MuData is read by the multiview generator only: say so, and what to pass instead."""
     if is_mudata(data):
         raise ValidationError(
@@ -57,7 +69,7 @@ def refuse_container(data, name):
             f"{name}.mod['rna'], or an array of features.")
 
 
-def check_array_options(data, name, **given):
+def check_array_options(data: object, name: str, **given: bool) -> None:
     """Refuse the AnnData-only keywords (``layer``, ``use_rep``, ``key_added``, ``copy``) given with
     input that is not an AnnData, rather than ignoring them; ``given`` maps each keyword to
     whether the caller set it."""
@@ -69,19 +81,19 @@ def check_array_options(data, name, **given):
             f"{used[0]}, or pass the AnnData itself.")
 
 
-def check_key(key, name="key_added"):
+def check_key(key: object, name: str = "key_added") -> str:
     if not isinstance(key, str) or not key:
         raise ValidationError(f"{name} must be a non-empty str (the obs/uns key to write), got {key!r}.")
     return key
 
 
-def check_copy(copy):
+def check_copy(copy: object) -> bool:
     if not isinstance(copy, (bool, np.bool_)):
         raise ValidationError(f"copy must be True or False, got {copy!r}.")
     return bool(copy)
 
 
-def check_target(adata, name="adata", copy=False, offers_copy=True):
+def check_target(adata: AnnData, name: str = "adata", copy: bool = False, offers_copy: bool = True) -> None:
     """Refuse an AnnData without objects, and a view that results would be written into
     (``offers_copy``: whether the entry point has a ``copy`` argument to suggest)."""
     if adata.n_obs == 0:
@@ -93,7 +105,8 @@ def check_target(adata, name="adata", copy=False, offers_copy=True):
             + (", or copy=True to get a modified copy back." if offers_copy else " and keep that copy."))
 
 
-def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
+def features(adata: AnnData, layer: str | None = None, use_rep: str | None = None, name: str = "adata",
+             max_bytes: int | None = None) -> tuple[Any, str]:
     """``(values, where)``: the (n_obs, n_features) features of ``adata`` named by ``layer`` or
     ``use_rep`` (see the module docstring), dense (the caller's own array when it already is one:
     never write into it), and where they were found (``"adata.obsm['X_pca']"``) for messages.
@@ -140,12 +153,12 @@ def features(adata, layer=None, use_rep=None, name="adata", max_bytes=None):
     return values, where
 
 
-def keys_text(mapping):
+def keys_text(mapping: Mapping[Any, Any]) -> str:
     keys = sorted(str(key) for key in mapping.keys())
     return ", ".join(repr(key) for key in keys) if keys else "none"
 
 
-def plain(value):
+def plain(value: object) -> Any:
     """``value`` as what ``write_h5ad`` stores: str, bool, int, float, NumPy arrays of numbers or
     strings, and dicts of those; None (absent) for None, and the text of anything else."""
     if value is None:
@@ -172,7 +185,8 @@ def plain(value):
     return repr(value)
 
 
-def write_results(adata, key, labels, n_clusters, stats, item_consensus=None):
+def write_results(adata: AnnData, key: str, labels: npt.ArrayLike, n_clusters: int, stats: Mapping[str, Any] | None,
+                  item_consensus: npt.ArrayLike | None = None) -> None:
     """Labels to ``obs[key]`` (categorical, categories ``"0".."K-1"``), the item consensus to
     ``obs[key + "_item_consensus"]`` and ``stats`` (unless None) to ``uns[key]`` (see the module
     docstring)."""
@@ -186,7 +200,7 @@ def write_results(adata, key, labels, n_clusters, stats, item_consensus=None):
         adata.uns[key] = plain(stats)
 
 
-def require_anndata(what):
+def require_anndata(what: str) -> ModuleType:
     """Import anndata, or say which extra installs it."""
     try:
         import anndata
@@ -195,13 +209,14 @@ def require_anndata(what):
     return anndata
 
 
-def own_item_consensus(labels, item):
+def own_item_consensus(labels: npt.ArrayLike, item: np.ndarray) -> np.ndarray:
     """Each object's item consensus with its own cluster, from an (n, K) item-consensus table."""
     labels = np.asarray(labels, dtype=np.int64)
     return item[np.arange(labels.shape[0]), labels]
 
 
-def ensemble_consensus(ensemble, labels, n_clusters):
+def ensemble_consensus(ensemble: Ensemble, labels: npt.ArrayLike,
+                       n_clusters: int) -> tuple[np.ndarray, np.ndarray]:
     """Item consensus of every object with its own cluster and the cluster consensus of each
     cluster (Monti et al. 2003, sec. 3.3) read from the basic partitions: the co-association of
     two objects is the share of the partitions holding both that put them together (partition
@@ -214,7 +229,8 @@ def ensemble_consensus(ensemble, labels, n_clusters):
     return own_item_consensus(labels, item), cluster
 
 
-def write_clustering(adata, key, labels, n_clusters, stats, ensemble=None):
+def write_clustering(adata: AnnData, key: str, labels: npt.ArrayLike, n_clusters: int, stats: Mapping[str, Any],
+                     ensemble: Ensemble | None = None) -> None:
     """One consensus clustering into ``adata`` (:func:`write_results`); with the ``ensemble``
     that was fused, the item consensus in ``obs`` and the cluster consensus in ``uns[key]``."""
     stats = dict(stats)
@@ -224,7 +240,7 @@ def write_clustering(adata, key, labels, n_clusters, stats, ensemble=None):
     write_results(adata, key, labels, n_clusters, stats, item)
 
 
-def write_select_k(adata, key, result, params):
+def write_select_k(adata: AnnData, key: str, result: SelectKResult, params: Mapping[str, Any]) -> None:
     """select_k's answer into ``adata``: the labels at the recommended K and their item consensus
     in ``obs[f"{key}_k{K}"]`` and ``obs[f"{key}_k{K}_item_consensus"]``, the per-K table, the
     recommendation, the summary and ``params`` (with what the result records of its settings)
