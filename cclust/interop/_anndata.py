@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from anndata import AnnData
 
     from cclust.ensemble import Ensemble
-    from cclust.selection import SelectKResult
 
 #: what the command line and the errors tell a user who lacks anndata
 INSTALL_HINT = "pip install 'cclust[scverse]'"
@@ -240,7 +239,9 @@ def write_clustering(adata: AnnData, key: str, labels: npt.ArrayLike, n_clusters
     write_results(adata, key, labels, n_clusters, stats, item)
 
 
-def write_select_k(adata: AnnData, key: str, result: SelectKResult, params: Mapping[str, Any]) -> None:
+# result is a SelectKResult, Any here: cclust.selection imports this module, and importing it back, even
+# for mypy alone, would be an import cycle (tests/test_layering.py)
+def write_select_k(adata: AnnData, key: str, result: Any, params: Mapping[str, Any]) -> None:
     """select_k's answer into ``adata``: the labels at the recommended K and their item consensus
     in ``obs[f"{key}_k{K}"]`` and ``obs[f"{key}_k{K}_item_consensus"]``, the per-K table, the
     recommendation, the summary and ``params`` (with what the result records of its settings)
