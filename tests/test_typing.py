@@ -52,6 +52,20 @@ def test_mypy_finds_no_error_in_the_package(tmp_path):
     assert run.returncode == 0, f"mypy found errors (python -m mypy, from {SOURCES}):\n{run.stdout}{run.stderr}"
 
 
+def test_the_mypy_configuration_exempts_no_module_of_cclust():
+    """Only the compiled cores (they have no stubs) and other distributions are left unchecked: no
+    override in [tool.mypy] turns off an error, or the check, for a Python module of cclust."""
+    tomllib = pytest.importorskip("tomllib")
+    if SOURCES is None:
+        pytest.skip("no source tree (cclust/ beside pyproject.toml) whose configuration to read")
+    config = tomllib.loads((SOURCES / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert not {"ignore_errors", "disable_error_code"} & set(config), "[tool.mypy] turns errors off everywhere"
+    for override in config.get("overrides", []):
+        modules = [override["module"]] if isinstance(override["module"], str) else override["module"]
+        ours = [m for m in modules if m.split(".")[0] == "cclust" and m.split(".")[:2] != ["cclust", "_ext"]]
+        assert not ours, f"[tool.mypy] has an override for {ours}: {override}; make that code clean instead"
+
+
 def _builtin_consensus_functions():
     functions = {}
     for name, row in cclust.available(kind="consensus").items():
