@@ -231,56 +231,20 @@ def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max
     return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)
 
 
-#: Rows per matrix product of :func:`nearest_dense` (a block of this many rows times K stays in cache).
-_NEAREST_ROWS = 2048
-
-
-def nearest_dense(X, centres, norms=None):
+def nearest_dense(X, centres, n_threads=1):
     """Each row's nearest centre (int64 labels): ``assign(MixedSpace.dense(X), centres, ...)``'s
-    labels bit for bit, by matrix products.
+    labels bit for bit, faster.
 
-    The squared distances less ``||x||^2`` (the same for every centre of a row) come as
-    ``||c||^2 - 2 x.c``, one BLAS product per ``_NEAREST_ROWS`` rows, instead of the engine's
-    sums of ``(x - c)^2``: several times faster at the K_i of the k-means generators. The
-    products round differently from those sums, so a row whose second-nearest centre lies within
-    the products' rounding of the nearest (a bound of ``(d + 8) eps (||x||^2 + ||c||^2)`` per
-    value, taken four times) is decided on the engine's own costs (the compiled candidate pass,
-    the sums the engine's assignment compares), lowest index first among equal costs, as the
-    engine does. ``norms`` (optional) are the rows' squared norms, when the caller assigns the
-    same X to many sets of centres. BLAS threads are whatever the caller set; the result does not
-    depend on them.
+    The compiled ``nearest_centres`` (cclust._ext._distances) ranks the centres of a row by
+    ``||c||^2 - 2 x.c`` accumulated feature by feature for many centres at once, instead of the
+    engine's sums of ``(x - c)^2`` one centre at a time, and decides a row whose second-nearest
+    centre lies within that ranking's rounding of the nearest on the engine's own sums (lowest
+    index first among equal costs), so near ties go the engine's way. The same for any
+    ``n_threads``.
     """
+    from cclust._ext import _distances
+
     X = np.ascontiguousarray(X, dtype=np.float64)
     centres = np.ascontiguousarray(centres, dtype=np.float64)
-    n, k = X.shape[0], centres.shape[0]
-    labels = np.empty(n, dtype=np.int64)
-    if k == 1 or n == 0:
-        labels.fill(0)
-        return labels
-    if norms is None:
-        norms = np.einsum("ij,ij->i", X, X)
-    centre_norms = np.einsum("ij,ij->i", centres, centres)
-    largest = float(centre_norms.max())
-    minus_twice = np.ascontiguousarray(-2.0 * centres.T)  # exact: a power of two
-    slack = 4.0 * (X.shape[1] + 8) * np.finfo(np.float64).eps
-    D = np.empty((_NEAREST_ROWS, k))
-    unsure = []
-    for a in range(0, n, _NEAREST_ROWS):
-        b = min(n, a + _NEAREST_ROWS)
-        block = D[:b - a]
-        np.matmul(X[a:b], minus_twice, out=block)
-        block += centre_norms
-        best = np.argmin(block, axis=1)          # the first minimum, as the engine's argmin
-        rows = np.arange(b - a)
-        low = block[rows, best]
-        block[rows, best] = np.inf
-        second = block.min(axis=1)
-        doubt = np.flatnonzero(second - low <= slack * (2.0 * norms[a:b] + centre_norms[best] + largest))
-        labels[a:b] = best
-        if doubt.size:
-            unsure.append(doubt + a)
-    if unsure:
-        rows = np.concatenate(unsure)
-        exact, _ = _kernel().dense_candidate_costs(np.ascontiguousarray(X[rows]), centres, None, 1)
-        labels[rows] = np.argmin(exact, axis=0)  # (k, m): the engine's costs, first minimum
-    return labels
+    labels = _distances.nearest_centres(X, centres, useful_threads(X.shape[0], n_threads))
+    return labels.astype(np.int64)

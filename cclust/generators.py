@@ -57,13 +57,12 @@ def _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads=1, kmeanspp_trials=
     return run.labels, run.dense_centers
 
 
-def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol, kmeanspp_trials=None, norms=None):
+def _kmeans_on_rows(X, rows, k, rng, init, max_iter, tol, kmeanspp_trials=None):
     """k-means on the rows ``X[rows]`` (repeats allowed), then every object of X to its nearest
-    centre (:func:`cclust._engine.nearest_dense`: the engine's assignment, by matrix products;
-    ``norms``, the rows' squared norms, when the caller has them)."""
+    centre (:func:`cclust._engine.nearest_dense`: the engine's assignment, bit for bit, faster)."""
     _, centres = _kmeans_labels(np.ascontiguousarray(X[rows]), k, rng, init, max_iter, tol,
                                 kmeanspp_trials=kmeanspp_trials)
-    return _engine.nearest_dense(X, centres, norms)
+    return _engine.nearest_dense(X, centres)
 
 
 def seeded_ensemble(one_partition: Callable[[Any, np.random.Generator], Any], X: Any,
@@ -101,11 +100,7 @@ def _per_partition(one_partition, X, seqs, n_jobs, verbose, desc):
 
         if workers <= 1:
             return [run(seq) for seq in seqs]
-        from cclust.graph import one_blas_thread
-
-        # partitions already fill the threads: a BLAS product inside one (the nearest-centre pass
-        # of the k-means family) runs on one thread, entered once here, not per thread
-        with one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(run, seqs))
 
 

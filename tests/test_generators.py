@@ -233,7 +233,7 @@ def test_kmeans_fit_rows_auto_samples_above_the_size_threshold_only():
         small, 2, n_partitions=2, random_state=3, fit_rows=None)
 
 
-def test_nearest_centre_pass_by_products_equals_the_engine():
+def test_nearest_centre_pass_equals_the_engine():
     from cclust import _engine
 
     rng = np.random.default_rng(5)
@@ -242,6 +242,8 @@ def test_nearest_centre_pass_by_products_equals_the_engine():
     for data, centres in ((X, X[rng.choice(5000, 40, replace=False)] + 0.01),
                           (grid, grid[:30]),
                           (X[:3000], np.vstack([X[:6], X[:6], X[2:3]])),   # equal centres, objects on them
-                          (X * 1e6, X[:9] * 1e6), (X[:1], X[:4])):
+                          (X * 1e6, X[:9] * 1e6), (X[:1], X[:4]), (X[:50], X[:1]),
+                          (X, X[rng.choice(5000, 23, replace=False)])):   # 16 + 7 centres: both blocks
         engine, _ = _engine.assign(_engine.MixedSpace.dense(data), centres, np.empty((len(centres), 0)), 1)
-        assert np.array_equal(_engine.nearest_dense(data, centres), engine)
+        for threads in (1, 2):
+            assert np.array_equal(_engine.nearest_dense(data, centres, threads), engine)
