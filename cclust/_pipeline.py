@@ -186,8 +186,6 @@ def child_seeds(random_state, count, name="random_state"):
             for child in spawn_seed_sequences(random_state, count, name)]
 
 
-
-
 def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
     """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
     from cclust.registry import get
