@@ -229,3 +229,22 @@ def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max
         np.ascontiguousarray(seed_dense), np.ascontiguousarray(seed_cat), int(max_iter), float(tol),
         int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes))
     return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)
+
+
+def nearest_dense(X, centres, n_threads=1):
+    """Each row's nearest centre (int64 labels): ``assign(MixedSpace.dense(X), centres, ...)``'s
+    labels bit for bit, faster.
+
+    The compiled ``nearest_centres`` (cclust._ext._distances) ranks the centres of a row by
+    ``||c||^2 - 2 x.c`` accumulated feature by feature for many centres at once, instead of the
+    engine's sums of ``(x - c)^2`` one centre at a time, and decides a row whose second-nearest
+    centre lies within that ranking's rounding of the nearest on the engine's own sums (lowest
+    index first among equal costs), so near ties go the engine's way. The same for any
+    ``n_threads``.
+    """
+    from cclust._ext import _distances
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    centres = np.ascontiguousarray(centres, dtype=np.float64)
+    labels = _distances.nearest_centres(X, centres, useful_threads(X.shape[0], n_threads))
+    return labels.astype(np.int64)

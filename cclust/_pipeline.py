@@ -186,14 +186,6 @@ def child_seeds(random_state, count, name="random_state"):
             for child in spawn_seed_sequences(random_state, count, name)]
 
 
-#: Above this many objects ConsensusClustering's ``kmeans`` partitions are fitted on FIT_ROWS
-#: objects each, the rest assigned to the nearest centre (the generator's ``fit_rows``): at
-#: 100000 objects the ensemble then costs several times less, with the same ARI on the blobs of
-#: docs/benchmarks.md ("select_k's default at scale, and SC3s"). No shared real data set is this large.
-FIT_ROWS_FROM = 20000
-FIT_ROWS = 10000
-
-
 def generate_ensemble(generator, X, n_clusters, n_partitions, params, seed, n_jobs, verbose):
     """Run the registered ``generator`` with the keywords it accepts (see ConsensusClustering)."""
     from cclust.registry import get

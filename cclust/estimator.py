@@ -29,8 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from cclust._pipeline import (
-    FIT_ROWS,
-    FIT_ROWS_FROM,
     check_counted_partitions,
     object_index,
     RESERVED_GENERATOR,
@@ -83,7 +81,7 @@ class ConsensusClustering:
         ceil(sqrt(n_samples)))`` so that the partitions vary in K.
         Above 20000 objects the default ``"kmeans"`` generator fits each partition's k-means
         on 10000 objects drawn at random and gives every other object the nearest of its
-        centres (``generator_params={"fit_rows": 10000}``): at 100000 objects that cuts the
+        centres (its default ``fit_rows="auto"``): at 100000 objects that cuts the
         time of ``fit`` about three times with the same ARI on the blobs of docs/benchmarks.md
         ("select_k's default at scale, and SC3s"). ``generator_params={"fit_rows": None}``
         fits every partition on every object, as before.
@@ -458,8 +456,6 @@ class ConsensusClustering:
                     f"({', '.join(_self_generating_methods())}).")
             elif resampling is None:
                 check_counted_partitions(self.generator, generator_params, n_partitions, "ConsensusClustering")
-                if self.generator == "kmeans" and n > FIT_ROWS_FROM and "fit_rows" not in generator_params:
-                    generator_params["fit_rows"] = FIT_ROWS   # the default at scale (see generator)
                 ensemble = generate_ensemble(
                     check_name(self.generator, "generator"), features, n_clusters, n_partitions,
                     generator_params, generator_seed, self.n_jobs, verbose)

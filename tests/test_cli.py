@@ -1098,3 +1098,23 @@ def test_saved_partitions_keep_the_row_ids_and_fuse_reads_them_back(capsys, tmp_
     assert code == 0, err
     lines = fused.read_text().splitlines()
     assert lines[0] == "id,label" and [line.split(",")[0] for line in lines[1:]] == [f"s{i}" for i in range(50)]
+
+
+def test_run_generates_with_the_kmeans_default_at_scale(capsys, tmp_path):
+    from cclust import generators
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (generators.FIT_ROWS_FROM + 1, 3))
+    for rows, fit_rows in ((X, generators.FIT_ROWS), (X[:generators.FIT_ROWS_FROM], None)):
+        data, saved = tmp_path / f"x{len(rows)}.npy", tmp_path / f"parts{len(rows)}.npz"
+        np.save(data, rows)
+        code, out, err = run_cli(capsys, "run", data, "-k", "3", "-m", "kcc", "--partitions", "2",
+                                 "--save-ensemble", saved)
+        assert code == 0, err
+        expected = generators.kmeans(rows, 3, n_partitions=2, random_state=0, fit_rows=fit_rows)
+        assert cclust.Ensemble(np.load(saved)["labels"]) == expected
+    code, out, err = run_cli(capsys, "run", data, "-k", "3", "-m", "kcc", "--partitions", "2",
+                             "--generator-param", "fit_rows=500", "--save-ensemble", saved)
+    assert code == 0, err
+    assert cclust.Ensemble(np.load(saved)["labels"]) == generators.kmeans(X[:generators.FIT_ROWS_FROM], 3,
+                                                                         n_partitions=2, random_state=0, fit_rows=500)

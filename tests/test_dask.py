@@ -167,6 +167,17 @@ def test_generated_ensemble_is_chunked_by_objects_and_feeds_dask_kcc(client):
     assert_same_result(a, b)
 
 
+def test_generation_at_scale_takes_the_kmeans_default_whatever_the_chunking():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, (generators.FIT_ROWS_FROM + 1, 3))
+    a = generators.kmeans(X, 3, n_partitions=2, random_state=5)          # fit_rows="auto": a sample
+    assert a == generators.kmeans(X, 3, n_partitions=2, random_state=5, fit_rows=generators.FIT_ROWS)
+    for other in (generators.kmeans(X, 3, n_partitions=2, random_state=5, backend="dask", chunks=4096),
+                  generators.kmeans(da.from_array(X, chunks=7000), 3, n_partitions=2, random_state=5,
+                                    chunks=12288)):
+        assert other.compute() == a
+
+
 # -- DaskEnsemble -----------------------------------------------------------------------------
 
 def test_dask_ensemble_facts_match_ensemble():

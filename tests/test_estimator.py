@@ -573,7 +573,8 @@ def test_a_dataframe_keeps_its_index_and_nan_errors_name_its_labels():
 
 def test_default_kmeans_ensemble_fits_on_a_sample_above_the_size_threshold():
     from cclust import generators
-    from cclust._pipeline import FIT_ROWS, FIT_ROWS_FROM, child_seeds
+    from cclust._pipeline import child_seeds
+    from cclust.generators import FIT_ROWS, FIT_ROWS_FROM
 
     rng = np.random.default_rng(0)
     n = FIT_ROWS_FROM + 500
@@ -582,7 +583,7 @@ def test_default_kmeans_ensemble_fits_on_a_sample_above_the_size_threshold():
     model = ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0).fit(X)
     assert model.ensemble_ == generators.kmeans(X, 2, n_partitions=3, random_state=seed, fit_rows=FIT_ROWS)
     old = ConsensusClustering(n_clusters=2, n_partitions=3, random_state=0, generator_params={"fit_rows": None}).fit(X)
-    assert old.ensemble_ == generators.kmeans(X, 2, n_partitions=3, random_state=seed)
+    assert old.ensemble_ == generators.kmeans(X, 2, n_partitions=3, random_state=seed, fit_rows=None)
     assert old.ensemble_ != model.ensemble_
     # below the threshold nothing changes
     small = X[:FIT_ROWS_FROM]

@@ -208,8 +208,42 @@ def test_kmeans_fit_rows_fits_on_a_sample_and_assigns_everyone(iris):
 
 @pytest.mark.parametrize("fit_rows, match", [(5, r"fit_rows=5 objects cannot hold the 13 clusters"),
                                              (0, r"fit_rows must be an int in the range \[1"),
-                                             (2.5, "fit_rows must be an int")])
+                                             (2.5, "fit_rows must be an int"),
+                                             ("all", r"fit_rows must be an int >= 1, 'auto' or None, got 'all'")])
 def test_kmeans_fit_rows_is_checked(iris, fit_rows, match):
     X, _ = iris
     with pytest.raises(ValidationError, match=match):
         generators.kmeans(X, 3, n_partitions=2, random_state=0, fit_rows=fit_rows)
+
+
+def _two_blobs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.normal(0, 1, (n // 2, 3)), rng.normal(6, 1, (n - n // 2, 3))])
+
+
+def test_kmeans_fit_rows_auto_samples_above_the_size_threshold_only():
+    n = generators.FIT_ROWS_FROM + 1
+    X = _two_blobs(n)
+    auto = generators.kmeans(X, 2, n_partitions=2, random_state=3)
+    assert auto == generators.kmeans(X, 2, n_partitions=2, random_state=3, fit_rows=generators.FIT_ROWS)
+    assert auto == generators.kmeans(X, 2, n_partitions=2, random_state=3, fit_rows="auto", n_jobs=2)
+    assert auto != generators.kmeans(X, 2, n_partitions=2, random_state=3, fit_rows=None)
+    small = X[:generators.FIT_ROWS_FROM]   # at the threshold: every object, as before
+    assert generators.kmeans(small, 2, n_partitions=2, random_state=3) == generators.kmeans(
+        small, 2, n_partitions=2, random_state=3, fit_rows=None)
+
+
+def test_nearest_centre_pass_equals_the_engine():
+    from cclust import _engine
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(0, 3, (5000, 7))
+    grid = np.round(X)                               # many exact ties on an integer grid
+    for data, centres in ((X, X[rng.choice(5000, 40, replace=False)] + 0.01),
+                          (grid, grid[:30]),
+                          (X[:3000], np.vstack([X[:6], X[:6], X[2:3]])),   # equal centres, objects on them
+                          (X * 1e6, X[:9] * 1e6), (X[:1], X[:4]), (X[:50], X[:1]),
+                          (X, X[rng.choice(5000, 23, replace=False)])):   # 16 + 7 centres: both blocks
+        engine, _ = _engine.assign(_engine.MixedSpace.dense(data), centres, np.empty((len(centres), 0)), 1)
+        for threads in (1, 2):
+            assert np.array_equal(_engine.nearest_dense(data, centres, threads), engine)

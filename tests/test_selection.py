@@ -373,3 +373,18 @@ def test_a_method_that_makes_its_own_partitions_gets_no_generated_ones():
         cclust.registry.unregister("test-counting-generator")
     assert calls == []  # usenc makes its own partitions of each resample
     assert res.best_k in (2, 3)
+
+
+def test_a_consensus_method_fit_generates_with_the_kmeans_default_at_scale():
+    from cclust import generators
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (generators.FIT_ROWS_FROM + 1, 3))
+    kw = dict(method="kcc", matrix="sparse", pair_tolerance=0.05, labels_from="fit", null=None, n_resamples=2,
+              n_partitions=2, random_state=0)
+    labels = select_k(X, [3], **kw).labels[3]   # the fit on all the objects: fit_rows="auto" samples
+    assert np.array_equal(labels, select_k(X, [3], generator_params={"fit_rows": generators.FIT_ROWS}, **kw).labels[3])
+    assert not np.array_equal(labels, select_k(X, [3], generator_params={"fit_rows": None}, **kw).labels[3])
+    small = X[:generators.FIT_ROWS_FROM]        # at the threshold: every object
+    assert np.array_equal(select_k(small, [3], **kw).labels[3],
+                          select_k(small, [3], generator_params={"fit_rows": None}, **kw).labels[3])

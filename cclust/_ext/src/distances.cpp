@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -210,6 +211,112 @@ int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, d
         }
     }
     return total;
+}
+
+// acc[c] = ||c||^2 - 2 x.c for the kp centres (kp a multiple of 8; ct: -2 c by feature, d x kp;
+// cn: ||c||^2), sixteen or eight centres at a time held in registers across the features;
+// returns ||x||^2. The rounding differs from the engine's sums (nearest_centres bounds it) but
+// not between instruction sets: no multiply-add is fused (-ffp-contract=off) and each value is
+// one running sum in feature order.
+#if defined(CCLUST_DISTANCES_AVX2)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static double ranking_costs(const double* __restrict xr, int64_t d, const double* __restrict ct,
+                            const double* __restrict cn, int64_t kp, double* __restrict acc) {
+    double xn = 0.0;
+    for (int64_t j = 0; j < d; ++j) xn += xr[j] * xr[j];
+    int64_t c0 = 0;
+    for (; c0 + 16 <= kp; c0 += 16) {
+        double a[16];
+        for (int64_t u = 0; u < 16; ++u) a[u] = cn[c0 + u];
+        for (int64_t j = 0; j < d; ++j) {
+            const double xj = xr[j];
+            const double* col = ct + j * kp + c0;
+            for (int64_t u = 0; u < 16; ++u) a[u] += xj * col[u];
+        }
+        for (int64_t u = 0; u < 16; ++u) acc[c0 + u] = a[u];
+    }
+    if (c0 < kp) {  // the last eight
+        double a[8];
+        for (int64_t u = 0; u < 8; ++u) a[u] = cn[c0 + u];
+        for (int64_t j = 0; j < d; ++j) {
+            const double xj = xr[j];
+            const double* col = ct + j * kp + c0;
+            for (int64_t u = 0; u < 8; ++u) a[u] += xj * col[u];
+        }
+        for (int64_t u = 0; u < 8; ++u) acc[c0 + u] = a[u];
+    }
+    return xn;
+}
+
+void nearest_centres(const double* X, int64_t n, int64_t d, const double* centres, int64_t k,
+                     int32_t* labels, int n_threads) {
+    if (n <= 0) return;
+    if (k <= 1 || d <= 0) {
+        std::fill(labels, labels + n, 0);
+        return;
+    }
+    // -2 c by feature (d x kp, kp = k rounded up to eight; zeros past k): exact, a power of two;
+    // the centres' squared norms
+    const int64_t kp = (k + 7) / 8 * 8;
+    std::vector<double> minus_twice(static_cast<size_t>(d * kp), 0.0);
+    std::vector<double> norms(static_cast<size_t>(kp), 0.0);
+    double largest = 0.0;
+    for (int64_t c = 0; c < k; ++c) {
+        const double* cr = centres + c * d;
+        double s = 0.0;
+        for (int64_t j = 0; j < d; ++j) {
+            minus_twice[static_cast<size_t>(j * kp + c)] = -2.0 * cr[j];
+            s += cr[j] * cr[j];
+        }
+        norms[static_cast<size_t>(c)] = s;
+        largest = std::max(largest, s);
+    }
+    // A computed ||c||^2 - 2 x.c is within about (d + 1) eps (||x||^2 + 2 ||c||^2) of its exact
+    // value, and the engine's sum of squares within d eps 2 (||x||^2 + ||c||^2) of its own: a
+    // second-best centre within twice the sum of both bounds, and more, is a near tie.
+    const double slack = 16.0 * static_cast<double>(d + 2) * 2.220446049250313e-16;
+    const double* ct = minus_twice.data();
+    const double* cn = norms.data();
+    for_each_chunk_with(
+        n, n_threads, [&]() { return std::vector<double>(static_cast<size_t>(kp)); },
+        [&](std::vector<double>& scratch, int64_t, int64_t start, int64_t stop) {
+            double* acc = scratch.data();
+            for (int64_t i = start; i < stop; ++i) {
+                const double* xr = X + i * d;
+                const double xn = ranking_costs(xr, d, ct, cn, kp, acc);
+                int64_t best = 0;
+                double low = acc[0], second = std::numeric_limits<double>::infinity();
+                for (int64_t c = 1; c < k; ++c) {
+                    const double v = acc[c];
+                    if (v < low) {
+                        second = low;
+                        low = v;
+                        best = c;
+                    } else if (v < second) {
+                        second = v;
+                    }
+                }
+                // not "<=": a NaN gap (infinite features) is decided exactly too
+                if (!(second - low > slack * (xn + cn[best] + largest))) {
+                    // the engine's costs (object_costs in engine.cpp): sums of (x_j - c_j)^2
+                    double bv = 0.0;
+                    for (int64_t c = 0; c < k; ++c) {
+                        const double* cr = centres + c * d;
+                        double s = 0.0;
+                        for (int64_t j = 0; j < d; ++j) {
+                            const double t = xr[j] - cr[j];
+                            s += t * t;
+                        }
+                        if (c == 0 || s < bv) {
+                            bv = s;
+                            best = c;
+                        }
+                    }
+                }
+                labels[i] = static_cast<int32_t>(best);
+            }
+        });
 }
 
 }  // namespace cclust

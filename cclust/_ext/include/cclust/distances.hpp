@@ -19,4 +19,14 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
 // An integer count, so the same for any number of threads.
 int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, double high, int n_threads);
 
+// Each row's nearest centre (labels[i] in 0..k-1), exactly as the k-means engine's assignment
+// decides it: the lowest cost sum over features, in order, of (x_j - c_j)^2, the lowest index
+// among equal costs. X is n x d and centres k x d, row-major. The centres are ranked by
+// ||c||^2 - 2 x.c, accumulated feature by feature for all centres at once (several times fewer
+// operations than the sums of squares), and a row whose second-best centre lies within those
+// sums' rounding of the best is decided on the engine's sums of squares over every centre. Each
+// row alone, so the same for any number of threads.
+void nearest_centres(const double* X, int64_t n, int64_t d, const double* centres, int64_t k,
+                     int32_t* labels, int n_threads);
+
 }  // namespace cclust
