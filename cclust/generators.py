@@ -136,7 +136,7 @@ FIT_ROWS_FROM = 20000
 FIT_ROWS = 10000
 
 
-def _check_fit_rows(fit_rows, n, high):
+def _check_fit_rows(fit_rows: int | str | None, n: int, high: int) -> int | None:
     """``fit_rows`` of :func:`kmeans` as an int or None, "auto" resolved for n objects and the
     largest K_i ``high``."""
     if isinstance(fit_rows, str):
