@@ -24,7 +24,8 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
         const double* X
         int64_t d
         double dense_weight
-        const int32_t* labels
+        const void* labels
+        int32_t label_bytes
         int64_t r
         const int64_t* offsets
         const double* weights
