@@ -482,11 +482,10 @@ class Ensemble:
     def _make_canonical(self):
         from cclust._ext import _voting
 
-        C = _voting.first_appearance(np.ascontiguousarray(self.labels, dtype=np.int32),
-                                     np.ascontiguousarray(self._offsets, dtype=np.int64))
+        C = _voting.first_appearance(self._codes, np.ascontiguousarray(self._offsets, dtype=np.int64))
         w = self._weights
         order = np.lexsort((w, _column_ranks(C)))
-        if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self.labels):
+        if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._codes):
             return None, order                      # already canonical: no copy, no cycle
         out = Ensemble.__new__(Ensemble)
         provenance = None if self._provenance is None else tuple(self._provenance[j] for j in order.tolist())

@@ -185,10 +185,11 @@ inline std::vector<Lanes> slot_table(const double* table, const int64_t* offsets
 // acc[0..K) += the CSR table rows of a row of validated labels, partition by partition in order;
 // missing labels add nothing. Row offsets[i] + l holds the columns indices[indptr[row] ..
 // indptr[row + 1]) with their values. The same sums, bitwise, as the dense table with zeros.
-inline void add_label_rows_csr(const int32_t* lab, int64_t r, const int64_t* offsets, const int64_t* indptr,
+template <class T>
+inline void add_label_rows_csr(const T* lab, int64_t r, const int64_t* offsets, const int64_t* indptr,
                                const int32_t* indices, const double* values, double* acc) {
     for (int64_t i = 0; i < r; ++i) {
-        const int32_t l = lab[i];
+        const int64_t l = label_code(lab[i]);
         if (l < 0) continue;
         const int64_t row = offsets[i] + l;
         for (int64_t e = indptr[row]; e < indptr[row + 1]; ++e) acc[indices[e]] += values[e];
