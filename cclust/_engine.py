@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cclust.ensemble import labels_from_codes
+from cclust._codes import labels_from_codes
 
 
 @dataclass(frozen=True)

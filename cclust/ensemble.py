@@ -20,6 +20,9 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
+from cclust._codes import compact_dtype, labels_from_codes
+from cclust._codes import missing_mask as _missing
+from cclust._codes import to_compact as _to_compact
 from cclust.errors import ValidationError
 from cclust.validation import check_int, check_n_jobs, label_vector, renamed_threads, require_memory
 
@@ -856,51 +859,6 @@ class Ensemble:
         """The table of :meth:`contingency` split into one (n_clusters, K_i) block per partition."""
         table = self.contingency(labels, n_clusters, n_jobs=n_jobs)
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
-
-
-def compact_dtype(n_clusters):
-    """The narrowest label dtype for partitions of ``n_clusters`` clusters (see
-    :meth:`Ensemble.compact_labels`): uint8 up to 255 clusters, uint16 up to 65,535, else int32;
-    the unsigned types keep their largest value for a missing label."""
-    top = int(np.max(n_clusters)) if np.size(n_clusters) else 0
-    if top <= np.iinfo(np.uint8).max:
-        return np.dtype(np.uint8)
-    if top <= np.iinfo(np.uint16).max:
-        return np.dtype(np.uint16)
-    return np.dtype(np.int32)
-
-
-def _missing(codes):
-    """Where a label matrix in any of the three layouts marks a missing label."""
-    if codes.dtype == np.int32:
-        return codes < 0
-    return codes == np.iinfo(codes.dtype).max
-
-
-def _to_compact(matrix, dtype):
-    """``matrix`` (int32 labels with -1, or codes already of ``dtype``) as C-contiguous codes of
-    ``dtype``, written row block by row block (a -1 wraps to the type's largest value)."""
-    if matrix.dtype == dtype:
-        return np.ascontiguousarray(matrix)
-    out = np.empty(matrix.shape, dtype=dtype)
-    for start in range(0, matrix.shape[0], _ONE_HOT_BLOCK_ROWS):
-        out[start:start + _ONE_HOT_BLOCK_ROWS] = matrix[start:start + _ONE_HOT_BLOCK_ROWS].astype(dtype)
-    return out
-
-
-def labels_from_codes(codes):
-    """The int32 labels (-1 = missing) of codes in any of the three layouts (a new array unless
-    they already are int32)."""
-    codes = np.asarray(codes)
-    if codes.dtype == np.int32:
-        return codes
-    missing = np.iinfo(codes.dtype).max
-    out = np.empty(codes.shape, dtype=np.int32)
-    for start in range(0, codes.shape[0], _ONE_HOT_BLOCK_ROWS):
-        block, to = codes[start:start + _ONE_HOT_BLOCK_ROWS], out[start:start + _ONE_HOT_BLOCK_ROWS]
-        to[:] = block
-        to[block == missing] = -1
-    return out
 
 
 #: Rows of the label matrix read at once when the one-hot is written (a few MB of temporaries).
