@@ -304,8 +304,11 @@ class Ensemble:
         """The (n_samples, n_partitions) int32 label matrix, -1 = missing, read-only.
 
         Made from :meth:`compact_labels` the first time it is read and kept (when the compact
-        view is narrower it costs ``4 n r`` bytes more: the compiled passes of kcc and of the
-        contingency tables read the compact view instead).
+        codes are narrower it costs ``4 n r`` bytes more; kcc, the voting family and the
+        contingency tables read the codes instead). The codes are what is stored: with int32
+        stored and the codes as a second view, a method reading them would pay for the view on
+        top of the int32 matrix, so no peak would drop (docs/benchmarks.md, "Compact label
+        codes").
         """
         if self._codes.dtype == np.int32:
             return self._codes
@@ -321,8 +324,9 @@ class Ensemble:
         uint8 when every partition has at most 255 clusters, uint16 when at most 65,535, int32
         otherwise; C-contiguous (n_samples, n_partitions), read-only, no copy. Labels are
         ``0..K_i-1`` as in :attr:`labels`; a missing label is the type's largest value (255 or
-        65,535) in the unsigned types and -1 in int32. The compiled K-means passes (kcc, the
-        contingency tables) read it in place. At 10^6 objects x 100 partitions it takes 95 MiB
+        65,535) in the unsigned types and -1 in int32. The compiled passes of kcc, of the voting
+        family (ivc, ipvc, ipc, voting, em-mixture) and of the contingency tables read it in
+        place. At 10^6 objects x 100 partitions it takes 95 MiB (uint8) or 191 MiB (uint16)
         where the int32 matrix takes 381 MiB.
 
         Examples
