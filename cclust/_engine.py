@@ -20,12 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cclust._codes import labels_from_codes
+
 
 @dataclass(frozen=True)
 class MixedSpace:
     X: np.ndarray          # (n, d) float64 C-contiguous; (n, 0) when there is no dense block
     dense_weight: float
-    labels: np.ndarray     # (n, r) int32 C-contiguous; (n, 0) when there are no partitions
+    labels: np.ndarray     # (n, r) C-contiguous codes: int32 (-1 = missing), or uint16 / uint8 (the
+                           # type's largest value = missing, Ensemble.compact_labels); (n, 0) when none
     offsets: np.ndarray    # (r + 1,) int64
     weights: np.ndarray    # (r,) float64, the effective per-partition weights
     family: int = 0        # distance code (cclust.utilities.FAMILIES)
@@ -47,7 +50,7 @@ class MixedSpace:
     def categorical(cls, ensemble, utility, X=None, dense_weight=0.0):
         n = ensemble.n_samples
         X = np.empty((n, 0)) if X is None else np.ascontiguousarray(X, dtype=np.float64)
-        return cls(X, float(dense_weight), np.ascontiguousarray(ensemble.labels, dtype=np.int32),
+        return cls(X, float(dense_weight), ensemble.compact_labels(),
                    np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
                    np.ascontiguousarray(utility.effective_weights(ensemble), dtype=np.float64),
                    utility.code, utility.exponent)
@@ -134,7 +137,7 @@ def labels_from_seeds(space, seeds, n_threads):
     """
     kernel = _kernel()
     n_threads = useful_threads(space.n, n_threads)
-    seed_labels = space.labels[seeds]
+    seed_labels = labels_from_codes(space.labels[seeds])
     if (seed_labels < 0).any():
         marks = np.full(space.n, -1, dtype=np.int32)
         marks[seeds] = np.arange(seeds.shape[0], dtype=np.int32)
@@ -224,8 +227,10 @@ def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max
     from the memo, costs of one full pass)."""
     if space.object_weights is not None or space.row_scale is not None:
         raise ValueError("candidate_runs takes unweighted rows only")
+    args = list(space._args())
+    args[2] = labels_from_codes(args[2])  # the candidate runs keep a one-byte copy of their own
     labels, objectives, n_iter, counters = _kernel().candidate_runs(
-        *space._args(), np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
+        *args, np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
         np.ascontiguousarray(seed_dense), np.ascontiguousarray(seed_cat), int(max_iter), float(tol),
         int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes))
     return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)

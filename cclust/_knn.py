@@ -160,7 +160,11 @@ def knn_graph(ensemble, k, n_bands, band_size, window, rng, dtype, max_bytes, n_
     """The symmetric CSR matrix of :meth:`Ensemble.knn_coassociation`, whose arguments it has checked
     (``k`` already at most n - 1, ``window`` and ``band_size`` resolved, ``rng`` a Generator)."""
     n, r = ensemble.shape
-    compact, missing_code = _compact_labels(ensemble.labels, ensemble.n_clusters)
+    codes = ensemble.compact_labels()
+    if codes.dtype != np.int32 and int(ensemble.n_clusters.max()) < np.iinfo(codes.dtype).max:
+        compact, missing_code = codes, int(np.iinfo(codes.dtype).max)  # as stored: no copy
+    else:
+        compact, missing_code = _compact_labels(ensemble.labels, ensemble.n_clusters)
     # Upper bound before collapsing duplicates (m <= n): refuse before the big allocations.
     require_memory(_knn_bytes(n, n, r, k, window, dtype.itemsize, compact.itemsize),
                    f"the kNN co-association of {n} objects (n_neighbors={k})",

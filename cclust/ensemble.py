@@ -1,8 +1,10 @@
 """The Ensemble: the basic partitions every consensus function takes.
 
-An ensemble of r basic partitions of n objects is stored as an ``(n, r)`` int32 label matrix in
-which column i holds partition pi_i relabelled to ``0..K_i-1`` and ``-1`` marks an object missing
-from pi_i. It carries one weight per partition (normalised to sum to one) and computes derived
+An ensemble of r basic partitions of n objects is an ``(n, r)`` label matrix in which column i
+holds partition pi_i relabelled to ``0..K_i-1`` and ``-1`` marks an object missing from pi_i
+(``Ensemble.labels``, int32). It is stored in the narrowest integer type that holds every code
+(:meth:`Ensemble.compact_labels`: uint8, uint16 or int32), which the compiled passes read in
+place; the int32 matrix is made from it the first time ``labels`` is read. It carries one weight per partition (normalised to sum to one) and computes derived
 views on demand, caching them: the sparse one-hot matrix, the co-association matrix,
 contingency tables against a labelling, its canonical form (cluster names and partition order
 made canonical) and its groups of identically labelled objects. It is immutable: its arrays are
@@ -18,6 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal, Union, overload
 import numpy as np
 import numpy.typing as npt
 
+from cclust._codes import compact_dtype, labels_from_codes
+from cclust._codes import missing_mask as _missing
+from cclust._codes import to_compact as _to_compact
 from cclust.errors import ValidationError
 from cclust.validation import RandomStateLike, check_int, check_n_jobs, label_vector, renamed_threads, require_memory
 
@@ -255,15 +260,17 @@ class Ensemble:
         if (counts == 0).any():
             return cls(matrix)
         self = cls.__new__(cls)
-        self._init(np.ascontiguousarray(matrix, dtype=np.int32), n_clusters,
-                   cls._check_weights(None, matrix.shape[1]))
+        self._init(matrix, n_clusters, cls._check_weights(None, matrix.shape[1]))
         return self
 
     def _init(self, matrix, n_clusters, weights, provenance=None, index=None):
-        matrix.setflags(write=False)
+        """``matrix``: int32 labels (-1 = missing), non-negative integer labels of any dtype, or
+        codes already in the compact dtype of ``n_clusters`` (see :meth:`compact_labels`)."""
+        codes = _to_compact(matrix, compact_dtype(n_clusters))
+        codes.setflags(write=False)
         n_clusters.setflags(write=False)
         weights.setflags(write=False)
-        self._labels = matrix
+        self._codes = codes
         self._n_clusters = n_clusters
         self._weights = weights
         self._provenance = provenance
@@ -297,19 +304,54 @@ class Ensemble:
     # -- plain properties -------------------------------------------------------------------
     @property
     def labels(self) -> npt.NDArray[np.int32]:
-        return self._labels
+        """The (n_samples, n_partitions) int32 label matrix, -1 = missing, read-only.
+
+        Made from :meth:`compact_labels` the first time it is read and kept (when the compact
+        codes are narrower it costs ``4 n r`` bytes more; kcc, the voting family and the
+        contingency tables read the codes instead). The codes are what is stored: with int32
+        stored and the codes as a second view, a method reading them would pay for the view on
+        top of the int32 matrix, so no peak would drop (docs/benchmarks.md, "Compact label
+        codes").
+        """
+        if self._codes.dtype == np.int32:
+            return self._codes
+        if "labels" not in self._cache:
+            labels = labels_from_codes(self._codes)
+            labels.setflags(write=False)
+            self._cache["labels"] = labels
+        return self._cache["labels"]
+
+    def compact_labels(self) -> npt.NDArray[np.integer]:
+        """The label matrix in the narrowest integer type that holds every code, as stored.
+
+        uint8 when every partition has at most 255 clusters, uint16 when at most 65,535, int32
+        otherwise; C-contiguous (n_samples, n_partitions), read-only, no copy. Labels are
+        ``0..K_i-1`` as in :attr:`labels`; a missing label is the type's largest value (255 or
+        65,535) in the unsigned types and -1 in int32. The compiled passes of kcc, of the voting
+        family (ivc, ipvc, ipc, voting, em-mixture) and of the contingency tables read it in
+        place. At 10^6 objects x 100 partitions it takes 95 MiB (uint8) or 191 MiB (uint16)
+        where the int32 matrix takes 381 MiB.
+
+        Examples
+        --------
+        >>> from cclust import Ensemble
+        >>> E = Ensemble([[0, 0, 1, 1], [0, 1, -1, 1]])
+        >>> E.compact_labels().dtype.name, E.compact_labels()[:, 1].tolist()
+        ('uint8', [0, 1, 255, 1])
+        """
+        return self._codes
 
     @property
     def n_samples(self) -> int:
-        return self._labels.shape[0]
+        return self._codes.shape[0]
 
     @property
     def n_partitions(self) -> int:
-        return self._labels.shape[1]
+        return self._codes.shape[1]
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self._labels.shape
+        return self._codes.shape
 
     @property
     def n_clusters(self) -> npt.NDArray[np.int64]:
@@ -336,7 +378,7 @@ class Ensemble:
     @property
     def has_missing(self) -> bool:
         if "has_missing" not in self._cache:
-            self._cache["has_missing"] = bool((self._labels < 0).any())
+            self._cache["has_missing"] = bool(_missing(self._codes).any())
         return self._cache["has_missing"]
 
     @property
@@ -355,32 +397,36 @@ class Ensemble:
     @property
     def labelled(self) -> npt.NDArray[np.bool_]:
         """Boolean (n_samples, n_partitions): True where the object has a label."""
-        return self._labels >= 0
+        return ~_missing(self._codes)
 
     def __len__(self):
         return self.n_samples
 
     def __repr__(self):
         k = self._n_clusters
-        missing = f", {int((self._labels < 0).sum())} missing labels" if self.has_missing else ""
+        missing = f", {int(_missing(self._codes).sum())} missing labels" if self.has_missing else ""
         return (f"Ensemble(n_samples={self.n_samples}, n_partitions={self.n_partitions}, "
                 f"K_i in [{k.min()}, {k.max()}]{missing})")
 
     def __eq__(self, other):
         if not isinstance(other, Ensemble):
             return NotImplemented
-        return (self.shape == other.shape and np.array_equal(self._labels, other._labels)
+        # Equal labels have equal K_i, hence the same compact dtype: the codes compare alike.
+        return (self.shape == other.shape and np.array_equal(self._n_clusters, other._n_clusters)
+                and np.array_equal(self._codes, other._codes)
                 and np.array_equal(self._weights, other._weights) and self._provenance == other._provenance)
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable
 
     def __getstate__(self):
-        return {"labels": self._labels, "n_clusters": self._n_clusters, "weights": self._weights,
+        return {"codes": self._codes, "n_clusters": self._n_clusters, "weights": self._weights,
                 "provenance": self._provenance, "index": self._index}
 
     def __setstate__(self, state):
-        # state.get: pickles written before provenance existed have no such key
-        self._init(np.array(state["labels"], dtype=np.int32), np.array(state["n_clusters"], dtype=np.int64),
+        # state.get: pickles written before provenance existed have no such key; pickles written
+        # before the compact store hold the int32 "labels"
+        matrix = np.array(state["codes"]) if "codes" in state else np.array(state["labels"], dtype=np.int32)
+        self._init(matrix, np.array(state["n_clusters"], dtype=np.int64),
                    np.array(state["weights"], dtype=np.float64), state.get("provenance"), state.get("index"))
 
     # -- derived ensembles -------------------------------------------------------------------
@@ -391,7 +437,7 @@ class Ensemble:
         Partitions are relabelled again, so clusters that lose every member disappear; the
         weights of the kept partitions are renormalised.
         """
-        labels = self._labels
+        labels = self._codes
         weights = self._weights
         provenance = self._provenance
         if partitions is not None:
@@ -409,7 +455,7 @@ class Ensemble:
                     tuple(index[i] for i in np.atleast_1d(rows).tolist())
         if labels.ndim != 2:
             raise ValidationError("partitions must select a list of partitions, not a single index.")
-        return Ensemble(labels, weights=weights, provenance=provenance, index=index)
+        return Ensemble(labels_from_codes(labels), weights=weights, provenance=provenance, index=index)
 
     def with_weights(self, weights: npt.ArrayLike | None) -> Ensemble:
         """The same partitions (and provenance) with other weights."""
@@ -453,11 +499,10 @@ class Ensemble:
     def _make_canonical(self):
         from cclust._ext import _voting
 
-        C = _voting.first_appearance(np.ascontiguousarray(self._labels, dtype=np.int32),
-                                     np.ascontiguousarray(self._offsets, dtype=np.int64))
+        C = _voting.first_appearance(self._codes, np.ascontiguousarray(self._offsets, dtype=np.int64))
         w = self._weights
         order = np.lexsort((w, _column_ranks(C)))
-        if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._labels):
+        if np.array_equal(order, np.arange(order.shape[0])) and np.array_equal(C, self._codes):
             return None, order                      # already canonical: no copy, no cycle
         out = Ensemble.__new__(Ensemble)
         provenance = None if self._provenance is None else tuple(self._provenance[j] for j in order.tolist())
@@ -480,7 +525,7 @@ class Ensemble:
         :func:`identical_label_rows`.
         """
         if "distinct_rows" not in self._cache:
-            groups = identical_label_rows(self._labels)
+            groups = identical_label_rows(self._codes)
             if groups is not None:
                 for array in groups:
                     array.setflags(write=False)
@@ -512,7 +557,7 @@ class Ensemble:
         about four times as many bytes at its peak)."""
         import scipy.sparse as sp
 
-        L = self._labels
+        L = self._codes
         n, r = L.shape
         n_c = int(self._offsets[-1])
         nnz_max = n * r
@@ -529,7 +574,7 @@ class Ensemble:
         else:
             for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
                 stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
-                indptr[start + 1:stop + 1] = (L[start:stop] >= 0).sum(axis=1)
+                indptr[start + 1:stop + 1] = (~_missing(L[start:stop])).sum(axis=1)
             np.cumsum(indptr, out=indptr)
         nnz = int(indptr[-1])
         indices = np.empty(nnz, dtype=index_dtype)
@@ -539,7 +584,7 @@ class Ensemble:
             lo, hi = int(indptr[start]), int(indptr[stop])
             block = L[start:stop] + starts
             if self.has_missing:
-                present = L[start:stop] >= 0
+                present = ~_missing(L[start:stop])
                 indices[lo:hi] = block[present]
                 data[lo:hi] = np.broadcast_to(values, block.shape)[present]
             else:
@@ -833,7 +878,7 @@ class Ensemble:
         from cclust._engine import label_table
 
         return label_table(
-            self._labels if self._labels.flags.c_contiguous else np.ascontiguousarray(self._labels),
+            self._codes,
             self._offsets, np.ascontiguousarray(y, dtype=np.int32), int(n_clusters),
             check_n_jobs(n_jobs))
 

@@ -76,6 +76,50 @@ def test_canonical_form_holds_one_label_matrix(peaks, size):
     assert p["canonical"] <= 1.5 * p["labels"] + SLACK, p
 
 
+_KCC_CHILD = r"""
+import json, sys, warnings
+import numpy as np
+import cclust
+from cclust.testing._memory import _measure
+warnings.simplefilter("ignore")
+n, r = int(sys.argv[1]), int(sys.argv[2])
+E = cclust.Ensemble._from_codes(np.random.default_rng(0).integers(0, 40, size=(n, r)))
+cclust.consensus("kcc", E.take(objects=np.arange(300)), 8, random_state=0)   # imports, thread pools
+out = {"compact": E.compact_labels().nbytes, "dtype": E.compact_labels().dtype.name}
+out["kcc"], out["source"] = _measure(lambda: cclust.consensus("kcc", E, 8, random_state=0, n_init=1,
+                                                               max_iter=10))
+out["made_int32"] = "labels" in E._cache
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def kcc_peaks(tmp_path_factory):
+    from cclust.testing._memory import _ALLOCATOR_ENV
+
+    env = dict(os.environ, **_ALLOCATOR_ENV)
+    cwd = tmp_path_factory.mktemp("memory_scale_kcc")
+    out = []
+    for n in (100_000, 200_000):
+        done = subprocess.run([sys.executable, "-c", _KCC_CHILD, str(n), "50"], capture_output=True, text=True,
+                              env=env, cwd=cwd, timeout=600)
+        assert done.returncode == 0, done.stderr
+        out.append(json.loads(done.stdout.splitlines()[-1]))
+    if any(p["source"] != "rss" for p in out):
+        pytest.skip("the resident-set high-water mark cannot be reset here")
+    return out
+
+
+@pytest.mark.parametrize("size", [0, 1], ids=["100k", "200k"])
+def test_kcc_reads_the_compact_labels_in_place(kcc_peaks, size):
+    """The ensemble stores one byte per label (K_i <= 255) and kcc's passes read those codes
+    where they are: no int32 label matrix is made, and the call's peak stays below what one
+    int32 copy of the labels (4 n r bytes) would take alone."""
+    p = kcc_peaks[size]
+    assert p["dtype"] == "uint8" and not p["made_int32"], p
+    assert p["kcc"] <= 4 * p["compact"], p
+
+
 def _wide_ensemble():
     """200 objects, partitions with up to 100 clusters (the memberships' width)."""
     rng = np.random.default_rng(3)

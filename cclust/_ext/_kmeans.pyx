@@ -8,7 +8,9 @@ splat them::
 
 * ``X`` -- float64 C-contiguous (n, d); an (n, 0) array when there is no dense block.
 * ``dense_weight`` -- multiplies the squared Euclidean part.
-* ``labels`` -- int32 C-contiguous (n, r), 0..K_i-1 or -1 for missing; (n, 0) when there is none.
+* ``labels`` -- C-contiguous (n, r) label codes 0..K_i-1: int32 with -1 for missing, or uint16 /
+  uint8 with the type's largest value for missing (``Ensemble.compact_labels``; read in place,
+  never cast); (n, 0) when there is none. ``candidate_runs`` takes int32 only.
 * ``offsets`` -- int64 (r + 1,): partition i's labels are the one-hot columns
   offsets[i]..offsets[i+1]-1.
 * ``weights`` -- float64 (r,), effective (already normalised) partition weights.
@@ -20,7 +22,7 @@ No input array is written to; the GIL is released around each call.
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 from cclust._ext.core cimport (
     LloydResult,
@@ -89,12 +91,39 @@ def _group_rows(on):
 
 
 cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight,
-                    const int32_t[:, ::1] labels, const int64_t[::1] offsets,
+                    labels, const int64_t[::1] offsets,
                     const double[::1] weights, int distance, double p,
                     const double[::1] object_weights=None, const double[::1] row_scale=None) except -1:
-    cdef Py_ssize_t r = labels.shape[1]
-    if X.shape[0] != labels.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but labels has {labels.shape[0]}")
+    # The labels' own buffer is read in place: the caller holds the array for the whole call.
+    cdef const uint8_t[:, ::1] codes8
+    cdef const uint16_t[:, ::1] codes16
+    cdef const int32_t[:, ::1] codes32
+    cdef const void* first = NULL
+    dtype = getattr(labels, "dtype", None)
+    if dtype == np.uint8:
+        codes8 = labels
+        shape = (codes8.shape[0], codes8.shape[1])
+        rows.label_bytes = 1
+        if codes8.shape[0] > 0 and codes8.shape[1] > 0:
+            first = &codes8[0, 0]
+    elif dtype == np.uint16:
+        codes16 = labels
+        shape = (codes16.shape[0], codes16.shape[1])
+        rows.label_bytes = 2
+        if codes16.shape[0] > 0 and codes16.shape[1] > 0:
+            first = &codes16[0, 0]
+    elif dtype == np.int32:
+        codes32 = labels
+        shape = (codes32.shape[0], codes32.shape[1])
+        rows.label_bytes = 4
+        if codes32.shape[0] > 0 and codes32.shape[1] > 0:
+            first = &codes32[0, 0]
+    else:
+        raise ValueError(f"labels must be an int32, uint16 or uint8 array, got {type(labels).__name__} "
+                         f"of dtype {dtype}")
+    cdef Py_ssize_t r = shape[1]
+    if X.shape[0] != shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but labels has {shape[0]}")
     if offsets.shape[0] != r + 1:
         raise ValueError(f"offsets must have r + 1 = {r + 1} entries, got {offsets.shape[0]}")
     if weights.shape[0] != r:
@@ -106,7 +135,7 @@ cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight
     rows.X = &X[0, 0] if X.shape[0] > 0 and X.shape[1] > 0 else NULL
     rows.dense_weight = dense_weight
     rows.r = r
-    rows.labels = &labels[0, 0] if labels.shape[0] > 0 and r > 0 else NULL
+    rows.labels = first
     rows.offsets = &offsets[0]
     rows.weights = &weights[0] if r > 0 else NULL
     rows.distance = distance
@@ -153,7 +182,7 @@ cdef inline double* _mptr(double[:, ::1] a) noexcept:
 
 
 def lloyd(const double[:, ::1] X not None, double dense_weight,
-          const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+          labels not None, const int64_t[::1] offsets not None,
           const double[::1] weights not None, int distance, double p,
           const int32_t[::1] assignment not None, int n_clusters, Py_ssize_t max_iter,
           double tol, int n_threads,
@@ -189,7 +218,7 @@ def lloyd(const double[:, ::1] X not None, double dense_weight,
 
 
 def assign(const double[:, ::1] X not None, double dense_weight,
-           const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+           labels not None, const int64_t[::1] offsets not None,
            const double[::1] weights not None, int distance, double p,
            const double[:, ::1] dense_centers not None,
            const double[:, ::1] cat_centers not None, int n_threads,
@@ -215,7 +244,7 @@ def assign(const double[:, ::1] X not None, double dense_weight,
 
 
 def objective(const double[:, ::1] X not None, double dense_weight,
-              const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+              labels not None, const int64_t[::1] offsets not None,
               const double[::1] weights not None, int distance, double p,
               const double[:, ::1] dense_centers not None,
               const double[:, ::1] cat_centers not None,
@@ -243,7 +272,7 @@ def objective(const double[:, ::1] X not None, double dense_weight,
 
 
 def centroids(const double[:, ::1] X not None, double dense_weight,
-              const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+              labels not None, const int64_t[::1] offsets not None,
               const double[::1] weights not None, int distance, double p,
               const int32_t[::1] assignment not None, int n_clusters, int n_threads,
               const double[::1] object_weights=None, const double[::1] row_scale=None):
@@ -264,7 +293,7 @@ def centroids(const double[:, ::1] X not None, double dense_weight,
 
 
 def kmeanspp(const double[:, ::1] X not None, double dense_weight,
-             const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+             labels not None, const int64_t[::1] offsets not None,
              const double[::1] weights not None, int distance, double p, int n_clusters,
              Py_ssize_t first, const double[:, ::1] uniforms not None, int n_threads):
     """Greedy k-means++ seeds, int64 (n_clusters,); ``uniforms`` is (n_clusters - 1, n_trials)."""
@@ -294,7 +323,7 @@ def lloyd_verdict(Py_ssize_t it, double objective, double previous_objective,
 
 
 def tally(const double[:, ::1] X not None, double dense_weight,
-          const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+          labels not None, const int64_t[::1] offsets not None,
           const double[::1] weights not None, int distance, double p,
           const int32_t[::1] assignment not None, int n_clusters, int n_threads):
     """Members and label counts per cluster, a last row for -1: ``(counts, sizes)`` int64 of
@@ -333,7 +362,7 @@ def centres_from_tally(const int64_t[::1] offsets not None, const int64_t[:, ::1
 
 
 def lloyd_pass(const double[:, ::1] X not None, double dense_weight,
-               const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+               labels not None, const int64_t[::1] offsets not None,
                const double[::1] weights not None, int distance, double p,
                const double[:, ::1] cat_centers not None,
                const int32_t[::1] assignment not None, int n_threads):
@@ -432,7 +461,7 @@ cdef const double* _optional_ptr(const double[::1] v):
 
 
 def candidate_costs(const double[:, ::1] X not None, double dense_weight,
-                    const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+                    labels not None, const int64_t[::1] offsets not None,
                     const double[::1] weights not None, int distance, double p,
                     const int32_t[:, ::1] candidate_labels not None, closest, int n_threads):
     """One k-means++ candidate pass (categorical rows): ``(dist, chunk_potentials)`` of shapes
@@ -482,7 +511,7 @@ from cclust._ext.core cimport candidate_runs as _candidate_runs
 
 
 def candidate_runs(const double[:, ::1] X not None, double dense_weight,
-                   const int32_t[:, ::1] labels not None, const int64_t[::1] offsets not None,
+                   labels not None, const int64_t[::1] offsets not None,
                    const double[::1] weights not None, int distance, double p,
                    const double[:, ::1] shared_dense not None, const double[:, ::1] shared_cat not None,
                    const double[:, ::1] seed_dense not None, const double[:, ::1] seed_cat not None,

@@ -2,11 +2,12 @@
 
 Callers (cclust.consensus_functions.voting, cclust.consensus_functions.mixture) validate; these functions assume
 C-contiguous arrays of the right dtype and raise ValueError (from the C++ core) only on labels
-out of range.
+out of range. ``labels`` is an (n, r) C-contiguous int32 (-1 = missing), uint16 or uint8 (the
+type's largest value = missing) array, such as ``Ensemble.compact_labels()``, read in place.
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 from cclust._ext.core cimport (
     first_appearance as _first_appearance,
@@ -17,31 +18,66 @@ from cclust._ext.core cimport (
 )
 
 
-def scores(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const double[:, ::1] table,
+cdef class _Codes:
+    """A label matrix of any of the three code widths: its address, width and shape."""
+    cdef const void* ptr
+    cdef int32_t width
+    cdef int64_t n, r
+    cdef object array
+
+    def __cinit__(self, labels):
+        cdef const uint8_t[:, ::1] c8
+        cdef const uint16_t[:, ::1] c16
+        cdef const int32_t[:, ::1] c32
+        dtype = getattr(labels, "dtype", None)
+        self.array = labels  # keeps the buffer alive as long as this object
+        self.ptr = NULL
+        if dtype == np.uint8:
+            c8 = labels
+            self.width, self.n, self.r = 1, c8.shape[0], c8.shape[1]
+            if c8.shape[0] > 0 and c8.shape[1] > 0:
+                self.ptr = &c8[0, 0]
+        elif dtype == np.uint16:
+            c16 = labels
+            self.width, self.n, self.r = 2, c16.shape[0], c16.shape[1]
+            if c16.shape[0] > 0 and c16.shape[1] > 0:
+                self.ptr = &c16[0, 0]
+        elif dtype == np.int32:
+            c32 = labels
+            self.width, self.n, self.r = 4, c32.shape[0], c32.shape[1]
+            if c32.shape[0] > 0 and c32.shape[1] > 0:
+                self.ptr = &c32[0, 0]
+        else:
+            raise ValueError(f"labels must be an int32, uint16 or uint8 array, got {type(labels).__name__} "
+                             f"of dtype {dtype}")
+
+
+def scores(labels, const int64_t[::1] offsets, const double[:, ::1] table,
            int n_threads):
     """(n, n_clusters) sums over partitions of ``table[offsets[j] + labels[x, j]]``."""
-    cdef int64_t n = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
     cdef int32_t k = table.shape[1]
     if table.shape[0] != offsets[r]:
         raise ValueError(f"table has {table.shape[0]} rows, expected {offsets[r]}")
     out = np.zeros((n, k), dtype=np.float64)
     cdef double[:, ::1] out_view = out
-    cdef const int32_t* lab_ptr = &labels[0, 0] if labels.size else NULL
     cdef const double* tab_ptr = &table[0, 0] if table.size else NULL
     cdef double* out_ptr = &out_view[0, 0] if out.size else NULL
     if n == 0:
         return out
     with nogil:
-        _vote_scores(lab_ptr, n, r, &offsets[0], tab_ptr, k, out_ptr, n_threads)
+        _vote_scores(codes.ptr, codes.width, n, r, &offsets[0], tab_ptr, k, out_ptr, n_threads)
     return out
 
 
-def argmax(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const double[:, ::1] table,
+def argmax(labels, const int64_t[::1] offsets, const double[:, ::1] table,
            const uint8_t[::1] allowed, int n_threads):
     """Best allowed cluster of every object (lowest index on ties) and its score."""
-    cdef int64_t n = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
     cdef int32_t k = table.shape[1]
     if table.shape[0] != offsets[r]:
         raise ValueError(f"table has {table.shape[0]} rows, expected {offsets[r]}")
@@ -51,35 +87,38 @@ def argmax(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const doubl
     best = np.empty(n, dtype=np.float64)
     cdef int32_t[::1] a_view = assignment
     cdef double[::1] b_view = best
-    cdef const int32_t* lab_ptr = &labels[0, 0] if labels.size else NULL
     cdef const double* tab_ptr = &table[0, 0] if table.size else NULL
     if n == 0:
         return assignment, best
     with nogil:
-        _vote_argmax(lab_ptr, n, r, &offsets[0], tab_ptr, k, &allowed[0], &a_view[0], &b_view[0],
+        _vote_argmax(codes.ptr, codes.width, n, r, &offsets[0], tab_ptr, k, &allowed[0], &a_view[0], &b_view[0],
                      n_threads)
     return assignment, best
 
 
-def first_appearance(const int32_t[:, ::1] labels, const int64_t[::1] offsets):
-    """Every partition's clusters renumbered in order of first appearance (-1 kept)."""
-    cdef int64_t n = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
-    out = np.empty((n, r), dtype=np.int32)
+def first_appearance(labels, const int64_t[::1] offsets):
+    """Every partition's clusters renumbered in order of first appearance (missing kept), in the
+    dtype of ``labels``."""
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
+    out = np.empty((n, r), dtype=labels.dtype)
     if n == 0 or r == 0:
         return out
-    cdef int32_t[:, ::1] out_view = out
+    cdef _Codes written = _Codes(out)
+    cdef void* out_ptr = <void*> written.ptr
     with nogil:
-        _first_appearance(&labels[0, 0], n, r, &offsets[0], &out_view[0, 0])
+        _first_appearance(codes.ptr, codes.width, n, r, &offsets[0], out_ptr)
     return out
 
 
-def argmax_sparse(const int32_t[:, ::1] labels, const int64_t[::1] offsets, const int64_t[::1] indptr,
+def argmax_sparse(labels, const int64_t[::1] offsets, const int64_t[::1] indptr,
                   const int32_t[::1] indices, const double[::1] values, int n_clusters,
                   const uint8_t[::1] allowed, int n_threads):
     """:func:`argmax` with the (offsets[-1], n_clusters) table in CSR form (bitwise equal)."""
-    cdef int64_t n = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
     if indptr.shape[0] != offsets[r] + 1:
         raise ValueError(f"indptr has {indptr.shape[0]} entries, expected {offsets[r] + 1}")
     if indices.shape[0] != values.shape[0] or indices.shape[0] < indptr[offsets[r]]:
@@ -95,16 +134,17 @@ def argmax_sparse(const int32_t[:, ::1] labels, const int64_t[::1] offsets, cons
     cdef const int32_t* idx_ptr = &indices[0] if indices.shape[0] else NULL
     cdef const double* val_ptr = &values[0] if values.shape[0] else NULL
     with nogil:
-        _vote_argmax_sparse(&labels[0, 0], n, r, &offsets[0], &indptr[0], idx_ptr, val_ptr,
+        _vote_argmax_sparse(codes.ptr, codes.width, n, r, &offsets[0], &indptr[0], idx_ptr, val_ptr,
                             n_clusters, &allowed[0], &a_view[0], &b_view[0], n_threads)
     return assignment, best
 
 
-def mode_argmax(const int32_t[:, ::1] labels, const int32_t[:, ::1] modes, const uint8_t[::1] allowed,
+def mode_argmax(labels, const int32_t[:, ::1] modes, const uint8_t[::1] allowed,
                 int n_threads):
     """Cluster whose mode vector agrees with each object on most partitions, and the count."""
-    cdef int64_t n = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
     cdef int32_t k = modes.shape[0]
     if modes.shape[1] != r:
         raise ValueError(f"modes have {modes.shape[1]} columns, expected {r}")
@@ -117,6 +157,6 @@ def mode_argmax(const int32_t[:, ::1] labels, const int32_t[:, ::1] modes, const
     cdef int32_t[::1] a_view = assignment
     cdef int32_t[::1] m_view = matches
     with nogil:
-        _mode_argmax(&labels[0, 0], n, r, &modes[0, 0], k, &allowed[0], &a_view[0], &m_view[0],
+        _mode_argmax(codes.ptr, codes.width, n, r, &modes[0, 0], k, &allowed[0], &a_view[0], &m_view[0],
                      n_threads)
     return assignment, matches

@@ -24,7 +24,8 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
         const double* X
         int64_t d
         double dense_weight
-        const int32_t* labels
+        const void* labels
+        int32_t label_bytes
         int64_t r
         const int64_t* offsets
         const double* weights
@@ -91,21 +92,22 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
 from libc.stdint cimport uint8_t
 
 cdef extern from "cclust/voting.hpp" namespace "cclust" nogil:
-    void vote_scores(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                     const double* table, int32_t n_clusters, double* out,
+    void vote_scores(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                     const int64_t* offsets, const double* table, int32_t n_clusters, double* out,
                      int n_threads) except +
-    void vote_argmax(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                     const double* table, int32_t n_clusters, const uint8_t* allowed,
-                     int32_t* assignment, double* best, int n_threads) except +
-    void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                            const int64_t* indptr, const int32_t* indices, const double* values,
-                            int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
-                            double* best, int n_threads) except +
-    void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* modes,
-                     int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
-                     int32_t* matches, int n_threads) except +
-    void first_appearance(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                          int32_t* out) except +
+    void vote_argmax(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                     const int64_t* offsets, const double* table, int32_t n_clusters,
+                     const uint8_t* allowed, int32_t* assignment, double* best,
+                     int n_threads) except +
+    void vote_argmax_sparse(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                            const int64_t* offsets, const int64_t* indptr, const int32_t* indices,
+                            const double* values, int32_t n_clusters, const uint8_t* allowed,
+                            int32_t* assignment, double* best, int n_threads) except +
+    void mode_argmax(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                     const int32_t* modes, int32_t n_clusters, const uint8_t* allowed,
+                     int32_t* assignment, int32_t* matches, int n_threads) except +
+    void first_appearance(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                          const int64_t* offsets, void* out) except +
 
 
 # -- addremadd: least-squares consensus, include/cclust/addremadd.hpp --

@@ -137,7 +137,7 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
     n = E.n_samples
-    C = np.ascontiguousarray(E.labels, dtype=np.int32)
+    C = E.compact_labels()  # read in place by the lookup pass
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
     B = E.one_hot()
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)

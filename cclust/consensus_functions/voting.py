@@ -64,7 +64,7 @@ class _Criterion:
         self.cols = block_index(ensemble)
         self.w_cols = ensemble.weights[self.cols]
         self.ceiling = labelled_weight(ensemble)
-        self.C = np.ascontiguousarray(ensemble.labels, dtype=np.int32)
+        self.C = ensemble.compact_labels()  # read in place by the lookup passes
         self.offsets = np.ascontiguousarray(ensemble.offsets, dtype=np.int64)
 
     def table(self, labels, n_clusters):
@@ -504,7 +504,7 @@ def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | 
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
-    C = np.ascontiguousarray(E.labels, dtype=np.int32)
+    C = E.compact_labels()  # read in place by the lookup passes
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
     ceiling = labelled_weight(E)
     allowed = np.ones(n_clusters, dtype=np.uint8)

@@ -40,8 +40,8 @@ int team_size(int n_threads, int64_t chunks) {
 // (kc x d), then, partition by partition in order, the table row of each label. The table has
 // kq Lanes per label slot (entry k = weighted cost of that label under centre k). Labels must
 // have been validated. Entries kc.. come out 0.
-template <int KQ>
-inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t kq_runtime,
+template <int KQ, class T>
+inline void object_costs(const MixedRows& rows, const T* labels, int64_t x, int64_t kc, int64_t kq_runtime,
                          const int64_t* __restrict slot_of, const double* __restrict dense,
                          const Lanes* __restrict table, double* __restrict acc,
                          Lanes* lane_scratch) {
@@ -69,7 +69,7 @@ inline void object_costs(const MixedRows& rows, int64_t x, int64_t kc, int64_t k
     LaneBuffer<KQ> buffer;
     Lanes* sum = buffer.get(lane_scratch);
     std::memcpy(sum, acc, bytes);
-    add_label_rows<KQ>(rows.labels + x * r, r, slot_of, table, kq, sum);
+    add_label_rows<KQ>(labels + x * r, r, slot_of, table, kq, sum);
     std::memcpy(acc, sum, bytes);
 }
 
@@ -87,22 +87,23 @@ constexpr int64_t kDedupMinRows = 1024;    // below this a pass costs less than 
 constexpr int64_t kDedupSample = 8192;     // first rows whose distinct share decides the attempt
 constexpr int64_t kDedupMaxShare = 2;      // keep the groups when distinct rows <= n / this
 
-// A 64-bit hash of a row of labels (four independent lanes of 64-bit words); grouping always
-// compares the rows themselves, so collisions cost time, never correctness.
-inline uint64_t row_hash(const int32_t* lab, int64_t r) {
+// A 64-bit hash of a row of label codes, `bytes` long (four independent lanes of 64-bit
+// words); grouping always compares the rows themselves, so collisions cost time, never
+// correctness.
+inline uint64_t row_hash(const uint8_t* row, int64_t bytes) {
     constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
     uint64_t h[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
-                     0x082EFA98EC4E6C89ull ^ static_cast<uint64_t>(r)};
+                     0x082EFA98EC4E6C89ull ^ static_cast<uint64_t>(bytes)};
     int64_t i = 0;
-    for (; i + 8 <= r; i += 8) {
+    for (; i + 32 <= bytes; i += 32) {
         for (int q = 0; q < 4; ++q) {
             uint64_t w;
-            std::memcpy(&w, lab + i + 2 * q, sizeof w);
+            std::memcpy(&w, row + i + 8 * q, sizeof w);
             h[q] = (h[q] ^ w) * kMul;
             h[q] ^= h[q] >> 29;
         }
     }
-    for (; i < r; ++i) h[0] = ((h[0] ^ static_cast<uint32_t>(lab[i])) * kMul) ^ (h[0] >> 31);
+    for (; i < bytes; ++i) h[0] = ((h[0] ^ row[i]) * kMul) ^ (h[0] >> 31);
     uint64_t out = h[0];
     for (int q = 1; q < 4; ++q) out = ((out ^ h[q]) * kMul) ^ (out >> 27);
     return out;
@@ -111,13 +112,13 @@ inline uint64_t row_hash(const int32_t* lab, int64_t r) {
 // Groups the first `count` rows: group[x] = the rank (by first appearance) of x's row among the
 // distinct rows, first[g] = the first object of group g. Returns the number of distinct rows, or
 // -1 as soon as there would be more than `limit`.
-int64_t group_rows(const int32_t* labels, int64_t r, const uint64_t* hash, int64_t count,
+int64_t group_rows(const uint8_t* labels, int64_t row_bytes, const uint64_t* hash, int64_t count,
                    int64_t limit, int64_t* group, std::vector<int64_t>& first) {
     size_t cap = 16;
     while (cap < 2 * static_cast<size_t>(count)) cap <<= 1;
     std::vector<int64_t> slot(cap, -1);
     first.clear();
-    const auto bytes = static_cast<size_t>(r) * sizeof(int32_t);
+    const auto bytes = static_cast<size_t>(row_bytes);
     for (int64_t x = 0; x < count; ++x) {
         size_t p = static_cast<size_t>(hash[x]) & (cap - 1);
         for (;;) {
@@ -131,7 +132,7 @@ int64_t group_rows(const int32_t* labels, int64_t r, const uint64_t* hash, int64
                 break;
             }
             const int64_t y = first[static_cast<size_t>(g)];
-            if (hash[y] == hash[x] && std::memcmp(labels + y * r, labels + x * r, bytes) == 0) {
+            if (hash[y] == hash[x] && std::memcmp(labels + y * row_bytes, labels + x * row_bytes, bytes) == 0) {
                 group[x] = g;
                 break;
             }
@@ -145,7 +146,7 @@ int64_t group_rows(const int32_t* labels, int64_t r, const uint64_t* hash, int64
 
 Engine::Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads)
     : rows_(rows), sh_(sh), slots_(rows.offsets, sh.r),
-      lookup_(sh.d == 0 && sh.r > 0 ? lookup_kernel(current_variant()) : nullptr), kc_(kc),
+      lookup_(sh.d == 0 && sh.r > 0 ? lookup_kernel(current_variant(), rows.label_bytes) : nullptr), kc_(kc),
       kq_(lookup_ != nullptr ? lanes_for(row_width(current_variant(), kc)) : lanes_for(kc)),
       kp_(kLane * kq_), chunks_(n_chunks(sh.n)), nt_(team_size(n_threads, chunks_)),
       table_(static_cast<size_t>(slots_.count * kq_ + kTableAlign)),
@@ -164,26 +165,27 @@ Engine::Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads
 void Engine::group_identical_rows() {
     const int64_t n = sh_.n, r = sh_.r;
     if (lookup_ == nullptr || n < kDedupMinRows || !grouping_on.load(std::memory_order_relaxed)) return;
-    const int32_t* labels = rows_.labels;
+    const auto* labels = static_cast<const uint8_t*>(rows_.labels);
+    const int64_t rb = r * rows_.label_bytes;  // bytes per row of codes
     std::vector<uint64_t> hash(static_cast<size_t>(n));
     std::vector<int64_t> group(static_cast<size_t>(n)), first;
     const int64_t sample = std::min(n, kDedupSample);
-    for (int64_t x = 0; x < sample; ++x) hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
-    if (group_rows(labels, r, hash.data(), sample, sample / kDedupMaxShare, group.data(), first) < 0) {
+    for (int64_t x = 0; x < sample; ++x) hash[static_cast<size_t>(x)] = row_hash(labels + x * rb, rb);
+    if (group_rows(labels, rb, hash.data(), sample, sample / kDedupMaxShare, group.data(), first) < 0) {
         return;
     }
     for_each_chunk(n - sample, nt_, [&](int64_t, int64_t start, int64_t stop) {
         for (int64_t x = sample + start; x < sample + stop; ++x) {
-            hash[static_cast<size_t>(x)] = row_hash(labels + x * r, r);
+            hash[static_cast<size_t>(x)] = row_hash(labels + x * rb, rb);
         }
     });
-    const int64_t m = group_rows(labels, r, hash.data(), n, n / kDedupMaxShare, group.data(), first);
+    const int64_t m = group_rows(labels, rb, hash.data(), n, n / kDedupMaxShare, group.data(), first);
     if (m < 0) return;
     group_.swap(group);
-    distinct_labels_.resize(static_cast<size_t>(m * r));
+    distinct_labels_.resize(static_cast<size_t>(m * rb));
     for (int64_t g = 0; g < m; ++g) {
         const int64_t x = first[static_cast<size_t>(g)];
-        std::memcpy(distinct_labels_.data() + g * r, labels + x * r, static_cast<size_t>(r) * sizeof(int32_t));
+        std::memcpy(distinct_labels_.data() + g * rb, labels + x * rb, static_cast<size_t>(rb));
     }
     distinct_costs_.assign(static_cast<size_t>(m * kp_), 0.0);
 }
@@ -192,13 +194,15 @@ void Engine::group_identical_rows() {
 void Engine::check_labels() {
     if (sh_.r == 0) return;
     FirstBad bad;
-    for_each_chunk(sh_.n, nt_, [&](int64_t, int64_t start, int64_t stop) {
-        for (int64_t x = start; x < stop; ++x) {
-            if (row_has_bad_label(rows_.labels + x * sh_.r, slots_.size.data(), sh_.r)) {
-                bad.report(x);
-                return;
+    with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+        for_each_chunk(sh_.n, nt_, [&](int64_t, int64_t start, int64_t stop) {
+            for (int64_t x = start; x < stop; ++x) {
+                if (row_has_bad_label(labels + x * sh_.r, slots_.size.data(), sh_.r)) {
+                    bad.report(x);
+                    return;
+                }
             }
-        }
+        });
     });
     if (bad.found()) bad_partition_label(rows_, bad.index());
 }
@@ -282,34 +286,36 @@ void Engine::count(const int32_t* assignment) {
     const int64_t d = sh_.d, r = sh_.r, width = slots_.count;
     const int64_t* slot_of = slots_.of.data();
     FirstBad bad_row;
-    for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
-        const int tid = thread_id();
-        int64_t* counts = thread_counts_.data() + tid * (kc_ + 1) * width;
-        int64_t* sizes = thread_sizes_.data() + tid * (kc_ + 1);
-        double* sums = chunk_sums_.data() + c * (kc_ + 1) * d;
-        std::fill(sums, sums + (kc_ + 1) * d, 0.0);
-        int64_t bad = -1;
-        for (int64_t x = start; x < stop; ++x) {
-            const int64_t k = assignment[x] < 0 ? kc_ : assignment[x];
-            sizes[k] += 1;
-            if (r > 0) {
-                const int32_t* lab = rows_.labels + x * r;
-                if (row_has_bad_label(lab, slots_.size.data(), r)) {
-                    if (bad < 0) bad = x;
-                    continue;
+    with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
+            const int tid = thread_id();
+            int64_t* counts = thread_counts_.data() + tid * (kc_ + 1) * width;
+            int64_t* sizes = thread_sizes_.data() + tid * (kc_ + 1);
+            double* sums = chunk_sums_.data() + c * (kc_ + 1) * d;
+            std::fill(sums, sums + (kc_ + 1) * d, 0.0);
+            int64_t bad = -1;
+            for (int64_t x = start; x < stop; ++x) {
+                const int64_t k = assignment[x] < 0 ? kc_ : assignment[x];
+                sizes[k] += 1;
+                if (r > 0) {
+                    const auto* lab = labels + x * r;
+                    if (row_has_bad_label(lab, slots_.size.data(), r)) {
+                        if (bad < 0) bad = x;
+                        continue;
+                    }
+                    if (!weighted_) {  // weighted rows are tallied per chunk by weigh_chunk
+                        int64_t* row = counts + k * width;
+                        for (int64_t i = 0; i < r; ++i) row[slot_of[i] + label_code(lab[i])] += 1;
+                    }
                 }
-                if (!weighted_) {  // weighted rows are tallied per chunk by weigh_chunk
-                    int64_t* row = counts + k * width;
-                    for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
-                }
+                if (d > 0 && !weighted_) add_row(x, sums + k * d);
             }
-            if (d > 0 && !weighted_) add_row(x, sums + k * d);
-        }
-        if (bad >= 0) {
-            bad_row.report(bad);
-            return;
-        }
-        if (weighted_) weigh_chunk(c, start, stop, assignment);
+            if (bad >= 0) {
+                bad_row.report(bad);
+                return;
+            }
+            if (weighted_) weigh_chunk(c, start, stop, assignment);
+        });
     });
     if (bad_row.found()) bad_partition_label(rows_, bad_row.index());
 }
@@ -406,7 +412,8 @@ void Engine::distinct_costs() {
     const int64_t blocks = (m + rows - 1) / rows;
     const int64_t* slot_of = slots_.of.data();
     const double* table = reinterpret_cast<const double*>(table_base_);
-    const int32_t* labels = distinct_labels_.data();
+    const uint8_t* labels = distinct_labels_.data();
+    const int64_t rb = r * rows_.label_bytes;
     double* out = distinct_costs_.data();
     const LookupRows lookup = lookup_;
     (void)nt_;
@@ -415,7 +422,7 @@ void Engine::distinct_costs() {
 #endif
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t g0 = b * rows, g1 = std::min(m, g0 + rows);
-        lookup(labels + g0 * r, r, g1 - g0, slot_of, table, kp, group_of_, out + g0 * kp);
+        lookup(labels + g0 * rb, r, g1 - g0, slot_of, table, kp, group_of_, out + g0 * kp);
     }
 }
 
@@ -457,9 +464,11 @@ void Engine::weigh_chunk(int64_t c, int64_t start, int64_t stop, const int32_t* 
         mass[k] += w;
         if (r > 0) {
             const double ws = rows_.row_scale != nullptr ? w * rows_.row_scale[x] : w;
-            const int32_t* lab = rows_.labels + x * r;
             double* row = counts + k * width;
-            for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += ws;
+            with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+                const auto* lab = labels + x * r;
+                for (int64_t i = 0; i < r; ++i) row[slot_of[i] + label_code(lab[i])] += ws;
+            });
         }
         if (d > 0) {
             const double* xr = rows_.X + x * d;
@@ -492,15 +501,17 @@ void Engine::build_scaled_table(const double* cat) {
     }
     if (!row_norm_.empty()) return;
     row_norm_.resize(static_cast<size_t>(sh_.n));
-    for (int64_t x = 0; x < sh_.n; ++x) {
-        const int32_t* lab = rows_.labels + x * sh_.r;
-        double labelled = 0.0;
-        for (int64_t i = 0; i < sh_.r; ++i) {
-            if (lab[i] >= 0) labelled += rows_.weights[i];
+    with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+        for (int64_t x = 0; x < sh_.n; ++x) {
+            const auto* lab = labels + x * sh_.r;
+            double labelled = 0.0;
+            for (int64_t i = 0; i < sh_.r; ++i) {
+                if (label_code(lab[i]) >= 0) labelled += rows_.weights[i];
+            }
+            const double s = rows_.row_scale[x];
+            row_norm_[static_cast<size_t>(x)] = s * s * labelled;
         }
-        const double s = rows_.row_scale[x];
-        row_norm_[static_cast<size_t>(x)] = s * s * labelled;
-    }
+    });
 }
 
 // Scaled rows: the table gave sum_i -2 w_i m[L[x,i]] per centre; complete the costs.
@@ -557,7 +568,8 @@ void Engine::each_cost(int64_t start, int64_t stop, int tid, const double* dense
         const double* flat = reinterpret_cast<const double*>(table);
         for (int64_t x0 = start; x0 < stop; x0 += call_rows_) {
             const int64_t count = std::min(call_rows_, stop - x0);
-            lookup_(rows_.labels + x0 * r, r, count, slot_of, flat, kp, group_of_, block);
+            lookup_(static_cast<const uint8_t*>(rows_.labels) + x0 * r * rows_.label_bytes, r, count, slot_of, flat, kp,
+                    group_of_, block);
             for (int64_t j = 0; j < count; ++j) {
                 double* acc = block + j * kp;
                 finish_costs(x0 + j, acc);
@@ -568,11 +580,13 @@ void Engine::each_cost(int64_t start, int64_t stop, int tid, const double* dense
     }
     double* acc = scratch_.data() + tid * kp;
     Lanes* lanes = lane_scratch_.data() + tid * kq;
-    for (int64_t x = start; x < stop; ++x) {
-        object_costs<KQ>(rows_, x, kc_, kq, slot_of, dense, table, acc, lanes);
-        finish_costs(x, acc);
-        each(x, acc);
-    }
+    with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+        for (int64_t x = start; x < stop; ++x) {
+            object_costs<KQ>(rows_, labels, x, kc_, kq, slot_of, dense, table, acc, lanes);
+            finish_costs(x, acc);
+            each(x, acc);
+        }
+    });
 }
 
 template <int KQ>
@@ -600,13 +614,16 @@ void Engine::lloyd_pass_impl(const double* dense, const int32_t* labels, int32_t
             sizes[cur] -= 1;
             sizes[b] += 1;
             if (weighted_) return;  // weigh_chunk recounts the chunk below
-            const int32_t* lab = rows_.labels + x * r;
             int64_t* from = counts + cur * width;
             int64_t* to = counts + b * width;
-            for (int64_t i = 0; i < r; ++i) {
-                from[slot_of[i] + lab[i]] -= 1;
-                to[slot_of[i] + lab[i]] += 1;
-            }
+            with_label_codes(rows_.labels, rows_.label_bytes, [&](const auto* labels) {
+                const auto* lab = labels + x * r;
+                for (int64_t i = 0; i < r; ++i) {
+                    const int64_t slot = slot_of[i] + label_code(lab[i]);
+                    from[slot] -= 1;
+                    to[slot] += 1;
+                }
+            });
         });
         // Feature sums are floating, so they are not updated by differences: a chunk with a
         // move is summed again from scratch, which gives exactly what a full recount would.

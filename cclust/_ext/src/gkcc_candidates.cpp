@@ -304,7 +304,7 @@ private:
         if (small_ != nullptr) {
             costs_with(small_, small_base_.data(), xs, js, count, c, out);
         } else {
-            costs_with(rows_.labels, slots_.of.data(), xs, js, count, c, out);
+            costs_with(static_cast<const int32_t*>(rows_.labels), slots_.of.data(), xs, js, count, c, out);
         }
     }
 
@@ -459,7 +459,7 @@ private:
         const int64_t* slot_of = slots_.of.data();
         delta_sizes_[static_cast<size_t>(from)] -= 1;
         delta_sizes_[static_cast<size_t>(to)] += 1;
-        const int32_t* lab = rows_.labels + x * r;
+        const int32_t* lab = static_cast<const int32_t*>(rows_.labels) + x * r;
         int64_t* row_from = delta_counts_.data() + from * slots;
         int64_t* row_to = delta_counts_.data() + to * slots;
         for (int64_t i = 0; i < r; ++i) {
@@ -491,7 +491,7 @@ private:
             const int64_t l = labels[x];
             tally_.sizes[static_cast<size_t>(l)] += 1;
             int64_t* row = tally_.counts.data() + l * slots;
-            const int32_t* lab = rows_.labels + x * r;
+            const int32_t* lab = static_cast<const int32_t*>(rows_.labels) + x * r;
             for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
         }
         if (sh_.d > 0) {
@@ -550,6 +550,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
                     int64_t memo_bytes, int32_t* labels, double* objectives, int64_t* n_iter,
                     int64_t* stats) {
     const Shape sh = validate_rows(rows);
+    if (rows.label_bytes != 4) fail("candidate_runs reads int32 labels only, got label_bytes = " + str(int64_t{rows.label_bytes}));
     require_unweighted(rows, "candidate_runs");
     if (rows.distance != kUc) fail("candidate_runs takes the squared Euclidean distance (uc) only");
     if (n_shared < 0) fail("n_shared must be >= 0, got " + str(int64_t{n_shared}));
@@ -585,7 +586,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 254;
     if (fits && sh.r > 0) {
         small.resize(static_cast<size_t>(n * sh.r));
-        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(rows.labels[e] + 1);
+        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(static_cast<const int32_t*>(rows.labels)[e] + 1);
     }
     const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_threads, n_candidates)));
     std::vector<RunCounters> counters(static_cast<size_t>(n_candidates));

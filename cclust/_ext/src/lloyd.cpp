@@ -197,8 +197,12 @@ void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first, const do
         for (int64_t t = 0; t < count; ++t) {
             const int64_t c = candidates[static_cast<size_t>(t)];
             if (sh.r > 0) {
-                std::copy(rows.labels + c * sh.r, rows.labels + (c + 1) * sh.r,
-                          candidate_labels.begin() + t * sh.r);
+                with_label_codes(rows.labels, rows.label_bytes, [&](const auto* labels) {
+                    for (int64_t i = 0; i < sh.r; ++i) {
+                        candidate_labels[static_cast<size_t>(t * sh.r + i)] =
+                            static_cast<int32_t>(label_code(labels[c * sh.r + i]));
+                    }
+                });
             }
             if (d > 0) std::copy(rows.X + c * d, rows.X + (c + 1) * d, dense.begin() + t * d);
         }

@@ -59,8 +59,8 @@ struct SimdVec {
 
 // Partitions i0..i1-1 of B objects, continuing the sums in `out` unless i0 == 0 (a partial sum
 // stored and loaded again is the same double, so groups change no bit).
-template <int W, int NV, int B>
-CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r, int64_t i0,
+template <int W, int NV, int B, class T>
+CCLUST_INLINE void lookup_block(const T* __restrict labels, int64_t r, int64_t i0,
                                 int64_t i1, const int64_t* __restrict slot_of,
                                 const double* __restrict table, double* __restrict out) {
     typedef typename SimdVec<W>::T Vec;
@@ -76,15 +76,15 @@ CCLUST_INLINE void lookup_block(const int32_t* __restrict labels, int64_t r, int
     for (int64_t i = i0; i < i1; ++i) {
         const int64_t s = slot_of[i];
         for (int b = 0; b < B; ++b) {
-            const Vec* t = reinterpret_cast<const Vec*>(table + (s + labels[b * r + i]) * stride);
+            const Vec* t = reinterpret_cast<const Vec*>(table + (s + label_code(labels[b * r + i])) * stride);
             for (int q = 0; q < NV; ++q) acc[b][q] += t[q];
         }
     }
     for (int b = 0; b < B; ++b) std::memcpy(out + b * stride, acc[b], sizeof acc[b]);
 }
 
-template <int W, int NV, int B>
-CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t count,
+template <int W, int NV, int B, class T>
+CCLUST_INLINE void lookup_rows_fixed(const T* labels, int64_t r, int64_t count,
                                      const int64_t* slot_of, const double* table, int64_t group,
                                      double* out) {
     constexpr int64_t stride = int64_t{W} * NV;
@@ -101,7 +101,8 @@ CCLUST_INLINE void lookup_rows_fixed(const int32_t* labels, int64_t r, int64_t c
 }
 
 // Any stride (wide tables): one object at a time, the sums in `out`.
-CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, int64_t count,
+template <class T>
+CCLUST_INLINE void lookup_rows_any(const T* __restrict labels, int64_t r, int64_t count,
                                    const int64_t* __restrict slot_of,
                                    const double* __restrict table, int64_t stride, int64_t group,
                                    double* __restrict out) {
@@ -110,9 +111,9 @@ CCLUST_INLINE void lookup_rows_any(const int32_t* __restrict labels, int64_t r, 
         const int64_t i1 = std::min(r, i0 + group);
         for (int64_t j = 0; j < count; ++j) {
             double* o = out + j * stride;
-            const int32_t* lab = labels + j * r;
+            const T* lab = labels + j * r;
             for (int64_t i = i0; i < i1; ++i) {
-                const double* t = table + (slot_of[i] + lab[i]) * stride;
+                const double* t = table + (slot_of[i] + label_code(lab[i])) * stride;
                 for (int64_t k = 0; k < stride; ++k) o[k] += t[k];
             }
         }
@@ -124,8 +125,8 @@ constexpr int block_for(int regs, int nv) {
     return regs / nv < 1 ? 1 : (regs / nv > 8 ? 8 : regs / nv);
 }
 
-template <int W, int REGS>
-CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
+template <int W, int REGS, class T>
+CCLUST_INLINE void lookup_rows(const T* labels, int64_t r, int64_t count,
                                const int64_t* slot_of, const double* table, int64_t stride,
                                int64_t group, double* out) {
 #define CCLUST_LOOKUP_CASE(NV)                                                                  \
@@ -150,9 +151,11 @@ CCLUST_INLINE void lookup_rows(const int32_t* labels, int64_t r, int64_t count,
 }
 
 // Baseline: 2-double vectors (SSE2 on x86-64), 16 registers.
-void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
+template <class T>
+void lookup_rows_baseline(const void* codes, int64_t r, int64_t count,
                           const int64_t* slot_of, const double* table, int64_t stride,
                           int64_t group, double* out) {
+    const T* labels = static_cast<const T*>(codes);
 #define CCLUST_LOOKUP_CASE(NV)                                                                 \
     case NV:                                                                                   \
         lookup_rows_fixed<2, NV, 1>(labels, r, count, slot_of, table, group, out);             \
@@ -175,18 +178,22 @@ void lookup_rows_baseline(const int32_t* labels, int64_t r, int64_t count,
 
 #if defined(CCLUST_X86_VARIANTS)
 // AVX2: 4-double vectors, 16 registers.
-__attribute__((target("avx2"))) void lookup_rows_avx2(const int32_t* labels, int64_t r,
+template <class T>
+__attribute__((target("avx2"))) void lookup_rows_avx2(const void* codes, int64_t r,
                                                       int64_t count, const int64_t* slot_of,
                                                       const double* table, int64_t stride,
                                                       int64_t group, double* out) {
+    const T* labels = static_cast<const T*>(codes);
     lookup_rows<4, 12>(labels, r, count, slot_of, table, stride, group, out);
 }
 
 // AVX-512: 8-double vectors (4-double ones where 8 would only add padding, see row_width), 32
 // registers.
+template <class T>
 __attribute__((target("avx512f,avx512vl"))) void lookup_rows_avx512(
-    const int32_t* labels, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
+    const void* codes, int64_t r, int64_t count, const int64_t* slot_of, const double* table,
     int64_t stride, int64_t group, double* out) {
+    const T* labels = static_cast<const T*>(codes);
     if (stride % 8 == 0) {
         lookup_rows<8, 32>(labels, r, count, slot_of, table, stride, group, out);
     } else {
@@ -260,17 +267,28 @@ int32_t current_variant() {
     return forced >= 0 ? forced : automatic_variant();
 }
 
-// The variant's kernel, or null where only object_costs runs (no vector extension).
-LookupRows lookup_kernel(int32_t variant) {
 #if defined(CCLUST_VECTOR_KERNEL)
+template <class T>
+LookupRows typed_lookup_kernel(int32_t variant) {
 #if defined(CCLUST_X86_VARIANTS)
-    if (variant == kSimdAvx512) return lookup_rows_avx512;
-    if (variant == kSimdAvx2) return lookup_rows_avx2;
+    if (variant == kSimdAvx512) return lookup_rows_avx512<T>;
+    if (variant == kSimdAvx2) return lookup_rows_avx2<T>;
 #endif
     (void)variant;
-    return lookup_rows_baseline;
+    return lookup_rows_baseline<T>;
+}
+#endif
+
+// The variant's kernel for label codes of `label_bytes`, or null where only object_costs runs
+// (no vector extension).
+LookupRows lookup_kernel(int32_t variant, int32_t label_bytes) {
+#if defined(CCLUST_VECTOR_KERNEL)
+    if (label_bytes == 1) return typed_lookup_kernel<uint8_t>(variant);
+    if (label_bytes == 2) return typed_lookup_kernel<uint16_t>(variant);
+    return typed_lookup_kernel<int32_t>(variant);
 #else
     (void)variant;
+    (void)label_bytes;
     return nullptr;
 #endif
 }
@@ -280,7 +298,7 @@ LookupRows lookup_kernel(int32_t variant) {
 using namespace kmeans_detail;
 
 bool kmeans_simd_supported(int32_t variant) {
-    return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant) != nullptr);
+    return cpu_supports(variant) && (variant == kSimdBaseline || lookup_kernel(variant, 4) != nullptr);
 }
 
 int32_t kmeans_simd_variant() { return current_variant(); }

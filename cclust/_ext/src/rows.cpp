@@ -37,6 +37,9 @@ Shape validate_rows(const MixedRows& rows) {
         if (rows.offsets == nullptr) fail("offsets is null but r = " + str(rows.r));
         if (rows.weights == nullptr) fail("weights is null but r = " + str(rows.r));
         if (rows.n > 0 && rows.labels == nullptr) fail("labels is null but r = " + str(rows.r));
+        if (rows.label_bytes != 1 && rows.label_bytes != 2 && rows.label_bytes != 4) {
+            fail("label_bytes must be 1, 2 or 4, got " + str(int64_t{rows.label_bytes}));
+        }
         if (rows.offsets[0] != 0) fail("offsets[0] must be 0, got " + str(rows.offsets[0]));
         for (int64_t i = 0; i < rows.r; ++i) {
             const int64_t k_i = rows.offsets[i + 1] - rows.offsets[i];
@@ -127,7 +130,9 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
 
 [[noreturn]] void bad_partition_label(const MixedRows& rows, int64_t x) {
     for (int64_t i = 0; i < rows.r; ++i) {
-        const int64_t l = rows.labels[x * rows.r + i];
+        const int64_t l = with_label_codes(rows.labels, rows.label_bytes, [&](const auto* labels) {
+            return label_code(labels[x * rows.r + i]);
+        });
         const int64_t k_i = rows.offsets[i + 1] - rows.offsets[i];
         if (l < -1 || l >= k_i) {
             fail("label " + str(l) + " of partition " + str(i) + " at row " + str(x) +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cclust/lookup.hpp"
@@ -26,18 +27,19 @@ void check_allowed(const uint8_t* allowed, int32_t n_clusters) {
     }
 }
 
-[[noreturn]] void bad_label(int64_t x, int64_t j, int32_t value, int64_t bound) {
+[[noreturn]] void bad_label(int64_t x, int64_t j, int64_t value, int64_t bound) {
     throw std::invalid_argument("label " + std::to_string(value) + " of object " + std::to_string(x) +
                                 " in partition " + std::to_string(j) + " is outside 0.." +
                                 std::to_string(bound - 1) + " (or -1 for missing)");
 }
 
 // Throws for the lowest object any thread flagged, naming its first bad label.
-void throw_if_bad(const FirstBad& bad, const int32_t* labels, int64_t r, const Slots& slots) {
+template <class T>
+void throw_if_bad(const FirstBad& bad, const T* labels, int64_t r, const Slots& slots) {
     if (!bad.found()) return;
     const int64_t x = bad.index();
     const int64_t j = first_bad_label(labels + x * r, slots.size.data(), r);
-    bad_label(x, j, labels[x * r + j], slots.size[static_cast<size_t>(j)]);
+    bad_label(x, j, label_code(labels[x * r + j]), slots.size[static_cast<size_t>(j)]);
 }
 
 // Best allowed cluster (lowest index on ties) of one object's scores.
@@ -58,8 +60,8 @@ inline void pick(const double* acc, int32_t n_clusters, const uint8_t* allowed, 
 // score(x, .) of every object through the dense lookup (lookup.hpp), handed to
 // use(x, acc) on the thread that computed it; rows with a bad label are reported to `bad` and
 // skipped (use(x, nullptr)).
-template <class Use>
-void dense_pass(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets, const double* table,
+template <class T, class Use>
+void dense_pass(const T* labels, int64_t n, int64_t r, const int64_t* offsets, const double* table,
                 int32_t n_clusters, const Slots& slots, FirstBad& bad, int n_threads, Use&& use) {
     const int64_t kq = lanes_for(n_clusters);
     const std::vector<Lanes> lanes = slot_table(table, offsets, r, n_clusters, slots);
@@ -78,7 +80,7 @@ void dense_pass(const int32_t* labels, int64_t n, int64_t r, const int64_t* offs
             [&](Scratch& s, int64_t, int64_t start, int64_t stop) {
                 int64_t first_bad = -1;
                 for (int64_t x = start; x < stop; ++x) {
-                    const int32_t* lab = labels + x * r;
+                    const T* lab = labels + x * r;
                     if (row_has_bad_label(lab, slots.size.data(), r)) {
                         if (first_bad < 0) first_bad = x;
                         use(x, nullptr);
@@ -94,36 +96,40 @@ void dense_pass(const int32_t* labels, int64_t n, int64_t r, const int64_t* offs
 
 }  // namespace
 
-void vote_scores(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+void vote_scores(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int64_t* offsets,
                  const double* table, int32_t n_clusters, double* out, int n_threads) {
     check_sizes(n, r, offsets, n_clusters);
     const Slots slots(offsets, r);
     FirstBad bad;
-    dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
-        if (acc != nullptr) std::copy(acc, acc + n_clusters, out + x * n_clusters);
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
+        dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
+            if (acc != nullptr) std::copy(acc, acc + n_clusters, out + x * n_clusters);
+        });
+        throw_if_bad(bad, labels, r, slots);
     });
-    throw_if_bad(bad, labels, r, slots);
 }
 
-void vote_argmax(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+void vote_argmax(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int64_t* offsets,
                  const double* table, int32_t n_clusters, const uint8_t* allowed,
                  int32_t* assignment, double* best, int n_threads) {
     check_sizes(n, r, offsets, n_clusters);
     check_allowed(allowed, n_clusters);
     const Slots slots(offsets, r);
     FirstBad bad;
-    dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
-        if (acc == nullptr) {
-            assignment[x] = -1;
-            best[x] = 0.0;
-            return;
-        }
-        pick(acc, n_clusters, allowed, assignment + x, best + x);
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
+        dense_pass(labels, n, r, offsets, table, n_clusters, slots, bad, n_threads, [&](int64_t x, const double* acc) {
+            if (acc == nullptr) {
+                assignment[x] = -1;
+                best[x] = 0.0;
+                return;
+            }
+            pick(acc, n_clusters, allowed, assignment + x, best + x);
+        });
+        throw_if_bad(bad, labels, r, slots);
     });
-    throw_if_bad(bad, labels, r, slots);
 }
 
-void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
+void vote_argmax_sparse(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int64_t* offsets,
                         const int64_t* indptr, const int32_t* indices, const double* values,
                         int32_t n_clusters, const uint8_t* allowed, int32_t* assignment,
                         double* best, int n_threads) {
@@ -141,12 +147,13 @@ void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64
     }
     const Slots slots(offsets, r);
     FirstBad bad;
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
     for_each_chunk_with(
         n, n_threads, [&] { return std::vector<double>(static_cast<size_t>(n_clusters)); },
         [&](std::vector<double>& acc, int64_t, int64_t start, int64_t stop) {
             int64_t first_bad = -1;
             for (int64_t x = start; x < stop; ++x) {
-                const int32_t* lab = labels + x * r;
+                const auto* lab = labels + x * r;
                 if (row_has_bad_label(lab, slots.size.data(), r)) {
                     if (first_bad < 0) first_bad = x;
                     assignment[x] = -1;
@@ -160,24 +167,26 @@ void vote_argmax_sparse(const int32_t* labels, int64_t n, int64_t r, const int64
             if (first_bad >= 0) bad.report(first_bad);
         });
     throw_if_bad(bad, labels, r, slots);
+    });
 }
 
-void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* modes,
+void mode_argmax(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int32_t* modes,
                  int32_t n_clusters, const uint8_t* allowed, int32_t* assignment, int32_t* matches,
                  int n_threads) {
     if (n < 0 || r < 0) throw std::invalid_argument("n and r must be non-negative");
     if (n_clusters < 1) throw std::invalid_argument("n_clusters must be at least 1");
     check_allowed(allowed, n_clusters);
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
     for_each_chunk(n, n_threads, [&](int64_t, int64_t start, int64_t stop) {
         for (int64_t x = start; x < stop; ++x) {
-            const int32_t* lab = labels + x * r;
+            const auto* lab = labels + x * r;
             int32_t arg = -1;
             int32_t top = -1;
             for (int32_t k = 0; k < n_clusters; ++k) {
                 if (!allowed[k]) continue;
                 const int32_t* mode = modes + static_cast<int64_t>(k) * r;
                 int32_t count = 0;
-                for (int64_t j = 0; j < r; ++j) count += (lab[j] == mode[j]) ? 1 : 0;
+                for (int64_t j = 0; j < r; ++j) count += (label_code(lab[j]) == mode[j]) ? 1 : 0;
                 if (count > top) {
                     top = count;
                     arg = k;
@@ -187,29 +196,34 @@ void mode_argmax(const int32_t* labels, int64_t n, int64_t r, const int32_t* mod
             matches[x] = top;
         }
     });
+    });
 }
 
-void first_appearance(const int32_t* labels, int64_t n, int64_t r, const int64_t* offsets,
-                      int32_t* out) {
+void first_appearance(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int64_t* offsets,
+                      void* out) {
     check_sizes(n, r, offsets, 1);
     std::vector<int32_t> rank(static_cast<size_t>(offsets[r]), -1);
     std::vector<int32_t> next(static_cast<size_t>(r), 0);
-    for (int64_t x = 0; x < n; ++x) {
-        const int32_t* lab = labels + x * r;
-        int32_t* dst = out + x * r;
-        for (int64_t j = 0; j < r; ++j) {
-            const int32_t l = lab[j];
-            if (l < 0) {
-                if (l != -1) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
-                dst[j] = -1;
-                continue;
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(labels)>>;
+        T* written = static_cast<T*>(out);
+        for (int64_t x = 0; x < n; ++x) {
+            const T* lab = labels + x * r;
+            T* dst = written + x * r;
+            for (int64_t j = 0; j < r; ++j) {
+                const int64_t l = label_code(lab[j]);
+                if (l < 0) {
+                    if (l != -1) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
+                    dst[j] = lab[j];  // the missing code of the layout
+                    continue;
+                }
+                if (l >= offsets[j + 1] - offsets[j]) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
+                int32_t& slot = rank[static_cast<size_t>(offsets[j] + l)];
+                if (slot < 0) slot = next[static_cast<size_t>(j)]++;
+                dst[j] = static_cast<T>(slot);
             }
-            if (l >= offsets[j + 1] - offsets[j]) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
-            int32_t& slot = rank[static_cast<size_t>(offsets[j] + l)];
-            if (slot < 0) slot = next[static_cast<size_t>(j)]++;
-            dst[j] = slot;
         }
-    }
+    });
 }
 
 }  // namespace cclust

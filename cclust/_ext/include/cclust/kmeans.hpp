@@ -59,7 +59,10 @@ struct MixedRows {
     const double* X = nullptr;         // IN n x d row-major; may be null when d == 0
     int64_t d = 0;                     // dense features (0 = no dense block)
     double dense_weight = 1.0;         // multiplies the squared Euclidean part; >= 0
-    const int32_t* labels = nullptr;   // IN n x r row-major, 0..K_i-1 or -1 = missing
+    // IN n x r row-major label codes, label_bytes each: int32 0..K_i-1 or -1 = missing (4), or
+    // uint16 (2) / uint8 (1) 0..K_i-1 with the type's largest value = missing (lookup.hpp).
+    const void* labels = nullptr;
+    int32_t label_bytes = 4;           // 4, 2 or 1
     int64_t r = 0;                     // basic partitions (0 = no categorical block)
     const int64_t* offsets = nullptr;  // IN r + 1, offsets[0] == 0, non-decreasing
     const double* weights = nullptr;   // IN r, effective weights (already normalised), >= 0

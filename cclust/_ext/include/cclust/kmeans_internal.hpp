@@ -50,13 +50,14 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
 
 // out[j * stride + k] = sum over partitions i, in order, of table[(slot_of[i] + L[j, i]) * stride
 // + k] for `count` objects, partitions walked in groups of `group`.
-typedef void (*LookupRows)(const int32_t* labels, int64_t r, int64_t count,
+typedef void (*LookupRows)(const void* labels, int64_t r, int64_t count,
                            const int64_t* slot_of, const double* table, int64_t stride,
                            int64_t group, double* out);
 
 int32_t current_variant();
-// The variant's kernel, or null where only object_costs runs (no vector extension).
-LookupRows lookup_kernel(int32_t variant);
+// The variant's kernel for label codes of `label_bytes` (4, 2 or 1), or null where only
+// object_costs runs (no vector extension).
+LookupRows lookup_kernel(int32_t variant, int32_t label_bytes);
 // Doubles per table row of `kc` centres in a variant.
 int64_t row_width(int32_t variant, int64_t kc);
 // Partitions per group of the lookup kernel for a table of slots x kp doubles.
@@ -239,7 +240,7 @@ private:
     std::vector<double> centre_norm_;     // scaled: kc, sum_i w_i ||m_{k,i}||^2
     std::vector<double> row_norm_;        // scaled: n, s_x^2 sum of w_i over labelled i
     std::vector<int64_t> group_;          // grouped: n, each object's distinct row; else empty
-    std::vector<int32_t> distinct_labels_;  // grouped: m x r, the distinct rows
+    std::vector<uint8_t> distinct_labels_;  // grouped: m x r codes (label_bytes each), the distinct rows
     std::vector<double> distinct_costs_;  // grouped: m x kp, their lookup sums in the last pass
 };
 

@@ -96,32 +96,58 @@ struct Slots {
     }
 };
 
-// True when some label of the row is neither -1 nor in 0..K_i-1. One unsigned compare per label
-// (-1 wraps to 0) and no early exit, so the loop vectorises and streams at memory speed.
-inline bool row_has_bad_label(const int32_t* __restrict lab, const uint32_t* __restrict size, int64_t r) {
+// Label codes in any of the three layouts an ensemble's labels come in: int32 with -1 for a
+// missing label, or uint16 / uint8 whose largest value (0xFFFF / 0xFF) marks a missing label.
+// label_code gives the label (-1 = missing) of a code; adding one wraps the missing code to 0 in
+// every layout, so the narrow layouts cost one add and a zero extension, and no branch.
+inline int64_t label_code(int32_t v) { return v; }
+inline int64_t label_code(uint16_t v) { return static_cast<int64_t>(static_cast<uint16_t>(v + 1u)) - 1; }
+inline int64_t label_code(uint8_t v) { return static_cast<int64_t>(static_cast<uint8_t>(v + 1u)) - 1; }
+
+// label_code + 1 as an unsigned 32-bit value: 0 for missing, l + 1 for label l (an int32 below
+// -1 wraps to a huge value, so one compare against K_i finds every bad label).
+inline uint32_t shifted_code(int32_t v) { return static_cast<uint32_t>(v) + 1u; }
+inline uint32_t shifted_code(uint16_t v) { return static_cast<uint16_t>(v + 1u); }
+inline uint32_t shifted_code(uint8_t v) { return static_cast<uint8_t>(v + 1u); }
+
+// Calls f with the label matrix typed by its code width in bytes (4, 2 or 1; see label_code).
+template <class F>
+decltype(auto) with_label_codes(const void* labels, int32_t label_bytes, F&& f) {
+    switch (label_bytes) {
+        case 1: return f(static_cast<const uint8_t*>(labels));
+        case 2: return f(static_cast<const uint16_t*>(labels));
+        default: return f(static_cast<const int32_t*>(labels));
+    }
+}
+
+// True when some label of the row is neither missing nor in 0..K_i-1. One unsigned compare per
+// label (missing wraps to 0) and no early exit, so the loop vectorises and streams at memory speed.
+template <class T>
+inline bool row_has_bad_label(const T* __restrict lab, const uint32_t* __restrict size, int64_t r) {
     uint32_t bad = 0;
     for (int64_t i = 0; i < r; ++i) {
-        bad |= static_cast<uint32_t>(static_cast<uint32_t>(lab[i]) + 1u > size[i]);
+        bad |= static_cast<uint32_t>(shifted_code(lab[i]) > size[i]);
     }
     return bad != 0;
 }
 
 // The first bad column of a row that row_has_bad_label flagged (for the error message).
-inline int64_t first_bad_label(const int32_t* lab, const uint32_t* size, int64_t r) {
+template <class T>
+inline int64_t first_bad_label(const T* lab, const uint32_t* size, int64_t r) {
     for (int64_t i = 0; i < r; ++i) {
-        if (static_cast<uint32_t>(lab[i]) + 1u > size[i]) return i;
+        if (shifted_code(lab[i]) > size[i]) return i;
     }
     return -1;
 }
 
 // sum[0..kq) += the table rows of a row of validated labels, partition by partition in order.
 // The table holds kq Lanes per label slot (Slots layout, missing slots all zero).
-template <int KQ>
-inline void add_label_rows(const int32_t* __restrict lab, int64_t r, const int64_t* __restrict slot_of,
+template <int KQ, class T>
+inline void add_label_rows(const T* __restrict lab, int64_t r, const int64_t* __restrict slot_of,
                            const Lanes* __restrict table, int64_t kq_runtime, Lanes* __restrict sum) {
     const int64_t kq = KQ > 0 ? KQ : kq_runtime;
     for (int64_t i = 0; i < r; ++i) {
-        const Lanes* t = table + (slot_of[i] + lab[i]) * kq;
+        const Lanes* t = table + (slot_of[i] + label_code(lab[i])) * kq;
         for (int64_t q = 0; q < kq; ++q) sum[q].add(t[q]);
     }
 }
@@ -129,8 +155,8 @@ inline void add_label_rows(const int32_t* __restrict lab, int64_t r, const int64
 // acc[k] = sum over partitions (in order) of the table rows of a row of labels, with the table
 // folded into kq Lanes per slot. acc must hold kLane * kq doubles; entries past the table's
 // width come out 0. `scratch` (kq Lanes) is used when KQ == 0.
-template <int KQ>
-inline void label_row_sums(const int32_t* lab, int64_t r, const int64_t* slot_of, const Lanes* table,
+template <int KQ, class T>
+inline void label_row_sums(const T* lab, int64_t r, const int64_t* slot_of, const Lanes* table,
                            int64_t kq_runtime, double* acc, Lanes* scratch) {
     const int64_t kq = KQ > 0 ? KQ : kq_runtime;
     LaneBuffer<KQ> buffer;
@@ -159,10 +185,11 @@ inline std::vector<Lanes> slot_table(const double* table, const int64_t* offsets
 // acc[0..K) += the CSR table rows of a row of validated labels, partition by partition in order;
 // missing labels add nothing. Row offsets[i] + l holds the columns indices[indptr[row] ..
 // indptr[row + 1]) with their values. The same sums, bitwise, as the dense table with zeros.
-inline void add_label_rows_csr(const int32_t* lab, int64_t r, const int64_t* offsets, const int64_t* indptr,
+template <class T>
+inline void add_label_rows_csr(const T* lab, int64_t r, const int64_t* offsets, const int64_t* indptr,
                                const int32_t* indices, const double* values, double* acc) {
     for (int64_t i = 0; i < r; ++i) {
-        const int32_t l = lab[i];
+        const int64_t l = label_code(lab[i]);
         if (l < 0) continue;
         const int64_t row = offsets[i] + l;
         for (int64_t e = indptr[row]; e < indptr[row + 1]; ++e) acc[indices[e]] += values[e];

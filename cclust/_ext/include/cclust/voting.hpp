@@ -7,6 +7,8 @@
 // pass is O(n r K) contiguous reads and never forms the n x n co-association matrix. Each
 // object's score is summed in partition order by one thread, so results are bitwise the same
 // for any thread count. Outputs are caller-allocated; bad labels throw std::invalid_argument.
+// Labels come as codes of label_bytes each (lookup.hpp's label_code): int32 with -1 = missing
+// (4), or uint16 (2) / uint8 (1) with the type's largest value = missing.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,8 @@
 namespace cclust {
 
 // Every score: out[x * n_clusters + k] = score(x, k).
-void vote_scores(const int32_t* labels,   // IN  n x r, row-major, -1 = missing
+void vote_scores(const void* labels,      // IN  n x r, row-major codes, missing allowed
+                 int32_t label_bytes,
                  int64_t n, int64_t r,
                  const int64_t* offsets,  // IN  r + 1
                  const double* table,     // IN  offsets[r] x n_clusters, row-major
@@ -24,7 +27,8 @@ void vote_scores(const int32_t* labels,   // IN  n x r, row-major, -1 = missing
 
 // The best cluster of each object: assignment[x] = argmax_k score(x, k) among clusters with
 // allowed[k] != 0 (lowest k on ties), best[x] = that score. Throws if no cluster is allowed.
-void vote_argmax(const int32_t* labels,   // IN  n x r
+void vote_argmax(const void* labels,      // IN  n x r codes
+                 int32_t label_bytes,
                  int64_t n, int64_t r,
                  const int64_t* offsets,  // IN  r + 1
                  const double* table,     // IN  offsets[r] x n_clusters
@@ -39,7 +43,8 @@ void vote_argmax(const int32_t* labels,   // IN  n x r
 // sparse tables (IVC's modes, relabel-and-vote's matches: about one cluster per label) a pass is
 // O(n (r + K)) instead of O(n r K). Each object's scores are summed in partition order, so the
 // results are bitwise those of vote_argmax on the same table made dense.
-void vote_argmax_sparse(const int32_t* labels,   // IN  n x r
+void vote_argmax_sparse(const void* labels,      // IN  n x r codes
+                        int32_t label_bytes,
                         int64_t n, int64_t r,
                         const int64_t* offsets,  // IN  r + 1
                         const int64_t* indptr,   // IN  offsets[r] + 1
@@ -56,7 +61,8 @@ void vote_argmax_sparse(const int32_t* labels,   // IN  n x r
 // among allowed clusters (lowest k on ties), matches[x] = that count. A mode of -2 (a cluster
 // with no labelled member in partition j) matches nothing, nor does a missing label (-1).
 // Integer counts vectorise over partitions, so a pass is O(n K r) simple compares.
-void mode_argmax(const int32_t* labels,   // IN  n x r
+void mode_argmax(const void* labels,      // IN  n x r codes
+                 int32_t label_bytes,
                  int64_t n, int64_t r,
                  const int32_t* modes,    // IN  n_clusters x r
                  int32_t n_clusters,
@@ -66,11 +72,13 @@ void mode_argmax(const int32_t* labels,   // IN  n x r
                  int n_threads);
 
 // Renumber every partition's clusters in order of first appearance (object 0 first):
-// out[x, j] = rank of labels[x, j] among partition j's labels by first appearance; -1 stays -1.
-// The result no longer depends on how the clusters of each partition were named.
-void first_appearance(const int32_t* labels,   // IN  n x r, values in 0..K_j-1 or -1
+// out[x, j] = rank of labels[x, j] among partition j's labels by first appearance; a missing
+// label stays missing. The result no longer depends on how the clusters of each partition were
+// named. `out` holds codes of the same width as `labels` (ranks are below K_j, so they fit).
+void first_appearance(const void* labels,      // IN  n x r codes, values in 0..K_j-1 or missing
+                      int32_t label_bytes,
                       int64_t n, int64_t r,
                       const int64_t* offsets,  // IN  r + 1
-                      int32_t* out);           // OUT n x r
+                      void* out);              // OUT n x r codes of label_bytes
 
 }  // namespace cclust

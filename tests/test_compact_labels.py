@@ -1,0 +1,128 @@
+"""The compact label codes (:meth:`cclust.Ensemble.compact_labels`): the Ensemble stores them in
+the narrowest type, and every compiled pass that reads labels gives bitwise the same results from
+uint8, uint16 and int32 codes (int32 is the layout the references check)."""
+import numpy as np
+import pytest
+
+from cclust import Ensemble
+from cclust._ext import _kmeans as km
+from cclust._ext import _voting as vt
+from reference_kmeans import UC, UH, ULP
+from test_kmeans_engine import bitwise_equal, make_rows
+
+WIDTHS = [np.uint8, np.uint16]
+
+
+def as_codes(labels, dtype):
+    """int32 labels (-1 = missing) as codes of ``dtype`` (the missing label is its largest value)."""
+    return np.ascontiguousarray(labels.astype(dtype))
+
+
+# n = 2048 with few distinct rows: the engine groups identical rows (from 1024 objects), so both
+# its grouped and its row-by-row passes are read in every width.
+ENGINE_CASES = {
+    "uc-grouped": dict(n=2048, r=3, k_max=3, missing=0.1),
+    "uh-missing": dict(n=300, r=6, distance=UH, missing=0.3),
+    "ulp-mixed": dict(n=300, r=4, d=2, distance=ULP, p=3.0, missing=0.2),
+    "wide-k": dict(n=400, r=5, k_max=255, missing=0.2),
+}
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("case", list(ENGINE_CASES))
+def test_engine_passes_read_every_width_alike(case, dtype):
+    spec = dict(ENGINE_CASES[case])
+    n = spec.pop("n")
+    rng = np.random.default_rng(7)
+    rows = make_rows(rng, n, **spec)
+    compact = rows[:2] + (as_codes(rows[2], dtype),) + rows[3:]
+    k = 5
+    init = rng.integers(0, k, n).astype(np.int32)
+    uniforms = rng.random((k - 1, 3))
+    for threads in (1, 2):
+        want = km.lloyd(*rows, init, k, 30, 0.0, threads)
+        got = km.lloyd(*compact, init, k, 30, 0.0, threads)
+        assert all(bitwise_equal(a, b) for a, b in zip(want, got))
+        dense, cat = want[5], want[6]
+        assert all(bitwise_equal(a, b) for a, b in zip(km.assign(*rows, dense, cat, threads),
+                                                         km.assign(*compact, dense, cat, threads)))
+        assert all(bitwise_equal(a, b) for a, b in zip(km.tally(*rows, init, k, threads),
+                                                         km.tally(*compact, init, k, threads)))
+        assert bitwise_equal(km.kmeanspp(*rows, k, 3, uniforms, threads),
+                             km.kmeanspp(*compact, k, 3, uniforms, threads))
+
+
+def test_engine_names_a_bad_code_as_a_label():
+    rows = make_rows(np.random.default_rng(0), 50, r=3, k_max=4)
+    codes = as_codes(rows[2], np.uint8)
+    codes[17, 1] = 200
+    with pytest.raises(ValueError, match=r"label 200 of partition 1 at row 17"):
+        km.tally(*rows[:2], codes, *rows[3:], np.zeros(50, dtype=np.int32), 1, 1)
+    with pytest.raises(ValueError, match="int32, uint16 or uint8"):
+        km.tally(*rows[:2], codes.astype(np.int64), *rows[3:], np.zeros(50, dtype=np.int32), 1, 1)
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: t.__name__)
+def test_voting_passes_read_every_width_alike(dtype):
+    rng = np.random.default_rng(3)
+    _, _, labels, offsets, _, _, _ = make_rows(rng, 500, r=7, k_max=9, missing=0.25)
+    codes = as_codes(labels, dtype)
+    k = 4
+    table = rng.random((int(offsets[-1]), k))
+    table[rng.random(table.shape) < 0.7] = 0.0
+    allowed = np.array([1, 0, 1, 1], dtype=np.uint8)
+    rows, cols = np.nonzero(table)
+    indptr = np.zeros(table.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=table.shape[0]), out=indptr[1:])
+    sparse = (indptr, cols.astype(np.int32), np.ascontiguousarray(table[rows, cols]), k)
+    modes = np.where(rng.random((k, 7)) < 0.2, -2, rng.integers(0, 3, (k, 7))).astype(np.int32)
+    for threads in (1, 2):
+        assert bitwise_equal(vt.scores(labels, offsets, table, threads), vt.scores(codes, offsets, table, threads))
+        for a, b in zip(vt.argmax(labels, offsets, table, allowed, threads),
+                        vt.argmax(codes, offsets, table, allowed, threads)):
+            assert bitwise_equal(a, b)
+        for a, b in zip(vt.argmax_sparse(labels, offsets, *sparse, allowed, threads),
+                        vt.argmax_sparse(codes, offsets, *sparse, allowed, threads)):
+            assert bitwise_equal(a, b)
+        for a, b in zip(vt.mode_argmax(labels, modes, allowed, threads),
+                        vt.mode_argmax(codes, modes, allowed, threads)):
+            assert bitwise_equal(a, b)
+    ranks = vt.first_appearance(codes, offsets)
+    assert ranks.dtype == dtype
+    assert bitwise_equal(as_codes(vt.first_appearance(labels, offsets), dtype), ranks)
+
+
+@pytest.mark.parametrize("k, dtype", [(2, np.uint8), (255, np.uint8), (256, np.uint16), (65535, np.uint16),
+                                      (65536, np.int32)])
+def test_compact_view_is_the_narrowest_type(k, dtype):
+    labels = np.zeros((k + 1, 2), dtype=np.int64)
+    labels[:k, 0] = np.arange(k)
+    labels[k, 0] = -1
+    labels[:, 1] = np.arange(k + 1) % 2
+    E = Ensemble(labels)
+    codes = E.compact_labels()
+    assert codes.dtype == dtype and codes.flags.c_contiguous and not codes.flags.writeable
+    missing = -1 if dtype is np.int32 else np.iinfo(dtype).max
+    assert codes[k, 0] == missing and codes[k - 1, 0] == k - 1
+    assert E.labels.dtype == np.int32 and not E.labels.flags.writeable
+    np.testing.assert_array_equal(E.labels, labels)
+    assert E.compact_labels() is codes and E.labels is E.labels   # cached, no copy
+
+
+def test_compact_store_keeps_every_view_and_old_pickles():
+    labels = np.array([[0, 1, -1], [1, 1, 0], [1, -1, 0], [0, 0, 2]])
+    E = Ensemble(labels, weights=[1, 2, 3])
+    assert E.has_missing and repr(E).endswith("2 missing labels)")
+    np.testing.assert_array_equal(E.labelled, labels >= 0)
+    np.testing.assert_array_equal(E.take(objects=[3, 0]).labels, [[0, 0, 0], [0, 1, -1]])
+    np.testing.assert_array_equal(E.one_hot().toarray(), Ensemble(labels.astype(np.int32)).one_hot().toarray())
+    old = {"labels": np.array(E.labels), "n_clusters": E.n_clusters, "weights": E.weights}
+    restored = Ensemble.__new__(Ensemble)
+    restored.__setstate__(old)                       # a pickle written before the compact store
+    assert restored == E and restored.compact_labels().dtype == np.uint8
+    canonical = E.canonical()
+    assert canonical.compact_labels().dtype == np.uint8
+    for column in canonical.labels.T:               # clusters renumbered by first appearance
+        present = column[column >= 0]
+        _, first = np.unique(present, return_index=True)
+        assert np.all(np.diff(first) > 0) and present[0] == 0
