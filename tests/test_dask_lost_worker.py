@@ -62,16 +62,22 @@ class KillWorker(SchedulerPlugin):
             os.kill(worker.pid, signal.SIGKILL)
 
 
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster),
+    started once for the file: each start spawns two Python processes that import Dask."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as started:
+        yield started
+
+
 @pytest.fixture
-def client():
-    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster);
-    a new cluster for every test, so that no test waits on another's restart."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    c = distributed.Client(cluster, set_as_default=False)
-    yield c
-    c.close()
-    cluster.close()
+def client(cluster):
+    """A client of the shared cluster once both its workers are up (the one the previous test
+    killed has been restarted) and nothing of the previous test is held."""
+    with distributed.Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=300)
+        yield c
 
 
 def killed_during(client, trigger, run, nth=1, victim=None, when="memory"):
@@ -156,7 +162,7 @@ def test_usenc_on_a_cluster_survives_losing_a_worker(client):
     # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
     # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
     X = blobs(n=6000, seed=7)
-    kwargs = dict(n_partitions=2, n_init=1, max_iter=10, random_state=0, chunks=4096)
+    kwargs = dict(n_partitions=2, n_representatives=200, n_init=1, max_iter=10, random_state=0, chunks=4096)
     expected = cdask.usenc(X, 4, **kwargs)  # on Dask's local scheduler
     got = killed_during(client, "_task_transfer",
                         lambda: cdask.usenc(X, 4, client=client, **kwargs),
