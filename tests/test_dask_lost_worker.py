@@ -87,7 +87,10 @@ def client(clusters):
         try:
             with distributed.Client(cluster, set_as_default=False) as probe:
                 probe.wait_for_workers(2, timeout=60)
-        except TimeoutError:
+                # the scheduler may still list a worker that was killed a moment ago: ask each
+                if len(set(probe.run(os.getpid).values())) != 2:
+                    raise TimeoutError
+        except (TimeoutError, OSError):
             cluster.close()
             cluster = None
     if cluster is None:
@@ -101,7 +104,7 @@ def killed_during(client, trigger, run, nth=1, victim=None, when="memory"):
     """``run()`` with a worker killed when the ``nth`` ``trigger`` task reaches ``when`` (with
     ``victim``, every worker holding that key); checks that the kill happened and that it took
     every copy of the victim key, and returns what ``run`` returned."""
-    client.wait_for_workers(2)
+    client.wait_for_workers(2, timeout=120)
     name = f"kill-at-{trigger}-{nth}"
     before = set(client.run(os.getpid).values())
     client.register_plugin(KillWorker(trigger, nth, victim, when), name=name)
