@@ -24,9 +24,12 @@ def flower():
 @pytest.fixture(scope="module")
 def generated(flower):
     X, _ = flower
-    in_memory = cclust.generate("uspec", X, 10, n_partitions=2, random_state=3, n_jobs=1)
-    small = cdask.uspec_ensemble(X, 10, n_partitions=2, random_state=3, chunks=4096)
-    large = cdask.uspec_ensemble(X, 10, n_partitions=2, random_state=3, chunks=8192)
+    # 300 representatives rather than the default 1,000: chunking cuts the objects into blocks, not
+    # the representatives, and fewer of them make each block's neighbour search cheaper
+    params = dict(n_partitions=2, n_representatives=300, random_state=3)
+    in_memory = cclust.generate("uspec", X, 10, n_jobs=1, **params)
+    small = cdask.uspec_ensemble(X, 10, chunks=4096, **params)
+    large = cdask.uspec_ensemble(X, 10, chunks=8192, **params)
     return in_memory, small, large
 
 

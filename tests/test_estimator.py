@@ -500,7 +500,7 @@ def test_a_method_that_makes_its_own_partitions_is_fed_no_generated_ensemble():
 
     assert method_info(cclust.get("usenc")).generates_ensemble
     assert not method_info(cclust.get("kcc")).generates_ensemble
-    X, _ = make_moons(600, random_state=0)
+    X, _ = make_moons(300, random_state=0)
     model = ConsensusClustering("usenc", n_clusters=2, random_state=0).fit(X)
     alone = cclust.get("usenc")(None, 2, X=X, random_state=child_seeds(0, 2)[1])
     assert model.ensemble_ is None and model.result_.extras["n_generated"] == 20

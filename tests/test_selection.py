@@ -367,8 +367,9 @@ def test_a_method_that_makes_its_own_partitions_gets_no_generated_ones():
     cclust.register("test-counting-generator", counting, kind="generator")
     try:
         X, _ = blobs(n_per=25)
+        # the reference runs are resamples too: two of them check those as well as ten
         res = select_k(X, [2, 3], method="usenc", generator="test-counting-generator", n_resamples=3,
-                       method_params={"k_range": (3, 6)}, random_state=0)
+                       n_references=2, method_params={"k_range": (3, 6), "n_partitions": 5}, random_state=0)
     finally:
         cclust.registry.unregister("test-counting-generator")
     assert calls == []  # usenc makes its own partitions of each resample

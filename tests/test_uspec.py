@@ -318,15 +318,6 @@ def _fixtures():
 
 
 NEIGHBOURS = [1, 5, 9]
-_EXACT = {}
-
-
-def _exact_nearest(name, X, R, k):
-    """The exact reference's k nearest representatives, computed once per fixture for the
-    largest k (its pure-Python loop is the slow part; the k nearest are the first k of them)."""
-    if name not in _EXACT:
-        _EXACT[name] = ref.exact_nearest_representatives(X, R, max(NEIGHBOURS))[0]
-    return _EXACT[name][:, :k]
 
 
 @pytest.mark.parametrize("name, X, p", list(_fixtures()), ids=[f[0] for f in _fixtures()])
@@ -338,8 +329,8 @@ def test_compiled_search_selects_the_numpy_paths_neighbours(name, X, p, k):
     got, got_dist = nearest_in_index(X, index, k, n_threads=1)
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_allclose(got_dist, expected_dist, rtol=1e-12, atol=1e-12)
-    exact = _exact_nearest(name, X, R, k)
-    assert ref.recall(got, exact) == ref.recall(expected, exact)
+    # equal neighbours give equal recall against the exact search; the approximate search's recall
+    # is checked against the exact reference above, on inputs small enough for its Python loop
 
 
 @pytest.mark.parametrize("n_threads", [2, 3])
