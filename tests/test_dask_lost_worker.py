@@ -62,42 +62,17 @@ class KillWorker(SchedulerPlugin):
             os.kill(worker.pid, signal.SIGKILL)
 
 
-def _new_cluster():
-    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster)."""
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-
-
-@pytest.fixture(scope="module")
-def clusters():
-    """The cluster the file's tests share, started once: each start spawns two Python processes
-    that import Dask. Holds {"cluster": LocalCluster} once a test has made it."""
-    held = {}
-    yield held
-    if "cluster" in held:
-        held["cluster"].close()
-
-
 @pytest.fixture
-def client(clusters):
-    """A client of the shared cluster once both its workers are up. A nanny usually restarts the
-    worker the previous test killed within seconds; when it has not within a minute, a new
-    cluster replaces the old one, so that no test waits on another's restart for long."""
-    cluster = clusters.get("cluster")
-    if cluster is not None:
-        try:
-            with distributed.Client(cluster, set_as_default=False) as probe:
-                probe.wait_for_workers(2, timeout=60)
-                # the scheduler may still list a worker that was killed a moment ago: ask each
-                if len(set(probe.run(os.getpid).values())) != 2:
-                    raise TimeoutError
-        except (TimeoutError, OSError):
-            cluster.close()
-            cluster = None
-    if cluster is None:
-        cluster = clusters["cluster"] = _new_cluster()
-    with distributed.Client(cluster, set_as_default=False) as c:
-        c.wait_for_workers(2, timeout=300)
-        yield c
+def client():
+    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster);
+    a new cluster for every test, so that no test waits on another's restart and no scheduler
+    plugin of one test (the kill) can reach another's tasks."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster, set_as_default=False)
+    yield c
+    c.close()
+    cluster.close()
 
 
 def killed_during(client, trigger, run, nth=1, victim=None, when="memory"):
