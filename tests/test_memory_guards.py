@@ -479,7 +479,7 @@ def test_meta_graph_entries_are_counted_exactly_before_the_product():
             L[np.random.default_rng(1).random(L.shape) < 0.1] = -1
         E = Ensemble(L)
         B = one_hot_in_order(E, canonical_cluster_order(E)).tocsc()
-        assert _meta_graph_entries(B) == (B.T @ B).nnz
+        assert _meta_graph_entries(E) == (B.T @ B).nnz
         _, S = meta_graph(E)
         with pytest.raises(MemoryBudgetError, match=rf"\({(B.T @ B).nnz} pairs of clusters sharing objects\)"):
             meta_graph(E, max_bytes=S.nnz)
