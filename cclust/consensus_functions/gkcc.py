@@ -190,7 +190,7 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
             if _STEP == "batched":
                 labels, objs, n_iter = _engine.candidate_runs(current, dense_c, cat_c, seed_dense, seed_cat,
                                                               max_iter=max_iter, tol=tol, n_threads=workers)
-                columns = list(labels.astype(np.int64))
+                columns = list(labels)      # int32 rows, shared with the augmented space
             else:  # the reference: one assign + lloyd call per candidate
                 indices = range(chosen.shape[0])
                 runs = list(pool.map(run, indices)) if pool is not None else [run(j) for j in indices]
@@ -216,7 +216,7 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
         if pool is not None:
             pool.shutdown()
     return {
-        "partitions": np.column_stack(generated).astype(np.int64),
+        "partitions": np.column_stack(generated),
         "n_candidates": np.array(counts, dtype=np.int64),
         "space": current,
         "candidates": candidates,
@@ -416,20 +416,21 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
 
     out = _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_iter, tol, rng,
                   n_threads)
-    generated = out["partitions"]
-    r_gen = generated.shape[1]
+    generated = Ensemble(out.pop("partitions"))
+    augmented = out.pop("space")    # the generation's space: all the labels once more, int32
     if given is None:
-        fused = Ensemble(generated)
+        fused = generated
     else:
-        weights = np.concatenate([given_weights * given.shape[1], np.ones(r_gen)])
-        fused = Ensemble(np.hstack([given.astype(np.int64), generated]), weights=weights)
+        weights = np.concatenate([given_weights * given.shape[1], np.ones(generated.n_partitions)])
+        fused = Ensemble(np.hstack([given, generated.labels]), weights=weights)
     start = out["winners"][-1]
 
     t0 = time.perf_counter()
     if fusion == "partitions":
+        del augmented
         space = _engine.MixedSpace.categorical(fused, util)
     else:
-        space = out["space"]
+        space = augmented
     run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
     gamma = util.consensus_value(fused, run.labels, n_clusters, n_jobs=n_threads)
     fusion_seconds = time.perf_counter() - t0
@@ -446,7 +447,7 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         converged=run.converged,
         method="gkcc",
         extras={
-            "ensemble": Ensemble(generated),
+            "ensemble": generated,
             "winners": out["winners"],
             "winner_objectives": out["winner_objectives"],
             "candidate_objectives": out["candidate_objectives"],
