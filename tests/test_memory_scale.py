@@ -162,3 +162,31 @@ def test_methods_stay_within_their_bytes_per_object(linear_peaks, name):
     measure's noise): a structure of the one-hot's size, or one per run, would pass it."""
     for n, peak in linear_peaks:
         assert peak[name]["bytes"] <= LINEAR_CALLS[name][1] * n + SLACK, (name, n, peak[name])
+
+
+@pytest.mark.parametrize("name, words", [("mcla", "meta-graph"), ("womc", "meta-graph"),
+                                         ("gkcc", "generated partitions")])
+def test_refusal_comes_before_the_one_hot_or_the_generation(name, words):
+    """MCLA and WOMC count their meta-graph from the labels' contingency tables, and GKCC asks
+    for its generated partitions before any is generated: a refusal allocates a small part of
+    the one-hot matrix (12 bytes a label) it once formed before asking."""
+    import tracemalloc
+
+    X, E = _noisy_problem(100_000, 10)
+
+    def call(rows):
+        extra = {"X": X[:rows]} if name == "gkcc" else {}
+        ensemble = E if rows == E.n_samples else E.take(objects=np.arange(rows))
+        cclust.consensus(name, ensemble, 8, random_state=0, max_bytes=1000, **extra)
+
+    with pytest.raises(MemoryBudgetError, match=words):   # imports and one-off buffers first
+        call(500)
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryBudgetError, match=words):
+            call(E.n_samples)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # WOMC's object weights (a few float vectors of n) come before its meta-graph
+    assert peak < 12 * E.labels.size / 2, (name, peak)
