@@ -575,6 +575,7 @@ LIMITS = dict.fromkeys(
     ["bce", "best", "best-of", "dwh", "ecpcs-mc", "em-mixture", "gp-mgla", "gv1", "gv3", "he", "hm", "ipc",
      "ipvc", "ivc", "lwgp", "medoid", "nmf", "se", "sec", "tcut", "usenc", "voting"], LINEAR_LIMITS)
 LIMITS["kcc"] = {"n_samples": 50_000, "headrooms": (MiB // 2, 2 * MiB)}     # kcc adds little to the labels
+LIMITS["wokmeans"] = LIMITS["kcc"]      # its object weights: a few float vectors of n, no one-hot
 LIMITS["symdiff-median"] = {"n_samples": 12, "n_partitions": 4, "n_labels": 3,   # an integer program:
                             "headrooms": (MiB // 4,)}                       # seconds at n = 12, minutes at 20
 #: Methods that may return labels under the tightest limit although the limit bound: best-of
