@@ -229,7 +229,8 @@ def main():
              "|---|" + "---:|" * len(args.sizes) + "---:|" + "---:|" * len(args.sizes)]
     for name in names:
         cells = " | ".join(cell(results[name, n], ensemble_bytes[n]) for n in args.sizes)
-        secs = " / ".join(f"{results[name, n].get('seconds', float('nan')):.0f}" for n in args.sizes)
+        secs = " / ".join(f"{results[name, n]['seconds']:.0f}" if "seconds" in results[name, n]
+                          else f"> {results[name, n].get('timeout', float('nan')):.0f}" for n in args.sizes)
         figures = " | ".join(figure_cell(results[name, n]) for n in args.sizes)
         lines.append(f"| {name} | {cells} | {secs} | {figures} |")
     write_report("\n".join(lines), args.out)
