@@ -10,6 +10,7 @@ partitions of ``log theta_mi(y_xi)``, read by the same compiled lookup pass as I
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -144,7 +145,9 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
 
     # Only the best run (of those using every component, else of all) keeps its responsibilities:
     # n x K floats a run, ten runs by default, 0.6 GB at 10^6 objects and K = 8.
-    log_likelihoods, best_full, best_any = [], None, None
+    log_likelihoods: list[float] = []
+    best_full: tuple[Any, ...] = ()
+    best_any: tuple[Any, ...] = ()
     for start in initial_labelings(E, n_clusters, init, n_init, rng, n_jobs):
         if init == "partitions":
             # One IPVC pass completes the base partition to K non-empty clusters.
@@ -168,9 +171,9 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
         run = (k_used == n_clusters, trace[-1], labels, loglik, trace, n_iter, converged, alpha, resp, k_used)
         log_likelihoods.append(loglik)
         del labels, resp
-        if best_any is None or run[1] > best_any[1]:      # first of the best on ties
+        if not best_any or run[1] > best_any[1]:      # first of the best on ties
             best_any = run
-        if run[0] and (best_full is None or run[1] > best_full[1]):
+        if run[0] and (not best_full or run[1] > best_full[1]):
             best_full = run
         del run
     _, penalized, labels, loglik, trace, n_iter, converged, alpha, resp, k_used = best_full or best_any
