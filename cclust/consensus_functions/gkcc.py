@@ -363,7 +363,7 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         Memory budget (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET``
         or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) and
         the augmented space that holds them beside the given ones take about
-        :func:`generation_bytes`, asked before anything is generated: about 7.9 GB at 10^6
+        ``generation_bytes`` of this module, asked before anything is generated: about 7.9 GB at 10^6
         objects, 100 given partitions and K = 8.
 
     Returns
