@@ -5,7 +5,9 @@ The views every method reads (the one-hot CSR, the canonical form) are formed on
 on the ensemble; their peak is measured here as the growth of the resident set's high-water
 mark in a child process (:func:`cclust.testing.peak_memory`'s measure), so that a detour
 through copies of the n x r label matrix (a COO one-hot, transposed and sorted copies of the
-labels) shows as a failure, not as a slow drift of the benchmarks.
+labels) shows as a failure, not as a slow drift of the benchmarks. The same holds for the
+methods whose memory was cut to run at 10^6 objects (WOKMEANS's object weights, EM's runs) and
+for the refusals that now come before the one-hot or the generation (MCLA, WOMC, GKCC).
 """
 import json
 import os
