@@ -16,6 +16,13 @@ alike) over the process's state after the ensemble is built. A child that runs p
 ``--timeout`` seconds is stopped and shows "timeout" with the peak it had reached; a
 MemoryBudgetError shows "refuses" with the bytes asked for.
 
+Beside each peak stands the largest figure the call's memory guards asked of the budget
+(every :func:`cclust.validation.require_memory` call is recorded, granted or not, the same
+record :func:`cclust.testing.peak_memory` reports as ``asked``) over that peak: a guard's figure
+should be within 1.5x of the peak it guards either way, and a call that adds more than 256 MiB
+should have asked something; "(!)" marks either miss (not where figure and peak both stay
+under 64 MiB, within the measure's noise).
+
     python benchmarks/bench_memory_scale.py [--sizes 100000 1000000] [--partitions 100]
         [--timeout 120] [--methods kcc hbgf ...] [--out table.md]
 """
@@ -41,7 +48,8 @@ import cclust
 from cclust.base import method_info
 from cclust.errors import InputSizeError
 from cclust.testing._memory import _release_freed_memory, _reset_high_water_mark, _status_kib
-import gc
+from cclust.validation import _recorded_requests
+import gc, threading
 spec = json.loads(sys.argv[1])
 labels = np.load(spec["labels"])
 E = cclust.Ensemble._from_codes(labels)
@@ -62,14 +70,24 @@ _reset_high_water_mark()
 before = _status_kib("VmRSS")
 with open(spec["baseline"], "w") as f:
     f.write(str(before))
+def report_asked(asked, stop):
+    # the largest figure asked so far, for the parent to read if the call runs past its time
+    while not stop.wait(0.5):
+        with open(spec["asked"], "w") as f:
+            f.write(str(max(asked, default=0)))
 start = time.perf_counter()
-try:
-    call(E, E.n_samples)
-    out = {"bytes": max(0, _status_kib("VmHWM") - before) * 1024, "seconds": time.perf_counter() - start}
-except InputSizeError as exc:   # a memory budget or a size limit: a refusal before the work
-    out = {"refused": str(exc), "seconds": time.perf_counter() - start}
-except Exception as exc:
-    out = {"error": f"{type(exc).__name__}: {exc}"[:300], "seconds": time.perf_counter() - start}
+with _recorded_requests() as asked:
+    stop = threading.Event()
+    threading.Thread(target=report_asked, args=(asked, stop), daemon=True).start()
+    try:
+        call(E, E.n_samples)
+        out = {"bytes": max(0, _status_kib("VmHWM") - before) * 1024, "seconds": time.perf_counter() - start}
+    except InputSizeError as exc:   # a memory budget or a size limit: a refusal before the work
+        out = {"refused": str(exc), "seconds": time.perf_counter() - start}
+    except Exception as exc:
+        out = {"error": f"{type(exc).__name__}: {exc}"[:300], "seconds": time.perf_counter() - start}
+    stop.set()
+out["asked"] = max(asked, default=0)
 print(json.dumps(out))
 """
 
@@ -96,8 +114,9 @@ def run_one(name, params, paths, timeout):
     spec = json.dumps({"name": name, "params": params, "n_clusters": N_CLASSES, **paths})
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
     start = time.perf_counter()
-    if os.path.exists(paths["baseline"]):
-        os.remove(paths["baseline"])
+    for path in (paths["baseline"], paths["asked"]):
+        if os.path.exists(path):
+            os.remove(path)
     child = subprocess.Popen([sys.executable, "-c", _CHILD, spec], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env, cwd=os.path.dirname(paths["labels"]))
     try:
@@ -110,6 +129,8 @@ def run_one(name, params, paths, timeout):
                 hwm = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
             with open(paths["baseline"]) as f:
                 result["bytes_so_far"] = max(0, hwm - int(f.read())) * 1024
+            with open(paths["asked"]) as f:
+                result["asked"] = int(f.read())
         except (OSError, ValueError, StopIteration):
             pass
         child.kill()
@@ -137,6 +158,36 @@ def cell(result, ensemble_bytes):
     return "error: " + result["error"][:80]
 
 
+#: A guard's figure may be off the peak it guards by this factor either way.
+FIGURE_TOLERANCE = 1.5
+#: A call whose peak passes this without asking the budget anything is marked.
+UNGUARDED_PEAK = 256 * 2**20
+#: Below this (figure and peak alike) a ratio is not marked: the RSS noise of a 10^5 x 100 call
+#: is tens of MiB, and a guard of a small table says nothing of a peak that needs no guard.
+SMALL = 64 * 2**20
+
+
+def figure_cell(result):
+    """The largest figure the call's guards asked, over the peak it reached: "1.2", marked "(!)"
+    outside [1/1.5, 1.5]; "asks nothing (!)" for a peak above 256 MiB that no guard counted."""
+    asked = result.get("asked") or 0
+    peak = result.get("bytes", result.get("bytes_so_far"))
+    if "refused" in result or peak is None:
+        return ""
+    more = ">" if "bytes" not in result else ""     # a timeout: the peak is a lower bound
+    if asked == 0:
+        return "asks nothing (!)" if peak > UNGUARDED_PEAK else ""
+    ratio = asked / max(peak, 1)
+    # past the time limit the peak can still grow, so only a figure below it is known to be off
+    off = ratio < 1 / FIGURE_TOLERANCE if more else not 1 / FIGURE_TOLERANCE <= ratio <= FIGURE_TOLERANCE
+    off = off and max(asked, peak) > SMALL
+    return f"{format_mib(asked)} / {more}{format_mib(peak)} = {'<' if more else ''}{ratio:.2f}{' (!)' if off else ''}"
+
+
+def format_mib(n_bytes):
+    return f"{n_bytes / 2**20:,.0f} MiB"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=(100000, 1000000))
@@ -154,7 +205,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cclust-scale-") as tmp:
         for n in args.sizes:
             X, labels = make_problem(n, args.partitions)
-            paths = {name: os.path.join(tmp, f"{name}.npy") for name in ("labels", "X", "baseline")}
+            paths = {name: os.path.join(tmp, f"{name}.npy") for name in ("labels", "X", "baseline", "asked")}
             np.save(paths["labels"], labels)
             np.save(paths["X"], X)
             ensemble_bytes[n] = labels.nbytes
@@ -168,16 +219,20 @@ def main():
             json.dump({f"{name} {n}": v for (name, n), v in results.items()}, f, indent=1)
     load = os.getloadavg()
     head = " | ".join(f"n = {n:,}" for n in args.sizes)
+    figure_head = " | ".join(f"guard's figure / measured peak, n = {n:,}" for n in args.sizes)
     lines = [f"Peak memory each call adds over the state after the ensemble is built (RSS high-water mark; "
              f"in brackets, times the ensemble's own int32 labels: "
              + ", ".join(f"{ensemble_bytes[n] / 2**20:,.0f} MiB at n = {n:,}" for n in args.sizes)
              + f"); r = {args.partitions}, K = {N_CLASSES}, K_i in [K, ceil(sqrt(n))]; {cpu_model()}, "
              f"load average {load[0]:.1f} at the end.", "",
-             f"| method | {head} | seconds |", "|---|" + "---:|" * len(args.sizes) + "---:|"]
+             f"| method | {head} | seconds | {figure_head} |",
+             "|---|" + "---:|" * len(args.sizes) + "---:|" + "---:|" * len(args.sizes)]
     for name in names:
         cells = " | ".join(cell(results[name, n], ensemble_bytes[n]) for n in args.sizes)
-        secs = " / ".join(f"{results[name, n].get('seconds', float('nan')):.0f}" for n in args.sizes)
-        lines.append(f"| {name} | {cells} | {secs} |")
+        secs = " / ".join(f"{results[name, n]['seconds']:.0f}" if "seconds" in results[name, n]
+                          else f"> {results[name, n].get('timeout', float('nan')):.0f}" for n in args.sizes)
+        figures = " | ".join(figure_cell(results[name, n]) for n in args.sizes)
+        lines.append(f"| {name} | {cells} | {secs} | {figures} |")
     write_report("\n".join(lines), args.out)
 
 

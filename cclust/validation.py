@@ -493,6 +493,25 @@ def memory_budget(max_bytes: float | None = None) -> int:
     return DEFAULT_MEMORY_BUDGET
 
 
+#: Figures asked of :func:`require_memory` while :func:`_recorded_requests` is open, else None.
+_requests: list[int] | None = None
+
+
+@contextlib.contextmanager
+def _recorded_requests() -> Iterator[list[int]]:
+    """Collect the bytes every :func:`require_memory` call asks while the block runs (granted or
+    refused), in order: how :mod:`cclust.testing` sets a guard's figure beside the peak it
+    measures for the same call."""
+    global _requests
+    outer, _requests = _requests, []
+    try:
+        yield _requests
+    finally:
+        if outer is not None:
+            outer.extend(_requests)
+        _requests = outer
+
+
 def require_memory(need: float, what: str, alternative: str, max_bytes: float | None = None) -> int:
     """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
 
@@ -500,6 +519,8 @@ def require_memory(need: float, what: str, alternative: str, max_bytes: float | 
     scalable route), so every O(n^2) allocation in cclust refuses in the same words.
     """
     budget = memory_budget(max_bytes)
+    if _requests is not None:
+        _requests.append(int(need))
     if need > budget:
         raise MemoryBudgetError(
             f"{what} needs about {format_bytes(need)} ({need} bytes), over the memory budget of "

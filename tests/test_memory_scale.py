@@ -5,7 +5,9 @@ The views every method reads (the one-hot CSR, the canonical form) are formed on
 on the ensemble; their peak is measured here as the growth of the resident set's high-water
 mark in a child process (:func:`cclust.testing.peak_memory`'s measure), so that a detour
 through copies of the n x r label matrix (a COO one-hot, transposed and sorted copies of the
-labels) shows as a failure, not as a slow drift of the benchmarks.
+labels) shows as a failure, not as a slow drift of the benchmarks. The same holds for the
+methods whose memory was cut to run at 10^6 objects (WOKMEANS's object weights, EM's runs) and
+for the refusals that now come before the one-hot or the generation (MCLA, WOMC, GKCC).
 """
 import json
 import os
@@ -164,3 +166,73 @@ def test_bipartite_metis_call_refuses_over_the_budget(name, words, monkeypatch):
         cclust.consensus(name, E, 4, random_state=0)
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(2**31))
     assert cclust.consensus(name, E, 4, random_state=0).labels.shape == (200,)
+
+
+def _noisy_problem(n, r, seed=0):
+    """n objects in 8 classes, r partitions refining them into 48 labels with 10% noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 8, size=n)
+    X = rng.normal(0.0, 6.0, size=(8, 2))[y] + rng.normal(size=(n, 2))
+    labels = y[:, None] * 6 + rng.integers(0, 6, size=(n, r))
+    noisy = rng.random((n, r)) < 0.1
+    labels[noisy] = rng.integers(0, 48, size=int(noisy.sum()))
+    return X, cclust.Ensemble(labels)
+
+
+#: Calls whose memory was cut, and the bytes per object they may add at most (ten partitions,
+#: K = 8): WOKMEANS's object weights formed both one-hot matrices and the whole cluster-overlap
+#: table (256 bytes an object and more; now the labels' contingency rows a partition at a
+#: time); EM kept the n x K responsibilities of every run (ten runs: 720 bytes an object more;
+#: its canonical labels, one-hot and one E-step's arrays take about 600).
+LINEAR_CALLS = {
+    "wokmeans": ({"n_init": 1}, 120),
+    "em-mixture": ({"n_init": 10, "max_iter": 2}, 800),
+}
+
+
+@pytest.fixture(scope="module")
+def linear_peaks():
+    from cclust.testing import peak_memory
+
+    problems = [_noisy_problem(n, 10) for n in (200_000, 400_000)]
+    peaks = peak_memory(problems, list((name, params) for name, (params, _) in LINEAR_CALLS.items()),
+                        n_clusters=8, timeout=300)
+    if any(p[name].get("source") != "rss" for p in peaks for name in LINEAR_CALLS):
+        pytest.skip("the resident-set high-water mark cannot be reset here")
+    return [(E.n_samples, p) for (_, E), p in zip(problems, peaks)]
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_CALLS))
+def test_methods_stay_within_their_bytes_per_object(linear_peaks, name):
+    """At 2 * 10^5 and 4 * 10^5 objects the call adds at most its bytes per object (and the
+    measure's noise): a structure of the one-hot's size, or one per run, would pass it."""
+    for n, peak in linear_peaks:
+        assert peak[name]["bytes"] <= LINEAR_CALLS[name][1] * n + SLACK, (name, n, peak[name])
+
+
+@pytest.mark.parametrize("name, words", [("mcla", "meta-graph"), ("womc", "meta-graph"),
+                                         ("gkcc", "generated partitions")])
+def test_refusal_comes_before_the_one_hot_or_the_generation(name, words):
+    """MCLA and WOMC count their meta-graph from the labels' contingency tables, and GKCC asks
+    for its generated partitions before any is generated: a refusal allocates a small part of
+    the one-hot matrix (12 bytes a label) it once formed before asking."""
+    import tracemalloc
+
+    X, E = _noisy_problem(100_000, 10)
+
+    def call(rows):
+        extra = {"X": X[:rows]} if name == "gkcc" else {}
+        ensemble = E if rows == E.n_samples else E.take(objects=np.arange(rows))
+        cclust.consensus(name, ensemble, 8, random_state=0, max_bytes=1000, **extra)
+
+    with pytest.raises(MemoryBudgetError, match=words):   # imports and one-off buffers first
+        call(500)
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryBudgetError, match=words):
+            call(E.n_samples)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # WOMC's object weights (a few float vectors of n) come before its meta-graph
+    assert peak < 12 * E.labels.size / 2, (name, peak)

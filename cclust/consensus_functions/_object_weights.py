@@ -13,9 +13,9 @@ from cclust.validation import check_array_2d, check_float, memory_budget
 #: The smoothing term e of Ren et al. (2017, eq. 4).
 DEFAULT_SMOOTHING = 0.01
 
-#: Rows of the weighted one-hot per sparse product in the confusion sum: bounds that temporary's
+#: Rows of the label matrix gathered at once in the confusion sums: bounds that temporary's
 #: memory (a memory knob, unrelated to the compiled engine's chunk of objects).
-_CONFUSION_ROWS = 4096
+_CONFUSION_ROWS = 8192
 
 
 def _check_smoothing(smoothing):
@@ -76,18 +76,50 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
             A[np.arange(stop - start), np.arange(start, stop)] = 1.0
             confusion[start:stop] = (A * (1.0 - A)).sum(axis=1)
     else:
-        B = ensemble.one_hot()
-        Bw = ensemble.one_hot(weighted=True)
-        sizes = np.asarray(B.sum(axis=0)).reshape(-1)
-        row_sum = Bw @ sizes
-        G = (B.T @ B).tocsr()    # sparse: (sum K_i)^2 can be large, its non-zeros are few
-        row_sq = np.empty(n)
-        for start in range(0, n, _CONFUSION_ROWS):
-            chunk = Bw[start:start + _CONFUSION_ROWS]
-            row_sq[start:start + _CONFUSION_ROWS] = np.asarray((chunk @ G).multiply(chunk).sum(axis=1)).reshape(-1)
+        row_sum, row_sq = _coassociation_row_sums(ensemble)
         confusion = np.maximum(row_sum - row_sq, 0.0)
     raw = 4.0 / n * confusion
     return (raw + smoothing) / (1.0 + smoothing)
+
+
+def _coassociation_row_sums(ensemble):
+    """``sum_j A_ij`` and ``sum_j A_ij^2`` of every object i of an ensemble without missing labels,
+    without the one-hot matrices or the n x n co-association.
+
+    With c_i(x) the cluster of x in partition i and G the cluster-overlap table (``G[c, c']`` the
+    objects in both), ``sum_j A_xj = sum_i w_i |c_i(x)|`` and ``sum_j A_xj^2 = sum_i sum_i'
+    w_i w_i' G[c_i(x), c_i'(x)]``. G is read one partition's rows at a time (its contingency
+    table against every partition, K_i x sum K_i) and gathered at the objects' labels in row
+    blocks, over i' >= i only (G is symmetric), so the memory is one such table and a block of
+    labels: O(n + max K_i sum K_i). The whole G (sum K_i)^2, even as a sparse matrix, is nearly
+    dense when the partitions are noisy and K_i grows with n: some 10^9 entries at 10^6 objects
+    and 100 partitions of a few hundred clusters, where this reads a few hundred MB at a time.
+    """
+    L = ensemble.labels
+    n, r = L.shape
+    w = ensemble.weights
+    starts = ensemble.offsets[:-1]
+    column_weights = np.repeat(w, ensemble.n_clusters)
+    row_sum = np.zeros(n)
+    row_sq = np.zeros(n)
+    for i in range(r):
+        k_i = int(ensemble.n_clusters[i])
+        table = ensemble.contingency(L[:, i], k_i)
+        sizes = table[:, starts[i]:starts[i] + k_i].diagonal().astype(np.float64)
+        # twice the pairs i' > i, once i' = i: the sum over all (i, i') of a symmetric table
+        weighted = table[:, starts[i]:].astype(np.float64)
+        weighted *= column_weights[starts[i]:]
+        weighted[:, k_i:] *= 2.0
+        del table
+        flat = weighted.reshape(-1)
+        width = weighted.shape[1]
+        for start in range(0, n, _CONFUSION_ROWS):
+            stop = min(n, start + _CONFUSION_ROWS)
+            block = L[start:stop, i:] + (starts[i:] - starts[i])
+            block += (L[start:stop, i] * width)[:, None]
+            row_sq[start:stop] += w[i] * flat[block].sum(axis=1)
+            row_sum[start:stop] += w[i] * sizes[L[start:stop, i]]
+    return row_sum, row_sq
 
 
 def _resolve_object_weights(ensemble, weights, smoothing, max_bytes):

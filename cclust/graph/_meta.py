@@ -40,9 +40,9 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes):
     """The canonical cluster order, the one-hot ``B`` (CSC) in that order, and the meta-graph,
     refused past the budget before it is formed: :func:`meta_graph`, with ``B`` for
     :func:`meta_cluster`."""
+    _require_meta_graph(ensemble, max_bytes)
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
-    _require_meta_graph(B, max_bytes)
     return order, B, _jaccard_graph(B, object_weights)
 
 
@@ -53,29 +53,28 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes):
 _META_GRAPH_ENTRY_BYTES = 84
 
 
-def _meta_graph_entries(B):
-    """Entries of ``B^T B`` (pairs of clusters sharing an object, the diagonal included) for the
-    one-hot ``B`` (CSC), counted without forming the product.
+def _meta_graph_entries(ensemble):
+    """Entries of ``B^T B`` for the one-hot ``B`` of ``ensemble`` (pairs of clusters sharing an
+    object, the diagonal included), counted from the labels before the one-hot exists.
 
-    Uses SciPy's own count of a sparse product's entries (the first pass of its SMMP product);
-    where that is not available, the upper bound (sum K_i)^2."""
-    n_c = B.shape[1]
-    try:
-        from scipy.sparse._sparsetools import csr_matmat_maxnnz
-    except ImportError:  # pragma: no cover -- a SciPy without that function: count every pair
-        return n_c * n_c
-    rows = B.tocsr()
-    index = np.result_type(B.indices, rows.indices)
-    return int(csr_matmat_maxnnz(n_c, n_c, B.indptr.astype(index, copy=False), B.indices.astype(index, copy=False),
-                                 rows.indptr.astype(index, copy=False), rows.indices.astype(index, copy=False)))
+    They are the non-zero cells of the contingency tables of every two partitions: one table
+    of a partition against all of them (K_i x sum K_i) at a time, so the count holds one such
+    table, never the one-hot matrices (12 bytes a label each) that counting on the product's
+    own structure needed first."""
+    L = ensemble.labels
+    entries = 0
+    for i in range(ensemble.n_partitions):
+        entries += int(np.count_nonzero(ensemble.contingency(L[:, i], int(ensemble.n_clusters[i]))))
+    return entries
 
 
-def _require_meta_graph(B, max_bytes=None):
-    """Refuse the meta-graph of the one-hot ``B`` past the memory budget, before it is formed."""
-    entries = _meta_graph_entries(B)
+def _require_meta_graph(ensemble, max_bytes=None):
+    """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it (or
+    the one-hot it is made from) is formed."""
+    entries = _meta_graph_entries(ensemble)
     require_memory(entries * _META_GRAPH_ENTRY_BYTES,
-                   f"the meta-graph of {B.shape[1]} clusters ({entries} pairs of clusters sharing objects)",
-                   "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)", max_bytes)
+                   f"the meta-graph of {int(ensemble.offsets[-1])} clusters ({entries} pairs of clusters sharing "
+                   "objects)", "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)", max_bytes)
 
 
 def _jaccard_graph(B, object_weights):

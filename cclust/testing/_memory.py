@@ -89,6 +89,7 @@ def _child(spec_path):
     import cclust
     from cclust.errors import MemoryBudgetError
     from cclust.base import method_info
+    from cclust.validation import _recorded_requests
 
     with open(spec_path) as f:
         spec = json.load(f)
@@ -111,13 +112,15 @@ def _child(spec_path):
             call(small, WARM_UP_OBJECTS)
         except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
             pass
-        try:
-            peak, source = _measure(lambda: call(ensemble, X.shape[0]))
-            results[name] = {"bytes": peak, "source": source}
-        except MemoryBudgetError as exc:
-            results[name] = {"refused": str(exc)}
-        except Exception as exc:  # noqa: BLE001 -- reported per method, the others still run
-            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        with _recorded_requests() as asked:
+            try:
+                peak, source = _measure(lambda: call(ensemble, X.shape[0]))
+                results[name] = {"bytes": peak, "source": source}
+            except MemoryBudgetError as exc:
+                results[name] = {"refused": str(exc)}
+            except Exception as exc:  # noqa: BLE001 -- reported per method, the others still run
+                results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[name]["asked"] = max(asked, default=0)
     json.dump(results, sys.stdout)
 
 
@@ -143,7 +146,10 @@ def peak_memory(problems: Sequence[tuple[Any, Any]], methods: Sequence[tuple[str
     results : list of dict
         Per problem, ``name -> {"bytes": int, "source": "rss" or "tracemalloc"}``, or
         ``{"refused": message}`` for a method that refused with a MemoryBudgetError, or
-        ``{"error": message}`` for one that raised anything else.
+        ``{"error": message}`` for one that raised anything else; each also has ``"asked"``,
+        the largest figure the call's memory guards asked of the budget
+        (:func:`cclust.validation.require_memory`; 0 where none was asked), to set beside the
+        measured peak.
 
     Examples
     --------
