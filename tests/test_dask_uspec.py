@@ -24,7 +24,7 @@ def flower():
 @pytest.fixture(scope="module")
 def generated(flower):
     X, _ = flower
-    # 300 representatives rather than the default 1,000: chunking cuts the objects into blocks, not
+    # 300 representatives rather than the default 1000: chunking cuts the objects into blocks, not
     # the representatives, and fewer of them make each block's neighbour search cheaper
     params = dict(n_partitions=2, n_representatives=300, random_state=3)
     in_memory = cclust.generate("uspec", X, 10, n_jobs=1, **params)
