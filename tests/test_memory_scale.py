@@ -44,22 +44,28 @@ print(json.dumps(out))
 SLACK = 8 * 2**20
 
 
-@pytest.fixture(scope="module")
-def peaks(tmp_path_factory):
+def _run_children(tmp_path_factory, child, sizes, r):
+    """The JSON line ``child`` prints, run in a fresh process for each n of ``sizes`` with r
+    partitions; skips where the resident-set high-water mark cannot be reset."""
     from cclust.testing._memory import _ALLOCATOR_ENV
 
     env = dict(os.environ, **_ALLOCATOR_ENV)
     # cwd: a source checkout in the working folder would shadow the installed cclust
     cwd = tmp_path_factory.mktemp("memory_scale")
     out = []
-    for n in (200_000, 400_000):
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(n), "20"], capture_output=True, text=True,
+    for n in sizes:
+        done = subprocess.run([sys.executable, "-c", child, str(n), str(r)], capture_output=True, text=True,
                               env=env, cwd=cwd, timeout=600)
         assert done.returncode == 0, done.stderr
         out.append(json.loads(done.stdout.splitlines()[-1]))
     if any(p["source"] != "rss" for p in out):
         pytest.skip("the resident-set high-water mark cannot be reset here")
     return out
+
+
+@pytest.fixture(scope="module")
+def peaks(tmp_path_factory):
+    return _run_children(tmp_path_factory, _CHILD, (200_000, 400_000), 20)
 
 
 @pytest.mark.parametrize("size", [0, 1], ids=["200k", "400k"])
@@ -97,19 +103,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def kcc_peaks(tmp_path_factory):
-    from cclust.testing._memory import _ALLOCATOR_ENV
-
-    env = dict(os.environ, **_ALLOCATOR_ENV)
-    cwd = tmp_path_factory.mktemp("memory_scale_kcc")
-    out = []
-    for n in (100_000, 200_000):
-        done = subprocess.run([sys.executable, "-c", _KCC_CHILD, str(n), "50"], capture_output=True, text=True,
-                              env=env, cwd=cwd, timeout=600)
-        assert done.returncode == 0, done.stderr
-        out.append(json.loads(done.stdout.splitlines()[-1]))
-    if any(p["source"] != "rss" for p in out):
-        pytest.skip("the resident-set high-water mark cannot be reset here")
-    return out
+    return _run_children(tmp_path_factory, _KCC_CHILD, (100_000, 200_000), 50)
 
 
 @pytest.mark.parametrize("size", [0, 1], ids=["100k", "200k"])
