@@ -133,6 +133,8 @@ class Report:
         """
         from cclust.report._html import render
 
+        if path is not None:
+            _check_target(path, "path")  # before the page is rendered, which takes seconds
         page = render(self._parts, self.manifest, self._info, self._feature_names)
         if path is None:
             return page
@@ -149,13 +151,21 @@ class Report:
                 f"objects={len(self.labels_)})")
 
 
-def _write_text(path, text, name):
+def _check_target(path, name):
+    """The folder a file is to be written in (ValidationError naming ``name`` if ``path`` is a
+    directory or its folder does not exist)."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValidationError(f"{name} {path} is a directory; give a file name.")
     if not os.path.isdir(folder):
         raise ValidationError(f"{name} {path}: the folder {folder} does not exist.")
+    return folder
+
+
+def _write_text(path, text, name):
+    path = os.fspath(path)
+    folder = _check_target(path, name)
     temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(6)}.part")
     try:
         # mode 0666 less the umask, as any new file; O_EXCL: never open someone else's file
