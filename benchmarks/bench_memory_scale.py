@@ -48,7 +48,7 @@ import cclust
 from cclust.base import method_info
 from cclust.errors import InputSizeError
 from cclust.testing._memory import _release_freed_memory, _reset_high_water_mark, _status_kib
-from cclust.validation import _recorded_requests
+from cclust.validation import recorded_memory_requests
 import gc, threading
 spec = json.loads(sys.argv[1])
 labels = np.load(spec["labels"])
@@ -76,7 +76,7 @@ def report_asked(asked, stop):
         with open(spec["asked"], "w") as f:
             f.write(str(max(asked, default=0)))
 start = time.perf_counter()
-with _recorded_requests() as asked:
+with recorded_memory_requests() as asked:
     stop = threading.Event()
     threading.Thread(target=report_asked, args=(asked, stop), daemon=True).start()
     try:

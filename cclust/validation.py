@@ -31,7 +31,7 @@ from cclust.errors import MemoryBudgetError, ValidationError
 __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "seed_sequence", "spawn_seed_sequences",
            "check_n_jobs", "check_n_threads", "renamed_argument", "renamed_threads", "default_threads",
            "available_cores", "busy_elsewhere", "check_array_2d",
-           "check_distinct_rows", "check_partition_request", "label_vector", "check_same_length", "memory_budget", "require_memory",
+           "check_distinct_rows", "check_partition_request", "label_vector", "check_same_length", "memory_budget", "require_memory", "recorded_memory_requests",
            "format_bytes", "memory_refusal", "address_space_left", "require_address_space",
            "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
            "check_distinct_label_vectors", "check_init_name"]
@@ -493,15 +493,24 @@ def memory_budget(max_bytes: float | None = None) -> int:
     return DEFAULT_MEMORY_BUDGET
 
 
-#: Figures asked of :func:`require_memory` while :func:`_recorded_requests` is open, else None.
+#: Figures asked of :func:`require_memory` while :func:`recorded_memory_requests` is open, else None.
 _requests: list[int] | None = None
 
 
 @contextlib.contextmanager
-def _recorded_requests() -> Iterator[list[int]]:
+def recorded_memory_requests() -> Iterator[list[int]]:
     """Collect the bytes every :func:`require_memory` call asks while the block runs (granted or
     refused), in order: how :mod:`cclust.testing` sets a guard's figure beside the peak it
-    measures for the same call."""
+    measures for the same call. Blocks nest: an inner block's figures are also the outer's.
+
+    Examples
+    --------
+    >>> from cclust.validation import recorded_memory_requests, require_memory
+    >>> with recorded_memory_requests() as asked:
+    ...     _ = require_memory(1000, "a test buffer", "use less")
+    >>> asked
+    [1000]
+    """
     global _requests
     outer, _requests = _requests, []
     try:

@@ -95,7 +95,7 @@ def _coassociation_row_sums(ensemble):
     dense when the partitions are noisy and K_i grows with n: some 10^9 entries at 10^6 objects
     and 100 partitions of a few hundred clusters, where this reads a few hundred MB at a time.
     """
-    L = ensemble.labels
+    L = ensemble.compact_labels()  # the stored codes, read in place (no missing label here)
     n, r = L.shape
     w = ensemble.weights
     starts = ensemble.offsets[:-1]
@@ -115,8 +115,8 @@ def _coassociation_row_sums(ensemble):
         width = weighted.shape[1]
         for start in range(0, n, _CONFUSION_ROWS):
             stop = min(n, start + _CONFUSION_ROWS)
-            block = L[start:stop, i:] + (starts[i:] - starts[i])
-            block += (L[start:stop, i] * width)[:, None]
+            block = L[start:stop, i:] + (starts[i:] - starts[i])   # int64: the codes may be uint8
+            block += (L[start:stop, i].astype(np.int64) * width)[:, None]
             row_sq[start:stop] += w[i] * flat[block].sum(axis=1)
             row_sum[start:stop] += w[i] * sizes[L[start:stop, i]]
     return row_sum, row_sq

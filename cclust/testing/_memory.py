@@ -89,7 +89,7 @@ def _child(spec_path):
     import cclust
     from cclust.errors import MemoryBudgetError
     from cclust.base import method_info
-    from cclust.validation import _recorded_requests
+    from cclust.validation import recorded_memory_requests
 
     with open(spec_path) as f:
         spec = json.load(f)
@@ -112,7 +112,7 @@ def _child(spec_path):
             call(small, WARM_UP_OBJECTS)
         except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
             pass
-        with _recorded_requests() as asked:
+        with recorded_memory_requests() as asked:
             try:
                 peak, source = _measure(lambda: call(ensemble, X.shape[0]))
                 results[name] = {"bytes": peak, "source": source}
