@@ -539,18 +539,21 @@ class Ensemble:
         return self.n_samples if groups is None else int(groups[0].shape[0])
 
     # -- views -------------------------------------------------------------------------------
-    def one_hot(self, *, weighted: bool = False, dtype: npt.DTypeLike = np.float64) -> scipy.sparse.csr_matrix:
+    def one_hot(self, *, weighted: bool = False, dtype: npt.DTypeLike = np.float64,
+                max_bytes: int | None = None) -> scipy.sparse.csr_matrix:
         """Sparse one-hot matrix B of shape (n_samples, sum K_i), CSR.
 
         Row x has a one in column ``offsets[i] + label`` for every partition that labels x
-        (``weights[i]`` instead of one if ``weighted``). Never dense.
+        (``weights[i]`` instead of one if ``weighted``). Never dense. Before it is first made,
+        its bytes are asked of the memory budget (``max_bytes``, default the
+        ``CCLUST_MEMORY_BUDGET`` environment variable or 2 GiB).
         """
         key = ("one_hot", bool(weighted), np.dtype(dtype).str)
         if key not in self._cache:
-            self._cache[key] = self._make_one_hot(weighted, np.dtype(dtype))
+            self._cache[key] = self._make_one_hot(weighted, np.dtype(dtype), max_bytes)
         return self._cache[key]
 
-    def _make_one_hot(self, weighted, dtype):
+    def _make_one_hot(self, weighted, dtype, max_bytes=None):
         """The CSR one-hot written straight from the labels, row block by row block: a row lists
         its partitions in order, and partition i's columns follow partition i-1's, so every row
         is sorted as written and only the matrix's own arrays are allocated (a COO detour held
@@ -564,7 +567,7 @@ class Ensemble:
         index_dtype = np.int32 if max(nnz_max, n_c, n) < np.iinfo(np.int32).max else np.int64
         require_memory(nnz_max * (np.dtype(index_dtype).itemsize + dtype.itemsize),
                        f"the one-hot matrix of {n} objects x {r} partitions",
-                       "fuse a smaller ensemble (fewer objects or partitions), or use kcc (no one-hot)")
+                       "fuse a smaller ensemble (fewer objects or partitions), or use kcc (no one-hot)", max_bytes)
         starts = self._offsets[:-1].astype(index_dtype)
         values = (self._weights if weighted else np.ones(r)).astype(dtype)
         indptr = np.empty(n + 1, dtype=index_dtype)
