@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from cclust._codes import labels_from_codes
 from cclust.ensemble import Ensemble
 from cclust.validation import RandomStateLike, check_random_state, require_memory
 from cclust.graph._checks import canonical_cluster_order
@@ -61,10 +62,11 @@ def _meta_graph_entries(ensemble):
     of a partition against all of them (K_i x sum K_i) at a time, so the count holds one such
     table, never the one-hot matrices (12 bytes a label each) that counting on the product's
     own structure needed first."""
-    L = ensemble.labels
+    L = ensemble.compact_labels()  # the stored codes: no int32 label matrix made for a count
     entries = 0
     for i in range(ensemble.n_partitions):
-        entries += int(np.count_nonzero(ensemble.contingency(L[:, i], int(ensemble.n_clusters[i]))))
+        column = labels_from_codes(L[:, i])  # one column as int32, -1 where missing
+        entries += int(np.count_nonzero(ensemble.contingency(column, int(ensemble.n_clusters[i]))))
     return entries
 
 
