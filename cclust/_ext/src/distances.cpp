@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "cclust/kmeans.hpp"
 #include "cclust/parallel.hpp"
 
 namespace cclust {
@@ -213,6 +214,22 @@ int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, d
     return total;
 }
 
+// acc[c0 .. c0 + W) of ranking_costs: W centres' sums held in registers across the features.
+template <int W>
+__attribute__((always_inline)) inline void ranking_block(const double* __restrict xr, int64_t d,
+                                                         const double* __restrict ct,
+                                                         const double* __restrict cn, int64_t kp, int64_t c0,
+                                                         double* __restrict acc) {
+    double a[W];
+    for (int u = 0; u < W; ++u) a[u] = cn[c0 + u];
+    for (int64_t j = 0; j < d; ++j) {
+        const double xj = xr[j];
+        const double* col = ct + j * kp + c0;
+        for (int u = 0; u < W; ++u) a[u] += xj * col[u];
+    }
+    for (int u = 0; u < W; ++u) acc[c0 + u] = a[u];
+}
+
 // acc[c] = ||c||^2 - 2 x.c for the kp centres (kp a multiple of 8; ct: -2 c by feature, d x kp;
 // cn: ||c||^2), sixteen or eight centres at a time held in registers across the features;
 // returns ||x||^2. The rounding differs from the engine's sums (nearest_centres bounds it) but
@@ -226,26 +243,8 @@ static double ranking_costs(const double* __restrict xr, int64_t d, const double
     double xn = 0.0;
     for (int64_t j = 0; j < d; ++j) xn += xr[j] * xr[j];
     int64_t c0 = 0;
-    for (; c0 + 16 <= kp; c0 += 16) {
-        double a[16];
-        for (int64_t u = 0; u < 16; ++u) a[u] = cn[c0 + u];
-        for (int64_t j = 0; j < d; ++j) {
-            const double xj = xr[j];
-            const double* col = ct + j * kp + c0;
-            for (int64_t u = 0; u < 16; ++u) a[u] += xj * col[u];
-        }
-        for (int64_t u = 0; u < 16; ++u) acc[c0 + u] = a[u];
-    }
-    if (c0 < kp) {  // the last eight
-        double a[8];
-        for (int64_t u = 0; u < 8; ++u) a[u] = cn[c0 + u];
-        for (int64_t j = 0; j < d; ++j) {
-            const double xj = xr[j];
-            const double* col = ct + j * kp + c0;
-            for (int64_t u = 0; u < 8; ++u) a[u] += xj * col[u];
-        }
-        for (int64_t u = 0; u < 8; ++u) acc[c0 + u] = a[u];
-    }
+    for (; c0 + 16 <= kp; c0 += 16) ranking_block<16>(xr, d, ct, cn, kp, c0, acc);
+    if (c0 < kp) ranking_block<8>(xr, d, ct, cn, kp, c0, acc);  // the last eight
     return xn;
 }
 
@@ -299,15 +298,10 @@ void nearest_centres(const double* X, int64_t n, int64_t d, const double* centre
                 }
                 // not "<=": a NaN gap (infinite features) is decided exactly too
                 if (!(second - low > slack * (xn + cn[best] + largest))) {
-                    // the engine's costs (object_costs in engine.cpp): sums of (x_j - c_j)^2
+                    // the engine's costs (object_costs in engine.cpp), by its own function
                     double bv = 0.0;
                     for (int64_t c = 0; c < k; ++c) {
-                        const double* cr = centres + c * d;
-                        double s = 0.0;
-                        for (int64_t j = 0; j < d; ++j) {
-                            const double t = xr[j] - cr[j];
-                            s += t * t;
-                        }
+                        const double s = squared_distance(xr, centres + c * d, d);
                         if (c == 0 || s < bv) {
                             bv = s;
                             best = c;

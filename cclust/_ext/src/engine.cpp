@@ -50,15 +50,7 @@ inline void object_costs(const MixedRows& rows, const T* labels, int64_t x, int6
     const int64_t d = rows.d;
     if (d > 0) {
         const double* xr = rows.X + x * d;
-        for (int64_t k = 0; k < kc; ++k) {
-            const double* c = dense + k * d;
-            double s = 0.0;
-            for (int64_t j = 0; j < d; ++j) {
-                const double t = xr[j] - c[j];
-                s += t * t;
-            }
-            acc[k] = rows.dense_weight * s;
-        }
+        for (int64_t k = 0; k < kc; ++k) acc[k] = rows.dense_weight * squared_distance(xr, dense + k * d, d);
         for (int64_t k = kc; k < kp; ++k) acc[k] = 0.0;
     } else {
         for (int64_t k = 0; k < kp; ++k) acc[k] = 0.0;

@@ -50,6 +50,18 @@
 
 namespace cclust {
 
+// The k-means engine's cost of a dense row x against a centre c: the sum over features, in
+// order, of (x_j - c_j)^2. nearest_centres (distances.cpp) decides near ties with this same
+// function, so its labels are the engine's bit for bit.
+inline double squared_distance(const double* x, const double* c, int64_t d) {
+    double s = 0.0;
+    for (int64_t j = 0; j < d; ++j) {
+        const double t = x[j] - c[j];
+        s += t * t;
+    }
+    return s;
+}
+
 // Point-to-centroid distance of the categorical blocks (Table 1 of the KCC paper).
 enum Distance : int32_t { kUc = 0, kUh = 1, kUcos = 2, kUlp = 3 };
 
