@@ -7,22 +7,10 @@
 
 #include <cmath>
 
+#include "cclust/kmeans.hpp"  // squared_distance
 #include "cclust/parallel.hpp"
 
 namespace cclust {
-
-namespace {
-
-inline double squared_distance(const double* a, const double* b, int64_t d) {
-    double s = 0.0;
-    for (int64_t j = 0; j < d; ++j) {
-        const double t = a[j] - b[j];
-        s += t * t;
-    }
-    return s;
-}
-
-}  // namespace
 
 void nearest_representatives(const double* X, int64_t n, int64_t d, const double* R, int64_t p,
                              const double* centres, int64_t z, const int64_t* member_start,

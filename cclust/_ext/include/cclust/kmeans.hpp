@@ -52,7 +52,8 @@ namespace cclust {
 
 // The k-means engine's cost of a dense row x against a centre c: the sum over features, in
 // order, of (x_j - c_j)^2. nearest_centres (distances.cpp) decides near ties with this same
-// function, so its labels are the engine's bit for bit.
+// function, so its labels are the engine's bit for bit; U-SPEC's nearest representatives
+// (uspec.cpp) rank by it too.
 inline double squared_distance(const double* x, const double* c, int64_t d) {
     double s = 0.0;
     for (int64_t j = 0; j < d; ++j) {
