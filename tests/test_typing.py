@@ -100,6 +100,9 @@ def _public_functions():
                                                                    "select_k")]
     out += [(f"cclust.selection.{name}", getattr(cclust.selection, name))
             for name in ("gap_statistic", "cluster_stability")]
+    out += [(f"cclust.selection.SelectKResult.{name}", getattr(cclust.selection.SelectKResult, name))
+            for name in ("labels_series", "as_table", "to_dict", "to_html", "summary", "cluster_table")]
+    out += [("cclust.selection.SelectKResult.has_objective", cclust.selection.SelectKResult.has_objective.fget)]
     out += [(f"cclust.ConsensusClustering.{name}", getattr(cclust.ConsensusClustering, name))
             for name in ("__init__", "get_params", "set_params", "fit", "predict", "fit_predict")]
     for module in (cclust.metrics, cclust.testing, cclust.clusterers, cclust.evaluation):

@@ -1,7 +1,9 @@
 """SelectKResult, what select_k measured for every K and the K it recommends."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -170,12 +172,12 @@ class SelectKResult:
     sketch_agreement: dict | None = None
 
     @property
-    def has_objective(self):
+    def has_objective(self) -> bool:
         """Whether the consensus method reported a criterion for some K (method="monti" has
         none): without one, :meth:`as_table`, :meth:`summary` and the figures leave it out."""
         return bool(np.isfinite(np.asarray(self.objective, dtype=float)).any())
 
-    def labels_series(self, k=None):
+    def labels_series(self, k: int | None = None) -> Any:
         """The labels at ``k`` (default ``best_k``) as a pandas Series indexed by :attr:`index`
         (a RangeIndex when ``data`` had none), named ``"cluster"``.
 
@@ -197,7 +199,7 @@ class SelectKResult:
             raise ValidationError(f"k must be one of the K tried ({sorted(self.labels)}), got {k!r}.")
         return pd.Series(self.labels[k], index=self.index, name="cluster")
 
-    def as_table(self):
+    def as_table(self) -> dict[str, list]:
         """The per-K numbers as a dict of equal-length lists (``pandas.DataFrame(...)``-ready);
         ``objective`` only when the method reported one.
 
@@ -222,13 +224,12 @@ class SelectKResult:
             "pac": self.pac.tolist(),
         }
         if self._estimated():
-            table.update(area_se=self.area_se.tolist(), pac_se=self.pac_se.tolist())
+            table.update(area_se=np.asarray(self.area_se).tolist(), pac_se=np.asarray(self.pac_se).tolist())
         if self.null is not None:
-            table.update(pac_reference_mean=self.pac_reference.mean(axis=0).tolist(),
-                         pac_reference_sd=_sd(self.pac_reference).tolist(), rcsi=self.rcsi.tolist(),
-                         rcsi_se=self.rcsi_se.tolist(), p_value=self.p_value.tolist(),
-                         p_value_monte_carlo=self.p_value_monte_carlo.tolist(),
-                         p_value_beta=self.p_value_beta.tolist())
+            reference, rcsi, rcsi_se, p_value, p_monte_carlo, p_beta = self._null_columns()
+            table.update(pac_reference_mean=reference.mean(axis=0).tolist(), pac_reference_sd=_sd(reference).tolist(),
+                         rcsi=rcsi.tolist(), rcsi_se=rcsi_se.tolist(), p_value=p_value.tolist(),
+                         p_value_monte_carlo=p_monte_carlo.tolist(), p_value_beta=p_beta.tolist())
         if self.gap is not None:
             rows = self.k_values - 1
             table.update(gap=self.gap.gap[rows].tolist(), gap_se=self.gap.se_sim[rows].tolist())
@@ -236,7 +237,7 @@ class SelectKResult:
             table["objective"] = self.objective.tolist()
         return table
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Every field as plain Python values (lists, floats, str), e.g. for JSON."""
         def plain(value):
             if isinstance(value, np.ndarray):
@@ -256,7 +257,7 @@ class SelectKResult:
         return {field.name: plain(getattr(self, field.name)) for field in fields(self)
                 if field.name != "index" or self.index is not None}
 
-    def to_html(self, path=None, *, k=None):
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, k: int | None = None) -> str:
         """This result as one self-contained HTML page (inline CSS, figures as embedded PNG; no
         script, font or image loaded from anywhere, so it opens offline): the choice of K with its
         reference null, per-cluster stability, the consensus heatmap and the tracking plot (when
@@ -279,8 +280,6 @@ class SelectKResult:
         >>> page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
         True
         """
-        import os
-
         from cclust.selection._html import page
 
         if path is not None:
@@ -297,7 +296,7 @@ class SelectKResult:
             handle.write(text)
         return path
 
-    def summary(self):
+    def summary(self) -> str:
         """A text table (K, area, delta area, PAC, and the objective when the method reported
         one) with the recommendation.
 
@@ -341,18 +340,20 @@ class SelectKResult:
             columns += f"  {'objective':>9}"
         lines = [head, columns]
         if self.null is not None:
-            mean, sd = self.pac_reference.mean(axis=0), _sd(self.pac_reference)
+            reference, rcsi, rcsi_se, p_value = self._null_columns()[:4]
+            mean, sd = reference.mean(axis=0), _sd(reference)
+        area_se, pac_se = np.asarray(self.area_se), np.asarray(self.pac_se)
         for i, k in enumerate(self.k_values.tolist()):
             mark = "  <-" if k == self.best_k else ""
             line = f"{k:>3}  {self.area[i]:>6.4f}  {self.delta_area[i]:>10.4f}  {self.pac[i]:>6.4f}"
             if estimated:
-                area = f"{self.area[i]:.4f} ± {self.area_se[i]:.4f}"
-                pac = f"{self.pac[i]:.4f} ± {self.pac_se[i]:.4f}"
+                area = f"{self.area[i]:.4f} ± {area_se[i]:.4f}"
+                pac = f"{self.pac[i]:.4f} ± {pac_se[i]:.4f}"
                 line = f"{k:>3}  {area:>15}  {self.delta_area[i]:>10.4f}  {pac:>15}"
             if self.null is not None:
                 ref = f"{mean[i]:.4f} ± {sd[i]:.4f}"
-                rc = f"{self.rcsi[i]:.3f} ± {self.rcsi_se[i]:.3f}"
-                line += f"  {ref:>15}  {rc:>13}  {format_p(self.p_value[i]):>9}"
+                rc = f"{rcsi[i]:.3f} ± {rcsi_se[i]:.3f}"
+                line += f"  {ref:>15}  {rc:>13}  {format_p(p_value[i]):>9}"
             if self.gap is not None:
                 gap = f"{self.gap.gap[k - 1]:.4f} ± {self.gap.se_sim[k - 1]:.4f}"
                 line += f"  {gap:>17}"
@@ -361,7 +362,7 @@ class SelectKResult:
             lines.append(line + mark)
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
         if self.sketch_best_k is not None:
-            agreement = ", ".join(f"K={k}: {v:.3f}" for k, v in self.sketch_agreement.items())
+            agreement = ", ".join(f"K={k}: {v:.3f}" for k, v in (self.sketch_agreement or {}).items())
             lines.append(f"{len(self.sketch_best_k)} sketches chose K = {', '.join(map(str, self.sketch_best_k))}; "
                          f"agreement of their labels (mean adjusted Rand index) {agreement}")
         lines.extend(f"warning: {text}" for text in self.warnings)
@@ -369,12 +370,18 @@ class SelectKResult:
             lines.extend(self._cluster_lines(self.best_k))
         return "\n".join(lines)
 
+    def _null_columns(self) -> tuple[np.ndarray, ...]:
+        """The reference PACs, RCSI, its standard error and the three p-values, which select_k sets
+        together with ``null``."""
+        return tuple(np.asarray(column) for column in (self.pac_reference, self.rcsi, self.rcsi_se, self.p_value,
+                                                       self.p_value_monte_carlo, self.p_value_beta))
+
     def _estimated(self):
         """Whether area and PAC are estimates (the sparse route from a sample of the pairs)."""
         return self.pac_se is not None and bool(np.any(np.asarray(self.pac_se) > 0)
                                                 or np.any(np.asarray(self.area_se) > 0))
 
-    def cluster_table(self, k=None):
+    def cluster_table(self, k: int | None = None) -> dict[str, list]:
         """Per cluster of ``labels[k]`` (default ``best_k``): its size, cluster consensus
         (Monti et al. 2003), and mean Jaccard, dissolved and recovered counts over the resamples
         (Hennig 2007; see ``cluster_stability``), as a dict of equal-length lists.
