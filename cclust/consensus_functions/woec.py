@@ -46,6 +46,7 @@ from cclust.validation import (
     check_int,
     check_n_jobs,
     check_random_state,
+    memory_budget,
     renamed_threads,
     require_memory,
 )
@@ -70,6 +71,7 @@ from cclust.graph import (
     top_neighbor_graph,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
+from cclust.graph._meta import _refuse_meta_graph_on_sample
 from cclust.base import declare
 from cclust.result import ConsensusResult
 from cclust.consensus_functions._object_weights import (
@@ -79,6 +81,7 @@ from cclust.consensus_functions._object_weights import (
     _check_X,
     _MembershipModel,
     _resolve_object_weights,
+    _weights_and_entries,
     memberships,
     object_weights,
 )
@@ -151,10 +154,19 @@ def womc(ensemble: EnsembleLike, n_clusters: int, *, object_weights: npt.ArrayLi
     ufactor = check_ufactor(ufactor)
     balance = check_balance(balance)
     sizes = check_sizes(sizes)
-    w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    # The meta-graph's refusal first (a count on a sample of the objects), then one pass for
+    # the object weights and the meta-graph's exact entries.
+    _refuse_meta_graph_on_sample(ensemble, max_bytes)
+    entries = None
+    if object_weights is None and not ensemble.has_missing:
+        if max_bytes is not None:
+            memory_budget(max_bytes)                    # validates the argument
+        w, entries = _weights_and_entries(ensemble, smoothing)
+    else:
+        w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
     labels, cut, extras = meta_cluster(ensemble, n_clusters, w, random_state=random_state,
                                        ufactor=ufactor, method="womc", balance=balance, sizes=sizes,
-                                       max_bytes=max_bytes)
+                                       max_bytes=max_bytes, entries=entries)
     return _woec_result(labels, cut, "womc", w, extras)
 
 
