@@ -132,3 +132,32 @@ def test_a_meta_graph_far_over_the_budget_refuses_on_the_sampled_count(method):
     assert 0 < bound < exact
     with pytest.raises(MemoryBudgetError, match=f"\\({exact} pairs of clusters"):
         method(E, 3, random_state=0, max_bytes=84 * exact - 1)     # the bound fits, the exact count does not
+
+
+def _blobs_and_ensemble(n, r, seed=0):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 4, size=n)
+    X = rng.normal(0.0, 6.0, size=(4, 2))[truth] + rng.normal(size=(n, 2))
+    labels = np.column_stack([truth * 3 + rng.integers(0, 3, size=n) for _ in range(r)])
+    return X, cclust.Ensemble(labels)
+
+
+def test_wokmeans_asks_the_budget_first_for_about_its_measured_peak():
+    """The figure n (64 + 8 d) against the resident set the call adds, at two sizes (1.06-1.08
+    times the peak when measured at 2 * 10^5 and 4 * 10^5 objects)."""
+    from cclust.testing import peak_memory
+
+    problems = [_blobs_and_ensemble(n, 5) for n in (100000, 200000)]
+    peaks = peak_memory(problems, [("wokmeans", {"n_init": 2})], n_clusters=4,
+                        env={"CCLUST_MEMORY_BUDGET": str(2**40)})
+    for (X, E), peak in zip(problems, peaks):
+        if peak["wokmeans"].get("source") != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        figure = peak["wokmeans"]["asked"]
+        assert figure == E.n_samples * (64 + 8 * 2)
+        assert figure / 1.5 <= peak["wokmeans"]["bytes"] <= 1.5 * figure, (E.n_samples, peak)
+    X, E = problems[0]
+    from cclust.consensus_functions.woec import wokmeans
+
+    with pytest.raises(MemoryBudgetError, match="wokmeans on 100000 objects"):
+        wokmeans(E, 4, X=X, max_bytes=10**6)
