@@ -53,10 +53,12 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes, entries=None):
 _META_GRAPH_ENTRY_BYTES = 84
 
 
-#: Every how many objects the first, sampled count of the meta-graph's entries reads: the
-#: clusters sharing one of those objects are a subset of those sharing any object, so that count
-#: is a lower bound, and a bound already past the budget refuses at once (a 64th of the work).
-_SAMPLE_STRIDE = 64
+#: Every how many objects the sampled counts of the meta-graph's entries read, in turn: the
+#: clusters sharing one of those objects are a subset of those sharing any object, so each
+#: count is a lower bound, and a bound already past the budget refuses at once (a 64th, then an
+#: 8th of the exact count's work).
+_SAMPLE_STRIDES = (64, 8)
+_SAMPLE_STRIDE = _SAMPLE_STRIDES[0]
 
 
 def cluster_overlaps(ensemble, *, sums=False, stride=1):
@@ -94,15 +96,17 @@ def _meta_graph_what(ensemble):
 
 
 def _refuse_meta_graph_on_sample(ensemble, max_bytes=None):
-    """Refuse at once when the entries counted on every :data:`_SAMPLE_STRIDE`-th object (a lower
-    bound of the meta-graph's) already need more than the budget."""
-    if ensemble.n_samples < 4 * _SAMPLE_STRIDE:
-        return
-    bound = cluster_overlaps(ensemble, stride=_SAMPLE_STRIDE)[0]
-    if _meta_graph_figure(bound) > memory_budget(max_bytes):
-        require_memory(_meta_graph_figure(bound),
-                       f"{_meta_graph_what(ensemble)} (at least {bound} pairs of clusters sharing objects, "
-                       f"counted on every {_SAMPLE_STRIDE}th object)", _META_GRAPH_ADVICE, max_bytes)
+    """Refuse at once when the entries counted on every 64th object, then on every 8th
+    (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget."""
+    budget = memory_budget(max_bytes)
+    for stride in _SAMPLE_STRIDES:
+        if ensemble.n_samples < 4 * stride:
+            continue
+        bound = cluster_overlaps(ensemble, stride=stride)[0]
+        if _meta_graph_figure(bound) > budget:
+            require_memory(_meta_graph_figure(bound),
+                           f"{_meta_graph_what(ensemble)} (at least {bound} pairs of clusters sharing objects, "
+                           f"counted on every {stride}th object)", _META_GRAPH_ADVICE, max_bytes)
 
 
 def _require_meta_graph(ensemble, max_bytes=None, entries=None):

@@ -130,6 +130,10 @@ def test_a_meta_graph_far_over_the_budget_refuses_on_the_sampled_count(method):
     assert "hbgf or kcc" in str(info.value)
     bound = int(str(info.value).split("at least ")[1].split()[0])
     assert 0 < bound < exact
+    eighth = cluster_overlaps(E, stride=8)[0]
+    assert bound < eighth < exact
+    with pytest.raises(MemoryBudgetError, match="at least .* counted on every 8th object"):
+        method(E, 3, random_state=0, max_bytes=84 * bound)          # the 64th's bound fits, the 8th's does not
     with pytest.raises(MemoryBudgetError, match=f"\\({exact} pairs of clusters"):
         method(E, 3, random_state=0, max_bytes=84 * exact - 1)     # the bound fits, the exact count does not
 
