@@ -80,7 +80,7 @@ if sanitize:
 EXT = "cclust/_ext"
 # module name -> the C++ sources it needs
 MODULES = {
-    "_contingency": ["contingency.cpp"],
+    "_contingency": ["contingency.cpp", "overlaps.cpp"],
     "_kmeans": ["rows.cpp", "lookup_simd.cpp", "engine.cpp", "centres.cpp", "lloyd.cpp", "blocks.cpp",
                 "gkcc_candidates.cpp", "dense_bounded.cpp"],
     "_voting": ["voting.cpp"],

@@ -5,11 +5,12 @@ of the right dtype and raise ValueError (from the C++ core) only on labels out o
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 from libcpp cimport bool as cbool
 
 from cclust._ext.core cimport (
+    cluster_overlaps as _cluster_overlaps,
     contingency_pair as _contingency_pair,
     label_range as _label_range,
     max_threads as _max_threads,
@@ -61,3 +62,61 @@ def relabel_dense(labels, int64_t max_value, int n_threads):
     with nogil:
         k = _relabel_dense(&view[0], view.shape[0], max_value, &out_view[0], &identity, n_threads)
     return (labels if identity else out), int(k)
+
+
+def cluster_overlaps(labels, const int64_t[::1] offsets, weights, int64_t stride, int n_threads):
+    """Entries of B^T B (B the one-hot of the n x r label codes ``labels``: int32 with -1
+    missing, or uint16 / uint8 with the largest value missing, read in place) over the objects
+    0, stride, 2 stride, ...; with ``weights`` (r float64) also every object's
+    ``sum_j A_xj`` and ``sum_j A_xj^2`` for the weighted co-association A (no missing label).
+
+    Returns (entries, row_sum, row_sq); the sums are None without weights."""
+    cdef const uint8_t[:, ::1] c8
+    cdef const uint16_t[:, ::1] c16
+    cdef const int32_t[:, ::1] c32
+    cdef const void* ptr = NULL
+    cdef int32_t width
+    cdef int64_t n, r
+    dtype = getattr(labels, "dtype", None)
+    if dtype == np.uint8:
+        c8 = labels
+        width, n, r = 1, c8.shape[0], c8.shape[1]
+        if n > 0 and r > 0:
+            ptr = &c8[0, 0]
+    elif dtype == np.uint16:
+        c16 = labels
+        width, n, r = 2, c16.shape[0], c16.shape[1]
+        if n > 0 and r > 0:
+            ptr = &c16[0, 0]
+    elif dtype == np.int32:
+        c32 = labels
+        width, n, r = 4, c32.shape[0], c32.shape[1]
+        if n > 0 and r > 0:
+            ptr = &c32[0, 0]
+    else:
+        raise ValueError(f"labels must be an int32, uint16 or uint8 array, got dtype {dtype}")
+    if offsets.shape[0] != r + 1:
+        raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {r + 1}")
+    cdef const double[::1] w_view
+    cdef double[::1] sum_view
+    cdef double[::1] sq_view
+    cdef const double* w_ptr = NULL
+    cdef double* sum_ptr = NULL
+    cdef double* sq_ptr = NULL
+    row_sum = row_sq = None
+    if weights is not None:
+        w_view = weights
+        if w_view.shape[0] != r:
+            raise ValueError(f"weights has {w_view.shape[0]} entries, expected {r}")
+        row_sum = np.zeros(n, dtype=np.float64)
+        row_sq = np.zeros(n, dtype=np.float64)
+        sum_view = row_sum
+        sq_view = row_sq
+        if n > 0 and r > 0:
+            w_ptr = &w_view[0]
+            sum_ptr = &sum_view[0]
+            sq_ptr = &sq_view[0]
+    cdef int64_t entries
+    with nogil:
+        entries = _cluster_overlaps(ptr, width, n, r, &offsets[0], stride, w_ptr, sum_ptr, sq_ptr, n_threads)
+    return int(entries), row_sum, row_sq

@@ -18,6 +18,12 @@ cdef extern from "cclust/contingency.hpp" namespace "cclust" nogil:
                           int64_t* out, cbool* identity, int n_threads) except +
 
 
+cdef extern from "cclust/overlaps.hpp" namespace "cclust" nogil:
+    int64_t cluster_overlaps(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                             const int64_t* offsets, int64_t stride, const double* weights,
+                             double* row_sum, double* row_sq, int n_threads) except +
+
+
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     cdef cppclass MixedRows:
         int64_t n

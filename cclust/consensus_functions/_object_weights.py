@@ -8,15 +8,11 @@ import numpy as np
 
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
+from cclust.graph._meta import cluster_overlaps
 from cclust.validation import check_array_2d, check_float, memory_budget
 
 #: The smoothing term e of Ren et al. (2017, eq. 4).
 DEFAULT_SMOOTHING = 0.01
-
-#: Rows of the label matrix gathered at once in the confusion sums: bounds that temporary's
-#: memory (a memory knob, unrelated to the compiled engine's chunk of objects).
-_CONFUSION_ROWS = 8192
-
 
 def _check_smoothing(smoothing):
     return check_float(smoothing, "smoothing", low=0, low_open=True)
@@ -29,11 +25,13 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
     (eq. 2), ``w'_i = 4/n sum_j confusion(x_i, x_j)`` (eq. 3) and ``w_i = (w'_i + e) / (1 + e)``
     (eq. 4), so ``w_i`` lies in (0, 1]; large weights mark objects the partitions disagree about.
 
-    Without missing labels no n x n matrix is formed: ``sum_j A_ij = sum_c w_c B_ic |C_c|`` and
-    ``sum_j A_ij^2 = (B W G W B^T)_ii`` with ``G = B^T B`` the sparse cluster-overlap table,
-    computed in row chunks: O(n) memory. With missing labels A is normalised per pair, so its rows
-    are computed in chunks from the sparse one-hot (O(n^2 r) time, O(n) memory beyond a chunk of
-    rows).
+    Without missing labels no n x n matrix is formed: ``sum_j A_ij = sum_r w_r |C_r(x_i)|`` and
+    ``sum_j A_ij^2 = sum_{r, r'} w_r w_r' |C_r(x_i) & C_r'(x_i)|`` (C_r(x) the cluster of x in
+    partition r), which one compiled pass accumulates partition by partition from each
+    cluster's overlaps with the later partitions (:func:`cclust.graph._meta.cluster_overlaps`):
+    O(n r^2) time, O(n + sum K_i) memory. With missing labels A is normalised per pair, so its
+    rows are computed in chunks from the sparse one-hot (O(n^2 r) time, O(n) memory beyond a
+    chunk of rows).
 
     Parameters
     ----------
@@ -76,50 +74,22 @@ def object_weights(ensemble, *, smoothing=DEFAULT_SMOOTHING, max_bytes=None):
             A[np.arange(stop - start), np.arange(start, stop)] = 1.0
             confusion[start:stop] = (A * (1.0 - A)).sum(axis=1)
     else:
-        row_sum, row_sq = _coassociation_row_sums(ensemble)
+        _, row_sum, row_sq = cluster_overlaps(ensemble, sums=True)
         confusion = np.maximum(row_sum - row_sq, 0.0)
+    return _from_confusion(confusion, n, smoothing)
+
+
+def _from_confusion(confusion, n, smoothing):
+    """Eq. 3-4 of Ren et al. (2017) from ``sum_j A_ij (1 - A_ij)``."""
     raw = 4.0 / n * confusion
     return (raw + smoothing) / (1.0 + smoothing)
 
 
-def _coassociation_row_sums(ensemble):
-    """``sum_j A_ij`` and ``sum_j A_ij^2`` of every object i of an ensemble without missing labels,
-    without the one-hot matrices or the n x n co-association.
-
-    With c_i(x) the cluster of x in partition i and G the cluster-overlap table (``G[c, c']`` the
-    objects in both), ``sum_j A_xj = sum_i w_i |c_i(x)|`` and ``sum_j A_xj^2 = sum_i sum_i'
-    w_i w_i' G[c_i(x), c_i'(x)]``. G is read one partition's rows at a time (its contingency
-    table against every partition, K_i x sum K_i) and gathered at the objects' labels in row
-    blocks, over i' >= i only (G is symmetric), so the memory is one such table and a block of
-    labels: O(n + max K_i sum K_i). The whole G (sum K_i)^2, even as a sparse matrix, is nearly
-    dense when the partitions are noisy and K_i grows with n: some 10^9 entries at 10^6 objects
-    and 100 partitions of a few hundred clusters, where this reads a few hundred MB at a time.
-    """
-    L = ensemble.compact_labels()  # the stored codes, read in place (no missing label here)
-    n, r = L.shape
-    w = ensemble.weights
-    starts = ensemble.offsets[:-1]
-    column_weights = np.repeat(w, ensemble.n_clusters)
-    row_sum = np.zeros(n)
-    row_sq = np.zeros(n)
-    for i in range(r):
-        k_i = int(ensemble.n_clusters[i])
-        table = ensemble.contingency(L[:, i], k_i)
-        sizes = table[:, starts[i]:starts[i] + k_i].diagonal().astype(np.float64)
-        # twice the pairs i' > i, once i' = i: the sum over all (i, i') of a symmetric table
-        weighted = table[:, starts[i]:].astype(np.float64)
-        weighted *= column_weights[starts[i]:]
-        weighted[:, k_i:] *= 2.0
-        del table
-        flat = weighted.reshape(-1)
-        width = weighted.shape[1]
-        for start in range(0, n, _CONFUSION_ROWS):
-            stop = min(n, start + _CONFUSION_ROWS)
-            block = L[start:stop, i:] + (starts[i:] - starts[i])   # int64: the codes may be uint8
-            block += (L[start:stop, i].astype(np.int64) * width)[:, None]
-            row_sq[start:stop] += w[i] * flat[block].sum(axis=1)
-            row_sum[start:stop] += w[i] * sizes[L[start:stop, i]]
-    return row_sum, row_sq
+def _weights_and_entries(ensemble, smoothing):
+    """The object weights of an ensemble without missing labels and the entries of its
+    meta-graph, from one pass (what WOMC needs of it)."""
+    entries, row_sum, row_sq = cluster_overlaps(ensemble, sums=True)
+    return _from_confusion(np.maximum(row_sum - row_sq, 0.0), ensemble.n_samples, smoothing), entries
 
 
 def _resolve_object_weights(ensemble, weights, smoothing, max_bytes):

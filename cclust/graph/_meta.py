@@ -8,9 +8,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from cclust._codes import labels_from_codes
 from cclust.ensemble import Ensemble
-from cclust.validation import RandomStateLike, check_random_state, require_memory
+from cclust.validation import RandomStateLike, check_n_jobs, check_random_state, memory_budget, require_memory
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import argmax_random_ties, honour_n_clusters, partition_graph
 from cclust.graph._bipartite import one_hot_in_order
@@ -37,11 +36,11 @@ def meta_graph(ensemble: Ensemble, object_weights: npt.ArrayLike | None = None, 
     return order, graph
 
 
-def _meta_graph_parts(ensemble, object_weights, max_bytes):
+def _meta_graph_parts(ensemble, object_weights, max_bytes, entries=None):
     """The canonical cluster order, the one-hot ``B`` (CSC) in that order, and the meta-graph,
     refused past the budget before it is formed: :func:`meta_graph`, with ``B`` for
     :func:`meta_cluster`."""
-    _require_meta_graph(ensemble, max_bytes)
+    _require_meta_graph(ensemble, max_bytes, entries)
     order = canonical_cluster_order(ensemble)
     B = one_hot_in_order(ensemble, order).tocsc()
     return order, B, _jaccard_graph(B, object_weights)
@@ -54,29 +53,73 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes):
 _META_GRAPH_ENTRY_BYTES = 84
 
 
+#: Every how many objects the sampled counts of the meta-graph's entries read, in turn: the
+#: clusters sharing one of those objects are a subset of those sharing any object, so each
+#: count is a lower bound, and a bound already past the budget refuses at once (a 64th, then an
+#: 8th of the exact count's work).
+_SAMPLE_STRIDES = (64, 8)
+_SAMPLE_STRIDE = _SAMPLE_STRIDES[0]
+
+
+def cluster_overlaps(ensemble, *, sums=False, stride=1):
+    """One compiled pass over the stored label codes: the entries of ``B^T B`` (pairs of
+    clusters sharing an object, the diagonal included) over the objects 0, stride, 2 stride,
+    ..., and with ``sums`` every object's ``sum_j A_xj`` and ``sum_j A_xj^2`` for the weighted
+    co-association A (an ensemble without missing labels). Returns (entries, row_sum, row_sq).
+
+    One partition's clusters at a time, their objects tallied against the partitions after it
+    (the table G = B^T B is symmetric): memory O(n + sum K_i) per thread, never a contingency
+    table or the one-hot (see ``cclust/_ext/include/cclust/overlaps.hpp``)."""
+    from cclust._ext._contingency import cluster_overlaps as overlaps
+
+    weights = np.ascontiguousarray(ensemble.weights, dtype=np.float64) if sums else None
+    return overlaps(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64), weights,
+                    int(stride), check_n_jobs(None))
+
+
 def _meta_graph_entries(ensemble):
     """Entries of ``B^T B`` for the one-hot ``B`` of ``ensemble`` (pairs of clusters sharing an
-    object, the diagonal included), counted from the labels before the one-hot exists.
-
-    They are the non-zero cells of the contingency tables of every two partitions: one table
-    of a partition against all of them (K_i x sum K_i) at a time, so the count holds one such
-    table, never the one-hot matrices (12 bytes a label each) that counting on the product's
-    own structure needed first."""
-    L = ensemble.compact_labels()  # the stored codes: no int32 label matrix made for a count
-    entries = 0
-    for i in range(ensemble.n_partitions):
-        column = labels_from_codes(L[:, i])  # one column as int32, -1 where missing
-        entries += int(np.count_nonzero(ensemble.contingency(column, int(ensemble.n_clusters[i]))))
-    return entries
+    object, the diagonal included), counted from the stored label codes before the one-hot
+    exists: the non-zero cells of the contingency tables of every two partitions."""
+    return cluster_overlaps(ensemble)[0]
 
 
-def _require_meta_graph(ensemble, max_bytes=None):
+def _meta_graph_figure(entries):
+    return entries * _META_GRAPH_ENTRY_BYTES
+
+
+_META_GRAPH_ADVICE = "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)"
+
+
+def _meta_graph_what(ensemble):
+    return f"the meta-graph of {int(ensemble.offsets[-1])} clusters"
+
+
+def _refuse_meta_graph_on_sample(ensemble, max_bytes=None):
+    """Refuse at once when the entries counted on every 64th object, then on every 8th
+    (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget."""
+    budget = memory_budget(max_bytes)
+    for stride in _SAMPLE_STRIDES:
+        if ensemble.n_samples < 4 * stride:
+            continue
+        bound = cluster_overlaps(ensemble, stride=stride)[0]
+        if _meta_graph_figure(bound) > budget:
+            require_memory(_meta_graph_figure(bound),
+                           f"{_meta_graph_what(ensemble)} (at least {bound} pairs of clusters sharing objects, "
+                           f"counted on every {stride}th object)", _META_GRAPH_ADVICE, max_bytes)
+
+
+def _require_meta_graph(ensemble, max_bytes=None, entries=None):
     """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it (or
-    the one-hot it is made from) is formed."""
-    entries = _meta_graph_entries(ensemble)
-    require_memory(entries * _META_GRAPH_ENTRY_BYTES,
-                   f"the meta-graph of {int(ensemble.offsets[-1])} clusters ({entries} pairs of clusters sharing "
-                   "objects)", "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)", max_bytes)
+    the one-hot it is made from) is formed. ``entries``: the exact count when the caller has
+    it; otherwise a lower bound counted on a sample refuses first when it is already too much
+    (:func:`_refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
+    if entries is None:
+        _refuse_meta_graph_on_sample(ensemble, max_bytes)
+        entries = _meta_graph_entries(ensemble)
+    require_memory(_meta_graph_figure(entries),
+                   f"{_meta_graph_what(ensemble)} ({entries} pairs of clusters sharing objects)",
+                   _META_GRAPH_ADVICE, max_bytes)
 
 
 def _jaccard_graph(B, object_weights):
@@ -103,7 +146,7 @@ def _jaccard_graph(B, object_weights):
 
 def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayLike | None, *,
                  random_state: RandomStateLike, ufactor: int | None, method: str, balance: str = "objects",
-                 sizes: str = "equal", max_bytes: int | None = None
+                 sizes: str = "equal", max_bytes: int | None = None, entries: int | None = None
                  ) -> tuple[npt.NDArray[np.int64], float, dict[str, Any]]:
     """MCLA (object_weights None) or WOMC (Ren et al. 2017, eq. 5): meta-graph, METIS, strongest participation.
 
