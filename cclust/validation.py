@@ -521,16 +521,36 @@ def recorded_memory_requests() -> Iterator[list[int]]:
         _requests = outer
 
 
-def require_memory(need: float, what: str, alternative: str, max_bytes: float | None = None) -> int:
+def require_memory(need: float, what: str, alternative: str, max_bytes: float | None = None, *,
+                   lower_bound: bool = False) -> int:
     """Raise MemoryBudgetError unless ``need`` bytes fit the budget; return the budget.
 
     The message names the bytes, the budget, how to raise it and ``alternative`` (the
-    scalable route), so every O(n^2) allocation in cclust refuses in the same words.
+    scalable route), so every O(n^2) allocation in cclust refuses in the same words. With
+    ``lower_bound``, ``need`` is a bound counted on part of the input (the exact figure would
+    take longer to count than the refusal is worth): the message says "at least", and that a
+    ``max_bytes`` of ``need`` may still be refused by the exact figure.
+
+    Examples
+    --------
+    >>> from cclust.validation import require_memory
+    >>> require_memory(2048, "a table", "use a smaller one", max_bytes=4096)
+    4096
+    >>> require_memory(8192, "a table", "use a smaller one", max_bytes=4096, lower_bound=True)
+    Traceback (most recent call last):
+    ...
+    cclust.errors.MemoryBudgetError: a table needs at least 8.0 KiB (8192 bytes), over the memory budget of 4.0 KiB; pass a max_bytes above 8192 (or set CCLUST_MEMORY_BUDGET) to allow it, or use a smaller one.
     """
     budget = memory_budget(max_bytes)
     if _requests is not None:
         _requests.append(int(need))
     if need > budget:
+        if lower_bound:
+            raise MemoryBudgetError(
+                f"{what} needs at least {format_bytes(need)} ({need} bytes), over the memory budget of "
+                f"{format_bytes(budget)}; pass a max_bytes above {need} (or set CCLUST_MEMORY_BUDGET) to "
+                f"allow it, or {alternative}."
+            )
         raise MemoryBudgetError(
             f"{what} needs about {format_bytes(need)} ({need} bytes), over the memory budget of "
             f"{format_bytes(budget)}; pass max_bytes={need} (or set CCLUST_MEMORY_BUDGET) to "

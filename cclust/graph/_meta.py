@@ -106,7 +106,7 @@ def _refuse_meta_graph_on_sample(ensemble, max_bytes=None):
         if _meta_graph_figure(bound) > budget:
             require_memory(_meta_graph_figure(bound),
                            f"{_meta_graph_what(ensemble)} (at least {bound} pairs of clusters sharing objects, "
-                           f"counted on every {stride}th object)", _META_GRAPH_ADVICE, max_bytes)
+                           f"counted on every {stride}th object)", _META_GRAPH_ADVICE, max_bytes, lower_bound=True)
 
 
 def _require_meta_graph(ensemble, max_bytes=None, entries=None):

@@ -127,7 +127,8 @@ def test_a_meta_graph_far_over_the_budget_refuses_on_the_sampled_count(method):
     exact = cluster_overlaps(E)[0]
     with pytest.raises(MemoryBudgetError, match=f"at least .* counted on every {_SAMPLE_STRIDE}th object") as info:
         method(E, 3, random_state=0, max_bytes=10**5)
-    assert "hbgf or kcc" in str(info.value)
+    assert "hbgf or kcc" in str(info.value) and "needs at least" in str(info.value)
+    assert "pass a max_bytes above" in str(info.value)      # the bound is not a figure that would fit
     bound = int(str(info.value).split("at least ")[1].split()[0])
     assert 0 < bound < exact
     eighth = cluster_overlaps(E, stride=8)[0]
