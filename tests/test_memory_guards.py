@@ -390,13 +390,17 @@ def _ensemble(n, r, k_range=None, seed=0):
 #: CSPA's dense graphs, LCE's RA links, and the two sum K_i x sum K_i structures, the MCLA
 #: meta-graph and GP-MGLA's SACT (many clusters: 40 and then 70 partitions of 30-60, so that the
 #: structure itself grows threefold between the two; the number of objects hardly matters to it).
+#: GV3's case has many clusters too (its three Gram matrices dominate, 45 and 129 MB; with 20
+#: partitions of the default K_i they took 9 MB, within SLACK of half the figure), and 20
+#: descent steps (its peak comes in the first ones; the keyword arguments cut work, not
+#: structures).
 FIGURE_CASES = {
-    "gv3": ((3000, 6000), 20, None),
-    "wosp": ((1000, 2000), 10, None),
+    "gv3": ((1000, 2000), (30, 50), (30, 60), {"max_iter": 20}),
+    "wosp": ((700, 1400), 10, None),
     "lce": ((2000, 6000), 20, None),
     "mcla": ((1000, 2000), (40, 70), (30, 60)),
     "cspa": ((1000, 2000), 10, None),
-    "gp-mgla": ((1000, 2000), (40, 70), (30, 60)),
+    "gp-mgla": ((400, 800), (40, 70), (30, 60)),
 }
 
 
@@ -409,10 +413,11 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name):
     peak / figure: 0.8-1.3."""
     from cclust.testing import peak_memory
 
-    sizes, r, k_range = FIGURE_CASES[name]
+    sizes, r, k_range, *kwargs = FIGURE_CASES[name]
     partitions = r if isinstance(r, tuple) else (r,) * len(sizes)
     problems = [_ensemble(n, r_, k_range) for n, r_ in zip(sizes, partitions)]
-    peaks = peak_memory(problems, [(name, {})], n_clusters=4, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
+    peaks = peak_memory(problems, [(name, kwargs[0] if kwargs else {})], n_clusters=4,
+                        env={"CCLUST_MEMORY_BUDGET": str(2**40)})
     for (_, E), peak in zip(problems, peaks):
         if peak[name].get("source") != "rss":
             pytest.skip("the resident-set high-water mark cannot be reset here")
