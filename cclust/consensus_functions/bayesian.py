@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 
 from cclust._lloyd import best_of_restarts
+from cclust._codes import missing_mask
 from cclust.base import declare
 from cclust.consensus_functions._starts import initial_labelings, label_distributions
 from cclust.ensemble import require_every_object_labelled
@@ -54,6 +55,7 @@ from cclust.validation import (
     check_n_jobs,
     check_random_state,
     renamed_threads,
+    require_memory,
 )
 from cclust.ensemble import EnsembleLike
 from cclust.validation import RandomStateLike
@@ -66,6 +68,17 @@ BCE_INITS = ("k-means++", "random")
 
 #: ``extras["gamma"]`` (n x K) and ``extras["beta"]`` are filled only up to this many objects.
 BCE_EXTRAS_MAX_SAMPLES = 10_000
+
+
+def _bce_bytes(r, m, row_copy, k, n, n_init):
+    """Bytes bce holds at its peak for m distinct label rows of n objects, asked before any is
+    made: 21 a label of a distinct row (the observed mask, 1; the int64 slots, 8; the first
+    M-step's float64 multiplicities and its sparse matrix, 12) and ``row_copy`` more when rows are
+    merged (the distinct rows' codes); 28 a row and cluster (gamma, the E-step's result and the
+    bound's m x K terms, float64); 8 an object and restart (the starting labellings). The stored
+    codes are read in place. Measured: 21 to 22 bytes a label and 29 a row and cluster at
+    2 * 10^4 and 4 * 10^4 objects (every row distinct) x 10 and 50 partitions, K = 8."""
+    return (21 + row_copy) * m * r + 28 * m * k + 8 * n * n_init
 
 
 def _expected_log_theta(gamma):
@@ -232,7 +245,8 @@ def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol,
 @declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
 def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, smoothing: float = 1e-6,
         init: str = "k-means++", n_init: int = 5, max_iter: int = 500, tol: float = 1e-4, e_step_tol: float = 1e-4,
-        e_step_max_iter: int = 100, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+        e_step_max_iter: int = 100, max_bytes: int | None = None, random_state: RandomStateLike = None,
+        n_jobs: int | None = None) -> ConsensusResult:
     """Bayesian cluster ensembles by variational EM (Wang, Shan & Banerjee 2009, 2011).
 
     The generative model (Wang et al. 2011): ``theta_x ~ Dirichlet(alpha)`` per object;
@@ -298,6 +312,11 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     e_step_max_iter : int, default=100
         Updates of gamma per object and E-step; the next E-step continues from where this one
         stopped, so a cap only spreads the work over iterations.
+    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked once the distinct label rows (m of them) are known and before anything else is
+        made: 21 bytes a label of a distinct row (plus a copy of their codes when rows are
+        merged), 28 a distinct row and cluster, and 8 an object and restart.
     random_state : int, Generator or None
     n_jobs : int or None, default=None
         Threads of the compiled E-step (None: every core,
@@ -340,12 +359,19 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
 
     n, r = E.n_samples, E.n_partitions
     groups = E.distinct_rows()
+    m = n if groups is None else int(groups[0].shape[0])
+    # the stored codes, read in place (no int32 copy of the label matrix)
+    codes = E.compact_labels()
+    require_memory(_bce_bytes(r, m, codes.itemsize if groups is not None else 0, n_clusters, n, n_init),
+                   f"bce's label slots and variational parameters for {m} distinct label rows of {n} objects x "
+                   f"{r} partitions and {n_clusters} clusters",
+                   "use kcc or em-mixture (no int64 copy of the labels), or fewer restarts (n_init)", max_bytes)
     if groups is None:
-        rows, inverse, counts = E.labels, np.arange(n), np.ones(n)
+        rows, inverse, counts = codes, np.arange(n), np.ones(n)
     else:
         first, inverse, counts = groups
-        rows, counts = E.labels[first], counts.astype(np.float64)
-    present = rows >= 0
+        rows, counts = codes[first], counts.astype(np.float64)
+    present = ~missing_mask(rows)
     slots = np.ascontiguousarray(np.where(present, rows, 0) + E.offsets[:-1][None, :], dtype=np.int64)
     times = E.weights * r
     offsets = E.offsets

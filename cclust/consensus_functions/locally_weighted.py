@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from cclust._codes import labels_from_codes
 from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
@@ -111,8 +112,9 @@ def _uncertainty(E):
     """H(C) of every cluster of the (canonical) Ensemble E, in its one-hot column order."""
     M = E.n_partitions
     H = np.zeros(int(E.offsets[-1]))
+    codes = E.compact_labels()   # one column at a time: no int32 copy of the label matrix
     for m in range(M):
-        table = E.contingency(E.labels[:, m], int(E.n_clusters[m])).astype(np.float64)
+        table = E.contingency(labels_from_codes(codes[:, m]), int(E.n_clusters[m])).astype(np.float64)
         size = table.sum(axis=0)
         p = table / np.where(size > 0, size, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -122,13 +124,21 @@ def _uncertainty(E):
 
 
 def _to_input_order(values, E, original, columns):
-    """Per-cluster values of the canonical ensemble E in the input ensemble's one-hot order."""
-    B = E.one_hot().tocsc()
-    B.sort_indices()
-    first = B.indices[B.indptr[:-1]]                        # first member of every cluster
+    """Per-cluster values of the canonical ensemble E in the input ensemble's one-hot order.
+
+    The first member of every cluster is read from the stored codes one partition at a time
+    (the canonical ensemble numbers clusters by first appearance, so cluster l starts where
+    a partition's running maximum first reaches l): no one-hot matrix, no int32 label matrix."""
+    codes = E.compact_labels()
+    first = np.empty(int(E.offsets[-1]), dtype=np.int64)    # first member of every cluster
+    for i in range(E.n_partitions):
+        labels = labels_from_codes(codes[:, i])
+        running = np.maximum.accumulate(labels)
+        starts = np.flatnonzero(labels[1:] > running[:-1]) + 1
+        first[E.offsets[i]:E.offsets[i + 1]] = np.concatenate([[0], starts]) if labels[0] >= 0 else starts
     column = np.repeat(np.arange(E.n_partitions), E.n_clusters)
     source = columns[column]
-    index = original.offsets[source] + original.labels[first, source]
+    index = original.offsets[source] + original.compact_labels()[first, source].astype(np.int64)
     out = np.empty_like(values)
     out[index] = values
     return out
@@ -450,8 +460,8 @@ def _group_distances(E, weighted, fine, max_bytes):
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THETA, cut: str = "tcut", n_init: int = 3,
-         max_iter: int = 100, ufactor: int | None = None, random_state: RandomStateLike = None,
-         n_jobs: int | None = None) -> ConsensusResult:
+         max_iter: int = 100, ufactor: int | None = None, max_bytes: int | None = None,
+         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Locally weighted graph partitioning, LWGP (Huang, Wang & Lai 2018, Algorithm 2).
 
     The locally weighted bipartite graph (Definition 8, eq. 25-26) joins object x to every
@@ -480,6 +490,10 @@ def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THET
         The transfer cut's k-means runs and Lloyd iterations.
     ufactor : int, default=None
         METIS balance tolerance (``cut="metis"`` only).
+    max_bytes : int, default=None
+        Memory budget of the transfer cut (default: the ``CCLUST_MEMORY_BUDGET`` environment
+        variable, else 2 GiB), asked for the graph and the cut together before the graph is
+        made, as :func:`cclust.consensus_functions.ultra_scalable.tcut` asks it.
     random_state : int, Generator or None
         Seeds k-means (or METIS).
     n_jobs : int, default=None
@@ -520,6 +534,10 @@ def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THET
             "transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters or pass "
             "cut='metis'.")
     rng = check_random_state(random_state)
+    if cut == "tcut":
+        from cclust.consensus_functions.ultra_scalable import require_transfer_cut
+
+        require_transfer_cut(E, n_clusters, "lwgp", max_bytes)
     H, values = _ensemble_values(E, theta)
     edge_values = E.n_partitions * E.weights[np.repeat(np.arange(E.n_partitions), E.n_clusters)] * values
     extras = {"eci": _to_input_order(values, E, original, columns),

@@ -25,6 +25,7 @@ from cclust.validation import (
     check_n_jobs,
     check_random_state,
     renamed_threads,
+    require_memory,
 )
 from cclust.consensus_functions._starts import INITS, initial_labelings, ipvc_pass, kernel, label_distributions
 from cclust.ensemble import as_ensemble
@@ -33,6 +34,15 @@ from cclust.base import declare
 from cclust.result import ConsensusResult
 from cclust.ensemble import EnsembleLike
 from cclust.validation import RandomStateLike
+
+#: Bytes em-mixture holds at its peak, asked of the memory budget before its one-hot is made:
+#: 13 a label (the one-hot matrix, 12 bytes a stored entry, and the M-step's product) and 56 an
+#: object and component (seven n x K float64 arrays: the responsibilities, the E-step's scores,
+#: their shifted exponentials and normalised copy, the best run's responsibilities), plus 8 an
+#: object and restart (the starting labellings, int64). Measured: 13.2 bytes a label and 54 an
+#: object and component at 4 * 10^4 objects x 10 and 50 partitions, K = 8.
+EM_LABEL_BYTES = 13
+EM_OBJECT_CLUSTER_BYTES = 56
 
 __all__ = ["em_mixture"]
 
@@ -72,7 +82,8 @@ def _log_prior(alpha, theta, smoothing):
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
                smoothing: float = 1e-3, init: str = "k-means++", n_init: int = 10, max_iter: int = 200,
-               tol: float = 1e-8, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+               tol: float = 1e-8, max_bytes: int | None = None, random_state: RandomStateLike = None,
+               n_jobs: int | None = None) -> ConsensusResult:
     """EM consensus: a finite mixture of multinomials on the label vectors (Topchy et al. 2004).
 
     The model (Topchy et al., eq. 2-4): ``P(y_x) = sum_m alpha_m prod_i theta_mi(y_xi)``. EM
@@ -109,6 +120,11 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     tol : float, default=1e-8
         A run stops when the penalised log-likelihood improves by less than ``tol`` times its
         magnitude.
+    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the one-hot is made for ``EM_LABEL_BYTES`` = 13 bytes a label,
+        ``EM_OBJECT_CLUSTER_BYTES`` = 56 bytes an object and component and 8 bytes an object and
+        restart (see the constants' note).
     random_state : int, Generator or None
     n_jobs : int, default=None
 
@@ -138,9 +154,13 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
     n = E.n_samples
+    require_memory(EM_LABEL_BYTES * n * E.n_partitions + EM_OBJECT_CLUSTER_BYTES * n * n_clusters + 8 * n * n_init,
+                   f"em-mixture's one-hot matrix and responsibilities for {n} objects x {E.n_partitions} "
+                   f"partitions and {n_clusters} components",
+                   "use kcc (memory linear in n r, no one-hot), or fewer restarts (n_init)", max_bytes)
     C = E.compact_labels()  # read in place by the lookup pass
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
-    B = E.one_hot()
+    B = E.one_hot(max_bytes=max_bytes)
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)
 
     # Only the best run (of those using every component, else of all) keeps its responsibilities:

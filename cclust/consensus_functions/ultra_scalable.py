@@ -38,8 +38,10 @@ from cclust.graph import (
     one_hot_in_order,
     tcut as transfer_cut,
 )
+from cclust.graph._tcut import transfer_cut_bytes
 from cclust.result import ConsensusResult
-from cclust.validation import check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads
+from cclust.validation import (check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads,
+                               require_memory)
 from cclust.ensemble import EnsembleLike
 from cclust.validation import RandomStateLike
 
@@ -62,10 +64,21 @@ def bipartite_cluster_graph(ensemble):
     return B, groups
 
 
+def require_transfer_cut(ensemble, n_clusters, what, max_bytes=None):
+    """Ask the memory budget for the transfer cut of ``ensemble``'s object-cluster graph
+    (:func:`cclust.graph._tcut.transfer_cut_bytes`), before the graph is made."""
+    n_rows = ensemble.n_distinct_rows
+    n_columns = int(ensemble.offsets[-1])
+    need = transfer_cut_bytes(ensemble.n_samples, n_rows, n_rows * ensemble.n_partitions, n_columns, n_clusters)
+    require_memory(need, f"{what}'s transfer cut of {n_rows} distinct label rows x {n_columns} clusters",
+                   "use kcc (memory linear in n r, no graph), or fuse fewer partitions", max_bytes)
+
+
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: int = 100,
-         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+         max_bytes: int | None = None, random_state: RandomStateLike = None,
+         n_jobs: int | None = None) -> ConsensusResult:
     """Transfer cut of the object-cluster bipartite graph (U-SENC's consensus function).
 
     The consensus function of U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2.2), usable on
@@ -87,6 +100,12 @@ def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: 
         k-means runs on the embedding (k-means++ seeding), the lowest sum of squares kept.
     max_iter : int, default=100
         Lloyd iterations per run.
+    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the graph is made for the graph and the cut together
+        (:data:`cclust.graph.TCUT_DENSE_MAX` decides the route): 10 bytes an edge and 27 a
+        pair of clusters on the dense route, 26 an edge on the Lanczos route, and 32 an object
+        and consensus cluster.
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None
@@ -115,6 +134,7 @@ def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: 
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_jobs = check_n_jobs(n_jobs)
     rng = check_random_state(random_state)
+    require_transfer_cut(ensemble, n_clusters, "tcut", max_bytes)
     B, groups = bipartite_cluster_graph(ensemble)
     n_distinct = B.shape[0]
     check_distinct_label_vectors(n_clusters, n_distinct)
@@ -130,12 +150,49 @@ def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: 
                                                               "n_microclusters": int(n_distinct)})
 
 
+#: Bytes a U-SPEC clusterer of usenc holds at its peak: per object and nearest representative
+#: 58 (the neighbours, int64; their distances and affinities, float64; the CSR affinity rows
+#: and the transfer cut's row sums), per object and cluster 16 (the transferred embedding and
+#: k-means' buffers, float64, at the middle of the K_i range), per pair of representatives 13
+#: (the dense column graph of the transfer cut and its scaled copy, once: the clusterers
+#: running at once do not reach it together). Measured with 4 and 5 clusterers at 2 * 10^4 and
+#: 4 * 10^4 objects of 3 features, p = 1000, k = 5, K_i in [20, 60]: 835 bytes an object with one
+#: clusterer at a time, 1450 with two, 12.5 to 12.9 bytes a pair of representatives.
+USPEC_OBJECT_NEIGHBOR_BYTES = 58
+USPEC_OBJECT_CLUSTER_BYTES = 16
+USPEC_REPRESENTATIVE_PAIR_BYTES = 13
+
+
+def usenc_bytes(n, n_given, given_columns, n_partitions, workers, p, k, k_range, n_clusters):
+    """Bytes usenc holds at its peak, the larger of its two phases, for n objects, ``n_given``
+    given partitions of ``given_columns`` clusters (0 and 0 for the paper's pipeline) and
+    ``n_partitions`` U-SPEC clusterers run ``workers`` at a time (p representatives, k nearest,
+    K_i in ``k_range``):
+
+    * generation: each running clusterer's per-object arrays, one dense representative graph
+      (see the constants' note) and the labels made (int64, 8 bytes an object and partition);
+    * consensus: with given partitions, their int32 labels, the generated ones' and the joined
+      matrix (4 bytes an object and partition each), the joined ensemble's codes (2 bytes), and
+      the transfer cut of every label row (all distinct) against the given clusters and the
+      generated ones (K_i at the middle of ``k_range``), :func:`transfer_cut_bytes`.
+    """
+    low, high = k_range
+    middle = (low + high) // 2
+    per_object = USPEC_OBJECT_NEIGHBOR_BYTES * k + USPEC_OBJECT_CLUSTER_BYTES * middle
+    generation = workers * per_object * n + USPEC_REPRESENTATIVE_PAIR_BYTES * p * p + 8 * n * n_partitions
+    total = n_given + n_partitions
+    stacked = 4 * n * (n_given + n_partitions + total) if n_given else 0
+    consensus = stacked + 2 * n * total + transfer_cut_bytes(n, n, n * total, given_columns + n_partitions * middle,
+                                                             n_clusters)
+    return max(generation, consensus)
+
+
 @renamed_threads
 @declare(requires_X=True, handles_missing=True, object_order="distribution", generates_ensemble=True)
 def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n_partitions: int = 20,
           k_range: tuple[int, int] | None = None, n_representatives: int | None = None, n_neighbors: int = 5,
-          n_init: int = 3, max_iter: int = 100, random_state: RandomStateLike = None,
-          n_jobs: int | None = None) -> ConsensusResult:
+          n_init: int = 3, max_iter: int = 100, max_bytes: int | None = None,
+          random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Ultra-scalable ensemble clustering, U-SENC (Huang, Wang, Wu, Lai & Kwoh 2020, sec. 3.2).
 
     ``n_partitions`` U-SPEC clusterers of ``X`` (:func:`cclust.uspec.uspec_ensemble`: own
@@ -170,6 +227,11 @@ def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n
         :func:`cclust.uspec.default_representatives`; K = 5, the paper's).
     n_init, max_iter : int, default=3, 100
         k-means of the consensus transfer cut.
+    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before anything is generated for the larger of the generation (the clusterers
+        running at once, each with its graph and transfer cut) and the consensus (the joined
+        labels and their transfer cut); see :func:`usenc_bytes`.
     random_state : int, Generator or None
     n_jobs : int, default=None
         Threads over the U-SPEC clusterers and of the consensus k-means; the labels do not
@@ -205,6 +267,7 @@ def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n
     >>> ari(usenc(None, 3, X=X, random_state=0).labels, y) > 0.95
     True
     """
+    from cclust._spectral import check_ensemble
     from cclust.uspec import uspec_ensemble
     from cclust.validation import check_array_2d
 
@@ -216,6 +279,14 @@ def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n
                 f"X has {X.shape[0]} rows but the ensemble labels {ensemble.n_samples} objects; pass the "
                 "features of the ensemble's objects, in the same order.")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=max(2, X.shape[0]))
+    _, _, n_partitions, p, k, k_bounds, _, _ = check_ensemble(X, n_clusters, n_partitions, k_range,
+                                                               n_representatives, n_neighbors, 1, 1)
+    workers = min(check_n_jobs(n_jobs), n_partitions)
+    given = (0, 0) if ensemble is None else (ensemble.n_partitions, int(ensemble.offsets[-1]))
+    require_memory(usenc_bytes(X.shape[0], given[0], given[1], n_partitions, workers, p, k, k_bounds, n_clusters),
+                   f"usenc's {n_partitions} U-SPEC clusterers ({workers} at a time) and the transfer cut of "
+                   f"{X.shape[0]} objects", "pass fewer n_partitions, n_representatives or n_jobs, or use kcc on "
+                   "an ensemble generated by parts", max_bytes)
     generated = uspec_ensemble(X, n_clusters, n_partitions=n_partitions, k_range=k_range,
                                n_representatives=n_representatives, n_neighbors=n_neighbors,
                                random_state=random_state, n_jobs=n_jobs)
@@ -225,8 +296,8 @@ def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n
         r = ensemble.n_partitions
         joined = Ensemble(np.column_stack([ensemble.labels, generated.labels]),
                           weights=np.concatenate([ensemble.weights * r, np.ones(generated.n_partitions)]))
-    result = tcut(joined, n_clusters, n_init=n_init, max_iter=max_iter, random_state=random_state,
-                  n_jobs=n_jobs)
+    result = tcut(joined, n_clusters, n_init=n_init, max_iter=max_iter, max_bytes=max_bytes,
+                  random_state=random_state, n_jobs=n_jobs)
     return ConsensusResult.from_labels(result.labels, objective=result.objective, objective_name=_OBJECTIVE,
                                        method="usenc", extras=dict(result.extras,
                                                                    n_generated=generated.n_partitions))
