@@ -535,7 +535,7 @@ def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THET
             "cut='metis'.")
     rng = check_random_state(random_state)
     if cut == "tcut":
-        from cclust.consensus_functions.ultra_scalable import require_transfer_cut
+        from cclust.graph._tcut import require_transfer_cut
 
         require_transfer_cut(E, n_clusters, "lwgp", max_bytes)
     H, values = _ensemble_values(E, theta)

@@ -38,7 +38,7 @@ from cclust.graph import (
     one_hot_in_order,
     tcut as transfer_cut,
 )
-from cclust.graph._tcut import transfer_cut_bytes
+from cclust.graph._tcut import require_transfer_cut, transfer_cut_bytes
 from cclust.result import ConsensusResult
 from cclust.validation import (check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads,
                                require_memory)
@@ -62,16 +62,6 @@ def bipartite_cluster_graph(ensemble):
     values = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     B = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=values)
     return B, groups
-
-
-def require_transfer_cut(ensemble, n_clusters, what, max_bytes=None):
-    """Ask the memory budget for the transfer cut of ``ensemble``'s object-cluster graph
-    (:func:`cclust.graph._tcut.transfer_cut_bytes`), before the graph is made."""
-    n_rows = ensemble.n_distinct_rows
-    n_columns = int(ensemble.offsets[-1])
-    need = transfer_cut_bytes(ensemble.n_samples, n_rows, n_rows * ensemble.n_partitions, n_columns, n_clusters)
-    require_memory(need, f"{what}'s transfer cut of {n_rows} distinct label rows x {n_columns} clusters",
-                   "use kcc (memory linear in n r, no graph), or fuse fewer partitions", max_bytes)
 
 
 @renamed_threads

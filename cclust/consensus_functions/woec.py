@@ -71,7 +71,7 @@ from cclust.graph import (
     top_neighbor_graph,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
-from cclust.graph._meta import _refuse_meta_graph_on_sample
+from cclust.graph._meta import refuse_meta_graph_on_sample
 from cclust.base import declare
 from cclust.result import ConsensusResult
 from cclust.consensus_functions._object_weights import (
@@ -156,7 +156,7 @@ def womc(ensemble: EnsembleLike, n_clusters: int, *, object_weights: npt.ArrayLi
     sizes = check_sizes(sizes)
     # The meta-graph's refusal first (a count on a sample of the objects), then one pass for
     # the object weights and the meta-graph's exact entries.
-    _refuse_meta_graph_on_sample(ensemble, max_bytes)
+    refuse_meta_graph_on_sample(ensemble, max_bytes)
     entries = None
     if object_weights is None and not ensemble.has_missing:
         if max_bytes is not None:
@@ -637,7 +637,7 @@ def wokmeans(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, objec
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
     rng = check_random_state(random_state)
-    require_memory(n * (_WOKMEANS_OBJECT_BYTES + 8 * X.shape[1]),
+    require_memory(n * (_WOKMEANS_OBJECT_BYTES + 8 * np.shape(X)[1]),
                    f"wokmeans on {n} objects (object weights and K-means passes)",
                    "use fewer objects (a sample) or kcc, which reads the labels only", max_bytes)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)

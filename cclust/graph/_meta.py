@@ -95,7 +95,7 @@ def _meta_graph_what(ensemble):
     return f"the meta-graph of {int(ensemble.offsets[-1])} clusters"
 
 
-def _refuse_meta_graph_on_sample(ensemble, max_bytes=None):
+def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
     """Refuse at once when the entries counted on every 64th object, then on every 8th
     (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget."""
     budget = memory_budget(max_bytes)
@@ -113,9 +113,9 @@ def _require_meta_graph(ensemble, max_bytes=None, entries=None):
     """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it (or
     the one-hot it is made from) is formed. ``entries``: the exact count when the caller has
     it; otherwise a lower bound counted on a sample refuses first when it is already too much
-    (:func:`_refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
+    (:func:`refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
     if entries is None:
-        _refuse_meta_graph_on_sample(ensemble, max_bytes)
+        refuse_meta_graph_on_sample(ensemble, max_bytes)
         entries = _meta_graph_entries(ensemble)
     require_memory(_meta_graph_figure(entries),
                    f"{_meta_graph_what(ensemble)} ({entries} pairs of clusters sharing objects)",

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from cclust.errors import ValidationError
 from cclust.graph._merge import Groups
 from cclust.validation import (RandomStateLike, available_cores, busy_elsewhere, check_int, check_random_state,
-                               renamed_threads)
+                               renamed_threads, require_memory)
 from cclust.graph._metis import honour_n_clusters
 from cclust.graph._bipartite import has_empty_part
 
@@ -46,6 +46,16 @@ def transfer_cut_bytes(n_objects: int, n_rows: int, n_edges: int, n_columns: int
     graph = (TCUT_EDGE_BYTES_DENSE * n_edges + TCUT_COLUMN_PAIR_BYTES * n_columns * n_columns if dense
              else TCUT_EDGE_BYTES_LANCZOS * n_edges)
     return int(graph + TCUT_OBJECT_CLUSTER_BYTES * n_objects * min(n_clusters, n_columns))
+
+
+def require_transfer_cut(ensemble: Any, n_clusters: int, what: str, max_bytes: int | None = None) -> None:
+    """Ask the memory budget for the transfer cut of ``ensemble``'s object-cluster graph
+    (:func:`transfer_cut_bytes`), before the graph is made."""
+    n_rows = ensemble.n_distinct_rows
+    n_columns = int(ensemble.offsets[-1])
+    need = transfer_cut_bytes(ensemble.n_samples, n_rows, n_rows * ensemble.n_partitions, n_columns, n_clusters)
+    require_memory(need, f"{what}'s transfer cut of {n_rows} distinct label rows x {n_columns} clusters",
+                   "use kcc (memory linear in n r, no graph), or fuse fewer partitions", max_bytes)
 
 
 class TransferCut:
