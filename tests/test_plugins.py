@@ -21,7 +21,7 @@ import cclust
 import cclust._builtins
 import cclust.registry
 from cclust.errors import ContractError, PluginLoadError, RegistryConflictError, RegistryWarning
-from cclust.testing import CONSENSUS_CHECKS, check_consensus, check_registered
+from cclust.testing import CONSENSUS_CHECKS, check_registered
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "plugins" / "cclust-example"
@@ -58,10 +58,9 @@ def test_example_is_found_through_its_entry_point(example_plugin):
     assert "ccpivot" not in cclust.registry.conflicts()
 
 
-def test_example_passes_the_conformance_kit(example_plugin):
-    # by its registered name, with the defaults (test_example_each_check runs them one by one)
+def test_example_passes_the_registration_check(example_plugin):
+    # by its registered name; the conformance kit runs once, one check at a time, below
     check_registered("ccpivot")
-    check_consensus("ccpivot", n_clusters=4, random_state=7)
 
 
 @pytest.mark.parametrize("check", CONSENSUS_CHECKS, ids=lambda check: check.__name__)

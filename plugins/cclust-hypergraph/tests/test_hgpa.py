@@ -9,7 +9,7 @@ from cclust_hypergraph import PRESETS, build_hypergraph, hgpa
 import cclust
 from cclust import Ensemble
 from cclust.errors import ValidationError
-from cclust.testing import check_consensus, parametrize_with_checks, same_partition
+from cclust.testing import parametrize_with_checks, same_partition
 
 
 def _installed():
@@ -35,11 +35,6 @@ OPTIONS = {"object_order": "distribution"}
 @parametrize_with_checks([hgpa], kind="consensus", options={hgpa: OPTIONS})
 def test_conformance(obj, check):
     check(obj)
-
-
-@pytest.mark.parametrize("n_clusters, random_state", [(2, 0), (5, 2)])
-def test_conformance_kit_other_sizes(n_clusters, random_state):
-    check_consensus(hgpa, n_clusters=n_clusters, random_state=random_state, **OPTIONS)
 
 
 @needs_install
