@@ -37,7 +37,7 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
-from cclust.selection._sketched import select_k_on_sketches
+from cclust.selection._sketched import select_k_on_sketches, shared_reference_pacs
 
 if TYPE_CHECKING:
     from anndata import AnnData
@@ -150,7 +150,9 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     ``n_sketches >= 2`` that many independent sketches are run: the result is the first one's,
     with the K each chose (``sketch_best_k``) and, per K, the mean adjusted Rand index between
     the sketches' labels of all the objects (``sketch_agreement``), which says how much the
-    answer depends on the sample.
+    answer depends on the sample. The reference null is drawn once, for the first sketch: the
+    later sketches (of the same size, from the same objects, so of the same reference shape up
+    to the sample) are judged against its reference PACs, which spares most of their time.
 
     **A dask array** as ``data`` (rows chunked, chunk sizes known) gives the same result as
     ``select_k(data.compute())``, for any chunking, scheduler and number of workers, without
@@ -643,25 +645,28 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     delta = delta_area(area)
     reference = {}
     if null is not None:
-        shape = _reference.ReferenceShape(X)
-        reference_pacs = np.empty((n_references, len(ks)))
-        with progress(total=n_references, desc="select_k (reference null)", verbose=verbose) as bar:
-            for b in range(n_references):
-                seq = np.random.SeedSequence(root, spawn_key=(3, b))
-                draw_seed, run_seed = seq.spawn(2)
-                Xb = shape.draw(null, np.random.default_rng(draw_seed))
-                run_root = int(run_seed.generate_state(1)[0])
-                if monti:
-                    runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, threads, features, algorithm,
-                                                 init, distance, inner_linkage, n_init)
-                else:
-                    runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
-                                             method_params, run_root, n_jobs, features, full_fit=False)[0]
-                              for k in ks}
-                for row, k in enumerate(ks):
-                    reference_pacs[b, row] = _monti.pac_only(runs_b.pop(k), (low, high),
-                                                             pairs=pairs if route == "sparse" else None)
-                bar.update(1)
+        # the sketch route's later sketches are judged against the first sketch's reference data
+        reference_pacs = shared_reference_pacs(ks, n_references)
+        if reference_pacs is None:
+            shape = _reference.ReferenceShape(X)
+            reference_pacs = np.empty((n_references, len(ks)))
+            with progress(total=n_references, desc="select_k (reference null)", verbose=verbose) as bar:
+                for b in range(n_references):
+                    seq = np.random.SeedSequence(root, spawn_key=(3, b))
+                    draw_seed, run_seed = seq.spawn(2)
+                    Xb = shape.draw(null, np.random.default_rng(draw_seed))
+                    run_root = int(run_seed.generate_state(1)[0])
+                    if monti:
+                        runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, threads, features, algorithm,
+                                                     init, distance, inner_linkage, n_init)
+                    else:
+                        runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
+                                                 method_params, run_root, n_jobs, features, full_fit=False)[0]
+                                  for k in ks}
+                    for row, k in enumerate(ks):
+                        reference_pacs[b, row] = _monti.pac_only(runs_b.pop(k), (low, high),
+                                                                 pairs=pairs if route == "sparse" else None)
+                    bar.update(1)
         rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)
         p_mc = _reference.monte_carlo_p(pac, reference_pacs)
         p_predicted = _reference.predictive_p(pac, reference_pacs)
