@@ -574,7 +574,7 @@ def test_row_scale_needs_uc_without_a_dense_block(rng):
 
 @pytest.mark.parametrize("d, n_trials", [(1, 1), (7, 5), (25, 3)], ids=["d1-t1", "d7-t5", "d25-t3"])
 def test_dense_kmeanspp_matches_reference_at_any_width(d, n_trials, rng):
-    # the candidate pass on dense rows only compares the candidates feature by feature; each cost
+    # the candidate pass on dense rows only sums four candidates side by side; each cost
     # must still be the reference's sum of squared differences in feature order, bit for bit
     rows = make_rows(rng, 150, d=d, dense_weight=1.3)
     n_clusters = 7
