@@ -20,6 +20,9 @@ virtual environment, named by ``--sc3s-python`` (``python -m venv env && env/bin
 "numpy<2" sc3s``). Peak memory is each process's ``ru_maxrss``.
 
     python benchmarks/bench_sc3s.py --sizes 100000 1000000 --sc3s-python ../sc3s-venv/bin/python
+
+``--cclust-before DIR`` also runs the cclust source tree in DIR (e.g. an earlier commit's, with its
+compiled modules) just before the current one, so that before and after share the load.
 """
 import argparse
 import json
@@ -35,6 +38,7 @@ N_FEATURES = 25
 
 CCLUST = r"""
 import json, resource, sys, time
+sys.path[:0] = sys.argv[4:5]          # --cclust-before: that source tree first
 import numpy as np
 import cclust
 path, y_path, mode = sys.argv[1:4]
@@ -89,8 +93,8 @@ def blobs(n, seed):
     return np.ascontiguousarray(X[order]), y[order]
 
 
-def run(python, script, path, y_path, mode):
-    out = subprocess.run([python, "-c", script, path, y_path, mode], capture_output=True, text=True)
+def run(python, script, path, y_path, mode, *extra):
+    out = subprocess.run([python, "-c", script, path, y_path, mode, *extra], capture_output=True, text=True)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -103,6 +107,9 @@ def main(argv=None):
     parser.add_argument("--sc3s-python", default=sys.executable,
                         help="a Python whose environment has sc3s (numpy<2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cclust-before", default=None,
+                        help="a cclust source tree (compiled modules in place) run before this one, for a "
+                             "before/after row in the same run")
     args = parser.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     print("| n | K | tool | K used | ARI | wall s | CPU s | peak GiB | time ratio (SC3s / cclust) | load |")
@@ -114,10 +121,14 @@ def main(argv=None):
             np.save(path, X)
             np.save(y_path, y)
             for mode in args.modes:
+                tools = []
+                if args.cclust_before:
+                    tools.append(("cclust, before", run(sys.executable, CCLUST, path, y_path, mode,
+                                                        os.path.abspath(args.cclust_before))))
                 ours = run(sys.executable, CCLUST, path, y_path, mode)
-                theirs = run(args.sc3s_python, SC3S, path, y_path, mode)
+                tools += [("cclust", ours), ("SC3s", run(args.sc3s_python, SC3S, path, y_path, mode))]
                 label = "given (8)" if mode == "given" else "chosen in 2..10"
-                for tool, res in (("cclust", ours), ("SC3s", theirs)):
+                for tool, res in tools:
                     if "error" in res:
                         print(f"| {n} | {label} | {tool} | failed: {res['error'][:80]} | | | | | | "
                               f"{os.getloadavg()[0]:.2f} |", flush=True)

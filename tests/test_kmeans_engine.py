@@ -570,3 +570,15 @@ def test_row_scale_needs_uc_without_a_dense_block(rng):
         rows = make_rows(rng, 50, **shape)
         with pytest.raises(ValueError, match="row_scale needs the squared Euclidean"):
             km.lloyd(*rows, np.zeros(50, dtype=np.int32), 2, 5, 0.0, 1, row_scale=np.ones(50))
+
+
+@pytest.mark.parametrize("d, n_trials", [(1, 1), (7, 5), (25, 3)], ids=["d1-t1", "d7-t5", "d25-t3"])
+def test_dense_kmeanspp_matches_reference_at_any_width(d, n_trials, rng):
+    # the candidate pass on dense rows only sums four candidates side by side; each cost
+    # must still be the reference's sum of squared differences in feature order, bit for bit
+    rows = make_rows(rng, 150, d=d, dense_weight=1.3)
+    n_clusters = 7
+    uniforms = rng.random((n_clusters - 1, n_trials))
+    seeds = km.kmeanspp(*rows, n_clusters, 5, uniforms, 1)
+    np.testing.assert_array_equal(seeds, ref_kmeanspp(*rows, n_clusters, 5, uniforms))
+    np.testing.assert_array_equal(seeds, km.kmeanspp(*rows, n_clusters, 5, uniforms, 2))

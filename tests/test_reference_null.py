@@ -608,3 +608,19 @@ def test_the_cluster_stability_figure_draws_the_table():
     np.testing.assert_allclose(heights, table["cluster_consensus"] + table["mean_jaccard"])
     with pytest.raises(ValidationError, match="result must be the SelectKResult"):
         plot_cluster_stability(object())
+
+
+def test_the_reference_data_sets_give_the_same_pacs_on_any_number_of_threads():
+    # with two or more threads each reference data set runs on its own thread beside the data's
+    # consensus; it must give what the one-thread loop gives, reference by reference
+    rng = np.random.default_rng(7)
+    X = np.vstack([rng.normal(c, 1.0, (30, 4)) for c in (0, 5, 10)])
+    settings = dict(n_resamples=6, n_references=3, random_state=2)
+    one = select_k(X, [2, 3, 4], n_jobs=1, **settings)
+    for n_jobs in (2, 3):
+        other = select_k(X, [2, 3, 4], n_jobs=n_jobs, **settings)
+        np.testing.assert_array_equal(one.pac_reference, other.pac_reference)
+        np.testing.assert_array_equal(one.pac, other.pac)
+        np.testing.assert_array_equal(one.p_value, other.p_value)
+        assert one.best_k == other.best_k
+        np.testing.assert_array_equal(one.labels[one.best_k], other.labels[other.best_k])

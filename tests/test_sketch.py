@@ -150,3 +150,39 @@ def test_repeated_geometric_draws_are_the_sketches_drawn_one_by_one():
                                   _sketch.draw_sketch(X, size, "geometric", np.random.default_rng(seed)))
     assert np.array_equal(rows.draw(50, "uniform", np.random.default_rng(3)),
                           _sketch.draw_sketch(X, 50, "uniform", np.random.default_rng(3)))
+
+
+
+def _sketch_alone(X, size, k_range, seed, t, **kwargs):
+    """Sketch t as select_k(sketch=size, random_state=seed) draws it, run through select_k on
+    its own (with its own reference null): the objects and the result."""
+    from cclust._pipeline import child_seeds
+
+    draw, run = np.random.SeedSequence(child_seeds(seed, 1)[0], spawn_key=(5, t)).spawn(2)
+    chosen = _sketch.draw_sketch(X, size, "geometric", np.random.default_rng(draw))
+    return chosen, cclust.select_k(X[chosen], k_range, random_state=int(run.generate_state(1)[0]), **kwargs)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_later_sketches_are_judged_against_the_first_sketchs_reference_null(n_jobs):
+    from cclust import _reference
+    from cclust.selection._recommend import _recommend_rcsi
+
+    X, _ = blobs(200, CENTRES, scale=2.5)
+    settings = dict(n_references=3, n_resamples=5)
+    res = cclust.select_k(X, [2, 3, 4], sketch=150, n_sketches=2, random_state=3, n_jobs=n_jobs, **settings)
+    # the first sketch's own result, its reference null included, is the answer as before
+    chosen, first = _sketch_alone(X, 150, [2, 3, 4], 3, 0, **settings)
+    np.testing.assert_array_equal(res.sketch, chosen)
+    np.testing.assert_array_equal(res.pac_reference, first.pac_reference)
+    np.testing.assert_array_equal(res.pac, first.pac)
+    assert res.best_k == first.best_k
+    # the second: its own PACs, judged by the obvious rule against the first sketch's references
+    _, alone = _sketch_alone(X, 150, [2, 3, 4], 3, 1, **settings)
+    p_predicted = _reference.predictive_p(alone.pac, res.pac_reference)
+    p_value = np.where(np.isfinite(p_predicted), p_predicted, _reference.monte_carlo_p(alone.pac, res.pac_reference))
+    rcsi, _ = _reference.rcsi(alone.pac, res.pac_reference)
+    expected, _ = _recommend_rcsi(alone.k_values, alone.pac, rcsi, p_value, 0.05, "uniform", 3)
+    assert res.sketch_best_k == (res.best_k, expected)
+    assert "2 sketches chose K" in res.summary()
+    assert "(each against the first sketch's reference data sets)" in res.summary()

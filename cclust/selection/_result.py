@@ -48,7 +48,9 @@ class SelectKResult:
     sketch_propagation : str or None
         With a sketch: how the other objects were labelled, ``"centroid"`` or ``"knn"``.
     sketch_best_k : tuple of int or None
-        With ``n_sketches >= 2``: the K each sketch chose.
+        With ``n_sketches >= 2``: the K each sketch chose; with a reference null, every sketch's
+        PACs are judged against the first sketch's reference data sets, so these K differ by the
+        objects drawn only.
     sketch_agreement : dict or None
         With ``n_sketches >= 2``: K -> mean adjusted Rand index between the sketches' labels of
         every object (1: the sample does not matter).
@@ -363,8 +365,9 @@ class SelectKResult:
         lines.append(f"best K = {self.best_k} ({self.criterion}): {self.reason}")
         if self.sketch_best_k is not None:
             agreement = ", ".join(f"K={k}: {v:.3f}" for k, v in (self.sketch_agreement or {}).items())
-            lines.append(f"{len(self.sketch_best_k)} sketches chose K = {', '.join(map(str, self.sketch_best_k))}; "
-                         f"agreement of their labels (mean adjusted Rand index) {agreement}")
+            against = " (each against the first sketch's reference data sets)" if self.null is not None else ""
+            lines.append(f"{len(self.sketch_best_k)} sketches chose K = {', '.join(map(str, self.sketch_best_k))}"
+                         f"{against}; agreement of their labels (mean adjusted Rand index) {agreement}")
         lines.extend(f"warning: {text}" for text in self.warnings)
         if self.best_k in (self.cluster_stability or {}):
             lines.extend(self._cluster_lines(self.best_k))

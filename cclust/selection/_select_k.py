@@ -4,6 +4,7 @@ points for an AnnData and for sketches of the objects."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
-from cclust.selection._sketched import select_k_on_sketches
+from cclust.selection._sketched import select_k_on_sketches, shared_reference_pacs
 
 if TYPE_CHECKING:
     from anndata import AnnData
@@ -150,7 +151,9 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     ``n_sketches >= 2`` that many independent sketches are run: the result is the first one's,
     with the K each chose (``sketch_best_k``) and, per K, the mean adjusted Rand index between
     the sketches' labels of all the objects (``sketch_agreement``), which says how much the
-    answer depends on the sample.
+    answer depends on the sample. The reference null is drawn once, for the first sketch: the
+    later sketches (of the same size, from the same objects, so of the same reference shape up
+    to the sample) are judged against its reference PACs, which spares most of their time.
 
     **A dask array** as ``data`` (rows chunked, chunk sizes known) gives the same result as
     ``select_k(data.compute())``, for any chunking, scheduler and number of workers, without
@@ -593,82 +596,102 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
                                         np.random.default_rng(np.random.SeedSequence(root, spawn_key=(2,))),
                                         feature_weights)
 
-    objective = np.full(len(ks), np.nan)
-    objective_name = ""
-    fit_labels = {}
-    with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
-        if monti:
-            runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features, algorithm, init, distance,
-                                       inner_linkage, n_init)
-        else:
-            runs = {}
-            for row, k in enumerate(ks):
-                runs[k], full = _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions,
-                                            params_for_k(k), method_params, root, n_jobs, features)
-                fit_labels[k] = np.array(full.labels, dtype=np.int64)
-                objective[row] = full.objective
-                objective_name = objective_name or full.objective_name
-
-        pick = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(1,)))
-        if route == "dense":
-            sampled = _monti.sampled_counts(runs[ks[0]])
-        else:
-            landmarks = np.sort(pick.choice(n, size=min(n, _monti.LANDMARKS), replace=False))
-            sampled = _monti.sampled_counts(runs[ks[0]][landmarks])
-            pairs = _monti.draw_pairs(n, tolerance, pick)
-            exact = pairs[0].shape[0] == n * (n - 1) // 2
-        cdf = np.empty((len(ks), _monti.GRID.shape[0]))
-        pac = np.empty(len(ks))
-        pac_se = np.zeros(len(ks))
-        area_se = np.zeros(len(ks))
-        labels, items, clusters, stability = {}, {}, {}, {}
-        matrices: dict[int, Any] | None = {} if keep_matrices else None
-        for row, k in enumerate(ks):
-            if route == "dense":
-                one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices, final_linkage)
+    background = pending = None
+    try:
+        objective = np.full(len(ks), np.nan)
+        objective_name = ""
+        fit_labels = {}
+        with progress(total=len(ks), desc=f"select_k ({method})", verbose=verbose) as bar:
+            if monti:
+                runs = _monti.inner_labels(X, samples, ks, inner, root, threads, features, algorithm, init, distance,
+                                           inner_linkage, n_init)
             else:
-                one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, exact, landmarks, sampled,
-                                              keep_matrices, root, threads, final_linkage)
-            cdf[row], pac[row], pac_se[row], area_se[row] = one.cdf, one.pac, one.pac_se, one.area_se
-            labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
-            stability[k] = ClusterStability.from_jaccard(
-                labels[k], _monti.resample_jaccard(runs.pop(k), labels[k], int(labels[k].max()) + 1), "subset",
-                size)
-            items[k], clusters[k] = one.item, one.cluster
-            if matrices is not None:
-                matrices[k] = one.matrix
-            bar.update(1)
-
-    area = consensus_area(_monti.GRID, cdf)
-    delta = delta_area(area)
-    reference = {}
-    if null is not None:
-        shape = _reference.ReferenceShape(X)
-        reference_pacs = np.empty((n_references, len(ks)))
-        with progress(total=n_references, desc="select_k (reference null)", verbose=verbose) as bar:
-            for b in range(n_references):
-                seq = np.random.SeedSequence(root, spawn_key=(3, b))
-                draw_seed, run_seed = seq.spawn(2)
-                Xb = shape.draw(null, np.random.default_rng(draw_seed))
-                run_root = int(run_seed.generate_state(1)[0])
-                if monti:
-                    runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, threads, features, algorithm,
-                                                 init, distance, inner_linkage, n_init)
-                else:
-                    runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
-                                             method_params, run_root, n_jobs, features, full_fit=False)[0]
-                              for k in ks}
+                runs = {}
                 for row, k in enumerate(ks):
-                    reference_pacs[b, row] = _monti.pac_only(runs_b.pop(k), (low, high),
-                                                             pairs=pairs if route == "sparse" else None)
+                    runs[k], full = _fused_runs(fn, k, samples, n, X, ensemble, generator, n_partitions,
+                                                params_for_k(k), method_params, root, n_jobs, features)
+                    fit_labels[k] = np.array(full.labels, dtype=np.int64)
+                    objective[row] = full.objective
+                    objective_name = objective_name or full.objective_name
+
+            reference_pacs = shared_reference_pacs(ks, n_references) if null is not None else None
+            if null is not None and reference_pacs is None:
+                shape = _reference.ReferenceShape(X)
+
+                def one_reference(b, workers):
+                    """Reference data set b through the same protocol: its PAC at every K."""
+                    draw_seed, run_seed = np.random.SeedSequence(root, spawn_key=(3, b)).spawn(2)
+                    Xb = shape.draw(null, np.random.default_rng(draw_seed))
+                    run_root = int(run_seed.generate_state(1)[0])
+                    if monti:
+                        runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, workers, features, algorithm,
+                                                     init, distance, inner_linkage, n_init)
+                    else:
+                        runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
+                                                 method_params, run_root, n_jobs, features, full_fit=False)[0]
+                                  for k in ks}
+                    return [_monti.pac_only(runs_b.pop(k), (low, high), pairs=pairs if route == "sparse" else None)
+                            for k in ks]
+
+                # On the dense route (consensus matrices within the memory budget) the reference data
+                # sets run one per thread while this thread forms the data's consensus below; each
+                # gives the numbers it gives alone (its own seeds), so nothing depends on the schedule.
+                if monti and route == "dense" and threads > 1 and _monti.MAP_RUNS.get() is None:
+                    background = ThreadPoolExecutor(max_workers=threads)
+                    pending = [background.submit(one_reference, b, 1) for b in range(n_references)]
+            pick = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(1,)))
+            if route == "dense":
+                sampled = _monti.sampled_counts(runs[ks[0]])
+            else:
+                landmarks = np.sort(pick.choice(n, size=min(n, _monti.LANDMARKS), replace=False))
+                sampled = _monti.sampled_counts(runs[ks[0]][landmarks])
+                pairs = _monti.draw_pairs(n, tolerance, pick)
+                exact = pairs[0].shape[0] == n * (n - 1) // 2
+            cdf = np.empty((len(ks), _monti.GRID.shape[0]))
+            pac = np.empty(len(ks))
+            pac_se = np.zeros(len(ks))
+            area_se = np.zeros(len(ks))
+            labels, items, clusters, stability = {}, {}, {}, {}
+            matrices: dict[int, Any] | None = {} if keep_matrices else None
+            for row, k in enumerate(ks):
+                if route == "dense":
+                    one = _monti.dense_consensus(runs[k], k, sampled, (low, high), keep_matrices, final_linkage)
+                else:
+                    one = _monti.sparse_consensus(runs[k], k, (low, high), pairs, exact, landmarks, sampled,
+                                                  keep_matrices, root, threads, final_linkage)
+                cdf[row], pac[row], pac_se[row], area_se[row] = one.cdf, one.pac, one.pac_se, one.area_se
+                labels[k] = fit_labels[k] if labels_from == "fit" else one.labels
+                stability[k] = ClusterStability.from_jaccard(
+                    labels[k], _monti.resample_jaccard(runs.pop(k), labels[k], int(labels[k].max()) + 1), "subset",
+                    size)
+                items[k], clusters[k] = one.item, one.cluster
+                if matrices is not None:
+                    matrices[k] = one.matrix
                 bar.update(1)
-        rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)
-        p_mc = _reference.monte_carlo_p(pac, reference_pacs)
-        p_predicted = _reference.predictive_p(pac, reference_pacs)
-        reference = dict(null=null, n_references=n_references, pac_reference=reference_pacs, rcsi=rcsi,
-                         rcsi_se=rcsi_se, p_value=np.where(np.isfinite(p_predicted), p_predicted, p_mc),
-                         p_value_monte_carlo=p_mc, p_value_beta=_reference.beta_p(pac, reference_pacs),
-                         alpha=float(alpha))
+
+        area = consensus_area(_monti.GRID, cdf)
+        delta = delta_area(area)
+        reference = {}
+        if null is not None:
+            # the sketch route's later sketches are judged against the first sketch's reference data
+            # (reference_pacs given), or the reference data sets run here or have run beside the above
+            if pending is not None or reference_pacs is None:
+                computed = np.empty((n_references, len(ks)))
+                with progress(total=n_references, desc="select_k (reference null)", verbose=verbose) as bar:
+                    for b in range(n_references):
+                        computed[b] = pending[b].result() if pending is not None else one_reference(b, threads)
+                        bar.update(1)
+                reference_pacs = computed
+            rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)
+            p_mc = _reference.monte_carlo_p(pac, reference_pacs)
+            p_predicted = _reference.predictive_p(pac, reference_pacs)
+            reference = dict(null=null, n_references=n_references, pac_reference=reference_pacs, rcsi=rcsi,
+                             rcsi_se=rcsi_se, p_value=np.where(np.isfinite(p_predicted), p_predicted, p_mc),
+                             p_value_monte_carlo=p_mc, p_value_beta=_reference.beta_p(pac, reference_pacs),
+                             alpha=float(alpha))
+    finally:
+        if background is not None:  # also when the data's consensus failed
+            background.shutdown(wait=True, cancel_futures=True)
     gap = None
     if criterion == "gap":
         seed = int(np.random.SeedSequence(root, spawn_key=(4,)).generate_state(1)[0])

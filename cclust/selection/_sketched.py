@@ -1,6 +1,7 @@
 """The sketch route of select_k: the protocol on sketches of the objects, every other object
 labelled from them, over rows held in memory or in the chunks of a dask array."""
 import contextlib
+import contextvars
 
 import numpy as np
 
@@ -8,6 +9,28 @@ from cclust._pipeline import child_seeds, object_index, validate_X
 from cclust.errors import ValidationError
 from cclust.selection._recommend import _check_k_range
 from cclust.validation import check_float, check_int, check_n_jobs
+
+
+#: Set by :func:`select_k_on_sketches` while its second and later sketches run: the K tried,
+#: the number of reference data sets and the first sketch's reference PACs (B x K). The null's
+#: PAC depends on the objects' count, their principal axes and spreads, and the protocol; the
+#: sketches share the count and the protocol, and are drawn from the same objects, so each
+#: later sketch is judged against the first sketch's reference data sets instead of drawing
+#: its own (the reference runs are most of the sketch route's time). The sketches' K then
+#: differ by the objects drawn, not by the null's Monte Carlo error, which ``rcsi_se`` reports.
+SHARED_REFERENCE = contextvars.ContextVar("cclust_shared_reference", default=None)
+
+
+def shared_reference_pacs(k_values, n_references):
+    """The reference PACs a sketch shares for these K and this many references (a copy), or
+    None: draw the reference data sets."""
+    shared = SHARED_REFERENCE.get()
+    if shared is None:
+        return None
+    ks, count, pacs = shared
+    if ks != tuple(k_values) or count != n_references:
+        return None
+    return pacs.copy()
 
 
 class InMemoryRows:
@@ -84,13 +107,19 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     weights = arguments.pop("item_weights")
     threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
     root = child_seeds(arguments.pop("random_state"), 1)[0]
-    results, everyone = [], []
+    results, everyone, shared = [], [], None
     for t in range(count):
         draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
         chosen = rows.draw(size, how, np.random.default_rng(draw))
-        with rows.running():
-            part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
-                            item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+        token = SHARED_REFERENCE.set(shared)
+        try:
+            with rows.running():
+                part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
+                                item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+        finally:
+            SHARED_REFERENCE.reset(token)
+        if t == 0 and part.pac_reference is not None:
+            shared = (tuple(part.k_values.tolist()), part.n_references, part.pac_reference)
         results.append((chosen, part))
         everyone.append(rows.propagate(chosen, part.labels, rule, threads))
     chosen, first = results[0]

@@ -655,6 +655,46 @@ void Engine::cost_pass_impl(const double* dense, const int32_t* given, int32_t* 
 template <int KQ>
 void Engine::candidate_pass_impl(const double* dense, const double* closest, double* dist) {
     const int64_t n = sh_.n, kc = kc_;
+    if (sh_.r == 0 && !weighted_) {
+        // Dense rows only (the k-means generators' seeding): four candidates at a time, each cost
+        // in its own register through the operations of squared_distance in the same order
+        // (times dense_weight, as object_costs gives it), so four sums run side by side.
+        const int64_t d = sh_.d;
+        const double weight = rows_.dense_weight;
+        for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
+            double* potential = chunk_value_.data() + c * kc;
+            std::fill(potential, potential + kc, 0.0);
+            double* acc = scratch_.data() + thread_id() * kp_;
+            for (int64_t x = start; x < stop; ++x) {
+                const double* __restrict xr = rows_.X + x * d;
+                int64_t t = 0;
+                for (; t + 4 <= kc; t += 4) {
+                    const double* __restrict c0 = dense + t * d;
+                    const double* __restrict c1 = c0 + d;
+                    const double* __restrict c2 = c1 + d;
+                    const double* __restrict c3 = c2 + d;
+                    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+                    for (int64_t j = 0; j < d; ++j) {
+                        const double v = xr[j];
+                        const double e0 = v - c0[j], e1 = v - c1[j], e2 = v - c2[j], e3 = v - c3[j];
+                        s0 += e0 * e0;
+                        s1 += e1 * e1;
+                        s2 += e2 * e2;
+                        s3 += e3 * e3;
+                    }
+                    acc[t] = s0, acc[t + 1] = s1, acc[t + 2] = s2, acc[t + 3] = s3;
+                }
+                for (; t < kc; ++t) acc[t] = squared_distance(xr, dense + t * d, d);
+                for (t = 0; t < kc; ++t) {
+                    const double cost = weight * acc[t];
+                    const double v = closest != nullptr ? std::min(closest[x], cost) : cost;
+                    dist[t * n + x] = v;
+                    potential[t] += v;
+                }
+            }
+        });
+        return;
+    }
     for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
         double* potential = chunk_value_.data() + c * kc;
         std::fill(potential, potential + kc, 0.0);
