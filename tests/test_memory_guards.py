@@ -78,7 +78,7 @@ SIZE_LIMITED = {"symdiff-median"}
 #: clusters of a partition whose centres are near it, more of them as K_i grows). Their growth
 #: is measured against that of n sum K_i, and they must refuse under a budget below their need.
 N_SUM_K = {"wosp", "wohb"}
-#: Methods whose transfer cut forms the dense column graph of every cluster (up to 2,000): U-SENC's
+#: Methods whose transfer cut forms the dense column graph of every cluster (up to 2000): U-SENC's
 #: 20 generated partitions of 20 to 60 clusters make it about 800 x 800, some 30 MB with its
 #: copies at any n (measured 30.6 MB at N_SAMPLES), over BUDGET; they must refuse in the same words.
 COLUMN_GRAPH = {"usenc"}
