@@ -31,6 +31,7 @@ import cclust
 from cclust import Ensemble
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.registry import method_info
+from factories import noisy_refinements
 
 #: Budget of these tests: far below the O(n^2) structures of N_SAMPLES objects (a dense float64
 #: co-association takes 18 MB), far above the linear ones (the one-hot, memberships, kNN graph).
@@ -429,25 +430,8 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name):
         assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
 
 
-def _noisy(n, r, seed=0, shuffled=False):
-    """Features of 8 blobs and r noisy refinements of them (K_i in [8, 40], a tenth of the labels
-    redrawn): every label row differs, so the per-row structures are as large as they get.
-    ``shuffled`` renames every partition's clusters and reverses the partitions (not canonical)."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(8, 41))
-        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
-        noise = rng.random(n) < 0.1
-        labels[noise] = rng.integers(0, k, int(noise.sum()))
-        columns.append(rng.permutation(k)[labels] if shuffled else labels)
-    X = rng.normal(0.0, 6.0, size=(8, 3))[y] + rng.normal(size=(n, 3))
-    return X, Ensemble(np.column_stack(columns[::-1] if shuffled else columns))
-
-
 #: Methods whose guard counted a small part of their peak or nothing, measured on noisy
-#: partitions (:func:`_noisy`) at two shapes (objects, partitions) with the keyword arguments
+#: partitions (:func:`factories.noisy_refinements`) at two shapes (objects, partitions) with the keyword arguments
 #: given (fewer restarts and iterations: the peak is that of one iteration): EM's and BCE's
 #: n x K arrays beside the one-hot or the int64 label slots, GV1's memberships, the transfer
 #: cut's graph and column graph (tcut and lwgp; its dense route, then its Lanczos route),
@@ -471,7 +455,7 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak_on_noisy_pa
     from cclust.testing import peak_memory
 
     shapes, kwargs = NOISY_FIGURE_CASES[name]
-    problems = [_noisy(n, r, shuffled=name == "best") for n, r in shapes]
+    problems = [noisy_refinements(n, r, shuffled=name == "best") for n, r in shapes]
     peaks = peak_memory(problems, [(name, kwargs)], n_clusters=8, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
     for (n, r), peak in zip(shapes, peaks):
         assert "bytes" in peak[name], peak

@@ -11,6 +11,7 @@ from cclust.datasets import load_iris
 from cclust.errors import UnknownNameError, ValidationError
 from cclust.metrics import ari, consensus_score
 from reference_voting import coassociation
+from factories import noisy_refinements
 
 
 def random_ensemble(seed, n=None, r=None, missing=False):
@@ -201,20 +202,6 @@ def test_best_of_bad_input(kwargs, err, match):
         best_of(random_ensemble(2, n=20), k, **kwargs)
 
 
-def _noisy_refinements(n, r, seed=0):
-    """r noisy refinements of 8 classes, K_i in [8, 40]: the one-hot's size grows with n r."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(8, 41))
-        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
-        noise = rng.random(n) < 0.1
-        labels[noise] = rng.integers(0, k, int(noise.sum()))
-        columns.append(labels)
-    return Ensemble(np.column_stack(columns))
-
-
 def test_memory_figure_is_within_half_again_of_the_measured_peak():
     """nmf asks for its operator (two one-hot matrices and a CSR transpose) and factors before
     making any: the figure against the peak RSS the call adds, at two sizes (measured 1.16 and
@@ -222,7 +209,7 @@ def test_memory_figure_is_within_half_again_of_the_measured_peak():
     (0.24 of the peak) before."""
     from cclust.testing import peak_memory
 
-    problems = [(np.zeros((n, 1)), _noisy_refinements(n, 50)) for n in (20000, 40000)]
+    problems = [(np.zeros((n, 1)), noisy_refinements(n, 50)[1]) for n in (20000, 40000)]
     peaks = peak_memory(problems, [("nmf", {"n_init": 2, "max_iter": 3})], n_clusters=8,
                         env={"CCLUST_MEMORY_BUDGET": str(2**40)})
     for (_, E), peak in zip(problems, peaks):
@@ -236,7 +223,7 @@ def test_memory_figure_is_within_half_again_of_the_measured_peak():
 def test_refuses_before_the_one_hot_and_passes_max_bytes_on(monkeypatch):
     from cclust.errors import MemoryBudgetError
 
-    E = _noisy_refinements(2000, 10)
+    E = noisy_refinements(2000, 10)[1]
     with pytest.raises(MemoryBudgetError, match=r"nmf's one-hot operator .* max_bytes="):
         nmf(E, 8, n_init=1, max_iter=2, random_state=0, max_bytes=10_000)
     assert not any(key[0] == "one_hot" for key in E.canonical()._cache if isinstance(key, tuple))
