@@ -1,0 +1,110 @@
+"""The KCC, graph and voting methods before and after a change, alternating in one run.
+
+Each (tree, method, problem) runs in its own process, the trees alternating method by method
+and round by round, so that before and after share the machine's load. A tree is a cclust
+source checkout with its compiled modules built in place (``python setup.py build_ext
+--inplace``); the current one is this script's. Written to check that storing the label
+matrix as compact codes (uint8/uint16) slowed none of the passes that read it.
+
+The problems: r noisy refinements of 8 classes (K_i drawn in [8, 40], so uint8 codes, or in
+[300, 600] with ``--wide``, so uint16), a tenth of the labels redrawn, and the digits data set's
+k-means ensemble (scikit-learn's copy) for the graph methods.
+
+    python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import cclust
+
+method, n, r, wide, repeats = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6])
+params = json.loads(sys.argv[7])
+rng = np.random.default_rng(0)
+if n == 0:   # the digits data set's k-means ensemble, as the graph benchmark builds it
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    E = cclust.generate("kmeans", X, 10, n_partitions=r, random_state=0)
+    n_clusters = 10
+else:
+    y = rng.integers(0, 8, n)
+    columns = []
+    for _ in range(r):
+        k = int(rng.integers(300, 601) if wide else rng.integers(8, 41))
+        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
+        noise = rng.random(n) < 0.1
+        labels[noise] = rng.integers(0, k, int(noise.sum()))
+        columns.append(labels)
+    E = cclust.Ensemble(np.column_stack(columns))
+    n_clusters = 8
+best = float("inf")
+for _ in range(repeats):
+    start = time.perf_counter()
+    result = cclust.consensus(method, E, n_clusters, random_state=0, **params)
+    best = min(best, time.perf_counter() - start)
+from cclust.metrics import ari
+print(json.dumps({"seconds": best, "ari": float(ari(result.labels, y)),
+                  "codes": str(getattr(E, "compact_labels", lambda: E.labels)().dtype)}))
+"""
+
+CASES = [
+    # (method, n, r, wide, params): n = 0 is the digits data set
+    ("kcc", 200000, 100, False, {"n_init": 3}),
+    ("kcc", 100000, 100, True, {"n_init": 3}),
+    ("voting", 200000, 100, False, {"n_init": 1, "max_iter": 5}),
+    ("ivc", 200000, 100, False, {"n_init": 1, "max_iter": 10}),
+    ("ipvc", 50000, 50, False, {"n_init": 1, "max_iter": 10}),
+    ("hbgf", 0, 100, False, {}),
+    ("mcla", 0, 100, False, {}),
+    ("cspa", 0, 100, False, {}),
+]
+
+
+def run(tree, case, repeats):
+    method, n, r, wide, params = case
+    out = subprocess.run([sys.executable, "-c", CHILD, tree, method, str(n), str(r), "1" if wide else "0",
+                          str(repeats), json.dumps(params)], capture_output=True, text=True, cwd=tree, check=False)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", required=True, help="the cclust source tree to compare against")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="calls per process; the best is kept")
+    args = parser.parse_args()
+    trees = [("before", os.path.abspath(args.before)), ("after", ROOT)]
+    rows = {}
+    for _ in range(args.rounds):
+        for case in CASES:
+            for label, tree in trees:
+                rows.setdefault((case[0], case[1], case[3]), {}).setdefault(label, []).append(run(tree, case, args.repeats))
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print("| method | n | codes before / after | before s (each round) | after s (each round) | after / before (best) | ARI before / after |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for (method, n, wide), by in rows.items():
+        def cells(label):
+            return [x.get("seconds") for x in by[label]]
+        if any("error" in x for label in by for x in by[label]):
+            errors = {label: [x["error"] for x in by[label] if "error" in x] for label in by}
+            print(f"| {method} | {n or 'digits'} | | {errors} | | | |")
+            continue
+        before, after = cells("before"), cells("after")
+        print(f"| {method} | {n or 'digits (1797)'} | {by['before'][0]['codes']} / {by['after'][0]['codes']} | "
+              f"{', '.join(f'{s:.2f}' for s in before)} | {', '.join(f'{s:.2f}' for s in after)} | "
+              f"{min(after) / min(before):.2f} | {by['before'][0]['ari']:.3f} / {by['after'][0]['ari']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
