@@ -97,8 +97,13 @@ def _meta_graph_what(ensemble):
 
 def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
     """Refuse at once when the entries counted on every 64th object, then on every 8th
-    (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget."""
+    (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget.
+    Nothing is counted when even the most entries the meta-graph can have (every pair of clusters,
+    or r^2 an object) fit."""
     budget = memory_budget(max_bytes)
+    total = int(ensemble.offsets[-1])
+    if _meta_graph_figure(min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2)) <= budget:
+        return                          # no count can exceed the budget: the exact one follows alone
     for stride in _SAMPLE_STRIDES:
         if ensemble.n_samples < 4 * stride:
             continue
