@@ -85,7 +85,7 @@ def test_strategies_draw_with_hypothesis():
 
 # -- what the wheel carries ----------------------------------------------------------------------
 
-SOURCE_SUFFIXES = (".pyx", ".pxd", ".cpp", ".hpp", ".h", ".c")
+SOURCE_SUFFIXES = (".pyx", ".pxd", ".pxi", ".cpp", ".hpp", ".h", ".c")
 
 
 def test_wheel_configuration_ships_no_sources():
@@ -106,7 +106,7 @@ def test_wheel_configuration_ships_no_sources():
 def test_sdist_manifest_keeps_the_sources():
     manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
     lines = {line.strip() for line in manifest.splitlines() if line.strip() and not line.startswith("#")}
-    assert {"include cclust/_ext/*.pyx cclust/_ext/*.pxd", "graft cclust/_ext/include",
+    assert {"include cclust/_ext/*.pyx cclust/_ext/*.pxd cclust/_ext/*.pxi", "graft cclust/_ext/include",
             "graft cclust/_ext/src", "exclude cclust/_ext/_*.cpp", "graft plugins"} <= lines
     # every hand-written source is where the manifest looks for it
     assert list((ROOT / "cclust" / "_ext").glob("*.pyx")) and list((ROOT / "cclust" / "_ext" / "src").glob("*.cpp"))

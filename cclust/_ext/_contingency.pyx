@@ -18,6 +18,8 @@ from cclust._ext.core cimport (
     relabel_dense as _relabel_dense,
 )
 
+include "label_codes.pxi"
+
 
 def openmp_enabled():
     """Whether the cores were compiled with OpenMP."""
@@ -71,30 +73,11 @@ def cluster_overlaps(labels, const int64_t[::1] offsets, weights, int64_t stride
     ``sum_j A_xj`` and ``sum_j A_xj^2`` for the weighted co-association A (no missing label).
 
     Returns (entries, row_sum, row_sq); the sums are None without weights."""
-    cdef const uint8_t[:, ::1] c8
-    cdef const uint16_t[:, ::1] c16
-    cdef const int32_t[:, ::1] c32
-    cdef const void* ptr = NULL
-    cdef int32_t width
-    cdef int64_t n, r
-    dtype = getattr(labels, "dtype", None)
-    if dtype == np.uint8:
-        c8 = labels
-        width, n, r = 1, c8.shape[0], c8.shape[1]
-        if n > 0 and r > 0:
-            ptr = &c8[0, 0]
-    elif dtype == np.uint16:
-        c16 = labels
-        width, n, r = 2, c16.shape[0], c16.shape[1]
-        if n > 0 and r > 0:
-            ptr = &c16[0, 0]
-    elif dtype == np.int32:
-        c32 = labels
-        width, n, r = 4, c32.shape[0], c32.shape[1]
-        if n > 0 and r > 0:
-            ptr = &c32[0, 0]
-    else:
-        raise ValueError(f"labels must be an int32, uint16 or uint8 array, got dtype {dtype}")
+    cdef _Codes codes = _Codes(labels)
+    cdef const void* ptr = codes.ptr
+    cdef int32_t width = codes.width
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
     if offsets.shape[0] != r + 1:
         raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {r + 1}")
     cdef const double[::1] w_view

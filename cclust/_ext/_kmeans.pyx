@@ -51,6 +51,8 @@ from cclust._ext.core cimport (
     tally as _tally,
 )
 
+include "label_codes.pxi"
+
 #: objects per chunk of every pass; per-chunk partials are sums over runs of this many rows
 CHUNK = kChunk
 #: lloyd_verdict's reasons to stop that a driver acts on (the others only end the run)
@@ -95,32 +97,9 @@ cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight
                     const double[::1] weights, int distance, double p,
                     const double[::1] object_weights=None, const double[::1] row_scale=None) except -1:
     # The labels' own buffer is read in place: the caller holds the array for the whole call.
-    cdef const uint8_t[:, ::1] codes8
-    cdef const uint16_t[:, ::1] codes16
-    cdef const int32_t[:, ::1] codes32
-    cdef const void* first = NULL
-    dtype = getattr(labels, "dtype", None)
-    if dtype == np.uint8:
-        codes8 = labels
-        shape = (codes8.shape[0], codes8.shape[1])
-        rows.label_bytes = 1
-        if codes8.shape[0] > 0 and codes8.shape[1] > 0:
-            first = &codes8[0, 0]
-    elif dtype == np.uint16:
-        codes16 = labels
-        shape = (codes16.shape[0], codes16.shape[1])
-        rows.label_bytes = 2
-        if codes16.shape[0] > 0 and codes16.shape[1] > 0:
-            first = &codes16[0, 0]
-    elif dtype == np.int32:
-        codes32 = labels
-        shape = (codes32.shape[0], codes32.shape[1])
-        rows.label_bytes = 4
-        if codes32.shape[0] > 0 and codes32.shape[1] > 0:
-            first = &codes32[0, 0]
-    else:
-        raise ValueError(f"labels must be an int32, uint16 or uint8 array, got {type(labels).__name__} "
-                         f"of dtype {dtype}")
+    cdef _Codes codes = _Codes(labels)
+    rows.label_bytes = codes.width
+    shape = (codes.n, codes.r)
     cdef Py_ssize_t r = shape[1]
     if X.shape[0] != shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but labels has {shape[0]}")
@@ -135,7 +114,7 @@ cdef int _fill_rows(MixedRows* rows, const double[:, ::1] X, double dense_weight
     rows.X = &X[0, 0] if X.shape[0] > 0 and X.shape[1] > 0 else NULL
     rows.dense_weight = dense_weight
     rows.r = r
-    rows.labels = first
+    rows.labels = codes.ptr
     rows.offsets = &offsets[0]
     rows.weights = &weights[0] if r > 0 else NULL
     rows.distance = distance

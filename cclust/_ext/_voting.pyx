@@ -18,38 +18,7 @@ from cclust._ext.core cimport (
 )
 
 
-cdef class _Codes:
-    """A label matrix of any of the three code widths: its address, width and shape."""
-    cdef const void* ptr
-    cdef int32_t width
-    cdef int64_t n, r
-    cdef object array
-
-    def __cinit__(self, labels):
-        cdef const uint8_t[:, ::1] c8
-        cdef const uint16_t[:, ::1] c16
-        cdef const int32_t[:, ::1] c32
-        dtype = getattr(labels, "dtype", None)
-        self.array = labels  # keeps the buffer alive as long as this object
-        self.ptr = NULL
-        if dtype == np.uint8:
-            c8 = labels
-            self.width, self.n, self.r = 1, c8.shape[0], c8.shape[1]
-            if c8.shape[0] > 0 and c8.shape[1] > 0:
-                self.ptr = &c8[0, 0]
-        elif dtype == np.uint16:
-            c16 = labels
-            self.width, self.n, self.r = 2, c16.shape[0], c16.shape[1]
-            if c16.shape[0] > 0 and c16.shape[1] > 0:
-                self.ptr = &c16[0, 0]
-        elif dtype == np.int32:
-            c32 = labels
-            self.width, self.n, self.r = 4, c32.shape[0], c32.shape[1]
-            if c32.shape[0] > 0 and c32.shape[1] > 0:
-                self.ptr = &c32[0, 0]
-        else:
-            raise ValueError(f"labels must be an int32, uint16 or uint8 array, got {type(labels).__name__} "
-                             f"of dtype {dtype}")
+include "label_codes.pxi"
 
 
 def scores(labels, const int64_t[::1] offsets, const double[:, ::1] table,
