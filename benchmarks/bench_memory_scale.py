@@ -24,7 +24,11 @@ should have asked something; "(!)" marks either miss (not where figure and peak 
 under 64 MiB, within the measure's noise).
 
     python benchmarks/bench_memory_scale.py [--sizes 100000 1000000] [--partitions 100]
-        [--timeout 120] [--methods kcc hbgf ...] [--out table.md]
+        [--timeout 120] [--methods kcc hbgf ...] [--k-cap 50] [--out table.md]
+
+``--k-cap 50`` draws K_i as the default generator does today (``[K, min(ceil(sqrt(n)), 50)]``);
+without it K_i reaches ceil(sqrt(n)) (the generator's range when these tables began: 316 at
+10^5, 1000 at 10^6), which makes the cluster-level structures of every method far larger.
 """
 import argparse
 import json
@@ -92,14 +96,17 @@ print(json.dumps(out))
 """
 
 
-def make_problem(n, r, seed=0):
-    """(X, labels) of the synthetic problem described in the module docstring."""
+def make_problem(n, r, seed=0, k_cap=None):
+    """(X, labels) of the synthetic problem described in the module docstring; ``k_cap`` caps
+    K_i's range (50: the default generator's range, ``[K, min(ceil(sqrt(n)), 50)]``)."""
     rng = np.random.default_rng(seed)
     y = rng.permutation(np.arange(n) % N_CLASSES)
     centres = rng.normal(0.0, 6.0, size=(N_CLASSES, 2))
     X = centres[y] + rng.normal(size=(n, 2))
     labels = np.empty((n, r), dtype=np.int32)
     high = int(np.ceil(np.sqrt(n)))
+    if k_cap is not None:
+        high = max(N_CLASSES, min(high, k_cap))
     for j in range(r):
         k_i = int(rng.integers(N_CLASSES, high + 1))
         per_class = k_i // N_CLASSES
@@ -194,6 +201,8 @@ def main():
     parser.add_argument("--partitions", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per method and size")
     parser.add_argument("--methods", nargs="*", default=None)
+    parser.add_argument("--k-cap", type=int, default=None,
+                        help="cap K_i's range at this (50: the default generator's range); default: sqrt(n)")
     parser.add_argument("--json", default=None, help="also write the raw results here")
     parser.add_argument("--out", default=None, help="also write the Markdown table here")
     args = parser.parse_args()
@@ -204,7 +213,7 @@ def main():
     ensemble_bytes = {}
     with tempfile.TemporaryDirectory(prefix="cclust-scale-") as tmp:
         for n in args.sizes:
-            X, labels = make_problem(n, args.partitions)
+            X, labels = make_problem(n, args.partitions, k_cap=args.k_cap)
             paths = {name: os.path.join(tmp, f"{name}.npy") for name in ("labels", "X", "baseline", "asked")}
             np.save(paths["labels"], labels)
             np.save(paths["X"], X)
@@ -223,7 +232,9 @@ def main():
     lines = [f"Peak memory each call adds over the state after the ensemble is built (RSS high-water mark; "
              f"in brackets, times the ensemble's own int32 labels: "
              + ", ".join(f"{ensemble_bytes[n] / 2**20:,.0f} MiB at n = {n:,}" for n in args.sizes)
-             + f"); r = {args.partitions}, K = {N_CLASSES}, K_i in [K, ceil(sqrt(n))]; {cpu_model()}, "
+             + f"); r = {args.partitions}, K = {N_CLASSES}, K_i in [K, "
+             + ("ceil(sqrt(n))" if args.k_cap is None else f"min(ceil(sqrt(n)), {args.k_cap})")
+             + f"]; {cpu_model()}, "
              f"load average {load[0]:.1f} at the end.", "",
              f"| method | {head} | seconds | {figure_head} |",
              "|---|" + "---:|" * len(args.sizes) + "---:|" + "---:|" * len(args.sizes)]

@@ -92,6 +92,50 @@ def test_voting_passes_read_every_width_alike(dtype):
     assert bitwise_equal(as_codes(vt.first_appearance(labels, offsets), dtype), ranks)
 
 
+def label_sums_reference(labels, offsets, values):
+    """B^T V by loops: row offsets[j] + l adds the values of the objects with label l in j, in
+    object order (a missing label, -1, adds nothing)."""
+    out = np.zeros((int(offsets[-1]), values.shape[1]))
+    for x in range(labels.shape[0]):
+        for j in range(labels.shape[1]):
+            if labels[x, j] >= 0:
+                out[offsets[j] + labels[x, j]] += values[x]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32] + WIDTHS, ids=lambda t: t.__name__)
+def test_label_sums_are_the_one_hot_transpose_product_in_every_width(dtype):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    _, _, labels, offsets, _, _, _ = make_rows(rng, 700, r=9, k_max=12, missing=0.2)
+    values = rng.normal(size=(700, 5))
+    want = label_sums_reference(labels, offsets, values)
+    present = labels >= 0
+    rows = np.nonzero(present)[0]
+    B = sp.csr_matrix((np.ones(rows.shape[0]), (rows, (offsets[:-1][None, :] + labels)[present])),
+                      shape=(700, int(offsets[-1])))
+    codes = labels if dtype == np.int32 else as_codes(labels, dtype)
+    for threads in (1, 2, 3):
+        got = vt.label_sums(codes, offsets, values, threads)
+        assert bitwise_equal(got, want)                  # objects summed in order, as the loops do
+        assert bitwise_equal(got, np.asarray(B.T @ values))
+    assert vt.label_sums(codes[:0], offsets, values[:0], 2).shape == want.shape
+
+
+def test_label_sums_name_a_bad_label_and_a_bad_shape():
+    rng = np.random.default_rng(2)
+    _, _, labels, offsets, _, _, _ = make_rows(rng, 40, r=3, k_max=4)
+    codes = as_codes(labels, np.uint8)
+    codes[23, 2] = 9
+    with pytest.raises(ValueError, match=r"label 9 of object 23 in partition 2"):
+        vt.label_sums(codes, offsets, np.ones((40, 2)), 2)
+    with pytest.raises(ValueError, match="values has 39 rows, expected 40"):
+        vt.label_sums(labels, offsets, np.ones((39, 2)), 2)
+    with pytest.raises(ValueError, match="offsets has 3 entries, expected 4"):
+        vt.label_sums(labels, offsets[:-1], np.ones((40, 2)), 2)
+
+
 @pytest.mark.parametrize("k, dtype", [(2, np.uint8), (255, np.uint8), (256, np.uint16), (65535, np.uint16),
                                       (65536, np.int32)])
 def test_compact_view_is_the_narrowest_type(k, dtype):

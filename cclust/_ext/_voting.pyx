@@ -11,6 +11,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 from cclust._ext.core cimport (
     first_appearance as _first_appearance,
+    label_sums as _label_sums,
     mode_argmax as _mode_argmax,
     vote_argmax as _vote_argmax,
     vote_argmax_sparse as _vote_argmax_sparse,
@@ -38,6 +39,27 @@ def scores(labels, const int64_t[::1] offsets, const double[:, ::1] table,
         return out
     with nogil:
         _vote_scores(codes.ptr, codes.width, n, r, &offsets[0], tab_ptr, k, out_ptr, n_threads)
+    return out
+
+
+def label_sums(labels, const int64_t[::1] offsets, const double[:, ::1] values, int n_threads):
+    """(offsets[r], k) sums of the rows of ``values`` by label: row ``offsets[j] + l`` sums
+    ``values[x]`` over the objects with label l in partition j, in object order (``B.T @ values``
+    for the one-hot B, bitwise, without forming B)."""
+    cdef _Codes codes = _Codes(labels)
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
+    cdef int32_t k = values.shape[1]
+    if offsets.shape[0] != r + 1:
+        raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {r + 1}")
+    if values.shape[0] != n:
+        raise ValueError(f"values has {values.shape[0]} rows, expected {n}")
+    out = np.zeros((offsets[r], k), dtype=np.float64)
+    if n == 0 or k == 0 or out.size == 0:
+        return out
+    cdef double[:, ::1] out_view = out
+    with nogil:
+        _label_sums(codes.ptr, codes.width, n, r, &offsets[0], &values[0, 0], k, &out_view[0, 0], n_threads)
     return out
 
 

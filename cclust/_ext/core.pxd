@@ -114,6 +114,9 @@ cdef extern from "cclust/voting.hpp" namespace "cclust" nogil:
                      int32_t* assignment, int32_t* matches, int n_threads) except +
     void first_appearance(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
                           const int64_t* offsets, void* out) except +
+    void label_sums(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                    const int64_t* offsets, const double* values, int32_t n_columns, double* out,
+                    int n_threads) except +
 
 
 # -- addremadd: least-squares consensus, include/cclust/addremadd.hpp --

@@ -5,7 +5,8 @@ components; given the component m the labels are independent, partition i's labe
 multinomial ``theta_mi`` over its K_i clusters. EM fits ``alpha`` and ``theta``; each object
 joins its most probable component. The E-step's per-object log-likelihoods are sums over
 partitions of ``log theta_mi(y_xi)``, read by the same compiled lookup pass as IVC/IPVC
-(:mod:`cclust.consensus_functions.voting`); the M-step is one sparse product with the one-hot matrix.
+(:mod:`cclust.consensus_functions.voting`); the M-step sums the responsibilities by label, the
+transposed compiled pass over the same codes (no one-hot matrix).
 """
 from __future__ import annotations
 
@@ -35,13 +36,14 @@ from cclust.result import ConsensusResult
 from cclust.ensemble import EnsembleLike
 from cclust.validation import RandomStateLike
 
-#: Bytes em-mixture holds at its peak, asked of the memory budget before its one-hot is made:
-#: 13 a label (the one-hot matrix, 12 bytes a stored entry, and the M-step's product) and 56 an
-#: object and component (seven n x K float64 arrays: the responsibilities, the E-step's scores,
-#: their shifted exponentials and normalised copy, the best run's responsibilities), plus 8 an
-#: object and restart (the starting labellings, int64). Measured: 13.2 bytes a label and 54 an
-#: object and component at 4 * 10^4 objects x 10 and 50 partitions, K = 8.
-EM_LABEL_BYTES = 13
+#: Bytes em-mixture holds at its peak, asked of the memory budget before its first array: the
+#: width of a label code a label (the canonical form's copy of the codes; both passes read the
+#: codes in place) and 56 an object and component (seven n x K float64 arrays: the
+#: responsibilities, the E-step's scores, their shifted exponentials and normalised copy, the
+#: best run's responsibilities), plus 8 an object and restart (the starting labellings, int64).
+#: Measured: 54-61 bytes an object and component at 2 * 10^4 to 8 * 10^4 objects x 10 and 50
+#: partitions, K = 8, and 1.2 bytes a label on uint8 codes (12 more, for the one-hot matrix,
+#: before the M-step read the codes).
 EM_OBJECT_CLUSTER_BYTES = 56
 
 __all__ = ["em_mixture"]
@@ -52,10 +54,11 @@ def _log(a):
         return np.log(a)
 
 
-def _m_step(B, offsets, resp, smoothing):
+def _m_step(C, offsets, resp, smoothing, n_threads):
     """alpha (K,) and theta as a (W, K) table, MAP under a symmetric Dirichlet(1 + smoothing)."""
     n, K = resp.shape
-    counts = np.asarray(B.T @ resp)                          # (W, K): sum_x resp_xm [y_xi = l]
+    # (W, K): sum_x resp_xm [y_xi = l], summed over the objects in order (B^T resp, bitwise)
+    counts = kernel().label_sums(C, offsets, resp, n_threads)
     alpha = (resp.sum(axis=0) + smoothing) / (n + K * smoothing)
     return alpha, label_distributions(counts, offsets, smoothing)
 
@@ -122,9 +125,9 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
         magnitude.
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
-        asked before the one-hot is made for ``EM_LABEL_BYTES`` = 13 bytes a label,
+        asked before anything is made for the label codes' width (1, 2 or 4 bytes) a label,
         ``EM_OBJECT_CLUSTER_BYTES`` = 56 bytes an object and component and 8 bytes an object and
-        restart (see the constants' note).
+        restart (see the constant's note).
     random_state : int, Generator or None
     n_jobs : int, default=None
 
@@ -154,13 +157,12 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     n_jobs = useful_threads(E.n_samples, check_n_jobs(n_jobs))
     rng = check_random_state(random_state)
     n = E.n_samples
-    require_memory(EM_LABEL_BYTES * n * E.n_partitions + EM_OBJECT_CLUSTER_BYTES * n * n_clusters + 8 * n * n_init,
-                   f"em-mixture's one-hot matrix and responsibilities for {n} objects x {E.n_partitions} "
+    C = E.compact_labels()  # read in place by both passes
+    require_memory(C.dtype.itemsize * n * E.n_partitions + EM_OBJECT_CLUSTER_BYTES * n * n_clusters + 8 * n * n_init,
+                   f"em-mixture's label codes and responsibilities for {n} objects x {E.n_partitions} "
                    f"partitions and {n_clusters} components",
-                   "use kcc (memory linear in n r, no one-hot), or fewer restarts (n_init)", max_bytes)
-    C = E.compact_labels()  # read in place by the lookup pass
+                   "use kcc (no n x K responsibilities), or fewer restarts (n_init)", max_bytes)
     offsets = np.ascontiguousarray(E.offsets, dtype=np.int64)
-    B = E.one_hot(max_bytes=max_bytes)
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)
 
     # Only the best run (of those using every component, else of all) keeps its responsibilities:
@@ -177,7 +179,7 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
         resp[np.arange(n), start] = 1.0
         trace, converged = [], False
         for n_iter in range(1, max_iter + 1):
-            alpha, theta = _m_step(B, offsets, resp, smoothing)
+            alpha, theta = _m_step(C, offsets, resp, smoothing, n_jobs)
             resp, loglik, _ = _e_step(C, offsets, scale, alpha, theta, n_jobs)
             if not np.isfinite(loglik):
                 raise ValidationError("em-mixture: the log-likelihood is not finite with smoothing=0 (a "

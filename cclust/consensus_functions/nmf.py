@@ -5,21 +5,25 @@ The consensus partition U minimising ``sum_ij (M_ij - U_ij)^2`` over connectivit
 (M the co-association, Nguyen & Caruana 2007, eq. 1) is relaxed to ``M ~ H S H^T`` with H, S
 nonnegative (H of shape (n, K), S of shape (K, K)), H with orthonormal columns, and solved by the
 multiplicative updates of Li, Ding & Jordan (2007), the orthogonal symmetric tri-factorization
-rules of Ding et al. (2006). The scalable route never forms M: with B the sparse one-hot matrix of the ensemble and
-W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so every product
-``M H`` is ``B W (B^T H)``, O(n r K) time per iteration and O(n r + n K) memory.
+rules of Ding et al. (2006). The scalable route never forms M: with B the one-hot matrix of the
+ensemble and W the diagonal of the partition weights (summing to one), ``M = B W B^T``, so every
+product ``M H`` is ``B W (B^T H)``, two compiled passes over the label codes (B itself is never
+formed either): O(n r K) time per iteration and O(n K) memory beside the ensemble.
 """
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 
+from cclust._engine import useful_threads
 from cclust._lloyd import best_of_restarts
+from cclust.consensus_functions._starts import kernel
 from cclust.validation import (
     check_float,
     check_init_name,
     check_int,
     check_n_clusters,
+    check_n_jobs,
     check_random_state,
     require_memory,
 )
@@ -37,23 +41,33 @@ __all__ = ["nmf"]
 _TINY = 1e-300
 
 
-#: Bytes a label that nmf's operator holds at its peak (two one-hot matrices, one CSR transpose,
-#: the conversion's temporaries: 12 bytes a label each), and bytes an object and cluster for its
-#: factors; measured together about 51 bytes a label at 10^5 and 2 * 10^5 objects x 50 partitions.
-NMF_LABEL_BYTES = 48
+#: Bytes an object and cluster that nmf holds at its peak: H, M H, the update's n x K terms,
+#: the k-means start's indicator and the best restart's H (measured: see ``max_bytes`` below).
 NMF_FACTOR_BYTES = 80
 
 
 class CoassociationOperator:
-    """``M = B W B^T`` as products only: ``M @ H`` and ``||M||_F^2`` without the n x n matrix."""
+    """``M = B W B^T`` as products only: ``M @ H`` and ``||M||_F^2`` without the n x n matrix.
 
-    def __init__(self, ensemble, max_bytes=None):
-        self.Bw = ensemble.one_hot(weighted=True, max_bytes=max_bytes)  # CSR, w_i in partition i's columns
-        self.Bt = ensemble.one_hot(max_bytes=max_bytes).T.tocsr()        # CSR (sum K_i, n): B^T H by rows
+    Neither B (the one-hot matrix of the labels) nor its transpose is formed: ``B^T H`` is a
+    sum of the rows of H by label, ``B (W B^T H)`` a sum over partitions of the rows of
+    ``W B^T H`` read at each object's labels, both compiled passes over the stored label codes
+    (:func:`cclust._ext._voting.label_sums` and ``scores``). Each entry is summed in the order
+    SciPy's sparse products sum it, so ``M @ H`` is bitwise that of the sparse route.
+    """
+
+    def __init__(self, ensemble, n_threads=1):
+        self.codes = ensemble.compact_labels()   # read in place
+        self.offsets = np.ascontiguousarray(ensemble.offsets, dtype=np.int64)
+        self.column_weights = np.repeat(ensemble.weights, ensemble.n_clusters)[:, None]
+        self.n_threads = n_threads
         self.sq_norm = coassociation_sq_norm(ensemble)
 
     def matmul(self, H):
-        return self.Bw @ (self.Bt @ H)
+        voting = kernel()
+        G = voting.label_sums(self.codes, self.offsets, np.ascontiguousarray(H, dtype=np.float64), self.n_threads)
+        G *= self.column_weights
+        return voting.scores(self.codes, self.offsets, G, self.n_threads)
 
 
 def coassociation_sq_norm(ensemble):
@@ -180,10 +194,13 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     H first in clusterMI, both from the old factors in the script) is not settled by those
     sources.
 
-    **Scalable route** (always): M is never formed. ``M H = B W (B^T H)`` with B the sparse
-    one-hot matrix (:meth:`cclust.Ensemble.one_hot`), ``||M||_F^2 = sum_ab w_a w_b |C_a ∩ C_b|^2``
-    over pairs of clusters, and the rest of J from the K x K matrices ``H^T M H`` and ``H^T H``:
-    O(n r K) time per iteration and O(n r + n K) memory (the one-hot and a few n x K arrays).
+    **Scalable route** (always): M is never formed. ``M H = B W (B^T H)`` with B the one-hot
+    matrix of the labels, itself never formed: ``B^T H`` sums the rows of H by label and
+    ``B (.)`` adds up, for each object, the rows at its labels, two compiled passes over the
+    stored label codes (see :class:`CoassociationOperator`);
+    ``||M||_F^2 = sum_ab w_a w_b |C_a ∩ C_b|^2`` over pairs of clusters, and the rest of J from
+    the K x K matrices ``H^T M H`` and ``H^T H``: O(n r K) time per iteration and O(n K)
+    memory beside the ensemble (a few n x K arrays).
 
     Choices where the paper leaves room: the starts above, with S then scaled by the factor
     that minimises J along it; the loop stops when J changes by less than
@@ -215,12 +232,11 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
         symmetric rule (J non-increasing).
     weights : array-like of shape (n_partitions,), default=None
     max_bytes : int, default=None
-        Memory budget for the operator and the factors (default: the ``CCLUST_MEMORY_BUDGET``
-        environment variable, else 2 GiB). They are asked for before any is made:
-        ``NMF_LABEL_BYTES`` = 48 bytes a label (the weighted and the plain one-hot matrices, the
-        plain one's CSR transpose and the conversion's temporaries) and ``NMF_FACTOR_BYTES`` = 80
-        bytes an object and cluster (H, M H and the update's terms, and the best restart's H).
-        Measured peaks: about 51 bytes a label at 10^5 and 2 * 10^5 objects x 50 partitions.
+        Memory budget for the factors (default: the ``CCLUST_MEMORY_BUDGET`` environment
+        variable, else 2 GiB), asked before any is made: ``NMF_FACTOR_BYTES`` = 80 bytes an object
+        and cluster (H, M H and the update's terms, and the best restart's H). The products with
+        M read the ensemble's label codes in place (before, the weighted and the plain one-hot
+        matrices and a transpose took 48 bytes a label more: 5.1 GiB at 10^6 x 100).
     random_state : int, Generator or None
         Seeds the restarts' initial factors.
 
@@ -261,10 +277,10 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     if not isinstance(orthogonal, (bool, np.bool_)):
         raise ValidationError(f"orthogonal must be True or False, got {orthogonal!r}.")
     rng = check_random_state(random_state)
-    require_memory(NMF_LABEL_BYTES * E.n_samples * E.n_partitions + NMF_FACTOR_BYTES * E.n_samples * n_clusters,
-                   f"nmf's one-hot operator and factors for {E.n_samples} objects x {E.n_partitions} partitions",
-                   "use kcc or hbgf (memory linear in n r, no one-hot transpose)", max_bytes)
-    op = CoassociationOperator(E, max_bytes)
+    require_memory(NMF_FACTOR_BYTES * E.n_samples * n_clusters,
+                   f"nmf's factors for {E.n_samples} objects and {n_clusters} clusters",
+                   "use kcc (it keeps no n x K factors)", max_bytes)
+    op = CoassociationOperator(E, useful_threads(E.n_samples, check_n_jobs(None)))
 
     def one_run(_):
         H0, S0 = initial_factors(rng, E.n_samples, n_clusters)

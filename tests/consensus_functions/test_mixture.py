@@ -23,7 +23,7 @@ def test_em_step_matches_reference(rng, smoothing, missing):
     w = w / w.sum()
     E = Ensemble(E.labels, weights=w).canonical()
     resp = rng.dirichlet(np.ones(3), size=25)
-    alpha, theta = mixture._m_step(E.one_hot(), E.offsets, resp, smoothing)
+    alpha, theta = mixture._m_step(E.compact_labels(), np.ascontiguousarray(E.offsets, dtype=np.int64), resp, smoothing, 1)
     scale = np.repeat(E.weights * E.n_partitions, E.n_clusters)
     new, loglik, _ = mixture._e_step(np.ascontiguousarray(E.labels), E.offsets, scale, alpha, theta, 1)
     r_alpha, r_theta, r_new, r_loglik = ref.em_step(E.labels, E.weights, resp, smoothing)

@@ -203,10 +203,9 @@ def test_best_of_bad_input(kwargs, err, match):
 
 
 def test_memory_figure_is_within_half_again_of_the_measured_peak():
-    """nmf asks for its operator (two one-hot matrices and a CSR transpose) and factors before
-    making any: the figure against the peak RSS the call adds, at two sizes (measured 1.16 and
-    1.17 at these, 1.2 at 10^5 and 2 * 10^5 objects); it asked for one one-hot matrix alone
-    (0.24 of the peak) before."""
+    """nmf asks for its factors (n x K arrays) before making any: the figure against the peak RSS
+    the call adds, at two sizes. The products with the co-association read the stored label
+    codes, so no one-hot matrix (48 bytes a label before) is held."""
     from cclust.testing import peak_memory
 
     problems = [(np.zeros((n, 1)), noisy_refinements(n, 50)[1]) for n in (20000, 40000)]
@@ -220,13 +219,13 @@ def test_memory_figure_is_within_half_again_of_the_measured_peak():
         assert figure / 1.5 <= peak["nmf"]["bytes"] <= 1.5 * figure, (E.n_samples, peak)
 
 
-def test_refuses_before_the_one_hot_and_passes_max_bytes_on(monkeypatch):
+def test_refuses_before_its_factors_and_never_forms_the_one_hot(monkeypatch):
     from cclust.errors import MemoryBudgetError
 
     E = noisy_refinements(2000, 10)[1]
-    with pytest.raises(MemoryBudgetError, match=r"nmf's one-hot operator .* max_bytes="):
+    with pytest.raises(MemoryBudgetError, match=r"nmf's factors for 2000 objects and 8 clusters .* max_bytes="):
         nmf(E, 8, n_init=1, max_iter=2, random_state=0, max_bytes=10_000)
-    assert not any(key[0] == "one_hot" for key in E.canonical()._cache if isinstance(key, tuple))
-    # a budget given to nmf is the one its one-hot matrices are checked against too
-    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "100000")   # under the one-hot's 240 kB
+    # max_bytes, not the environment's budget, is what the call is checked against
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "100000")   # under the factors' 1.28 MB
     assert nmf(E, 8, n_init=1, max_iter=2, random_state=0, max_bytes=2**30).labels.shape == (2000,)
+    assert not any(key[0] == "one_hot" for key in E.canonical()._cache if isinstance(key, tuple))

@@ -230,4 +230,47 @@ void first_appearance(const void* codes, int32_t label_bytes, int64_t n, int64_t
     });
 }
 
+
+void label_sums(const void* codes, int32_t label_bytes, int64_t n, int64_t r, const int64_t* offsets,
+                const double* values, int32_t n_columns, double* out, int n_threads) {
+    check_sizes(n, r, offsets, n_columns);
+    const Slots slots(offsets, r);
+    with_label_codes(codes, label_bytes, [&](const auto* labels) {
+        FirstBad bad;
+        for_each_chunk(n, n_threads, [&](int64_t, int64_t start, int64_t stop) {
+            for (int64_t x = start; x < stop; ++x) {
+                if (row_has_bad_label(labels + x * r, slots.size.data(), r)) {
+                    bad.report(x);
+                    return;
+                }
+            }
+        });
+        throw_if_bad(bad, labels, r, slots);
+        std::fill(out, out + offsets[r] * n_columns, 0.0);
+        // A block of partitions per task: the rows of its partitions are written by one thread
+        // only, each summed over the objects in increasing order, so the sums do not depend on
+        // the blocks or the threads.
+        constexpr int64_t kBlock = 8;
+        const int64_t blocks = (r + kBlock - 1) / kBlock;
+        (void)n_threads;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads < 1 ? 1 : n_threads)
+#endif
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t first = b * kBlock;
+            const int64_t last = std::min(r, first + kBlock);
+            for (int64_t x = 0; x < n; ++x) {
+                const auto* lab = labels + x * r;
+                const double* v = values + x * n_columns;
+                for (int64_t j = first; j < last; ++j) {
+                    const int64_t l = label_code(lab[j]);
+                    if (l < 0) continue;
+                    double* dst = out + (offsets[j] + l) * n_columns;
+                    for (int32_t k = 0; k < n_columns; ++k) dst[k] += v[k];
+                }
+            }
+        }
+    });
+}
+
 }  // namespace cclust

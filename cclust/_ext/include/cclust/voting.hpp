@@ -81,4 +81,17 @@ void first_appearance(const void* labels,      // IN  n x r codes, values in 0..
                       const int64_t* offsets,  // IN  r + 1
                       void* out);              // OUT n x r codes of label_bytes
 
+// The transpose of vote_scores: out[(offsets[j] + l) * n_columns + k] = sum of
+// values[x * n_columns + k] over the objects x with label l in partition j (missing labels add
+// nothing), every entry summed over the objects in increasing order: bitwise B^T V for the
+// one-hot matrix B of the labels, for any thread count. Bad labels throw as in vote_scores.
+void label_sums(const void* labels,      // IN  n x r codes, missing allowed
+                int32_t label_bytes,
+                int64_t n, int64_t r,
+                const int64_t* offsets,  // IN  r + 1
+                const double* values,    // IN  n x n_columns, row-major
+                int32_t n_columns,
+                double* out,             // OUT offsets[r] x n_columns
+                int n_threads);
+
 }  // namespace cclust
