@@ -509,7 +509,8 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_init, max_iter : int, default=3, 100
         The transfer cut's k-means runs (k-means++) and Lloyd iterations.
     max_bytes : int, default=None
-        Memory budget of the SACT matrix.
+        Memory budget: the SACT matrix with the Jaccard overlaps is asked for before the NCAI,
+        the graph and its transfer cut once SACT is known.
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None

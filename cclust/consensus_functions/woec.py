@@ -363,7 +363,10 @@ def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
     max_bytes : int, default=None
         Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
         peak) are counted first and refused past it (and, with missing labels, the object
-        weights' rows).
+        weights' rows). Before any pass over the n x sum K_i memberships, a lower bound of the
+        edges (at least one a partition per distinct membership row, from the memberships in
+        the partition with the fewest clusters) refuses a graph already far past the budget,
+        saying "at least".
     random_state : int, Generator or None
 
     Returns
