@@ -442,7 +442,7 @@ def _wohb_edges_lower_bound(X, ensemble, w, t):
     2. An object's memberships in clustering r sum to 1, so the largest is at least 1 / K_r and
        its entry of M at least w_r / K_r; a vertex of c merged objects carries c times their
        row. So every vertex keeps at least one edge in each clustering r with
-       (w_r / K_r) R / max_r w_r > 1/2 (every clustering under equal weights and K_r < 20,000).
+       (w_r / K_r) R / max_r w_r > 1/2 (every clustering under equal weights and K_r < 20000).
     3. Objects with identical rows of M share a vertex (at most ``merge_cap`` objects a vertex,
        which only adds vertices), and rows whose blocks in clustering s differ are different
        rows, so there are at least as many vertices as distinct blocks; a vertex keeps at least

@@ -182,7 +182,7 @@ def test_wohb_refuses_on_the_bound_before_the_membership_passes(monkeypatch):
     rows = _object_weights._MembershipModel.rows
     monkeypatch.setattr(_object_weights._MembershipModel, "rows",
                         lambda self, chosen: passes.append(1) or rows(self, chosen))
-    # Every object keeps at least one edge a partition: 60,000 edges, 7.7 MB at 128 bytes each.
+    # Every object keeps at least one edge a partition: 60000 edges, 7.7 MB at 128 bytes each.
     with pytest.raises(MemoryBudgetError) as info:
         wohb(labels, 3, X=X, max_bytes=4_000_000, random_state=0)
     message = str(info.value)
