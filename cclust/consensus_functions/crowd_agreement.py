@@ -158,10 +158,10 @@ def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     from cclust._ext import _crowd_agreement
 
     _require_weighted_block(E, rows.shape[0], max_bytes, what)
-    L = np.ascontiguousarray(E.labels[rows], dtype=np.int64)
     total = u.sum()
     share = u / (total if total > 0 else 1.0)
-    return _crowd_agreement.weighted_coassociation(L, np.ascontiguousarray(E.n_clusters, dtype=np.int64),
+    return _crowd_agreement.weighted_coassociation(E.compact_labels(), np.ascontiguousarray(rows, dtype=np.int64),
+                                                   np.ascontiguousarray(E.n_clusters, dtype=np.int64),
                                                    np.ascontiguousarray(share, dtype=np.float64),
                                                    check_n_jobs(n_threads))
 
