@@ -7,14 +7,17 @@ or labels out of range.
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
+
+include "label_codes.pxi"
 
 
 cdef extern from "cclust/crowd_agreement.hpp" namespace "cclust" nogil:
     void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data, int64_t n_c,
                    const double* weight, double* out, int n_threads) except +
-    void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, const int64_t* sizes,
-                                     const double* share, double* out, int n_threads) except +
+    void weighted_coassociation_rows(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                                     const int64_t* rows, int64_t m, const int64_t* sizes, const double* share,
+                                     double* out, int n_threads) except +
 
 
 def sact(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -36,11 +39,17 @@ def sact(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1
     return out
 
 
-def weighted_coassociation(const int64_t[:, ::1] labels, const int64_t[::1] sizes, const double[::1] share,
+def weighted_coassociation(labels, const int64_t[::1] rows, const int64_t[::1] sizes, const double[::1] share,
                            int n_threads):
-    """(m, m) sums ``sum_j share[j] [labels[x, j] == labels[y, j]]``."""
-    cdef int64_t m = labels.shape[0]
-    cdef int64_t r = labels.shape[1]
+    """(m, m) sums ``sum_j share[j] [L[x, j] == L[y, j]]`` over the rows ``rows`` of the stored
+    label codes ``labels`` (n x r: int32 with -1 missing, or uint16 / uint8 with the largest
+    value missing; read in place, none missing)."""
+    cdef _Codes codes = _Codes(labels)
+    cdef const void* ptr = codes.ptr
+    cdef int32_t width = codes.width
+    cdef int64_t n = codes.n
+    cdef int64_t r = codes.r
+    cdef int64_t m = rows.shape[0]
     if sizes.shape[0] != r or share.shape[0] != r:
         raise ValueError("sizes and share need one entry per partition")
     out = np.empty((m, m), dtype=np.float64)
@@ -51,5 +60,5 @@ def weighted_coassociation(const int64_t[:, ::1] labels, const int64_t[::1] size
         out[...] = 0.0
         return out
     with nogil:
-        weighted_coassociation_rows(&labels[0, 0], m, r, &sizes[0], &share[0], &out_view[0, 0], n_threads)
+        weighted_coassociation_rows(ptr, width, n, r, &rows[0], m, &sizes[0], &share[0], &out_view[0, 0], n_threads)
     return out

@@ -1,5 +1,5 @@
 # Included by the modules whose kernels read an ensemble's stored label codes in place
-# (_contingency, _kmeans, _voting): one reading of the three layouts, compiled into each.
+# (_contingency, _kmeans, _voting, _crowd_agreement): one reading of the three layouts, compiled into each.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 

@@ -154,15 +154,17 @@ class _MembershipModel:
     has the same bits in any chunk (what lets WOHB compare and hash rows chunk by chunk).
     """
 
-    def __init__(self, X, ensemble, object_weights, t):
+    def __init__(self, X, ensemble, object_weights, t, partitions=None):
+        """``partitions``: the indices of the base clusterings to model (None: all of them); a
+        model of some only gives their :meth:`block` (the same bits as the full model's)."""
         self.X = X
         self.ensemble = ensemble
         self.sq_norms = np.einsum("ij,ij->i", X, X)
         n = ensemble.n_samples
         w = np.asarray(object_weights, dtype=np.float64)
-        self.centres = []
-        self.ts = np.empty(ensemble.n_partitions)
-        for r in range(ensemble.n_partitions):
+        self.centres = [None] * ensemble.n_partitions
+        self.ts = np.full(ensemble.n_partitions, np.nan)
+        for r in (range(ensemble.n_partitions) if partitions is None else partitions):
             labels = ensemble.labels[:, r]
             k = int(ensemble.n_clusters[r])
             present = labels >= 0
@@ -170,7 +172,7 @@ class _MembershipModel:
             centres = np.zeros((k, X.shape[1]))
             np.add.at(centres, labels[present], w[present, None] * X[present])
             centres /= mass[:, None]                                     # eq. 6
-            self.centres.append((centres, np.einsum("ij,ij->i", centres, centres)))
+            self.centres[r] = (centres, np.einsum("ij,ij->i", centres, centres))
             if t is None:
                 own = []
                 for rows in self.chunks(n, k):
@@ -197,15 +199,19 @@ class _MembershipModel:
         np.maximum(d2, 0.0, out=d2)
         return d2
 
+    def block(self, rows, r):
+        """Memberships of the objects ``rows`` in the clusters of base clustering ``r``."""
+        d2 = self._sq_distances(rows, r)
+        logits = -(d2 - d2.min(axis=1, keepdims=True)) / self.ts[r]    # eq. 7, shifted for stability
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)                        # eq. 8
+
     def rows(self, rows):
         """Memberships of the objects ``rows`` (a slice or indices), blocks in partition order."""
         offsets = self.ensemble.offsets
         P = np.empty((self.sq_norms[rows].shape[0], int(offsets[-1])))
         for r in range(self.ensemble.n_partitions):
-            d2 = self._sq_distances(rows, r)
-            logits = -(d2 - d2.min(axis=1, keepdims=True)) / self.ts[r]    # eq. 7, shifted for stability
-            e = np.exp(logits)
-            P[:, offsets[r]:offsets[r + 1]] = e / e.sum(axis=1, keepdims=True)  # eq. 8
+            P[:, offsets[r]:offsets[r + 1]] = self.block(rows, r)
         return P
 
 

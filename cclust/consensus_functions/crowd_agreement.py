@@ -158,10 +158,10 @@ def _weighted_block(E, u, rows, max_bytes, what, n_threads=None):
     from cclust._ext import _crowd_agreement
 
     _require_weighted_block(E, rows.shape[0], max_bytes, what)
-    L = np.ascontiguousarray(E.labels[rows], dtype=np.int64)
     total = u.sum()
     share = u / (total if total > 0 else 1.0)
-    return _crowd_agreement.weighted_coassociation(L, np.ascontiguousarray(E.n_clusters, dtype=np.int64),
+    return _crowd_agreement.weighted_coassociation(E.compact_labels(), np.ascontiguousarray(rows, dtype=np.int64),
+                                                   np.ascontiguousarray(E.n_clusters, dtype=np.int64),
                                                    np.ascontiguousarray(share, dtype=np.float64),
                                                    check_n_jobs(n_threads))
 
@@ -202,21 +202,68 @@ def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
 
 def _jaccard(E):
     """Sparse Jaccard similarity of every pair of clusters (clusters of one partition never overlap,
-    so their entries are 0), with 1 on the diagonal."""
+    so their entries are 0), with 1 on the diagonal. Computed in the overlaps' own arrays, the
+    divisors by blocks of entries, so the only array of the size of the overlaps is their CSR."""
     B = E.one_hot()
-    O = (B.T @ B).tocoo()
+    O = B.T @ B                 # CSC; symmetric, so its arrays are also those of its CSR
     sizes = np.asarray(B.sum(axis=0)).reshape(-1)
-    values = O.data / (sizes[O.row] + sizes[O.col] - O.data)
-    return sp.csr_matrix((values, (O.row, O.col)), shape=O.shape)
+    row_of = np.repeat(np.arange(O.shape[0], dtype=O.indices.dtype), np.diff(O.indptr))
+    for start in range(0, O.nnz, _BLOCK):
+        stop = min(O.nnz, start + _BLOCK)
+        overlap = O.data[start:stop]
+        overlap /= sizes[row_of[start:stop]] + sizes[O.indices[start:stop]] - overlap
+    return sp.csr_matrix((O.data, O.indices, O.indptr), shape=O.shape)
+
+
+_GP_MGLA_ADVICE = "use fewer or coarser basic partitions, or lwgp, hbgf or kcc"
+
+#: Entries (of the cluster overlaps, of SACT's rows) a block pass handles at once.
+_BLOCK = 2**18
+
+#: Bytes the crowd-agreement graph methods hold, fitted to the peaks of GP-MGLA (traced and
+#: resident) on noisy partitions of about 700 to 3,200 clusters:
+#: the one-hot (12 a label, kept with the ensemble); while SACT is summed, the dense SACT (8 a
+#: pair of clusters) and the Jaccard CSR (12 an overlapping pair); while the graph is made, the dense SACT, 12 an entry of the
+#: graph's CSR, 36 a label of the objects' rows (their one-hot rows and its scaled copy) and a
+#: block of SACT's coordinates (24 an entry); then the transfer cut of that graph
+#: (:func:`cclust.graph.transfer_cut_bytes`, the graph included).
+_ONE_HOT_LABEL_BYTES = 12
+_SACT_PAIR_BYTES = 8
+_CSR_ENTRY_BYTES = 12
+_GRAPH_LABEL_BYTES = 36
 
 
 def _require_sact(E, max_bytes):
-    """The budget check of :func:`_sact`, asked before the partition weights are computed."""
+    """The budget check of :func:`_sact`, asked before the partition weights are computed: the
+    dense matrix and the one-hot first, then with the Jaccard CSR, whose entries (the pairs of
+    overlapping clusters) one compiled pass over the label codes counts
+    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI)."""
+    from cclust.graph._meta import cluster_overlaps
+
     n_c = int(E.offsets[-1])
-    # 20 bytes a pair of clusters: the dense float64 SACT and its CSR copy in the MGLA graph
-    # (RSS high-water mark of gp-mgla: 18.1 and 18.9 bytes a pair at n = 2000 and 4000, 4512 clusters)
-    require_memory(20 * n_c * n_c, f"the SACT similarity of {n_c} clusters",
-                   "use fewer or coarser basic partitions, or lwgp, hbgf or kcc", max_bytes)
+    what = f"the SACT similarity of {n_c} clusters"
+    need = _SACT_PAIR_BYTES * n_c * n_c + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions
+    require_memory(need, what, _GP_MGLA_ADVICE, max_bytes)
+    overlaps = int(cluster_overlaps(E)[0])
+    require_memory(need + _CSR_ENTRY_BYTES * overlaps, f"{what} ({overlaps} pairs of overlapping clusters)",
+                   _GP_MGLA_ADVICE, max_bytes)
+
+
+def _require_graph(E, m, S, n_clusters, max_bytes):
+    """The budget check of the MGLA graph of ``m`` object rows made from the SACT matrix ``S``
+    (and, with ``n_clusters``, of its transfer cut), asked once SACT is known."""
+    from cclust.graph._tcut import transfer_cut_bytes
+
+    n_c, labels = int(E.offsets[-1]), m * E.n_partitions
+    links = int(np.count_nonzero(S))
+    block = min(n_c, max(1, _BLOCK // max(1, n_c))) * n_c * links / max(1, n_c * n_c)
+    need = (_SACT_PAIR_BYTES * n_c * n_c + _CSR_ENTRY_BYTES * (labels + links) + _GRAPH_LABEL_BYTES * labels
+            + int(24 * block))
+    what = f"the MGLA graph of {m} object rows and {n_c} clusters ({links} SACT links)"
+    if n_clusters is not None:
+        need = max(need, transfer_cut_bytes(E.n_samples, m + n_c, labels + links, n_c, n_clusters))
+        what += " and its transfer cut"
+    require_memory(need + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions, what, _GP_MGLA_ADVICE, max_bytes)
 
 
 def _sact(E, u, max_bytes, n_threads=None):
@@ -228,11 +275,10 @@ def _sact(E, u, max_bytes, n_threads=None):
     """
     from cclust._ext import _crowd_agreement
 
-    _require_sact(E, max_bytes)
     J = _jaccard(E)
     J.sort_indices()
     cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
-    total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32),
+    total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32, copy=False),
                                   np.ascontiguousarray(J.data, dtype=np.float64), cluster_weight,
                                   check_n_jobs(n_threads))
     top = total.max()
@@ -280,7 +326,32 @@ def _graph(E, u, S, alpha, rows=None):
     """The MGLA graph: object rows (``rows`` of them, all by default), then one row per cluster."""
     B = E.one_hot() if rows is None else E.one_hot()[rows]
     objects = B @ sp.diags(alpha * np.repeat(u, E.n_clusters))
-    return sp.vstack([objects, sp.csr_matrix(S)], format="csr")
+    del B
+    # The non-zero entries of S, row by row, written after the objects' rows into the arrays of
+    # one CSR matrix (what stacking the objects on sp.csr_matrix(S) gives, without the
+    # coordinate arrays of every pair of clusters and a second copy).
+    m, n_c = objects.shape[0], S.shape[0]
+    per_row = np.count_nonzero(S, axis=1)
+    nnz = objects.nnz + int(per_row.sum())
+    index = np.int32 if max(nnz, m + n_c) < np.iinfo(np.int32).max else np.int64
+    data = np.empty(nnz)
+    indices = np.empty(nnz, dtype=index)
+    indptr = np.empty(m + n_c + 1, dtype=index)
+    data[:objects.nnz] = objects.data
+    indices[:objects.nnz] = objects.indices
+    indptr[:m + 1] = objects.indptr
+    np.cumsum(per_row, out=indptr[m + 1:])
+    indptr[m + 1:] += objects.nnz
+    at = objects.nnz
+    del objects
+    step = max(1, _BLOCK // max(1, n_c))
+    for start in range(0, n_c, step):
+        block = S[start:start + step]
+        r, c = np.nonzero(block)
+        data[at:at + r.shape[0]] = block[r, c]
+        indices[at:at + r.shape[0]] = c
+        at += r.shape[0]
+    return sp.csr_matrix((data, indices, indptr), shape=(m + n_c, n_c))
 
 
 def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=None):
@@ -313,7 +384,9 @@ def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=No
     E = complete_ensemble(ensemble, "the MGLA graph")
     _require_sact(E, max_bytes)
     u, _ = _partition_weights(E, beta)
-    return _graph(E, u, _sact(E, u, max_bytes), alpha)
+    S = _sact(E, u, max_bytes)
+    _require_graph(E, E.n_samples, S, None, max_bytes)
+    return _graph(E, u, S, alpha)
 
 
 # -- agglomeration over groups of identical objects ---------------------------------------------
@@ -436,7 +509,8 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_init, max_iter : int, default=3, 100
         The transfer cut's k-means runs (k-means++) and Lloyd iterations.
     max_bytes : int, default=None
-        Memory budget of the SACT matrix.
+        Memory budget: the SACT matrix with the Jaccard overlaps is asked for before the NCAI,
+        the graph and its transfer cut once SACT is known.
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None
@@ -465,19 +539,25 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     E0, E, columns, n_clusters, (first, inverse, counts) = complete_microclusters(ensemble, n_clusters, "gp-mgla")
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
+    m = first.shape[0]
     _require_sact(E, max_bytes)                             # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
     S = _sact(E, u, max_bytes, n_jobs)
+    _require_graph(E, m, S, n_clusters, max_bytes)
     B = _graph(E, u, S, alpha, rows=first)
+    del S
     rows = (first, inverse, np.concatenate([counts, np.ones(n_c, dtype=np.int64)]))
     result = tcut(B, n_clusters, groups=rows, random_state=rng, n_init=n_init, max_iter=max_iter,
                   n_jobs=n_jobs)
+    del B
     extras = {"ncai": _to_input_columns(values, columns), "weights": _to_input_columns(u, columns),
               "alpha": alpha, "beta": beta, "n_microclusters": int(first.shape[0]),
               "eigenvalues": result.eigenvalues}
     if _in_extras(E.n_samples, max_bytes):
+        _require_sact(E0, max_bytes)
         u0, _ = _partition_weights(E0, beta)
         extras["sact"] = _sact(E0, u0, max_bytes)
+        _require_graph(E0, E0.n_samples, extras["sact"], None, max_bytes)
         extras["graph"] = _graph(E0, u0, extras["sact"], alpha)
     return ConsensusResult.from_labels(
         result.labels, objective=float(result.objective),

@@ -363,7 +363,10 @@ def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
     max_bytes : int, default=None
         Memory budget: the graph's edges of non-zero METIS weight (about 128 bytes each at the
         peak) are counted first and refused past it (and, with missing labels, the object
-        weights' rows).
+        weights' rows). Before any pass over the n x sum K_i memberships, a lower bound of the
+        edges (at least one a partition per distinct membership row, from the memberships in
+        the partition with the fewest clusters) refuses a graph already far past the budget,
+        saying "at least".
     random_state : int, Generator or None
 
     Returns
@@ -396,6 +399,7 @@ def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
     sizes = check_sizes(sizes)
     rng = check_random_state(random_state)
     w = _resolve_object_weights(ensemble, object_weights, smoothing, max_bytes)
+    _refuse_wohb_graph_on_bound(X, ensemble, w, t, max_bytes)
     graph = _MembershipGraph(_MembershipModel(X, ensemble, w, t), n_clusters)
     graph.require_memory(max_bytes)
 
@@ -412,6 +416,80 @@ def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
 #: METIS's own graph and coarsening levels. Measured: n = 8,000, 50 partitions, 1.2e6 edges,
 #: tracemalloc peak 1.0e8 bytes and RSS high-water mark 1.3e8 over the import (~110 bytes an edge).
 _WOHB_BYTES_PER_EDGE = 128
+
+
+_WOHB_ADVICE = ("pass a smaller t (sharper memberships keep fewer edges), or use hbgf (the same graph with "
+                "0/1 memberships, n r edges) or womc")
+
+#: Relative margin of the lower bound's rounding test: the exact count's scale and membership
+#: sums differ from the bound's by a few units in the last place, far less than this.
+_BOUND_MARGIN = 1e-6
+
+
+def _wohb_edges_lower_bound(X, ensemble, w, t):
+    """A lower bound of the edges :class:`_MembershipGraph` keeps, from the memberships in one
+    base clustering s (the one with the fewest clusters) only: O(n K_s d) time, none of the
+    passes over the n x sum K_i memberships.
+
+    Why no graph keeps fewer edges (M the weighted memberships, R = EDGE_WEIGHT_RESOLUTION):
+
+    1. An entry v of a vertex's row gets the METIS weight rint(v * R / top), top the heaviest
+       entry of the unmerged rows (merged rows use the same scale), and is kept iff
+       v R / top > 1/2. A membership is at most 1 (a quotient whose denominator is a sum of
+       non-negative terms including the numerator; rounding is monotone), so top <= max_r w_r
+       (w_r partition r's weight) and any entry with v R / max_r w_r > 1/2 is kept (tested with
+       the margin :data:`_BOUND_MARGIN`).
+    2. An object's memberships in clustering r sum to 1, so the largest is at least 1 / K_r and
+       its entry of M at least w_r / K_r; a vertex of c merged objects carries c times their
+       row. So every vertex keeps at least one edge in each clustering r with
+       (w_r / K_r) R / max_r w_r > 1/2 (every clustering under equal weights and K_r < 20000).
+    3. Objects with identical rows of M share a vertex (at most ``merge_cap`` objects a vertex,
+       which only adds vertices), and rows whose blocks in clustering s differ are different
+       rows, so there are at least as many vertices as distinct blocks; a vertex keeps at least
+       the block's own kept entries in s. Blocks are told apart by a hash of their bits (the
+       model computes a row with the same bits in any chunk); a collision joins two classes,
+       which only lowers the count.
+
+    Returns the sum, over the classes of equal hashes, of the fewest entries kept in s by a
+    block of the class, plus, for each class, one edge for every other clustering of point 2.
+    """
+    weights = np.asarray(ensemble.weights, dtype=np.float64)
+    sizes = np.asarray(ensemble.n_clusters, dtype=np.float64)
+    heaviest = float(weights.max())
+    if not heaviest > 0:
+        return 0
+    low_scale = EDGE_WEIGHT_RESOLUTION / heaviest
+    half = 0.5 * (1.0 + _BOUND_MARGIN)
+    sure = weights / sizes * low_scale > half
+    s = int(np.argmin(ensemble.n_clusters))
+    model = _MembershipModel(X, ensemble, w, t, partitions=[s])
+    n, k = ensemble.n_samples, int(ensemble.n_clusters[s])
+    keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=k, dtype=np.int64).view(np.uint64)
+    row_hash = np.empty(n, dtype=np.uint64)
+    kept = np.empty(n, dtype=np.int64)
+    for rows in _MembershipModel.chunks(n, k):
+        block = model.block(rows, s) * weights[s]       # the bits of M's entries in clustering s
+        row_hash[rows] = mix64(keys[None, :] ^ mix64(block.view(np.uint64))).sum(axis=1, dtype=np.uint64)
+        kept[rows] = np.count_nonzero(block * low_scale > half, axis=1)
+    order = np.lexsort((kept, row_hash))                # within a hash, the fewest kept first
+    _, first = np.unique(row_hash[order], return_index=True)
+    others = int(sure.sum()) - int(sure[s])
+    return int(kept[order][first].sum()) + first.shape[0] * others
+
+
+def _refuse_wohb_graph_on_bound(X, ensemble, w, t, max_bytes):
+    """Refuse WOHB's graph at once when :func:`_wohb_edges_lower_bound` already needs more than
+    the budget; nothing is computed when even every object-cluster edge would fit."""
+    budget = memory_budget(max_bytes)
+    n, n_columns = ensemble.n_samples, int(ensemble.offsets[-1])
+    if _WOHB_BYTES_PER_EDGE * n * n_columns <= budget:
+        return
+    bound = _wohb_edges_lower_bound(X, ensemble, w, t)
+    if _WOHB_BYTES_PER_EDGE * bound > budget:
+        require_memory(_WOHB_BYTES_PER_EDGE * bound,
+                       f"the WOHB bipartite graph of {n} objects and {n_columns} clusters (at least {bound} "
+                       "edges of non-zero weight, counted from the memberships in one base clustering)",
+                       _WOHB_ADVICE, max_bytes, lower_bound=True)
 
 
 class _MembershipGraph:
@@ -512,9 +590,7 @@ class _MembershipGraph:
         need = _WOHB_BYTES_PER_EDGE * self.n_edges
         require_memory(
             need, f"the WOHB bipartite graph of {self.n} objects and {self.n_columns} clusters "
-            f"({self.n_edges} edges of non-zero weight)",
-            "pass a smaller t (sharper memberships keep fewer edges), or use hbgf (the same graph with "
-            "0/1 memberships, n r edges) or womc", max_bytes)
+            f"({self.n_edges} edges of non-zero weight)", _WOHB_ADVICE, max_bytes)
 
     def _build(self):
         data, indices, lengths = [], [], []

@@ -183,9 +183,10 @@ def test_compiled_sums_equal_the_numpy_loops_bit_for_bit(rng, threads):
     got = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32), J.data, w, threads)
     np.testing.assert_array_equal(got, ref.sact_sums_loop(J, w))
     share = rng.random(7)
-    rows = np.ascontiguousarray(E.labels[::2], dtype=np.int64)
-    got = _crowd_agreement.weighted_coassociation(rows, E.n_clusters.astype(np.int64), share, threads)
-    np.testing.assert_array_equal(got, ref.weighted_block_loop(rows, share))
+    rows = np.arange(0, E.n_samples, 2, dtype=np.int64)
+    got = _crowd_agreement.weighted_coassociation(E.compact_labels(), rows, E.n_clusters.astype(np.int64), share,
+                                                  threads)
+    np.testing.assert_array_equal(got, ref.weighted_block_loop(E.labels[rows].astype(np.int64), share))
 
 
 def test_compiled_cores_refuse_bad_indices():
@@ -195,8 +196,8 @@ def test_compiled_cores_refuse_bad_indices():
         _crowd_agreement.sact(np.array([0, 2, 3], dtype=np.int64), np.array([1, 0, 0], dtype=np.int32),
                               np.ones(3), np.ones(2), 1)
     with pytest.raises(ValueError, match="label 3 of row 1 in partition 0"):
-        _crowd_agreement.weighted_coassociation(np.array([[0], [3]], dtype=np.int64), np.array([2], dtype=np.int64),
-                                                np.ones(1), 1)
+        _crowd_agreement.weighted_coassociation(np.array([[0], [3]], dtype=np.int32), np.array([0, 1], dtype=np.int64),
+                                                np.array([2], dtype=np.int64), np.ones(1), 1)
 
 
 def test_weac_refuses_past_the_memory_budget(rng):
@@ -212,3 +213,29 @@ def test_inputs_are_not_mutated(rng):
     gp_mgla(L, 3, random_state=0)
     np.testing.assert_array_equal(L, copy)
     assert math.isfinite(weac(L, 3).objective)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int32])
+def test_weighted_coassociation_kernel_reads_every_code_width_in_place(dtype):
+    """The compiled sums over chosen rows of the stored codes, against a reference adding the
+    shares partition by partition in the same order (so equal to the last bit)."""
+    from cclust._ext._crowd_agreement import weighted_coassociation as kernel
+
+    rng = np.random.default_rng(0)
+    sizes = np.array([3, 7, 2, 5, 4], dtype=np.int64)
+    codes = np.column_stack([rng.integers(0, k, 60) for k in sizes]).astype(dtype)
+    rows = np.array([5, 0, 59, 5, 17, 33, 2], dtype=np.int64)
+    share = rng.random(sizes.shape[0])
+    expected = np.zeros((rows.shape[0], rows.shape[0]))
+    for j in range(sizes.shape[0]):
+        column = codes[rows, j]
+        expected += np.where(column[:, None] == column[None, :], share[j], 0.0)
+    before = codes.copy()
+    assert np.array_equal(kernel(codes, rows, sizes, share, 2), expected)
+    assert np.array_equal(codes, before)
+    missing = codes.copy()
+    missing[17, 1] = np.iinfo(dtype).max if dtype != np.int32 else -1
+    with pytest.raises(ValueError, match="label -1 of row 17 in partition 1"):
+        kernel(missing, rows, sizes, share, 1)
+    with pytest.raises(ValueError, match="row 60 is outside"):
+        kernel(codes, np.array([60], dtype=np.int64), sizes, share, 1)

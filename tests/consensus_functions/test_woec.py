@@ -150,6 +150,53 @@ def test_wohb_matches_reference(seed):
         assert same_partition(result.labels, parts[:M.shape[0]])
 
 
+def _edge_bound_case(seed):
+    """Random X (some rows repeated, so that identical membership rows merge), random labels,
+    partition weights equal, random or nearly zero for some, and sharp to soft widths."""
+    rng = np.random.default_rng(seed)
+    n, r, d = int(rng.integers(200, 700)), int(rng.integers(2, 8)), int(rng.integers(1, 4))
+    distinct = max(5, n // int(rng.choice([1, 3, 20])))
+    X = (rng.normal(size=(distinct, d)) * 3)[rng.integers(0, distinct, size=n)]
+    labels = np.column_stack([rng.integers(0, int(rng.integers(2, 60)), size=n) for _ in range(r)])
+    E = Ensemble(labels, weights=rng.random(r) ** int(rng.choice([0, 1, 8])))
+    return X, E, object_weights(E), [None, 0.01, 100.0][seed % 3], int(rng.integers(2, 4))
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_wohb_edge_bound_is_at_most_the_exact_count(case):
+    from cclust.consensus_functions.woec import _MembershipGraph, _MembershipModel, _wohb_edges_lower_bound
+
+    X, E, w, t, k = _edge_bound_case(case)
+    bound = _wohb_edges_lower_bound(X, E, w, t)
+    graph = _MembershipGraph(_MembershipModel(X, E, w, t), k)
+    graph.require_memory(None)
+    assert 0 < bound <= graph.n_edges
+
+
+def test_wohb_refuses_on_the_bound_before_the_membership_passes(monkeypatch):
+    from cclust.consensus_functions import _object_weights
+
+    rng = np.random.default_rng(0)
+    X, _, labels = data(rng, n=3000, r=20, k=3)
+    passes = []
+    rows = _object_weights._MembershipModel.rows
+    monkeypatch.setattr(_object_weights._MembershipModel, "rows",
+                        lambda self, chosen: passes.append(1) or rows(self, chosen))
+    # Every object keeps at least one edge a partition: 60000 edges, 7.7 MB at 128 bytes each.
+    with pytest.raises(MemoryBudgetError) as info:
+        wohb(labels, 3, X=X, max_bytes=4_000_000, random_state=0)
+    message = str(info.value)
+    assert "the WOHB bipartite graph of 3000 objects" in message
+    assert "needs at least" in message and "counted from the memberships in one base clustering" in message
+    assert "pass a max_bytes above" in message and "hbgf" in message
+    assert not passes, "the membership rows were computed before the refusal"
+    # Near the budget the bound fits and the exact count decides, in its own words.
+    bound = int(message.split("(at least ")[1].split()[0])
+    with pytest.raises(MemoryBudgetError, match=r"edges of non-zero weight\) needs about"):
+        wohb(labels, 3, X=X, max_bytes=128 * bound, random_state=0)
+    assert passes
+
+
 def test_wosp_sparse_route_with_all_neighbours_is_the_dense_graph(seed):
     rng = np.random.default_rng(seed)
     X, _, labels = data(rng)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cclust/lookup.hpp"
 #include "cclust/parallel.hpp"
 
 namespace cclust {
@@ -57,22 +58,30 @@ void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data
     });
 }
 
-void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, const int64_t* sizes,
-                                 const double* share, double* out, int n_threads) {
-    if (m < 0 || r < 0) throw std::invalid_argument("m and r must be non-negative");
+namespace {
+
+template <class T>
+void weighted_coassociation_typed(const T* codes, int64_t n, int64_t r, const int64_t* rows, int64_t m,
+                                  const int64_t* sizes, const double* share, double* out, int n_threads) {
     // Members of every cluster, in increasing row order: offsets per partition, then per cluster.
     std::vector<int64_t> first(static_cast<size_t>(r) + 1, 0);
     for (int64_t j = 0; j < r; ++j) {
         if (sizes[j] < 1) throw std::invalid_argument("every partition needs at least one cluster");
         first[static_cast<size_t>(j) + 1] = first[static_cast<size_t>(j)] + sizes[j];
     }
+    for (int64_t x = 0; x < m; ++x) {
+        if (rows[x] < 0 || rows[x] >= n) {
+            throw std::invalid_argument("row " + std::to_string(rows[x]) + " is outside 0.." + std::to_string(n - 1));
+        }
+    }
+    const auto label = [&](int64_t x, int64_t j) { return label_code(codes[rows[x] * r + j]); };
     const int64_t n_clusters = first[static_cast<size_t>(r)];
     std::vector<int64_t> start(static_cast<size_t>(n_clusters) + 1, 0);
     for (int64_t x = 0; x < m; ++x) {
         for (int64_t j = 0; j < r; ++j) {
-            const int64_t l = labels[x * r + j];
+            const int64_t l = label(x, j);
             if (l < 0 || l >= sizes[j]) {
-                throw std::invalid_argument("label " + std::to_string(l) + " of row " + std::to_string(x) +
+                throw std::invalid_argument("label " + std::to_string(l) + " of row " + std::to_string(rows[x]) +
                                             " in partition " + std::to_string(j) + " is outside 0.." +
                                             std::to_string(sizes[j] - 1));
             }
@@ -84,18 +93,29 @@ void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, co
     std::vector<int64_t> fill(start.begin(), start.end() - 1);
     for (int64_t x = 0; x < m; ++x) {
         for (int64_t j = 0; j < r; ++j) {
-            const int64_t c = first[static_cast<size_t>(j)] + labels[x * r + j];
+            const int64_t c = first[static_cast<size_t>(j)] + label(x, j);
             members[static_cast<size_t>(fill[static_cast<size_t>(c)]++)] = x;
         }
     }
     fill_rows(m, m, out, n_threads, [&](int64_t x, double* row) {
         for (int64_t j = 0; j < r; ++j) {
-            const int64_t c = first[static_cast<size_t>(j)] + labels[x * r + j];
+            const int64_t c = first[static_cast<size_t>(j)] + label(x, j);
             const double s = share[j];
             for (int64_t p = start[static_cast<size_t>(c)]; p < start[static_cast<size_t>(c) + 1]; ++p) {
                 row[members[static_cast<size_t>(p)]] += s;
             }
         }
+    });
+}
+
+}  // namespace
+
+void weighted_coassociation_rows(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                                 const int64_t* rows, int64_t m, const int64_t* sizes, const double* share,
+                                 double* out, int n_threads) {
+    if (n < 0 || m < 0 || r < 0) throw std::invalid_argument("n, m and r must be non-negative");
+    with_label_codes(labels, label_bytes, [&](const auto* codes) {
+        weighted_coassociation_typed(codes, n, r, rows, m, sizes, share, out, n_threads);
     });
 }
 

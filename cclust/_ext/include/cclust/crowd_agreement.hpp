@@ -19,14 +19,18 @@ namespace cclust {
 void sact_sums(const int64_t* indptr, const int32_t* indices, const double* data, int64_t n_c,
                const double* weight, double* out, int n_threads);
 
-// The weighted co-association of m label rows: out[x, y] = sum_j share[j] [labels[x, j] == labels[y, j]],
-// partitions added in order j = 0..r-1.
+// The weighted co-association of m label rows: out[x, y] = sum_j share[j] [L[x, j] == L[y, j]],
+// partitions added in order j = 0..r-1, where row x is row rows[x] of the stored label codes.
 //
-//   labels   IN   m x r, labels of partition j in 0..sizes[j]-1 (complete)
-//   sizes    IN   r, clusters per partition
-//   share    IN   r
-//   out      OUT  m x m, overwritten
-void weighted_coassociation_rows(const int64_t* labels, int64_t m, int64_t r, const int64_t* sizes,
-                                 const double* share, double* out, int n_threads);
+//   labels       IN   n x r codes of `label_bytes` bytes (4: int32, -1 missing; 2 / 1: uint16 /
+//                     uint8, the largest value missing), row-major, read in place; complete: a
+//                     missing or out-of-range label of a row read throws std::invalid_argument
+//   rows         IN   m row numbers in 0..n-1
+//   sizes        IN   r, clusters per partition
+//   share        IN   r
+//   out          OUT  m x m, overwritten
+void weighted_coassociation_rows(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                                 const int64_t* rows, int64_t m, const int64_t* sizes, const double* share,
+                                 double* out, int n_threads);
 
 }  // namespace cclust
