@@ -24,8 +24,9 @@ def compact_dtype(n_clusters):
 
 
 def missing_mask(codes):
-    """Where a label matrix in any of the three layouts marks a missing label."""
-    if codes.dtype == np.int32:
+    """Where a label matrix in any of the three layouts (or signed labels with -1) marks a
+    missing label."""
+    if np.issubdtype(codes.dtype, np.signedinteger):
         return codes < 0
     return codes == np.iinfo(codes.dtype).max
 

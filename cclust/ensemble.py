@@ -934,7 +934,7 @@ def _permute_columns(C, order):
 # -- objects that every partition labels alike ------------------------------------------------
 
 #: Rows of the label matrix hashed at once when looking for identically labelled objects.
-_HASH_CHUNK_ROWS = 1 << 16
+_HASH_CHUNK_ROWS = 1 << 13
 
 
 def identical_label_rows(labels):

@@ -433,7 +433,7 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name):
 #: Methods whose guard counted a small part of their peak or nothing, measured on noisy
 #: partitions (:func:`factories.noisy_refinements`) at two shapes (objects, partitions) with the keyword arguments
 #: given (fewer restarts and iterations: the peak is that of one iteration): EM's and BCE's
-#: n x K arrays beside the one-hot or the int64 label slots, GV1's memberships, the transfer
+#: n x K arrays (beside, until they read the codes, the one-hot or int64 label slots), GV1's memberships, the transfer
 #: cut's graph and column graph (tcut and lwgp; its dense route, then its Lanczos route),
 #: BEST's canonical copy (of shuffled partitions), U-SENC's clusterers and consensus, and
 #: GP-MGLA's SACT graph and its transfer cut (about 1,450 clusters; the figure asked 20 bytes a

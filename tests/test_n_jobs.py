@@ -83,12 +83,10 @@ def _e_step(X, E, threads):
     L = E.labels
     sizes = L.max(axis=0) + 1
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    present = L >= 0
-    slots = (np.where(present, L, 0) + offsets[:-1][None, :]).astype(np.int64)
     rng = np.random.default_rng(0)
     beta = np.concatenate([rng.dirichlet(np.ones(s), size=3).T for s in sizes], axis=0)
     gamma = rng.random((L.shape[0], 3)) + 0.5
-    return e_step(slots, present, np.ones(L.shape[0]), np.ones(L.shape[1]), np.full(3, 0.5), beta, gamma,
+    return e_step(L, offsets, np.ones(L.shape[0]), np.ones(L.shape[1]), np.full(3, 0.5), beta, gamma,
                   max_iter=3, **threads)[0]
 
 

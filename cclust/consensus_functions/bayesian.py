@@ -37,9 +37,9 @@ import warnings
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 
+from cclust._engine import useful_threads
 from cclust._lloyd import best_of_restarts
 from cclust._codes import missing_mask
 from cclust.base import declare
@@ -70,15 +70,16 @@ BCE_INITS = ("k-means++", "random")
 BCE_EXTRAS_MAX_SAMPLES = 10_000
 
 
-def _bce_bytes(r, m, row_copy, k, n, n_init):
+def _bce_bytes(r, m, code_bytes, row_copy, k, n, n_init):
     """Bytes bce holds at its peak for m distinct label rows of n objects, asked before any is
-    made: 21 a label of a distinct row (the observed mask, 1; the int64 slots, 8; the first
-    M-step's float64 multiplicities and its sparse matrix, 12) and ``row_copy`` more when rows are
-    merged (the distinct rows' codes); 28 a row and cluster (gamma, the E-step's result and the
-    bound's m x K terms, float64); 8 an object and restart (the starting labellings). The stored
-    codes are read in place. Measured: 21 to 22 bytes a label and 29 a row and cluster at
-    2 * 10^4 and 4 * 10^4 objects (every row distinct) x 10 and 50 partitions, K = 8."""
-    return (21 + row_copy) * m * r + 28 * m * k + 8 * n * n_init
+    made: ``code_bytes`` a label of a distinct row (the canonical form's copy of the codes, read
+    in place by the compiled E-step and the start's sums by label) and ``row_copy`` more when rows
+    are merged (the distinct rows' codes); 44 a row and cluster (gamma, the E-step's result, the
+    bound's m x K terms and the start's indicator and weighted rows, float64); 8 an object and
+    restart (the starting labellings). Measured: 41 to 46 bytes a row and cluster and 1.0 a label
+    at 2 * 10^4 to 1.6 * 10^5 objects (every row distinct) x 10 to 100 partitions, K = 8; before
+    the E-step read the codes, 21 bytes a label more (int64 slots, a mask and a sparse matrix)."""
+    return (code_bytes + row_copy) * m * r + 44 * m * k + 8 * n * n_init
 
 
 def _expected_log_theta(gamma):
@@ -129,7 +130,7 @@ def update_alpha(alpha, n_objects, stat, *, tol=1e-10, max_iter=500):
 
 
 @renamed_threads
-def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500, n_jobs=None):
+def e_step(labels, offsets, counts, times, alpha, beta, gamma, *, tol=1e-6, max_iter=500, n_jobs=None):
     """The variational E-step for every (distinct) label row, in the compiled core.
 
     Each row iterates on its own: ``E_xk = exp(psi(gamma_xk) - psi(sum_k gamma_xk))``,
@@ -142,11 +143,11 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
 
     Parameters
     ----------
-    slots : ndarray of shape (m, r)
-        Row of ``beta`` of each label (its partition's offset plus the label); any valid slot
-        where the label is missing.
-    present : ndarray of shape (m, r), bool
-        Which labels are observed.
+    labels : ndarray of shape (m, r)
+        The label rows: int32 with -1 for a missing label, or the stored uint8 / uint16 codes
+        (:meth:`cclust.Ensemble.compact_labels`), read in place when C-contiguous.
+    offsets : ndarray of shape (r + 1,)
+        Label l of partition j is row ``offsets[j] + l`` of ``beta``.
     counts : ndarray of shape (m,)
         Multiplicity of each row (objects sharing the row).
     times : ndarray of shape (r,)
@@ -177,8 +178,10 @@ def e_step(slots, present, counts, times, alpha, beta, gamma, *, tol=1e-6, max_i
 
     gamma = np.array(gamma, dtype=np.float64, order="C", copy=True)
     beta = np.ascontiguousarray(beta, dtype=np.float64)
+    if not (isinstance(labels, np.ndarray) and labels.dtype in (np.uint8, np.uint16)):
+        labels = np.asarray(labels, dtype=np.int32)
     counts_by_slot, log_z, n_updates = _bayesian.e_step(
-        np.ascontiguousarray(slots, dtype=np.int64), np.ascontiguousarray(present, dtype=bool).view(np.uint8),
+        np.ascontiguousarray(labels), np.ascontiguousarray(offsets, dtype=np.int64),
         np.ascontiguousarray(counts, dtype=np.float64), np.ascontiguousarray(times, dtype=np.float64),
         np.ascontiguousarray(alpha, dtype=np.float64), beta, gamma, float(tol), int(max_iter),
         check_n_jobs(n_jobs))
@@ -202,27 +205,44 @@ def _random_start(offsets, K, rng):
     return alpha, label_distributions(beta, offsets, 0.0)
 
 
-def _labelling_start(slots, present, counts, times, offsets, labels, K, smoothing):
-    """Parameters from a hard labelling of the rows: beta from its label counts, alpha = 1."""
-    W = int(offsets[-1])
-    mult = counts[:, None] * np.where(present, times[None, :], 0.0)
-    m, r = slots.shape
-    A = sp.csr_matrix((mult.ravel(), slots.ravel(), np.arange(0, m * r + 1, r)), shape=(m, W))
+def _labelling_start(rows, counts, times, offsets, labels, K, smoothing, n_threads=1):
+    """Parameters from a hard labelling of the rows: beta from its label counts, alpha = 1.
+
+    Label l of partition j counts ``sum_x count_x times_j [y_xj = l]`` for cluster k, summed over
+    the rows x of cluster k in order (compiled, one partition at a time: the same sums bit for bit
+    as the sparse product of the rows' weighted one-hot matrix, which is never formed)."""
+    from cclust._ext import _voting
+
+    m, r = rows.shape
     onehot = np.zeros((m, K))
     onehot[np.arange(m), labels] = 1.0
-    return np.ones(K), label_distributions(np.asarray(A.T @ onehot), offsets, smoothing)
+    table = np.empty((int(offsets[-1]), K))
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    for j in range(r):
+        column = np.ascontiguousarray(rows[:, j:j + 1])
+        values = (counts * times[j])[:, None] * onehot
+        table[offsets[j]:offsets[j + 1]] = _voting.label_sums(column, offsets[j:j + 2] - offsets[j], values, n_threads)
+    return np.ones(K), label_distributions(table, offsets, smoothing)
 
 
-def _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, *, tol, max_iter,
+def _observed_weight(rows, times, block=4096):
+    """``sum_j times_j [y_xj observed]`` of every row, in row blocks (no m x r float copy)."""
+    out = np.empty(rows.shape[0])
+    for start in range(0, rows.shape[0], block):
+        out[start:start + block] = (~missing_mask(rows[start:start + block]) * times[None, :]).sum(axis=1)
+    return out
+
+
+def _fit(rows, counts, times, offsets, alpha, beta, smoothing, *, tol, max_iter,
          e_step_tol, e_step_max_iter, n_threads=None):
     """One run of variational EM from (alpha, beta). Returns its state at the best bound."""
     K = alpha.shape[0]
-    observed = (present * times[None, :]).sum(axis=1)
+    observed = _observed_weight(rows, times)
     gamma = alpha[None, :] + observed[:, None] / K      # the authors' start of the first E-step
     n_objects = counts.sum()
     trace, converged = [], False
     for n_iter in range(1, max_iter + 1):
-        gamma, label_counts, log_z, _ = e_step(slots, present, counts, times, alpha, beta, gamma,
+        gamma, label_counts, log_z, _ = e_step(rows, offsets, counts, times, alpha, beta, gamma,
                                                tol=e_step_tol, max_iter=e_step_max_iter, n_jobs=n_threads)
         bound = lower_bound(alpha, gamma, counts, log_z)
         if not np.isfinite(bound):
@@ -315,8 +335,9 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked once the distinct label rows (m of them) are known and before anything else is
-        made: 21 bytes a label of a distinct row (plus a copy of their codes when rows are
-        merged), 28 a distinct row and cluster, and 8 an object and restart.
+        made: the label codes' width a label of a distinct row (plus a copy of their codes when
+        rows are merged; the compiled passes read the codes in place), 44 a distinct row and
+        cluster, and 8 an object and restart.
     random_state : int, Generator or None
     n_jobs : int or None, default=None
         Threads of the compiled E-step (None: every core,
@@ -362,17 +383,15 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     m = n if groups is None else int(groups[0].shape[0])
     # the stored codes, read in place (no int32 copy of the label matrix)
     codes = E.compact_labels()
-    require_memory(_bce_bytes(r, m, codes.itemsize if groups is not None else 0, n_clusters, n, n_init),
-                   f"bce's label slots and variational parameters for {m} distinct label rows of {n} objects x "
+    require_memory(_bce_bytes(r, m, codes.itemsize, codes.itemsize if groups is not None else 0, n_clusters, n, n_init),
+                   f"bce's variational parameters for {m} distinct label rows of {n} objects x "
                    f"{r} partitions and {n_clusters} clusters",
-                   "use kcc or em-mixture (no int64 copy of the labels), or fewer restarts (n_init)", max_bytes)
+                   "use kcc or em-mixture (no m x K variational parameters), or fewer restarts (n_init)", max_bytes)
     if groups is None:
         rows, inverse, counts = codes, np.arange(n), np.ones(n)
     else:
         first, inverse, counts = groups
         rows, counts = codes[first], counts.astype(np.float64)
-    present = ~missing_mask(rows)
-    slots = np.ascontiguousarray(np.where(present, rows, 0) + E.offsets[:-1][None, :], dtype=np.int64)
     times = E.weights * r
     offsets = E.offsets
 
@@ -384,9 +403,9 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
             alpha, beta = _random_start(offsets, n_clusters, rng)
         else:
             row_labels = starts[i] if groups is None else starts[i][first]
-            alpha, beta = _labelling_start(slots, present, counts, times, offsets, row_labels,
-                                           n_clusters, smoothing)
-        fit = _fit(slots, present, counts, times, offsets, alpha, beta, smoothing, tol=tol, max_iter=max_iter,
+            alpha, beta = _labelling_start(rows, counts, times, offsets, row_labels, n_clusters, smoothing,
+                                           useful_threads(m, n_jobs))
+        fit = _fit(rows, counts, times, offsets, alpha, beta, smoothing, tol=tol, max_iter=max_iter,
                    e_step_tol=e_step_tol, e_step_max_iter=e_step_max_iter, n_threads=n_jobs)
         row_labels = fit[2].argmax(axis=1)
         k_used = int(np.unique(row_labels).shape[0])

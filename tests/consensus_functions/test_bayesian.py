@@ -54,7 +54,7 @@ def test_e_step_and_bound_match_reference(rng, missing, n_updates):
     times = rng.random(4) + 0.5
     gamma0 = rng.random((14, K)) + 0.5
     counts = np.ones(14)
-    gamma, label_counts, log_z, used = bayesian.e_step(slots, present, counts, times, alpha, _table(beta), gamma0,
+    gamma, label_counts, log_z, used = bayesian.e_step(L, offsets, counts, times, alpha, _table(beta), gamma0,
                                                        tol=0.0, max_iter=n_updates)
     r_gamma, r_phi = ref.e_step(L, times, alpha, beta, gamma0, n_updates)
     assert used == n_updates
@@ -81,7 +81,7 @@ def test_compiled_e_step_matches_vectorised_numpy(rng, missing, tol, max_iter):
     times = rng.random(9) * 2
     times[3] = 0.0
     gamma0 = rng.random((rows.shape[0], K)) * 3 + 0.2
-    got = bayesian.e_step(slots, present, counts.astype(float), times, alpha, _table(beta), gamma0,
+    got = bayesian.e_step(rows, offsets, counts.astype(float), times, alpha, _table(beta), gamma0,
                           tol=tol, max_iter=max_iter)
     want = ref.e_step_vectorised(slots, present, counts.astype(float), times, alpha, _table(beta), gamma0,
                                  tol=tol, max_iter=max_iter)
@@ -98,7 +98,7 @@ def test_compiled_e_step_same_for_any_thread_count(rng):
     slots, present, offsets, sizes = _layout(L)
     alpha, beta = _random_model(rng, sizes, 5)
     gamma0 = np.tile(alpha + 1.0, (3000, 1))
-    runs = [bayesian.e_step(slots, present, np.ones(3000), np.ones(6), alpha, _table(beta), gamma0,
+    runs = [bayesian.e_step(L, offsets, np.ones(3000), np.ones(6), alpha, _table(beta), gamma0,
                             tol=1e-6, max_iter=50, n_jobs=t) for t in (1, 2, 3)]
     for other in runs[1:]:
         np.testing.assert_array_equal(other[0], runs[0][0])
@@ -116,13 +116,51 @@ def test_compiled_digamma_matches_scipy():
     assert np.isnan(_bayesian.psi(0.0)) and np.isnan(_bayesian.psi(-1.0))
 
 
-def test_compiled_e_step_refuses_a_slot_outside_beta(rng):
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, np.uint8])
+def test_compiled_e_step_refuses_a_label_outside_its_partition(dtype):
     from cclust._ext import _bayesian
 
-    slots = np.array([[0, 5]], dtype=np.int64)
-    with pytest.raises(ValueError, match="slot 5 of row 0"):
-        _bayesian.e_step(slots, np.ones((1, 2), dtype=np.uint8), np.ones(1), np.ones(2), np.ones(2),
-                         np.full((4, 2), 0.5), np.ones((1, 2)), 0.0, 3, 1)
+    labels = np.array([[0, 1], [1, 3]], dtype=dtype)     # partition 1 has labels 0..2
+    with pytest.raises(ValueError, match="label 3 of row 1 in partition 1 is outside 0..2"):
+        _bayesian.e_step(labels, np.array([0, 2, 5]), np.ones(2), np.ones(2), np.ones(2),
+                         np.full((5, 2), 0.5), np.ones((2, 2)), 0.0, 3, 1)
+    with pytest.raises(ValueError, match="beta must have offsets"):
+        _bayesian.e_step(labels, np.array([0, 2, 5]), np.ones(2), np.ones(2), np.ones(2),
+                         np.full((4, 2), 0.5), np.ones((2, 2)), 0.0, 3, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint8])
+def test_compiled_e_step_reads_every_code_width_alike(rng, dtype):
+    """The stored uint8 / uint16 codes (largest value = missing) give the int32 result bitwise."""
+    L, _ = noisy_labels(rng, n=400, r=5, k=4, noise=0.3, missing=0.2)
+    _, _, offsets, sizes = _layout(L)
+    codes = L.astype(dtype)                               # -1 wraps to the type's largest value
+    alpha, beta = _random_model(rng, sizes, 4)
+    gamma0 = rng.random((400, 4)) + 0.5
+    times = rng.random(5) + 0.5
+    want = bayesian.e_step(L, offsets, np.ones(400), times, alpha, _table(beta), gamma0, tol=1e-6, max_iter=20)
+    got = bayesian.e_step(codes, offsets, np.ones(400), times, alpha, _table(beta), gamma0, tol=1e-6, max_iter=20)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_labelling_start_is_the_weighted_one_hot_product(rng):
+    """beta's start from a hard labelling: the compiled sums by label equal the sparse product of
+    the rows' weighted one-hot matrix bit for bit (unequal weights, merged rows, missing labels)."""
+    import scipy.sparse as sp
+
+    L, _ = noisy_labels(rng, n=300, r=6, k=4, noise=0.3, missing=0.2)
+    slots, present, offsets, _ = _layout(L)
+    counts = rng.integers(1, 5, 300).astype(float)
+    times = rng.random(6) * 2
+    labels = rng.integers(0, 3, 300)
+    mult = counts[:, None] * np.where(present, times[None, :], 0.0)
+    A = sp.csr_matrix((mult.ravel(), slots.ravel(), np.arange(0, 300 * 6 + 1, 6)), shape=(300, int(offsets[-1])))
+    onehot = np.zeros((300, 3))
+    onehot[np.arange(300), labels] = 1.0
+    want = label_distributions(np.asarray(A.T @ onehot), offsets, 1e-3)
+    got = bayesian._labelling_start(L.astype(np.int32), counts, times, offsets, labels, 3, 1e-3, 2)[1]
+    np.testing.assert_array_equal(got, want)
 
 
 def test_alpha_newton_matches_reference(rng):
@@ -144,7 +182,7 @@ def test_full_loop_matches_reference(rng, missing):
     K = 2
     alpha, beta = _random_model(rng, sizes, K)
     times = np.ones(3)
-    fit = bayesian._fit(slots, present, np.ones(12), times, offsets, alpha, _table(beta), 1e-3,
+    fit = bayesian._fit(L, np.ones(12), times, offsets, alpha, _table(beta), 1e-3,
                         tol=-np.inf, max_iter=5, e_step_tol=0.0, e_step_max_iter=3)
     r_alpha, r_beta, r_gamma, r_trace = ref.variational_em(L, times, alpha, beta, 1e-3, 5, 3)
     f_alpha, f_beta, f_gamma, _, trace, n_iter, _ = fit
@@ -163,7 +201,7 @@ def test_identical_rows_merged_equal_every_object(rng):
     slots, present, offsets, sizes = _layout(L)
     alpha, beta = _random_model(rng, sizes, 2)
     first, inverse, counts = identical_label_rows(L)
-    fit = bayesian._fit(slots[first], present[first], counts.astype(float), np.ones(3), offsets, alpha,
+    fit = bayesian._fit(L[first], counts.astype(float), np.ones(3), offsets, alpha,
                         _table(beta), 1e-3, tol=-np.inf, max_iter=4, e_step_tol=0.0, e_step_max_iter=2)
     r_alpha, _, r_gamma, r_trace = ref.variational_em(L, np.ones(3), alpha, beta, 1e-3, 4, 2)
     np.testing.assert_allclose(fit[4], r_trace, rtol=1e-10)
@@ -178,14 +216,14 @@ def test_missing_label_uses_only_observed_partitions(rng):
     gamma0 = np.tile(alpha + 1.0, (12, 1))
     holes = L.copy()
     holes[0, [1, 3]] = -1
-    g_holes = bayesian.e_step(slots, holes >= 0, np.ones(12), np.ones(4), alpha, _table(beta), gamma0,
+    g_holes = bayesian.e_step(holes, offsets, np.ones(12), np.ones(4), alpha, _table(beta), gamma0,
                               tol=0.0, max_iter=6)[0]
     # Object 0 alone, on partitions 0 and 2 only.
     keep = [0, 2]
     g_alone = ref.e_step(L[:1, keep], np.ones(2), alpha, [beta[j] for j in keep], gamma0[:1], 6)[0]
     np.testing.assert_allclose(g_holes[0], g_alone[0], rtol=1e-10)
     # The other objects are untouched by object 0's holes.
-    g_full = bayesian.e_step(slots, present, np.ones(12), np.ones(4), alpha, _table(beta), gamma0,
+    g_full = bayesian.e_step(L, offsets, np.ones(12), np.ones(4), alpha, _table(beta), gamma0,
                              tol=0.0, max_iter=6)[0]
     np.testing.assert_allclose(g_holes[1:], g_full[1:], rtol=1e-12)
     assert not np.allclose(g_holes[0], g_full[0])
@@ -200,7 +238,7 @@ def test_bound_never_decreases(columns, K, seed, updates):
     slots, present, offsets, _ = _layout(E.labels)
     rng = np.random.default_rng(seed)
     alpha, beta = bayesian._random_start(offsets, K, rng)
-    trace = bayesian._fit(slots, present, np.ones(L.shape[0]), np.ones(L.shape[1]), offsets, alpha, beta, 1e-6,
+    trace = bayesian._fit(E.labels, np.ones(L.shape[0]), np.ones(L.shape[1]), offsets, alpha, beta, 1e-6,
                           tol=-np.inf, max_iter=15, e_step_tol=0.0, e_step_max_iter=updates)[4]
     trace = np.asarray(trace)
     assert (np.diff(trace) >= -1e-9 * np.abs(trace[1:])).all(), trace

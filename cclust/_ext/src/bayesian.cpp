@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cclust/lookup.hpp"
 #include "cclust/parallel.hpp"
 
 namespace cclust {
@@ -127,16 +128,21 @@ double digamma(double x) {
     return std::log(x) - 0.5 / x - series - shift;
 }
 
-BceEStep bce_e_step(const int64_t* slots, const uint8_t* present, int64_t m, int64_t r, const double* counts,
-                    const double* times, const double* alpha, int32_t K, const double* beta, int64_t W,
-                    double* gamma, double tol, int64_t max_iter, double* label_counts, int n_threads) {
-    if (m < 0 || r < 0 || W < 0) throw std::invalid_argument("m, r and W must be non-negative");
-    if (K < 1) throw std::invalid_argument("K must be at least 1");
-    if (max_iter < 1) throw std::invalid_argument("max_iter must be at least 1");
-    for (int64_t i = 0; i < m * r; ++i) {
-        if (present[i] && (slots[i] < 0 || slots[i] >= W)) {
-            throw std::invalid_argument("slot " + std::to_string(slots[i]) + " of row " + std::to_string(i / r) +
-                                        " is outside 0.." + std::to_string(W - 1));
+namespace {
+
+// bce_e_step on label codes of type T (see lookup.hpp's label_code).
+template <class T>
+BceEStep e_step_on(const T* codes, const int64_t* offsets, int64_t m, int64_t r, int64_t W, const double* counts,
+                   const double* times, const double* alpha, int32_t K, const double* beta, double* gamma,
+                   double tol, int64_t max_iter, double* label_counts, int n_threads) {
+    for (int64_t x = 0; x < m; ++x) {
+        for (int64_t j = 0; j < r; ++j) {
+            const int64_t l = label_code(codes[x * r + j]);
+            if (l < -1 || l >= offsets[j + 1] - offsets[j]) {
+                throw std::invalid_argument("label " + std::to_string(l) + " of row " + std::to_string(x) +
+                                            " in partition " + std::to_string(j) + " is outside 0.." +
+                                            std::to_string(offsets[j + 1] - offsets[j] - 1));
+            }
         }
     }
     const size_t table = static_cast<size_t>(W) * static_cast<size_t>(K);
@@ -176,10 +182,12 @@ BceEStep bce_e_step(const int64_t* slots, const uint8_t* present, int64_t m, int
                     int64_t n_obs = 0;
                     for (int64_t j = 0; j < r; ++j) {
                         // A label that counts zero times changes nothing (the NumPy E-step gives it Z = 1).
-                        if (!present[x * r + j] || times[j] == 0.0) continue;
-                        s.rows[static_cast<size_t>(n_obs)] = beta + slots[x * r + j] * K;
+                        const int64_t l = label_code(codes[x * r + j]);
+                        if (l < 0 || times[j] == 0.0) continue;
+                        const int64_t slot = offsets[j] + l;
+                        s.rows[static_cast<size_t>(n_obs)] = beta + slot * K;
                         s.weight[static_cast<size_t>(n_obs)] = times[j];
-                        slot_of[static_cast<size_t>(n_obs)] = slots[x * r + j];
+                        slot_of[static_cast<size_t>(n_obs)] = slot;
                         ++n_obs;
                     }
                     const int64_t used = one_row(s.rows.data(), s.weight.data(), n_obs, counts[x], alpha, K,
@@ -199,6 +207,24 @@ BceEStep bce_e_step(const int64_t* slots, const uint8_t* present, int64_t m, int
         }
     }
     return result;
+}
+
+}  // namespace
+
+BceEStep bce_e_step(const void* labels, int32_t label_bytes, const int64_t* offsets, int64_t m, int64_t r,
+                    const double* counts, const double* times, const double* alpha, int32_t K, const double* beta,
+                    double* gamma, double tol, int64_t max_iter, double* label_counts, int n_threads) {
+    if (m < 0 || r < 0) throw std::invalid_argument("m and r must be non-negative");
+    if (K < 1) throw std::invalid_argument("K must be at least 1");
+    if (max_iter < 1) throw std::invalid_argument("max_iter must be at least 1");
+    for (int64_t j = 0; j < r; ++j) {
+        if (offsets[j + 1] < offsets[j]) throw std::invalid_argument("offsets must be non-decreasing");
+    }
+    const int64_t W = offsets[r];
+    return with_label_codes(labels, label_bytes, [&](const auto* codes) {
+        return e_step_on(codes, offsets, m, r, W, counts, times, alpha, K, beta, gamma, tol, max_iter,
+                         label_counts, n_threads);
+    });
 }
 
 }  // namespace cclust

@@ -19,8 +19,10 @@ double digamma(double x);
 // until sum_k |new - old| < tol * sum_k new (the update that passes the test is kept) or max_iter
 // updates; then adds the row's expected label counts for the final gamma.
 //
-//   slots        IN    m x r, the beta row of each label (any valid row where the label is missing)
-//   present      IN    m x r, 1 where the label is observed
+//   labels       IN    m x r label codes of label_bytes each (lookup.hpp's label_code: int32
+//                      with -1, or uint16 / uint8 with the type's largest value, for missing),
+//                      read in place; label l of partition j is beta's row offsets[j] + l
+//   offsets      IN    r + 1, offsets[r] = W
 //   counts       IN    m, multiplicity of each row
 //   times        IN    r, how many times each partition's label counts
 //   alpha        IN    K
@@ -30,8 +32,9 @@ double digamma(double x);
 //
 // Rows are cut into fixed chunks whose partial counts and log Z are added in chunk order, so the
 // result is bitwise the same for any n_threads.
-BceEStep bce_e_step(const int64_t* slots, const uint8_t* present, int64_t m, int64_t r, const double* counts,
-                    const double* times, const double* alpha, int32_t K, const double* beta, int64_t W,
+// A label outside 0..K_j - 1 (K_j = offsets[j + 1] - offsets[j]) throws std::invalid_argument.
+BceEStep bce_e_step(const void* labels, int32_t label_bytes, const int64_t* offsets, int64_t m, int64_t r,
+                    const double* counts, const double* times, const double* alpha, int32_t K, const double* beta,
                     double* gamma, double tol, int64_t max_iter, double* label_counts, int n_threads);
 
 }  // namespace cclust
