@@ -20,8 +20,16 @@ Suites:
   satimage and pendigits (../shared/data/NAME.npz), features standardised, K = number of classes.
 * ``large``: ``make_blobs(50000, n_features=20, centers=5, random_state=0)``, K = 5.
 * ``scale``: the shared data sets at and above 20000 objects (../shared/data/large/NAME.npz):
-  fashion_mnist (70000 x 784, K = 10), birch1 (100000 x 2, K = 100) and letter (20000 x 16,
-  K = 26), features standardised; with ``--more``, also mnist_test, pendigits and satimage.
+  fashion_mnist (70000 x 784, K = 10) on its first 50 principal components (pixels / 255, as
+  single-cell pipelines and SC3s cluster principal components; the full 784 pixels cost 16 times
+  more per pass), birch1 (100000 x 2, K = 100, standardised) and letter (20000 x 16, K = 26,
+  standardised); with ``--more``, also mnist_test, pendigits and satimage (standardised).
+
+``--reuse`` (variants of the number of partitions only, with the same generator_params): the
+largest ensemble is generated once per seed and each smaller count fuses its first columns with
+``fit(X, ensemble=...)``: the labels of ``ConsensusClustering(n_partitions=m)`` exactly (partition
+j has the j-th child seed whatever the count, and the consensus has the same seed), for the time
+of one generation; the seconds printed are then the fusion's alone for the smaller counts.
 * ``blobs``: the conformance kit's easy blobs (n = 2000, K = 3, 5, 10, balanced and one blob
   5 times the others), the cells of the easy-data table of docs/benchmarks.md.
 
@@ -106,7 +114,12 @@ def datasets(suite, data_dir, more=False):
     if suite == "scale":
         def stored(path):
             z = np.load(path)
-            return standardised(z["X"]), z["y"], len(np.unique(z["y"]))
+            X = z["X"]
+            if os.path.basename(path) == "fashion_mnist.npz":
+                X = principal_components(X / 255.0, 50)
+            else:
+                X = standardised(X)
+            return X, z["y"], len(np.unique(z["y"]))
 
         paths = [(name, os.path.join(data_dir, "large", name + ".npz")) for name in SCALE]
         paths += [(name, os.path.join(data_dir, name + ".npz")) for name in (MORE if more else ())]
@@ -150,13 +163,42 @@ def datasets(suite, data_dir, more=False):
             + [(name, lambda name=name: shared(name)) for name in REAL])
 
 
-def run(X, y, k, variant, seed, n_jobs):
+def principal_components(X, m):
+    """The scores of X's first m principal components (the eigenvectors of its covariance)."""
+    centred = X - X.mean(axis=0)
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    return np.ascontiguousarray(centred @ vectors[:, ::-1][:, :m])
+
+
+def run_shared(X, y, k, variants, seed, n_jobs):
+    """run() of SIZED variants that differ in n_partitions alone: the largest generated once,
+    the smaller ones fused from its first columns (the same labels as fitting them)."""
+    from cclust import Ensemble
+
+    counts = {variant: SIZED[variant][0] for variant in variants}
+    largest = max(variants, key=counts.get)
+    out = {largest: run(X, y, k, largest, seed, n_jobs, keep=True)}
+    model = out[largest][-1]
+    labels = np.asarray(model.ensemble_.labels)
+    for variant in variants:
+        if variant == largest:
+            continue
+        small = ConsensusClustering(n_clusters=k, random_state=seed, n_jobs=n_jobs)
+        start, cpu = time.perf_counter(), time.process_time()
+        fused = small.fit_predict(X, ensemble=Ensemble(labels[:, :counts[variant]]))
+        out[variant] = (ari(y, fused), nmi(y, fused), time.perf_counter() - start, time.process_time() - cpu)
+    out[largest] = out[largest][:-1]
+    return out
+
+
+def run(X, y, k, variant, seed, n_jobs, keep=False):
     sized = {"n_partitions": SIZED[variant][0]} if variant in SIZED else {}
     model = ConsensusClustering(n_clusters=k, random_state=seed, n_jobs=n_jobs,
                                 generator_params=generator_params(variant, X.shape[0], k), **sized)
     start, cpu = time.perf_counter(), time.process_time()
     labels = model.fit_predict(X)
-    return ari(y, labels), nmi(y, labels), time.perf_counter() - start, time.process_time() - cpu
+    out = ari(y, labels), nmi(y, labels), time.perf_counter() - start, time.process_time() - cpu
+    return out + (model,) if keep else out
 
 
 def main():
@@ -167,6 +209,8 @@ def main():
     parser.add_argument("--se", action="store_true",
                         help="means ± standard error, and the paired difference from the first variant")
     parser.add_argument("--more", action="store_true", help="suite scale: also mnist_test, pendigits, satimage")
+    parser.add_argument("--reuse", action="store_true",
+                        help="variants of the number of partitions: generate the largest once per seed")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--data", default=DEFAULT_DATA)
@@ -179,8 +223,26 @@ def main():
     cells = {}
     for name, load in sets:
         X, y, k = load()
+        if args.reuse:
+            if any(v not in SIZED or SIZED[v][1] != SIZED[args.variants[0]][1] for v in args.variants):
+                sys.exit("bench_default_pipeline.py: --reuse takes variants that differ in the number of partitions alone")
+            shared = {}
+            for seed in range(args.seeds):
+                for variant, score in run_shared(X, y, k, args.variants, seed, args.n_jobs).items():
+                    shared.setdefault(variant, []).append(score)
+                    print(f"  {name} {variant} seed {seed}: ARI {score[0]:.4f} NMI {score[1]:.4f} {score[2]:.1f} s "
+                          f"(CPU {score[3]:.1f} s), load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+            for variant in args.variants:
+                cells[variant, name] = np.array(shared[variant])
+            continue
         for variant in args.variants:
-            scores = np.array([run(X, y, k, variant, seed, args.n_jobs) for seed in range(args.seeds)])
+            scores = []
+            for seed in range(args.seeds):
+                scores.append(run(X, y, k, variant, seed, args.n_jobs))
+                print(f"  {name} {variant} seed {seed}: ARI {scores[-1][0]:.4f} NMI {scores[-1][1]:.4f} "
+                      f"{scores[-1][2]:.1f} s (CPU {scores[-1][3]:.1f} s), load {os.getloadavg()[0]:.1f}",
+                      file=sys.stderr, flush=True)
+            scores = np.array(scores)
             cells[variant, name] = scores
             print(f"{name} {variant}: ARI {scores[:, 0].mean():.3f} NMI {scores[:, 1].mean():.3f} "
                   f"{scores[:, 2].mean():.2f} s (CPU {scores[:, 3].mean():.2f} s)", file=sys.stderr, flush=True)
