@@ -276,17 +276,15 @@ static double ranking_costs(const double* __restrict xr, int64_t d, const double
     return squared_norm(xr, d);
 }
 
-// ranking_costs of the rows xr and yr into acc and bcc, sixteen (the last eight) centres of both
-// rows at a time; the same values bit for bit.
+// ranking_costs of the rows xr and yr into acc and bcc, eight centres of both rows at a time; the
+// same values bit for bit. (Sixteen centres of two rows, 32 sums, spill out of AVX2's registers.)
 #if defined(CCLUST_DISTANCES_AVX2)
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void ranking_costs2(const double* __restrict xr, const double* __restrict yr, int64_t d,
                            const double* __restrict ct, const double* __restrict cn, int64_t kp,
                            double* __restrict acc, double* __restrict bcc) {
-    int64_t c0 = 0;
-    for (; c0 + 16 <= kp; c0 += 16) ranking_block2<16>(xr, yr, d, ct, cn, kp, c0, acc, bcc);
-    if (c0 < kp) ranking_block2<8>(xr, yr, d, ct, cn, kp, c0, acc, bcc);
+    for (int64_t c0 = 0; c0 < kp; c0 += 8) ranking_block2<8>(xr, yr, d, ct, cn, kp, c0, acc, bcc);
 }
 
 void nearest_centres(const double* X, int64_t n, int64_t d, const double* centres, int64_t k,
