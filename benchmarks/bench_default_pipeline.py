@@ -77,13 +77,17 @@ VARIANTS = {
     "iter3-cap50-trials1": (3, 50, "k-means++", 1),
 }
 #: name -> (n_partitions, generator_params): the estimator's own parameters at this cclust's generator
-#: defaults, for the number of partitions at scale (docs/benchmarks.md, "The default pipeline at 10^5 objects")
+#: defaults, for the number of partitions and the cost per partition at scale (docs/benchmarks.md,
+#: "The default pipeline at 10^5 objects: where the time goes, and 50 partitions on real data")
 SIZED = {
     "partitions100": (100, None),
     "partitions50": (50, None),
     "partitions30": (30, None),
     "partitions50-iter3": (50, {"max_iter": 3}),
     "partitions50-fit5000": (50, {"fit_rows": 5000}),
+    "partitions100-fit5000": (100, {"fit_rows": 5000}),
+    "partitions100-trials1": (100, {"kmeanspp_trials": 1}),
+    "partitions100-iter3": (100, {"max_iter": 3}),
 }
 __doc__ += "".join(f"\n* ``{name}``: " + ("no generator_params" if spec is None else
                    "max_iter={}, cap={}, init={}, kmeanspp_trials={}".format(*spec))
