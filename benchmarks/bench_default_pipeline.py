@@ -216,6 +216,7 @@ def main():
     parser.add_argument("--reuse", action="store_true",
                         help="variants of the number of partitions: generate the largest once per seed")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--data", default=DEFAULT_DATA)
     parser.add_argument("--sets", nargs="+", default=None, help="only these data sets of the suite")
@@ -231,7 +232,7 @@ def main():
             if any(v not in SIZED or SIZED[v][1] != SIZED[args.variants[0]][1] for v in args.variants):
                 sys.exit("bench_default_pipeline.py: --reuse takes variants that differ in the number of partitions alone")
             shared = {}
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 for variant, score in run_shared(X, y, k, args.variants, seed, args.n_jobs).items():
                     shared.setdefault(variant, []).append(score)
                     print(f"  {name} {variant} seed {seed}: ARI {score[0]:.4f} NMI {score[1]:.4f} {score[2]:.1f} s "
@@ -241,7 +242,7 @@ def main():
             continue
         for variant in args.variants:
             scores = []
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 scores.append(run(X, y, k, variant, seed, args.n_jobs))
                 print(f"  {name} {variant} seed {seed}: ARI {scores[-1][0]:.4f} NMI {scores[-1][1]:.4f} "
                       f"{scores[-1][2]:.1f} s (CPU {scores[-1][3]:.1f} s), load {os.getloadavg()[0]:.1f}",
@@ -251,11 +252,11 @@ def main():
             print(f"{name} {variant}: ARI {scores[:, 0].mean():.3f} NMI {scores[:, 1].mean():.3f} "
                   f"{scores[:, 2].mean():.2f} s (CPU {scores[:, 3].mean():.2f} s)", file=sys.stderr, flush=True)
     if args.se:
-        write_report(se_table(cells, sets, args.variants, args.seeds), args.output)
+        write_report(se_table(cells, sets, args.variants, range(args.first_seed, args.first_seed + args.seeds)), args.output)
         return
     load = os.getloadavg()
     lines = [f"Machine: {cpu_model()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
-             f"seeds 0..{args.seeds - 1}; cells: ARI mean ± sd (min) / NMI mean / "
+             f"seeds {args.first_seed}..{args.first_seed + args.seeds - 1}; cells: ARI mean ± sd (min) / NMI mean / "
              "seconds per fit, wall (CPU of all threads).", "",
              "| variant | " + " | ".join(name for name, _ in sets) + " |",
              "|---|" + "---:|" * len(sets)]
@@ -277,7 +278,7 @@ def se_table(cells, sets, variants, seeds):
 
     load = os.getloadavg()
     lines = [f"Machine: {cpu_model()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
-             f"seeds 0..{seeds - 1}; cells: ARI mean ± standard error / NMI mean ± standard error / ARI minus "
+             f"seeds {seeds[0]}..{seeds[-1]}; cells: ARI mean ± standard error / NMI mean ± standard error / ARI minus "
              f"{variants[0]}'s, paired by seed (mean ± standard error) / CPU seconds per fit (all threads).", "",
              "| variant | " + " | ".join(name for name, _ in sets) + " |",
              "|---|" + "---:|" * len(sets)]
