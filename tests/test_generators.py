@@ -243,7 +243,10 @@ def test_nearest_centre_pass_equals_the_engine():
                           (grid, grid[:30]),
                           (X[:3000], np.vstack([X[:6], X[:6], X[2:3]])),   # equal centres, objects on them
                           (X * 1e6, X[:9] * 1e6), (X[:1], X[:4]), (X[:50], X[:1]),
-                          (X, X[rng.choice(5000, 23, replace=False)])):   # 16 + 7 centres: both blocks
+                          (X, X[rng.choice(5000, 23, replace=False)]),    # 16 + 7 centres: both blocks
+                          # rows go in pairs within a chunk of 4096: an odd last row, a chunk of one row
+                          (X[:4999], X[rng.choice(5000, 8, replace=False)] + 0.5),
+                          (grid[:4097], grid[rng.choice(5000, 50, replace=False)])):
         engine, _ = _engine.assign(_engine.MixedSpace.dense(data), centres, np.empty((len(centres), 0)), 1)
         for threads in (1, 2):
             assert np.array_equal(_engine.nearest_dense(data, centres, threads), engine)

@@ -230,6 +230,36 @@ __attribute__((always_inline)) inline void ranking_block(const double* __restric
     for (int u = 0; u < W; ++u) acc[c0 + u] = a[u];
 }
 
+// ranking_block for two rows at once: each row's sums are the one-row block's, operation for
+// operation, but the two independent chains of additions keep the adder busy where one row's
+// chain waits on its own latency, and each load of the centres serves both rows.
+template <int W>
+__attribute__((always_inline)) inline void ranking_block2(const double* __restrict xr, const double* __restrict yr,
+                                                          int64_t d, const double* __restrict ct,
+                                                          const double* __restrict cn, int64_t kp, int64_t c0,
+                                                          double* __restrict acc, double* __restrict bcc) {
+    double a[W], b[W];
+    for (int u = 0; u < W; ++u) a[u] = b[u] = cn[c0 + u];
+    for (int64_t j = 0; j < d; ++j) {
+        const double xj = xr[j], yj = yr[j];
+        const double* col = ct + j * kp + c0;
+        for (int u = 0; u < W; ++u) {
+            a[u] += xj * col[u];
+            b[u] += yj * col[u];
+        }
+    }
+    for (int u = 0; u < W; ++u) {
+        acc[c0 + u] = a[u];
+        bcc[c0 + u] = b[u];
+    }
+}
+
+static double squared_norm(const double* __restrict xr, int64_t d) {
+    double xn = 0.0;
+    for (int64_t j = 0; j < d; ++j) xn += xr[j] * xr[j];
+    return xn;
+}
+
 // acc[c] = ||c||^2 - 2 x.c for the kp centres (kp a multiple of 8; ct: -2 c by feature, d x kp;
 // cn: ||c||^2), sixteen or eight centres at a time held in registers across the features;
 // returns ||x||^2. The rounding differs from the engine's sums (nearest_centres bounds it) but
@@ -240,12 +270,21 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 static double ranking_costs(const double* __restrict xr, int64_t d, const double* __restrict ct,
                             const double* __restrict cn, int64_t kp, double* __restrict acc) {
-    double xn = 0.0;
-    for (int64_t j = 0; j < d; ++j) xn += xr[j] * xr[j];
     int64_t c0 = 0;
     for (; c0 + 16 <= kp; c0 += 16) ranking_block<16>(xr, d, ct, cn, kp, c0, acc);
     if (c0 < kp) ranking_block<8>(xr, d, ct, cn, kp, c0, acc);  // the last eight
-    return xn;
+    return squared_norm(xr, d);
+}
+
+// ranking_costs of the rows xr and yr into acc and bcc, eight centres of both rows at a time; the
+// same values bit for bit. (Sixteen centres of two rows, 32 sums, spill out of AVX2's registers.)
+#if defined(CCLUST_DISTANCES_AVX2)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void ranking_costs2(const double* __restrict xr, const double* __restrict yr, int64_t d,
+                           const double* __restrict ct, const double* __restrict cn, int64_t kp,
+                           double* __restrict acc, double* __restrict bcc) {
+    for (int64_t c0 = 0; c0 < kp; c0 += 8) ranking_block2<8>(xr, yr, d, ct, cn, kp, c0, acc, bcc);
 }
 
 void nearest_centres(const double* X, int64_t n, int64_t d, const double* centres, int64_t k,
@@ -278,12 +317,22 @@ void nearest_centres(const double* X, int64_t n, int64_t d, const double* centre
     const double* ct = minus_twice.data();
     const double* cn = norms.data();
     for_each_chunk_with(
-        n, n_threads, [&]() { return std::vector<double>(static_cast<size_t>(kp)); },
+        n, n_threads, [&]() { return std::vector<double>(static_cast<size_t>(2 * kp)); },
         [&](std::vector<double>& scratch, int64_t, int64_t start, int64_t stop) {
-            double* acc = scratch.data();
+            double* pair[2] = {scratch.data(), scratch.data() + kp};
             for (int64_t i = start; i < stop; ++i) {
                 const double* xr = X + i * d;
-                const double xn = ranking_costs(xr, d, ct, cn, kp, acc);
+                // rows in pairs: the second row of a pair reads the sums made with the first
+                const bool second_of_pair = (i - start) % 2 == 1;
+                if (!second_of_pair) {
+                    if (i + 1 < stop) {
+                        ranking_costs2(xr, xr + d, d, ct, cn, kp, pair[0], pair[1]);
+                    } else {
+                        ranking_costs(xr, d, ct, cn, kp, pair[0]);
+                    }
+                }
+                const double* acc = pair[second_of_pair ? 1 : 0];
+                const double xn = squared_norm(xr, d);
                 int64_t best = 0;
                 double low = acc[0], second = std::numeric_limits<double>::infinity();
                 for (int64_t c = 1; c < k; ++c) {
