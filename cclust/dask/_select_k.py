@@ -92,7 +92,7 @@ def _task_cells(block, mean, axes, low, side):
     """The block's distinct cubes, the first row of each in the block, and each row's cube."""
     cubes, first, inverse = np.unique(_task_cubes(block, mean, axes, low, side), axis=0, return_index=True,
                                       return_inverse=True)
-    return cubes, first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    return cubes, first.astype(np.int64), inverse.reshape(-1).astype(np.min_scalar_type(max(cubes.shape[0] - 1, 0)))
 
 
 def _task_take(block, rows):
@@ -233,4 +233,9 @@ class _ChunkGrid:
         number = np.empty_like(earliest)
         number[np.argsort(earliest, kind="stable")] = np.arange(earliest.shape[0])
         offsets = np.concatenate([[0], np.cumsum([c.shape[0] for c, _, _ in parts])])
-        return np.concatenate([number[which[offsets[i] + inverse]] for i, (_, _, inverse) in enumerate(parts)])
+        # each object's cube, in the narrowest type that numbers the cubes (it is kept while
+        # the sketches are drawn): four bytes per object up to 2^31 cubes
+        out = np.empty(self.rows.n, dtype=np.min_scalar_type(max(number.shape[0] - 1, 0)))
+        for i, (_, _, inverse) in enumerate(parts):
+            out[self.rows.starts[i]:self.rows.starts[i + 1]] = number[which[offsets[i] + inverse]]
+        return out
