@@ -3,7 +3,7 @@
 The blobs (K = 5 in 20 dimensions, unit spread, centres uniform in [-10, 10]^20) are generated
 chunk by chunk inside the workers (each chunk from its own seed), so X never exists in one
 place. ``select_k(X, range(2, 11), random_state=0)`` then runs with every default: two
-geometric sketches of 5000 objects drawn from the chunks, Monti et al.'s protocol with the
+geometric sketches of 2000 objects drawn from the chunks, Monti et al.'s protocol with the
 reference null on each, every object labelled chunk by chunk. The resident memory of every
 worker process is sampled every 0.2 s; the client's is its own peak (``ru_maxrss``)::
 
