@@ -3,7 +3,7 @@
 The blobs (K = 5 in 20 dimensions, unit spread, centres uniform in [-10, 10]^20) are generated
 chunk by chunk inside the workers (each chunk from its own seed), so X never exists in one
 place. ``select_k(X, range(2, 11), random_state=0)`` then runs with every default: two
-geometric sketches of 5000 objects drawn from the chunks, Monti et al.'s protocol with the
+geometric sketches of 2000 objects drawn from the chunks, Monti et al.'s protocol with the
 reference null on each, every object labelled chunk by chunk. The resident memory of every
 worker process is sampled every 0.2 s; the client's is its own peak (``ru_maxrss``)::
 
@@ -55,6 +55,9 @@ def main():
     parser.add_argument("--n", type=int, default=1000000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", help="also write the Markdown row here")
+    parser.add_argument("--log", type=float, default=0,
+                        help="every this many seconds, print the time, the workers' peaks so far and the client's "
+                             "resident and peak memory to standard error (0: never)")
     args = parser.parse_args()
 
     import dask
@@ -74,9 +77,18 @@ def main():
     done = threading.Event()
 
     def sample():
+        import psutil
+
+        last = begun = time.perf_counter()
         while not done.is_set():
             for worker, value in rss_of_workers(client).items():
                 peaks[worker] = max(peaks.get(worker, 0), value)
+            if args.log and time.perf_counter() - last >= args.log:
+                last = time.perf_counter()
+                print(f"{last - begun:.0f} s: worker peaks {', '.join(f'{v / 2**20:.0f}' for v in peaks.values())} "
+                      f"MiB; client {psutil.Process().memory_info().rss / 2**30:.2f} GiB now, "
+                      f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB peak; "
+                      f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)

@@ -169,6 +169,47 @@ def round_robin(cells, size, rng):
     return np.sort(np.argpartition(key, size - 1)[:size]).astype(np.int64)
 
 
+def label_dtype(k):
+    """The narrowest unsigned integer type that holds ``k``: the labels ``0..k-1`` of every
+    object at K = k take one byte each up to K = 255."""
+    return np.min_scalar_type(max(int(k), 1))
+
+
+def label_rows(rows, start, fits, sizes, rule, n_neighbors, n_threads):
+    """The labels at every K of ``rows`` (objects ``start, start + 1, ...``) from each sketch,
+    by :func:`propagate`'s rules, without keeping every sketch's labels: the first sketch's
+    (K -> :func:`label_dtype` array), and per K the contingency table (``sizes[K]`` square,
+    int64) of every pair of sketches (a, b), a < b, in that order, over these rows. Tables of
+    row blocks add up to the tables of all the objects, whose adjusted Rand indices are the
+    sketches' agreement.
+
+    ``fits`` holds, per sketch, its objects (sorted), their features and K -> their labels.
+    """
+    from cclust import _assign
+
+    count = rows.shape[0]
+    labelled = []
+    for chosen, fitted, labels in fits:
+        inside = (chosen >= start) & (chosen < start + count)
+        local = chosen[inside] - start
+        outside = np.ones(count, dtype=bool)
+        outside[local] = False
+        new = np.ascontiguousarray(rows[outside])
+        out = {}
+        for k, lab in labels.items():
+            out[k] = np.empty(count, dtype=label_dtype(k))
+            if new.shape[0]:
+                out[k][outside] = _assign.assign(fitted, lab, new, rule, n_neighbors, n_threads)
+            out[k][local] = lab[inside]
+        labelled.append(out)
+    first = labelled[0]
+    tables = {}
+    for k, size in sizes.items():
+        tables[k] = [np.bincount(labelled[a][k].astype(np.int64) * size + labelled[b][k], minlength=size * size)
+                     .reshape(size, size) for a in range(len(fits)) for b in range(a + 1, len(fits))]
+    return first, tables
+
+
 def propagate(X, sketch, sketch_labels, n_threads, rule="centroid", n_neighbors=None):
     """Labels of every object: the sketch objects keep theirs, every other one gets the cluster
     that ``rule`` gives it from the sketch (:mod:`cclust._assign`: the nearest centroid, the mean

@@ -75,7 +75,7 @@ def test_same_result_on_a_distributed_cluster(X, in_memory, client):
     assert_same(in_memory["geometric"], result)
     # the chunks' passes and the protocol's k-means runs were the workers' tasks
     prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
-    assert {"task_check", "task_propagate", "kmeans_run"} <= set(prefixes)
+    assert {"task_check", "task_label", "kmeans_run"} <= set(prefixes)
 
 
 def test_knn_propagation_as_in_memory():

@@ -186,3 +186,100 @@ def test_later_sketches_are_judged_against_the_first_sketchs_reference_null(n_jo
     assert res.sketch_best_k == (res.best_k, expected)
     assert "2 sketches chose K" in res.summary()
     assert "(each against the first sketch's reference data sets)" in res.summary()
+
+
+# -- the per-object part of a sketched result: one byte per object and K ---------------------------
+
+def test_sketch_result_keeps_one_byte_labels_and_the_sketch_rows_of_item_consensus():
+    from collections.abc import Mapping
+
+    X, _ = blobs(500, ((0, 0), (4, 0), (0, 4)), scale=1.5)
+    res = cclust.select_k(X, [2, 3, 4], sketch=150, n_sketches=3, sketch_method="uniform", null=None,
+                          n_resamples=20, random_state=1)
+    # the values the result held when every sketch's int64 labels were kept
+    assert res.sketch_agreement == {2: 0.850446451895916, 3: 0.8713720957581836, 4: 0.5672246035579588}
+    assert [np.bincount(res.labels[k]).tolist() for k in (2, 3, 4)] == [[651, 849], [454, 497, 549],
+                                                                        [471, 338, 281, 410]]
+    outside = np.setdiff1d(np.arange(1500), res.sketch)
+    for k in (2, 3, 4):
+        assert res.labels[k].dtype == np.uint8 and res.labels[k].shape == (1500,)
+        compact = res.sketch_item_consensus[k]
+        assert compact.shape == (150, k) and compact.dtype == np.float64
+        dense = res.item_consensus[k]
+        assert dense.shape == (1500, k) and np.isnan(dense[outside]).all()
+        np.testing.assert_array_equal(dense[res.sketch], compact)
+    assert isinstance(res.item_consensus, Mapping) and sorted(res.item_consensus) == [2, 3, 4]
+    assert res.labels_series(3).tolist() == res.labels[3].tolist()
+    record = res.to_dict()
+    assert len(record["item_consensus"][3]) == 1500 and len(record["sketch_item_consensus"][3]) == 150
+    # the exact route is as it was: int64 labels, a dict of (n, K) item consensus
+    exact = cclust.select_k(X[:90], [2, 3], n_resamples=5, null=None, random_state=0)
+    assert exact.labels[2].dtype == np.int64 and type(exact.item_consensus) is dict
+    assert exact.item_consensus[2].shape == (90, 2) and exact.sketch_item_consensus is None
+
+
+def test_one_labelling_pass_gives_the_propagated_labels_and_the_sketches_agreement():
+    # the first sketch's labels are propagate's, and the contingency tables of row blocks add up
+    # to the adjusted Rand index of every pair of sketches' labels of all the objects
+    from cclust.metrics._pair_counting import _ari_from_table
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1000, 3))
+    fits, propagated = [], []
+    for t in range(3):
+        chosen = np.sort(rng.choice(1000, 60, replace=False))
+        labels = {2: rng.integers(0, 2, 60), 3: rng.integers(0, 3, 60)}
+        fits.append((chosen, X[chosen], labels))
+        propagated.append({k: _sketch.propagate(X, chosen, lab, 1, "knn", 15) for k, lab in labels.items()})
+    sizes = {2: 2, 3: 3}
+    first, tables = _sketch.label_rows(X, 0, fits, sizes, "knn", 15, 1)
+    parts = [_sketch.label_rows(X[a:a + 300], a, fits, sizes, "knn", 15, 1) for a in range(0, 1000, 300)]
+    ari = cclust.get("ari")
+    for k in (2, 3):
+        assert first[k].dtype == np.uint8
+        np.testing.assert_array_equal(first[k], propagated[0][k])
+        np.testing.assert_array_equal(np.concatenate([part[0][k] for part in parts]), first[k])
+        pairs = [(0, 1), (0, 2), (1, 2)]
+        for i, (a, b) in enumerate(pairs):
+            np.testing.assert_array_equal(sum(part[1][k][i] for part in parts), tables[k][i])
+            assert _ari_from_table(tables[k][i]) == ari(propagated[a][k], propagated[b][k])
+
+
+def test_a_sketched_result_holds_a_few_bytes_per_object():
+    # the bytes a result stores (its pickle) grow by about one byte per object and K tried: the
+    # labels; item consensus, the sketch and every statistic belong to the sketch's objects.
+    # When the item consensus of every object (float64) and int64 labels were kept, it grew by
+    # 8 bytes per object and K plus 8 per object and cluster: 96 bytes per object here.
+    import pickle
+
+    def stored(n):
+        X, _ = blobs(n // 3, CENTRES)
+        res = cclust.select_k(X, [2, 3, 4], sketch=120, n_sketches=2, null=None, n_resamples=5, random_state=0)
+        return len(pickle.dumps(res)), X.shape[0]
+
+    (small, n_small), (large, n_large) = stored(3000), stored(30000)
+    per_object = (large - small) / (n_large - n_small)
+    assert per_object < 3 + 0.5, per_object
+
+
+def test_anndata_and_the_cli_read_the_item_consensus_of_a_sketched_result(tmp_path, capsys):
+    ad = pytest.importorskip("anndata")
+    from cclust import cli
+
+    X, _ = blobs(200, CENTRES, scale=0.7)
+    adata = ad.AnnData(X.astype(np.float32))
+    arguments = dict(k_range=[2, 3, 4], sketch=150, n_sketches=2, null=None, n_resamples=10, random_state=1)
+    res = cclust.select_k(adata.X, **arguments)
+    written = cclust.select_k(adata, **arguments, copy=True)
+    k = res.best_k
+    own = res.item_consensus[k][np.arange(600), res.labels[k]]
+    np.testing.assert_array_equal(written.obs[f"cclust_k{k}_item_consensus"].to_numpy(), own)
+    assert np.isnan(own).sum() == 600 - 150
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",", header="a,b", comments="")
+    assert cli.main(["select-k", str(tmp_path / "x.csv"), "--k-range", "2", "4", "--resamples", "10", "--null",
+                     "none", "--sketch", "150", "--sketches", "2", "--format", "json", "--seed", "1"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert "sketch_item_consensus" not in record
+    assert len(record["item_consensus"]) == 600 * (2 + 3 + 4)
+    rows = [row for row in record["item_consensus"] if row["k"] == 3 and row["item_consensus"] is not None]
+    assert len(rows) == 150 * 3

@@ -708,6 +708,7 @@ def select_k(args, out=None):
             record.pop("objective_name", None)
         # item consensus per object and K, as rows k, cluster, item, item_consensus (CCP's calcICL table)
         record.pop("item_consensus", None)
+        record.pop("sketch_item_consensus", None)   # the rows below hold it
         record.pop("cluster_stability", None)
         # per cluster and K: size, cluster consensus, and its stability (Hennig 2007), one row each
         record["cluster_consensus"] = []

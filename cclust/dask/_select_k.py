@@ -5,7 +5,9 @@ On the workers, one task per row chunk (chunks are re-cut to multiples of 4096 r
 compiled engine's own chunk, with every feature in one chunk): the check for NaN and infinity,
 the column sums and scatter matrices of the principal axes, and the grid cubes of the geometric
 sketch (Hie et al. 2019) at each side its bisection tries; then the rows of the sketch; last,
-every object's consensus cluster at every K, by the rules of :func:`cclust.predict`. With a
+in one pass, every object's consensus cluster at every K from each sketch, by the rules of
+:func:`cclust.predict`, of which only the first sketch's labels (one byte per object and K up
+to K = 255) and, per K, the sketches' contingency tables (their agreement) come back. With a
 ``dask.distributed`` client the protocol's k-means runs on the sketch are tasks on the workers
 too (one per K and resample; :data:`cclust._monti.MAP_RUNS`). On the client: the sums added in a fixed order of 4096-row sub-blocks (so the principal axes, and so
 the sketch, are the in-memory ones bit for bit, whatever the chunks), and the draws of the
@@ -90,34 +92,21 @@ def _task_cells(block, mean, axes, low, side):
     """The block's distinct cubes, the first row of each in the block, and each row's cube."""
     cubes, first, inverse = np.unique(_task_cubes(block, mean, axes, low, side), axis=0, return_index=True,
                                       return_inverse=True)
-    return cubes, first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    return cubes, first.astype(np.int64), inverse.reshape(-1).astype(np.min_scalar_type(max(cubes.shape[0] - 1, 0)))
 
 
 def _task_take(block, rows):
     return _float_block(block)[rows]
 
 
-def _task_propagate(block, start, chosen, fitted, labels, rule, n_neighbors):
-    """Labels at every K of the block's rows: the sketch's own, or by ``rule`` from the sketch,
-    as :func:`cclust._sketch.propagate` gives them."""
-    block = _float_block(block)
-    rows = block.shape[0]
-    inside = (chosen >= start) & (chosen < start + rows)
-    local = chosen[inside] - start
-    outside = np.ones(rows, dtype=bool)
-    outside[local] = False
-    new = np.ascontiguousarray(block[outside])
-    out = {}
-    for k, lab in labels.items():
-        out[k] = np.empty(rows, dtype=np.int64)
-        if new.shape[0]:
-            out[k][outside] = _assign.assign(fitted, lab, new, rule, n_neighbors, 1)
-        out[k][local] = lab[inside]
-    return out
+def _task_label(block, start, fits, sizes, rule, n_neighbors):
+    """The block's labels at every K from the first sketch, and the sketches' pair contingency
+    tables over its rows (:func:`cclust._sketch.label_rows`)."""
+    return _sketch.label_rows(_float_block(block), start, fits, sizes, rule, n_neighbors, 1)
 
 
 class DaskRows:
-    """The sketch route's rows (``n``, ``draw``, ``take``, ``propagate``; the interface of
+    """The sketch route's rows (``n``, ``draw``, ``take``, ``label``; the interface of
     :class:`cclust.selection._select_k.InMemoryRows`) over the row chunks of a dask array."""
 
     def __init__(self, data, missing_features, runner=None):
@@ -149,7 +138,7 @@ class DaskRows:
     def _map(self, fn, args_per_block, *shared):
         """``fn(*args, *shared)`` on every block, in block order; shared values go into the graph once."""
         delayed = self.runner.dask.delayed
-        shared = [delayed(value, pure=True) if isinstance(value, (np.ndarray, dict)) else value
+        shared = [delayed(value, pure=True) if isinstance(value, (np.ndarray, dict, list)) else value
                   for value in shared]
         task = self.runner.delayed(fn)
         return self.runner.compute([task(*(args if isinstance(args, tuple) else (args,)), *shared)
@@ -179,12 +168,19 @@ class DaskRows:
         self._taken = (chosen, np.ascontiguousarray(np.concatenate(parts)))
         return self._taken[1]
 
-    def propagate(self, chosen, labels, rule, n_threads):
-        fitted = self.take(chosen)
-        neighbours = _assign.check_neighbors(None, fitted.shape[0])
-        labels = {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}
-        parts = self._map(_task_propagate, self._with_starts(), chosen, fitted, labels, rule, neighbours)
-        return {k: np.concatenate([part[k] for part in parts]) for k in labels}
+    def label(self, fits, sizes, rule, n_threads):
+        """Every object's labels at each K from the first sketch, and the sketches' contingency
+        tables, in one pass over the chunks; the tables are added in chunk order (exact integers)."""
+        neighbours = _assign.check_neighbors(None, fits[0][1].shape[0])
+        parts = self._map(_task_label, self._with_starts(), fits, sizes, rule, neighbours)
+        labels = {}
+        for k in parts[0][0]:
+            labels[k] = np.empty(self.n, dtype=parts[0][0][k].dtype)
+            for (part, _), a, b in zip(parts, self.starts[:-1], self.starts[1:]):
+                labels[k][a:b] = part[k]
+        tables = {k: [sum(part[1][k][pair] for part in parts) for pair in range(len(parts[0][1][k]))]
+                  for k in sizes}
+        return labels, tables
 
 
 @contextlib.contextmanager
@@ -237,4 +233,9 @@ class _ChunkGrid:
         number = np.empty_like(earliest)
         number[np.argsort(earliest, kind="stable")] = np.arange(earliest.shape[0])
         offsets = np.concatenate([[0], np.cumsum([c.shape[0] for c, _, _ in parts])])
-        return np.concatenate([number[which[offsets[i] + inverse]] for i, (_, _, inverse) in enumerate(parts)])
+        # each object's cube, in the narrowest type that numbers the cubes (it is kept while
+        # the sketches are drawn): four bytes per object up to 2^31 cubes
+        out = np.empty(self.rows.n, dtype=np.min_scalar_type(max(number.shape[0] - 1, 0)))
+        for i, (_, _, inverse) in enumerate(parts):
+            out[self.rows.starts[i]:self.rows.starts[i + 1]] = number[which[offsets[i] + inverse]]
+        return out

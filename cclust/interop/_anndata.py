@@ -248,7 +248,12 @@ def write_select_k(adata: AnnData, key: str, result: Any, params: Mapping[str, A
     in ``uns[f"{key}_select_k"]``."""
     best = result.best_k
     labels = np.asarray(result.labels[best], dtype=np.int64)
-    item = (result.item_consensus or {}).get(best)
+    own = None
+    if best in (result.sketch_item_consensus or {}):   # the sketch's rows only: NaN for the others
+        own = np.full(labels.shape[0], np.nan)
+        own[result.sketch] = own_item_consensus(labels[result.sketch], result.sketch_item_consensus[best])
+    elif best in (result.item_consensus or {}):
+        own = own_item_consensus(labels, result.item_consensus[best])
     stats = {
         "params": {"k_range": result.k_values, "method": result.method, "inner": result.inner,
                    "n_resamples": result.n_resamples, "null": result.null, "n_references": result.n_references,
@@ -267,6 +272,5 @@ def write_select_k(adata: AnnData, key: str, result: Any, params: Mapping[str, A
         stats["cluster_consensus"] = result.cluster_consensus[best]
     if result.sketch is not None:
         stats["sketch"] = result.sketch
-    write_results(adata, f"{key}_k{best}", labels, int(labels.max()) + 1, None,
-                  None if item is None else own_item_consensus(labels, item))
+    write_results(adata, f"{key}_k{best}", labels, int(labels.max()) + 1, None, own)
     adata.uns[f"{key}_select_k"] = plain(stats)

@@ -171,10 +171,13 @@ def heatmap_section(select, k, plotting, figures):
 
 
 def item_section(select, k, figures):
-    item = np.asarray(select.item_consensus[k])
     labels = np.asarray(select.labels[k], dtype=np.int64)
-    if labels.shape[0] != item.shape[0] and select.sketch is not None:
-        labels = labels[np.asarray(select.sketch)]
+    if k in (select.sketch_item_consensus or {}):   # the sketch objects' rows, the others' are NaN
+        item, labels = np.asarray(select.sketch_item_consensus[k]), labels[np.asarray(select.sketch)]
+    else:
+        item = np.asarray(select.item_consensus[k])
+        if labels.shape[0] != item.shape[0] and select.sketch is not None:
+            labels = labels[np.asarray(select.sketch)]
     own = item[np.arange(item.shape[0]), labels]
     rows, groups = [], []
     for c in range(item.shape[1]):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -41,9 +42,13 @@ class SelectKResult:
         The object pairs the CDF, area and PAC were read from: every pair ``n(n - 1)/2`` when
         exact, else the sparse route's random sample.
     sketch : ndarray of int64 or None
-        With ``select_k(..., sketch=s)``: the objects the protocol ran on (the first sketch).
-        Everything but ``labels`` and ``item_consensus`` (NaN outside the sketch) is then about
-        them: cluster sizes, consensus matrices, stability.
+        With ``select_k(..., sketch=s)``: the objects the protocol ran on (the first sketch),
+        increasing. Everything but ``labels`` and ``item_consensus`` (NaN outside the sketch) is
+        then about them: cluster sizes, consensus matrices, stability.
+    sketch_item_consensus : dict or None
+        With a sketch: K -> (s, K) float64, the item consensus of the sketch objects only, row
+        ``j`` for object ``sketch[j]`` (the rows of ``item_consensus`` that are not NaN). This is
+        what the result stores; ``item_consensus`` builds the (n, K) tables from it when read.
     sketch_method : str or None
     sketch_propagation : str or None
         With a sketch: how the other objects were labelled, ``"centroid"`` or ``"knn"``.
@@ -72,13 +77,18 @@ class SelectKResult:
         drawn together, 1 on the diagonal of objects ever drawn) on the dense route; the sparse
         graph of each object's strongest entries (scipy CSR) on the sparse route.
     labels : dict
-        K -> int64 labels: the average-linkage clusters of the consensus matrix (default), or the
-        consensus method's fit on all the data (``labels_from="fit"``); when ``best_k`` is 1, also
-        ``labels[1]``, every object in one cluster.
+        K -> labels ``0..K-1``: the average-linkage clusters of the consensus matrix (default), or
+        the consensus method's fit on all the data (``labels_from="fit"``); when ``best_k`` is 1,
+        also ``labels[1]``, every object in one cluster. int64, except with a sketch: there the
+        narrowest unsigned integer type that holds K (uint8 up to K = 255, one byte per object
+        and K), since they cover every object; convert with ``labels[K].astype(np.int64)`` before
+        arithmetic that may go below 0 or above 255.
     item_consensus : dict
         K -> (n, K) float64: ``[i, c]`` is the mean consensus of object i with the members
         (other than i) of cluster c of ``labels[K]`` (ConsensusClusterPlus's item consensus;
-        NaN where the cluster has no other member).
+        NaN where the cluster has no other member). With a sketch, a read-only mapping that
+        builds each table, NaN outside the sketch, from ``sketch_item_consensus`` when it is
+        read (a new array at every read; n x K x 8 bytes each).
     cluster_consensus : dict
         K -> (K,) float64: the mean consensus over the pairs of members of each cluster of
         ``labels[K]`` (NaN for a cluster of one).
@@ -172,6 +182,7 @@ class SelectKResult:
     sketch_propagation: str | None = None
     sketch_best_k: tuple | None = None
     sketch_agreement: dict | None = None
+    sketch_item_consensus: dict | None = None
 
     @property
     def has_objective(self) -> bool:
@@ -244,7 +255,7 @@ class SelectKResult:
         def plain(value):
             if isinstance(value, np.ndarray):
                 return value.tolist()
-            if isinstance(value, dict):  # K -> array (a sparse kNN graph is left out: too large)
+            if isinstance(value, Mapping):  # K -> array (a sparse kNN graph is left out: too large)
                 return {int(k): v.tolist() if isinstance(v, np.ndarray) else v.to_dict()
                         if isinstance(v, ClusterStability) else float(v) for k, v in value.items()
                         if isinstance(v, (np.ndarray, ClusterStability, float))}
@@ -422,6 +433,30 @@ class SelectKResult:
     def __repr__(self):
         return (f"SelectKResult(method={self.method!r}, k_values={self.k_values.tolist()}, "
                 f"best_k={self.best_k}, criterion={self.criterion!r})")
+
+
+class SketchItemConsensus(Mapping):
+    """K -> (n, K) item consensus of every object, NaN outside the sketch, built when read from
+    the sketch objects' rows (``SelectKResult.item_consensus`` on the sketch route)."""
+
+    def __init__(self, n, sketch, tables):
+        self._n, self._sketch, self._tables = int(n), sketch, tables
+
+    def __getitem__(self, k):
+        table = self._tables[k]
+        dense = np.full((self._n, table.shape[1]), np.nan)
+        dense[self._sketch] = table
+        return dense
+
+    def __iter__(self):
+        return iter(self._tables)
+
+    def __len__(self):
+        return len(self._tables)
+
+    def __repr__(self):
+        return (f"SketchItemConsensus(K={list(self._tables)}, {self._n} objects, "
+                f"{len(self._sketch)} in the sketch)")
 
 
 def _sd(values):

@@ -37,7 +37,7 @@ class InMemoryRows:
     """The objects of the sketch route held as one array: draws, gathers and propagation on X.
 
     :func:`select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
-    ``propagate``, ``running``); ``cclust.dask`` gives the same one over the chunks of a dask array.
+    ``label``, ``running``); ``cclust.dask`` gives the same one over the chunks of a dask array.
     """
 
     def __init__(self, X):
@@ -65,11 +65,13 @@ class InMemoryRows:
     def take(self, chosen):
         return self.X[chosen]
 
-    def propagate(self, chosen, labels, rule, n_threads):
-        """Every object's labels at each K of ``labels`` (K -> the sketch's labels)."""
-        from cclust import _sketch
+    def label(self, fits, sizes, rule, n_threads):
+        """Every object's labels at each K from the first of ``fits`` and the sketches' pair
+        contingency tables (:func:`cclust._sketch.label_rows`)."""
+        from cclust import _assign, _sketch
 
-        return {k: _sketch.propagate(self.X, chosen, lab, n_threads, rule) for k, lab in labels.items()}
+        neighbours = _assign.check_neighbors(None, fits[0][1].shape[0])
+        return _sketch.label_rows(self.X, 0, fits, sizes, rule, neighbours, n_threads)
 
 
 def in_memory_rows(data, missing_features):
@@ -85,7 +87,8 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
 
     from cclust import _assign, _monti, _sketch
     from cclust.ensemble import Ensemble
-    from cclust.metrics import ari
+    from cclust.metrics._pair_counting import _ari_from_table
+    from cclust.selection._result import SketchItemConsensus
 
     data = arguments.pop("data")
     size, how = arguments.pop("sketch"), arguments.pop("sketch_method")
@@ -107,31 +110,35 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     weights = arguments.pop("item_weights")
     threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
     root = child_seeds(arguments.pop("random_state"), 1)[0]
-    results, everyone, shared = [], [], None
+    results, fits, shared = [], [], None
     for t in range(count):
         draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
         chosen = rows.draw(size, how, np.random.default_rng(draw))
+        fitted = rows.take(chosen)
         token = SHARED_REFERENCE.set(shared)
         try:
             with rows.running():
-                part = select_k(rows.take(chosen), random_state=int(run.generate_state(1)[0]),
+                part = select_k(fitted, random_state=int(run.generate_state(1)[0]),
                                 item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
         finally:
             SHARED_REFERENCE.reset(token)
         if t == 0 and part.pac_reference is not None:
             shared = (tuple(part.k_values.tolist()), part.n_references, part.pac_reference)
-        results.append((chosen, part))
-        everyone.append(rows.propagate(chosen, part.labels, rule, threads))
-    chosen, first = results[0]
-    items = {}
-    for k, item in first.item_consensus.items():
-        items[k] = np.full((n, item.shape[1]), np.nan)
-        items[k][chosen] = item
+        results.append(part)
+        # the later sketches' labels serve the agreement only, at the K tried
+        labels = part.labels if t == 0 else {k: part.labels[k] for k in results[0].k_values.tolist()}
+        fits.append((chosen, fitted, {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}))
+    first = results[0]
+    # one pass over the objects labels them from every sketch; only the first sketch's labels
+    # and, per K, the sketches' contingency tables come back
+    sizes = {k: int(max(lab[k].max() for _, _, lab in fits)) + 1 for k in first.k_values.tolist()} if count > 1 else {}
+    everyone, tables = rows.label(fits, sizes, rule, threads)
     agreement = best_ks = None
     if count > 1:
-        best_ks = tuple(part.best_k for _, part in results)
-        agreement = {k: float(np.mean([ari(everyone[a][k], everyone[b][k]) for a in range(count)
-                                       for b in range(a + 1, count)]))
-                     for k in first.k_values.tolist()}
-    return replace(first, labels=everyone[0], item_consensus=items, index=object_index(data), sketch=chosen,
-                   sketch_method=how, sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
+        best_ks = tuple(part.best_k for part in results)
+        agreement = {k: float(np.mean([_ari_from_table(table) for table in tables[k]])) for k in sizes}
+    chosen = fits[0][0]
+    compact = dict(first.item_consensus)
+    return replace(first, labels=everyone, item_consensus=SketchItemConsensus(n, chosen, compact),
+                   sketch_item_consensus=compact, index=object_index(data), sketch=chosen, sketch_method=how,
+                   sketch_propagation=rule, sketch_best_k=best_ks, sketch_agreement=agreement)
