@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 GUIDE_PAGES = sorted((DOCS / "guide").glob("*.rst"))
 
+# One worker builds the docs for all of this module's tests under pytest-xdist (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("sphinx-build")
+
 
 # What the test and feature extras install and the docs extra does not: the documentation build
 # must not need any of it. These are named here; _test_only_modules adds every module of every
