@@ -13,6 +13,7 @@ def rng(seed):
     return np.random.default_rng(seed)
 
 
+
 def pytest_configure(config):
     """Under pytest-xdist (``-n``), keep each costly shared set-up on one worker.
 
@@ -23,7 +24,19 @@ def pytest_configure(config):
     out one by one as under "load"; that mode is chosen here unless ``--dist`` was given.
     """
     config.addinivalue_line("markers", "xdist_group(name): run these tests on the same xdist worker")
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        # A worker parses the command line again (no --dist: "load"); it names each test's
+        # group only if told, and the controller tells it (pytest_configure_node below).
+        if worker.get("cclust_loadgroup"):
+            config.option.loadgroup = True
+        return
     args = [str(arg) for arg in config.invocation_params.args]
     chose_dist = any(arg == "--dist" or arg.startswith("--dist=") or arg == "-d" for arg in args)
     if getattr(config.option, "dist", "no") == "load" and not chose_dist:
         config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["cclust_loadgroup"] = node.config.getvalue("dist") == "loadgroup"
