@@ -32,6 +32,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "cclust_catalogue",
+    "numpydoc_template_once",  # build speed only: numpydoc's template compiled once (_ext/)
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

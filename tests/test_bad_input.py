@@ -26,6 +26,10 @@ FAMILIES["ensemble"] = ["Ensemble"]
 # is an xfail naming them; anything else failing is a plain failure.
 KNOWN = {}
 
+# One worker runs each family's child process for all of this module's tests under pytest-xdist
+# (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("bad-input-catalogue")
+
 
 @pytest.fixture(scope="module")
 def verdicts():

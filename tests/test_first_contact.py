@@ -26,6 +26,9 @@ import cclust
 from cclust import cli
 from cclust.datasets import load_iris
 
+# The commands of the module fixture run once, on one worker, under pytest-xdist (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("first-contact")
+
 SPECIES = np.array(["setosa", "versicolor", "virginica"])
 FAST = ["--partitions", "10"]  # basic partitions: a few are enough to check the plumbing
 

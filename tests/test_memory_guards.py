@@ -234,6 +234,7 @@ def growth():
     return small, large, sum_k[1] / sum_k[0]
 
 
+@pytest.mark.xdist_group("memory-growth")  # the growth fixture once, on one worker
 @pytest.mark.parametrize("name", CONSENSUS)
 def test_peak_memory_grows_linearly(name, growth):
     if _measured_call(name) is None:

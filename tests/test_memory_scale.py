@@ -20,6 +20,10 @@ import pytest
 import cclust
 from cclust.errors import MemoryBudgetError
 
+# The measuring children of the module fixtures run once, on one worker, under pytest-xdist
+# (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("memory-scale")
+
 _CHILD = r"""
 import json, sys
 import numpy as np

@@ -190,7 +190,11 @@ def _params():
             cells.update(LARGE_CELL)
         for cell, spec in cells.items():
             reason = EXCEPTIONS.get(name, {}).get(cell)
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            # a cell's ensembles are built once per process (easy_ensemble caches them): its
+            # methods share one worker under pytest-xdist (tests/conftest.py)
+            marks = [pytest.mark.xdist_group(f"quality-{cell}")]
+            if reason:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
             if spec[0] > 2000:
                 marks.append(pytest.mark.slow)
             params.append(pytest.param(name, spec, id=f"{name}-{cell}", marks=marks))

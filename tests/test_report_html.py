@@ -25,6 +25,10 @@ import matplotlib.image  # noqa: E402
 
 from cclust.report import FORMAT_VERSION, build_report, read_manifest, replay  # noqa: E402
 
+# The reports of the module fixtures are built once, on one worker, under pytest-xdist
+# (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("report-html")
+
 #: small settings so that a report takes seconds
 FAST = {"n_resamples": 5, "n_references": 5}
 

@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 GUIDE_PAGES = sorted((DOCS / "guide").glob("*.rst"))
 
+# One worker builds the docs for all of this module's tests under pytest-xdist (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("sphinx-build")
+
 
 # What the test and feature extras install and the docs extra does not: the documentation build
 # must not need any of it. These are named here; _test_only_modules adds every module of every
@@ -252,3 +255,31 @@ def test_catalogue_check_fails_on_a_missing_or_stale_entry(tmp_path):
     assert "points to cclust.metrics.ari, which has no API page" in err
     # the entry that does exist is not reported
     assert "'ari' (metric) has no" not in err
+
+
+def test_numpydoc_template_is_compiled_once(monkeypatch):
+    """docs/_ext/numpydoc_template_once.py: every docstring gets the same compiled template."""
+    from numpydoc import docscrape_sphinx
+
+    monkeypatch.syspath_prepend(str(DOCS / "_ext"))
+    # undone after the test: the extension replaces numpydoc's environment class for the process
+    monkeypatch.setattr(docscrape_sphinx, "SandboxedEnvironment", docscrape_sphinx.SandboxedEnvironment)
+    import numpydoc_template_once
+
+    class App:
+        def connect(self, event, callback):
+            self.callback = callback
+
+    plain = [str(docscrape_sphinx.get_doc_object(obj, config={})) for obj in (cclust.consensus, cclust.generate)]
+    app = App()
+    numpydoc_template_once.setup(app)
+    templates = []
+    for obj, want in zip((cclust.consensus, cclust.generate), plain):
+        config = {}
+        assert str(docscrape_sphinx.get_doc_object(obj, config=config)) == want   # the same text
+        templates.append(config["template"])
+    assert templates[0] is templates[1]
+    app.callback(app)   # a new build compiles it anew
+    config = {}
+    docscrape_sphinx.get_doc_object(cclust.consensus, config=config)
+    assert config["template"] is not templates[0]
