@@ -234,7 +234,8 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     max_bytes : int, default=None
         Memory budget for the factors (default: the ``CCLUST_MEMORY_BUDGET`` environment
         variable, else 2 GiB), asked before any is made: ``NMF_FACTOR_BYTES`` = 80 bytes an object
-        and cluster (H, M H and the update's terms, and the best restart's H). The products with
+        and cluster (H, M H and the update's terms, and the best restart's H) and the label codes'
+        width a label (the canonical form's copy of the codes). The products with
         M read the ensemble's label codes in place (before, the weighted and the plain one-hot
         matrices and a transpose took 48 bytes a label more: 5.1 GiB at 10^6 x 100).
     random_state : int, Generator or None
@@ -277,7 +278,8 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     if not isinstance(orthogonal, (bool, np.bool_)):
         raise ValidationError(f"orthogonal must be True or False, got {orthogonal!r}.")
     rng = check_random_state(random_state)
-    require_memory(NMF_FACTOR_BYTES * E.n_samples * n_clusters,
+    code_bytes = E.compact_labels().itemsize
+    require_memory(code_bytes * E.n_samples * E.n_partitions + NMF_FACTOR_BYTES * E.n_samples * n_clusters,
                    f"nmf's factors for {E.n_samples} objects and {n_clusters} clusters",
                    "use kcc (it keeps no n x K factors)", max_bytes)
     op = CoassociationOperator(E, useful_threads(E.n_samples, check_n_jobs(None)))
