@@ -34,8 +34,7 @@ def e_step(labels, const int64_t[::1] offsets, const double[::1] counts,
     cdef int64_t m = codes.n
     cdef int64_t r = codes.r
     cdef int32_t K = alpha.shape[0]
-    if offsets.shape[0] != r + 1:
-        raise ValueError(f"offsets must have {r + 1} entries, got {offsets.shape[0]}")
+    codes.check_offsets(offsets)
     cdef int64_t W = offsets[r]
     if beta.shape[0] != W:
         raise ValueError(f"beta must have offsets[-1] = {W} rows, got {beta.shape[0]}")

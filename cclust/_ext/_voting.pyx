@@ -50,8 +50,7 @@ def label_sums(labels, const int64_t[::1] offsets, const double[:, ::1] values, 
     cdef int64_t n = codes.n
     cdef int64_t r = codes.r
     cdef int32_t k = values.shape[1]
-    if offsets.shape[0] != r + 1:
-        raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {r + 1}")
+    codes.check_offsets(offsets)
     if values.shape[0] != n:
         raise ValueError(f"values has {values.shape[0]} rows, expected {n}")
     out = np.zeros((offsets[r], k), dtype=np.float64)

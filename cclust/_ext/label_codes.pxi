@@ -37,3 +37,8 @@ cdef class _Codes:
         else:
             raise ValueError(f"labels must be an int32, uint16 or uint8 array, got {type(labels).__name__} "
                              f"of dtype {dtype}")
+
+    def check_offsets(self, offsets):
+        """Raise ValueError unless ``offsets`` has one entry per partition and one more."""
+        if offsets.shape[0] != self.r + 1:
+            raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {self.r + 1}")
