@@ -1,4 +1,4 @@
-"""The KCC, graph and voting methods before and after a change, alternating in one run.
+"""The KCC, graph, voting and mixture methods before and after a change, alternating in one run.
 
 Each (tree, method, problem) runs in its own process, the trees alternating method by method
 and round by round, so that before and after share the machine's load. A tree is a cclust
@@ -10,7 +10,7 @@ The problems: r noisy refinements of 8 classes (K_i drawn in [8, 40], so uint8 c
 [300, 600] with ``--wide``, so uint16), a tenth of the labels redrawn, and the digits data set's
 k-means ensemble (scikit-learn's copy) for the graph methods.
 
-    python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3
+    python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3 [--methods nmf em-mixture bce]
 """
 import argparse
 import json
@@ -66,6 +66,9 @@ CASES = [
     ("hbgf", 0, 100, False, {}),
     ("mcla", 0, 100, False, {}),
     ("cspa", 0, 100, False, {}),
+    ("em-mixture", 100000, 100, False, {"n_init": 1, "max_iter": 10}),
+    ("nmf", 100000, 100, False, {"n_init": 1, "max_iter": 20}),
+    ("bce", 50000, 50, False, {"n_init": 1, "max_iter": 5}),
 ]
 
 
@@ -83,11 +86,13 @@ def main():
     parser.add_argument("--before", required=True, help="the cclust source tree to compare against")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="calls per process; the best is kept")
+    parser.add_argument("--methods", nargs="*", default=None, help="only these methods' cases")
     args = parser.parse_args()
+    cases = [case for case in CASES if args.methods is None or case[0] in args.methods]
     trees = [("before", os.path.abspath(args.before)), ("after", ROOT)]
     rows = {}
     for _ in range(args.rounds):
-        for case in CASES:
+        for case in cases:
             for label, tree in trees:
                 rows.setdefault((case[0], case[1], case[3]), {}).setdefault(label, []).append(run(tree, case, args.repeats))
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
