@@ -13,7 +13,6 @@ def rng(seed):
     return np.random.default_rng(seed)
 
 
-
 def pytest_configure(config):
     """Under pytest-xdist (``-n``), keep each costly shared set-up on one worker.
 

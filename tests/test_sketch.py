@@ -221,7 +221,7 @@ def test_sketch_result_keeps_one_byte_labels_and_the_sketch_rows_of_item_consens
 def test_one_labelling_pass_gives_the_propagated_labels_and_the_sketches_agreement():
     # the first sketch's labels are propagate's, and the contingency tables of row blocks add up
     # to the adjusted Rand index of every pair of sketches' labels of all the objects
-    from cclust.metrics._pair_counting import _ari_from_table
+    from cclust.metrics._pair_counting import ari_from_table
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(1000, 3))
@@ -242,7 +242,7 @@ def test_one_labelling_pass_gives_the_propagated_labels_and_the_sketches_agreeme
         pairs = [(0, 1), (0, 2), (1, 2)]
         for i, (a, b) in enumerate(pairs):
             np.testing.assert_array_equal(sum(part[1][k][i] for part in parts), tables[k][i])
-            assert _ari_from_table(tables[k][i]) == ari(propagated[a][k], propagated[b][k])
+            assert ari_from_table(tables[k][i]) == ari(propagated[a][k], propagated[b][k])
 
 
 def test_a_sketched_result_holds_a_few_bytes_per_object():

@@ -1,7 +1,8 @@
 """External and consensus criteria, all computed from contingency tables.
 
-Every metric that compares two labellings is written once, as a private function of their
-contingency table (``_ari_from_table``, ``_nmi_from_table``, ...). The public label-level
+Every metric that compares two labellings is written once, as a function of their contingency
+table in a private module (``_pair_counting.ari_from_table``, whose name is public there because
+the sketched ``select_k`` reads it too; ``_nmi_from_table``, ...). The public label-level
 functions build that table with one O(n) pass of the compiled core and call it;
 :func:`consensus_score` builds the table of a labelling against every partition of an
 :class:`~cclust.Ensemble` with one compiled pass and calls the same function on each block.

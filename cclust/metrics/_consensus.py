@@ -15,7 +15,7 @@ from cclust.base import method_info
 from cclust.errors import ValidationError
 from cclust.metrics._set_matching import _accuracy_from_table, _van_dongen_from_table, accuracy, van_dongen
 from cclust.metrics._information import _ami_from_table, _nmi_from_table, _vi_from_table, ami, nmi, vi
-from cclust.metrics._pair_counting import _ari_from_table, _rand_from_table, ari, rand
+from cclust.metrics._pair_counting import ari_from_table, _rand_from_table, ari, rand
 from cclust.metrics._clue_measures import (
     _boorman_arabie_a_from_table,
     _boorman_arabie_c_from_table,
@@ -62,7 +62,7 @@ from cclust.metrics._membership import (
 
 #: Metrics consensus_score knows by name: registry name -> function of a contingency table.
 _TABLE_METRICS = {
-    "ari": _ari_from_table,
+    "ari": ari_from_table,
     "nmi": _nmi_from_table,
     "ami": _ami_from_table,
     "rand": _rand_from_table,

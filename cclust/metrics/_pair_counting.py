@@ -23,7 +23,7 @@ def _pair_confusion(table):
     return tn, fp, fn, tp
 
 
-def _ari_from_table(table):
+def ari_from_table(table):
     tn, fp, fn, tp = _pair_confusion(table)
     if fn == 0 and fp == 0:
         return 1.0
@@ -75,7 +75,7 @@ def ari(labels_true: npt.ArrayLike, labels_pred: npt.ArrayLike) -> float:
     >>> round(ari([0, 0, 1, 2], [0, 0, 1, 1]), 2)
     0.57
     """
-    return _ari_from_table(_labels_table(labels_true, labels_pred))
+    return ari_from_table(_labels_table(labels_true, labels_pred))
 
 
 @declare(higher_is_better=True)

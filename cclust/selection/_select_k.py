@@ -386,10 +386,9 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
     Returns
     -------
     SelectKResult
-        Or, for an AnnData ``data``, None (``copy=False``) or the modified copy. With a sketch
-        its per-object part is one byte per object and K: ``labels[K]`` as ``uint8`` (up to
-        K = 255; int64 without a sketch) and the item consensus of the sketch objects only
-        (``sketch_item_consensus``; ``item_consensus[K]`` builds the n x K view when read).
+        Or, for an AnnData ``data``, None (``copy=False``) or the modified copy. With a sketch,
+        ``labels[K]`` are uint8 up to K = 255 and only the sketch objects' item consensus is
+        stored (see :class:`SelectKResult`).
 
     Raises
     ------

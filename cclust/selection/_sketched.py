@@ -87,7 +87,7 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
 
     from cclust import _assign, _monti, _sketch
     from cclust.ensemble import Ensemble
-    from cclust.metrics._pair_counting import _ari_from_table
+    from cclust.metrics._pair_counting import ari_from_table
     from cclust.selection._result import SketchItemConsensus
 
     data = arguments.pop("data")
@@ -136,7 +136,7 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     agreement = best_ks = None
     if count > 1:
         best_ks = tuple(part.best_k for part in results)
-        agreement = {k: float(np.mean([_ari_from_table(table) for table in tables[k]])) for k in sizes}
+        agreement = {k: float(np.mean([ari_from_table(table) for table in tables[k]])) for k in sizes}
     chosen = fits[0][0]
     compact = dict(first.item_consensus)
     return replace(first, labels=everyone, item_consensus=SketchItemConsensus(n, chosen, compact),
