@@ -44,7 +44,7 @@ GROUPED = textwrap.dedent("""
 """)
 
 
-def _workers(tmp_path):
+def _workers(tmp_path, *options):
     shutil.copy(HERE / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     (tmp_path / "workers").unlink(missing_ok=True)
@@ -53,7 +53,7 @@ def _workers(tmp_path):
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "xdist.plugin", "-p", "no:cacheprovider", "-n", "2",
-         "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
+         *options, "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -64,8 +64,19 @@ def _workers(tmp_path):
     return seen
 
 
-def test_a_group_runs_on_one_worker_by_default(tmp_path):
-    seen = _workers(tmp_path)
+def _workers_of_the_group(seen):
     assert len(seen) == 12
-    assert len({seen[f"grouped{i}"] for i in range(6)}) == 1, seen
+    return {seen[f"grouped{i}"] for i in range(6)}
+
+
+def test_a_group_runs_on_one_worker_by_default(tmp_path):
+    # xdist's own loadgroup first: some pytest releases lose the group suffix it adds to the
+    # test ids (pytest 9.2 with xdist 3.8), and then no conftest can keep a group together
+    if len(_workers_of_the_group(_workers(tmp_path, "--dist", "loadgroup"))) > 1:
+        import xdist
+
+        pytest.skip(f"pytest {pytest.__version__} with pytest-xdist {xdist.__version__} runs an "
+                    "xdist_group on several workers even under --dist loadgroup")
+    seen = _workers(tmp_path)
+    assert len(_workers_of_the_group(seen)) == 1, seen
 
