@@ -426,6 +426,19 @@ _WOHB_ADVICE = ("pass a smaller t (sharper memberships keep fewer edges), or use
 _BOUND_MARGIN = 1e-6
 
 
+def _row_keys(width):
+    """The random column keys of :func:`_row_hashes` (fixed: the same on every call)."""
+    return np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=width, dtype=np.int64).view(np.uint64)
+
+
+def _row_hashes(M, keys):
+    """A 64-bit hash of each dense row of M from its entries' bits, zeros left out (a zero is no
+    edge, as in the sparse rows); equal rows hash alike, and the sum wraps mod 2^64."""
+    entry = mix64(keys[None, :] ^ mix64(np.ascontiguousarray(M).view(np.uint64)))
+    entry[M == 0] = 0
+    return entry.sum(axis=1, dtype=np.uint64)
+
+
 def _wohb_edges_lower_bound(X, ensemble, w, t):
     """A lower bound of the edges :class:`_MembershipGraph` keeps, from the memberships in one
     base clustering s (the one with the fewest clusters) only: O(n K_s d) time, none of the
@@ -464,12 +477,12 @@ def _wohb_edges_lower_bound(X, ensemble, w, t):
     s = int(np.argmin(ensemble.n_clusters))
     model = _MembershipModel(X, ensemble, w, t, partitions=[s])
     n, k = ensemble.n_samples, int(ensemble.n_clusters[s])
-    keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=k, dtype=np.int64).view(np.uint64)
+    keys = _row_keys(k)
     row_hash = np.empty(n, dtype=np.uint64)
     kept = np.empty(n, dtype=np.int64)
     for rows in _MembershipModel.chunks(n, k):
         block = model.block(rows, s) * weights[s]       # the bits of M's entries in clustering s
-        row_hash[rows] = mix64(keys[None, :] ^ mix64(block.view(np.uint64))).sum(axis=1, dtype=np.uint64)
+        row_hash[rows] = _row_hashes(block, keys)
         kept[rows] = np.count_nonzero(block * low_scale > half, axis=1)
     order = np.lexsort((kept, row_hash))                # within a hash, the fewest kept first
     _, first = np.unique(row_hash[order], return_index=True)
@@ -559,15 +572,12 @@ class _MembershipGraph:
         return values, np.rint(values * self.scale)
 
     def _group_identical_rows(self):
-        keys = np.random.default_rng(0x5DEECE66D).integers(1, 2**63 - 1, size=self.n_columns,
-                                                           dtype=np.int64).view(np.uint64)
+        keys = _row_keys(self.n_columns)
         row_hash = np.empty(self.n, dtype=np.uint64)
         self.row_max = np.empty(self.n)
         for rows in _MembershipModel.chunks(self.n, self.n_columns):
             M = self._rows(rows)
-            entry = mix64(keys[None, :] ^ mix64(M.view(np.uint64)))
-            entry[M == 0] = 0                       # a zero is no edge (as in the sparse rows)
-            row_hash[rows] = entry.sum(axis=1, dtype=np.uint64)  # wraps mod 2^64
+            row_hash[rows] = _row_hashes(M, keys)
             self.row_max[rows] = M.max(axis=1)
         top = float(self.row_max.max())
         _, first, inverse, counts = np.unique(row_hash, return_index=True, return_inverse=True, return_counts=True)
