@@ -537,14 +537,20 @@ def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THET
     if cut == "tcut":
         from cclust.graph._tcut import require_transfer_cut
 
-        require_transfer_cut(E, n_clusters, "lwgp", max_bytes)
+        # with the canonical copy of the codes (none when the ensemble is canonical already)
+        require_transfer_cut(E, n_clusters, "lwgp", max_bytes, held=0 if E is original else E.compact_labels().nbytes)
     H, values = _ensemble_values(E, theta)
     edge_values = E.n_partitions * E.weights[np.repeat(np.arange(E.n_partitions), E.n_clusters)] * values
     extras = {"eci": _to_input_order(values, E, original, columns),
               "cluster_uncertainty": _to_input_order(H, E, original, columns),
               "theta": theta, "cut": cut, "n_microclusters": int(n_distinct)}
     if cut == "tcut":
-        B = _bipartite_graph(E, edge_values, None if groups is None else groups[0])
+        from cclust.graph._tcut import ensemble_label_graph
+
+        # the Lanczos route reads the label codes (columns in partition order, as the sparse matrix's)
+        B = ensemble_label_graph(E, edge_values, n_jobs)
+        if B is None:
+            B = _bipartite_graph(E, edge_values, None if groups is None else groups[0])
         result = tcut(B, n_clusters, groups=groups, random_state=rng, n_init=n_init, max_iter=max_iter,
                       n_jobs=n_jobs)
         labels, objective = result.labels, result.objective

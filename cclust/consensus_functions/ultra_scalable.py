@@ -38,7 +38,7 @@ from cclust.graph import (
     one_hot_in_order,
     tcut as transfer_cut,
 )
-from cclust.graph._tcut import require_transfer_cut, transfer_cut_bytes
+from cclust.graph._tcut import ensemble_label_graph, require_transfer_cut, transfer_cut_bytes
 from cclust.result import ConsensusResult
 from cclust.validation import (check_distinct_label_vectors, check_int, check_n_jobs, check_random_state, renamed_threads,
                                require_memory)
@@ -93,9 +93,11 @@ def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: 
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked before the graph is made for the graph and the cut together
-        (:data:`cclust.graph.TCUT_DENSE_MAX` decides the route): 10 bytes an edge and 27 a
-        pair of clusters on the dense route, 26 an edge on the Lanczos route, and 32 an object
-        and consensus cluster.
+        (:data:`cclust.graph.TCUT_DENSE_MAX` decides the route): on the dense route 10 bytes
+        an edge, 27 a pair of clusters and 32 an object and consensus cluster; on the Lanczos
+        route, which reads the label codes and forms no graph, 64 bytes an object and 8 an
+        object and consensus cluster (and, when label rows repeat, the distinct rows' codes and
+        8 more an object and cluster).
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None
@@ -125,7 +127,12 @@ def tcut(ensemble: EnsembleLike, n_clusters: int, *, n_init: int = 3, max_iter: 
     n_jobs = check_n_jobs(n_jobs)
     rng = check_random_state(random_state)
     require_transfer_cut(ensemble, n_clusters, "tcut", max_bytes)
-    B, groups = bipartite_cluster_graph(ensemble)
+    # the Lanczos route reads the label codes; the dense one the canonical sparse matrix
+    B = ensemble_label_graph(ensemble, np.repeat(ensemble.weights, ensemble.n_clusters), n_jobs)
+    if B is None:
+        B, groups = bipartite_cluster_graph(ensemble)
+    else:
+        groups = ensemble.distinct_rows()
     n_distinct = B.shape[0]
     check_distinct_label_vectors(n_clusters, n_distinct)
     if n_clusters > B.shape[1]:
@@ -173,7 +180,7 @@ def usenc_bytes(n, n_given, given_columns, n_partitions, workers, p, k, k_range,
     total = n_given + n_partitions
     stacked = 4 * n * (n_given + n_partitions + total) if n_given else 0
     consensus = stacked + 2 * n * total + transfer_cut_bytes(n, n, n * total, given_columns + n_partitions * middle,
-                                                             n_clusters)
+                                                             n_clusters, code_bytes=2)  # rows all distinct: no copy
     return max(generation, consensus)
 
 

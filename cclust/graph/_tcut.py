@@ -25,37 +25,142 @@ TCUT_DENSE_MAX = 2000
 #: Bytes the transfer cut of an ensemble's object-cluster graph holds at its peak, measured on
 #: ensembles of 10 to 100 noisy partitions of 8 to 40 clusters, 2 * 10^4 and 4 * 10^4 objects
 #: (every label row distinct), K = 8: per edge of the graph 10 on the dense route (the CSR matrix
-#: and its row degrees; measured 9.9) and 26 on the Lanczos route (B, its CSR transpose and the
-#: products' vectors; measured 26.3); per pair of columns 27 on the dense route (the column
-#: graph, its scaled and symmetrised copies: 26.7 measured); per object and cluster 32 (the
-#: embedding, its per-object copy and k-means' n x K buffers, float64).
+#: and its row degrees; measured 9.9) and 14 on the Lanczos route of a sparse matrix (B, read
+#: through its transpose's view, and the products' vectors); per pair of columns 27 on the dense
+#: route (the column graph, its scaled and symmetrised copies: 26.7 measured); per object and
+#: cluster 32 (the embedding, its per-object copy and k-means' n x K buffers, float64). An
+#: ensemble's graph on the Lanczos route is its label codes (:class:`LabelGraph`): no edge is
+#: stored, only the codes of the distinct rows when they are fewer than the objects; per object
+#: :data:`TCUT_LABEL_OBJECT_BYTES` (degrees, the products' vectors, k-means' per-object arrays)
+#: and 8 an object (or row) and cluster for the embedding and its per-object copy. Measured with
+#: 60 and 100 partitions of 10^5 and 2 * 10^5 objects, K = 8 and 24: 129 bytes an object at
+#: K = 8 and 237 at K = 24 (64 + 7 K), about 3 MB besides.
 TCUT_EDGE_BYTES_DENSE = 10
-TCUT_EDGE_BYTES_LANCZOS = 26
+TCUT_EDGE_BYTES_LANCZOS = 14
 TCUT_COLUMN_PAIR_BYTES = 27
 TCUT_OBJECT_CLUSTER_BYTES = 32
+TCUT_LABEL_OBJECT_BYTES = 64
 
 
-def transfer_cut_bytes(n_objects: int, n_rows: int, n_edges: int, n_columns: int, n_clusters: int) -> int:
+def dense_route(n_rows: int, n_edges: int, n_columns: int) -> bool:
+    """Whether :func:`tcut` decomposes the column graph densely (LAPACK) for a graph of
+    ``n_rows`` rows, ``n_edges`` entries and ``n_columns`` columns: up to
+    :data:`TCUT_DENSE_MAX` columns when forming it is cheap (its cost, the sum of the squared
+    row lengths, estimated from the mean row), or when there are fewer rows than columns (the
+    smaller row graph is decomposed instead); else Lanczos on products with the graph."""
+    per_row = n_edges / max(n_rows, 1)
+    return n_columns <= TCUT_DENSE_MAX and (n_rows < n_columns or
+                                            n_rows * per_row * per_row <= 50.0 * TCUT_DENSE_MAX ** 2)
+
+
+def transfer_cut_bytes(n_objects: int, n_rows: int, n_edges: int, n_columns: int, n_clusters: int,
+                       code_bytes: int | None = None) -> int:
     """Bytes :func:`tcut` of an ensemble's object-cluster graph holds at its peak, the graph
     included: ``n_rows`` rows (distinct label rows) for ``n_objects`` objects, ``n_edges``
-    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is :func:`tcut`'s: dense up
-    to :data:`TCUT_DENSE_MAX` columns when forming the column graph is cheap, else Lanczos
-    (see the constants' note for the terms)."""
-    per_row = n_edges / max(n_rows, 1)
-    dense = n_columns <= TCUT_DENSE_MAX and n_rows * per_row * per_row <= 50.0 * TCUT_DENSE_MAX ** 2
-    graph = (TCUT_EDGE_BYTES_DENSE * n_edges + TCUT_COLUMN_PAIR_BYTES * n_columns * n_columns if dense
-             else TCUT_EDGE_BYTES_LANCZOS * n_edges)
-    return int(graph + TCUT_OBJECT_CLUSTER_BYTES * n_objects * min(n_clusters, n_columns))
+    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is :func:`dense_route`'s.
+    ``code_bytes`` (the width of one label code) when the graph is an ensemble's labels,
+    which the Lanczos route reads as they are stored (:class:`LabelGraph`) instead of a sparse
+    matrix (see the constants' note for the terms)."""
+    k = min(n_clusters, n_columns)
+    if dense_route(n_rows, n_edges, n_columns):
+        graph = TCUT_EDGE_BYTES_DENSE * n_edges + TCUT_COLUMN_PAIR_BYTES * n_columns * n_columns
+    elif code_bytes is None:
+        graph = TCUT_EDGE_BYTES_LANCZOS * n_edges
+    else:
+        grouped = n_rows < n_objects   # the distinct rows' codes and the embedding's per-object copy
+        return int((code_bytes * n_edges if grouped else 0) + TCUT_LABEL_OBJECT_BYTES * n_objects
+                   + 8 * k * (n_rows + (n_objects if grouped else 0)))
+    return int(graph + TCUT_OBJECT_CLUSTER_BYTES * n_objects * k)
 
 
-def require_transfer_cut(ensemble: Any, n_clusters: int, what: str, max_bytes: int | None = None) -> None:
+def require_transfer_cut(ensemble: Any, n_clusters: int, what: str, max_bytes: int | None = None,
+                         held: int = 0) -> None:
     """Ask the memory budget for the transfer cut of ``ensemble``'s object-cluster graph
-    (:func:`transfer_cut_bytes`), before the graph is made."""
+    (:func:`transfer_cut_bytes`) and ``held`` bytes the caller made before (a canonical copy
+    of the codes, say), before the graph is made."""
     n_rows = ensemble.n_distinct_rows
     n_columns = int(ensemble.offsets[-1])
-    need = transfer_cut_bytes(ensemble.n_samples, n_rows, n_rows * ensemble.n_partitions, n_columns, n_clusters)
+    need = held + transfer_cut_bytes(ensemble.n_samples, n_rows, n_rows * ensemble.n_partitions, n_columns,
+                                     n_clusters, code_bytes=ensemble.compact_labels().dtype.itemsize)
     require_memory(need, f"{what}'s transfer cut of {n_rows} distinct label rows x {n_columns} clusters",
                    "use kcc (memory linear in n r, no graph), or fuse fewer partitions", max_bytes)
+
+
+class LabelGraph:
+    """An ensemble's object-cluster graph read from its label codes, for :func:`tcut`'s
+    Lanczos route: ``B[x, offsets[j] + codes[x, j]] = column_values[offsets[j] + codes[x, j]]``
+    (a missing code is no edge), its products with vectors made by the compiled lookup passes
+    (:func:`cclust._ext._voting.scores` for ``B V``, :func:`cclust._ext._voting.label_sums`
+    for ``B^T V``) without forming B: the graph costs no memory beyond the codes, where the
+    sparse matrix holds 12 bytes an edge. ``B V`` adds each row's entries in partition order,
+    as SciPy adds a CSR row whose columns are in partition order, so with the columns in that
+    order it is bitwise the sparse product; ``B^T v`` scales the sums by the column values
+    after summing (the sparse product scales each term).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_partitions)
+        Label codes as :meth:`cclust.Ensemble.compact_labels` stores them (read in place).
+    offsets : ndarray of shape (n_partitions + 1,)
+        The first column of each partition's clusters.
+    column_values : ndarray of shape (offsets[-1],)
+        The entry of every object in each column.
+    n_threads : int
+        Threads of the passes; the products do not depend on it.
+    """
+
+    def __init__(self, codes: npt.NDArray[Any], offsets: npt.NDArray[np.integer[Any]],
+                 column_values: npt.ArrayLike, n_threads: int = 1) -> None:
+        self.codes = codes
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self.column_values = np.ascontiguousarray(column_values, dtype=np.float64)
+        if self.column_values.shape != (int(self.offsets[-1]),):
+            raise ValidationError(f"column_values must hold one value per cluster ({int(self.offsets[-1])}), "
+                                  f"got shape {self.column_values.shape}.")
+        self.n_threads = n_threads
+        self.shape = (int(codes.shape[0]), int(self.offsets[-1]))
+
+    def matmat(self, V: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``B V`` for V of shape (n_columns, k)."""
+        from cclust._ext import _voting
+
+        return _voting.scores(self.codes, self.offsets, np.ascontiguousarray(self.column_values[:, None] * V),
+                              self.n_threads)
+
+    def matvec(self, v: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``B v`` for v of shape (n_columns,)."""
+        return self.matmat(v[:, None]).reshape(-1)
+
+    def rmatvec(self, y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``B^T y`` for y of shape (n_rows,)."""
+        from cclust._ext import _voting
+
+        sums = _voting.label_sums(self.codes, self.offsets, np.ascontiguousarray(y, dtype=np.float64)[:, None],
+                                  self.n_threads)
+        return sums.reshape(-1) * self.column_values
+
+    def tocsr(self) -> Any:
+        """B as a CSR matrix (columns in partition order), for checks on small graphs."""
+        from cclust._codes import missing_mask
+
+        L = np.asarray(self.codes)
+        present = ~missing_mask(L)
+        rows, parts = np.nonzero(present)
+        columns = self.offsets[parts] + L[rows, parts].astype(np.int64)
+        return sp.csr_matrix((self.column_values[columns], (rows, columns)), shape=self.shape)
+
+
+def ensemble_label_graph(ensemble: Any, column_values: npt.ArrayLike, n_threads: int = 1) -> LabelGraph | None:
+    """The :class:`LabelGraph` of ``ensemble``'s distinct label rows (:meth:`cclust.Ensemble.distinct_rows`)
+    when :func:`tcut` would take the Lanczos route on its object-cluster graph, else None (the
+    caller forms the sparse matrix, whose dense route costs little). ``column_values`` in
+    partition order (the ensemble's ``offsets``)."""
+    groups = ensemble.distinct_rows()
+    n_rows = ensemble.n_samples if groups is None else int(groups[0].shape[0])
+    if dense_route(n_rows, n_rows * ensemble.n_partitions, int(ensemble.offsets[-1])):
+        return None
+    codes = ensemble.compact_labels()
+    return LabelGraph(codes if groups is None else codes[groups[0]], ensemble.offsets, column_values, n_threads)
 
 
 class TransferCut:
@@ -180,8 +285,6 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
     """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` (D the
     diagonal of ``col_degree``), largest first: dense when the column graph is small and cheap
     to form, else ARPACK on products with B."""
-    from scipy.sparse.linalg import LinearOperator, eigsh
-
     n_cols = B.shape[1]
     inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
     row_nnz = np.diff(B.indptr).astype(np.float64)
@@ -192,11 +295,21 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
             return found
     if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
         return dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, n_vectors)
-    Bt = B.T.tocsr()
+    # B.T is a view (CSC) of B's arrays; its products add each column's terms in row order, as
+    # a CSR copy of the transpose would, bit for bit, without the copy's 12 bytes an edge.
+    return _lanczos_eigenvectors(lambda u: B @ u, lambda y: B.T @ y, row_scale, col_degree, inv_sqrt, n_vectors)
+
+
+def _lanczos_eigenvectors(b_times, bt_times, row_scale, col_degree, inv_sqrt, n_vectors):
+    """The ``n_vectors`` leading eigenpairs of ``D^-1/2 B^T diag(row_scale) B D^-1/2`` by ARPACK
+    (Lanczos) on products with B (``b_times``) and its transpose (``bt_times``), largest first."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n_cols = col_degree.shape[0]
 
     def matvec(v):
         v = np.asarray(v).reshape(-1)
-        return inv_sqrt * (Bt @ (row_scale * (B @ (inv_sqrt * v))))
+        return inv_sqrt * bt_times(row_scale * b_times(inv_sqrt * v))
 
     operator = LinearOperator((n_cols, n_cols), matvec=matvec, dtype=np.float64)
     # A fixed start vector (the leading eigenvector of a connected graph): ARPACK is then
@@ -223,11 +336,19 @@ def transfer_rows(B: Any, ncut_vectors: npt.NDArray[np.float64], row_degree: npt
     """Step 2-3 of :func:`tcut` for the rows of B: ``diag(1/d_x) B V``, each row normalised to
     unit length (plus 1e-10). Computed in blocks of 32,768 rows (every row's floats are those of
     the whole-matrix expression: each row is reduced alone), so that no n x K temporary beyond
-    the result is formed; a row block of B gives the same rows as the whole of B."""
+    the result is formed; a row block of B gives the same rows as the whole of B. B may be a
+    :class:`LabelGraph`, whose product is formed whole (n x K, the result) and scaled in place."""
+    step = 1 << 15
+    if isinstance(B, LabelGraph):
+        out = B.matmat(ncut_vectors)
+        for start in range(0, out.shape[0], step):
+            part = out[start:start + step]
+            part /= row_degree[start:start + step, None]
+            part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
+        return out
     n = B.shape[0]
     B = sp.csr_matrix(B)
     out = np.empty((n, ncut_vectors.shape[1]))
-    step = 1 << 15
     for start in range(0, n, step):
         part = (_row_block(B, start, start + step) @ ncut_vectors) / row_degree[start:start + step, None]
         part /= np.sqrt((part * part).sum(axis=1))[:, None] + 1e-10
@@ -259,8 +380,10 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
 
     Parameters
     ----------
-    B : sparse matrix or ndarray of shape (n_rows, n_columns)
-        Non-negative cross-affinities; every column needs a positive sum.
+    B : sparse matrix, ndarray or LabelGraph of shape (n_rows, n_columns)
+        Non-negative cross-affinities; every column needs a positive sum. A
+        :class:`LabelGraph` (an ensemble's label codes) always takes the Lanczos route, reading
+        the codes for every product; its callers choose it where :func:`dense_route` says no.
     n_clusters : int
         K, in [1, n_objects]. ``min(K, n_columns)`` eigenvectors are used; parts k-means
         leaves empty (K above the number of distinct embedded rows) are filled with the objects
@@ -295,9 +418,12 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
     from cclust._lloyd import best_of_restarts
     from cclust.validation import check_n_jobs
 
-    B = sp.csr_matrix(B, dtype=np.float64)
+    labelled = isinstance(B, LabelGraph)
+    if not labelled:
+        B = sp.csr_matrix(B, dtype=np.float64)
+    entries = B.column_values if labelled else B.data
     n_rows, n_cols = B.shape
-    if B.nnz and (B.data.min() < 0 or not np.isfinite(B.data).all()):
+    if entries.size and (entries.min() < 0 or not np.isfinite(entries).all()):
         raise ValidationError("B must hold finite non-negative affinities to be cut by tcut.")
     n_objects = n_rows if groups is None else int(np.asarray(groups[1]).shape[0])
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=max(1, n_objects))
@@ -308,10 +434,19 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
     counts = np.ones(n_rows) if groups is None else np.asarray(groups[2], dtype=np.float64)
     if counts.shape[0] != n_rows:
         raise ValidationError(f"groups describe {counts.shape[0]} rows, but B has {n_rows}.")
-    row_degree = np.asarray(B.sum(axis=1)).reshape(-1)
-    row_degree[row_degree == 0] = 1e-10
-    col_degree = B.T @ (counts * 1.0)          # W 1 = B^T diag(c / d) B 1 = B^T c
-    values, vectors = _leading_eigenvectors(B, counts / row_degree, col_degree, min(n_clusters, n_cols))
+    n_vectors = min(n_clusters, n_cols)
+    if labelled:
+        row_degree = B.matvec(np.ones(n_cols))
+        row_degree[row_degree == 0] = 1e-10
+        col_degree = B.rmatvec(counts)         # W 1 = B^T diag(c / d) B 1 = B^T c
+        inv_sqrt = 1.0 / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))
+        values, vectors = _lanczos_eigenvectors(B.matvec, B.rmatvec, counts / row_degree, col_degree, inv_sqrt,
+                                                n_vectors)
+    else:
+        row_degree = np.asarray(B.sum(axis=1)).reshape(-1)
+        row_degree[row_degree == 0] = 1e-10
+        col_degree = B.T @ (counts * 1.0)
+        values, vectors = _leading_eigenvectors(B, counts / row_degree, col_degree, n_vectors)
     ncut_vectors = vectors / np.sqrt(np.where(col_degree > 0, col_degree, 1.0))[:, None]
     embedding = transfer_rows(B, ncut_vectors, row_degree)
     X = embedding if groups is None else embedding[groups[1]]

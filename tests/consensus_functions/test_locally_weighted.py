@@ -189,6 +189,21 @@ def test_tcut_sparse_eigensolver_matches_the_dense_one(rng, monkeypatch):
                                atol=1e-7)
 
 
+@MISSING
+def test_lwgp_on_the_lanczos_route_reads_the_reference_graph(rng, missing, monkeypatch):
+    # Past TCUT_DENSE_MAX LWGP's transfer cut reads the label codes (LabelGraph) instead of
+    # Definition 8's sparse matrix: the same eigenvalues, and the partition of the sparse route.
+    from cclust.graph import _tcut
+
+    L = noisy_labels(rng, n=36, r=6, missing=missing)
+    monkeypatch.setattr(_tcut, "TCUT_DENSE_MAX", 1)
+    res = lwgp(L, 3, random_state=5)
+    _, values = ref.tcut_embedding(ref.bipartite_graph(Ensemble(L).labels, 0.4), 3)
+    np.testing.assert_allclose(res.extras["eigenvalues"], values, atol=1e-10)
+    monkeypatch.setattr(_tcut, "ensemble_label_graph", lambda *args: None)
+    sparse = lwgp(L, 3, random_state=5)
+    assert same_partition(res.labels, sparse.labels)
+
 def test_tcut_separates_two_disconnected_halves():
     B = np.kron(np.eye(2), np.ones((5, 3)))
     labels = tcut(B, 2, random_state=1).labels

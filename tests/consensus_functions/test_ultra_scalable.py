@@ -58,6 +58,57 @@ def test_same_partition_and_eigenvalues_as_dense_bipartite_spectral_clustering(s
     np.testing.assert_allclose(np.sqrt(result.extras["eigenvalues"]), nu, rtol=0, atol=1e-8)
 
 
+
+@MISSING
+@WEIGHTED
+@pytest.mark.parametrize("seed", range(2))
+def test_the_lanczos_route_on_label_codes_gives_the_same_partition(seed, missing, weighted, monkeypatch):
+    # With TCUT_DENSE_MAX = 1 every graph takes the Lanczos route, which reads the label codes
+    # (LabelGraph) instead of forming the sparse matrix: the dense route's cut and the
+    # reference's eigenvalues.
+    from cclust.graph import _tcut
+
+    rng = np.random.default_rng(100 + seed)
+    L, _ = noisy_labels_with_truth(rng, n=45, r=8, k=3, missing=missing, noise=0.2)
+    L = np.vstack([L, L[:5]])                      # repeated rows: the graph holds the distinct ones
+    w = rng.uniform(0.5, 2.0, L.shape[1]) if weighted else None
+    E = Ensemble(L, weights=w)
+    assert _tcut.ensemble_label_graph(E, np.ones(int(E.offsets[-1]))) is None
+    dense = tcut(E, 3, n_init=10, random_state=seed)
+    monkeypatch.setattr(_tcut, "TCUT_DENSE_MAX", 1)
+    assert isinstance(_tcut.ensemble_label_graph(E, np.ones(int(E.offsets[-1]))), _tcut.LabelGraph)
+    _, nu = ref.dense_bipartite_spectral(ref.cluster_graph(L, w), 3)
+    result = tcut(E, 3, n_init=10, random_state=seed)
+    assert same_partition(result.labels, dense.labels)
+    np.testing.assert_allclose(result.objective, dense.objective, rtol=1e-9)
+    np.testing.assert_allclose(np.sqrt(result.extras["eigenvalues"]), nu, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("widest", [40, 300], ids=["uint8", "uint16"])
+def test_label_graph_products_are_the_sparse_matrixs(widest):
+    from cclust.graph._tcut import LabelGraph
+
+    rng = np.random.default_rng(widest)
+    L = np.column_stack([rng.integers(0, k, 400) for k in rng.integers(2, 30, 5)] + [np.arange(400) % widest])
+    L[:, :5][rng.random((400, 5)) < 0.1] = -1
+    E = Ensemble(L)
+    assert E.compact_labels().dtype == (np.uint8 if widest < 255 else np.uint16)
+    values = rng.uniform(0.1, 3.0, int(E.offsets[-1]))
+    graph = LabelGraph(E.compact_labels(), E.offsets, values, n_threads=2)
+    B = graph.tocsr()
+    present = E.labels >= 0
+    rows, parts = np.nonzero(present)
+    dense = np.zeros(graph.shape)
+    dense[rows, E.offsets[parts] + E.labels[rows, parts]] = values[E.offsets[parts] + E.labels[rows, parts]]
+    np.testing.assert_array_equal(B.toarray(), dense)
+    V = rng.normal(size=(graph.shape[1], 4))
+    np.testing.assert_array_equal(graph.matmat(V), B @ V)      # partition order, as CSR adds a row
+    np.testing.assert_array_equal(graph.matvec(V[:, 0]), B @ V[:, 0])
+    y = rng.normal(size=graph.shape[0])
+    np.testing.assert_allclose(graph.rmatvec(y), B.T @ y, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValidationError, match="one value per cluster"):
+        LabelGraph(E.compact_labels(), E.offsets, values[:-1])
+
 def test_merged_rows_give_the_unmerged_cut():
     rng = np.random.default_rng(5)
     L, _ = noisy_labels_with_truth(rng, n=40, r=3, k=3, noise=0.1)
