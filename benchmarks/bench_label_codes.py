@@ -1,4 +1,4 @@
-"""The KCC, graph, voting and mixture methods before and after a change, alternating in one run.
+"""The KCC, graph, voting, mixture and transfer-cut methods before and after a change, alternating in one run.
 
 Each (tree, method, problem) runs in its own process, the trees alternating method by method
 and round by round, so that before and after share the machine's load. A tree is a cclust
@@ -69,6 +69,9 @@ CASES = [
     ("em-mixture", 100000, 100, False, {"n_init": 1, "max_iter": 10}),
     ("nmf", 100000, 100, False, {"n_init": 1, "max_iter": 20}),
     ("bce", 50000, 50, False, {"n_init": 1, "max_iter": 5}),
+    # about 2,400 clusters: the transfer cut's Lanczos route
+    ("tcut", 200000, 100, False, {}),
+    ("lwgp", 200000, 100, False, {}),
 ]
 
 

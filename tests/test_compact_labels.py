@@ -103,13 +103,14 @@ def label_sums_reference(labels, offsets, values):
     return out
 
 
+@pytest.mark.parametrize("n_columns", [5, 1])   # one column: the transfer cut's products, a loop of its own
 @pytest.mark.parametrize("dtype", [np.int32] + WIDTHS, ids=lambda t: t.__name__)
-def test_label_sums_are_the_one_hot_transpose_product_in_every_width(dtype):
+def test_label_sums_are_the_one_hot_transpose_product_in_every_width(dtype, n_columns):
     import scipy.sparse as sp
 
     rng = np.random.default_rng(11)
     _, _, labels, offsets, _, _, _ = make_rows(rng, 700, r=9, k_max=12, missing=0.2)
-    values = rng.normal(size=(700, 5))
+    values = rng.normal(size=(700, n_columns))
     want = label_sums_reference(labels, offsets, values)
     present = labels >= 0
     rows = np.nonzero(present)[0]
@@ -123,13 +124,16 @@ def test_label_sums_are_the_one_hot_transpose_product_in_every_width(dtype):
     assert vt.label_sums(codes[:0], offsets, values[:0], 2).shape == want.shape
 
 
-def test_label_sums_name_a_bad_label_and_a_bad_shape():
+@pytest.mark.parametrize("n_columns", [2, 1])
+def test_label_sums_name_a_bad_label_and_a_bad_shape(n_columns):
     rng = np.random.default_rng(2)
     _, _, labels, offsets, _, _, _ = make_rows(rng, 40, r=3, k_max=4)
     codes = as_codes(labels, np.uint8)
     codes[23, 2] = 9
-    with pytest.raises(ValueError, match=r"label 9 of object 23 in partition 2"):
-        vt.label_sums(codes, offsets, np.ones((40, 2)), 2)
+    codes[31, 0] = 7          # a later object: the first one is named, whichever thread meets it
+    for threads in (1, 2, 3):
+        with pytest.raises(ValueError, match=r"label 9 of object 23 in partition 2"):
+            vt.label_sums(codes, offsets, np.ones((40, n_columns)), threads)
     with pytest.raises(ValueError, match="values has 39 rows, expected 40"):
         vt.label_sums(labels, offsets, np.ones((39, 2)), 2)
     with pytest.raises(ValueError, match="offsets has 3 entries, expected 4"):

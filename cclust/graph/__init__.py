@@ -61,7 +61,7 @@ memory figures, the canonical cluster order), ``_metis`` (the METIS call, intege
 the functions every cut shares), ``_meta`` (MCLA's meta-graph and meta-clusters), ``_merge`` (hash
 mixing, identical-row merging), ``_bipartite`` (the HBGF graph and its bipartite cut), ``_sizes``
 (the ``sizes`` option and the cluster estimate of WOSP and the other graph methods) and ``_tcut``
-(the transfer cut and its BLAS thread control).
+(the transfer cut, its graph read from label codes, and its BLAS thread control).
 """
 from cclust.ensemble import identical_label_rows, number_by_first
 from cclust._linkage import cut_dendrogram

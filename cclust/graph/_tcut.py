@@ -26,7 +26,8 @@ TCUT_DENSE_MAX = 2000
 #: ensembles of 10 to 100 noisy partitions of 8 to 40 clusters, 2 * 10^4 and 4 * 10^4 objects
 #: (every label row distinct), K = 8: per edge of the graph 10 on the dense route (the CSR matrix
 #: and its row degrees; measured 9.9) and 14 on the Lanczos route of a sparse matrix (B, read
-#: through its transpose's view, and the products' vectors); per pair of columns 27 on the dense
+#: through its transpose's view, and the products' vectors; with the per-object term below,
+#: 1.26 and 1.14 times the figure at 10^5 x 100 and 2 * 10^5 x 60, K = 8); per pair of columns 27 on the dense
 #: route (the column graph, its scaled and symmetrised copies: 26.7 measured); per object and
 #: cluster 32 (the embedding, its per-object copy and k-means' n x K buffers, float64). An
 #: ensemble's graph on the Lanczos route is its label codes (:class:`LabelGraph`): no edge is
