@@ -20,10 +20,12 @@ from cclust.testing._common import (
     run_all,
 )
 from cclust.testing._data import (
+    BLOB_SIZE,
     DATA_SEED,
     Snapshot,
     adjusted_rand,
     blob_partitions,
+    check_kit_blob_size,
     check_kit_n_clusters,
     noisy,
     relabel,
@@ -56,7 +58,7 @@ _DEFAULT = object()
 class _Case:
     """One check of one consensus function on the kit's blob data."""
 
-    def __init__(self, check, fn_or_name, n_clusters, X_required, random_state):
+    def __init__(self, check, fn_or_name, n_clusters, X_required, random_state, blob_size):
         from cclust.base import method_info
 
         self.fn, self.label = resolve(fn_or_name, "consensus")
@@ -65,7 +67,7 @@ class _Case:
         self.requires_X = self.info.requires_X if X_required is None else bool(X_required)
         self.n_clusters = check_kit_n_clusters(n_clusters)
         self.random_state = random_state
-        self.X, self.y, self.labels = blob_partitions(self.n_clusters)
+        self.X, self.y, self.labels = blob_partitions(self.n_clusters, blob_size=check_kit_blob_size(blob_size))
         self.n = self.y.shape[0]
         self.rng = np.random.default_rng(DATA_SEED + 3)
 
@@ -134,6 +136,9 @@ def _options(check):
         Whether to pass the blob features as ``X=``; None reads ``method_info(fn).requires_X``.
     random_state : int, default=0
         The seed passed to the function.
+    blob_size : int, default=12
+        Objects per blob in the kit's data. Fewer make every call cheaper for a method whose
+        time grows steeply with n (an exact integer program); the properties checked are the same.
 
     Raises
     ------
@@ -145,7 +150,8 @@ def _options(check):
 
 @_options
 def check_consensus_contract(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                             X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                             X_required: bool | None = None, random_state: RandomStateLike = 0,
+                             blob_size: int = BLOB_SIZE) -> None:
     """The registry contract: ``fn(ensemble, n_clusters, *, random_state=None, **params)``.
 
     Runs ``cclust.registry.check_contract("consensus", fn)`` and checks that ``random_state``
@@ -154,7 +160,7 @@ def check_consensus_contract(fn_or_name: str | Callable[..., Any], *, n_clusters
     """
     from cclust.base import MethodInfo
 
-    case = _Case("check_consensus_contract", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_contract", fn_or_name, n_clusters, X_required, random_state, blob_size)
     contract_failure(case.fail, "consensus", case.fn)
     if not isinstance(case.info, MethodInfo):
         raise case.fail(f"its __cclust_info__ is a {type(case.info).__name__}; set it with cclust.base.declare().")
@@ -169,14 +175,14 @@ def check_consensus_contract(fn_or_name: str | Callable[..., Any], *, n_clusters
 
 @_options
 def check_consensus_result(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
-                           random_state: RandomStateLike = 0) -> None:
+                           random_state: RandomStateLike = 0, blob_size: int = BLOB_SIZE) -> None:
     """Returns a ConsensusResult: int64 labels of length n in 0..K-1, every cluster used, and
     ``n_iter``/``converged`` both set (a method with a main loop) or both None (one-shot).
 
     Tried with ``random_state`` as given and with the default (None), on equal and on unequal
     partition weights.
     """
-    case = _Case("check_consensus_result", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_result", fn_or_name, n_clusters, X_required, random_state, blob_size)
     case.valid(case.run(case.ensemble()), case.n_clusters, "")
     kwargs = {"X": case.X.copy()} if case.requires_X else {}
     result = case.fail.call(case.fn, case.ensemble(), case.n_clusters, **kwargs,
@@ -188,10 +194,11 @@ def check_consensus_result(fn_or_name: str | Callable[..., Any], *, n_clusters: 
 
 @_options
 def check_consensus_n_clusters(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                               X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                               X_required: bool | None = None, random_state: RandomStateLike = 0,
+                               blob_size: int = BLOB_SIZE) -> None:
     """``n_clusters`` is honoured for 2, K and K + 1 clusters; ``None`` is accepted when the
     function declares ``chooses_n_clusters``."""
-    case = _Case("check_consensus_n_clusters", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_n_clusters", fn_or_name, n_clusters, X_required, random_state, blob_size)
     ensemble = case.ensemble()
     for k in sorted({2, case.n_clusters, case.n_clusters + 1}):
         case.valid(case.run(ensemble, k), k, f"n_clusters={k}")
@@ -201,10 +208,11 @@ def check_consensus_n_clusters(fn_or_name: str | Callable[..., Any], *, n_cluste
 
 @_options
 def check_consensus_deterministic(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                  X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                  X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                  blob_size: int = BLOB_SIZE) -> None:
     """Same seed, same labels: an int seed twice, two Generators seeded alike, and (if the
     function takes ``n_jobs``, or a third party's legacy ``n_threads``) one thread against two."""
-    case = _Case("check_consensus_deterministic", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_deterministic", fn_or_name, n_clusters, X_required, random_state, blob_size)
     ensemble = case.ensemble()
     first = case.valid(case.run(ensemble), case.n_clusters, f"random_state={random_state!r}")
     second = case.valid(case.run(case.ensemble()), case.n_clusters, f"random_state={random_state!r}")
@@ -232,14 +240,15 @@ def check_consensus_deterministic(fn_or_name: str | Callable[..., Any], *, n_clu
 
 @_options
 def check_consensus_no_mutation(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                blob_size: int = BLOB_SIZE) -> None:
     """Inputs are left alone: the Ensemble's arrays, the user's label matrix and ``X`` keep
     their contents and their flags.
 
     The user's writable label matrix is also passed directly; a function that accepts only an
     Ensemble may refuse it with any exception, but must not write into it.
     """
-    case = _Case("check_consensus_no_mutation", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_no_mutation", fn_or_name, n_clusters, X_required, random_state, blob_size)
     user_labels = case.labels.copy()
     X = case.X.copy()
     ensemble = case.ensemble(user_labels, weights=np.linspace(1.0, 2.0, user_labels.shape[1]))
@@ -259,9 +268,10 @@ def check_consensus_no_mutation(fn_or_name: str | Callable[..., Any], *, n_clust
 
 @_options
 def check_consensus_identical_partitions(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                         X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                         X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                         blob_size: int = BLOB_SIZE) -> None:
     """Fusing several copies of one partition (clusters renamed in each) gives it back."""
-    case = _Case("check_consensus_identical_partitions", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_identical_partitions", fn_or_name, n_clusters, X_required, random_state, blob_size)
     copies = np.column_stack([relabel(case.y, case.rng) for _ in range(5)])
     ensemble = case.ensemble(copies)
     labels = case.valid(case.run(ensemble), case.n_clusters, "five copies of one partition")
@@ -274,9 +284,10 @@ def check_consensus_identical_partitions(fn_or_name: str | Callable[..., Any], *
 
 @_options
 def check_consensus_relabel_invariance(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                       X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                       X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                       blob_size: int = BLOB_SIZE) -> None:
     """Renaming the clusters of each partition does not change the consensus partition."""
-    case = _Case("check_consensus_relabel_invariance", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_relabel_invariance", fn_or_name, n_clusters, X_required, random_state, blob_size)
     base = case.valid(case.run(case.ensemble()), case.n_clusters, "")
     for trial in range(2):
         renamed = np.column_stack([relabel(case.labels[:, j], case.rng) for j in range(case.labels.shape[1])])
@@ -287,9 +298,10 @@ def check_consensus_relabel_invariance(fn_or_name: str | Callable[..., Any], *, 
 
 @_options
 def check_consensus_order_invariance(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                     X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                     X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                     blob_size: int = BLOB_SIZE) -> None:
     """Reordering the partitions does not change the consensus partition."""
-    case = _Case("check_consensus_order_invariance", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_order_invariance", fn_or_name, n_clusters, X_required, random_state, blob_size)
     base = case.valid(case.run(case.ensemble()), case.n_clusters, "")
     orders = [np.arange(case.labels.shape[1])[::-1], case.rng.permutation(case.labels.shape[1])]
     for order in orders:
@@ -301,11 +313,11 @@ def check_consensus_order_invariance(fn_or_name: str | Callable[..., Any], *, n_
 
 @_options
 def check_consensus_pickle(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
-                           random_state: RandomStateLike = 0) -> None:
+                           random_state: RandomStateLike = 0, blob_size: int = BLOB_SIZE) -> None:
     """The result survives a pickle round trip with its labels, K, objective and method."""
     from cclust.result import ConsensusResult
 
-    case = _Case("check_consensus_pickle", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_pickle", fn_or_name, n_clusters, X_required, random_state, blob_size)
     result = case.run(case.ensemble())
     case.valid(result, case.n_clusters, "")
     try:
@@ -323,12 +335,13 @@ def check_consensus_pickle(fn_or_name: str | Callable[..., Any], *, n_clusters: 
 
 @_options
 def check_consensus_missing_labels(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                   X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                   X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                   blob_size: int = BLOB_SIZE) -> None:
     """Missing labels (-1): a valid result if the function declares ``handles_missing``,
     otherwise a ``cclust.errors.ValidationError``."""
     from cclust.errors import ValidationError
 
-    case = _Case("check_consensus_missing_labels", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_missing_labels", fn_or_name, n_clusters, X_required, random_state, blob_size)
     ensemble = case.ensemble(with_missing(case.labels))
     if case.info.handles_missing:
         case.valid(case.run(ensemble), case.n_clusters, "15% of the labels missing, declared handles_missing=True")
@@ -352,6 +365,7 @@ def check_consensus_missing_labels(fn_or_name: str | Callable[..., Any], *, n_cl
 @_options
 def check_consensus_object_order(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
                                  X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                 blob_size: int = BLOB_SIZE,
                                  object_order: str | None = None) -> None:
     """Reordering the objects (rows of the ensemble and of ``X``) reorders the labels only.
 
@@ -375,7 +389,7 @@ def check_consensus_object_order(fn_or_name: str | Callable[..., Any], *, n_clus
     """
     from cclust.base import OBJECT_ORDERS
 
-    case = _Case("check_consensus_object_order", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_object_order", fn_or_name, n_clusters, X_required, random_state, blob_size)
     order = case.info.object_order if object_order is None else object_order
     if order not in OBJECT_ORDERS:
         raise ValueError(f"object_order must be one of {OBJECT_ORDERS} or None, got {order!r}.")
@@ -405,7 +419,8 @@ def check_consensus_object_order(fn_or_name: str | Callable[..., Any], *, n_clus
 
 @_options
 def check_consensus_thread_safety(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3,
-                                  X_required: bool | None = None, random_state: RandomStateLike = 0) -> None:
+                                  X_required: bool | None = None, random_state: RandomStateLike = 0,
+                                  blob_size: int = BLOB_SIZE) -> None:
     """Calls from several Python threads at once give the results of the same calls made one
     after another (no shared mutable state, no global random state).
 
@@ -414,7 +429,7 @@ def check_consensus_thread_safety(fn_or_name: str | Callable[..., Any], *, n_clu
     crossing between threads show; this is done twice, and every result must equal the
     sequential one exactly.
     """
-    case = _Case("check_consensus_thread_safety", fn_or_name, n_clusters, X_required, random_state)
+    case = _Case("check_consensus_thread_safety", fn_or_name, n_clusters, X_required, random_state, blob_size)
     seed = random_state if isinstance(random_state, int) else 0
     n_threads = 4
     inputs = (case.labels, noisy(case.labels, 0.3))
@@ -464,11 +479,12 @@ CONSENSUS_CHECKS = (
 
 
 def check_consensus(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3, X_required: bool | None = None,
-                    random_state: RandomStateLike = 0, object_order: str | None = None) -> None:
+                    random_state: RandomStateLike = 0, object_order: str | None = None,
+                    blob_size: int = BLOB_SIZE) -> None:
     """Run every check of :data:`CONSENSUS_CHECKS` on a consensus function.
 
     The function is called on small ensembles the kit builds itself: ``n_clusters``
-    well-separated Gaussian blobs of 12 objects each and eight basic partitions that mostly
+    well-separated Gaussian blobs of ``blob_size`` objects each (12 by default) and eight basic partitions that mostly
     agree with them (exact copies, noisy copies, a split and a merge). Methods that declare
     ``requires_X`` get the blob features as ``X=``.
 
@@ -485,6 +501,9 @@ def check_consensus(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3
     object_order : {"exact", "distribution"}, default=None
         Overrides the function's declared ``method_info(fn).object_order`` in
         :func:`check_consensus_object_order`.
+    blob_size : int, default=12
+        Objects per blob. Fewer make every call cheaper for a method whose time grows steeply
+        with n (an exact integer program); the properties checked are the same.
 
     Raises
     ------
@@ -501,4 +520,4 @@ def check_consensus(fn_or_name: str | Callable[..., Any], *, n_clusters: int = 3
     checks = [partial(check, object_order=object_order) if check is check_consensus_object_order else check
               for check in CONSENSUS_CHECKS]
     run_all(checks, fn_or_name, label, n_clusters=n_clusters, X_required=X_required,
-            random_state=random_state)
+            random_state=random_state, blob_size=blob_size)

@@ -24,6 +24,13 @@ def check_kit_n_clusters(n_clusters):
     return int(n_clusters)
 
 
+def check_kit_blob_size(blob_size):
+    if isinstance(blob_size, bool) or not isinstance(blob_size, numbers.Integral) or blob_size < 4:
+        raise ValueError(f"blob_size must be an int >= 4 for the conformance kit (its partitions split a blob "
+                         f"in two and move a tenth of the objects), got {blob_size!r}.")
+    return int(blob_size)
+
+
 def blobs(n_clusters=3, *, blob_size=BLOB_SIZE, seed=DATA_SEED):
     """Well-separated Gaussian blobs in the plane.
 
@@ -62,7 +69,7 @@ def relabel(labels, rng):
     return out
 
 
-def blob_partitions(n_clusters: int = 3, *,
+def blob_partitions(n_clusters: int = 3, *, blob_size: int = BLOB_SIZE,
                     seed: int = DATA_SEED) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Blob data and a label matrix of basic partitions that mostly agree with the blobs.
 
@@ -70,13 +77,22 @@ def blob_partitions(n_clusters: int = 3, *,
     three noisy copies (10%, 10% and 20% of the objects moved to a random cluster), one that
     splits a blob in two and one that merges two blobs. Their consensus is plainly the blobs.
 
+    Parameters
+    ----------
+    n_clusters : int, default=3
+        Number of blobs.
+    blob_size : int, default=12
+        Objects per blob, at least 4.
+    seed : int
+        Seed of the draw.
+
     Returns
     -------
     X : ndarray of shape (n, 2)
     y : ndarray of shape (n,), the blobs
     labels : ndarray of shape (n, 8), int64, writable
     """
-    X, y = blobs(n_clusters, seed=seed)
+    X, y = blobs(n_clusters, blob_size=check_kit_blob_size(blob_size), seed=seed)
     rng = np.random.default_rng(seed + 1)
     n = y.shape[0]
     columns = [relabel(y, rng) for _ in range(3)]
