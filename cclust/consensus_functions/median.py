@@ -354,12 +354,13 @@ _NAMES = {
 #: projected or squared copy.
 _DENSE_COPIES = 3
 
-#: HE and HM hold two: the best start's memberships and the refit's one-hot. Their refits read
-#: k columns of the votes and count the contingency table for k clusters, so the rest of their
-#: peak is the one-hot B (12 bytes a label), two (sum K_i, max(K, max K_i)) tables (the cross
-#: product and the matching's scatter) and the n_init (n, K) starts. Peak / figure measured on
-#: 10 to 100 partitions of K_i up to 40 and up to 317: 0.95 to 1.1 (docs/benchmarks.md).
-_HARD_DENSE_COPIES, _HARD_TABLES = 2, 2
+#: HM holds two: the best start's memberships and the refit's one-hot (or, at the end, the
+#: result and its padded copy); HE a third, the squares whose sum its criterion reads. Their
+#: refits read K columns of the votes and count the contingency table for K clusters, so the
+#: rest of their peak is the one-hot B (12 bytes a label), two (sum K_i, max(K, max K_i)) tables
+#: (the cross product and the matching's scatter) and the n_init (n, K) starts.
+_HARD_DENSE_COPIES = {"HE": 3, "HM": 2}
+_HARD_TABLES = 2
 
 
 def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None,
@@ -367,7 +368,7 @@ def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol,
     data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol)
     tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
     if kind in ("HE", "HM"):
-        data.require_dense(k, _HARD_DENSE_COPIES, method, max_bytes, tables=_HARD_TABLES,
+        data.require_dense(k, _HARD_DENSE_COPIES[kind], method, max_bytes, tables=_HARD_TABLES,
                           starts=n_init, one_hot=True)
     else:
         data.require_dense(k, _DENSE_COPIES, method, max_bytes)
