@@ -198,6 +198,15 @@ def label_table(labels, offsets, assignment, n_clusters, n_threads):
     return counts[:-1]
 
 
+def label_table_bytes(n_samples, n_partitions, n_labels, n_clusters, n_threads):
+    """Bytes :func:`label_table` holds at its peak for ``n_labels`` = sum K_i: the engine's
+    (n_clusters + 1) x (sum K_i + r) int64 tally (a slot for every label and one per partition
+    for a missing label) once per thread it starts and once reduced, and the returned table of
+    about that size. Measured: (2 + threads) such tables, also with hundreds of clusters."""
+    table = (int(n_clusters) + 1) * (int(n_labels) + int(n_partitions)) * 8
+    return (2 + useful_threads(n_samples, n_threads)) * table
+
+
 def reseed(labels, costs, n_clusters):
     """The engine's empty-cluster rule, for iterative methods whose passes are not the engine's
     (IVC, IPVC, IPC, relabel-and-vote, em-mixture's start): each empty cluster, in increasing

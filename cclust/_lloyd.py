@@ -137,6 +137,8 @@ def best_of_restarts(run, n_init, *, score=lambda result: result.objective, high
             scores.append(value)
             if best is None or (value > best_score if higher_is_better else value < best_score):
                 best, best_score = result, value
+            # a restart that lost is freed before the next one runs, not held through it
+            result = None
             bar.update(1)
     return best, scores
 

@@ -54,16 +54,17 @@ def random_memberships(n, ks, seed, power=2):
     return mats
 
 
-def noisy_refinements(n, r, seed=0, shuffled=False):
-    """Features of 8 blobs and r noisy refinements of them (K_i in [8, 40], a tenth of the labels
-    redrawn), as (X, Ensemble): every label row differs, so per-row structures (the one-hot,
-    memberships, graphs) are as large as they get and grow with n r. ``shuffled`` renames every
-    partition's clusters and reverses the partitions (not canonical)."""
+def noisy_refinements(n, r, seed=0, shuffled=False, k_high=40):
+    """Features of 8 blobs and r noisy refinements of them (K_i in [8, k_high], a tenth of the
+    labels redrawn), as (X, Ensemble): every label row differs, so per-row structures (the
+    one-hot, memberships, graphs) are as large as they get and grow with n r. ``shuffled``
+    renames every partition's clusters and reverses the partitions (not canonical); a
+    ``k_high`` of hundreds gives the wide partitions whose cluster-level tables dominate."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 8, n)
     columns = []
     for _ in range(r):
-        k = int(rng.integers(8, 41))
+        k = int(rng.integers(8, k_high + 1))
         labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
         noise = rng.random(n) < 0.1
         labels[noise] = rng.integers(0, k, int(noise.sum()))

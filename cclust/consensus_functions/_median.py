@@ -70,12 +70,17 @@ class Memberships:
             self._B = self.ensemble.one_hot()
         return self._B
 
-    def require_dense(self, k, copies, method, max_bytes=None):
+    def require_dense(self, k, copies, method, max_bytes=None, *, tables=0, starts=0, one_hot=False):
         """Refuse (MemoryBudgetError) unless ``copies`` dense float64 (n, max(k, max K_i))
         matrices fit the memory budget: clue's memberships have a column for every cluster of the
-        widest partition, so their size is n times the largest K_i, not n times K."""
+        widest partition, so their size is n times the largest K_i, not n times K. Counted with
+        them: ``tables`` float64 (sum K_i, max(k, max K_i)) matrices (cross products, matchings),
+        ``starts`` (n, k) starting memberships and, with ``one_hot``, a hard ensemble's sparse
+        one-hot B (a float64 value and an int32 index a label, an int32 row pointer an object)."""
         k_cols = max(int(k), self.k_max)
-        require_memory(copies * self.n * k_cols * 8,
+        one_hot_bytes = self.n * self.r * 12 + 4 * (self.n + 1) if one_hot and self.hard else 0
+        require_memory(copies * self.n * k_cols * 8 + tables * self.C * k_cols * 8 + starts * self.n * int(k) * 8
+                       + one_hot_bytes,
                        f"{method}'s {copies} dense {self.n} x {k_cols} membership matrices (one column per "
                        f"cluster of the widest partition, K_i = {self.k_max})",
                        "use partitions with fewer clusters (the largest K_i sets the width) or fewer objects, "

@@ -88,11 +88,10 @@ def _value_euclidean(data, M_norm2, T, assignments):
     return float(data.w @ (data.norms2 + M_norm2 - 2.0 * _matched_sum(data, T, assignments)))
 
 
-def _manhattan_costs(data, i, M, T):
+def _manhattan_costs(data, i, M, T, s):
     """Square (k_cols, k_cols) cost of matching partition i's clusters (rows; zero columns
-    padded below) to M's columns: ``||U_i[:, l] - M[:, c]||_1``."""
+    padded below) to M's columns: ``||U_i[:, l] - M[:, c]||_1``; ``s`` is M's column sums."""
     k_cols = M.shape[1]
-    s = M.sum(axis=0)
     cost = np.tile(s, (k_cols, 1))                      # a padded zero column costs ||M_c||_1
     Ki = int(data.K[i])
     if data.hard:
@@ -106,7 +105,8 @@ def _manhattan_costs(data, i, M, T):
 
 
 def _match_manhattan(data, M, T):
-    return [match_columns(_manhattan_costs(data, i, M, T), maximize=False)[:data.K[i]] for i in range(data.r)]
+    s = M.sum(axis=0)   # once for all partitions: an n x max K_i sum each time otherwise
+    return [match_columns(_manhattan_costs(data, i, M, T, s), maximize=False)[:data.K[i]] for i in range(data.r)]
 
 
 def _value_manhattan(data, M, T, assignments):
@@ -182,7 +182,11 @@ _TIE_TOL = 1e-12
 def _votes(data, assign, k, k_cols):
     """Every object's matched vote for each of the first k columns, ``(B Q)[:, :k]``, and the
     tolerance below which two votes are tied."""
-    V = data.combine(data.matched_scatter(assign, k_cols))[:, :k]
+    Q = data.matched_scatter(assign, k_cols)
+    # A hard B is sparse with unit entries: each vote is a sum of weights in the order of the
+    # row's entries, whatever the width of Q, so only the k columns read are formed (an n x
+    # max K_i matrix otherwise). A dense (soft) B goes through BLAS, whose sums may depend on that width.
+    V = data.combine(np.ascontiguousarray(Q[:, :k])) if data.hard else data.combine(Q)[:, :k]
     return V, _TIE_TOL * max(1.0, float(np.abs(V).max(initial=0.0)))
 
 
@@ -220,9 +224,14 @@ def _tie_flip(data, assign, ids, k, k_cols):
 
 
 def _cross_of_hard(data, ids, k_cols, M):
-    """B^T M for a one-hot M: the contingency table (compiled) for a hard ensemble."""
+    """B^T M for a one-hot M: the contingency table (compiled) for a hard ensemble, counted for
+    the clusters ``ids`` uses only (K of the k_cols, the other columns being zero), so that the
+    counting core's tables have K rows and not max K_i."""
     if data.hard:
-        return data.ensemble.contingency(ids, k_cols).T.astype(np.float64)
+        used = int(ids.max()) + 1 if ids.size else 1
+        T = np.zeros((data.C, k_cols))
+        T[:, :used] = data.ensemble.contingency(ids, used).T
+        return T
     return data.cross(M)
 
 
@@ -243,6 +252,7 @@ def _aos(data, k, kind, starts, max_iter, tol, max_bytes=None, tie_rounds=0):
         old = (_value_euclidean(data, float((M ** 2).sum()), T, assign) if euclid
                else _value_manhattan(data, M, T, assign))
         if kind in ("HE", "HM"):
+            M = T = None    # not held through the refits, which start from the matchings alone
             return _hard_aos(data, euclid, assign, old, k, k_cols, max_iter, tol, tie_rounds)
         Q = None
 
@@ -339,17 +349,29 @@ _NAMES = {
 }
 
 
-#: Dense (n, max(K, max K_i)) float64 matrices the SE/HE/SM/HM iterations and DWH's pass hold at
+#: Dense (n, max(K, max K_i)) float64 matrices the SE/SM iterations and DWH's pass hold at
 #: once: the memberships, the matched votes or the next partition's memberships, and a
 #: projected or squared copy.
 _DENSE_COPIES = 3
+
+#: HM holds two: the best start's memberships and the refit's one-hot (or, at the end, the
+#: result and its padded copy); HE a third, the squares whose sum its criterion reads. Their
+#: refits read K columns of the votes and count the contingency table for K clusters, so the
+#: rest of their peak is the one-hot B (12 bytes a label), two (sum K_i, max(K, max K_i)) tables
+#: (the cross product and the matching's scatter) and the n_init (n, K) starts.
+_HARD_DENSE_COPIES = {"HE": 3, "HM": 2}
+_HARD_TABLES = 2
 
 
 def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None,
              tie_rounds=0):
     data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol)
     tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
-    data.require_dense(k, _DENSE_COPIES, method, max_bytes)
+    if kind in ("HE", "HM"):
+        data.require_dense(k, _HARD_DENSE_COPIES[kind], method, max_bytes, tables=_HARD_TABLES,
+                          starts=n_init, one_hot=True)
+    else:
+        data.require_dense(k, _DENSE_COPIES, method, max_bytes)
     starts = start_memberships(init, data, k, n_init, random_state)
     M, value, n_iter, converged, values = _aos(data, k, kind, starts, max_iter, tol, max_bytes, tie_rounds)
     M = stochastify(M) if kind in ("SE", "SM") else M

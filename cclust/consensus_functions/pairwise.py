@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from cclust.validation import check_int, check_n_clusters, check_n_jobs, memory_budget, renamed_threads, require_memory
+from cclust.validation import (check_int, check_n_clusters, check_n_jobs, default_threads, memory_budget,
+                               renamed_threads, require_memory)
+from cclust._engine import label_table_bytes
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust._linkage import DECIMALS as _DECIMALS, cut_dendrogram
@@ -322,7 +324,8 @@ def best(ensemble: EnsembleLike, n_clusters: int | None = None, *, metric: str |
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked before the canonical copy of the label codes is made: a copy of the stored codes,
-        56 bytes an object and a contingency table of a member against the ensemble.
+        56 bytes an object and the counting core's contingency tables of the widest
+        candidate against the ensemble (one per thread and two more).
     random_state : None
         Unused (the method is deterministic).
 
@@ -365,16 +368,21 @@ def _candidates(member_clusters, n_clusters):
     return candidates, note
 
 
-def _best_member_bytes(ensemble):
+def _best_member_bytes(ensemble, n_clusters):
     """Bytes BEST and the medoid hold at their peak: the canonical ensemble's codes (the
     first-appearance pass's output, ``itemsize`` bytes a label, made even when the ensemble is
     canonical already); 56 bytes an object (a member's int64 labels, their relabelled codes, the
-    contingency pass's buffers and the result); and a contingency table of a member against
-    every partition (8 bytes a cluster of the widest member and a cluster of the ensemble).
-    Measured on uint8 codes: 1.2 bytes a label and 54 an object at 10^5 x 20 and 5 * 10^4 x 80."""
+    contingency pass's buffers and the result); and the counting core's tables of the widest
+    candidate (the members :func:`_candidates` keeps for ``n_clusters``) against every partition,
+    one per thread and two more (:func:`cclust._engine.label_table_bytes`). Measured on uint8
+    codes: 1.2 bytes a label and 54 an object at 10^5 x 20 and 5 * 10^4 x 80; with up to 300
+    clusters a member, (2 + threads) tables of (K_i + 1) x (sum K_i + r) int64."""
     codes = ensemble.compact_labels()
     n, r = codes.shape
-    return codes.itemsize * n * r + 56 * n + 8 * int(np.max(ensemble.n_clusters)) * int(ensemble.offsets[-1])
+    member_clusters = np.asarray(ensemble.n_clusters)
+    widest = int(member_clusters[_candidates(member_clusters, n_clusters)[0]].max())
+    tables = label_table_bytes(n, r, int(ensemble.offsets[-1]), widest, default_threads())
+    return codes.itemsize * n * r + 56 * n + tables
 
 
 def _best_member(ensemble, n_clusters, metric, weights, max_bytes, *, lower_is_better, method, criterion):
@@ -389,9 +397,9 @@ def _best_member(ensemble, n_clusters, metric, weights, max_bytes, *, lower_is_b
                               "member with missing objects is not a consensus labelling; drop or complete "
                               "those partitions first (ensemble.take(partitions=...)).")
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=original.n_samples, allow_none=True)
-    require_memory(_best_member_bytes(original), f"{method}'s canonical copy of {original.n_samples} objects x "
-                   f"{original.n_partitions} partitions", "score fewer members (ensemble.take(partitions=...))",
-                   max_bytes)
+    require_memory(_best_member_bytes(original, n_clusters),
+                   f"{method}'s canonical copy of {original.n_samples} objects x {original.n_partitions} partitions",
+                   "score fewer members (ensemble.take(partitions=...))", max_bytes)
     E, columns = original.canonical(return_columns=True)
     sign = -1.0 if lower_is_better else 1.0
     scores = np.full(E.n_partitions, np.nan)
@@ -470,7 +478,8 @@ def medoid(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int | None = None,
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked before the canonical copy of the label codes is made: a copy of the stored codes,
-        56 bytes an object and a contingency table of a member against the ensemble.
+        56 bytes an object and the counting core's contingency tables of the widest
+        candidate against the ensemble (one per thread and two more).
     random_state : None
         Unused (the method is deterministic).
 
