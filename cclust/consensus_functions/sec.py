@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from cclust import _engine
+from cclust._codes import labels_from_codes
 from cclust._lloyd import best_of_restarts
 from cclust.base import declare
 from cclust.ensemble import as_ensemble, labelled_weight, require_every_object_labelled
@@ -30,10 +31,12 @@ _INITS = ("k-means++", "random")
 
 def degrees(ensemble):
     """d_i = sum_j S_ij of the weighted co-association S = B W B^T (self included): the summed
-    weights of the partitions labelling i times the size of i's cluster there. O(n r)."""
+    weights of the partitions labelling i times the size of i's cluster there. O(n r), one
+    column of the stored codes at a time (no int32 copy of the label matrix, 4 n r bytes)."""
     d = np.zeros(ensemble.n_samples)
+    codes = ensemble.compact_labels()
     for j in range(ensemble.n_partitions):
-        column = ensemble.labels[:, j]
+        column = labels_from_codes(codes[:, j])
         labelled = column >= 0
         sizes = np.bincount(column[labelled], minlength=int(ensemble.n_clusters[j]))
         d[labelled] += ensemble.weights[j] * sizes[column[labelled]]
