@@ -70,17 +70,21 @@ class Memberships:
             self._B = self.ensemble.one_hot()
         return self._B
 
-    def require_dense(self, k, copies, method, max_bytes=None, *, tables=0, starts=0, one_hot=False):
+    def require_dense(self, k, copies, method, max_bytes=None, *, tables=0, starts=0, one_hot=False,
+                      label_bytes=0, extra=0):
         """Refuse (MemoryBudgetError) unless ``copies`` dense float64 (n, max(k, max K_i))
         matrices fit the memory budget: clue's memberships have a column for every cluster of the
         widest partition, so their size is n times the largest K_i, not n times K. Counted with
         them: ``tables`` float64 (sum K_i, max(k, max K_i)) matrices (cross products, matchings),
-        ``starts`` (n, k) starting memberships and, with ``one_hot``, a hard ensemble's sparse
-        one-hot B (a float64 value and an int32 index a label, an int32 row pointer an object)."""
+        ``starts`` (n, k) starting memberships, ``extra`` bytes and, for a hard ensemble, with
+        ``one_hot`` its sparse one-hot B (a float64 value and an int32 index a label, an int32
+        row pointer an object) and ``label_bytes`` more a label (the int32 label matrix read
+        beside the stored codes, 4)."""
         k_cols = max(int(k), self.k_max)
         one_hot_bytes = self.n * self.r * 12 + 4 * (self.n + 1) if one_hot and self.hard else 0
+        per_label = self.n * self.r * label_bytes if self.hard else 0
         require_memory(copies * self.n * k_cols * 8 + tables * self.C * k_cols * 8 + starts * self.n * int(k) * 8
-                       + one_hot_bytes,
+                       + one_hot_bytes + per_label + int(extra),
                        f"{method}'s {copies} dense {self.n} x {k_cols} membership matrices (one column per "
                        f"cluster of the widest partition, K_i = {self.k_max})",
                        "use partitions with fewer clusters (the largest K_i sets the width) or fewer objects, "
