@@ -12,7 +12,8 @@ from cclust.errors import ValidationError
 from cclust.graph import honour_n_clusters
 from cclust.result import ConsensusResult
 from cclust.soft import is_soft_ensemble
-from cclust.validation import check_float, check_int, memory_budget, require_memory, spawn_seed_sequences
+from cclust.validation import (check_float, check_int, default_threads, memory_budget, require_memory,
+                               spawn_seed_sequences)
 
 #: clue's default relative tolerance, sqrt(machine epsilon).
 DEFAULT_TOL = float(np.sqrt(np.finfo(float).eps))
@@ -34,9 +35,19 @@ def require_complete(ensemble, method):
     return E
 
 
+def _voting():
+    """The compiled lookup passes (imported on first use)."""
+    from cclust._ext import _voting
+
+    return _voting
+
+
 class Memberships:
-    """The partitions as the stacked membership matrix B (n x sum K_i): CSR 0/1 for a hard
-    Ensemble, dense for a SoftEnsemble; weights w summing to one."""
+    """The partitions as the stacked membership matrix B (n x sum K_i): dense for a
+    SoftEnsemble; for a hard Ensemble its one-hot, whose products are made from the stored
+    label codes without forming it (``B^T M`` by :func:`cclust._ext._voting.label_sums`, ``B Q``
+    by :func:`cclust._ext._voting.scores`, bitwise SciPy's products with the CSR one-hot: the
+    same terms added in the same order); weights w summing to one."""
 
     def __init__(self, ensemble, weights, method):
         if is_soft_ensemble(ensemble):
@@ -48,7 +59,7 @@ class Memberships:
             E = require_complete(ensemble, method)
             E = E.with_weights(weights)
             self.hard = True
-            self._B = None          # the one-hot, formed when first read (after the memory checks)
+            self._B = None          # formed when read; cross and combine read the label codes
             self.ensemble = E
         self.source = E                                  # the weighted ensemble itself
         self.n, self.r = E.n_samples, E.n_partitions
@@ -66,25 +77,22 @@ class Memberships:
 
     @property
     def B(self):
+        """The memberships as a matrix: a SoftEnsemble's dense ones, or a hard ensemble's sparse
+        one-hot, formed when first read (the symmetric-difference median reads it for its few
+        objects; the median partitions' products read the codes instead)."""
         if self._B is None:
             self._B = self.ensemble.one_hot()
         return self._B
 
-    def require_dense(self, k, copies, method, max_bytes=None, *, tables=0, starts=0, one_hot=False,
-                      label_bytes=0, extra=0):
+    def require_dense(self, k, copies, method, max_bytes=None, *, tables=0, starts=0, extra=0):
         """Refuse (MemoryBudgetError) unless ``copies`` dense float64 (n, max(k, max K_i))
         matrices fit the memory budget: clue's memberships have a column for every cluster of the
         widest partition, so their size is n times the largest K_i, not n times K. Counted with
         them: ``tables`` float64 (sum K_i, max(k, max K_i)) matrices (cross products, matchings),
-        ``starts`` (n, k) starting memberships, ``extra`` bytes and, for a hard ensemble, with
-        ``one_hot`` its sparse one-hot B (a float64 value and an int32 index a label, an int32
-        row pointer an object) and ``label_bytes`` more a label (the int32 label matrix read
-        beside the stored codes, 4)."""
+        ``starts`` (n, k) starting memberships and ``extra`` bytes."""
         k_cols = max(int(k), self.k_max)
-        one_hot_bytes = self.n * self.r * 12 + 4 * (self.n + 1) if one_hot and self.hard else 0
-        per_label = self.n * self.r * label_bytes if self.hard else 0
         require_memory(copies * self.n * k_cols * 8 + tables * self.C * k_cols * 8 + starts * self.n * int(k) * 8
-                       + one_hot_bytes + per_label + int(extra),
+                       + int(extra),
                        f"{method}'s {copies} dense {self.n} x {k_cols} membership matrices (one column per "
                        f"cluster of the widest partition, K_i = {self.k_max})",
                        "use partitions with fewer clusters (the largest K_i sets the width) or fewer objects, "
@@ -95,11 +103,30 @@ class Memberships:
 
     def cross(self, M):
         """B^T M, (sum K_i, k)."""
+        if self.hard:
+            return _voting().label_sums(self.ensemble.compact_labels(), self.offsets,
+                                        np.ascontiguousarray(M, dtype=np.float64), default_threads())
         return np.asarray(self.B.T @ M)
+
+    def cross_block(self, i, M):
+        """U_i^T M for partition i alone, (K_i, k)."""
+        if self.hard:
+            column = np.ascontiguousarray(self.codes_of(i))
+            return _voting().label_sums(column[:, None], np.array([0, self.K[i]], dtype=np.int64),
+                                        np.ascontiguousarray(M, dtype=np.float64), default_threads())
+        return self.B[:, self.block(i)].T @ M
 
     def combine(self, Q):
         """B Q, (n, k)."""
+        if self.hard:
+            return _voting().scores(self.ensemble.compact_labels(), self.offsets,
+                                    np.ascontiguousarray(Q, dtype=np.float64), default_threads())
         return np.asarray(self.B @ Q)
+
+    def codes_of(self, i, rows=slice(None)):
+        """Partition i's labels of ``rows`` (a hard ensemble here is complete, so its stored
+        codes are its labels, 0..K_i-1, in the narrowest type: no int32 copy of the matrix)."""
+        return self.ensemble.compact_labels()[rows, i]
 
     def gram_ok(self, max_bytes=None):
         return self.C <= GRAM_MAX_COLUMNS and self.C * self.C * 8 <= memory_budget(max_bytes)
@@ -112,7 +139,7 @@ class Memberships:
                 E = self.ensemble
                 G = np.empty((self.C, self.C))
                 for i in range(self.r):
-                    G[self.block(i)] = E.contingency(E.labels[:, i], int(self.K[i]))
+                    G[self.block(i)] = E.contingency(self.codes_of(i), int(self.K[i]))
             else:
                 G = self.B.T @ self.B
             self._gram = G
@@ -129,7 +156,7 @@ class Memberships:
         """U_i P_i: partition i's memberships in its matched columns, (n, k_cols)."""
         out = np.zeros((self.n, k_cols))
         if self.hard:
-            out[np.arange(self.n), cols[self.ensemble.labels[:, i]]] = 1.0
+            out[np.arange(self.n), cols[self.codes_of(i)]] = 1.0
         else:
             out[:, cols] = self.B[:, self.block(i)]
         return out

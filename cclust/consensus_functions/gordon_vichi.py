@@ -143,13 +143,13 @@ def _gv1_fit(data, M, perms):
 
 
 def _gv1_bytes(n, r, k, n_init, hard):
-    """Bytes GV1 holds at its peak: the one-hot of a hard ensemble (12 bytes an entry, formed
-    when first read; a soft ensemble's dense memberships exist before the call), the equivalent
-    of five n x K float64 arrays (the iterate, the refit's terms, the cross products' results)
-    and one n x K float64 start per restart. Measured on hard ensembles: 12.1 bytes a label and
-    41 bytes an object and cluster with one start, at 4 * 10^4 objects x 10 and 50 partitions,
-    K = 8."""
-    return (12 * n * r if hard else 0) + 8 * n * k * (5 + n_init)
+    """Bytes GV1 holds at its peak: the equivalent of five n x K float64 arrays (the iterate,
+    the refit's terms, the cross products' results) and one n x K float64 start per restart (a
+    hard ensemble's products read its label codes, so no one-hot is formed; a soft ensemble's
+    dense memberships exist before the call). Measured on hard ensembles with the one-hot: 12.1
+    bytes a label and 41 bytes an object and cluster with one start, at 4 * 10^4 objects x 10
+    and 50 partitions, K = 8."""
+    return 8 * n * k * (5 + n_init)
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
@@ -164,12 +164,12 @@ def gv1(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
 
     %(params)s    max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
-        asked before the starts and the one-hot are made: 12 bytes a label for the one-hot of a
-        hard ensemble and 8 (5 + n_init) bytes an object and cluster.
+        asked before the starts are made: 8 (5 + n_init) bytes an object and cluster (a hard
+        ensemble's products read its label codes: no one-hot is formed).
 %(returns)s%(notes)s"""
     data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, "gv1", n_init, max_iter, tol)
     require_memory(_gv1_bytes(data.n, data.r, k, n_init, data.hard),
-                   f"GV1's one-hot and {n_init + 5} {data.n} x {k} membership matrices",
+                   f"GV1's {n_init + 5} {data.n} x {k} membership matrices",
                    "use kcc (memory linear in n r), or fewer restarts (n_init)", max_bytes)
     starts = start_memberships(init, data, k, n_init, random_state)
 
@@ -213,11 +213,11 @@ def _simplex_rows(M):
 def _gv3_bytes(n, r, n_c, k):
     """Bytes GV3 holds at its peak: three (sum K_i)^2 float64 matrices at once (the Gram matrix G,
     W G and the product W G * (W G)^T of ``||Y||_F^2``) while the Gram matrix is formed from
-    contingency tables; afterwards G, the one-hot (12 bytes an entry, formed when first read)
-    and the equivalent of three n x max(k, 20) float64 arrays (the eigen solver's basis of at
-    least 20 vectors, then the descent's iterates, gradients and products)."""
+    contingency tables; afterwards G and the equivalent of three n x max(k, 20) float64 arrays
+    (the eigen solver's basis of at least 20 vectors, then the descent's iterates, gradients and
+    products; the products with the memberships read the label codes, so no one-hot is formed)."""
     gram = n_c * n_c * 8
-    return max(3 * gram, gram + 12 * n * r + 3 * n * max(k, 20) * 8)
+    return max(3 * gram, gram + 3 * n * max(k, 20) * 8)
 
 
 class _CoMembership:

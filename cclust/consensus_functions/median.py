@@ -163,7 +163,7 @@ def _l1_fit(data, assignments, k, k_cols):
         for i, cols in enumerate(assignments):
             keep = cols < k
             if data.hard:
-                lab = data.ensemble.labels[start:stop, i]
+                lab = data.codes_of(i, slice(start, stop))
                 target = cols[lab]
                 ok = keep[lab]
                 V[np.flatnonzero(ok), i, target[ok]] = 1.0
@@ -349,23 +349,22 @@ _NAMES = {
 }
 
 
-#: Dense (n, max(K, max K_i)) float64 matrices held at once, beside a hard ensemble's one-hot B
-#: (12 bytes a label) and the int32 labels some passes read (4 more): SE 5 (the best start's
-#: memberships, the current ones and the next, their squares, the projection's copies), SM 3
-#: plus its L1 refit's pieces (about 13 float64 arrays of a chunk of at most
-#: ``_L1_CHUNK_ELEMENTS`` elements), DWH 2 (the memberships and the next partition's). Fitted on
-#: noisy refinements of 4 * 10^4 x 50 and 10^5 x 30 objects x partitions (K_i up to 40) and
-#: 4 * 10^4 x 20 (K_i up to 200): measured SE 4.6 copies and 12.3 bytes a label, DWH 2.0 and 16.7,
-#: SM 2.8 and 28.8 plus a constant of 219 MB.
+#: Dense (n, max(K, max K_i)) float64 matrices held at once (a hard ensemble's products read
+#: its label codes: no one-hot and no int32 label matrix): SE 5 (the best start's memberships,
+#: the current ones and the next, their squares, the projection's copies), SM 3 plus its L1
+#: refit's pieces (about 13 float64 arrays of a chunk of at most ``_L1_CHUNK_ELEMENTS``
+#: elements), DWH 2 (the memberships and the next partition's). Fitted on noisy refinements of
+#: 4 * 10^4 x 50 and 10^5 x 30 objects x partitions (K_i up to 40) and 4 * 10^4 x 20 (K_i up
+#: to 200).
 _DENSE_COPIES = {"SE": 5, "SM": 3, "DWH": 2}
-_LABEL_BYTES = {"SE": 0, "SM": 4, "DWH": 4}
 _L1_PIECE_BYTES = 13 * 8
 
 #: HM holds two: the best start's memberships and the refit's one-hot (or, at the end, the
 #: result and its padded copy); HE a third, the squares whose sum its criterion reads. Their
 #: refits read K columns of the votes and count the contingency table for K clusters, so the
-#: rest of their peak is the one-hot B (12 bytes a label), two (sum K_i, max(K, max K_i)) tables
-#: (the cross product and the matching's scatter) and the n_init (n, K) starts.
+#: rest of their peak is two (sum K_i, max(K, max K_i)) tables (the cross product and the
+#: matching's scatter) and the n_init (n, K) starts (the one-hot B is not formed: its products
+#: read the label codes).
 _HARD_DENSE_COPIES = {"HE": 3, "HM": 2}
 _HARD_TABLES = 2
 
@@ -376,11 +375,10 @@ def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol,
     tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
     if kind in ("HE", "HM"):
         data.require_dense(k, _HARD_DENSE_COPIES[kind], method, max_bytes, tables=_HARD_TABLES,
-                          starts=n_init, one_hot=True)
+                          starts=n_init)
     else:
         pieces = min(_L1_CHUNK_ELEMENTS, data.n * (data.r + 1) * k) * _L1_PIECE_BYTES if kind == "SM" else 0
-        data.require_dense(k, _DENSE_COPIES[kind], method, max_bytes, one_hot=True, label_bytes=_LABEL_BYTES[kind],
-                           extra=pieces)
+        data.require_dense(k, _DENSE_COPIES[kind], method, max_bytes, extra=pieces)
     starts = start_memberships(init, data, k, n_init, random_state)
     M, value, n_iter, converged, values = _aos(data, k, kind, starts, max_iter, tol, max_bytes, tie_rounds)
     M = stochastify(M) if kind in ("SE", "SM") else M
@@ -422,42 +420,54 @@ def se(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.A
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
 def he(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
-       random_state: RandomStateLike = None, tie_rounds: int = 10) -> ConsensusResult:
+       random_state: RandomStateLike = None, tie_rounds: int = 10, max_bytes: int | None = None) -> ConsensusResult:
     """Hard Euclidean consensus partition, HE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
 
     SE's criterion over hard memberships: the refit gives every object its most likely cluster
     of the weighted mean of the matched memberships.
 
-    %(params)s%(ties)s%(returns)s%(notes)s"""
+    %(params)s    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the iteration for its dense n x max(K, max K_i) memberships
+        (three at once, two cluster tables and the starts).
+%(ties)s%(returns)s%(notes)s"""
     return _run_aos("HE", "he", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
-                    tie_rounds=tie_rounds)
+                    max_bytes, tie_rounds=tie_rounds)
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
 def sm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
-       random_state: RandomStateLike = None) -> ConsensusResult:
+       random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
     """Soft Manhattan consensus partition, SM (Hornik & Böhm 2007; Hornik 2005).
 
     Minimises ``sum_i w_i min_P ||U_i P - M||_1`` over soft M: matching by L1 cost and the
     refit by the per-object linear program (solved exactly, module docstring).
 
-    %(params)s%(returns)s%(notes)s"""
-    return _run_aos("SM", "sm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state)
+    %(params)s    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the iteration for its dense n x max(K, max K_i) memberships
+        (three at once, and the refit's pieces of a chunk of rows).
+%(returns)s%(notes)s"""
+    return _run_aos("SM", "sm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes)
 
 
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
 def hm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
-       random_state: RandomStateLike = None, tie_rounds: int = 10) -> ConsensusResult:
+       random_state: RandomStateLike = None, tie_rounds: int = 10, max_bytes: int | None = None) -> ConsensusResult:
     """Hard Manhattan consensus partition, HM (Hornik & Böhm 2007; Hornik 2005).
 
     SM's criterion over hard memberships (for a hard M it is linear in M with the matched
     votes as coefficients, so HE's refit and tie moves apply unchanged).
 
-    %(params)s%(ties)s%(returns)s%(notes)s"""
+    %(params)s    max_bytes : int, default=None
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the iteration for its dense n x max(K, max K_i) memberships
+        (two at once, two cluster tables and the starts).
+%(ties)s%(returns)s%(notes)s"""
     return _run_aos("HM", "hm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
-                    tie_rounds=tie_rounds)
+                    max_bytes, tie_rounds=tie_rounds)
 
 
 # -- DWH ----------------------------------------------------------------------------------------
@@ -496,17 +506,17 @@ def _dwh_pass(data, k, order, fast):
     M = data.matched_dense(first, np.arange(data.K[first]), k_cols)
     for b, sb in zip(order[1:], s[1:]):
         if data.hard:
-            lab = data.ensemble.labels[:, b]
+            lab = data.codes_of(b)
             T = np.stack([np.bincount(lab, weights=M[:, c], minlength=int(data.K[b])) for c in range(k_cols)], axis=1)
         else:
-            T = data.B[:, data.block(b)].T @ M
+            T = data.cross_block(b, M)
         cols = match_columns(_prefer_empty(T, M.sum(axis=0)), maximize=True)
         M *= 1.0 - sb
         if data.hard:
             # U_b P_b has a single one per row: add s_b there, in place (adding s_b * 0 to the
             # other entries changes nothing), instead of forming the dense (n, k_cols) matrix
             rows = np.arange(data.n)
-            M[rows, cols[data.ensemble.labels[:, b]]] += sb
+            M[rows, cols[lab]] += sb
         else:
             M += sb * data.matched_dense(b, cols, k_cols)
         if k < k_cols:
@@ -539,7 +549,9 @@ def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     random_state : int, Generator or None
         Seeds the random orders.
     max_bytes : int, default=None
-        Budget of the (sum K_i)^2 Gram matrix of the fast route.
+        Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
+        asked before the pass for its two dense n x max(K, max K_i) memberships; also the
+        budget of the (sum K_i)^2 Gram matrix of the fast route.
 
     Returns
     -------
@@ -549,7 +561,7 @@ def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     """
     data = Memberships(ensemble, weights, "dwh")
     k = check_int(n_clusters, "n_clusters", low=1, high=data.n)
-    data.require_dense(k, _DENSE_COPIES["DWH"], "dwh", max_bytes, one_hot=True, label_bytes=_LABEL_BYTES["DWH"])
+    data.require_dense(k, _DENSE_COPIES["DWH"], "dwh", max_bytes)
     n_init = check_int(n_init, "n_init", low=1)
     if order is not None:
         o = np.asarray(order)
