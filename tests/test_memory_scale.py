@@ -130,13 +130,14 @@ def _wide_ensemble():
 
 @pytest.mark.parametrize("name", ["dwh", "se", "he", "sm", "hm"])
 def test_median_methods_refuse_their_dense_memberships_over_the_budget(name, monkeypatch):
-    """3 x 200 x 100 float64 = 480000 bytes: over a budget of 400000 they refuse, naming the
-    width; at 1 MB they run."""
+    """Each holds at least two 200 x 100 float64 memberships, 320000 bytes (DWH two, HM two and
+    its tables, SE five, HE and SM three and more): over a budget of 200000 they refuse, naming
+    the width; at 2 MB they run."""
     E = _wide_ensemble()
-    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "400000")
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "200000")
     with pytest.raises(MemoryBudgetError, match="membership matrices"):
         cclust.consensus(name, E, 4, random_state=0)
-    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "1000000")
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "2000000")
     assert cclust.consensus(name, E, 4, random_state=0).labels.shape == (200,)
 
 
