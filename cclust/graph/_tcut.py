@@ -381,10 +381,10 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
 
     Parameters
     ----------
-    B : sparse matrix, ndarray or LabelGraph of shape (n_rows, n_columns)
-        Non-negative cross-affinities; every column needs a positive sum. A
-        :class:`LabelGraph` (an ensemble's label codes) always takes the Lanczos route, reading
-        the codes for every product; its callers choose it where :func:`dense_route` says no.
+    B : sparse matrix or ndarray of shape (n_rows, n_columns)
+        Non-negative cross-affinities; every column needs a positive sum. (cclust's tcut and
+        LWGP consensus functions pass their ensemble's label codes instead where the Lanczos
+        route is taken, so that no graph is formed; that graph always takes the Lanczos route.)
     n_clusters : int
         K, in [1, n_objects]. ``min(K, n_columns)`` eigenvectors are used; parts k-means
         leaves empty (K above the number of distinct embedded rows) are filled with the objects
