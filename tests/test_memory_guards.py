@@ -485,7 +485,7 @@ WIDE_FIGURE_CASES = {
     # SE's and SM's figures counted three dense copies and no one-hot (2.2 and 8.1 times too
     # small at 4 * 10^4 x 50: SM's L1 refit pieces are a constant 0.2 GB)
     "se": (((40000, 50, 40), (40000, 20, 200)), {"max_iter": 3}),
-    "sm": (((40000, 50, 40), (40000, 20, 200)), {"max_iter": 3}),
+    "sm": (((40000, 50, 40), (40000, 20, 200)), {"max_iter": 1}),
     "dwh": (((40000, 50, 40), (40000, 20, 200)), {}),
 }
 
