@@ -558,7 +558,7 @@ def test_soft_mcla_guards_its_dense_meta_graph_within_half_again_of_the_measured
 
 def test_meta_graph_entries_are_counted_exactly_before_the_product():
     from cclust.graph import canonical_cluster_order, meta_graph, one_hot_in_order
-    from cclust.graph._meta import _META_GRAPH_ENTRY_BYTES, _meta_graph_entries
+    from cclust.graph._meta import _META_GRAPH_ENTRY_BYTES, _META_GRAPH_LABEL_BYTES, _meta_graph_entries
 
     for labels in ("complete", "missing"):
         _, E = _ensemble(500, 12, (5, 15), seed=3)
@@ -571,7 +571,8 @@ def test_meta_graph_entries_are_counted_exactly_before_the_product():
         _, S = meta_graph(E)
         # a budget the counts on every 64th and 8th object fit and the exact count does not
         with pytest.raises(MemoryBudgetError, match=rf"\({(B.T @ B).nnz} pairs of clusters sharing objects\)"):
-            meta_graph(E, max_bytes=_META_GRAPH_ENTRY_BYTES * (B.T @ B).nnz - 1)
+            meta_graph(E, max_bytes=_META_GRAPH_ENTRY_BYTES * (B.T @ B).nnz
+                       + _META_GRAPH_LABEL_BYTES * E.labels.size - 1)
     with pytest.raises(MemoryBudgetError, match="meta-graph") as info:
         cclust.consensus("mcla", E, 4, random_state=0, max_bytes=100_000)
     assert "hbgf or kcc" in str(info.value)
@@ -716,7 +717,8 @@ def test_best_of_passes_the_budget_on_and_keeps_one_result():
     every candidate is a MemoryBudgetError (skipped by ``cclust run``), not a ValidationError."""
     _, E = _ensemble(600, 30, (10, 20), seed=4)
     res = cclust.consensus("best-of", E, 4, random_state=0, max_bytes=200_000)
-    assert res.extras["failures"]["mcla"].startswith("MemoryBudgetError: the meta-graph of")
+    assert res.extras["failures"]["mcla"].startswith(
+        "MemoryBudgetError: the one-hot of 600 x 30 labels and the meta-graph of")
     assert res.extras["winner"] in ("kcc", "hbgf") and np.isnan(res.extras["scores"]["mcla"])
     free = cclust.consensus("best-of", E, 4, random_state=0)
     assert "mcla" not in free.extras["failures"]

@@ -51,6 +51,12 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes, entries=None):
 #: off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become (twice
 #: the entries), alive with it. Measured: 78-82 bytes an entry at 1.6 and 6.5 million entries.
 _META_GRAPH_ENTRY_BYTES = 84
+#: Bytes per label beside the meta-graph: the one-hot in CSR and its CSC copy (alive together
+#: while converted), the object-weighted copy the Jaccard product reads, 12 bytes each, and
+#: MCLA's association pass. Fitted with the entry term on MCLA's peaks on noisy refinements
+#: (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50 objects x partitions: 28.2 bytes a label (the
+#: entry term alone asked 0.78 and 0.35 of those peaks).
+_META_GRAPH_LABEL_BYTES = 28
 
 
 #: Every how many objects the sampled counts of the meta-graph's entries read, in turn: the
@@ -84,15 +90,16 @@ def _meta_graph_entries(ensemble):
     return cluster_overlaps(ensemble)[0]
 
 
-def _meta_graph_figure(entries):
-    return entries * _META_GRAPH_ENTRY_BYTES
+def _meta_graph_figure(entries, ensemble):
+    return entries * _META_GRAPH_ENTRY_BYTES + _META_GRAPH_LABEL_BYTES * ensemble.n_samples * ensemble.n_partitions
 
 
 _META_GRAPH_ADVICE = "use fewer or coarser basic partitions, or hbgf or kcc (no meta-graph)"
 
 
 def _meta_graph_what(ensemble):
-    return f"the meta-graph of {int(ensemble.offsets[-1])} clusters"
+    return f"the one-hot of {ensemble.n_samples} x {ensemble.n_partitions} labels and the meta-graph of " \
+           f"{int(ensemble.offsets[-1])} clusters"
 
 
 def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
@@ -102,14 +109,14 @@ def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
     or r^2 an object) fit."""
     budget = memory_budget(max_bytes)
     total = int(ensemble.offsets[-1])
-    if _meta_graph_figure(min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2)) <= budget:
+    if _meta_graph_figure(min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2), ensemble) <= budget:
         return                          # no count can exceed the budget: the exact one follows alone
     for stride in _SAMPLE_STRIDES:
         if ensemble.n_samples < 4 * stride:
             continue
         bound = cluster_overlaps(ensemble, stride=stride)[0]
-        if _meta_graph_figure(bound) > budget:
-            require_memory(_meta_graph_figure(bound),
+        if _meta_graph_figure(bound, ensemble) > budget:
+            require_memory(_meta_graph_figure(bound, ensemble),
                            f"{_meta_graph_what(ensemble)} (at least {bound} pairs of clusters sharing objects, "
                            f"counted on every {stride}th object)", _META_GRAPH_ADVICE, max_bytes, lower_bound=True)
 
@@ -122,7 +129,7 @@ def _require_meta_graph(ensemble, max_bytes=None, entries=None):
     if entries is None:
         refuse_meta_graph_on_sample(ensemble, max_bytes)
         entries = _meta_graph_entries(ensemble)
-    require_memory(_meta_graph_figure(entries),
+    require_memory(_meta_graph_figure(entries, ensemble),
                    f"{_meta_graph_what(ensemble)} ({entries} pairs of clusters sharing objects)",
                    _META_GRAPH_ADVICE, max_bytes)
 

@@ -8,7 +8,7 @@ import cclust
 from cclust.consensus_functions.graph import mcla
 from cclust.consensus_functions.woec import object_weights, womc
 from cclust.errors import MemoryBudgetError
-from cclust.graph._meta import _SAMPLE_STRIDE, cluster_overlaps
+from cclust.graph._meta import _META_GRAPH_ENTRY_BYTES, _META_GRAPH_LABEL_BYTES, _SAMPLE_STRIDE, cluster_overlaps
 
 
 def reference_sums(labels, weights):
@@ -133,10 +133,13 @@ def test_a_meta_graph_far_over_the_budget_refuses_on_the_sampled_count(method):
     assert 0 < bound < exact
     eighth = cluster_overlaps(E, stride=8)[0]
     assert bound < eighth < exact
+    one_hot = _META_GRAPH_LABEL_BYTES * E.labels.size
     with pytest.raises(MemoryBudgetError, match="at least .* counted on every 8th object"):
-        method(E, 3, random_state=0, max_bytes=84 * bound)          # the 64th's bound fits, the 8th's does not
+        # the 64th's bound fits, the 8th's does not
+        method(E, 3, random_state=0, max_bytes=_META_GRAPH_ENTRY_BYTES * bound + one_hot)
     with pytest.raises(MemoryBudgetError, match=f"\\({exact} pairs of clusters"):
-        method(E, 3, random_state=0, max_bytes=84 * exact - 1)     # the bound fits, the exact count does not
+        # the bound fits, the exact count does not
+        method(E, 3, random_state=0, max_bytes=_META_GRAPH_ENTRY_BYTES * exact + one_hot - 1)
 
 
 def _blobs_and_ensemble(n, r, seed=0):
