@@ -7,6 +7,7 @@ and the documentation blocks of their parameters.
 import numpy as np
 
 from cclust._lloyd import best_of_restarts
+from cclust.consensus_functions._starts import kernel
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
 from cclust.graph import honour_n_clusters
@@ -33,13 +34,6 @@ def require_complete(ensemble, method):
             "must sum to one, so every object must be labelled in every partition. Drop the objects "
             "(ensemble.take(objects=...)) or the partitions with missing labels.")
     return E
-
-
-def _voting():
-    """The compiled lookup passes (imported on first use)."""
-    from cclust._ext import _voting
-
-    return _voting
 
 
 class Memberships:
@@ -104,7 +98,7 @@ class Memberships:
     def cross(self, M):
         """B^T M, (sum K_i, k)."""
         if self.hard:
-            return _voting().label_sums(self.ensemble.compact_labels(), self.offsets,
+            return kernel().label_sums(self.ensemble.compact_labels(), self.offsets,
                                         np.ascontiguousarray(M, dtype=np.float64), default_threads())
         return np.asarray(self.B.T @ M)
 
@@ -112,14 +106,14 @@ class Memberships:
         """U_i^T M for partition i alone, (K_i, k)."""
         if self.hard:
             column = np.ascontiguousarray(self.codes_of(i))
-            return _voting().label_sums(column[:, None], np.array([0, self.K[i]], dtype=np.int64),
+            return kernel().label_sums(column[:, None], np.array([0, self.K[i]], dtype=np.int64),
                                         np.ascontiguousarray(M, dtype=np.float64), default_threads())
         return self.B[:, self.block(i)].T @ M
 
     def combine(self, Q):
         """B Q, (n, k)."""
         if self.hard:
-            return _voting().scores(self.ensemble.compact_labels(), self.offsets,
+            return kernel().scores(self.ensemble.compact_labels(), self.offsets,
                                     np.ascontiguousarray(Q, dtype=np.float64), default_threads())
         return np.asarray(self.B @ Q)
 

@@ -505,18 +505,14 @@ def _dwh_pass(data, k, order, fast):
         return data.combine(Q)
     M = data.matched_dense(first, np.arange(data.K[first]), k_cols)
     for b, sb in zip(order[1:], s[1:]):
-        if data.hard:
-            lab = data.codes_of(b)
-            T = np.stack([np.bincount(lab, weights=M[:, c], minlength=int(data.K[b])) for c in range(k_cols)], axis=1)
-        else:
-            T = data.cross_block(b, M)
+        T = data.cross_block(b, M)   # a hard ensemble's: one pass over the codes, summed in object order
         cols = match_columns(_prefer_empty(T, M.sum(axis=0)), maximize=True)
         M *= 1.0 - sb
         if data.hard:
             # U_b P_b has a single one per row: add s_b there, in place (adding s_b * 0 to the
             # other entries changes nothing), instead of forming the dense (n, k_cols) matrix
             rows = np.arange(data.n)
-            M[rows, cols[lab]] += sb
+            M[rows, cols[data.codes_of(b)]] += sb
         else:
             M += sb * data.matched_dense(b, cols, k_cols)
         if k < k_cols:
