@@ -777,3 +777,31 @@ def test_transfer_cut_row_blocks_are_the_rows_of_b():
         assert block.shape == B[start:stop].shape
         assert (block != B[start:stop]).nnz == 0
         assert np.array_equal(block.indptr, B[start:stop].indptr)
+
+
+def test_hbgf_counts_its_bipartite_graph_before_forming_it(monkeypatch):
+    """HBGF built its bipartite graph (and the int32 label matrix it is written from, 17 bytes a
+    label) before METIS's guard refused it: at 10^6 x 100 that was 1.6 GB held by a call that then
+    refused. The edges are now counted from the stored codes (identical rows merged, missing
+    labels left out) and refused first; the count is the graph's exactly."""
+    from cclust.graph import _bipartite
+    from cclust.graph import hbgf_graph, hbgf_graph_entries
+
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 4, size=(400, 12))
+    labels[200:] = labels[:200]                        # identical rows, merged
+    full = labels.copy()
+    labels[rng.random(labels.shape) < 0.1] = -1        # missing labels, no edge
+    for E in (cclust.Ensemble(full), cclust.Ensemble(labels)):
+        for k in (2, 6, 50):                           # the cap on a merged group changes with K
+            groups, rows, entries = hbgf_graph_entries(E, k)
+            G, built_groups, _ = hbgf_graph(E, k)
+            assert (rows, entries) == (G.shape[0], 2 * G.nnz)
+            assert (groups is None) == (built_groups is None)
+    formed = []
+    monkeypatch.setattr(_bipartite, "one_hot_in_order", lambda *a, **k: formed.append(1))
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(_bipartite.BIPARTITE_BYTES_PER_ENTRY * entries - 1))
+    fresh = cclust.Ensemble(labels)
+    with pytest.raises(MemoryBudgetError, match=rf"METIS on the bipartite graph of {rows} objects .*kcc"):
+        cclust.consensus("hbgf", fresh, 50, random_state=0)
+    assert not formed and "labels" not in fresh._cache      # refused before the graph and the int32 labels

@@ -90,8 +90,10 @@ from cclust.graph._bipartite import (
     bipartite_partition,
     has_empty_part,
     hbgf_graph,
+    hbgf_graph_entries,
     one_hot_in_order,
     partition_bipartite_groups,
+    require_hbgf_graph,
 )
 from cclust.graph._sizes import (
     AUTO_CUT_RATIO,
@@ -118,6 +120,7 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",
-           "one_hot_in_order", "hbgf_graph", "check_sizes", "separated_coassociation", "choose_sizes",
+           "one_hot_in_order", "hbgf_graph", "hbgf_graph_entries", "require_hbgf_graph", "check_sizes",
+           "separated_coassociation", "choose_sizes",
            "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
            "TCUT_DENSE_MAX"]

@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from cclust.ensemble import Ensemble, identical_label_rows
+from cclust._codes import missing_mask
+from cclust.ensemble import Ensemble
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import EDGE_WEIGHT_RESOLUTION, honour_n_clusters, partition_graph
 from cclust.graph._merge import Groups, cap_groups, identical_rows, merge_cap
@@ -21,6 +22,8 @@ from cclust.validation import RandomStateLike, require_memory
 #: Python allocation profile), the whole call's resident-set peak 96 at 10^5 objects x 100
 #: partitions of 8 to 317 clusters (``benchmarks/bench_memory_scale.py``).
 BIPARTITE_BYTES_PER_ENTRY = 96
+
+_BIPARTITE_ADVICE = "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)"
 
 
 def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
@@ -75,7 +78,7 @@ def partition_bipartite_groups(G: Any, groups: Groups | None, top: float | None,
     m, n_c = G.shape
     require_memory(BIPARTITE_BYTES_PER_ENTRY * 2 * G.nnz,
                    f"METIS on the bipartite graph of {m} objects and {n_c} clusters ({2 * G.nnz} edge entries)",
-                   "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)")
+                   _BIPARTITE_ADVICE)
     row_weights: npt.NDArray[np.integer[Any]] | None
     if groups is None:
         resolution = EDGE_WEIGHT_RESOLUTION
@@ -184,6 +187,39 @@ def one_hot_in_order(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
     return B
 
 
+def hbgf_graph_entries(ensemble: Ensemble, n_clusters: int) -> tuple[Groups | None, int, int]:
+    """The size of HBGF's merged bipartite graph (:func:`hbgf_graph`) before any of it is formed.
+
+    Counted from the stored label codes: the groups of identically labelled objects
+    (:meth:`cclust.Ensemble.distinct_rows`, cached on the ensemble) capped as :func:`cap_groups`
+    caps them, and the labels of one object per group. Returns ``(groups, rows, entries)``:
+    the capped groups (None when every row stays its own), the number of object rows and the
+    adjacency entries METIS gets (both directions of every edge).
+    """
+    groups = cap_groups(ensemble.distinct_rows(), merge_cap(ensemble.n_samples, n_clusters))
+    codes = ensemble.compact_labels()
+    rows = codes.shape[0] if groups is None else int(groups[0].shape[0])
+    if not ensemble.has_missing:
+        return groups, rows, 2 * rows * codes.shape[1]
+    labelled = 0
+    for lo in range(0, rows, _ROW_BLOCK):   # blocks bound the boolean copy
+        hi = min(rows, lo + _ROW_BLOCK)
+        block = codes[lo:hi] if groups is None else codes[groups[0][lo:hi]]
+        labelled += block.size - int(np.count_nonzero(missing_mask(block)))
+    return groups, rows, 2 * labelled
+
+
+def require_hbgf_graph(ensemble: Ensemble, n_clusters: int) -> Groups | None:
+    """Refuse HBGF's bipartite METIS cut past the memory budget before its graph (or the int32
+    label matrix it is written from) exists: :func:`partition_bipartite_groups`'s figure on the
+    count of :func:`hbgf_graph_entries`. Returns the capped groups."""
+    groups, rows, entries = hbgf_graph_entries(ensemble, n_clusters)
+    require_memory(BIPARTITE_BYTES_PER_ENTRY * entries,
+                   f"METIS on the bipartite graph of {rows} objects and {int(ensemble.offsets[-1])} clusters "
+                   f"({entries} edge entries)", _BIPARTITE_ADVICE)
+    return groups
+
+
 def hbgf_graph(ensemble: Ensemble, n_clusters: int) -> tuple[Any, Groups | None, npt.NDArray[np.float64]]:
     """HBGF's merged bipartite graph straight from the label matrix.
 
@@ -196,9 +232,8 @@ def hbgf_graph(ensemble: Ensemble, n_clusters: int) -> tuple[Any, Groups | None,
     entries scaled by the group sizes; ``groups`` as :func:`cap_groups` returns it; and the
     partition weight of every column of G.
     """
-    identical = identical_label_rows(ensemble.labels)
-    order = canonical_cluster_order(ensemble, identical)
+    groups = require_hbgf_graph(ensemble, n_clusters)
+    order = canonical_cluster_order(ensemble, ensemble.distinct_rows())
     weight_by_rank = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
-    groups = cap_groups(identical, merge_cap(ensemble.n_samples, n_clusters))
     G = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=weight_by_rank)
     return (G if groups is None else _scale_rows(G, groups[2])), groups, weight_by_rank

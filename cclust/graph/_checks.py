@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from cclust.ensemble import Ensemble, as_ensemble, identical_label_rows
+from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.validation import check_int, require_memory
 
@@ -102,10 +102,10 @@ def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str =
     identically labelled objects read once: its first object is its smallest, its members'
     keys are summed beforehand.
 
-    ``identical`` is :func:`identical_label_rows` of the ensemble's labels (None when every
-    row differs) if the caller has it already; ``"compute"`` computes it here.
+    ``identical`` is :meth:`cclust.Ensemble.distinct_rows` (None when every row differs) if the
+    caller has it already; ``"compute"`` reads it from the ensemble (computed once, cached).
     """
-    groups = identical_label_rows(ensemble.labels) if isinstance(identical, str) else identical
+    groups = ensemble.distinct_rows() if isinstance(identical, str) else identical
     L = ensemble.labels
     n, r = L.shape
     n_c = int(ensemble.offsets[-1])
