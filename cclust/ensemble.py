@@ -168,6 +168,10 @@ def _columns_from(labels):
     return [array[:, j] for j in range(array.shape[1])]
 
 
+#: Rows of one ensemble's codes widened at once by :meth:`Ensemble.join`.
+_JOIN_BLOCK_ROWS = 1 << 15
+
+
 class Ensemble:
     """Basic partitions of the same n objects, relabelled and weighted.
 
@@ -460,6 +464,54 @@ class Ensemble:
     def with_weights(self, weights: npt.ArrayLike | None) -> Ensemble:
         """The same partitions (and provenance) with other weights."""
         return Ensemble(self, weights=weights) if weights is not None else self
+
+    def join(self, other: Ensemble, weights: npt.ArrayLike | None = None) -> Ensemble:
+        """This ensemble's partitions followed by ``other``'s, on the same objects.
+
+        Written from both ensembles' stored codes into the narrowest type that holds them all
+        (never through the int32 labels): joining a million objects' 100 partitions to 20 more
+        takes the 120 MB of the joined uint8 codes, not 1.4 GB of int32 matrices. The result is
+        ``Ensemble(np.column_stack([self.labels, other.labels]), weights)``; provenance is kept
+        when both have it, the index is this ensemble's.
+
+        Parameters
+        ----------
+        other : Ensemble
+            Partitions of the same ``n_samples`` objects, in the same order.
+        weights : array-like of shape (self.n_partitions + other.n_partitions,), default=None
+            Weights of the joined partitions, normalised to sum to one; equal if None.
+
+        Examples
+        --------
+        >>> from cclust import Ensemble
+        >>> Ensemble([[0, 0, 1]]).join(Ensemble([[1, 0, 0], [0, 1, 1]])).n_clusters.tolist()
+        [2, 2, 2]
+        """
+        if not isinstance(other, Ensemble):
+            raise ValidationError(f"other must be an Ensemble, got {type(other).__name__}; "
+                                  "wrap its labels as Ensemble(labels) first.")
+        if other.n_samples != self.n_samples:
+            raise ValidationError(f"other labels {other.n_samples} objects but this ensemble {self.n_samples}: "
+                                  "join ensembles of the same objects, in the same order.")
+        n_clusters = np.concatenate([self._n_clusters, other._n_clusters])
+        dtype = compact_dtype(n_clusters)
+        missing = -1 if dtype == np.int32 else np.iinfo(dtype).max
+        codes = np.empty((self.n_samples, n_clusters.shape[0]), dtype=dtype)
+        r = self.n_partitions
+        for part, columns in ((self._codes, slice(0, r)), (other._codes, slice(r, None))):
+            if part.dtype == dtype:
+                codes[:, columns] = part
+                continue
+            for start in range(0, part.shape[0], _JOIN_BLOCK_ROWS):   # blocks bound the temporaries
+                block = part[start:start + _JOIN_BLOCK_ROWS]
+                out = block.astype(dtype)
+                out[_missing(block)] = missing
+                codes[start:start + _JOIN_BLOCK_ROWS, columns] = out
+        provenance = None if self._provenance is None or other._provenance is None else \
+            self._provenance + other._provenance
+        joined = Ensemble.__new__(Ensemble)
+        joined._init(codes, n_clusters, self._check_weights(weights, n_clusters.shape[0]), provenance, self._index)
+        return joined
 
     # -- views of the same partitions ------------------------------------------------------------
     @overload

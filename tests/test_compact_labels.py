@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from cclust import Ensemble
+from cclust.errors import ValidationError
 from cclust._ext import _kmeans as km
 from cclust._ext import _voting as vt
 from reference_kmeans import UC, UH, ULP
@@ -174,3 +175,41 @@ def test_compact_store_keeps_every_view_and_old_pickles():
         present = column[column >= 0]
         _, first = np.unique(present, return_index=True)
         assert np.all(np.diff(first) > 0) and present[0] == 0
+
+
+def _assert_same_ensemble(a, b):
+    assert a.compact_labels().dtype == b.compact_labels().dtype
+    assert np.array_equal(a.compact_labels(), b.compact_labels())
+    assert np.array_equal(a.labels, b.labels)
+    assert np.array_equal(a.n_clusters, b.n_clusters) and np.allclose(a.weights, b.weights)
+    assert a == b
+
+
+@pytest.mark.parametrize("widths", [(5, 9), (5, 300), (300, 5), (300, 70_000), (70_000, 5)])
+def test_join_writes_the_stacked_ensemble_from_the_codes(widths):
+    """Ensemble.join equals the ensemble of the stacked int32 labels, whatever the codes' types
+    on either side (uint8, uint16, int32) and with missing labels, whose code changes with the type."""
+    rng = np.random.default_rng(sum(widths))
+    n = 70_001 if max(widths) > 60_000 else 400
+    parts = []
+    for k in widths:
+        L = [np.arange(n) % k, rng.integers(0, 3, size=n)]
+        for column in L:
+            column[rng.random(n) < 0.05] = -1
+        parts.append(Ensemble(L, provenance=["a", "b"]))
+    weights = rng.random(4) + 0.1
+    joined = parts[0].join(parts[1], weights=weights)
+    stacked = np.column_stack([parts[0].labels, parts[1].labels])
+    _assert_same_ensemble(joined, Ensemble(stacked, weights=weights, provenance=["a", "b", "a", "b"]))
+    equal = parts[0].join(parts[1])
+    assert np.allclose(equal.weights, 0.25)
+
+
+def test_join_refuses_other_objects_and_keeps_the_index():
+    A = Ensemble([[0, 1, 1], [1, 1, 0]], index=["x", "y", "z"])     # two partitions of three objects
+    B = Ensemble([[0, 0, 1]])
+    assert A.join(B).index == A.index and A.join(B).provenance is None
+    with pytest.raises(ValidationError, match="other labels 2 objects but this ensemble 3"):
+        A.join(Ensemble([[0, 1]]))
+    with pytest.raises(ValidationError, match="other must be an Ensemble"):
+        A.join([[0, 1]])

@@ -78,7 +78,7 @@ def _public_functions():
     """(name, callable) of the functions whose signatures must stay fully annotated."""
     out = [(f"cclust.{name}", getattr(cclust, name))
            for name in ("consensus", "generate", "show_config", "get", "available", "register")]
-    out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name)) for name in ("__init__", "take", "with_weights")]
+    out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name)) for name in ("__init__", "take", "with_weights", "join")]
     out += [(f"cclust.Ensemble.{name}", getattr(Ensemble, name).fget)
             for name in ("labels", "n_samples", "n_partitions", "shape", "n_clusters", "offsets", "weights",
                          "provenance", "has_missing", "labelled")]

@@ -168,18 +168,17 @@ def usenc_bytes(n, n_given, given_columns, n_partitions, workers, p, k, k_range,
 
     * generation: each running clusterer's per-object arrays, one dense representative graph
       (see the constants' note) and the labels made (int64, 8 bytes an object and partition);
-    * consensus: with given partitions, their int32 labels, the generated ones' and the joined
-      matrix (4 bytes an object and partition each), the joined ensemble's codes (2 bytes), and
-      the transfer cut of every label row (all distinct) against the given clusters and the
-      generated ones (K_i at the middle of ``k_range``), :func:`transfer_cut_bytes`.
+    * consensus: with given partitions, the joined ensemble's codes (:meth:`cclust.Ensemble.join`,
+      at most 2 bytes an object and partition), and the transfer cut of every label row (all
+      distinct) against the given clusters and the generated ones (K_i at the middle of
+      ``k_range``), :func:`transfer_cut_bytes`.
     """
     low, high = k_range
     middle = (low + high) // 2
     per_object = USPEC_OBJECT_NEIGHBOR_BYTES * k + USPEC_OBJECT_CLUSTER_BYTES * middle
     generation = workers * per_object * n + USPEC_REPRESENTATIVE_PAIR_BYTES * p * p + 8 * n * n_partitions
     total = n_given + n_partitions
-    stacked = 4 * n * (n_given + n_partitions + total) if n_given else 0
-    consensus = stacked + 2 * n * total + transfer_cut_bytes(n, n, n * total, given_columns + n_partitions * middle,
+    consensus = 2 * n * total + transfer_cut_bytes(n, n, n * total, given_columns + n_partitions * middle,
                                                              n_clusters, code_bytes=2)  # rows all distinct: no copy
     return max(generation, consensus)
 
@@ -291,8 +290,8 @@ def usenc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike, n
         joined = generated
     else:
         r = ensemble.n_partitions
-        joined = Ensemble(np.column_stack([ensemble.labels, generated.labels]),
-                          weights=np.concatenate([ensemble.weights * r, np.ones(generated.n_partitions)]))
+        joined = ensemble.join(generated, weights=np.concatenate([ensemble.weights * r,
+                                                                  np.ones(generated.n_partitions)]))
     result = tcut(joined, n_clusters, n_init=n_init, max_iter=max_iter, max_bytes=max_bytes,
                   random_state=random_state, n_jobs=n_jobs)
     return ConsensusResult.from_labels(result.labels, objective=result.objective, objective_name=_OBJECTIVE,
