@@ -168,8 +168,9 @@ def _columns_from(labels):
     return [array[:, j] for j in range(array.shape[1])]
 
 
-#: Rows of one ensemble's codes widened at once by :meth:`Ensemble.join`.
-_JOIN_BLOCK_ROWS = 1 << 15
+#: Rows of the codes read at once where a copy of every label would otherwise be made
+#: (:meth:`Ensemble.join`, :func:`labelled_weight`): a few MB of temporaries.
+_BLOCK_ROWS = 1 << 15
 
 
 class Ensemble:
@@ -502,11 +503,11 @@ class Ensemble:
             if part.dtype == dtype:
                 codes[:, columns] = part
                 continue
-            for start in range(0, part.shape[0], _JOIN_BLOCK_ROWS):   # blocks bound the temporaries
-                block = part[start:start + _JOIN_BLOCK_ROWS]
+            for start in range(0, part.shape[0], _BLOCK_ROWS):   # blocks bound the temporaries
+                block = part[start:start + _BLOCK_ROWS]
                 out = block.astype(dtype)
                 out[_missing(block)] = missing
-                codes[start:start + _JOIN_BLOCK_ROWS, columns] = out
+                codes[start:start + _BLOCK_ROWS, columns] = out
         provenance = None if self._provenance is None or other._provenance is None else \
             self._provenance + other._provenance
         joined = Ensemble.__new__(Ensemble)
@@ -1044,7 +1045,13 @@ def labelled_weight(ensemble):
     labels): IVC's ceiling, SEC's ||b_x||_W^2."""
     if not ensemble.has_missing:
         return np.full(ensemble.n_samples, ensemble.weights.sum())
-    return ensemble.labelled.astype(np.float64) @ ensemble.weights
+    # NumPy's row sums over blocks of rows: no float64 copy of every label, and the same sums
+    # whatever BLAS or its threads (a matrix-vector product's order is theirs).
+    codes, weights = ensemble.compact_labels(), ensemble.weights
+    out = np.empty(ensemble.n_samples)
+    for start in range(0, codes.shape[0], _BLOCK_ROWS):
+        np.sum(~_missing(codes[start:start + _BLOCK_ROWS]) * weights, axis=1, out=out[start:start + _BLOCK_ROWS])
+    return out
 
 
 def require_every_object_labelled(ensemble, method, reason, name="ensemble"):
@@ -1053,7 +1060,9 @@ def require_every_object_labelled(ensemble, method, reason, name="ensemble"):
     names how many, the first few and the fix."""
     if not ensemble.has_missing:
         return
-    unlabelled = np.flatnonzero(~ensemble.labelled.any(axis=1))
+    codes = ensemble.compact_labels()
+    unlabelled = np.flatnonzero(np.concatenate([_missing(codes[start:start + _BLOCK_ROWS]).all(axis=1)
+                                                for start in range(0, codes.shape[0], _BLOCK_ROWS)]))
     if unlabelled.size:
         more = " ..." if unlabelled.size > 5 else ""
         raise ValidationError(

@@ -270,3 +270,21 @@ def test_distinct_rows_group_identically_labelled_objects_read_only():
     with pytest.raises(ValueError):
         inverse[0] = 1
     assert Ensemble(np.arange(4)).distinct_rows() is None and Ensemble(np.arange(4)).n_distinct_rows == 4
+
+
+def test_labelled_weight_and_unlabelled_objects_read_the_codes_by_blocks():
+    """Both read the codes a block of rows at a time (no float64 copy of every label); the sums
+    are NumPy's row sums, the same whatever BLAS does, and the refusal finds an unlabelled
+    object in any block."""
+    from cclust.ensemble import labelled_weight, require_every_object_labelled
+
+    rng = np.random.default_rng(5)
+    L = rng.integers(0, 4, size=(70_001, 9))
+    L[rng.random(L.shape) < 0.2] = -1
+    L[:, 0] = np.maximum(L[:, 0], 0)
+    E = Ensemble(L, weights=rng.random(9) + 0.1)
+    assert np.array_equal(labelled_weight(E), np.where(L >= 0, E.weights, 0.0).sum(axis=1))
+    require_every_object_labelled(E, "ecpcs", "places objects through their clusters")
+    L[[3, 40_000, 70_000]] = -1
+    with pytest.raises(ValidationError, match=r"3 object\(s\) are missing from every partition.*\[3, 40000, 70000\]"):
+        require_every_object_labelled(Ensemble(L), "ecpcs", "places objects through their clusters")
