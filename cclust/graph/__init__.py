@@ -86,7 +86,9 @@ from cclust.graph._metis import (
 )
 from cclust.graph._merge import MERGE_CAP_DIVISOR, cap_groups, identical_rows, merge_cap, mix64
 from cclust.graph._bipartite import (
+    BIPARTITE_BYTES_PER_ENTRY,
     bipartite_affinity,
+    bipartite_bytes,
     bipartite_partition,
     has_empty_part,
     hbgf_graph,
@@ -97,13 +99,18 @@ from cclust.graph._sizes import (
     AUTO_CUT_RATIO,
     ESTIMATED_UFACTOR,
     PARTS_PER_CLUSTER,
+    FINE_CUTS,
     SIZE_WEIGHT_UNIT,
     SIZES,
+    UNCHECKED_ESTIMATE_BYTES,
     check_sizes,
     choose_sizes,
     cut_with_sizes,
+    estimate_bytes,
     estimate_clusters,
+    estimate_route,
     object_size_weights,
+    require_estimate_memory,
     separated_coassociation,
     size_weights,
 )
@@ -119,5 +126,6 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",
            "one_hot_in_order", "hbgf_graph", "check_sizes", "separated_coassociation", "choose_sizes",
-           "estimate_clusters", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
+           "estimate_clusters", "estimate_route", "estimate_bytes", "require_estimate_memory", "FINE_CUTS",
+           "UNCHECKED_ESTIMATE_BYTES", "bipartite_bytes", "BIPARTITE_BYTES_PER_ENTRY", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
            "TCUT_DENSE_MAX"]

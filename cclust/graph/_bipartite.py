@@ -23,6 +23,14 @@ from cclust.validation import RandomStateLike, require_memory
 BIPARTITE_BYTES_PER_ENTRY = 96
 
 
+def bipartite_bytes(n_edges: int) -> int:
+    """Peak bytes of METIS on a bipartite graph of ``n_edges`` object-cluster edges (each an
+    entry in both directions): :data:`BIPARTITE_BYTES_PER_ENTRY` an adjacency entry. What
+    :func:`partition_bipartite_groups` asks of the memory budget, and what the size estimate
+    (:func:`cclust.graph.estimate_clusters`) weighs before it chooses its fine cut."""
+    return BIPARTITE_BYTES_PER_ENTRY * 2 * int(n_edges)
+
+
 def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
                         object_weights: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.int64], float, int]:
     """Partition the bipartite graph [[0, M], [M.T, 0]] of objects and clusters (HBGF, WOHB).
@@ -63,19 +71,21 @@ def _scale_rows(G, counts):
 
 def partition_bipartite_groups(G: Any, groups: Groups | None, top: float | None, n_clusters: int, *,
                                random_state: RandomStateLike, ufactor: int | None,
-                               object_weights: npt.ArrayLike | None = None
+                               object_weights: npt.ArrayLike | None = None, max_bytes: int | None = None
                                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], float]:
     """METIS on [[0, G], [G^T, 0]], G's rows being objects merged by ``groups`` (see
     :func:`bipartite_partition`) and its columns clusters.
 
     ``G`` is CSR with sorted indices; ``top`` is the heaviest edge of the unmerged graph;
-    ``object_weights`` the (unmerged) objects' vertex weights or None (all 1).
+    ``object_weights`` the (unmerged) objects' vertex weights or None (all 1); ``max_bytes``
+    the memory budget (:func:`cclust.validation.memory_budget`) the call's
+    :func:`bipartite_bytes` must fit.
     Returns the part of every object (unmerged), the part of every cluster and the cut.
     """
     m, n_c = G.shape
-    require_memory(BIPARTITE_BYTES_PER_ENTRY * 2 * G.nnz,
+    require_memory(bipartite_bytes(G.nnz),
                    f"METIS on the bipartite graph of {m} objects and {n_c} clusters ({2 * G.nnz} edge entries)",
-                   "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)")
+                   "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)", max_bytes)
     row_weights: npt.NDArray[np.integer[Any]] | None
     if groups is None:
         resolution = EDGE_WEIGHT_RESOLUTION
