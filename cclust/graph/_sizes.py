@@ -175,6 +175,10 @@ UNCHECKED_ESTIMATE_BYTES = 256 << 20
 FINE_CUTS = ("metis", "kcc")
 
 
+#: KCC's utility when it makes the fine cut (see :func:`estimate_clusters`).
+FINE_CUT_UTILITY = "uc"
+
+
 def _n_parts(ensemble: Ensemble, n_clusters: int, parts_per_cluster: int) -> int:
     return min(ensemble.n_samples, max(n_clusters, int(parts_per_cluster) * n_clusters))
 
@@ -296,7 +300,7 @@ def _kcc_fine_cut(ensemble, n_parts, random_state, n_threads):
         n_parts = min(n_parts, ensemble.n_distinct_rows)
     if n_parts < 2:
         return np.zeros(ensemble.n_samples, dtype=np.int64)
-    return get("kcc")(ensemble, n_parts, utility="uc", n_init=1, random_state=random_state,
+    return get("kcc")(ensemble, n_parts, utility=FINE_CUT_UTILITY, n_init=1, random_state=random_state,
                       n_jobs=n_threads).labels
 
 
