@@ -179,7 +179,10 @@ def test_kcc_fine_cut_gives_a_valid_estimate(monkeypatch):
 
 def test_kcc_fine_cut_with_few_distinct_label_vectors():
     # 5 distinct label vectors, 3 * 3 parts asked: KCC cuts into at most 5.
+    # (KCC alone would split identically labelled objects to fill 9 parts.)
     L = np.repeat(np.array([[0, 0], [0, 1], [1, 1], [1, 2], [2, 2]]), 20, axis=0)
+    fine = sizes_module._kcc_fine_cut(Ensemble(L), 9, 0, 1)
+    assert same_partition(fine, np.repeat(np.arange(5), 20))
     est = estimate_clusters(Ensemble(L), 3, random_state=0, max_bytes=1 << 10)
     assert np.unique(est).shape[0] == 3
 
