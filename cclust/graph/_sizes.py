@@ -197,11 +197,11 @@ def estimate_route(ensemble: EnsembleLike, n_clusters: int, *, parts_per_cluster
     budget = memory_budget(max_bytes)
     if bipartite_bytes(int(ensemble.cluster_sizes.sum())) <= budget:
         return "metis"
-    identical = ensemble.distinct_rows()
-    if identical is None:
+    capped = cap_groups(ensemble.distinct_rows(),
+                        merge_cap(ensemble.n_samples, _n_parts(ensemble, n_clusters, parts_per_cluster)))
+    if capped is None:  # every row differs: the bound was the figure
         return "kcc"
-    firsts = cap_groups(identical, merge_cap(ensemble.n_samples, _n_parts(ensemble, n_clusters,
-                                                                         parts_per_cluster)))[0]
+    firsts = capped[0]
     labelled = ensemble.n_partitions * firsts.shape[0]
     if ensemble.has_missing:  # the labels of each row, counted by a lookup pass (nothing n x r)
         per_row = _scores(ensemble, np.ones((int(ensemble.offsets[-1]), 1)), check_n_jobs(None)).reshape(-1)
