@@ -90,7 +90,8 @@ def main():
                     load = " ".join(handle.read().split()[:3])
                 done = subprocess.run([sys.executable, "-c", _CHILD, spec], capture_output=True, text=True, env=env)
                 if done.returncode:
-                    print(f"| {n} x {args.partitions} | {measure} | failed: {done.stderr.strip()[-200:]} | | | | {load} |")
+                    tail = done.stderr.strip()[-200:]
+                    print(f"| {n} x {args.partitions} | {measure} | failed: {tail} | | | | {load} |")
                     continue
                 out = json.loads(done.stdout.strip().splitlines()[-1])
                 outcome = out.get("refused") or f"{out['used']}, cuts {out['cuts']}"

@@ -127,5 +127,6 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",
            "one_hot_in_order", "hbgf_graph", "check_sizes", "separated_coassociation", "choose_sizes",
            "estimate_clusters", "estimate_route", "estimate_bytes", "require_estimate_memory", "FINE_CUTS",
-           "UNCHECKED_ESTIMATE_BYTES", "bipartite_bytes", "BIPARTITE_BYTES_PER_ENTRY", "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
+           "UNCHECKED_ESTIMATE_BYTES", "bipartite_bytes", "BIPARTITE_BYTES_PER_ENTRY",
+           "size_weights", "object_size_weights", "cut_with_sizes", "TransferCut", "tcut", "one_blas_thread", "blas_team", "BLAS_TEAM_FROM", "cut_dendrogram",
            "TCUT_DENSE_MAX"]
