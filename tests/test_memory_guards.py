@@ -785,7 +785,7 @@ def test_hbgf_counts_its_bipartite_graph_before_forming_it(monkeypatch):
     refused. The edges are now counted from the stored codes (identical rows merged, missing
     labels left out) and refused first; the count is the graph's exactly."""
     from cclust.graph import _bipartite
-    from cclust.graph import hbgf_graph, hbgf_graph_entries
+    from cclust.graph import hbgf_graph, hbgf_graph_edges
 
     rng = np.random.default_rng(3)
     labels = rng.integers(0, 4, size=(400, 12))
@@ -794,13 +794,13 @@ def test_hbgf_counts_its_bipartite_graph_before_forming_it(monkeypatch):
     labels[rng.random(labels.shape) < 0.1] = -1        # missing labels, no edge
     for E in (cclust.Ensemble(full), cclust.Ensemble(labels)):
         for k in (2, 6, 50):                           # the cap on a merged group changes with K
-            groups, rows, entries = hbgf_graph_entries(E, k)
+            groups, rows, edges = hbgf_graph_edges(E, k)
             G, built_groups, _ = hbgf_graph(E, k)
-            assert (rows, entries) == (G.shape[0], 2 * G.nnz)
+            assert (rows, edges) == (G.shape[0], G.nnz)
             assert (groups is None) == (built_groups is None)
     formed = []
     monkeypatch.setattr(_bipartite, "one_hot_in_order", lambda *a, **k: formed.append(1))
-    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(_bipartite.BIPARTITE_BYTES_PER_ENTRY * entries - 1))
+    monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(_bipartite.bipartite_bytes(edges) - 1))
     fresh = cclust.Ensemble(labels)
     with pytest.raises(MemoryBudgetError, match=rf"METIS on the bipartite graph of {rows} objects .*kcc"):
         cclust.consensus("hbgf", fresh, 50, random_state=0)

@@ -106,7 +106,7 @@ def _soft_meta_cluster(soft, hard, n_clusters, *, rng, ufactor, balance, sizes, 
         return labels, cut, {"meta_labels": parts, "association": H, "n_moved": moved, "ufactor": tolerance,
                              "balance": balance}
 
-    return cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_graph)
+    return cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes)
 
 
 # -- the consensus functions ---------------------------------------------------------------------
@@ -312,7 +312,8 @@ def cspa(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_neighbors:
             moved = 0
         return parts, cut, {"n_moved": moved, "ufactor": tolerance}
 
-    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes,
+                                        n_jobs=n_jobs)
     return _result(parts, objective=cut, method="cspa", n_clusters=n_clusters,
                    extras=dict(extras, n_neighbors=n_neighbors, n_candidates=n_candidates, neighbors=neighbors))
 

@@ -304,7 +304,8 @@ def wosp(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
             moved = 0
         return parts, cut, {"n_moved": moved, "ufactor": tolerance}
 
-    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    parts, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes,
+                                        n_jobs=n_jobs)
     return _woec_result(parts, cut, "wosp", w, dict(extras, t=ts, n_neighbors=n_neighbors, neighbors=neighbors))
 
 
@@ -407,7 +408,7 @@ def wohb(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
         labels, cut, moved = graph.partition(random_state=rng, ufactor=tolerance, object_weights=weights)
         return labels, cut, {"n_moved": moved, "ufactor": tolerance}
 
-    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes)
     return _woec_result(labels, cut, "wohb", w, dict(extras, t=graph.model.ts, n_edges=graph.n_edges))
 
 

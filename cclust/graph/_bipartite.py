@@ -26,6 +26,14 @@ BIPARTITE_BYTES_PER_ENTRY = 96
 _BIPARTITE_ADVICE = "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)"
 
 
+def bipartite_bytes(n_edges: int) -> int:
+    """Peak bytes of METIS on a bipartite graph of ``n_edges`` object-cluster edges (each an
+    entry in both directions): :data:`BIPARTITE_BYTES_PER_ENTRY` an adjacency entry. What
+    :func:`partition_bipartite_groups` asks of the memory budget, and what the size estimate
+    (:func:`cclust.graph.estimate_clusters`) weighs before it chooses its fine cut."""
+    return BIPARTITE_BYTES_PER_ENTRY * 2 * int(n_edges)
+
+
 def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
                         object_weights: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.int64], float, int]:
     """Partition the bipartite graph [[0, M], [M.T, 0]] of objects and clusters (HBGF, WOHB).
@@ -66,19 +74,21 @@ def _scale_rows(G, counts):
 
 def partition_bipartite_groups(G: Any, groups: Groups | None, top: float | None, n_clusters: int, *,
                                random_state: RandomStateLike, ufactor: int | None,
-                               object_weights: npt.ArrayLike | None = None
+                               object_weights: npt.ArrayLike | None = None, max_bytes: int | None = None
                                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], float]:
     """METIS on [[0, G], [G^T, 0]], G's rows being objects merged by ``groups`` (see
     :func:`bipartite_partition`) and its columns clusters.
 
     ``G`` is CSR with sorted indices; ``top`` is the heaviest edge of the unmerged graph;
-    ``object_weights`` the (unmerged) objects' vertex weights or None (all 1).
+    ``object_weights`` the (unmerged) objects' vertex weights or None (all 1); ``max_bytes``
+    the memory budget (:func:`cclust.validation.memory_budget`) the call's
+    :func:`bipartite_bytes` must fit.
     Returns the part of every object (unmerged), the part of every cluster and the cut.
     """
     m, n_c = G.shape
-    require_memory(BIPARTITE_BYTES_PER_ENTRY * 2 * G.nnz,
+    require_memory(bipartite_bytes(G.nnz),
                    f"METIS on the bipartite graph of {m} objects and {n_c} clusters ({2 * G.nnz} edge entries)",
-                   _BIPARTITE_ADVICE)
+                   _BIPARTITE_ADVICE, max_bytes)
     row_weights: npt.NDArray[np.integer[Any]] | None
     if groups is None:
         resolution = EDGE_WEIGHT_RESOLUTION
@@ -187,40 +197,41 @@ def one_hot_in_order(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
     return B
 
 
-def hbgf_graph_entries(ensemble: Ensemble, n_clusters: int) -> tuple[Groups | None, int, int]:
+def hbgf_graph_edges(ensemble: Ensemble, n_clusters: int) -> tuple[Groups | None, int, int]:
     """The size of HBGF's merged bipartite graph (:func:`hbgf_graph`) before any of it is formed.
 
     Counted from the stored label codes: the groups of identically labelled objects
     (:meth:`cclust.Ensemble.distinct_rows`, cached on the ensemble) capped as :func:`cap_groups`
-    caps them, and the labels of one object per group. Returns ``(groups, rows, entries)``:
-    the capped groups (None when every row stays its own), the number of object rows and the
-    adjacency entries METIS gets (both directions of every edge).
+    caps them, and the labels of one object per group. Returns ``(groups, rows, edges)``: the
+    capped groups (None when every row stays its own), the number of object rows and the
+    object-cluster edges (:func:`bipartite_bytes` of them is what METIS needs).
     """
     groups = cap_groups(ensemble.distinct_rows(), merge_cap(ensemble.n_samples, n_clusters))
     codes = ensemble.compact_labels()
     rows = codes.shape[0] if groups is None else int(groups[0].shape[0])
     if not ensemble.has_missing:
-        return groups, rows, 2 * rows * codes.shape[1]
+        return groups, rows, rows * codes.shape[1]
     labelled = 0
     for lo in range(0, rows, _ROW_BLOCK):   # blocks bound the boolean copy
         hi = min(rows, lo + _ROW_BLOCK)
         block = codes[lo:hi] if groups is None else codes[groups[0][lo:hi]]
         labelled += block.size - int(np.count_nonzero(missing_mask(block)))
-    return groups, rows, 2 * labelled
+    return groups, rows, labelled
 
 
-def require_hbgf_graph(ensemble: Ensemble, n_clusters: int) -> Groups | None:
+def require_hbgf_graph(ensemble: Ensemble, n_clusters: int, max_bytes: int | None = None) -> Groups | None:
     """Refuse HBGF's bipartite METIS cut past the memory budget before its graph (or the int32
     label matrix it is written from) exists: :func:`partition_bipartite_groups`'s figure on the
-    count of :func:`hbgf_graph_entries`. Returns the capped groups."""
-    groups, rows, entries = hbgf_graph_entries(ensemble, n_clusters)
-    require_memory(BIPARTITE_BYTES_PER_ENTRY * entries,
+    count of :func:`hbgf_graph_edges`. Returns the capped groups."""
+    groups, rows, edges = hbgf_graph_edges(ensemble, n_clusters)
+    require_memory(bipartite_bytes(edges),
                    f"METIS on the bipartite graph of {rows} objects and {int(ensemble.offsets[-1])} clusters "
-                   f"({entries} edge entries)", _BIPARTITE_ADVICE)
+                   f"({2 * edges} edge entries)", _BIPARTITE_ADVICE, max_bytes)
     return groups
 
 
-def hbgf_graph(ensemble: Ensemble, n_clusters: int) -> tuple[Any, Groups | None, npt.NDArray[np.float64]]:
+def hbgf_graph(ensemble: Ensemble, n_clusters: int, max_bytes: int | None = None
+               ) -> tuple[Any, Groups | None, npt.NDArray[np.float64]]:
     """HBGF's merged bipartite graph straight from the label matrix.
 
     Equal to ``bipartite_partition``'s on ``ensemble.one_hot(weighted=True)[:, order]`` (same
@@ -230,9 +241,10 @@ def hbgf_graph(ensemble: Ensemble, n_clusters: int) -> tuple[Any, Groups | None,
 
     Returns ``(G, groups, weight_by_rank)``: G is the CSR of the (merged) objects' rows, its
     entries scaled by the group sizes; ``groups`` as :func:`cap_groups` returns it; and the
-    partition weight of every column of G.
+    partition weight of every column of G. Refused past ``max_bytes`` (the memory budget) before
+    anything is formed (:func:`require_hbgf_graph`).
     """
-    groups = require_hbgf_graph(ensemble, n_clusters)
+    groups = require_hbgf_graph(ensemble, n_clusters, max_bytes)
     order = canonical_cluster_order(ensemble, ensemble.distinct_rows())
     weight_by_rank = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     G = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=weight_by_rank)
