@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cclust/lookup.hpp"
@@ -13,9 +14,21 @@ namespace cclust {
 
 namespace {
 
-template <class T>
+// The rows of the blocks i' >= i of G, one per cluster (one-hot column order), as
+// overlaps_typed<true> leaves them: the output columns (ranks) of the touched cells, in the order
+// they were first touched, and their values.
+struct BlockRows {
+    const double* object_weights;  // n, or null
+    const int64_t* rank;           // sum K_i
+    std::vector<std::vector<int32_t>> columns;
+    std::vector<std::vector<double>> values;
+};
+
+// kTable: also keep every cluster's touched cells and their values in `rows`.
+template <bool kTable, class T>
 int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* offsets, int64_t stride,
-                       const double* weights, double* row_sum, double* row_sq, int n_threads) {
+                       const double* weights, double* row_sum, double* row_sq, BlockRows* rows,
+                       int n_threads) {
     const int64_t m = (n + stride - 1) / stride;  // objects read: 0, stride, 2 stride, ...
     // Every label in range before any histogram is indexed by one.
     std::vector<uint32_t> size(static_cast<size_t>(r));
@@ -71,6 +84,9 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
 #endif
         {
             std::vector<int32_t> tally(static_cast<size_t>(width), 0);
+            // kTable: the cells touched by the current cluster and, with object weights, their sums.
+            std::vector<int64_t> touched;
+            std::vector<double> mass(kTable && rows->object_weights != nullptr ? static_cast<size_t>(width) : 0, 0.0);
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -84,15 +100,31 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                 for (const int64_t* x = begin; x != end; ++x) {
                     const T* row = labels + *x * r;
                     const int64_t l0 = label_code(row[i]);
+                    if (kTable && tally[l0] == 0) touched.push_back(l0);
                     local += tally[l0]++ == 0;
                     int64_t fresh = 0;
                     for (int64_t j = i + 1; j < r; ++j) {
                         const int64_t l = label_code(row[j]);
-                        if (l >= 0) fresh += tally[base[j] + l]++ == 0;
+                        if (l >= 0) {
+                            const bool first_time = tally[base[j] + l]++ == 0;
+                            fresh += first_time;
+                            if (kTable && first_time) touched.push_back(base[j] + l);
+                        }
                     }
                     local += 2 * fresh;
                 }
                 found += local;
+                if (kTable && !mass.empty()) {
+                    // sum of w over the objects in c and in each cell's cluster, in object order
+                    for (const int64_t* x = begin; x != end; ++x) {
+                        const T* row = labels + *x * r;
+                        const double w = rows->object_weights[*x];
+                        for (int64_t j = i; j < r; ++j) {
+                            const int64_t l = label_code(row[j]);
+                            if (l >= 0) mass[base[j] + l] += w;
+                        }
+                    }
+                }
                 if (sums) {
                     const double own = static_cast<double>(end - begin);  // G[c, c] = |c|
                     for (const int64_t* x = begin; x != end; ++x) {
@@ -106,9 +138,24 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                         row_sq[*x] += w_i * acc;
                     }
                 }
+                if (kTable) {
+                    // The cluster's row of the blocks i' >= i, read and cleared cell by cell.
+                    const int64_t g = offsets[i] + c;
+                    std::vector<int32_t>& cols = rows->columns[g];
+                    std::vector<double>& vals = rows->values[g];
+                    cols.resize(touched.size());
+                    vals.resize(touched.size());
+                    for (size_t t = 0; t < touched.size(); ++t) {
+                        const int64_t cell = touched[t];
+                        cols[t] = static_cast<int32_t>(rows->rank[offsets[i] + cell]);
+                        vals[t] = mass.empty() ? static_cast<double>(tally[cell]) : mass[cell];
+                        tally[cell] = 0;
+                        if (!mass.empty()) mass[cell] = 0.0;
+                    }
+                    touched.clear();
                 // Clear the cells the cluster touched: one by one, or the whole histogram when
                 // the cluster touched more labels than the histogram has cells.
-                if ((end - begin) * (r - i) > width) {
+                } else if ((end - begin) * (r - i) > width) {
                     std::fill(tally.begin(), tally.end(), 0);
                 } else {
                     for (const int64_t* x = begin; x != end; ++x) {
@@ -140,8 +187,96 @@ int64_t cluster_overlaps(const void* labels, int32_t label_bytes, int64_t n, int
     }
     if (n == 0 || r == 0) return 0;
     return with_label_codes(labels, label_bytes, [&](auto typed) {
-        return overlaps_typed(typed, n, r, offsets, stride, weights, row_sum, row_sq, n_threads);
+        return overlaps_typed<false>(typed, n, r, offsets, stride, weights, row_sum, row_sq, nullptr, n_threads);
     });
+}
+
+void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                           const int64_t* offsets, const OverlapTable& table, int n_threads) {
+    if (n > std::numeric_limits<int32_t>::max()) {
+        throw std::invalid_argument("more objects than a 32-bit cell count holds");
+    }
+    const int64_t n_c = r > 0 ? offsets[r] : 0;
+    if (n_c > std::numeric_limits<int32_t>::max()) {
+        throw std::invalid_argument("more clusters than a 32-bit column index holds");
+    }
+    {
+        std::vector<char> seen(static_cast<size_t>(n_c), 0);
+        for (int64_t c = 0; c < n_c; ++c) {
+            const int64_t q = table.rank[c];
+            if (q < 0 || q >= n_c || seen[q]) {
+                throw std::invalid_argument("rank must be a permutation of the clusters 0.." + std::to_string(n_c - 1));
+            }
+            seen[q] = 1;
+        }
+    }
+    BlockRows rows{table.object_weights, table.rank, {}, {}};
+    rows.columns.resize(static_cast<size_t>(n_c));
+    rows.values.resize(static_cast<size_t>(n_c));
+    if (n > 0 && r > 0) {
+        with_label_codes(labels, label_bytes, [&](auto typed) {
+            overlaps_typed<true>(typed, n, r, offsets, 1, nullptr, nullptr, nullptr, &rows, n_threads);
+        });
+    }
+    // Row lengths: each cluster's own row of the blocks i' >= i, and the mirror image of every
+    // cell off the diagonal (the only cell of block (i, i) in row c is c itself).
+    int64_t* indptr = table.indptr;
+    std::fill(indptr, indptr + n_c + 1, 0);
+    for (int64_t g = 0; g < n_c; ++g) {
+        const int32_t own = static_cast<int32_t>(table.rank[g]);
+        indptr[own + 1] += static_cast<int64_t>(rows.columns[g].size());
+        for (const int32_t q : rows.columns[g]) {
+            if (q != own) ++indptr[q + 1];
+        }
+    }
+    for (int64_t q = 0; q < n_c; ++q) indptr[q + 1] += indptr[q];
+    if (indptr[n_c] != table.nnz) {
+        throw std::invalid_argument("the overlap table has " + std::to_string(indptr[n_c]) +
+                                    " entries, the output holds " + std::to_string(table.nnz));
+    }
+    std::vector<int64_t> cursor(indptr, indptr + n_c);
+    for (int64_t g = 0; g < n_c; ++g) {
+        const int32_t own = static_cast<int32_t>(table.rank[g]);
+        const std::vector<int32_t>& cols = rows.columns[g];
+        const std::vector<double>& vals = rows.values[g];
+        for (size_t t = 0; t < cols.size(); ++t) {
+            table.indices[cursor[own]] = cols[t];
+            table.data[cursor[own]++] = vals[t];
+            if (cols[t] != own) {
+                table.indices[cursor[cols[t]]] = own;
+                table.data[cursor[cols[t]]++] = vals[t];
+            }
+        }
+        std::vector<int32_t>().swap(rows.columns[g]);
+        std::vector<double>().swap(rows.values[g]);
+    }
+    // Every row sorted by column: its columns are distinct, so the result is one whatever the
+    // order its cells came in.
+    const int threads = n_threads < 1 ? 1 : n_threads;
+    (void)threads;
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        std::vector<std::pair<int32_t, double>> cells;
+#if defined(_OPENMP)
+#pragma omp for schedule(dynamic, 64)
+#endif
+        for (int64_t q = 0; q < n_c; ++q) {
+            const int64_t lo = indptr[q];
+            const int64_t hi = indptr[q + 1];
+            cells.resize(static_cast<size_t>(hi - lo));
+            for (int64_t e = lo; e < hi; ++e) cells[e - lo] = {table.indices[e], table.data[e]};
+            std::sort(cells.begin(), cells.end(),
+                      [](const std::pair<int32_t, double>& a, const std::pair<int32_t, double>& b) {
+                          return a.first < b.first;
+                      });
+            for (int64_t e = lo; e < hi; ++e) {
+                table.indices[e] = cells[e - lo].first;
+                table.data[e] = cells[e - lo].second;
+            }
+        }
+    }
 }
 
 }  // namespace cclust
