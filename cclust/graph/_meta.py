@@ -73,18 +73,22 @@ def overlap_table(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
     return G
 
 
-#: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the Jaccard CSR (float64 value,
-#: int32 index) and, in the symmetrising pass of :func:`partition_graph`, its COO, the
-#: off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become (twice
-#: the entries), alive with it. Measured: 78-82 bytes an entry at 1.6 and 6.5 million entries.
-_META_GRAPH_ENTRY_BYTES = 84
-#: Bytes per label beside the meta-graph: none of the one-hot exists (the overlap table is read
-#: from the stored codes); what is left is of n objects, not of n r labels: the int32 label
-#: matrix the canonical cluster order reads (4 bytes a label when the codes are narrower), the
-#: association H and the per-object arrays of the participation step. Fitted with the entry
-#: term on MCLA's peaks on noisy refinements (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50
-#: objects x partitions (see the table in docs/benchmarks.md).
-_META_GRAPH_LABEL_BYTES = 28
+#: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the overlap table as a CSR
+#: (float64 value, int32 index: 12 bytes) that becomes the Jaccard graph in place, with the
+#: table's pass (its rows of the blocks i' >= i, 6 bytes an entry) or the Jaccard unions and row
+#: numbers (16) beside it, then, in the symmetrising pass of :func:`partition_graph`, its COO,
+#: the off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become
+#: (twice the entries) and METIS's arrays. Fitted with :data:`_META_GRAPH_LABEL_BYTES` on MCLA's
+#: peaks (``sizes="equal"``) on noisy refinements (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50
+#: objects x partitions: 540 and 119 MiB at 6.36 and 1.40 million entries, 89.1 bytes an entry.
+_META_GRAPH_ENTRY_BYTES = 90
+#: Bytes per label beside the meta-graph. Nothing of n x r is made (the overlap table, the
+#: canonical order, the cluster sizes and the association H are read from the stored label
+#: codes); what remains is of n objects and comes before or after the graph's peak: the grouping
+#: of identical rows of the canonical order (about 50 bytes an object) and the association H
+#: (8 K bytes an object). The fit above leaves them under 0.01 byte a label; 1 byte a label (100
+#: bytes an object at r = 100) keeps them counted where n is large and the graph small.
+_META_GRAPH_LABEL_BYTES = 1
 
 
 #: Every how many objects the sampled counts of the meta-graph's entries read, in turn: the
@@ -126,8 +130,8 @@ _META_GRAPH_ADVICE = "use fewer or coarser basic partitions, or hbgf or kcc (no 
 
 
 def _meta_graph_what(ensemble):
-    return f"the one-hot of {ensemble.n_samples} x {ensemble.n_partitions} labels and the meta-graph of " \
-           f"{int(ensemble.offsets[-1])} clusters"
+    return f"the meta-graph of {int(ensemble.offsets[-1])} clusters of {ensemble.n_samples} x " \
+           f"{ensemble.n_partitions} labels"
 
 
 def refuse_meta_graph_on_sample(ensemble, max_bytes=None):

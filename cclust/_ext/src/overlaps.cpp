@@ -16,12 +16,20 @@ namespace {
 
 // The rows of the blocks i' >= i of G, one per cluster (one-hot column order), as
 // overlaps_typed<true> leaves them: the output columns (ranks) of the touched cells, in the order
-// they were first touched, and their values.
+// they were first touched, and their values, in one buffer of `capacity` cells allocated once
+// (no allocation per cluster in the threads). A cluster's row starts at start[g] and holds
+// length[g] cells; the rows lie in the order the threads claimed them, which only their
+// placement depends on.
 struct BlockRows {
-    const double* object_weights;  // n, or null
-    const int64_t* rank;           // sum K_i
-    std::vector<std::vector<int32_t>> columns;
-    std::vector<std::vector<double>> values;
+    const double* object_weights = nullptr;  // n, or null
+    const int64_t* rank = nullptr;           // sum K_i
+    int64_t capacity = 0;
+    std::vector<int32_t> columns;  // capacity
+    std::vector<double> values;    // capacity
+    std::vector<int64_t> start;    // sum K_i
+    std::vector<int64_t> length;   // sum K_i
+    int64_t used = 0;              // claimed under `omp atomic capture`
+    bool overflow = false;         // more cells than capacity: nothing written past it
 };
 
 // kTable: also keep every cluster's touched cells and their values in `rows`.
@@ -141,14 +149,27 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                 if (kTable) {
                     // The cluster's row of the blocks i' >= i, read and cleared cell by cell.
                     const int64_t g = offsets[i] + c;
-                    std::vector<int32_t>& cols = rows->columns[g];
-                    std::vector<double>& vals = rows->values[g];
-                    cols.resize(touched.size());
-                    vals.resize(touched.size());
-                    for (size_t t = 0; t < touched.size(); ++t) {
+                    const int64_t cells = static_cast<int64_t>(touched.size());
+                    int64_t at;
+#if defined(_OPENMP)
+#pragma omp atomic capture
+#endif
+                    {
+                        at = rows->used;
+                        rows->used += cells;
+                    }
+                    const bool fits = at + cells <= rows->capacity;
+                    if (!fits) rows->overflow = true;  // only ever set to true: a benign race
+                    rows->start[g] = at;
+                    rows->length[g] = fits ? cells : 0;
+                    int32_t* cols = fits ? rows->columns.data() + at : nullptr;
+                    double* vals = fits ? rows->values.data() + at : nullptr;
+                    for (int64_t t = 0; t < cells; ++t) {
                         const int64_t cell = touched[t];
-                        cols[t] = static_cast<int32_t>(rows->rank[offsets[i] + cell]);
-                        vals[t] = mass.empty() ? static_cast<double>(tally[cell]) : mass[cell];
+                        if (fits) {
+                            cols[t] = static_cast<int32_t>(rows->rank[offsets[i] + cell]);
+                            vals[t] = mass.empty() ? static_cast<double>(tally[cell]) : mass[cell];
+                        }
                         tally[cell] = 0;
                         if (!mass.empty()) mass[cell] = 0.0;
                     }
@@ -210,13 +231,39 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
             seen[q] = 1;
         }
     }
-    BlockRows rows{table.object_weights, table.rank, {}, {}};
-    rows.columns.resize(static_cast<size_t>(n_c));
-    rows.values.resize(static_cast<size_t>(n_c));
+    // The blocks i' >= i hold every cell of G once and its mirror image off them: each
+    // non-empty cluster's own cell once, every other cell counted twice in nnz.
+    std::vector<char> used(static_cast<size_t>(n_c), 0);
     if (n > 0 && r > 0) {
         with_label_codes(labels, label_bytes, [&](auto typed) {
-            overlaps_typed<true>(typed, n, r, offsets, 1, nullptr, nullptr, nullptr, &rows, n_threads);
+            for (int64_t x = 0; x < n; ++x) {
+                for (int64_t j = 0; j < r; ++j) {
+                    const int64_t l = label_code(typed[x * r + j]);
+                    if (l >= 0 && l < offsets[j + 1] - offsets[j]) used[offsets[j] + l] = 1;
+                }
+            }
         });
+    }
+    int64_t non_empty = 0;
+    for (int64_t c = 0; c < n_c; ++c) non_empty += used[c];
+    std::vector<char>().swap(used);
+    BlockRows rows;
+    rows.object_weights = table.object_weights;
+    rows.rank = table.rank;
+    rows.capacity = std::max<int64_t>(0, (table.nnz + non_empty) / 2);
+    rows.columns.resize(static_cast<size_t>(rows.capacity));
+    rows.values.resize(static_cast<size_t>(rows.capacity));
+    rows.start.assign(static_cast<size_t>(n_c), 0);
+    rows.length.assign(static_cast<size_t>(n_c), 0);
+    int64_t counted = 0;
+    if (n > 0 && r > 0) {
+        with_label_codes(labels, label_bytes, [&](auto typed) {
+            counted = overlaps_typed<true>(typed, n, r, offsets, 1, nullptr, nullptr, nullptr, &rows, n_threads);
+        });
+    }
+    if (counted != table.nnz || rows.overflow) {
+        throw std::invalid_argument("the overlap table has " + std::to_string(counted) +
+                                    " entries, the output holds " + std::to_string(table.nnz));
     }
     // Row lengths: each cluster's own row of the blocks i' >= i, and the mirror image of every
     // cell off the diagonal (the only cell of block (i, i) in row c is c itself).
@@ -224,22 +271,19 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
     std::fill(indptr, indptr + n_c + 1, 0);
     for (int64_t g = 0; g < n_c; ++g) {
         const int32_t own = static_cast<int32_t>(table.rank[g]);
-        indptr[own + 1] += static_cast<int64_t>(rows.columns[g].size());
-        for (const int32_t q : rows.columns[g]) {
-            if (q != own) ++indptr[q + 1];
+        indptr[own + 1] += rows.length[g];
+        const int32_t* cols = rows.columns.data() + rows.start[g];
+        for (int64_t t = 0; t < rows.length[g]; ++t) {
+            if (cols[t] != own) ++indptr[cols[t] + 1];
         }
     }
     for (int64_t q = 0; q < n_c; ++q) indptr[q + 1] += indptr[q];
-    if (indptr[n_c] != table.nnz) {
-        throw std::invalid_argument("the overlap table has " + std::to_string(indptr[n_c]) +
-                                    " entries, the output holds " + std::to_string(table.nnz));
-    }
     std::vector<int64_t> cursor(indptr, indptr + n_c);
     for (int64_t g = 0; g < n_c; ++g) {
         const int32_t own = static_cast<int32_t>(table.rank[g]);
-        const std::vector<int32_t>& cols = rows.columns[g];
-        const std::vector<double>& vals = rows.values[g];
-        for (size_t t = 0; t < cols.size(); ++t) {
+        const int32_t* cols = rows.columns.data() + rows.start[g];
+        const double* vals = rows.values.data() + rows.start[g];
+        for (int64_t t = 0; t < rows.length[g]; ++t) {
             table.indices[cursor[own]] = cols[t];
             table.data[cursor[own]++] = vals[t];
             if (cols[t] != own) {
@@ -247,9 +291,9 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
                 table.data[cursor[cols[t]]++] = vals[t];
             }
         }
-        std::vector<int32_t>().swap(rows.columns[g]);
-        std::vector<double>().swap(rows.values[g]);
     }
+    std::vector<int32_t>().swap(rows.columns);
+    std::vector<double>().swap(rows.values);
     // Every row sorted by column: its columns are distinct, so the result is one whatever the
     // order its cells came in.
     const int threads = n_threads < 1 ? 1 : n_threads;
