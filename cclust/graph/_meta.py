@@ -40,31 +40,37 @@ def _meta_graph_parts(ensemble, object_weights, max_bytes, entries=None):
     """The canonical cluster order and the meta-graph in it, refused past the budget before
     anything of it is formed. ``entries``: the exact count of the meta-graph's entries when the
     caller has it (see :func:`_require_meta_graph`)."""
-    entries = _require_meta_graph(ensemble, max_bytes, entries)
+    entries, capacity = _require_meta_graph(ensemble, max_bytes, entries)
     order = canonical_cluster_order(ensemble)
-    return order, _jaccard_graph(ensemble, order, object_weights, entries)
+    graph = _jaccard_graph(ensemble, order, object_weights, capacity)
+    if entries is None:
+        # The most entries the meta-graph can have fitted the budget, so the exact count was left
+        # to the table's own pass: its figure is recorded now, within the bound's.
+        _require_meta_graph(ensemble, max_bytes, graph.nnz)
+    return order, graph
 
 
 def overlap_table(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
-                  object_weights: npt.ArrayLike | None = None, entries: int | None = None) -> Any:
+                  object_weights: npt.ArrayLike | None = None, capacity: int | None = None) -> Any:
     """``G = B^T diag(w) B`` for the one-hot ``B`` of ``ensemble``, its rows and columns in
     ``order`` (``B[:, order]``), as a CSR with sorted indices and float64 values (object counts
     when ``object_weights`` is None).
 
     One compiled pass over the stored label codes (:meth:`cclust.Ensemble.compact_labels`), the
     counting pass of :func:`cluster_overlaps` keeping the cells it tallies: ``B`` is never
-    formed. ``entries`` is that pass's count when the caller has it (counted here otherwise)."""
+    formed. ``capacity``: the entries, or an upper bound of them (the arrays' cells past the
+    entries are never written, so never made resident); None counts them first."""
     from cclust._ext._contingency import overlap_table as table
 
     n_c = int(ensemble.offsets[-1])
     rank = np.empty(n_c, dtype=np.int64)
     rank[np.asarray(order)] = np.arange(n_c, dtype=np.int64)
-    if entries is None:
-        entries = cluster_overlaps(ensemble)[0]
+    if capacity is None:
+        capacity = cluster_overlaps(ensemble)[0]
     w = None if object_weights is None else np.ascontiguousarray(object_weights, dtype=np.float64)
     indptr, indices, data = table(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
-                                  w, rank, int(entries), check_n_jobs(None))
-    if entries < np.iinfo(np.int32).max:
+                                  w, rank, int(capacity), check_n_jobs(None))
+    if indices.shape[0] < np.iinfo(np.int32).max:
         indptr = indptr.astype(np.int32)    # int32 like the indices: the CSR keeps both as they are
     else:
         indices = indices.astype(np.int64)
@@ -134,14 +140,19 @@ def _meta_graph_what(ensemble):
            f"{ensemble.n_partitions} labels"
 
 
+def _most_entries(ensemble):
+    """The most entries the meta-graph can have: every pair of clusters, or r^2 an object."""
+    total = int(ensemble.offsets[-1])
+    return min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2)
+
+
 def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
     """Refuse at once when the entries counted on every 64th object, then on every 8th
     (:data:`_SAMPLE_STRIDES`; lower bounds of the meta-graph's) already need more than the budget.
     Nothing is counted when even the most entries the meta-graph can have (every pair of clusters,
     or r^2 an object) fit."""
     budget = memory_budget(max_bytes)
-    total = int(ensemble.offsets[-1])
-    if _meta_graph_figure(min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2), ensemble) <= budget:
+    if _meta_graph_figure(_most_entries(ensemble), ensemble) <= budget:
         return                          # no count can exceed the budget: the exact one follows alone
     for stride in _SAMPLE_STRIDES:
         if ensemble.n_samples < 4 * stride:
@@ -155,24 +166,31 @@ def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
 
 def _require_meta_graph(ensemble, max_bytes=None, entries=None):
     """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it is
-    formed; returns its entries. ``entries``: the exact count when the caller has it; otherwise
-    a lower bound counted on a sample refuses first when it is already too much
-    (:func:`refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
+    formed. Returns ``(entries, capacity)``: the exact count and the entries to make room for.
+
+    ``entries``: the exact count when the caller has it. Otherwise, when even the most entries
+    the meta-graph can have (:func:`_most_entries`) fit the budget, nothing is counted here
+    (``(None, that bound)``: the table's own pass counts them, and the caller records the figure
+    of that count); else a lower bound counted on a sample refuses first when it is already too
+    much (:func:`refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
     if entries is None:
+        most = _most_entries(ensemble)
+        if _meta_graph_figure(most, ensemble) <= memory_budget(max_bytes):
+            return None, most
         refuse_meta_graph_on_sample(ensemble, max_bytes)
         entries = _meta_graph_entries(ensemble)
     require_memory(_meta_graph_figure(entries, ensemble),
                    f"{_meta_graph_what(ensemble)} ({entries} pairs of clusters sharing objects)",
                    _META_GRAPH_ADVICE, max_bytes)
-    return int(entries)
+    return int(entries), int(entries)
 
 
-def _jaccard_graph(ensemble, order, object_weights, entries=None):
+def _jaccard_graph(ensemble, order, object_weights, capacity=None):
     """The (object-weighted) Jaccard similarities between the clusters of ``ensemble`` in
     ``order``: the overlap table (:func:`overlap_table`), divided in place by the unions
     ``|C_i| + |C_j| - |C_i & C_j|`` (weighted: sums of w), the masses ``|C_i|`` being its
     diagonal. The only other arrays of the size of the graph are its row numbers and the unions."""
-    graph = overlap_table(ensemble, order, object_weights, entries)
+    graph = overlap_table(ensemble, order, object_weights, capacity)
     mass = graph.diagonal()                          # sum of w over C_i
     n_c = graph.shape[0]
     union = mass[np.repeat(np.arange(n_c), np.diff(graph.indptr))]

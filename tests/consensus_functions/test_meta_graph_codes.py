@@ -91,7 +91,7 @@ def test_the_overlap_table_gives_the_same_bits_for_any_thread_count():
         assert all(a.tobytes() == b.tobytes() for a, b in zip(one, other))
 
 
-def test_the_overlap_table_refuses_a_wrong_size_or_rank_rather_than_overrun():
+def test_the_overlap_table_takes_an_upper_bound_and_refuses_too_little_room_or_a_wrong_rank():
     from cclust._ext._contingency import overlap_table as kernel
 
     rng = np.random.default_rng(2)
@@ -99,7 +99,10 @@ def test_the_overlap_table_refuses_a_wrong_size_or_rank_rather_than_overrun():
     args = (E.compact_labels(), np.asarray(E.offsets, dtype=np.int64), None)
     nnz = cluster_overlaps(E)[0]
     rank = np.arange(12, dtype=np.int64)
-    for wrong in (nnz - 1, nnz + 1, 0):
+    exact = kernel(*args, rank, nnz, 1)
+    roomy = kernel(*args, rank, 144, 2)                 # every pair of clusters: an upper bound
+    assert roomy[1].shape[0] == nnz and all(a.tobytes() == b.tobytes() for a, b in zip(exact, roomy))
+    for wrong in (nnz - 1, 0):
         with pytest.raises(ValueError, match="the overlap table has"):
             kernel(*args, rank, wrong, 1)
     with pytest.raises(ValueError, match="rank must be a permutation"):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -24,8 +25,10 @@ struct BlockRows {
     const double* object_weights = nullptr;  // n, or null
     const int64_t* rank = nullptr;           // sum K_i
     int64_t capacity = 0;
-    std::vector<int32_t> columns;  // capacity
-    std::vector<double> values;    // capacity
+    // Left uninitialised: the cells past those the rows use are never touched, so a capacity
+    // from an upper bound of the entries costs no resident memory.
+    std::unique_ptr<int32_t[]> columns;  // capacity
+    std::unique_ptr<double[]> values;    // capacity
     std::vector<int64_t> start;    // sum K_i
     std::vector<int64_t> length;   // sum K_i
     int64_t used = 0;              // claimed under `omp atomic capture`
@@ -162,8 +165,8 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                     if (!fits) rows->overflow = true;  // only ever set to true: a benign race
                     rows->start[g] = at;
                     rows->length[g] = fits ? cells : 0;
-                    int32_t* cols = fits ? rows->columns.data() + at : nullptr;
-                    double* vals = fits ? rows->values.data() + at : nullptr;
+                    int32_t* cols = fits ? rows->columns.get() + at : nullptr;
+                    double* vals = fits ? rows->values.get() + at : nullptr;
                     for (int64_t t = 0; t < cells; ++t) {
                         const int64_t cell = touched[t];
                         if (fits) {
@@ -212,7 +215,7 @@ int64_t cluster_overlaps(const void* labels, int32_t label_bytes, int64_t n, int
     });
 }
 
-void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+int64_t cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
                            const int64_t* offsets, const OverlapTable& table, int n_threads) {
     if (n > std::numeric_limits<int32_t>::max()) {
         throw std::invalid_argument("more objects than a 32-bit cell count holds");
@@ -250,9 +253,9 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
     BlockRows rows;
     rows.object_weights = table.object_weights;
     rows.rank = table.rank;
-    rows.capacity = std::max<int64_t>(0, (table.nnz + non_empty) / 2);
-    rows.columns.resize(static_cast<size_t>(rows.capacity));
-    rows.values.resize(static_cast<size_t>(rows.capacity));
+    rows.capacity = std::max<int64_t>(0, (table.capacity + non_empty) / 2);
+    rows.columns.reset(new int32_t[static_cast<size_t>(rows.capacity)]);
+    rows.values.reset(new double[static_cast<size_t>(rows.capacity)]);
     rows.start.assign(static_cast<size_t>(n_c), 0);
     rows.length.assign(static_cast<size_t>(n_c), 0);
     int64_t counted = 0;
@@ -261,9 +264,9 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
             counted = overlaps_typed<true>(typed, n, r, offsets, 1, nullptr, nullptr, nullptr, &rows, n_threads);
         });
     }
-    if (counted != table.nnz || rows.overflow) {
+    if (counted > table.capacity || rows.overflow) {
         throw std::invalid_argument("the overlap table has " + std::to_string(counted) +
-                                    " entries, the output holds " + std::to_string(table.nnz));
+                                    " entries, the output holds " + std::to_string(table.capacity));
     }
     // Row lengths: each cluster's own row of the blocks i' >= i, and the mirror image of every
     // cell off the diagonal (the only cell of block (i, i) in row c is c itself).
@@ -272,7 +275,7 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
     for (int64_t g = 0; g < n_c; ++g) {
         const int32_t own = static_cast<int32_t>(table.rank[g]);
         indptr[own + 1] += rows.length[g];
-        const int32_t* cols = rows.columns.data() + rows.start[g];
+        const int32_t* cols = rows.columns.get() + rows.start[g];
         for (int64_t t = 0; t < rows.length[g]; ++t) {
             if (cols[t] != own) ++indptr[cols[t] + 1];
         }
@@ -281,8 +284,8 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
     std::vector<int64_t> cursor(indptr, indptr + n_c);
     for (int64_t g = 0; g < n_c; ++g) {
         const int32_t own = static_cast<int32_t>(table.rank[g]);
-        const int32_t* cols = rows.columns.data() + rows.start[g];
-        const double* vals = rows.values.data() + rows.start[g];
+        const int32_t* cols = rows.columns.get() + rows.start[g];
+        const double* vals = rows.values.get() + rows.start[g];
         for (int64_t t = 0; t < rows.length[g]; ++t) {
             table.indices[cursor[own]] = cols[t];
             table.data[cursor[own]++] = vals[t];
@@ -292,8 +295,8 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
             }
         }
     }
-    std::vector<int32_t>().swap(rows.columns);
-    std::vector<double>().swap(rows.values);
+    rows.columns.reset();
+    rows.values.reset();
     // Every row sorted by column: its columns are distinct, so the result is one whatever the
     // order its cells came in.
     const int threads = n_threads < 1 ? 1 : n_threads;
@@ -321,6 +324,7 @@ void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, i
             }
         }
     }
+    return counted;
 }
 
 }  // namespace cclust

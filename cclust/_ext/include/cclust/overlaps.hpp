@@ -47,22 +47,24 @@ int64_t cluster_overlaps(const void* labels, int32_t label_bytes, int64_t n, int
 //   object_weights  IN   n float64, or null: w = 1 (G counts objects)
 //   rank            IN   sum K_i: the row and column of one-hot column (cluster) c is rank[c],
 //                        a permutation of 0..sum K_i - 1
-//   nnz             IN   entries of G, as cluster_overlaps counts them (stride 1)
+//   capacity        IN   entries indices and data hold: at least those of G (cluster_overlaps
+//                        counts them, stride 1); an upper bound is enough (the cells past the
+//                        entries are never written, so never made resident)
 //   indptr          OUT  sum K_i + 1
-//   indices         OUT  nnz, increasing within each row
-//   data            OUT  nnz
+//   indices         OUT  capacity, the first `entries` increasing within each row
+//   data            OUT  capacity, the first `entries` set
 struct OverlapTable {
     const double* object_weights;
     const int64_t* rank;
-    int64_t nnz;
+    int64_t capacity;
     int64_t* indptr;
     int32_t* indices;
     double* data;
 };
 
-// Throws std::invalid_argument on a label out of range, a rank out of range or repeated, or a
-// table of another size than nnz.
-void cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+// Returns the entries of G. Throws std::invalid_argument on a label out of range, a rank out of
+// range or repeated, or a table of more entries than capacity (before writing any of them).
+int64_t cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
                            const int64_t* offsets, const OverlapTable& table, int n_threads);
 
 }  // namespace cclust
