@@ -10,6 +10,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libcpp cimport bool as cbool
 
 from cclust._ext.core cimport (
+    OverlapTable,
+    cluster_overlap_table as _cluster_overlap_table,
     cluster_overlaps as _cluster_overlaps,
     contingency_pair as _contingency_pair,
     label_range as _label_range,
@@ -103,3 +105,45 @@ def cluster_overlaps(labels, const int64_t[::1] offsets, weights, int64_t stride
     with nogil:
         entries = _cluster_overlaps(ptr, width, n, r, &offsets[0], stride, w_ptr, sum_ptr, sq_ptr, n_threads)
     return int(entries), row_sum, row_sq
+
+
+def overlap_table(labels, const int64_t[::1] offsets, object_weights, const int64_t[::1] rank,
+                  int64_t capacity, int n_threads):
+    """G = B^T diag(w) B in both triangles (B the one-hot of the label codes ``labels``, read as
+    :func:`cluster_overlaps` reads them; w = ``object_weights``, n float64, or None for 1), its
+    rows and columns in the order ``rank`` gives (cluster c goes to ``rank[c]``), as CSR arrays
+    (indptr int64, indices int32 sorted within each row, data float64). ``capacity``: at least
+    the entries (:func:`cluster_overlaps` counts them); an upper bound costs no resident memory
+    (the arrays' cells past the entries are never written), and the arrays returned are views of
+    the entries."""
+    cdef _Codes codes = _Codes(labels)
+    codes.check_offsets(offsets)
+    cdef int64_t n_c = offsets[codes.r]
+    if rank.shape[0] != n_c:
+        raise ValueError(f"rank has {rank.shape[0]} entries, expected {n_c}")
+    if capacity < 0:
+        raise ValueError(f"capacity must be non-negative, got {capacity}")
+    indptr = np.zeros(n_c + 1, dtype=np.int64)
+    indices = np.empty(capacity, dtype=np.int32)
+    data = np.empty(capacity, dtype=np.float64)
+    cdef int64_t[::1] indptr_view = indptr
+    cdef int32_t[::1] indices_view = indices
+    cdef double[::1] data_view = data
+    cdef const double[::1] w_view
+    cdef OverlapTable table
+    table.object_weights = NULL
+    table.rank = &rank[0] if n_c > 0 else NULL
+    table.capacity = capacity
+    table.indptr = &indptr_view[0]
+    table.indices = &indices_view[0] if capacity > 0 else NULL
+    table.data = &data_view[0] if capacity > 0 else NULL
+    if object_weights is not None:
+        w_view = object_weights
+        if w_view.shape[0] != codes.n:
+            raise ValueError(f"object_weights has {w_view.shape[0]} entries, expected {codes.n}")
+        if codes.n > 0:
+            table.object_weights = &w_view[0]
+    cdef int64_t entries
+    with nogil:
+        entries = _cluster_overlap_table(codes.ptr, codes.width, codes.n, codes.r, &offsets[0], table, n_threads)
+    return indptr, indices[:entries], data[:entries]

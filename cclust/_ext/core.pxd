@@ -23,6 +23,17 @@ cdef extern from "cclust/overlaps.hpp" namespace "cclust" nogil:
                              const int64_t* offsets, int64_t stride, const double* weights,
                              double* row_sum, double* row_sq, int n_threads) except +
 
+    cdef cppclass OverlapTable:
+        const double* object_weights
+        const int64_t* rank
+        int64_t capacity
+        int64_t* indptr
+        int32_t* indices
+        double* data
+
+    int64_t cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                                  const int64_t* offsets, const OverlapTable& table, int n_threads) except +
+
 
 cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     cdef cppclass MixedRows:

@@ -44,7 +44,7 @@ from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
 from cclust.graph import one_blas_thread
-from cclust.graph._meta import participation
+from cclust.graph._meta import participation_of_codes
 from cclust.result import ConsensusResult
 from cclust._engine import useful_threads
 from cclust.validation import check_int, check_n_clusters, check_n_jobs, check_random_state, require_memory
@@ -532,7 +532,7 @@ def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, wei
         meta = ncut_meta_clusters(Z, n_clusters, random_state=rng)
     objective = normalized_cut(Z, meta)
     pw = np.repeat(E.weights, E.n_clusters)
-    labels, scores, moved = participation(E.one_hot(), pw, meta, n_c, n_clusters, rng)
+    labels, scores, moved = participation_of_codes(E, np.arange(n_c), pw, meta, n_clusters, rng)
     where = _input_order(E, columns, original)
     meta_labels = np.empty(n_c, dtype=np.int64)
     meta_labels[where] = meta

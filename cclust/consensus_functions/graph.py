@@ -328,7 +328,9 @@ def mcla(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
     binary Jaccard similarities ``|C_i & C_j| / |C_i | C_j|``; METIS cuts it into ``n_clusters``
     meta-clusters; each object goes to the meta-cluster in which it participates most (the
     fraction of the meta-cluster's clusters it belongs to, partition weights applied), ties
-    broken at random. Memory and time are near-linear in n: the meta-graph is (sum K_i)^2.
+    broken at random. Memory and time are near-linear in n: the meta-graph is (sum K_i)^2,
+    formed from the stored label codes (:func:`cclust.graph.meta_graph`) as is the association;
+    no one-hot matrix is made (hard partitions).
 
     Parameters
     ----------
@@ -361,9 +363,10 @@ def mcla(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
         See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
     max_bytes : int, default=None
         Memory budget of the meta-graph: its entries, the pairs of clusters that share an object
-        (up to (sum K_i)^2; soft partitions: all (sum K_i)^2 pairs, dense), are counted first
-        and the call is refused with a :class:`cclust.errors.MemoryBudgetError` past the budget
-        (None: :func:`cclust.validation.memory_budget`).
+        (up to (sum K_i)^2; soft partitions: all (sum K_i)^2 pairs, dense), about 90 bytes each
+        at the peak, are counted first (unless even (sum K_i)^2 of them fit) and the call is
+        refused with a :class:`cclust.errors.MemoryBudgetError` past the budget (None:
+        :func:`cclust.validation.memory_budget`).
     random_state : int, Generator or None
         Seeds METIS and the tie-breaking.
 

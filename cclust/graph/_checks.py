@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from cclust._codes import labels_from_codes
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
 from cclust.validation import check_int, require_memory
@@ -100,13 +101,15 @@ def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str =
     weight); identical clusters compare equal and are interchangeable in every graph built here.
     The keys are scattered from the label matrix (no one-hot is formed), every group of
     identically labelled objects read once: its first object is its smallest, its members'
-    keys are summed beforehand.
+    keys are summed beforehand. The stored label codes are read (:meth:`Ensemble.compact_labels`),
+    a block of rows at a time, so no n x r array is made here.
 
     ``identical`` is :meth:`cclust.Ensemble.distinct_rows` (None when every row differs) if the
     caller has it already; ``"compute"`` reads it from the ensemble (computed once, cached).
     """
+    # The stored codes, converted one row block at a time: the int32 label matrix is never made.
+    L = ensemble.compact_labels()
     groups = ensemble.distinct_rows() if isinstance(identical, str) else identical
-    L = ensemble.labels
     n, r = L.shape
     n_c = int(ensemble.offsets[-1])
     # an array: NumPy's stubs read integers(..., size=n, dtype=...) as a scalar
@@ -127,7 +130,7 @@ def canonical_cluster_order(ensemble: Ensemble, identical: Groups | None | str =
     # at a time, a few MB, where whole they were three n x r 8-byte copies of the labels.
     for lo in range(0, firsts.shape[0], _ORDER_BLOCK_ROWS):
         hi = min(firsts.shape[0], lo + _ORDER_BLOCK_ROWS)
-        block = L[lo:hi] if groups is None else L[firsts[lo:hi]]
+        block = labels_from_codes(L[lo:hi] if groups is None else L[firsts[lo:hi]])
         columns = block + starts
         if ensemble.has_missing:
             columns[block < 0] = n_c  # a bin past the clusters collects the missing labels

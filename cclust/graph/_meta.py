@@ -12,7 +12,6 @@ from cclust.ensemble import Ensemble
 from cclust.validation import RandomStateLike, check_n_jobs, check_random_state, memory_budget, require_memory
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import argmax_random_ties, honour_n_clusters, partition_graph
-from cclust.graph._bipartite import one_hot_in_order
 from cclust.graph._sizes import cut_with_sizes
 
 
@@ -21,9 +20,11 @@ def meta_graph(ensemble: Ensemble, object_weights: npt.ArrayLike | None = None, 
     """The meta-graph of MCLA / WOMC: (weighted) Jaccard similarity between every two clusters.
 
     ``S_ij = sum_{x in C_i & C_j} w_x / sum_{x in C_i | C_j} w_x`` (Ren et al. 2017, eq. 5; binary Jaccard
-    when ``object_weights`` is None), from the sparse one-hot as ``B^T diag(w) B``. Its entries
-    (pairs of clusters sharing an object, up to (sum K_i)^2) are counted before it is formed and
-    refused past ``max_bytes`` (the memory budget, :func:`cclust.validation.memory_budget`).
+    when ``object_weights`` is None), from the overlap table ``G = B^T diag(w) B`` of the one-hot
+    ``B``, which one compiled pass over the stored label codes forms without ``B``
+    (:func:`overlap_table`). Its entries (pairs of clusters sharing an object, up to
+    (sum K_i)^2) are counted before it is formed and refused past ``max_bytes`` (the memory
+    budget, :func:`cclust.validation.memory_budget`).
 
     Returns
     -------
@@ -32,31 +33,68 @@ def meta_graph(ensemble: Ensemble, object_weights: npt.ArrayLike | None = None, 
     S : scipy CSR matrix of shape (sum K_i, sum K_i)
         Similarities between the clusters in that order (diagonal 1, zero entries absent).
     """
-    order, _, graph = _meta_graph_parts(ensemble, object_weights, max_bytes)
-    return order, graph
+    return _meta_graph_parts(ensemble, object_weights, max_bytes)
 
 
 def _meta_graph_parts(ensemble, object_weights, max_bytes, entries=None):
-    """The canonical cluster order, the one-hot ``B`` (CSC) in that order, and the meta-graph,
-    refused past the budget before it is formed: :func:`meta_graph`, with ``B`` for
-    :func:`meta_cluster`."""
-    _require_meta_graph(ensemble, max_bytes, entries)
+    """The canonical cluster order and the meta-graph in it, refused past the budget before
+    anything of it is formed. ``entries``: the exact count of the meta-graph's entries when the
+    caller has it (see :func:`_require_meta_graph`)."""
+    entries, capacity = _require_meta_graph(ensemble, max_bytes, entries)
     order = canonical_cluster_order(ensemble)
-    B = one_hot_in_order(ensemble, order).tocsc()
-    return order, B, _jaccard_graph(B, object_weights)
+    graph = _jaccard_graph(ensemble, order, object_weights, capacity)
+    if entries is None:
+        # The most entries the meta-graph can have fitted the budget, so the exact count was left
+        # to the table's own pass: its figure is recorded now, within the bound's.
+        _require_meta_graph(ensemble, max_bytes, graph.nnz)
+    return order, graph
 
 
-#: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the Jaccard CSR (float64 value,
-#: int32 index) and, in the symmetrising pass of :func:`partition_graph`, its COO, the
-#: off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become (twice
-#: the entries), alive with it. Measured: 78-82 bytes an entry at 1.6 and 6.5 million entries.
-_META_GRAPH_ENTRY_BYTES = 84
-#: Bytes per label beside the meta-graph: the one-hot in CSR and its CSC copy (alive together
-#: while converted), the object-weighted copy the Jaccard product reads, 12 bytes each, and
-#: MCLA's association pass. Fitted with the entry term on MCLA's peaks on noisy refinements
-#: (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50 objects x partitions: 28.2 bytes a label (the
-#: entry term alone asked 0.78 and 0.35 of those peaks).
-_META_GRAPH_LABEL_BYTES = 28
+def overlap_table(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
+                  object_weights: npt.ArrayLike | None = None, capacity: int | None = None) -> Any:
+    """``G = B^T diag(w) B`` for the one-hot ``B`` of ``ensemble``, its rows and columns in
+    ``order`` (``B[:, order]``), as a CSR with sorted indices and float64 values (object counts
+    when ``object_weights`` is None).
+
+    One compiled pass over the stored label codes (:meth:`cclust.Ensemble.compact_labels`), the
+    counting pass of :func:`cluster_overlaps` keeping the cells it tallies: ``B`` is never
+    formed. ``capacity``: the entries, or an upper bound of them (the arrays' cells past the
+    entries are never written, so never made resident); None counts them first."""
+    from cclust._ext._contingency import overlap_table as table
+
+    n_c = int(ensemble.offsets[-1])
+    rank = np.empty(n_c, dtype=np.int64)
+    rank[np.asarray(order)] = np.arange(n_c, dtype=np.int64)
+    if capacity is None:
+        capacity = cluster_overlaps(ensemble)[0]
+    w = None if object_weights is None else np.ascontiguousarray(object_weights, dtype=np.float64)
+    indptr, indices, data = table(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
+                                  w, rank, int(capacity), check_n_jobs(None))
+    if indices.shape[0] < np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)    # int32 like the indices: the CSR keeps both as they are
+    else:
+        indices = indices.astype(np.int64)
+    G = sp.csr_matrix((data, indices, indptr), shape=(n_c, n_c))
+    G.has_sorted_indices = True
+    return G
+
+
+#: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the overlap table as a CSR
+#: (float64 value, int32 index: 12 bytes) that becomes the Jaccard graph in place, with the
+#: table's pass (its rows of the blocks i' >= i, 6 bytes an entry) or the Jaccard unions and row
+#: numbers (16) beside it, then, in the symmetrising pass of :func:`partition_graph`, its COO,
+#: the off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become
+#: (twice the entries) and METIS's arrays. Fitted with :data:`_META_GRAPH_LABEL_BYTES` on MCLA's
+#: peaks (``sizes="equal"``) on noisy refinements (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50
+#: objects x partitions: 540 and 119 MiB at 6.36 and 1.40 million entries, 89.1 bytes an entry.
+_META_GRAPH_ENTRY_BYTES = 90
+#: Bytes per label beside the meta-graph. Nothing of n x r is made (the overlap table, the
+#: canonical order, the cluster sizes and the association H are read from the stored label
+#: codes); what remains is of n objects and comes before or after the graph's peak: the grouping
+#: of identical rows of the canonical order (about 50 bytes an object) and the association H
+#: (8 K bytes an object). The fit above leaves them under 0.01 byte a label; 1 byte a label (100
+#: bytes an object at r = 100) keeps them counted where n is large and the graph small.
+_META_GRAPH_LABEL_BYTES = 1
 
 
 #: Every how many objects the sampled counts of the meta-graph's entries read, in turn: the
@@ -98,8 +136,14 @@ _META_GRAPH_ADVICE = "use fewer or coarser basic partitions, or hbgf or kcc (no 
 
 
 def _meta_graph_what(ensemble):
-    return f"the one-hot of {ensemble.n_samples} x {ensemble.n_partitions} labels and the meta-graph of " \
-           f"{int(ensemble.offsets[-1])} clusters"
+    return f"the meta-graph of {int(ensemble.offsets[-1])} clusters of {ensemble.n_samples} x " \
+           f"{ensemble.n_partitions} labels"
+
+
+def _most_entries(ensemble):
+    """The most entries the meta-graph can have: every pair of clusters, or r^2 an object."""
+    total = int(ensemble.offsets[-1])
+    return min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2)
 
 
 def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
@@ -108,8 +152,7 @@ def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
     Nothing is counted when even the most entries the meta-graph can have (every pair of clusters,
     or r^2 an object) fit."""
     budget = memory_budget(max_bytes)
-    total = int(ensemble.offsets[-1])
-    if _meta_graph_figure(min(total * total, ensemble.n_samples * ensemble.n_partitions ** 2), ensemble) <= budget:
+    if _meta_graph_figure(_most_entries(ensemble), ensemble) <= budget:
         return                          # no count can exceed the budget: the exact one follows alone
     for stride in _SAMPLE_STRIDES:
         if ensemble.n_samples < 4 * stride:
@@ -122,31 +165,34 @@ def refuse_meta_graph_on_sample(ensemble, max_bytes=None):
 
 
 def _require_meta_graph(ensemble, max_bytes=None, entries=None):
-    """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it (or
-    the one-hot it is made from) is formed. ``entries``: the exact count when the caller has
-    it; otherwise a lower bound counted on a sample refuses first when it is already too much
-    (:func:`refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
+    """Refuse the meta-graph of ``ensemble`` past the memory budget, before anything of it is
+    formed. Returns ``(entries, capacity)``: the exact count and the entries to make room for.
+
+    ``entries``: the exact count when the caller has it. Otherwise, when even the most entries
+    the meta-graph can have (:func:`_most_entries`) fit the budget, nothing is counted here
+    (``(None, that bound)``: the table's own pass counts them, and the caller records the figure
+    of that count); else a lower bound counted on a sample refuses first when it is already too
+    much (:func:`refuse_meta_graph_on_sample`), and the exact count follows only when it fits."""
     if entries is None:
+        most = _most_entries(ensemble)
+        if _meta_graph_figure(most, ensemble) <= memory_budget(max_bytes):
+            return None, most
         refuse_meta_graph_on_sample(ensemble, max_bytes)
         entries = _meta_graph_entries(ensemble)
     require_memory(_meta_graph_figure(entries, ensemble),
                    f"{_meta_graph_what(ensemble)} ({entries} pairs of clusters sharing objects)",
                    _META_GRAPH_ADVICE, max_bytes)
+    return int(entries), int(entries)
 
 
-def _jaccard_graph(B, object_weights):
-    """The (object-weighted) Jaccard similarities between the columns of the one-hot ``B``.
-
-    Computed in the product's own arrays (its rows' indices sorted, as a COO -> CSR conversion
-    leaves them), so the only other arrays of the size of the graph are its row numbers and the
-    unions."""
-    w = np.ones(B.shape[0]) if object_weights is None else np.asarray(object_weights, dtype=np.float64)
-    Bw = sp.diags(w) @ B
-    mass = np.asarray(Bw.sum(axis=0)).reshape(-1)    # sum of w over C_i
-    graph = (B.T @ Bw).tocsr()                       # sum of w over C_i & C_j
-    del Bw
-    graph.sort_indices()
-    n_c = B.shape[1]
+def _jaccard_graph(ensemble, order, object_weights, capacity=None):
+    """The (object-weighted) Jaccard similarities between the clusters of ``ensemble`` in
+    ``order``: the overlap table (:func:`overlap_table`), divided in place by the unions
+    ``|C_i| + |C_j| - |C_i & C_j|`` (weighted: sums of w), the masses ``|C_i|`` being its
+    diagonal. The only other arrays of the size of the graph are its row numbers and the unions."""
+    graph = overlap_table(ensemble, order, object_weights, capacity)
+    mass = graph.diagonal()                          # sum of w over C_i
+    n_c = graph.shape[0]
     union = mass[np.repeat(np.arange(n_c), np.diff(graph.indptr))]
     union += mass[graph.indices]
     union -= graph.data
@@ -169,21 +215,21 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
     cluster weighs the sum of its objects' weights ("objects") or their mean ("clusters").
     """
     rng = check_random_state(random_state)
-    order, B, meta = _meta_graph_parts(ensemble, object_weights, max_bytes)
-    n_c = B.shape[1]
+    order, meta = _meta_graph_parts(ensemble, object_weights, max_bytes, entries)
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
+    sizes_in_order = ensemble.cluster_sizes[order]
 
     def cut_graph(weights, tolerance):
         if weights is None:
-            vertex_weights = None if balance == "clusters" else np.maximum(1, np.diff(B.indptr))
+            vertex_weights = None if balance == "clusters" else np.maximum(1, sizes_in_order)
         else:
-            mass = B.T @ weights.astype(np.float64)
+            mass = _cluster_sums(ensemble, weights.astype(np.float64))[order]
             if balance == "clusters":
-                mass = mass / np.maximum(1, np.diff(B.indptr))
+                mass = mass / np.maximum(1, sizes_in_order)
             vertex_weights = np.maximum(1, np.rint(mass)).astype(np.int64)
         parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=tolerance,
                                      vertex_weights=vertex_weights)
-        labels, H, moved = participation(B, pw, parts, n_c, n_clusters, rng)
+        labels, H, moved = participation_of_codes(ensemble, order, pw, parts, n_clusters, rng)
         return labels, cut, {"meta_labels": parts[np.argsort(order)], "association": H, "n_moved": moved,
                              "ufactor": tolerance, "balance": balance}
 
@@ -191,13 +237,45 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
     return labels, cut, extras
 
 
+def _cluster_sums(ensemble, values):
+    """``B^T values`` for the one-hot ``B`` (one-hot column order), from the label codes, bitwise."""
+    from cclust._ext._voting import label_sums
+
+    return label_sums(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
+                      np.ascontiguousarray(values, dtype=np.float64).reshape(-1, 1), check_n_jobs(None))[:, 0]
+
+
 def participation(B, pw, parts, n_c, n_clusters, rng):
-    """MCLA's objects to meta-clusters: labels, the association H and the objects moved."""
+    """MCLA's objects to meta-clusters from a membership matrix ``B`` (objects x clusters, the
+    one-hot or soft memberships, columns in the order of ``parts``): labels, the association H
+    and the objects moved."""
     # Association of each object with each meta-cluster: the (partition-weighted) fraction of
     # the meta-cluster's clusters it belongs to (Strehl & Ghosh sec. 3.4; Ren et al. 2017, sec. 3.3.1).
     member = sp.csr_matrix((pw, (np.arange(n_c), parts)), shape=(n_c, n_clusters))
     total = np.asarray(member.sum(axis=0)).reshape(-1)
     H = np.asarray((B @ member).todense()) / np.where(total > 0, total, 1.0)
+    return _strongest(H, n_clusters, rng)
+
+
+def participation_of_codes(ensemble, order, pw, parts, n_clusters, rng):
+    """:func:`participation` of the one-hot ``B[:, order]`` of ``ensemble`` without ``B``: the
+    association ``H = B member / total`` is a sum over partitions of one table row per label,
+    read from the stored label codes (``cclust._ext._voting.scores``), partition by partition.
+    Equal to it bit for bit when the partition weights are equal (sums of equal terms), to
+    rounding otherwise."""
+    from cclust._ext._voting import scores
+
+    n_c = order.shape[0]
+    table = np.zeros((n_c, n_clusters), dtype=np.float64)
+    table[order, parts] = pw        # one-hot column order[q] joins meta-cluster parts[q]
+    total = np.bincount(parts, weights=pw, minlength=n_clusters)
+    H = scores(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64), table,
+               check_n_jobs(None))
+    H /= np.where(total > 0, total, 1.0)
+    return _strongest(H, n_clusters, rng)
+
+
+def _strongest(H, n_clusters, rng):
     labels = argmax_random_ties(H, rng)
     labels, moved = honour_n_clusters(labels, H, n_clusters)
     return labels, H, moved

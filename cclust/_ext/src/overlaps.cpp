@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cclust/lookup.hpp"
@@ -13,9 +15,31 @@ namespace cclust {
 
 namespace {
 
-template <class T>
+// The rows of the blocks i' >= i of G, one per cluster (one-hot column order), as
+// overlaps_typed<true> leaves them: the output columns (ranks) of the touched cells, in the order
+// they were first touched, and their values, in one buffer of `capacity` cells allocated once
+// (no allocation per cluster in the threads). A cluster's row starts at start[g] and holds
+// length[g] cells; the rows lie in the order the threads claimed them, which only their
+// placement depends on.
+struct BlockRows {
+    const double* object_weights = nullptr;  // n, or null
+    const int64_t* rank = nullptr;           // sum K_i
+    int64_t capacity = 0;
+    // Left uninitialised: the cells past those the rows use are never touched, so a capacity
+    // from an upper bound of the entries costs no resident memory.
+    std::unique_ptr<int32_t[]> columns;  // capacity
+    std::unique_ptr<double[]> values;    // capacity
+    std::vector<int64_t> start;    // sum K_i
+    std::vector<int64_t> length;   // sum K_i
+    int64_t used = 0;              // claimed under `omp atomic capture`
+    bool overflow = false;         // more cells than capacity: nothing written past it
+};
+
+// kTable: also keep every cluster's touched cells and their values in `rows`.
+template <bool kTable, class T>
 int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* offsets, int64_t stride,
-                       const double* weights, double* row_sum, double* row_sq, int n_threads) {
+                       const double* weights, double* row_sum, double* row_sq, BlockRows* rows,
+                       int n_threads) {
     const int64_t m = (n + stride - 1) / stride;  // objects read: 0, stride, 2 stride, ...
     // Every label in range before any histogram is indexed by one.
     std::vector<uint32_t> size(static_cast<size_t>(r));
@@ -71,6 +95,9 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
 #endif
         {
             std::vector<int32_t> tally(static_cast<size_t>(width), 0);
+            // kTable: the cells touched by the current cluster and, with object weights, their sums.
+            std::vector<int64_t> touched;
+            std::vector<double> mass(kTable && rows->object_weights != nullptr ? static_cast<size_t>(width) : 0, 0.0);
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -84,15 +111,31 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                 for (const int64_t* x = begin; x != end; ++x) {
                     const T* row = labels + *x * r;
                     const int64_t l0 = label_code(row[i]);
+                    if (kTable && tally[l0] == 0) touched.push_back(l0);
                     local += tally[l0]++ == 0;
                     int64_t fresh = 0;
                     for (int64_t j = i + 1; j < r; ++j) {
                         const int64_t l = label_code(row[j]);
-                        if (l >= 0) fresh += tally[base[j] + l]++ == 0;
+                        if (l >= 0) {
+                            const bool first_time = tally[base[j] + l]++ == 0;
+                            fresh += first_time;
+                            if (kTable && first_time) touched.push_back(base[j] + l);
+                        }
                     }
                     local += 2 * fresh;
                 }
                 found += local;
+                if (kTable && !mass.empty()) {
+                    // sum of w over the objects in c and in each cell's cluster, in object order
+                    for (const int64_t* x = begin; x != end; ++x) {
+                        const T* row = labels + *x * r;
+                        const double w = rows->object_weights[*x];
+                        for (int64_t j = i; j < r; ++j) {
+                            const int64_t l = label_code(row[j]);
+                            if (l >= 0) mass[base[j] + l] += w;
+                        }
+                    }
+                }
                 if (sums) {
                     const double own = static_cast<double>(end - begin);  // G[c, c] = |c|
                     for (const int64_t* x = begin; x != end; ++x) {
@@ -106,9 +149,37 @@ int64_t overlaps_typed(const T* labels, int64_t n, int64_t r, const int64_t* off
                         row_sq[*x] += w_i * acc;
                     }
                 }
+                if (kTable) {
+                    // The cluster's row of the blocks i' >= i, read and cleared cell by cell.
+                    const int64_t g = offsets[i] + c;
+                    const int64_t cells = static_cast<int64_t>(touched.size());
+                    int64_t at;
+#if defined(_OPENMP)
+#pragma omp atomic capture
+#endif
+                    {
+                        at = rows->used;
+                        rows->used += cells;
+                    }
+                    const bool fits = at + cells <= rows->capacity;
+                    if (!fits) rows->overflow = true;  // only ever set to true: a benign race
+                    rows->start[g] = at;
+                    rows->length[g] = fits ? cells : 0;
+                    int32_t* cols = fits ? rows->columns.get() + at : nullptr;
+                    double* vals = fits ? rows->values.get() + at : nullptr;
+                    for (int64_t t = 0; t < cells; ++t) {
+                        const int64_t cell = touched[t];
+                        if (fits) {
+                            cols[t] = static_cast<int32_t>(rows->rank[offsets[i] + cell]);
+                            vals[t] = mass.empty() ? static_cast<double>(tally[cell]) : mass[cell];
+                        }
+                        tally[cell] = 0;
+                        if (!mass.empty()) mass[cell] = 0.0;
+                    }
+                    touched.clear();
                 // Clear the cells the cluster touched: one by one, or the whole histogram when
                 // the cluster touched more labels than the histogram has cells.
-                if ((end - begin) * (r - i) > width) {
+                } else if ((end - begin) * (r - i) > width) {
                     std::fill(tally.begin(), tally.end(), 0);
                 } else {
                     for (const int64_t* x = begin; x != end; ++x) {
@@ -140,8 +211,120 @@ int64_t cluster_overlaps(const void* labels, int32_t label_bytes, int64_t n, int
     }
     if (n == 0 || r == 0) return 0;
     return with_label_codes(labels, label_bytes, [&](auto typed) {
-        return overlaps_typed(typed, n, r, offsets, stride, weights, row_sum, row_sq, n_threads);
+        return overlaps_typed<false>(typed, n, r, offsets, stride, weights, row_sum, row_sq, nullptr, n_threads);
     });
+}
+
+int64_t cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n, int64_t r,
+                           const int64_t* offsets, const OverlapTable& table, int n_threads) {
+    if (n > std::numeric_limits<int32_t>::max()) {
+        throw std::invalid_argument("more objects than a 32-bit cell count holds");
+    }
+    const int64_t n_c = r > 0 ? offsets[r] : 0;
+    if (n_c > std::numeric_limits<int32_t>::max()) {
+        throw std::invalid_argument("more clusters than a 32-bit column index holds");
+    }
+    {
+        std::vector<char> seen(static_cast<size_t>(n_c), 0);
+        for (int64_t c = 0; c < n_c; ++c) {
+            const int64_t q = table.rank[c];
+            if (q < 0 || q >= n_c || seen[q]) {
+                throw std::invalid_argument("rank must be a permutation of the clusters 0.." + std::to_string(n_c - 1));
+            }
+            seen[q] = 1;
+        }
+    }
+    // The blocks i' >= i hold every cell of G once and its mirror image off them: each
+    // non-empty cluster's own cell once, every other cell counted twice in nnz.
+    std::vector<char> used(static_cast<size_t>(n_c), 0);
+    if (n > 0 && r > 0) {
+        with_label_codes(labels, label_bytes, [&](auto typed) {
+            for (int64_t x = 0; x < n; ++x) {
+                for (int64_t j = 0; j < r; ++j) {
+                    const int64_t l = label_code(typed[x * r + j]);
+                    if (l >= 0 && l < offsets[j + 1] - offsets[j]) used[offsets[j] + l] = 1;
+                }
+            }
+        });
+    }
+    int64_t non_empty = 0;
+    for (int64_t c = 0; c < n_c; ++c) non_empty += used[c];
+    std::vector<char>().swap(used);
+    BlockRows rows;
+    rows.object_weights = table.object_weights;
+    rows.rank = table.rank;
+    rows.capacity = std::max<int64_t>(0, (table.capacity + non_empty) / 2);
+    rows.columns.reset(new int32_t[static_cast<size_t>(rows.capacity)]);
+    rows.values.reset(new double[static_cast<size_t>(rows.capacity)]);
+    rows.start.assign(static_cast<size_t>(n_c), 0);
+    rows.length.assign(static_cast<size_t>(n_c), 0);
+    int64_t counted = 0;
+    if (n > 0 && r > 0) {
+        with_label_codes(labels, label_bytes, [&](auto typed) {
+            counted = overlaps_typed<true>(typed, n, r, offsets, 1, nullptr, nullptr, nullptr, &rows, n_threads);
+        });
+    }
+    if (counted > table.capacity || rows.overflow) {
+        throw std::invalid_argument("the overlap table has " + std::to_string(counted) +
+                                    " entries, the output holds " + std::to_string(table.capacity));
+    }
+    // Row lengths: each cluster's own row of the blocks i' >= i, and the mirror image of every
+    // cell off the diagonal (the only cell of block (i, i) in row c is c itself).
+    int64_t* indptr = table.indptr;
+    std::fill(indptr, indptr + n_c + 1, 0);
+    for (int64_t g = 0; g < n_c; ++g) {
+        const int32_t own = static_cast<int32_t>(table.rank[g]);
+        indptr[own + 1] += rows.length[g];
+        const int32_t* cols = rows.columns.get() + rows.start[g];
+        for (int64_t t = 0; t < rows.length[g]; ++t) {
+            if (cols[t] != own) ++indptr[cols[t] + 1];
+        }
+    }
+    for (int64_t q = 0; q < n_c; ++q) indptr[q + 1] += indptr[q];
+    std::vector<int64_t> cursor(indptr, indptr + n_c);
+    for (int64_t g = 0; g < n_c; ++g) {
+        const int32_t own = static_cast<int32_t>(table.rank[g]);
+        const int32_t* cols = rows.columns.get() + rows.start[g];
+        const double* vals = rows.values.get() + rows.start[g];
+        for (int64_t t = 0; t < rows.length[g]; ++t) {
+            table.indices[cursor[own]] = cols[t];
+            table.data[cursor[own]++] = vals[t];
+            if (cols[t] != own) {
+                table.indices[cursor[cols[t]]] = own;
+                table.data[cursor[cols[t]]++] = vals[t];
+            }
+        }
+    }
+    rows.columns.reset();
+    rows.values.reset();
+    // Every row sorted by column: its columns are distinct, so the result is one whatever the
+    // order its cells came in.
+    const int threads = n_threads < 1 ? 1 : n_threads;
+    (void)threads;
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        std::vector<std::pair<int32_t, double>> cells;
+#if defined(_OPENMP)
+#pragma omp for schedule(dynamic, 64)
+#endif
+        for (int64_t q = 0; q < n_c; ++q) {
+            const int64_t lo = indptr[q];
+            const int64_t hi = indptr[q + 1];
+            cells.resize(static_cast<size_t>(hi - lo));
+            for (int64_t e = lo; e < hi; ++e) cells[e - lo] = {table.indices[e], table.data[e]};
+            std::sort(cells.begin(), cells.end(),
+                      [](const std::pair<int32_t, double>& a, const std::pair<int32_t, double>& b) {
+                          return a.first < b.first;
+                      });
+            for (int64_t e = lo; e < hi; ++e) {
+                table.indices[e] = cells[e - lo].first;
+                table.data[e] = cells[e - lo].second;
+            }
+        }
+    }
+    return counted;
 }
 
 }  // namespace cclust
