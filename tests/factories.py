@@ -71,3 +71,13 @@ def noisy_refinements(n, r, seed=0, shuffled=False, k_high=40):
         columns.append(rng.permutation(k)[labels] if shuffled else labels)
     X = rng.normal(0.0, 6.0, size=(8, 3))[y] + rng.normal(size=(n, 3))
     return X, cclust.Ensemble(np.column_stack(columns[::-1] if shuffled else columns))
+
+
+def random_labels(rng, n, ks, missing=0.0):
+    """int32 labels of n objects, partition j uniform on ``ks[j]`` labels; a fraction ``missing``
+    of them -1, every object labelled by at least one partition."""
+    labels = np.column_stack([rng.integers(0, k, size=n) for k in ks]).astype(np.int32)
+    if missing:
+        labels[rng.random(labels.shape) < missing] = -1
+        labels[(labels < 0).all(axis=1), 0] = 0
+    return labels

@@ -9,14 +9,7 @@ import scipy.sparse as sp
 import cclust
 from cclust.graph import canonical_cluster_order, meta_graph, one_hot_in_order
 from cclust.graph._meta import cluster_overlaps, overlap_table, participation, participation_of_codes
-
-
-def random_labels(rng, n, ks, missing=0.0):
-    labels = np.column_stack([rng.integers(0, k, size=n) for k in ks]).astype(np.int32)
-    if missing:
-        labels[rng.random(labels.shape) < missing] = -1
-        labels[(labels < 0).all(axis=1), 0] = 0
-    return labels
+from factories import random_labels
 
 
 def codes_of(labels, dtype):

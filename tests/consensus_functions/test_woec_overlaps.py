@@ -9,6 +9,7 @@ from cclust.consensus_functions.graph import mcla
 from cclust.consensus_functions.woec import object_weights, womc
 from cclust.errors import MemoryBudgetError
 from cclust.graph._meta import _META_GRAPH_ENTRY_BYTES, _META_GRAPH_LABEL_BYTES, _SAMPLE_STRIDE, cluster_overlaps
+from factories import random_labels
 
 
 def reference_sums(labels, weights):
@@ -32,14 +33,6 @@ def reference_entries(labels):
                 if labels[x, i] >= 0 and labels[x, j] >= 0:
                     cells.add((i, int(labels[x, i]), j, int(labels[x, j])))
     return len(cells)
-
-
-def random_labels(rng, n, ks, missing=0.0):
-    labels = np.column_stack([rng.integers(0, k, size=n) for k in ks]).astype(np.int32)
-    if missing:
-        labels[rng.random(labels.shape) < missing] = -1
-        labels[(labels < 0).all(axis=1), 0] = 0
-    return labels
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
