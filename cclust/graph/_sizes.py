@@ -252,7 +252,7 @@ def estimate_clusters(ensemble: EnsembleLike, n_clusters: int, *, random_state: 
     METIS on the bipartite graph needs :func:`cclust.graph.bipartite_bytes` of its edges (about
     18 GiB at 10^8 labels); KCC keeps memory linear in n at any size. Uc is KCC's utility
     here because its K-means objective is the one steps 2 and 3 read, the co-association
-    within the parts (Mirkin 2001; Wu et al. 2015).
+    within the parts (Wu et al. 2015).
 
     Returns
     -------
