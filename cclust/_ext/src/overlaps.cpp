@@ -235,25 +235,13 @@ int64_t cluster_overlap_table(const void* labels, int32_t label_bytes, int64_t n
         }
     }
     // The blocks i' >= i hold every cell of G once and its mirror image off them: each
-    // non-empty cluster's own cell once, every other cell counted twice in nnz.
-    std::vector<char> used(static_cast<size_t>(n_c), 0);
-    if (n > 0 && r > 0) {
-        with_label_codes(labels, label_bytes, [&](auto typed) {
-            for (int64_t x = 0; x < n; ++x) {
-                for (int64_t j = 0; j < r; ++j) {
-                    const int64_t l = label_code(typed[x * r + j]);
-                    if (l >= 0 && l < offsets[j + 1] - offsets[j]) used[offsets[j] + l] = 1;
-                }
-            }
-        });
-    }
-    int64_t non_empty = 0;
-    for (int64_t c = 0; c < n_c; ++c) non_empty += used[c];
-    std::vector<char>().swap(used);
+    // non-empty cluster's own cell once, every other cell counted twice in the entries, so
+    // (capacity + sum K_i) / 2 bounds their cells (a bound costs nothing resident: the cells
+    // past those written are never touched).
     BlockRows rows;
     rows.object_weights = table.object_weights;
     rows.rank = table.rank;
-    rows.capacity = std::max<int64_t>(0, (table.capacity + non_empty) / 2);
+    rows.capacity = std::max<int64_t>(0, (table.capacity + n_c) / 2);
     rows.columns.reset(new int32_t[static_cast<size_t>(rows.capacity)]);
     rows.values.reset(new double[static_cast<size_t>(rows.capacity)]);
     rows.start.assign(static_cast<size_t>(n_c), 0);
