@@ -13,6 +13,7 @@ from cclust.validation import RandomStateLike, check_n_jobs, check_random_state,
 from cclust.graph._checks import canonical_cluster_order
 from cclust.graph._metis import argmax_random_ties, honour_n_clusters, partition_graph
 from cclust.graph._sizes import cut_with_sizes
+from cclust.graph._tcut import LabelGraph
 
 
 def meta_graph(ensemble: Ensemble, object_weights: npt.ArrayLike | None = None, *,
@@ -223,7 +224,7 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
         if weights is None:
             vertex_weights = None if balance == "clusters" else np.maximum(1, sizes_in_order)
         else:
-            mass = _cluster_sums(ensemble, weights.astype(np.float64))[order]
+            mass = LabelGraph.of(ensemble, n_threads=check_n_jobs(None)).rmatvec(weights.astype(np.float64))[order]
             if balance == "clusters":
                 mass = mass / np.maximum(1, sizes_in_order)
             vertex_weights = np.maximum(1, np.rint(mass)).astype(np.int64)
@@ -233,16 +234,8 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
         return labels, cut, {"meta_labels": parts[np.argsort(order)], "association": H, "n_moved": moved,
                              "ufactor": tolerance, "balance": balance}
 
-    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes)
     return labels, cut, extras
-
-
-def _cluster_sums(ensemble, values):
-    """``B^T values`` for the one-hot ``B`` (one-hot column order), from the label codes, bitwise."""
-    from cclust._ext._voting import label_sums
-
-    return label_sums(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
-                      np.ascontiguousarray(values, dtype=np.float64).reshape(-1, 1), check_n_jobs(None))[:, 0]
 
 
 def participation(B, pw, parts, n_c, n_clusters, rng):
@@ -260,17 +253,16 @@ def participation(B, pw, parts, n_c, n_clusters, rng):
 def participation_of_codes(ensemble, order, pw, parts, n_clusters, rng):
     """:func:`participation` of the one-hot ``B[:, order]`` of ``ensemble`` without ``B``: the
     association ``H = B member / total`` is a sum over partitions of one table row per label,
-    read from the stored label codes (``cclust._ext._voting.scores``), partition by partition.
+    read from the stored label codes (``LabelGraph`` of ``cclust.graph._tcut``), partition by partition.
     Equal to it bit for bit when the partition weights are equal (sums of equal terms), to
     rounding otherwise."""
-    from cclust._ext._voting import scores
-
     n_c = order.shape[0]
-    table = np.zeros((n_c, n_clusters), dtype=np.float64)
-    table[order, parts] = pw        # one-hot column order[q] joins meta-cluster parts[q]
+    values = np.empty(n_c)
+    values[order] = pw
+    member = np.zeros((n_c, n_clusters))
+    member[order, parts] = 1.0      # one-hot column order[q] joins meta-cluster parts[q]
     total = np.bincount(parts, weights=pw, minlength=n_clusters)
-    H = scores(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64), table,
-               check_n_jobs(None))
+    H = LabelGraph.of(ensemble, values, check_n_jobs(None)).matmat(member)
     H /= np.where(total > 0, total, 1.0)
     return _strongest(H, n_clusters, rng)
 

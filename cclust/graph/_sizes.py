@@ -14,6 +14,7 @@ from cclust.errors import ValidationError
 from cclust.validation import RandomStateLike, check_n_jobs, memory_budget, require_memory
 from cclust.graph._checks import check_graph_inputs
 from cclust.graph._bipartite import bipartite_bytes, hbgf_graph, hbgf_graph_edges, partition_bipartite_groups
+from cclust.graph._tcut import LabelGraph
 
 
 #: What the graph methods' ``sizes`` parameter accepts (see :func:`choose_sizes`).
@@ -55,15 +56,6 @@ def _group_counts(ensemble: Ensemble, labels: npt.NDArray[np.integer[Any]], n_gr
     """``indicator @ B``: the (n_groups, sum K_i) counts of every group's members in every
     cluster of every partition (missing labels not counted), one pass over the label codes."""
     return ensemble.contingency(labels, n_groups, n_jobs=n_threads).astype(np.float64)
-
-
-def _scores(ensemble: Ensemble, table: npt.NDArray[np.float64], n_threads: int) -> npt.NDArray[np.float64]:
-    """``B @ table`` (n x table's columns) read from the label codes, B never formed: every
-    object sums the rows of its clusters, in partition order, missing labels skipped."""
-    from cclust._ext import _voting
-
-    return _voting.scores(ensemble.compact_labels(), np.ascontiguousarray(ensemble.offsets, dtype=np.int64),
-                          np.ascontiguousarray(table, dtype=np.float64), n_threads)
 
 
 def separated_coassociation(ensemble: Ensemble, labels: npt.NDArray[np.integer[Any]], *,
@@ -109,17 +101,17 @@ def _move_to_best_average(ensemble, own, labels, n_groups, passes, n_threads):
     """Objects to the group of highest average co-association with its other members.
 
     The co-association of x with a group g is ``sum_{y in g} A[x, y] = sum_c B[x, c] w_c T[g, c]``
-    (T: the groups' contingency table, w_c: cluster c's partition weight), the label codes'
-    :func:`_scores` of the table ``w * T``; divided by g's size (less x if x is in g, whose
+    (T: the groups' contingency table, w_c: cluster c's partition weight), ``B_w T^T`` read
+    from the label codes (``LabelGraph`` with the column weights w); divided by g's size (less x if x is in g, whose
     own term ``own[x] = A[x, x]`` is taken off); every object moves at once, ``passes`` times
     or until nothing moves. Groups left empty disappear; the labels are renumbered
     0..(groups left - 1). Holds one n x n_groups array.
     """
     n = labels.shape[0]
     rows = np.arange(n)
-    w = _column_weights(ensemble)
+    weighted = LabelGraph.of(ensemble, _column_weights(ensemble), n_threads)
     for _ in range(passes):
-        score = _scores(ensemble, (_group_counts(ensemble, labels, n_groups, n_threads) * w).T, n_threads)
+        score = weighted.matmat(_group_counts(ensemble, labels, n_groups, n_threads).T)
         size = np.bincount(labels, minlength=n_groups).astype(np.float64)
         held = score[rows, labels] - own
         held_size = size[labels] - 1.0
@@ -272,7 +264,8 @@ def estimate_clusters(ensemble: EnsembleLike, n_clusters: int, *, random_state: 
     else:
         fine = _kcc_fine_cut(ensemble, n_parts, random_state, n_threads)
     fine = np.unique(fine, return_inverse=True)[1].reshape(-1)
-    own = _scores(ensemble, _column_weights(ensemble)[:, None], n_threads).reshape(-1)  # A[x, x]
+    # A[x, x], summed as the scores it is taken off are (labelled_weight's sums round otherwise)
+    own = LabelGraph.of(ensemble, _column_weights(ensemble), n_threads).matvec(np.ones(int(ensemble.offsets[-1])))
     purified, n_groups = _move_to_best_average(ensemble, own, fine, int(fine.max()) + 1, 1, n_threads)
     if n_groups < n_clusters:  # never seen: keep the parts as the fine cut made them
         purified, n_groups = fine, int(fine.max()) + 1

@@ -121,6 +121,14 @@ class LabelGraph:
         self.n_threads = n_threads
         self.shape = (int(codes.shape[0]), int(self.offsets[-1]))
 
+    @classmethod
+    def of(cls, ensemble: Any, column_values: npt.ArrayLike | None = None, n_threads: int = 1) -> LabelGraph:
+        """The graph of every object of ``ensemble`` (its stored codes, read in place), each
+        entry ``column_values`` of its column (partition order; None: 1, the one-hot ``B``):
+        ``B V`` and ``B^T y`` for any method that reads the ensemble through its one-hot."""
+        values = np.ones(int(ensemble.offsets[-1])) if column_values is None else column_values
+        return cls(ensemble.compact_labels(), ensemble.offsets, values, n_threads)
+
     def matmat(self, V: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """``B V`` for V of shape (n_columns, k)."""
         from cclust._ext import _voting
