@@ -168,8 +168,9 @@ def _columns_from(labels):
     return [array[:, j] for j in range(array.shape[1])]
 
 
-#: Rows of the codes read at once where a copy of every label would otherwise be made
-#: (:meth:`Ensemble.join`, :func:`labelled_weight`): a few MB of temporaries.
+#: Rows of the label codes read at once wherever a copy of every label would otherwise be made
+#: (the one-hot, :meth:`Ensemble.join`, :func:`labelled_weight`, comparisons): a few MB of
+#: temporaries.
 _BLOCK_ROWS = 1 << 15
 
 
@@ -496,18 +497,13 @@ class Ensemble:
                                   "join ensembles of the same objects, in the same order.")
         n_clusters = np.concatenate([self._n_clusters, other._n_clusters])
         dtype = compact_dtype(n_clusters)
-        missing = -1 if dtype == np.int32 else np.iinfo(dtype).max
         codes = np.empty((self.n_samples, n_clusters.shape[0]), dtype=dtype)
         r = self.n_partitions
         for part, columns in ((self._codes, slice(0, r)), (other._codes, slice(r, None))):
-            if part.dtype == dtype:
-                codes[:, columns] = part
-                continue
             for start in range(0, part.shape[0], _BLOCK_ROWS):   # blocks bound the temporaries
                 block = part[start:start + _BLOCK_ROWS]
-                out = block.astype(dtype)
-                out[_missing(block)] = missing
-                codes[start:start + _BLOCK_ROWS, columns] = out
+                codes[start:start + _BLOCK_ROWS, columns] = \
+                    block if block.dtype == dtype else _to_compact(labels_from_codes(block), dtype)
         provenance = None if self._provenance is None or other._provenance is None else \
             self._provenance + other._provenance
         joined = Ensemble.__new__(Ensemble)
@@ -628,15 +624,15 @@ class Ensemble:
         if not self.has_missing:
             indptr[1:] = np.arange(r, nnz_max + 1, r, dtype=index_dtype)
         else:
-            for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
-                stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+            for start in range(0, n, _BLOCK_ROWS):
+                stop = min(n, start + _BLOCK_ROWS)
                 indptr[start + 1:stop + 1] = (~_missing(L[start:stop])).sum(axis=1)
             np.cumsum(indptr, out=indptr)
         nnz = int(indptr[-1])
         indices = np.empty(nnz, dtype=index_dtype)
         data = np.empty(nnz, dtype=dtype)
-        for start in range(0, n, _ONE_HOT_BLOCK_ROWS):
-            stop = min(n, start + _ONE_HOT_BLOCK_ROWS)
+        for start in range(0, n, _BLOCK_ROWS):
+            stop = min(n, start + _BLOCK_ROWS)
             lo, hi = int(indptr[start]), int(indptr[stop])
             block = L[start:stop] + starts
             if self.has_missing:
@@ -946,15 +942,13 @@ class Ensemble:
         return [table[:, self._offsets[i]:self._offsets[i + 1]] for i in range(self.n_partitions)]
 
 
-#: Rows of the label matrix read at once when the one-hot is written (a few MB of temporaries).
-_ONE_HOT_BLOCK_ROWS = 1 << 15
 
 
 def _first_difference(a, b):
     """-1, 0 or 1 as column ``a`` sorts before, with or after column ``b`` by their bytes (the
     order of the columns viewed as single byte strings), read in row blocks."""
-    for start in range(0, a.shape[0], _ONE_HOT_BLOCK_ROWS):
-        differ = np.flatnonzero(a[start:start + _ONE_HOT_BLOCK_ROWS] != b[start:start + _ONE_HOT_BLOCK_ROWS])
+    for start in range(0, a.shape[0], _BLOCK_ROWS):
+        differ = np.flatnonzero(a[start:start + _BLOCK_ROWS] != b[start:start + _BLOCK_ROWS])
         if differ.size:
             i = start + int(differ[0])
             return -1 if a[i:i + 1].tobytes() < b[i:i + 1].tobytes() else 1
@@ -979,8 +973,8 @@ def _column_ranks(C):
 def _permute_columns(C, order):
     """``C[:, order]`` written into ``C`` itself, one block of rows at a time, so that no second
     label matrix is allocated (rows are contiguous: a block is permuted in cache)."""
-    for start in range(0, C.shape[0], _ONE_HOT_BLOCK_ROWS):
-        block = C[start:start + _ONE_HOT_BLOCK_ROWS]
+    for start in range(0, C.shape[0], _BLOCK_ROWS):
+        block = C[start:start + _BLOCK_ROWS]
         block[:] = block[:, order]
 
 

@@ -245,7 +245,7 @@ def hbgf_graph(ensemble: Ensemble, n_clusters: int, max_bytes: int | None = None
     anything is formed (:func:`require_hbgf_graph`).
     """
     groups = require_hbgf_graph(ensemble, n_clusters, max_bytes)
-    order = canonical_cluster_order(ensemble, ensemble.distinct_rows())
+    order = canonical_cluster_order(ensemble)
     weight_by_rank = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     G = one_hot_in_order(ensemble, order, rows=None if groups is None else groups[0], values=weight_by_rank)
     return (G if groups is None else _scale_rows(G, groups[2])), groups, weight_by_rank
