@@ -253,8 +253,12 @@ def estimate_clusters(ensemble: EnsembleLike, n_clusters: int, *, random_state: 
         the fine cut has fewer than ``n_clusters`` non-empty parts).
     """
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
-    n_threads = check_n_jobs(n_jobs)
     route = require_estimate_memory(ensemble, n_clusters, parts_per_cluster=parts_per_cluster, max_bytes=max_bytes)
+    return _estimate(ensemble, n_clusters, route, random_state, parts_per_cluster, max_bytes, check_n_jobs(n_jobs))
+
+
+def _estimate(ensemble, n_clusters, route, random_state, parts_per_cluster, max_bytes, n_threads):
+    """:func:`estimate_clusters` once its memory is checked and its fine cut (``route``) chosen."""
     n_parts = _n_parts(ensemble, n_clusters, parts_per_cluster)
     if route == "metis":
         G, groups, weight_by_rank = hbgf_graph(ensemble, n_parts, max_bytes)
@@ -361,7 +365,8 @@ def cut_with_sizes(ensemble: Ensemble, n_clusters: int, sizes: str, ufactor: int
     if sizes in ("equal", "auto"):
         runs["equal"] = cut(None, ufactor)
     if sizes in ("estimated", "auto"):
-        estimate = estimate_clusters(ensemble, n_clusters, random_state=rng, max_bytes=max_bytes, n_jobs=n_jobs)
+        # the memory was checked and the fine cut chosen above, before the first cut
+        estimate = _estimate(ensemble, n_clusters, fine_cut, rng, PARTS_PER_CLUSTER, max_bytes, check_n_jobs(n_jobs))
         if sizes == "auto" and admissible_equal is not None and (
                 np.bincount(estimate).max() <= (1 + admissible_equal) * ensemble.n_samples / n_clusters):
             labels, objective, extras = runs["equal"]
