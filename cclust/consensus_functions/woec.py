@@ -68,6 +68,7 @@ from cclust.graph import (
     number_by_first,
     partition_bipartite_groups,
     partition_graph,
+    symmetric_graph,
     top_neighbor_graph,
 )
 from cclust.errors import ConvergenceWarning, ValidationError
@@ -174,12 +175,14 @@ def womc(ensemble: EnsembleLike, n_clusters: int, *, object_weights: npt.ArrayLi
 #: and their copy in canonical column order (the float32 normalised rows Q come after the first
 #: is freed).
 _WOSP_MEMBERSHIP_BYTES = 16
-#: Bytes per pair of objects of WOSP's dense route at its peak: the float32 similarity Q Q^T,
-#: its CSR copy made through COO (int64 coordinates), then the symmetrising pass of
-#: :func:`cclust.graph.partition_graph` (its own COO, the off-diagonal selection, the doubled
-#: coordinate arrays and the float64 CSR they become) and METIS's arrays. Measured: 80 bytes a
-#: pair at n = 3000 and 5000, where the general figure of a dense graph counts 44.
-_WOSP_DENSE_PAIR_BYTES = 80
+#: Bytes per pair of objects of WOSP's dense route at its peak: the float32 similarity Q Q^T
+#: (kept for a cut that leaves a part empty), METIS's symmetric float64 CSR made from it once
+#: (:func:`cclust.graph.symmetric_graph`, 12 a pair) and, during each cut, METIS's integer
+#: weights and adjacency arrays (24 a pair with 64-bit METIS indices). Measured (peak RSS over
+#: the ensemble, 10 partitions, K = 4): 52 bytes a pair at n = 700, 50 at 1,400, 40.5 at 3,000
+#: and 40.1 at 5,000 (81 at the two largest when each cut made its own graph through coordinate
+#: arrays of every pair).
+_WOSP_DENSE_PAIR_BYTES = 42
 
 
 def _canonical_memberships(X, ensemble, w, t):
@@ -286,20 +289,24 @@ def wosp(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
         cols = partition_of == r
         block = P[:, cols]
         Q[:, cols] = block / np.linalg.norm(block, axis=1, keepdims=True) * np.sqrt(ensemble.weights[r])
-    if n_neighbors is None:
+    dense = n_neighbors is None
+    if dense:
+        # The dense similarity is kept (4 bytes a pair) for the rare cut that leaves a part
+        # empty; METIS's symmetric graph is made from it once for every cut.
         S = Q @ Q.T
-        graph = sp.csr_matrix(S)
-        del S
+        graph = symmetric_graph(S)
     elif neighbors == "lsh":
         graph = _candidate_similarity_graph(ensemble, Q, n_neighbors, rng, max_bytes, n_jobs)
     else:
         graph = top_neighbor_graph(lambda a, b: Q[a:b] @ Q.T, n, n_neighbors)
 
     def cut_graph(weights, tolerance):
-        parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance, vertex_weights=weights)
+        parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance, vertex_weights=weights,
+                                     symmetric=dense)
         if np.unique(parts).shape[0] < n_clusters:
+            affinity = sp.csr_matrix(S) if dense else graph
             indicator = sp.csr_matrix((np.ones(n), (np.arange(n), parts)), shape=(n, n_clusters))
-            parts, moved = honour_n_clusters(parts, np.asarray((graph @ indicator).todense()), n_clusters)
+            parts, moved = honour_n_clusters(parts, np.asarray((affinity @ indicator).todense()), n_clusters)
         else:
             moved = 0
         return parts, cut, {"n_moved": moved, "ufactor": tolerance}

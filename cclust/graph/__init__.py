@@ -82,6 +82,7 @@ from cclust.graph._metis import (
     honour_n_clusters,
     integer_edge_weights,
     partition_graph,
+    symmetric_graph,
     top_neighbor_graph,
 )
 from cclust.graph._merge import MERGE_CAP_DIVISOR, cap_groups, identical_rows, merge_cap, mix64
@@ -123,7 +124,7 @@ __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
            "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes",
            "check_dense_budget",
-           "canonical_cluster_order", "integer_edge_weights", "partition_graph", "honour_n_clusters",
+           "canonical_cluster_order", "integer_edge_weights", "partition_graph", "symmetric_graph", "honour_n_clusters",
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
            "bipartite_affinity", "has_empty_part", "identical_label_rows", "number_by_first",

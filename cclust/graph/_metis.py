@@ -88,6 +88,50 @@ def partition_graph(similarity: Any, n_parts: int, *, random_state: RandomStateL
     return _metis(S, n_parts, rng, ufactor, vertex_weights, resolution)
 
 
+def symmetric_graph(similarity: npt.NDArray[np.floating[Any]]) -> sp.csr_matrix:
+    """The graph :func:`partition_graph` cuts for a dense square ``similarity``, made once.
+
+    ``(S + S^T) / 2`` in float64 without the diagonal, as a CSR matrix with sorted indices and
+    only the entries that are not 0: what :func:`partition_graph`'s symmetrising pass makes of
+    ``S`` (each entry ``0.5 S[i, j] + 0.5 S[j, i]``, so bit for bit the same), read from the
+    dense matrix by row blocks instead of through coordinate arrays of every pair, sorted and
+    summed. Pass the result with ``symmetric=True``: a caller that cuts one similarity several
+    times (several balance tolerances, the sizes' estimate) builds the graph once.
+    """
+    S = np.asarray(similarity)
+    n = S.shape[0]
+    if S.ndim != 2 or S.shape[1] != n:
+        raise ValidationError(f"similarity must be a square matrix, got shape {S.shape}.")
+    step = max(1, 2**22 // max(1, n))
+
+    def block(a, b):
+        values = np.multiply(S[a:b], 0.5, dtype=np.float64)
+        values += np.multiply(S[:, a:b].T, 0.5, dtype=np.float64)
+        values[np.arange(b - a), np.arange(a, b)] = 0.0
+        return values
+
+    per_row = np.zeros(n, dtype=np.int64)
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        per_row[a:b] = np.count_nonzero(block(a, b), axis=1)
+    nnz = int(per_row.sum())
+    index = np.int32 if max(nnz, n) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(n + 1, dtype=index)
+    np.cumsum(per_row, out=indptr[1:])
+    del per_row
+    indices = np.empty(nnz, dtype=index)
+    data = np.empty(nnz, dtype=np.float64)
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        values = block(a, b)
+        rows, cols = np.nonzero(values)        # row-major: each row's columns in increasing order
+        indices[indptr[a]:indptr[b]] = cols
+        data[indptr[a]:indptr[b]] = values[rows, cols]
+    graph = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    graph.has_sorted_indices = True
+    return graph
+
+
 def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT_RESOLUTION):
     """METIS on a symmetric diagonal-free float CSR: integer weights, seed, ufactor."""
     import pymetis

@@ -14,6 +14,7 @@ from cclust.graph import (
     integer_edge_weights,
     meta_graph,
     partition_graph,
+    symmetric_graph,
 )
 from cclust.consensus_functions.graph import cspa, hbgf, mcla
 from cclust.errors import MemoryBudgetError, ValidationError
@@ -60,6 +61,48 @@ def test_partition_graph_is_scale_free_symmetric_and_seeded(seed):
     assert np.array_equal(a, b) and np.array_equal(a, c)
     brute = sum(S[i, j] for i in range(25) for j in range(i + 1, 25) if a[i] != a[j])
     assert cut == pytest.approx(brute)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 40])
+def test_symmetric_graph_is_the_symmetrising_pass_bit_for_bit(n, dtype, seed):
+    """The once-made METIS graph of a dense similarity equals (S + S^T) / 2 without the diagonal
+    formed entry by entry (asymmetric S, zeros on one side only and on both), as a sorted CSR of
+    the non-zero entries; cutting it with symmetric=True gives partition_graph's parts and cut."""
+    rng = np.random.default_rng(seed)
+    S = rng.random((n, n)).astype(dtype)
+    S[rng.random((n, n)) < 0.3] = 0.0           # zeros on one side of a pair or on both
+    G = symmetric_graph(S)
+    expected = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                expected[i, j] = 0.5 * float(S[i, j]) + 0.5 * float(S[j, i])
+    assert G.has_sorted_indices and G.dtype == np.float64
+    assert np.array_equal(G.toarray(), expected)
+    assert G.nnz == np.count_nonzero(expected)
+    if n > 3:
+        parts, cut = partition_graph(G, 3, random_state=seed, symmetric=True)
+        parts_a, cut_a = partition_graph(S, 3, random_state=seed)
+        assert np.array_equal(parts, parts_a) and cut == cut_a
+
+
+def test_symmetric_graph_reads_several_row_blocks():
+    """Above 2048 objects a block holds fewer rows than the matrix: the blocks meet exactly."""
+    rng = np.random.default_rng(0)
+    n = 2100
+    S = rng.random((n, n), dtype=np.float32)
+    S[rng.random((n, n)) < 0.5] = 0.0
+    expected = 0.5 * S.astype(np.float64) + 0.5 * S.T.astype(np.float64)
+    np.fill_diagonal(expected, 0.0)
+    G = symmetric_graph(S)
+    assert G.nnz == np.count_nonzero(expected)
+    assert np.array_equal(G.toarray(), expected)
+
+
+def test_symmetric_graph_refuses_a_matrix_that_is_not_square():
+    with pytest.raises(ValidationError, match="square"):
+        symmetric_graph(np.zeros((3, 4)))
 
 
 def test_zero_edges_are_dropped_and_diagonal_ignored():
