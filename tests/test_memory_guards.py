@@ -435,6 +435,31 @@ def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name):
         assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
 
 
+def test_cspas_figure_counts_the_non_zero_pairs_of_a_dense_coassociation():
+    """Two-cluster partitions put almost every pair together once: CSPA's METIS graph then has
+    n^2 entries, where k-means ensembles of many clusters leave four in five pairs at 0. The
+    figure asked once the co-association is known counts its non-zero pairs (the fixed 28
+    bytes a pair asked before were a third of this peak)."""
+    from cclust.testing import peak_memory
+
+    rng = np.random.default_rng(0)
+    problems = [(rng.normal(size=(n, 2)), Ensemble(rng.integers(0, 2, size=(n, 10)))) for n in (1000, 2000)]
+    peaks = peak_memory(problems, [("cspa", {})], n_clusters=2, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
+    for (_, E), peak in zip(problems, peaks):
+        if peak["cspa"].get("source") != "rss":
+            pytest.skip("the resident-set high-water mark cannot be reset here")
+        figure = peak["cspa"]["asked"]
+        assert figure / 1.5 <= peak["cspa"]["bytes"] <= 1.5 * figure + SLACK, (E.n_samples, peak)
+
+
+def test_cspa_refuses_a_graph_over_budget_after_the_coassociation_that_fits():
+    rng = np.random.default_rng(1)
+    E = Ensemble(rng.integers(0, 2, size=(600, 8)))
+    coassociation = E.coassociation_bytes(dtype=np.float32)
+    with pytest.raises(MemoryBudgetError, match="METIS graph of the dense co-association of 600 objects"):
+        cclust.consensus("cspa", E, 2, max_bytes=coassociation + 1000, random_state=0)
+
+
 #: Methods whose guard counted a small part of their peak or nothing, measured on noisy
 #: partitions (:func:`factories.noisy_refinements`) at two shapes (objects, partitions) with the keyword arguments
 #: given (fewer restarts and iterations: the peak is that of one iteration): EM's and BCE's

@@ -36,6 +36,8 @@ from cclust.graph import (
     meta_cluster,
     partition_bipartite_groups,
     partition_graph,
+    require_dense_graph,
+    symmetric_graph,
     top_neighbor_graph,
 )
 from cclust.result import ConsensusResult
@@ -172,9 +174,10 @@ def _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates=None, rn
     if n_neighbors is not None and n_candidates is not None:
         return _sampled_coassociation_graph(ensemble, n_neighbors, n_candidates, rng)
     if n_neighbors is None:
-        check_dense_budget(n, "co-association", max_bytes, alternative=_CSPA_ALTERNATIVE)
-        A = ensemble.coassociation(dtype=np.float32, max_bytes=memory_budget(max_bytes))
-        return sp.csr_matrix(A)
+        # the co-association's own figure, asked with CSPA's alternatives; its graph's once it is known
+        require_memory(ensemble.coassociation_bytes(dtype=np.float32), f"the dense co-association of {n} objects",
+                       _CSPA_ALTERNATIVE, max_bytes)
+        return ensemble.coassociation(dtype=np.float32, max_bytes=memory_budget(max_bytes))
     B = ensemble.one_hot()
     Bw = ensemble.one_hot(weighted=True)
     BT = B.T.tocsr()
@@ -297,16 +300,22 @@ def cspa(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_neighbors:
         A = _coassociation_graph(ensemble, n_neighbors, max_bytes, n_candidates, rng, neighbors, n_jobs)
     else:
         check_dense_budget(ensemble.n_samples, "co-association", max_bytes, alternative=_CSPA_ALTERNATIVE)
-        A = sp.csr_matrix(soft.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float32))
+        A = soft.coassociation(max_bytes=memory_budget(max_bytes)).astype(np.float32)
+    # The dense co-association (float32) is kept for a cut that leaves a part empty, and METIS's
+    # graph is made from it once for every cut; the kNN co-association is already symmetric
+    # without diagonal.
+    dense = isinstance(A, np.ndarray)
+    if dense:
+        require_dense_graph(A, "co-association", _CSPA_ALTERNATIVE, max_bytes)
+    graph = symmetric_graph(A) if dense else A
 
     def cut_graph(weights, tolerance):
-        # The kNN co-association is already symmetric without diagonal: no symmetrising copy.
-        parts, cut = partition_graph(A, n_clusters, random_state=rng, ufactor=tolerance,
-                                     symmetric=neighbors == "lsh", vertex_weights=weights)
+        parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance,
+                                     symmetric=dense or neighbors == "lsh", vertex_weights=weights)
         if np.unique(parts).shape[0] < n_clusters:
             indicator = sp.csr_matrix((np.ones(parts.shape[0]), (np.arange(parts.shape[0]), parts)),
                                       shape=(parts.shape[0], n_clusters))
-            affinity = np.asarray((A @ indicator).todense())
+            affinity = np.asarray(((sp.csr_matrix(A) if dense else A) @ indicator).todense())
             parts, moved = honour_n_clusters(parts, affinity, n_clusters)
         else:
             moved = 0

@@ -67,6 +67,7 @@ from cclust.ensemble import identical_label_rows, number_by_first
 from cclust._linkage import cut_dendrogram
 from cclust.graph._checks import (
     BALANCES,
+    DENSE_GRAPH_ENTRY_BYTES,
     canonical_cluster_order,
     check_balance,
     check_dense_budget,
@@ -75,6 +76,7 @@ from cclust.graph._checks import (
     check_ufactor,
     dense_graph_bytes,
     metis_bytes,
+    require_dense_graph,
 )
 from cclust.graph._metis import (
     EDGE_WEIGHT_RESOLUTION,
@@ -123,7 +125,7 @@ from cclust.graph._tcut import BLAS_TEAM_FROM, TCUT_DENSE_MAX, TransferCut, blas
 __all__ = ["EDGE_WEIGHT_RESOLUTION", "BALANCES", "MERGE_CAP_DIVISOR", "SIZES", "AUTO_CUT_RATIO",
            "ESTIMATED_UFACTOR", "PARTS_PER_CLUSTER", "SIZE_WEIGHT_UNIT", "check_graph_inputs",
            "check_ufactor", "check_balance", "check_n_neighbors", "dense_graph_bytes", "metis_bytes",
-           "check_dense_budget",
+           "check_dense_budget", "DENSE_GRAPH_ENTRY_BYTES", "require_dense_graph",
            "canonical_cluster_order", "integer_edge_weights", "partition_graph", "symmetric_graph", "honour_n_clusters",
            "argmax_random_ties", "top_neighbor_graph", "meta_graph", "meta_cluster", "mix64",
            "identical_rows", "cap_groups", "bipartite_partition", "merge_cap", "partition_bipartite_groups",
