@@ -59,12 +59,13 @@ def _idx_bytes() -> int:
 
 
 def dense_graph_bytes(n: int, itemsize: int = 4) -> int:
-    """Bytes a dense similarity of n objects and its METIS graph need at the peak.
+    """Bytes a dense similarity of n objects and its METIS graph need at the peak, asked before
+    the similarity is formed (a soft ensemble's co-association for CSPA).
 
-    ``itemsize + 24`` bytes a pair: the dense matrix, and at most 24 bytes a pair of its sparse
-    copies and METIS's arrays at any one time (the RSS high-water mark of CSPA's dense route,
-    float32: 26.3 and 22.8 bytes a pair at n = 1000 and 2000; counting every copy and METIS's
-    arrays as alive together, 44 bytes, refused graphs that fit).
+    ``itemsize + 24`` bytes a pair: the dense matrix, and 24 bytes a pair of its sparse graph
+    and METIS's arrays (the RSS high-water mark of CSPA's dense route at n = 1000 and 2000 on
+    k-means ensembles with a fifth of the pairs non-zero: 22.7 and 21.6 bytes a pair). Once the similarity is known, :func:`require_dense_graph` asks for
+    its graph on the non-zero pairs it has.
     """
     return n * n * (itemsize + 24)
 
