@@ -225,29 +225,39 @@ _GP_MGLA_ADVICE = "use fewer or coarser basic partitions, or lwgp, hbgf or kcc"
 #: Entries (of the cluster overlaps, of SACT's rows) a block pass handles at once.
 _BLOCK = 2**18
 
-#: Bytes the crowd-agreement graph methods hold, fitted to the peaks of GP-MGLA (traced and
-#: resident) on noisy partitions of about 700 to 3,200 clusters:
-#: the one-hot (12 a label, kept with the ensemble); while SACT is summed, the dense SACT (8 a
-#: pair of clusters) and the Jaccard CSR (12 an overlapping pair); while the graph is made, the dense SACT, 12 an entry of the
-#: graph's CSR, 36 a label of the objects' rows (their one-hot rows and its scaled copy) and a
-#: block of SACT's coordinates (24 an entry); then the transfer cut of that graph
-#: (:func:`cclust.graph.transfer_cut_bytes`, the graph included).
-_ONE_HOT_LABEL_BYTES = 12
+#: Bytes the crowd-agreement graph methods hold, fitted to the peaks of GP-MGLA (resident) on
+#: noisy partitions of about 1,500 to 3,200 clusters and 2 * 10^3 to 10^6 objects. Nothing of
+#: n x sum K_i is formed: the cluster overlaps and the objects' rows are read from the label codes.
+#: Held throughout: the canonical copy of the codes (when the input was not canonical) and
+#: :data:`_OBJECT_BYTES` an object (the groups of identical label rows, ``first``, ``inverse`` and
+#: ``counts``, and the rows' counts the transfer cut reads). While SACT is summed: the dense SACT
+#: (8 a pair of clusters) and the Jaccard CSR (12 an overlapping pair). While the graph is made:
+#: the dense SACT, the CSR of its non-zero entries (12 a link) and a block of their coordinates
+#: (24 an entry), on the dense route the graph's CSR besides (12 an entry), and the codes of the
+#: distinct rows when some objects share one. Then the transfer cut of that graph
+#: (:func:`cclust.graph.transfer_cut_bytes`: the CSR on the dense route; on the Lanczos route the
+#: objects' rows read from the codes, with SACT's CSR and the embedding's per-object copy).
 _SACT_PAIR_BYTES = 8
 _CSR_ENTRY_BYTES = 12
-_GRAPH_LABEL_BYTES = 36
+_OBJECT_BYTES = 32
 
 
-def _require_sact(E, max_bytes):
+def _held_bytes(E0, E):
+    """What GP-MGLA holds from its start: the canonical codes, if copied, and the groups."""
+    return (0 if E is E0 else E.compact_labels().nbytes) + _OBJECT_BYTES * E.n_samples
+
+
+def _require_sact(E, max_bytes, held=0):
     """The budget check of :func:`_sact`, asked before the partition weights are computed: the
-    dense matrix and the one-hot first, then with the Jaccard CSR, whose entries (the pairs of
-    overlapping clusters) one compiled pass over the label codes counts
-    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI)."""
+    dense matrix first, then with the Jaccard CSR, whose entries (the pairs of overlapping
+    clusters) one compiled pass over the label codes counts
+    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI). ``held``: bytes the
+    caller holds beside. Returns the count of overlapping pairs."""
     from cclust.graph._meta import cluster_overlaps
 
     n_c = int(E.offsets[-1])
     what = f"the SACT similarity of {n_c} clusters"
-    need = _SACT_PAIR_BYTES * n_c * n_c + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions
+    need = held + _SACT_PAIR_BYTES * n_c * n_c
     require_memory(need, what, _GP_MGLA_ADVICE, max_bytes)
     overlaps = int(cluster_overlaps(E)[0])
     require_memory(need + _CSR_ENTRY_BYTES * overlaps, f"{what} ({overlaps} pairs of overlapping clusters)",
@@ -255,21 +265,32 @@ def _require_sact(E, max_bytes):
     return overlaps
 
 
-def _require_graph(E, m, S, n_clusters, max_bytes, dense=True):
+def _require_graph(E, m, S, n_clusters, max_bytes, dense=True, held=0):
     """The budget check of the MGLA graph of ``m`` object rows made from the SACT matrix ``S``
-    (and, with ``n_clusters``, of its transfer cut), asked once SACT is known."""
+    (and, with ``n_clusters``, of its transfer cut), asked once SACT is known. ``dense``: the
+    graph is a CSR (the transfer cut's dense route, :func:`_graph_route`), else the label codes
+    with SACT's rows below (:func:`_label_graph`). ``held``: bytes the caller holds beside."""
     from cclust.graph._tcut import transfer_cut_bytes
 
     n_c, labels = int(E.offsets[-1]), m * E.n_partitions
+    code_bytes = E.compact_labels().dtype.itemsize
     links = int(np.count_nonzero(S))
     block = min(n_c, max(1, _BLOCK // max(1, n_c))) * n_c * links / max(1, n_c * n_c)
-    need = (_SACT_PAIR_BYTES * n_c * n_c + _CSR_ENTRY_BYTES * (labels + links) + _GRAPH_LABEL_BYTES * labels
-            + int(24 * block))
+    rows = code_bytes * labels if m < E.n_samples else 0        # the codes of the distinct rows
+    need = _SACT_PAIR_BYTES * n_c * n_c + _CSR_ENTRY_BYTES * links + int(24 * block) + rows
+    if dense:
+        need += _CSR_ENTRY_BYTES * (labels + links)
     what = f"the MGLA graph of {m} object rows and {n_c} clusters ({links} SACT links)"
     if n_clusters is not None:
-        need = max(need, transfer_cut_bytes(E.n_samples, m + n_c, labels + links, n_c, n_clusters))
+        if dense:
+            cut = transfer_cut_bytes(E.n_samples, m + n_c, labels + links, n_c, n_clusters, dense=True)
+        else:
+            k = min(n_clusters, n_c)
+            cut = (transfer_cut_bytes(E.n_samples, m, labels, n_c, n_clusters, code_bytes, dense=False)
+                   + _CSR_ENTRY_BYTES * links + 8 * k * (n_c + (E.n_samples if m == E.n_samples else 0)))
+        need = max(need, cut)
         what += " and its transfer cut"
-    require_memory(need + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions, what, _GP_MGLA_ADVICE, max_bytes)
+    require_memory(held + need, what, _GP_MGLA_ADVICE, max_bytes)
 
 
 def _sact(E, u, entries=None, n_threads=None):
@@ -546,7 +567,10 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     side, transferred to the objects, row-normalised, then k-means on the object rows only (the
     cluster rows shape the eigenvectors but are not clustered), as in the authors' code. Objects
     with identical label rows are one row counted by their number (the same cut). Memory is
-    linear in n r plus the (sum K_i)^2 SACT matrix; no object x object matrix.
+    linear in n plus the (sum K_i)^2 SACT matrix: the cluster overlaps and the objects' rows of
+    the graph are read from the stored label codes, no object x object or objects x clusters
+    matrix is formed where the transfer cut takes its Lanczos route (beyond 2,000 clusters, or
+    where forming the column graph would cost more; the dense route reads a CSR of the graph).
 
     Parameters
     ----------
@@ -561,8 +585,11 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_init, max_iter : int, default=3, 100
         The transfer cut's k-means runs (k-means++) and Lloyd iterations.
     max_bytes : int, default=None
-        Memory budget: the SACT matrix with the Jaccard overlaps is asked for before the NCAI,
-        the graph and its transfer cut once SACT is known.
+        Memory budget: the SACT matrix (8 bytes a pair of clusters) with the Jaccard overlaps
+        (12 bytes an overlapping pair) is asked for before the NCAI, the graph and its transfer
+        cut once SACT is known: on the Lanczos route about 12 bytes a non-zero SACT entry and,
+        an object, its canonical label codes (r bytes for uint8 codes), 32 bytes of groups, the
+        transfer cut's 64 and 16 K for the embedding and its copy.
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None
@@ -592,11 +619,12 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
     m = first.shape[0]
-    entries = _require_sact(E, max_bytes)                   # before the O(n r^2) NCAI
+    held = _held_bytes(E0, E)
+    entries = _require_sact(E, max_bytes, held)             # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
     S = _sact(E, u, entries, n_jobs)
     dense = _graph_route(E, m, S)
-    _require_graph(E, m, S, n_clusters, max_bytes, dense)
+    _require_graph(E, m, S, n_clusters, max_bytes, dense, held)
     some = first if m < E.n_samples else None               # every object: the codes read in place
     B = _graph(E, u, S, alpha, rows=some) if dense else _label_graph(E, u, S, alpha, some, n_jobs)
     del S

@@ -64,15 +64,16 @@ def forms_column_graph(n_columns: int, squared_row_entries: float) -> bool:
 
 
 def transfer_cut_bytes(n_objects: int, n_rows: int, n_edges: int, n_columns: int, n_clusters: int,
-                       code_bytes: int | None = None) -> int:
+                       code_bytes: int | None = None, dense: bool | None = None) -> int:
     """Bytes :func:`tcut` of an ensemble's object-cluster graph holds at its peak, the graph
     included: ``n_rows`` rows (distinct label rows) for ``n_objects`` objects, ``n_edges``
-    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is :func:`dense_route`'s.
+    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is ``dense`` when the
+    caller knows it (None: :func:`dense_route`'s estimate from the mean row).
     ``code_bytes`` (the width of one label code) when the graph is an ensemble's labels,
     which the Lanczos route reads as they are stored (:class:`LabelGraph`) instead of a sparse
     matrix (see the constants' note for the terms)."""
     k = min(n_clusters, n_columns)
-    if dense_route(n_rows, n_edges, n_columns):
+    if dense_route(n_rows, n_edges, n_columns) if dense is None else dense:
         graph = TCUT_EDGE_BYTES_DENSE * n_edges + TCUT_COLUMN_PAIR_BYTES * n_columns * n_columns
     elif code_bytes is None:
         graph = TCUT_EDGE_BYTES_LANCZOS * n_edges
