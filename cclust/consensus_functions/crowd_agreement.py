@@ -90,15 +90,17 @@ def _check_alpha(alpha):
 # -- the paper's quantities ---------------------------------------------------------------------
 
 def _ncai(E):
-    """NCAI of every partition of the complete Ensemble E (NMI normalised by the larger entropy)."""
+    """NCAI of every partition of the complete Ensemble E (NMI normalised by the larger entropy),
+    from contingency tables of the stored label codes (no int32 copy of the labels)."""
     n, M = E.n_samples, E.n_partitions
     starts = E.offsets[:-1]
-    p = np.bincount((E.labels + starts).reshape(-1), minlength=int(E.offsets[-1])) / n
+    codes = E.compact_labels()
+    p = E.contingency(np.zeros(n, dtype=np.int32), 1)[0] / n        # the cluster sizes, over n
     plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
     H = -np.add.reduceat(plogp, starts)
     nmi = np.ones((M, M))
     for i in range(M - 1):
-        P = E.contingency(E.labels[:, i], int(E.n_clusters[i])).astype(np.float64) / n
+        P = E.contingency(codes[:, i], int(E.n_clusters[i])).astype(np.float64) / n
         ratio = P / (p[starts[i]:E.offsets[i + 1], None] * p[None, :])
         terms = np.where(P > 0, P * np.log(np.where(P > 0, ratio, 1.0)), 0.0)
         mi = np.add.reduceat(terms.sum(axis=0), starts)
@@ -200,19 +202,22 @@ def weighted_coassociation(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
     return A
 
 
-def _jaccard(E):
+def _jaccard(E, entries=None):
     """Sparse Jaccard similarity of every pair of clusters (clusters of one partition never overlap,
-    so their entries are 0), with 1 on the diagonal. Computed in the overlaps' own arrays, the
-    divisors by blocks of entries, so the only array of the size of the overlaps is their CSR."""
-    B = E.one_hot()
-    O = B.T @ B                 # CSC; symmetric, so its arrays are also those of its CSR
-    sizes = np.asarray(B.sum(axis=0)).reshape(-1)
+    so their entries are 0), with 1 on the diagonal, sorted, in E's cluster numbering. The overlap
+    counts ``B^T B`` of the one-hot B come from one compiled pass over the label codes
+    (:func:`cclust.graph._meta.overlap_table`, ``entries`` of them when known), without B; they
+    are divided in their own array, the divisors by blocks of entries."""
+    from cclust.graph._meta import overlap_table
+
+    O = overlap_table(E, np.arange(int(E.offsets[-1])), capacity=entries)
+    sizes = O.diagonal()
     row_of = np.repeat(np.arange(O.shape[0], dtype=O.indices.dtype), np.diff(O.indptr))
     for start in range(0, O.nnz, _BLOCK):
         stop = min(O.nnz, start + _BLOCK)
         overlap = O.data[start:stop]
         overlap /= sizes[row_of[start:stop]] + sizes[O.indices[start:stop]] - overlap
-    return sp.csr_matrix((O.data, O.indices, O.indptr), shape=O.shape)
+    return O
 
 
 _GP_MGLA_ADVICE = "use fewer or coarser basic partitions, or lwgp, hbgf or kcc"
@@ -220,53 +225,78 @@ _GP_MGLA_ADVICE = "use fewer or coarser basic partitions, or lwgp, hbgf or kcc"
 #: Entries (of the cluster overlaps, of SACT's rows) a block pass handles at once.
 _BLOCK = 2**18
 
-#: Bytes the crowd-agreement graph methods hold, fitted to the peaks of GP-MGLA (traced and
-#: resident) on noisy partitions of about 700 to 3,200 clusters:
-#: the one-hot (12 a label, kept with the ensemble); while SACT is summed, the dense SACT (8 a
-#: pair of clusters) and the Jaccard CSR (12 an overlapping pair); while the graph is made, the dense SACT, 12 an entry of the
-#: graph's CSR, 36 a label of the objects' rows (their one-hot rows and its scaled copy) and a
-#: block of SACT's coordinates (24 an entry); then the transfer cut of that graph
-#: (:func:`cclust.graph.transfer_cut_bytes`, the graph included).
-_ONE_HOT_LABEL_BYTES = 12
+#: Bytes the crowd-agreement graph methods hold, fitted to the peaks of GP-MGLA (resident set):
+#: figure / peak 0.98 to 1.01 on 10^3 x 40 and 2 * 10^3 x 70 partitions of 30 to 60 clusters
+#: (1,860 and 3,214 clusters), 2 * 10^3 and 2 * 10^4 x 60 noisy refinements (about 1,450),
+#: 2 * 10^4, 4 * 10^4 and 10^5 x 100 noisy refinements with K_i in [8, 50] (about 2,550 clusters,
+#: 135 to 140 MiB) and 10^6 x 100 (2,256 clusters, 369 MiB). Nothing of n x sum K_i is formed:
+#: the cluster overlaps and the objects' rows are read from the label codes.
+#: Held throughout: the canonical copy of the codes (when the input was not canonical) and
+#: :data:`_OBJECT_BYTES` an object (the groups of identical label rows, ``first``, ``inverse`` and
+#: ``counts``, and the rows' counts the transfer cut reads). While SACT is summed: the dense SACT
+#: (8 a pair of clusters) and the Jaccard CSR (12 an overlapping pair). While the graph is made:
+#: the dense SACT, the CSR of its non-zero entries (12 a link) and a block of their coordinates
+#: (24 an entry), on the dense route the graph's CSR besides (12 an entry), and the codes of the
+#: distinct rows when some objects share one. Then the transfer cut of that graph
+#: (:func:`cclust.graph.transfer_cut_bytes`: the CSR on the dense route; on the Lanczos route the
+#: objects' rows read from the codes, with SACT's CSR and the embedding's per-object copy).
 _SACT_PAIR_BYTES = 8
 _CSR_ENTRY_BYTES = 12
-_GRAPH_LABEL_BYTES = 36
+_OBJECT_BYTES = 32
 
 
-def _require_sact(E, max_bytes):
+def _held_bytes(E0, E):
+    """What GP-MGLA holds from its start: the canonical codes, if copied, and the groups."""
+    return (0 if E is E0 else E.compact_labels().nbytes) + _OBJECT_BYTES * E.n_samples
+
+
+def _require_sact(E, max_bytes, held=0):
     """The budget check of :func:`_sact`, asked before the partition weights are computed: the
-    dense matrix and the one-hot first, then with the Jaccard CSR, whose entries (the pairs of
-    overlapping clusters) one compiled pass over the label codes counts
-    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI)."""
+    dense matrix first, then with the Jaccard CSR, whose entries (the pairs of overlapping
+    clusters) one compiled pass over the label codes counts
+    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI). ``held``: bytes the
+    caller holds beside. Returns the count of overlapping pairs."""
     from cclust.graph._meta import cluster_overlaps
 
     n_c = int(E.offsets[-1])
     what = f"the SACT similarity of {n_c} clusters"
-    need = _SACT_PAIR_BYTES * n_c * n_c + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions
+    need = held + _SACT_PAIR_BYTES * n_c * n_c
     require_memory(need, what, _GP_MGLA_ADVICE, max_bytes)
     overlaps = int(cluster_overlaps(E)[0])
     require_memory(need + _CSR_ENTRY_BYTES * overlaps, f"{what} ({overlaps} pairs of overlapping clusters)",
                    _GP_MGLA_ADVICE, max_bytes)
+    return overlaps
 
 
-def _require_graph(E, m, S, n_clusters, max_bytes):
+def _require_graph(E, m, S, n_clusters, max_bytes, dense=True, held=0):
     """The budget check of the MGLA graph of ``m`` object rows made from the SACT matrix ``S``
-    (and, with ``n_clusters``, of its transfer cut), asked once SACT is known."""
+    (and, with ``n_clusters``, of its transfer cut), asked once SACT is known. ``dense``: the
+    graph is a CSR (the transfer cut's dense route, :func:`_graph_route`), else the label codes
+    with SACT's rows below (:func:`_label_graph`). ``held``: bytes the caller holds beside."""
     from cclust.graph._tcut import transfer_cut_bytes
 
     n_c, labels = int(E.offsets[-1]), m * E.n_partitions
+    code_bytes = E.compact_labels().dtype.itemsize
     links = int(np.count_nonzero(S))
     block = min(n_c, max(1, _BLOCK // max(1, n_c))) * n_c * links / max(1, n_c * n_c)
-    need = (_SACT_PAIR_BYTES * n_c * n_c + _CSR_ENTRY_BYTES * (labels + links) + _GRAPH_LABEL_BYTES * labels
-            + int(24 * block))
+    rows = code_bytes * labels if m < E.n_samples else 0        # the codes of the distinct rows
+    need = _SACT_PAIR_BYTES * n_c * n_c + _CSR_ENTRY_BYTES * links + int(24 * block) + rows
+    if dense:
+        need += _CSR_ENTRY_BYTES * (labels + links)
     what = f"the MGLA graph of {m} object rows and {n_c} clusters ({links} SACT links)"
     if n_clusters is not None:
-        need = max(need, transfer_cut_bytes(E.n_samples, m + n_c, labels + links, n_c, n_clusters))
+        if dense:
+            cut = transfer_cut_bytes(E.n_samples, m + n_c, labels + links, n_c, n_clusters, dense=True)
+        else:
+            k = min(n_clusters, n_c)
+            cut = (transfer_cut_bytes(E.n_samples, m, labels, n_c, n_clusters, code_bytes, dense=False)
+                   + _CSR_ENTRY_BYTES * links + 8 * k * (n_c + (E.n_samples if m == E.n_samples else 0)))
+        need = max(need, cut)
         what += " and its transfer cut"
-    require_memory(need + _ONE_HOT_LABEL_BYTES * E.n_samples * E.n_partitions, what, _GP_MGLA_ADVICE, max_bytes)
+    require_memory(held + need, what, _GP_MGLA_ADVICE, max_bytes)
 
 
-def _sact(E, u, max_bytes, n_threads=None):
+def _sact(E, u, entries=None, n_threads=None):
     """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering.
 
     The sums ``sum_k u(C_k) min(J(C_k, C_a), J(C_k, C_b))`` run in the compiled core, one row a
@@ -275,8 +305,7 @@ def _sact(E, u, max_bytes, n_threads=None):
     """
     from cclust._ext import _crowd_agreement
 
-    J = _jaccard(E)
-    J.sort_indices()
+    J = _jaccard(E, entries)
     cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
     total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32, copy=False),
                                   np.ascontiguousarray(J.data, dtype=np.float64), cluster_weight,
@@ -317,33 +346,23 @@ def sact(ensemble, beta=DEFAULT_BETA, *, max_bytes=None):
     """
     beta = _check_beta(beta)
     E = complete_ensemble(ensemble, "SACT")
-    _require_sact(E, max_bytes)
+    entries = _require_sact(E, max_bytes)
     u, _ = _partition_weights(E, beta)
-    return _sact(E, u, max_bytes)
+    return _sact(E, u, entries)
 
 
-def _graph(E, u, S, alpha, rows=None):
-    """The MGLA graph: object rows (``rows`` of them, all by default), then one row per cluster."""
-    B = E.one_hot() if rows is None else E.one_hot()[rows]
-    objects = B @ sp.diags(alpha * np.repeat(u, E.n_clusters))
-    del B
-    # The non-zero entries of S, row by row, written after the objects' rows into the arrays of
-    # one CSR matrix (what stacking the objects on sp.csr_matrix(S) gives, without the
-    # coordinate arrays of every pair of clusters and a second copy).
-    m, n_c = objects.shape[0], S.shape[0]
+def _cluster_rows(S):
+    """The non-zero entries of the dense SACT matrix S as a CSR, read by blocks of rows (what
+    ``sp.csr_matrix(S)`` gives, without the coordinate arrays of every pair of clusters)."""
+    n_c = S.shape[0]
     per_row = np.count_nonzero(S, axis=1)
-    nnz = objects.nnz + int(per_row.sum())
-    index = np.int32 if max(nnz, m + n_c) < np.iinfo(np.int32).max else np.int64
+    nnz = int(per_row.sum())
+    index = np.int32 if max(nnz, n_c) < np.iinfo(np.int32).max else np.int64
     data = np.empty(nnz)
     indices = np.empty(nnz, dtype=index)
-    indptr = np.empty(m + n_c + 1, dtype=index)
-    data[:objects.nnz] = objects.data
-    indices[:objects.nnz] = objects.indices
-    indptr[:m + 1] = objects.indptr
-    np.cumsum(per_row, out=indptr[m + 1:])
-    indptr[m + 1:] += objects.nnz
-    at = objects.nnz
-    del objects
+    indptr = np.zeros(n_c + 1, dtype=index)
+    np.cumsum(per_row, out=indptr[1:])
+    at = 0
     step = max(1, _BLOCK // max(1, n_c))
     for start in range(0, n_c, step):
         block = S[start:start + step]
@@ -351,7 +370,64 @@ def _graph(E, u, S, alpha, rows=None):
         data[at:at + r.shape[0]] = block[r, c]
         indices[at:at + r.shape[0]] = c
         at += r.shape[0]
+    return sp.csr_matrix((data, indices, indptr), shape=(n_c, n_c))
+
+
+def _graph(E, u, S, alpha, rows=None):
+    """The MGLA graph as a CSR: object rows (``rows`` of them, all by default), then one row per
+    cluster. Object x's row holds ``alpha u_i`` in column ``offsets[i] + code[x, i]`` for every
+    partition i (complete partitions: r entries), written straight from the label codes into
+    the arrays of the one CSR, followed by the non-zero entries of S row by row. An object's
+    entries are written last partition first, the order in which SciPy's product of the one-hot
+    with the diagonal of the weights left them, so that the transfer cut adds every row's terms
+    in the same order as when the graph was formed through that product: the same labels."""
+    codes = E.compact_labels() if rows is None else E.compact_labels()[rows]
+    m, r = codes.shape
+    n_c = S.shape[0]
+    per_row = np.count_nonzero(S, axis=1)
+    labels = m * r
+    nnz = labels + int(per_row.sum())
+    index = np.int32 if max(nnz, m + n_c) < np.iinfo(np.int32).max else np.int64
+    data = np.empty(nnz)
+    indices = np.empty(nnz, dtype=index)
+    indptr = np.empty(m + n_c + 1, dtype=index)
+    indptr[:m + 1] = np.arange(0, labels + 1, r, dtype=index)
+    np.cumsum(per_row, out=indptr[m + 1:])
+    indptr[m + 1:] += labels
+    starts = E.offsets[:-1].astype(index)
+    values = alpha * u
+    block = max(1, _BLOCK // max(1, r))
+    for start in range(0, m, block):
+        stop = min(m, start + block)
+        np.add(codes[start:stop], starts, out=indices[start * r:stop * r].reshape(stop - start, r)[:, ::-1],
+               casting="unsafe")
+        data[start * r:stop * r].reshape(stop - start, r)[:] = values[::-1]
+    del codes
+    cluster_rows = _cluster_rows(S)
+    data[labels:] = cluster_rows.data
+    indices[labels:] = cluster_rows.indices
     return sp.csr_matrix((data, indices, indptr), shape=(m + n_c, n_c))
+
+
+def _label_graph(E, u, S, alpha, rows, n_threads):
+    """The MGLA graph of the objects ``rows`` (None: all, their codes read in place) for the
+    Lanczos route of :func:`cclust.graph.tcut`: the objects' rows read from the label codes
+    (:class:`cclust.graph._tcut.LabelGraph`, column values ``alpha u_i``) over the non-zero
+    entries of S as a CSR; no objects x clusters matrix is formed."""
+    from cclust.graph._tcut import LabelGraph
+
+    codes = E.compact_labels() if rows is None else E.compact_labels()[rows]
+    return LabelGraph(codes, E.offsets, alpha * np.repeat(u, E.n_clusters), n_threads, extra_rows=_cluster_rows(S))
+
+
+def _graph_route(E, m, S):
+    """Whether :func:`cclust.graph.tcut` forms the column graph of the MGLA graph of ``m`` object
+    rows and SACT matrix S (its dense route, which reads the CSR), as its own rule decides from
+    the rows' entry counts: r for an object row, the non-zero entries of S for a cluster row."""
+    from cclust.graph._tcut import forms_column_graph
+
+    per_row = np.count_nonzero(S, axis=1).astype(np.float64)
+    return forms_column_graph(S.shape[0], m * float(E.n_partitions) ** 2 + per_row @ per_row)
 
 
 def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=None):
@@ -382,9 +458,9 @@ def mgla_graph(ensemble, alpha=DEFAULT_ALPHA, beta=DEFAULT_BETA, *, max_bytes=No
     """
     alpha, beta = _check_alpha(alpha), _check_beta(beta)
     E = complete_ensemble(ensemble, "the MGLA graph")
-    _require_sact(E, max_bytes)
+    entries = _require_sact(E, max_bytes)
     u, _ = _partition_weights(E, beta)
-    S = _sact(E, u, max_bytes)
+    S = _sact(E, u, entries)
     _require_graph(E, E.n_samples, S, None, max_bytes)
     return _graph(E, u, S, alpha)
 
@@ -494,7 +570,10 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     side, transferred to the objects, row-normalised, then k-means on the object rows only (the
     cluster rows shape the eigenvectors but are not clustered), as in the authors' code. Objects
     with identical label rows are one row counted by their number (the same cut). Memory is
-    linear in n r plus the (sum K_i)^2 SACT matrix; no object x object matrix.
+    linear in n plus the (sum K_i)^2 SACT matrix: the cluster overlaps and the objects' rows of
+    the graph are read from the stored label codes, no object x object or objects x clusters
+    matrix is formed where the transfer cut takes its Lanczos route (beyond 2000 clusters, or
+    where forming the column graph would cost more; the dense route reads a CSR of the graph).
 
     Parameters
     ----------
@@ -509,8 +588,11 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_init, max_iter : int, default=3, 100
         The transfer cut's k-means runs (k-means++) and Lloyd iterations.
     max_bytes : int, default=None
-        Memory budget: the SACT matrix with the Jaccard overlaps is asked for before the NCAI,
-        the graph and its transfer cut once SACT is known.
+        Memory budget: the SACT matrix (8 bytes a pair of clusters) with the Jaccard overlaps
+        (12 bytes an overlapping pair) is asked for before the NCAI, the graph and its transfer
+        cut once SACT is known: on the Lanczos route about 12 bytes a non-zero SACT entry and,
+        an object, its canonical label codes (r bytes for uint8 codes), 32 bytes of groups, the
+        transfer cut's 64 and 16 K for the embedding and its copy.
     random_state : int, Generator or None
         Seeds k-means.
     n_jobs : int, default=None
@@ -540,11 +622,14 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
     n_c = check_eigenvectors(n_clusters, E, "")
     rng = check_random_state(random_state)
     m = first.shape[0]
-    _require_sact(E, max_bytes)                             # before the O(n r^2) NCAI
+    held = _held_bytes(E0, E)
+    entries = _require_sact(E, max_bytes, held)             # before the O(n r^2) NCAI
     u, values = _partition_weights(E, beta)
-    S = _sact(E, u, max_bytes, n_jobs)
-    _require_graph(E, m, S, n_clusters, max_bytes)
-    B = _graph(E, u, S, alpha, rows=first)
+    S = _sact(E, u, entries, n_jobs)
+    dense = _graph_route(E, m, S)
+    _require_graph(E, m, S, n_clusters, max_bytes, dense, held)
+    some = first if m < E.n_samples else None               # every object: the codes read in place
+    B = _graph(E, u, S, alpha, rows=some) if dense else _label_graph(E, u, S, alpha, some, n_jobs)
     del S
     rows = (first, inverse, np.concatenate([counts, np.ones(n_c, dtype=np.int64)]))
     result = tcut(B, n_clusters, groups=rows, random_state=rng, n_init=n_init, max_iter=max_iter,
@@ -554,9 +639,9 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
               "alpha": alpha, "beta": beta, "n_microclusters": int(first.shape[0]),
               "eigenvalues": result.eigenvalues}
     if _in_extras(E.n_samples, max_bytes):
-        _require_sact(E0, max_bytes)
+        entries = _require_sact(E0, max_bytes)
         u0, _ = _partition_weights(E0, beta)
-        extras["sact"] = _sact(E0, u0, max_bytes)
+        extras["sact"] = _sact(E0, u0, entries)
         _require_graph(E0, E0.n_samples, extras["sact"], None, max_bytes)
         extras["graph"] = _graph(E0, u0, extras["sact"], alpha)
     return ConsensusResult.from_labels(

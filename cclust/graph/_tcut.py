@@ -54,16 +54,26 @@ def dense_route(n_rows: int, n_edges: int, n_columns: int) -> bool:
                                             n_rows * per_row * per_row <= 50.0 * TCUT_DENSE_MAX ** 2)
 
 
+def forms_column_graph(n_columns: int, squared_row_entries: float) -> bool:
+    """Whether :func:`tcut` forms and decomposes the column graph of a sparse matrix of
+    ``n_columns`` columns whose rows' entry counts squared sum to ``squared_row_entries`` (the
+    multiply-adds of forming it): up to :data:`TCUT_DENSE_MAX` columns and ``50 *
+    TCUT_DENSE_MAX ** 2`` multiply-adds. Otherwise Lanczos runs on products with the matrix (or
+    the smaller row graph is decomposed, when there are fewer rows than columns)."""
+    return n_columns <= TCUT_DENSE_MAX and float(squared_row_entries) <= 50.0 * TCUT_DENSE_MAX ** 2
+
+
 def transfer_cut_bytes(n_objects: int, n_rows: int, n_edges: int, n_columns: int, n_clusters: int,
-                       code_bytes: int | None = None) -> int:
+                       code_bytes: int | None = None, dense: bool | None = None) -> int:
     """Bytes :func:`tcut` of an ensemble's object-cluster graph holds at its peak, the graph
     included: ``n_rows`` rows (distinct label rows) for ``n_objects`` objects, ``n_edges``
-    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is :func:`dense_route`'s.
+    entries, ``n_columns`` clusters, K = ``n_clusters``. The route is ``dense`` when the
+    caller knows it (None: :func:`dense_route`'s estimate from the mean row).
     ``code_bytes`` (the width of one label code) when the graph is an ensemble's labels,
     which the Lanczos route reads as they are stored (:class:`LabelGraph`) instead of a sparse
     matrix (see the constants' note for the terms)."""
     k = min(n_clusters, n_columns)
-    if dense_route(n_rows, n_edges, n_columns):
+    if dense_route(n_rows, n_edges, n_columns) if dense is None else dense:
         graph = TCUT_EDGE_BYTES_DENSE * n_edges + TCUT_COLUMN_PAIR_BYTES * n_columns * n_columns
     elif code_bytes is None:
         graph = TCUT_EDGE_BYTES_LANCZOS * n_edges
@@ -98,6 +108,11 @@ class LabelGraph:
     order it is bitwise the sparse product; ``B^T v`` scales the sums by the column values
     after summing (the sparse product scales each term).
 
+    ``extra_rows``, a sparse matrix of the same columns, is stacked under the codes' rows (the
+    cluster rows of GP-MGLA's graph, Huang, Lai & Wang 2015): its rows of ``B V`` are its own
+    sparse product (so, with the codes' rows, bitwise the product of the stacked CSR), and its
+    part of ``B^T y`` is added to the codes' after them.
+
     Parameters
     ----------
     codes : ndarray of shape (n_rows, n_partitions)
@@ -108,18 +123,28 @@ class LabelGraph:
         The entry of every object in each column.
     n_threads : int
         Threads of the passes; the products do not depend on it.
+    extra_rows : sparse matrix of shape (n_extra, offsets[-1]), default=None
+        Rows below the codes' rows, non-negative.
     """
 
     def __init__(self, codes: npt.NDArray[Any], offsets: npt.NDArray[np.integer[Any]],
-                 column_values: npt.ArrayLike, n_threads: int = 1) -> None:
+                 column_values: npt.ArrayLike, n_threads: int = 1, extra_rows: Any = None) -> None:
         self.codes = codes
         self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         self.column_values = np.ascontiguousarray(column_values, dtype=np.float64)
-        if self.column_values.shape != (int(self.offsets[-1]),):
-            raise ValidationError(f"column_values must hold one value per cluster ({int(self.offsets[-1])}), "
+        n_columns = int(self.offsets[-1])
+        if self.column_values.shape != (n_columns,):
+            raise ValidationError(f"column_values must hold one value per cluster ({n_columns}), "
                                   f"got shape {self.column_values.shape}.")
+        if extra_rows is not None:
+            extra_rows = sp.csr_matrix(extra_rows, dtype=np.float64)
+            if extra_rows.shape[1] != n_columns:
+                raise ValidationError(f"extra_rows must have one column per cluster ({n_columns}), "
+                                      f"got shape {extra_rows.shape}.")
+        self.extra_rows = extra_rows
         self.n_threads = n_threads
-        self.shape = (int(codes.shape[0]), int(self.offsets[-1]))
+        self.n_code_rows = int(codes.shape[0])
+        self.shape = (self.n_code_rows + (0 if extra_rows is None else extra_rows.shape[0]), n_columns)
 
     @classmethod
     def of(cls, ensemble: Any, column_values: npt.ArrayLike | None = None, n_threads: int = 1) -> LabelGraph:
@@ -129,12 +154,19 @@ class LabelGraph:
         values = np.ones(int(ensemble.offsets[-1])) if column_values is None else column_values
         return cls(ensemble.compact_labels(), ensemble.offsets, values, n_threads)
 
+    def entries(self) -> tuple[npt.NDArray[np.float64], ...]:
+        """The values the graph's entries take: the column values and the extra rows' entries."""
+        return (self.column_values,) + (() if self.extra_rows is None else (self.extra_rows.data,))
+
     def matmat(self, V: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """``B V`` for V of shape (n_columns, k)."""
         from cclust._ext import _voting
 
-        return _voting.scores(self.codes, self.offsets, np.ascontiguousarray(self.column_values[:, None] * V),
-                              self.n_threads)
+        top = _voting.scores(self.codes, self.offsets, np.ascontiguousarray(self.column_values[:, None] * V),
+                             self.n_threads)
+        if self.extra_rows is None:
+            return top
+        return np.concatenate([top, np.asarray(self.extra_rows @ V).reshape(-1, top.shape[1])])
 
     def matvec(self, v: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """``B v`` for v of shape (n_columns,)."""
@@ -144,9 +176,12 @@ class LabelGraph:
         """``B^T y`` for y of shape (n_rows,)."""
         from cclust._ext import _voting
 
-        sums = _voting.label_sums(self.codes, self.offsets, np.ascontiguousarray(y, dtype=np.float64)[:, None],
-                                  self.n_threads)
-        return sums.reshape(-1) * self.column_values
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        sums = _voting.label_sums(self.codes, self.offsets, y[:self.n_code_rows, None], self.n_threads)
+        out = sums.reshape(-1) * self.column_values
+        if self.extra_rows is not None:
+            out += self.extra_rows.T @ y[self.n_code_rows:]
+        return out
 
     def tocsr(self) -> Any:
         """B as a CSR matrix (columns in partition order), for checks on small graphs."""
@@ -156,7 +191,8 @@ class LabelGraph:
         present = ~missing_mask(L)
         rows, parts = np.nonzero(present)
         columns = self.offsets[parts] + L[rows, parts].astype(np.int64)
-        return sp.csr_matrix((self.column_values[columns], (rows, columns)), shape=self.shape)
+        top = sp.csr_matrix((self.column_values[columns], (rows, columns)), shape=(self.n_code_rows, self.shape[1]))
+        return top if self.extra_rows is None else sp.vstack([top, self.extra_rows], format="csr")
 
 
 def ensemble_label_graph(ensemble: Any, column_values: npt.ArrayLike, n_threads: int = 1) -> LabelGraph | None:
@@ -302,7 +338,7 @@ def _leading_eigenvectors(B, row_scale, col_degree, n_vectors):
         found = _dense_leading_eigenvectors_by_rows(B, row_scale, inv_sqrt, n_vectors)
         if found is not None:
             return found
-    if n_cols <= TCUT_DENSE_MAX and float(row_nnz @ row_nnz) <= 50.0 * TCUT_DENSE_MAX ** 2:
+    if forms_column_graph(n_cols, row_nnz @ row_nnz):
         return dense_leading_eigenvectors(_column_graph(B, row_scale), inv_sqrt, n_vectors)
     # B.T is a view (CSC) of B's arrays; its products add each column's terms in row order, as
     # a CSR copy of the transpose would, bit for bit, without the copy's 12 bytes an edge.
@@ -390,9 +426,10 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
     Parameters
     ----------
     B : sparse matrix or ndarray of shape (n_rows, n_columns)
-        Non-negative cross-affinities; every column needs a positive sum. (cclust's tcut and
-        LWGP consensus functions pass their ensemble's label codes instead where the Lanczos
-        route is taken, so that no graph is formed; that graph always takes the Lanczos route.)
+        Non-negative cross-affinities; every column needs a positive sum. (cclust's tcut,
+        LWGP and GP-MGLA consensus functions pass their ensemble's label codes instead, as a
+        :class:`LabelGraph`, where the Lanczos route is taken, so that no n x sum K_i graph is
+        formed; that graph always takes the Lanczos route.)
     n_clusters : int
         K, in [1, n_objects]. ``min(K, n_columns)`` eigenvectors are used; parts k-means
         leaves empty (K above the number of distinct embedded rows) are filled with the objects
@@ -430,10 +467,10 @@ def tcut(B: Any, n_clusters: int, *, groups: Groups | None = None, random_state:
     labelled = isinstance(B, LabelGraph)
     if not labelled:
         B = sp.csr_matrix(B, dtype=np.float64)
-    entries = B.column_values if labelled else B.data
     n_rows, n_cols = B.shape
-    if entries.size and (entries.min() < 0 or not np.isfinite(entries).all()):
-        raise ValidationError("B must hold finite non-negative affinities to be cut by tcut.")
+    for entries in B.entries() if labelled else (B.data,):
+        if entries.size and (entries.min() < 0 or not np.isfinite(entries).all()):
+            raise ValidationError("B must hold finite non-negative affinities to be cut by tcut.")
     n_objects = n_rows if groups is None else int(np.asarray(groups[1]).shape[0])
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=max(1, n_objects))
     n_init = check_int(n_init, "n_init", low=1)

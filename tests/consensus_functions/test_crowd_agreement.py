@@ -239,3 +239,101 @@ def test_weighted_coassociation_kernel_reads_every_code_width_in_place(dtype):
         kernel(missing, rows, sizes, share, 1)
     with pytest.raises(ValueError, match="row 60 is outside"):
         kernel(codes, np.array([60], dtype=np.int64), sizes, share, 1)
+
+
+# -- the graph and the overlaps from the label codes ---------------------------------------------
+
+def _wide_labels(rng, n, r, k_low, k_high, repeat=0):
+    """Noisy refinements of 4 classes with K_i in [k_low, k_high]: many clusters, so that the
+    transfer cut of the MGLA graph takes the Lanczos route; ``repeat`` rows appended again."""
+    y = rng.integers(0, 4, size=n)
+    columns = []
+    for _ in range(r):
+        per = int(rng.integers(k_low, k_high + 1)) // 4
+        column = y * per + rng.integers(0, per, size=n)
+        noisy = rng.random(n) < 0.1
+        column[noisy] = rng.integers(0, 4 * per, size=int(noisy.sum()))
+        columns.append(column)
+    L = np.column_stack(columns)
+    return np.vstack([L, L[:repeat]])
+
+
+@pytest.mark.parametrize("widest", [12, 300], ids=["uint8", "uint16"])
+def test_jaccard_from_the_codes_is_the_one_hots_to_the_last_bit(widest):
+    """The overlap counts from the compiled pass are those of ``B^T B``, so the Jaccard
+    similarities equal the one-hot's, divided alike, bit for bit, in E's cluster numbering."""
+    import scipy.sparse as sp
+    from cclust.consensus_functions.crowd_agreement import _jaccard
+
+    rng = np.random.default_rng(widest)
+    L = np.column_stack([rng.integers(0, k, 500) for k in (3, 8, widest, 5)])
+    E = Ensemble(L)
+    B = E.one_hot()
+    O = (B.T @ B).tocsr()
+    O.sort_indices()
+    sizes = np.asarray(B.sum(axis=0)).reshape(-1)
+    rows = np.repeat(np.arange(O.shape[0]), np.diff(O.indptr))
+    expected = O.data / (sizes[rows] + sizes[O.indices] - O.data)
+    J = _jaccard(E)
+    assert J.has_sorted_indices and isinstance(J, sp.csr_matrix)
+    np.testing.assert_array_equal(J.indptr, O.indptr)
+    np.testing.assert_array_equal(J.indices, O.indices)
+    np.testing.assert_array_equal(J.data, expected)
+
+
+@pytest.mark.parametrize("some_rows", [False, True], ids=["every-object", "some-rows"])
+def test_graph_from_the_codes_is_the_one_hot_product(rng, some_rows):
+    """The objects' rows written from the label codes are those of the one-hot times the
+    diagonal of the weights, entry for entry and in the product's order within a row."""
+    import scipy.sparse as sp
+    from cclust.consensus_functions.crowd_agreement import _graph, _sact
+
+    L = noisy_labels(rng, n=80, r=6, k=4)
+    E = Ensemble(L)
+    u = rng.uniform(0.2, 2.0, size=E.n_partitions)
+    S = _sact(E, u)
+    rows = np.array([3, 0, 17, 50, 79]) if some_rows else None
+    one_hot = E.one_hot() if rows is None else E.one_hot()[rows]
+    objects = one_hot @ sp.diags(0.5 * np.repeat(u, E.n_clusters))
+    G = _graph(E, u, S, 0.5, rows=rows)
+    m = objects.shape[0]
+    np.testing.assert_array_equal(G.toarray(), np.vstack([objects.toarray(), S]))
+    for x in (0, m - 1):
+        got = G.indices[G.indptr[x]:G.indptr[x + 1]]
+        np.testing.assert_array_equal(got, objects.indices[objects.indptr[x]:objects.indptr[x + 1]])
+
+
+@pytest.mark.parametrize("repeat", [0, 40], ids=["distinct", "repeated-rows"])
+def test_lanczos_route_reads_the_codes_and_gives_the_sparse_graphs_cut(repeat, monkeypatch):
+    """Past the dense route (here about 900 clusters with a dense SACT matrix) the transfer cut
+    reads the objects' rows from the label codes and SACT's non-zero entries below them
+    (LabelGraph with extra rows); the cut of the CSR graph on the same route is the same
+    partition with the same eigenvalues (the products differ in the last bits only)."""
+    from cclust.consensus_functions import crowd_agreement
+    from cclust.graph import _tcut
+
+    rng = np.random.default_rng(repeat)
+    L = _wide_labels(rng, 300, 30, 20, 40, repeat)
+    seen = []
+    original = crowd_agreement.tcut
+
+    def spy(B, *args, **kwargs):
+        seen.append(B)
+        return original(B, *args, **kwargs)
+
+    monkeypatch.setattr(crowd_agreement, "tcut", spy)
+    res = gp_mgla(L, 4, random_state=0)
+    graph = seen[0]
+    assert isinstance(graph, _tcut.LabelGraph) and graph.extra_rows is not None
+    E = Ensemble(L).canonical()
+    groups = E.distinct_rows()
+    m = E.n_samples if groups is None else groups[0].shape[0]
+    assert graph.shape == (m + int(E.offsets[-1]), int(E.offsets[-1]))
+    assert graph.codes.flags.writeable == (groups is not None)    # every object: the stored codes, read-only
+    B = graph.tocsr()
+    first, inverse, counts = groups if groups is not None else (np.arange(m), np.arange(m), np.ones(m))
+    rows = (first, inverse, np.concatenate([counts, np.ones(int(E.offsets[-1]))]))
+    expected = original(B, 4, groups=rows, random_state=0)
+    assert same_partition(res.labels, expected.labels)
+    np.testing.assert_allclose(res.extras["eigenvalues"], expected.eigenvalues, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(res.objective, expected.objective, rtol=1e-9)

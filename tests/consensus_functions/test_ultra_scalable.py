@@ -109,6 +109,37 @@ def test_label_graph_products_are_the_sparse_matrixs(widest):
     with pytest.raises(ValidationError, match="one value per cluster"):
         LabelGraph(E.compact_labels(), E.offsets, values[:-1])
 
+
+def test_label_graph_extra_rows_are_stacked_under_the_codes_rows():
+    """Rows below the codes' rows (GP-MGLA's cluster rows): the products of the stacked CSR,
+    the codes' rows and the extra rows' bitwise, ``B^T y`` to rounding."""
+    import scipy.sparse as sp
+    from cclust.graph import tcut as transfer_cut
+    from cclust.graph._tcut import LabelGraph
+
+    rng = np.random.default_rng(3)
+    L = np.column_stack([rng.integers(0, k, 300) for k in (4, 9, 6)])
+    E = Ensemble(L)
+    n_c = int(E.offsets[-1])
+    values = rng.uniform(0.1, 3.0, n_c)
+    extra = sp.random(n_c, n_c, density=0.3, random_state=4, format="csr")
+    graph = LabelGraph(E.compact_labels(), E.offsets, values, n_threads=2, extra_rows=extra)
+    assert graph.shape == (300 + n_c, n_c) and len(graph.entries()) == 2
+    B = graph.tocsr()
+    expected = np.vstack([LabelGraph(E.compact_labels(), E.offsets, values).tocsr().toarray(), extra.toarray()])
+    np.testing.assert_array_equal(B.toarray(), expected)
+    V = rng.normal(size=(n_c, 3))
+    np.testing.assert_array_equal(graph.matmat(V), B @ V)
+    np.testing.assert_array_equal(graph.matvec(V[:, 0]), B @ V[:, 0])
+    y = rng.normal(size=graph.shape[0])
+    np.testing.assert_allclose(graph.rmatvec(y), B.T @ y, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValidationError, match="extra_rows must have one column per cluster"):
+        LabelGraph(E.compact_labels(), E.offsets, values, extra_rows=extra[:, 1:])
+    negative = extra.copy()
+    negative.data[0] = -1.0
+    with pytest.raises(ValidationError, match="non-negative"):
+        transfer_cut(LabelGraph(E.compact_labels(), E.offsets, values, extra_rows=negative), 2, random_state=0)
+
 def test_merged_rows_give_the_unmerged_cut():
     rng = np.random.default_rng(5)
     L, _ = noisy_labels_with_truth(rng, n=40, r=3, k=3, noise=0.1)
