@@ -85,17 +85,32 @@ def _step_counts(n_clusters, n_partitions, p, delta):
     return [base + (1 if s < extra else 0) for s in range(steps)], True
 
 
-def generation_bytes(n_samples, n_given, counts):
+def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_threads=1):
     """Bytes GKCC's generation and fusion hold at their peak for ``n_samples`` objects,
-    ``n_given`` given partitions and ``counts`` candidates per step: the generated int32
-    labels twice (the step's candidates and the ensemble they become), the augmented space's
-    int32 labels twice (the space of a step is formed while the previous one is alive), and a
-    float64 seed cost per object and candidate of a step. Measured against the peak RSS at
-    10^4 and 2 * 10^4 objects with 10 given partitions and K = 8 (413 candidates): 0.72 and
-    0.87 of it; the compiled step's memo of at most 128 MiB comes on top at large n."""
+    ``n_given`` given partitions, ``counts`` candidates per step, label codes of ``code_bytes``
+    (1 while every partition has at most 255 clusters) and ``n_threads`` threads.
+
+    The larger of two moments. In the last step: the codes of every partition, given and
+    generated, once (the one buffer the steps widen in place; the step's new labels are its
+    last columns), a float64 seed cost per object and candidate of the widest step, the float64
+    costs to the shared centres and the int64 winners (8 bytes per object and step each), each
+    running candidate's bounds and labels (8 K + 28 bytes per object, one candidate per
+    thread), and the memo of passes the candidates share (16 bytes per object and pass, about
+    four passes per candidate of the widest step, at most ``CANDIDATE_MEMO_BYTES`` of
+    :mod:`cclust._engine`). At the fusion: the codes, a copy of the generated ones (when
+    partitions were given) and the winners. Measured against the peak RSS of the defaults
+    (K = 8, 413 candidates, 100 given partitions, two threads): 1.07 of it at 2 * 10^4 objects
+    and 1.01 at 10^5 (``benchmarks/bench_memory_scale.py``)."""
+    n = int(n_samples)
+    steps = len(counts)
     generated = int(sum(counts))
-    per_object = 4 * (2 * generated + 2 * (n_given + generated)) + 8 * max(counts, default=0)
-    return int(n_samples) * per_object
+    widest = max(counts, default=0)
+    running = max(1, min(int(n_threads), widest))
+    codes = int(code_bytes) * (int(n_given) + generated)
+    step = codes + 8 * widest + 16 * steps + running * (8 * (steps + 1) + 28) + 8
+    memo = min(_engine.CANDIDATE_MEMO_BYTES, 16 * n * 4 * widest)
+    fusion = codes + (int(code_bytes) * generated if n_given else 0) + 8 * steps + 40
+    return max(n * step + memo, n * fusion)
 
 
 def _check_choice(value, name, choices):
@@ -417,10 +432,12 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         identical for any value.
     max_bytes : int, default=None
         Memory budget (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET``
-        or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) and
-        the augmented space that holds them beside the given ones take about
-        ``generation_bytes`` of this module, asked before anything is generated: about 7.9 GB at 10^6
-        objects, 100 given partitions and K = 8.
+        or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) are
+        held beside the given ones as one buffer of compact label codes (one byte a label while
+        every partition has at most 255 clusters); with the seed costs of a step, the
+        candidates' bounds and the memo of their shared passes they take about
+        ``generation_bytes`` of this module, asked before anything is generated: about 1.4 GB
+        at 10^6 objects, 100 given partitions, K = 8 and two threads.
 
     Returns
     -------
@@ -482,14 +499,16 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
     scaling = _check_choice(scaling, "scaling", _SCALINGS)
     fusion = _check_choice(fusion, "fusion", _FUSIONS)
     r_given = 0 if ensemble is None else ensemble.n_partitions
-    require_memory(generation_bytes(n, r_given, counts),
+    n_threads = check_n_jobs(n_jobs, "n_jobs")
+    widest_k = max([n_clusters] + ([] if ensemble is None else ensemble.n_clusters.tolist()))
+    require_memory(generation_bytes(n, r_given, counts, code_bytes=compact_dtype(widest_k).itemsize,
+                                    n_threads=n_threads),
                    f"gkcc's {sum(counts)} generated partitions of {n} objects beside {r_given} given ones",
                    "generate fewer candidates (n_partitions=, or a larger p), or fuse the given partitions "
                    "with kcc", max_bytes)
     util = resolve(utility)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    n_threads = check_n_jobs(n_jobs, "n_jobs")
     rng = check_random_state(random_state)
 
     out = _greedy(X, ensemble, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_threads)
