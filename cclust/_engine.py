@@ -226,22 +226,22 @@ CANDIDATE_MEMO_BYTES = 128 * 2 ** 20
 
 
 def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max_iter, tol, n_threads,
-                   memo_bytes=None, stats=False):
+                   memo_bytes=None, stats=False, label_dtype=np.int32):
     """K-means runs from the shared centres plus one seed centre each (GKCC's candidates of a
     step): candidate j is ``assign`` to ``[shared; seed j]`` followed by ``lloyd``, bit for bit,
     in one compiled call (candidates in parallel, one thread each; only the costs a pass needs are
     computed and a pass that another candidate already ran is looked up, see kmeans.hpp). Squared
-    Euclidean rows (uc) only. Returns ``(labels int32 (n_candidates, n), objectives, n_iter)``
-    and, with ``stats``, the counters (costs computed, costs skipped by a bound, passes, passes
-    from the memo, costs of one full pass)."""
+    Euclidean rows (uc) only. The space's label codes are read in place, whatever their width.
+    Returns ``(labels (n_candidates, n), objectives, n_iter)``, the labels as codes of
+    ``label_dtype`` (uint8, uint16 or int32, wide enough for the shared centres plus one) and,
+    with ``stats``, the counters (costs computed, costs skipped by a bound, passes, passes from
+    the memo, costs of one full pass)."""
     if space.object_weights is not None or space.row_scale is not None:
         raise ValueError("candidate_runs takes unweighted rows only")
-    args = list(space._args())
-    args[2] = labels_from_codes(args[2])  # the candidate runs keep a one-byte copy of their own
     labels, objectives, n_iter, counters = _kernel().candidate_runs(
-        *args, np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
+        *space._args(), np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
         np.ascontiguousarray(seed_dense), np.ascontiguousarray(seed_cat), int(max_iter), float(tol),
-        int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes))
+        int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes), label_dtype)
     return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)
 
 

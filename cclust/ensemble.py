@@ -269,6 +269,18 @@ class Ensemble:
         self._init(matrix, n_clusters, cls._check_weights(None, matrix.shape[1]))
         return self
 
+    @classmethod
+    def _of_codes(cls, codes, n_clusters, weights=None):
+        """The Ensemble of label codes the package itself wrote, stored without a copy when
+        ``codes`` is C-contiguous in the compact dtype of ``n_clusters`` (else converted row
+        block by row block): column j holds labels ``0..K_j-1``, each used, or the missing
+        code. The caller vouches for the labels (GKCC's generated partitions beside the given
+        ones); ``weights`` are checked and normalised as the constructor does."""
+        n_clusters = np.array(n_clusters, dtype=np.int64)
+        self = cls.__new__(cls)
+        self._init(codes, n_clusters, cls._check_weights(weights, n_clusters.shape[0]))
+        return self
+
     def _init(self, matrix, n_clusters, weights, provenance=None, index=None):
         """``matrix``: int32 labels (-1 = missing), non-negative integer labels of any dtype, or
         codes already in the compact dtype of ``n_clusters`` (see :meth:`compact_labels`)."""

@@ -48,12 +48,13 @@ print(json.dumps(out))
 SLACK = 8 * 2**20
 
 
-def _run_children(tmp_path_factory, child, sizes, r):
+def _run_children(tmp_path_factory, child, sizes, r, env=None):
     """The JSON line ``child`` prints, run in a fresh process for each n of ``sizes`` with r
-    partitions; skips where the resident-set high-water mark cannot be reset."""
+    partitions (``env``: variables to set besides the allocator's); skips where the
+    resident-set high-water mark cannot be reset."""
     from cclust.testing._memory import _ALLOCATOR_ENV
 
-    env = dict(os.environ, **_ALLOCATOR_ENV)
+    env = dict(os.environ, **_ALLOCATOR_ENV, **(env or {}))
     # cwd: a source checkout in the working folder would shadow the installed cclust
     cwd = tmp_path_factory.mktemp("memory_scale")
     out = []
@@ -235,3 +236,44 @@ def test_refusal_comes_before_the_one_hot_or_the_generation(name, words):
         tracemalloc.stop()
     # WOMC's object weights (a few float vectors of n) come before its meta-graph
     assert peak < 12 * E.labels.size / 2, (name, peak)
+
+
+_GKCC_CHILD = r"""
+import json, sys
+import numpy as np
+import cclust
+from cclust import _engine
+from cclust.consensus_functions.gkcc import generation_bytes
+from cclust.testing._memory import _measure
+n, r = int(sys.argv[1]), int(sys.argv[2])
+_engine.CANDIDATE_MEMO_BYTES = 0   # the memo's share depends on the data; the rest is what is checked
+rng = np.random.default_rng(0)
+y = rng.integers(0, 4, size=n)
+X = rng.normal(0.0, 6.0, size=(4, 2))[y] + rng.normal(size=(n, 2))
+E = cclust.Ensemble._from_codes(y[:, None] * 5 + rng.integers(0, 5, size=(n, r)))
+kw = dict(X=X, n_partitions=30, random_state=0, n_jobs=2)
+cclust.consensus("gkcc", E.take(objects=np.arange(300)), 4, **dict(kw, X=X[:300]))   # imports, thread pools
+out = {"compact": E.compact_labels().nbytes, "figure": generation_bytes(n, r, [10, 10, 10], n_threads=2)}
+out["gkcc"], out["source"] = _measure(lambda: cclust.consensus("gkcc", E, 4, **kw))
+out["made_int32"] = "labels" in E._cache
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def gkcc_peaks(tmp_path_factory):
+    # the children measure the cclust under test, not whichever one the working folder would give
+    root = os.path.dirname(os.path.dirname(os.path.abspath(cclust.__file__)))
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    return _run_children(tmp_path_factory, _GKCC_CHILD, (50_000, 150_000), 10, env={"PYTHONPATH": path})
+
+
+@pytest.mark.parametrize("size", [0, 1], ids=["50k", "150k"])
+def test_gkcc_holds_compact_codes_within_its_figure(gkcc_peaks, size):
+    """GKCC's generated partitions and its augmented space are one buffer of one-byte codes
+    beside the given ensemble's (no int32 copy of the given labels, no second copy of the
+    space per step), and ``generation_bytes`` is within 1.5x of the peak either way: the int32
+    columns twice and the space twice (20 bytes a label) would put the peak far above it."""
+    p = gkcc_peaks[size]
+    assert not p["made_int32"], p
+    assert p["figure"] / 1.5 <= p["gkcc"] + SLACK and p["gkcc"] <= 1.5 * p["figure"] + SLACK, p

@@ -10,7 +10,7 @@ splat them::
 * ``dense_weight`` -- multiplies the squared Euclidean part.
 * ``labels`` -- C-contiguous (n, r) label codes 0..K_i-1: int32 with -1 for missing, or uint16 /
   uint8 with the type's largest value for missing (``Ensemble.compact_labels``; read in place,
-  never cast); (n, 0) when there is none. ``candidate_runs`` takes int32 only.
+  never cast); (n, 0) when there is none.
 * ``offsets`` -- int64 (r + 1,): partition i's labels are the one-hot columns
   offsets[i]..offsets[i+1]-1.
 * ``weights`` -- float64 (r,), effective (already normalised) partition weights.
@@ -494,11 +494,13 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
                    const double[::1] weights not None, int distance, double p,
                    const double[:, ::1] shared_dense not None, const double[:, ::1] shared_cat not None,
                    const double[:, ::1] seed_dense not None, const double[:, ::1] seed_cat not None,
-                   Py_ssize_t max_iter, double tol, int n_threads, Py_ssize_t memo_bytes):
+                   Py_ssize_t max_iter, double tol, int n_threads, Py_ssize_t memo_bytes,
+                   label_dtype=np.int32):
     """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
-    ``lloyd`` (kmeans.hpp). Returns ``(labels int32 (n_candidates, n), objectives, n_iter,
-    stats)``; stats = costs computed, costs skipped by a bound, Lloyd passes, passes from the
-    memo (of at most ``memo_bytes``), costs of a full pass."""
+    ``lloyd`` (kmeans.hpp). Returns ``(labels (n_candidates, n), objectives, n_iter, stats)``;
+    the labels are codes of ``label_dtype`` (uint8, uint16 or int32; it must hold the
+    n_shared + 1 clusters); stats = costs computed, costs skipped by a bound, Lloyd passes,
+    passes from the memo (of at most ``memo_bytes``), costs of a full pass."""
     cdef MixedRows rows
     _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
     cdef int n_shared = shared_dense.shape[0]
@@ -510,15 +512,19 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
                              f"({n_candidates}, {offsets[rows.r]})")
     if shared_cat.shape[0] != n_shared:
         raise ValueError(f"shared_cat must have {n_shared} rows, got {shared_cat.shape[0]}")
-    out = np.empty((n_candidates, rows.n), dtype=np.int32)
+    label_dtype = np.dtype(label_dtype)
+    if label_dtype not in (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32)):
+        raise ValueError(f"label_dtype must be uint8, uint16 or int32, got {label_dtype}")
+    cdef int32_t label_bytes = label_dtype.itemsize
+    out = np.empty((n_candidates, rows.n), dtype=label_dtype)
     objectives = np.empty(n_candidates, dtype=np.float64)
     n_iter = np.empty(n_candidates, dtype=np.int64)
     stats = np.zeros(5, dtype=np.int64)
-    cdef int32_t[:, ::1] out_view = out
+    cdef uint8_t[:, ::1] out_view = out.view(np.uint8)
     cdef double[::1] obj_view = objectives
     cdef int64_t[::1] iter_view = n_iter
     cdef int64_t[::1] stats_view = stats
-    cdef int32_t* out_ptr = &out_view[0, 0] if n_candidates > 0 and rows.n > 0 else NULL
+    cdef void* out_ptr = &out_view[0, 0] if n_candidates > 0 and rows.n > 0 else NULL
     cdef double* obj_ptr = &obj_view[0] if n_candidates > 0 else NULL
     cdef int64_t* iter_ptr = &iter_view[0] if n_candidates > 0 else NULL
     cdef const double* sd = _cptr(shared_dense)
@@ -527,7 +533,7 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     cdef const double* cc = _cptr(seed_cat)
     with nogil:
         _candidate_runs(rows, n_shared, sd, sc, n_candidates, cd, cc, max_iter, tol, n_threads,
-                        memo_bytes, out_ptr, obj_ptr, iter_ptr, &stats_view[0])
+                        memo_bytes, out_ptr, label_bytes, obj_ptr, iter_ptr, &stats_view[0])
     return out, objectives, n_iter, stats
 
 

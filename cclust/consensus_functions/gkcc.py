@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cclust import _engine
+from cclust._codes import compact_dtype, labels_from_codes, to_compact
 from cclust.validation import check_array_2d, check_float, check_int, check_n_jobs, check_random_state, require_memory
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
@@ -84,17 +85,32 @@ def _step_counts(n_clusters, n_partitions, p, delta):
     return [base + (1 if s < extra else 0) for s in range(steps)], True
 
 
-def generation_bytes(n_samples, n_given, counts):
+def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_threads=1):
     """Bytes GKCC's generation and fusion hold at their peak for ``n_samples`` objects,
-    ``n_given`` given partitions and ``counts`` candidates per step: the generated int32
-    labels twice (the step's candidates and the ensemble they become), the augmented space's
-    int32 labels twice (the space of a step is formed while the previous one is alive), and a
-    float64 seed cost per object and candidate of a step. Measured against the peak RSS at
-    10^4 and 2 * 10^4 objects with 10 given partitions and K = 8 (413 candidates): 0.72 and
-    0.87 of it; the compiled step's memo of at most 128 MiB comes on top at large n."""
+    ``n_given`` given partitions, ``counts`` candidates per step, label codes of ``code_bytes``
+    (1 while every partition has at most 255 clusters) and ``n_threads`` threads.
+
+    The larger of two moments. In the last step: the codes of every partition, given and
+    generated, once (the one buffer the steps widen in place; the step's new labels are its
+    last columns), a float64 seed cost per object and candidate of the widest step, the float64
+    costs to the shared centres and the int64 winners (8 bytes per object and step each), each
+    running candidate's bounds and labels (8 K + 28 bytes per object, one candidate per
+    thread), and the memo of passes the candidates share (16 bytes per object and pass, about
+    four passes per candidate of the widest step, at most ``CANDIDATE_MEMO_BYTES`` of
+    :mod:`cclust._engine`). At the fusion: the codes, a copy of the generated ones (when
+    partitions were given) and the winners. Measured against the peak RSS of the defaults
+    (K = 8, 413 candidates, 100 given partitions, two threads): 1.07 of it at 2 * 10^4 objects
+    and 1.01 at 10^5 (``benchmarks/bench_memory_scale.py``)."""
+    n = int(n_samples)
+    steps = len(counts)
     generated = int(sum(counts))
-    per_object = 4 * (2 * generated + 2 * (n_given + generated)) + 8 * max(counts, default=0)
-    return int(n_samples) * per_object
+    widest = max(counts, default=0)
+    running = max(1, min(int(n_threads), widest))
+    codes = int(code_bytes) * (int(n_given) + generated)
+    step = codes + 8 * widest + 16 * steps + running * (8 * (steps + 1) + 28) + 8
+    memo = min(_engine.CANDIDATE_MEMO_BYTES, 16 * n * 4 * widest)
+    fusion = codes + (int(code_bytes) * generated if n_given else 0) + 8 * steps + 40
+    return max(n * step + memo, n * fusion)
 
 
 def _check_choice(value, name, choices):
@@ -110,10 +126,21 @@ def _distinct_order(row_ids, rng):
     return order[np.sort(first)]
 
 
-class _Space:
-    """The augmented space of a step: X (dense) plus the partitions generated so far."""
+#: Rows of the label codes moved or converted at once (a few MB of temporaries).
+_BLOCK_ROWS = 1 << 15
 
-    def __init__(self, X, given, given_weights, scaling):
+
+class _Space:
+    """The augmented space of a step: X (dense) plus the partitions generated so far.
+
+    The label codes of the given and every generated partition are held once, in one buffer
+    of the compact dtype of their clusters (uint8 up to 255), sized for the last step: the
+    first ``n r`` codes are the C-contiguous (n, r) matrix of the r partitions so far, which
+    the engine reads in place, and :meth:`add` widens it in place, so no step holds a second
+    copy of the labels.
+    """
+
+    def __init__(self, X, given, scaling, n_generated, n_clusters):
         self.X = X
         self.scaling = scaling
         if scaling == "balanced":
@@ -122,21 +149,43 @@ class _Space:
         else:
             self.dense_weight = 1.0
         n = X.shape[0]
-        self.columns = [] if given is None else [np.asarray(given[:, j], dtype=np.int32)
-                                                 for j in range(given.shape[1])]
-        self.sizes = [] if given is None else [int(c.max()) + 1 for c in self.columns]
-        self.raw_weights = [] if given is None else list(given_weights * given.shape[1])
         self.n = n
+        self.sizes = [] if given is None else [int(k) for k in given.n_clusters]
+        self.raw_weights = [] if given is None else list(given.weights * given.n_partitions)
+        self.r = len(self.sizes)
+        self.dtype = compact_dtype(max(self.sizes + [n_clusters]))
+        self._buffer = np.empty(n * (self.r + int(n_generated)), dtype=self.dtype)
+        if given is not None:
+            codes, to = given.compact_labels(), self.codes()
+            for start in range(0, n, _BLOCK_ROWS):
+                block = codes[start:start + _BLOCK_ROWS]
+                to[start:start + _BLOCK_ROWS] = block if block.dtype == self.dtype else \
+                    to_compact(labels_from_codes(block), self.dtype)
 
-    def add(self, columns, k):
-        self.columns.extend(np.asarray(c, dtype=np.int32) for c in columns)
-        self.sizes.extend([k] * len(columns))
-        self.raw_weights.extend([1.0] * len(columns))
+    def codes(self):
+        """The (n, r) codes of the partitions so far: a view of the buffer, valid until the next
+        :meth:`add`."""
+        return self._buffer[:self.n * self.r].reshape(self.n, self.r)
+
+    def add(self, labels, k):
+        """Append the rows of ``labels`` ((m, n) codes of this space's dtype) as m partitions of
+        k clusters. Row x of the codes moves from x r to x (r + m) codes into the buffer, the
+        last rows first and a block of rows at a time, so no row is overwritten before it moved."""
+        m = labels.shape[0]
+        n, r, wide = self.n, self.r, self.r + labels.shape[0]
+        for stop in range(n, 0, -_BLOCK_ROWS):
+            start = max(0, stop - _BLOCK_ROWS)
+            to = self._buffer[start * wide:stop * wide].reshape(stop - start, wide)
+            if r:
+                to[:, :r] = self._buffer[start * r:stop * r].reshape(stop - start, r).copy()
+            to[:, r:] = labels[:, start:stop].T
+        self.r = wide
+        self.sizes.extend([k] * m)
+        self.raw_weights.extend([1.0] * m)
 
     def engine(self):
-        r = len(self.columns)
-        labels = (np.ascontiguousarray(np.column_stack(self.columns), dtype=np.int32) if r
-                  else np.empty((self.n, 0), dtype=np.int32))
+        r = self.r
+        labels = self.codes() if r else np.empty((self.n, 0), dtype=np.int32)
         offsets = np.zeros(r + 1, dtype=np.int64)
         np.cumsum(np.asarray(self.sizes, dtype=np.int64), out=offsets[1:])
         weights = np.asarray(self.raw_weights, dtype=np.float64)
@@ -158,12 +207,31 @@ def _candidate_run(space, dense_c, cat_c, max_iter, tol, n_threads):
     return _engine.lloyd(space, start, dense_c.shape[0], max_iter=max_iter, tol=tol, n_threads=n_threads)
 
 
-def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_jobs):
+def _row_ids(X, given):
+    """Ids of the distinct objects: equal exactly when two rows of X are equal and every given
+    partition labels both alike (or neither). The groups of identical label rows come from the
+    given ensemble (:meth:`cclust.ensemble.Ensemble.distinct_rows`), so no float copy of its
+    labels is made."""
+    groups = None if given is None else given.distinct_rows()
+    if given is not None and groups is None:       # every label row differs: every object too
+        return np.arange(X.shape[0])
+    keys = X if given is None else np.column_stack([X, groups[1].astype(np.float64)])
+    _, row_ids = np.unique(keys, axis=0, return_inverse=True)
+    return row_ids.reshape(-1)
+
+
+def _check_every_cluster_used(labels, k):
+    """The candidates' K-means leaves no cluster empty (the engine's reseed rule); the
+    ensembles are built on that, so it is checked rather than assumed."""
+    for row in labels:
+        if np.bincount(row, minlength=k).min() == 0:
+            raise RuntimeError(f"a generated partition of {k} clusters left one empty; please report this input.")
+
+
+def _greedy(X, given, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_jobs):
     """The generation phase of Algorithm 1; returns a dict of everything a caller reports."""
     n = X.shape[0]
-    keys = X if given is None else np.hstack([X, given.astype(np.float64)])
-    _, row_ids = np.unique(keys, axis=0, return_inverse=True)
-    row_ids = row_ids.reshape(-1)
+    row_ids = _row_ids(X, given)
     distinct = int(row_ids.max()) + 1
     if distinct < n_clusters:
         raise ValidationError(
@@ -179,12 +247,13 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
             )
         counts = [min(c, distinct) for c in counts]
 
-    space = _Space(X, given, given_weights, scaling)
+    space = _Space(X, given, scaling, sum(counts), n_clusters)
     workers = check_n_jobs(n_jobs, "n_jobs")
     kernel = _kernel()
     current = space.engine()
     dense_c, cat_c = kernel.centroids(*current._args(), np.zeros(n, dtype=np.int32), 1, workers)
-    generated, candidates, objectives, winners, winner_objectives, iterations = [], [], [], [], [], []
+    winners = np.empty((n_clusters - 1, n), dtype=np.int64)
+    candidates, objectives, winner_objectives, iterations = [], [], [], []
     step_seconds = []
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and _STEP != "batched" else None
     try:
@@ -202,26 +271,28 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
 
             if _STEP == "batched":
                 labels, objs, n_iter = _engine.candidate_runs(current, dense_c, cat_c, seed_dense, seed_cat,
-                                                              max_iter=max_iter, tol=tol, n_threads=workers)
-                columns = list(labels)      # int32 rows, shared with the augmented space
+                                                              max_iter=max_iter, tol=tol, n_threads=workers,
+                                                              label_dtype=space.dtype)
             else:  # the reference: one assign + lloyd call per candidate
                 indices = range(chosen.shape[0])
                 runs = list(pool.map(run, indices)) if pool is not None else [run(j) for j in indices]
                 objs = np.array([r.objective for r in runs])
                 n_iter = np.array([r.n_iter for r in runs], dtype=np.int64)
-                columns = [r.labels for r in runs]
+                labels = np.array([r.labels for r in runs]).astype(space.dtype)
             t1 = time.perf_counter()
+            _check_every_cluster_used(labels, k)
             best = int(np.argmin(objs))  # ties: the first sampled
-            generated.extend(columns)
             candidates.append(chosen.astype(np.int64))
             objectives.append(objs)
             iterations.append(n_iter)
-            winners.append(columns[best])
+            winners[step] = labels[best]
             winner_objectives.append(float(objs[best]))
-            space.add(columns, k)
+            del current         # the codes it reads are about to move
+            space.add(labels, k)
+            del labels
             current = space.engine()
             if k < n_clusters:
-                refined = _engine.lloyd(current, columns[best], k, max_iter=max_iter, tol=tol,
+                refined = _engine.lloyd(current, winners[step], k, max_iter=max_iter, tol=tol,
                                         n_threads=workers)
                 dense_c, cat_c = refined.dense_centers, refined.cat_centers
             step_seconds.append((t1 - t0, time.perf_counter() - t1))
@@ -229,13 +300,13 @@ def _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_it
         if pool is not None:
             pool.shutdown()
     return {
-        "partitions": np.column_stack(generated),
+        "codes": space,
         "n_candidates": np.array(counts, dtype=np.int64),
         "space": current,
         "candidates": candidates,
         "candidate_objectives": objectives,
         "candidate_n_iter": iterations,
-        "winners": np.vstack(winners).astype(np.int64),
+        "winners": winners,
         "winner_objectives": np.array(winner_objectives),
         "step_seconds": np.array(step_seconds),
     }
@@ -319,8 +390,8 @@ def greedy(X, n_clusters, *, n_partitions=None, p=None, delta=None, scaling="raw
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
     rng = check_random_state(random_state)
-    out = _greedy(X, None, None, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_jobs)
-    return Ensemble(out["partitions"])
+    out = _greedy(X, None, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_jobs)
+    return Ensemble._of_codes(out["codes"].codes(), out["codes"].sizes)
 
 
 @declare(requires_X=True, handles_missing=True)
@@ -361,10 +432,12 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         identical for any value.
     max_bytes : int, default=None
         Memory budget (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET``
-        or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) and
-        the augmented space that holds them beside the given ones take about
-        ``generation_bytes`` of this module, asked before anything is generated: about 7.9 GB at 10^6
-        objects, 100 given partitions and K = 8.
+        or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) are
+        held beside the given ones as one buffer of compact label codes (one byte a label while
+        every partition has at most 255 clusters); with the seed costs of a step, the
+        candidates' bounds and the memo of their shared passes they take about
+        ``generation_bytes`` of this module, asked before anything is generated: about 1.4 GB
+        at 10^6 objects, 100 given partitions, K = 8 and two threads.
 
     Returns
     -------
@@ -416,38 +489,37 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         raise ValidationError("gkcc needs the original features: pass X= (array of shape (n_samples, n_features)).")
     X, n_clusters = _check_X(X, n_clusters)
     n = X.shape[0]
-    given = given_weights = None
     if ensemble is not None:
         ensemble = as_ensemble(ensemble)
         if ensemble.n_samples != n:
             raise ValidationError(
                 f"ensemble and X must describe the same objects: got {ensemble.n_samples} and {n} rows."
             )
-        given = np.asarray(ensemble.labels)
-        given_weights = np.asarray(ensemble.weights)
     counts, strict = _step_counts(n_clusters, n_partitions, p, delta)
     scaling = _check_choice(scaling, "scaling", _SCALINGS)
     fusion = _check_choice(fusion, "fusion", _FUSIONS)
-    r_given = 0 if given is None else given.shape[1]
-    require_memory(generation_bytes(n, r_given, counts),
+    r_given = 0 if ensemble is None else ensemble.n_partitions
+    n_threads = check_n_jobs(n_jobs, "n_jobs")
+    widest_k = max([n_clusters] + ([] if ensemble is None else ensemble.n_clusters.tolist()))
+    require_memory(generation_bytes(n, r_given, counts, code_bytes=compact_dtype(widest_k).itemsize,
+                                    n_threads=n_threads),
                    f"gkcc's {sum(counts)} generated partitions of {n} objects beside {r_given} given ones",
                    "generate fewer candidates (n_partitions=, or a larger p), or fuse the given partitions "
                    "with kcc", max_bytes)
     util = resolve(utility)
     max_iter = check_int(max_iter, "max_iter", low=1)
     tol = check_float(tol, "tol", low=0)
-    n_threads = check_n_jobs(n_jobs, "n_jobs")
     rng = check_random_state(random_state)
 
-    out = _greedy(X, given, given_weights, n_clusters, counts, strict, scaling, max_iter, tol, rng,
-                  n_threads)
-    generated = Ensemble(out.pop("partitions"))
-    augmented = out.pop("space")    # the generation's space: all the labels once more, int32
-    if given is None:
-        fused = generated
+    out = _greedy(X, ensemble, n_clusters, counts, strict, scaling, max_iter, tol, rng, n_threads)
+    codes = out.pop("codes")
+    augmented = out.pop("space")    # the generation's space: X and the same codes
+    # The fused partitions are the space's own codes, the given ones first (no copy).
+    if ensemble is None:
+        fused = Ensemble._of_codes(codes.codes(), codes.sizes)
     else:
-        weights = np.concatenate([given_weights * given.shape[1], np.ones(generated.n_partitions)])
-        fused = Ensemble(np.hstack([given, generated.labels]), weights=weights)
+        weights = np.concatenate([np.asarray(ensemble.weights) * r_given, np.ones(codes.r - r_given)])
+        fused = Ensemble._of_codes(codes.codes(), codes.sizes, weights)
     start = out["winners"][-1]
 
     t0 = time.perf_counter()
@@ -459,6 +531,10 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
     run = _engine.lloyd(space, start, n_clusters, max_iter=max_iter, tol=tol, n_threads=n_threads)
     gamma = util.consensus_value(fused, run.labels, n_clusters, n_jobs=n_threads)
     fusion_seconds = time.perf_counter() - t0
+    # The generated partitions alone: the fused ensemble itself, or a copy of their codes.
+    generated = fused if ensemble is None else \
+        Ensemble._of_codes(fused.compact_labels()[:, r_given:], codes.sizes[r_given:])
+    del fused, codes
     if not run.converged:
         from cclust.errors import ConvergenceWarning
 

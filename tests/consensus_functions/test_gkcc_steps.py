@@ -148,3 +148,132 @@ def test_gkcc_batched_equals_reference_path(monkeypatch, scaling, data):
                 assert a.tobytes() == b.tobytes()
             for a, b in zip(ref.extras["candidate_n_iter"], new.extras["candidate_n_iter"]):
                 assert np.array_equal(a, b)
+
+
+def _as_codes(labels, dtype):
+    """int32 labels (-1 = missing) as compact codes of ``dtype`` (the type's largest value = missing)."""
+    return np.ascontiguousarray(np.where(labels < 0, np.iinfo(dtype).max, labels).astype(dtype))
+
+
+@pytest.mark.parametrize("width", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+@pytest.mark.parametrize("out", [np.uint8, np.uint16, np.int32], ids=["to-uint8", "to-uint16", "to-int32"])
+@pytest.mark.parametrize("seed", range(4))
+def test_batched_reads_and_writes_compact_codes(seed, width, out):
+    """The candidate runs read the space's codes in place in any width and write their labels in
+    the asked width: the same labels, objectives and n_iter as on the int32 labels."""
+    rng = np.random.default_rng(seed)
+    space = _space(rng, 60, 2, 5, True, 1.0, True)
+    if width is np.uint16:      # one partition too wide for a byte: no one-byte copy is possible
+        wide = rng.integers(0, 300, size=60).astype(np.int32)
+        labels = np.column_stack([space.labels, wide])
+        offsets = np.append(space.offsets, space.offsets[-1] + 300)
+        space = _engine.MixedSpace(space.X, 1.0, np.ascontiguousarray(labels), offsets,
+                                   np.append(space.weights, 0.7), FAMILIES["uc"], 0.0)
+    compact = _engine.MixedSpace(space.X, space.dense_weight, _as_codes(space.labels, width), space.offsets,
+                                 space.weights, space.family, space.p)
+    dense, cat = _centres(space, rng, 3)
+    from cclust._ext import _kmeans
+
+    marks = np.full(60, -1, dtype=np.int32)
+    marks[rng.choice(60, size=5, replace=False)] = np.arange(5, dtype=np.int32)
+    seed_dense, seed_cat = _kmeans.centroids(*space._args(), marks, 5, 1)
+    expected = _engine.candidate_runs(space, dense, cat, seed_dense, seed_cat, max_iter=100, tol=0.0, n_threads=2)
+    got = _engine.candidate_runs(compact, dense, cat, seed_dense, seed_cat, max_iter=100, tol=0.0, n_threads=2,
+                                 label_dtype=out)
+    assert got[0].dtype == out
+    assert np.array_equal(got[0].astype(np.int32), expected[0])
+    assert got[1].tobytes() == expected[1].tobytes()
+    assert np.array_equal(got[2], expected[2])
+
+
+def test_batched_refuses_clusters_its_codes_cannot_hold():
+    X = np.arange(600, dtype=float).reshape(300, 2)
+    space = _engine.MixedSpace.dense(X)
+    k = 255     # 255 shared centres plus a seed: 256 clusters, one more than uint8 codes hold
+    with pytest.raises(ValueError, match="do not fit in codes of 1 byte"):
+        _engine.candidate_runs(space, X[:k], np.zeros((k, 0)), X[k:k + 1], np.zeros((1, 0)), max_iter=1, tol=0.0,
+                               n_threads=1, label_dtype=np.uint8)
+    labels = _engine.candidate_runs(space, X[:k], np.zeros((k, 0)), X[k:k + 1], np.zeros((1, 0)), max_iter=1,
+                                    tol=0.0, n_threads=1, label_dtype=np.uint16)[0]
+    assert labels.dtype == np.uint16 and labels.max() == k
+
+
+def _int32_generation(X, given, K, counts, rng):
+    """GKCC's generation as it was written before the compact codes: every step's space stacks
+    int32 columns afresh (the given ones from ``Ensemble.labels``), distinct objects by a float
+    copy of the given labels, candidates by ``assign`` + ``lloyd`` (raw scaling)."""
+    from cclust._ext import _kmeans
+
+    n = X.shape[0]
+    keys = X if given is None else np.hstack([X, given.labels.astype(np.float64)])
+    row_ids = np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1)
+    columns = [] if given is None else [given.labels[:, j].copy() for j in range(given.n_partitions)]
+    sizes = [] if given is None else given.n_clusters.tolist()
+    weights = [] if given is None else list(given.weights * given.n_partitions)
+
+    def space():
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        labels = np.column_stack(columns).astype(np.int32) if columns else np.empty((n, 0), dtype=np.int32)
+        return _engine.MixedSpace(X, 1.0, np.ascontiguousarray(labels), offsets, np.array(weights, dtype=float),
+                                  FAMILIES["uc"], 0.0)
+
+    current = space()
+    dense_c, cat_c = _kmeans.centroids(*current._args(), np.zeros(n, dtype=np.int32), 1, 1)
+    generated, winners = [], []
+    for step, k in enumerate(range(2, K + 1)):
+        chosen = gkcc_module._distinct_order(row_ids, rng)[:counts[step]]
+        marks = np.full(n, -1, dtype=np.int32)
+        marks[chosen] = np.arange(chosen.shape[0], dtype=np.int32)
+        seed_dense, seed_cat = _kmeans.centroids(*current._args(), marks, chosen.shape[0], 1)
+        runs = [gkcc_module._candidate_run(current, np.vstack([dense_c, seed_dense[j:j + 1]]),
+                                           np.vstack([cat_c, seed_cat[j:j + 1]]), 100, 1e-6, 1)
+                for j in range(chosen.shape[0])]
+        best = int(np.argmin([r.objective for r in runs]))
+        step_columns = [r.labels.astype(np.int32) for r in runs]
+        generated.extend(step_columns)
+        winners.append(step_columns[best])
+        columns.extend(step_columns)
+        sizes.extend([k] * len(runs))
+        weights.extend([1.0] * len(runs))
+        current = space()
+        if k < K:
+            refined = _engine.lloyd(current, step_columns[best], k, max_iter=100, tol=1e-6, n_threads=1)
+            dense_c, cat_c = refined.dense_centers, refined.cat_centers
+    return np.column_stack(generated), np.vstack(winners)
+
+
+@pytest.mark.parametrize("block_rows", [None, 7], ids=["one-block", "blocks-of-7"])
+@pytest.mark.parametrize("given_kind", ["none", "narrow", "missing", "wide"])
+def test_gkcc_on_compact_codes_equals_an_int32_generation(monkeypatch, given_kind, block_rows):
+    """The whole of gkcc (one code buffer widened in place, block by block, given codes converted
+    to its width, distinct objects from the given ensemble's identical rows) against the int32
+    generation."""
+    if block_rows is not None:
+        monkeypatch.setattr(gkcc_module, "_BLOCK_ROWS", block_rows)
+    from cclust import ConsensusResult, Ensemble
+    from cclust.utilities import resolve
+
+    rng = np.random.default_rng(7)
+    group = rng.integers(0, 25, size=400)       # 25 distinct points, each repeated about 16 times
+    X = rng.normal(size=(25, 2))[group]
+    given = None
+    if given_kind != "none":         # labels that mostly keep the repeated rows alike
+        cols = [group % 4, group // 7, (group % 3 + (np.arange(400) < 20)) % 3]
+        if given_kind == "missing":
+            cols[0] = np.where(rng.random(400) < 0.05, -1, cols[0])
+        if given_kind == "wide":     # 300 clusters: the buffer holds uint16 codes
+            cols.append(np.where(np.arange(400) < 300, np.arange(400), group))
+        given = Ensemble(np.column_stack(cols), weights=rng.random(len(cols)) + 0.1)
+    res = gkcc(given, 5, X=X, n_partitions=40, random_state=3, n_jobs=2)
+    counts = res.extras["n_candidates"].tolist()
+    generated, winners = _int32_generation(X, given, 5, counts, np.random.default_rng(3))
+    assert np.array_equal(res.extras["ensemble"].labels, generated)
+    assert np.array_equal(res.extras["winners"], winners)
+    fused = Ensemble(generated) if given is None else Ensemble(
+        np.hstack([given.labels, generated]),
+        weights=np.concatenate([given.weights * given.n_partitions, np.ones(generated.shape[1])]))
+    util = resolve("uc")
+    run = _engine.lloyd(_engine.MixedSpace.categorical(fused, util), winners[-1], 5, max_iter=100, tol=1e-6,
+                        n_threads=1)
+    assert np.array_equal(res.labels, ConsensusResult.from_labels(run.labels).labels)
+    assert res.objective == util.consensus_value(fused, run.labels, 5)

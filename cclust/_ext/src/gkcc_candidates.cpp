@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -99,6 +100,20 @@ private:
     std::mutex mutex_;
 };
 
+// Labels 0..k-1 as codes of `bytes` each (1, 2 or 4; the caller checked that k fits).
+void write_codes(const int32_t* labels, int64_t n, void* out, int32_t bytes) {
+    switch (bytes) {
+        case 1:
+            std::transform(labels, labels + n, static_cast<uint8_t*>(out), [](int32_t l) { return static_cast<uint8_t>(l); });
+            break;
+        case 2:
+            std::transform(labels, labels + n, static_cast<uint16_t*>(out), [](int32_t l) { return static_cast<uint16_t>(l); });
+            break;
+        default:
+            std::copy(labels, labels + n, static_cast<int32_t*>(out));
+    }
+}
+
 struct RunCounters {
     int64_t evaluated = 0, skipped = 0, passes = 0, reused_passes = 0;
 };
@@ -118,11 +133,16 @@ struct RunCounters {
 //   cost, with a factor 64 to spare); the bounds and the test carry that slack, so a skipped
 //   centre is one whose computed cost is strictly above the own one: neither the minimum nor a
 //   tie, and the labels, best costs and objective are bit for bit those of a full pass.
+//
+// The partitions' labels are read in place in the rows' own code width (Code: uint8_t,
+// uint16_t or int32_t, lookup.hpp's layouts), so the step needs no int32 copy of them.
+template <class Code>
 class CandidateRun {
 public:
     CandidateRun(const MixedRows& rows, const Shape& sh, const Slots& slots, int64_t k, PassMemo& memo,
                  const uint8_t* small)
-        : rows_(rows), sh_(sh), slots_(slots), k_(k), n_(sh.n), chunks_(n_chunks(sh.n)), memo_(memo),
+        : rows_(rows), codes_(static_cast<const Code*>(rows.labels)), sh_(sh), slots_(slots), k_(k), n_(sh.n),
+          chunks_(n_chunks(sh.n)), memo_(memo),
           acc_(static_cast<size_t>(k)), table_(static_cast<size_t>(k * slots.count)),
           own_(static_cast<size_t>(kBlock)), value_(static_cast<size_t>(kBlock * k)),
           pair_x_(static_cast<size_t>(kBlock * k)), pair_j_(static_cast<size_t>(kBlock * k)),
@@ -143,7 +163,7 @@ public:
     }
 
     void run(const double* const* columns, const double* start_dense, const double* start_cat,
-             int64_t max_iter, double tol, int32_t* out_labels, double* out_objective,
+             int64_t max_iter, double tol, void* out_labels, int32_t out_bytes, double* out_objective,
              int64_t* out_n_iter, RunCounters& counters) {
         const int64_t n = n_, k = k_, d = sh_.d, width = sh_.width, slots = slots_.count;
         LloydState s(n);
@@ -179,7 +199,7 @@ public:
         }
 
         lloyd_loop(*this, s, max_iter, tol, nullptr);
-        std::copy(s.labels.begin(), s.labels.end(), out_labels);
+        write_codes(s.labels.data(), n, out_labels, out_bytes);
         *out_objective = s.objective;
         *out_n_iter = s.n_trace - 1;
     }
@@ -296,21 +316,24 @@ private:
     // the table entries of the partitions in order), kBatch costs at a time: their chains are
     // interleaved, so no add waits for the one before it in another chain (one chain alone runs
     // at the latency of an add), and each chain performs exactly the operations of one cost.
-    // Labels are read from the step's one-byte copy (label + 1) when there is one: a label row is
-    // streamed from memory once per cost, so a quarter of the bytes is most of the time saved.
+    // Labels are read from the step's one-byte copy (uint8 codes) when the rows' codes are wider
+    // and every K_i fits in a byte: a label row is streamed from memory once per cost, so a
+    // quarter of the bytes is most of the time saved. Either way a code is looked up at its
+    // partition's missing slot plus shifted_code (0 for a missing label, l + 1 for label l).
     static constexpr int64_t kBatch = 8;
 
     void costs(const int64_t* xs, const int32_t* js, int64_t count, const Centres& c, double* out) const {
         if (small_ != nullptr) {
-            costs_with(small_, small_base_.data(), xs, js, count, c, out);
+            costs_with(small_, xs, js, count, c, out);
         } else {
-            costs_with(static_cast<const int32_t*>(rows_.labels), slots_.of.data(), xs, js, count, c, out);
+            costs_with(codes_, xs, js, count, c, out);
         }
     }
 
     template <class Label>
-    void costs_with(const Label* labels, const int64_t* base, const int64_t* xs, const int32_t* js,
-                    int64_t count, const Centres& c, double* out) const {
+    void costs_with(const Label* labels, const int64_t* xs, const int32_t* js, int64_t count,
+                    const Centres& c, double* out) const {
+        const int64_t* base = small_base_.data();
         const int64_t d = sh_.d, r = sh_.r, slots = slots_.count;
         for (int64_t q0 = 0; q0 < count; q0 += kBatch) {
             const int64_t* bx = xs + q0;
@@ -339,7 +362,7 @@ private:
             }
             for (int64_t i = 0; i < r; ++i) {
                 const int64_t si = base[i];
-                for (int64_t b = 0; b < kBatch; ++b) acc[b] += tab[b][si + lab[b][i]];
+                for (int64_t b = 0; b < kBatch; ++b) acc[b] += tab[b][si + shifted_code(lab[b][i])];
             }
             for (int64_t b = 0; b < m; ++b) out[q0 + b] = acc[b];
         }
@@ -459,12 +482,13 @@ private:
         const int64_t* slot_of = slots_.of.data();
         delta_sizes_[static_cast<size_t>(from)] -= 1;
         delta_sizes_[static_cast<size_t>(to)] += 1;
-        const int32_t* lab = static_cast<const int32_t*>(rows_.labels) + x * r;
+        const Code* lab = codes_ + x * r;
         int64_t* row_from = delta_counts_.data() + from * slots;
         int64_t* row_to = delta_counts_.data() + to * slots;
         for (int64_t i = 0; i < r; ++i) {
-            row_from[slot_of[i] + lab[i]] -= 1;
-            row_to[slot_of[i] + lab[i]] += 1;
+            const int64_t slot = slot_of[i] + label_code(lab[i]);
+            row_from[slot] -= 1;
+            row_to[slot] += 1;
         }
     }
 
@@ -491,8 +515,8 @@ private:
             const int64_t l = labels[x];
             tally_.sizes[static_cast<size_t>(l)] += 1;
             int64_t* row = tally_.counts.data() + l * slots;
-            const int32_t* lab = static_cast<const int32_t*>(rows_.labels) + x * r;
-            for (int64_t i = 0; i < r; ++i) row[slot_of[i] + lab[i]] += 1;
+            const Code* lab = codes_ + x * r;
+            for (int64_t i = 0; i < r; ++i) row[slot_of[i] + label_code(lab[i])] += 1;
         }
         if (sh_.d > 0) {
             for (int64_t c = 0; c < chunks_; ++c) chunk_dense_sums(c, labels);
@@ -517,6 +541,7 @@ private:
     }
 
     const MixedRows& rows_;
+    const Code* codes_;                  // n x r label codes, the rows' own
     const Shape& sh_;
     const Slots& slots_;
     const int64_t k_, n_, chunks_;
@@ -526,8 +551,8 @@ private:
     std::vector<double> own_, value_;    // per chunk: own costs; costs of the queued pairs
     std::vector<int64_t> pair_x_;        // per chunk: the queued (object, centre) pairs
     std::vector<int32_t> pair_j_;
-    const uint8_t* small_;               // n x r labels + 1, or null (some K_i above 254)
-    std::vector<int64_t> small_base_;    // r: the slot of label -1, for small_
+    const uint8_t* small_;               // n x r uint8 codes of wider rows, or null
+    std::vector<int64_t> small_base_;    // r: the slot of a missing label
     std::vector<double> lb_;             // n x k: lower bounds of sqrt(D) to ref's centres
     std::vector<double> moved_by_;       // k
     std::vector<char> changed_centre_;   // k
@@ -542,21 +567,81 @@ private:
     RunCounters* counters_ = nullptr;
 };
 
+// The candidates of a step over rows whose codes are of type Code (see candidate_runs).
+template <class Code>
+void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, int32_t n_shared,
+                    const double* shared, const double* seeds, const double* shared_dense,
+                    const double* shared_cat, int64_t n_candidates, const double* seed_dense,
+                    const double* seed_cat, int64_t max_iter, double tol, int n_threads, PassMemo& memo,
+                    void* labels, int32_t label_bytes, double* objectives, int64_t* n_iter,
+                    std::vector<RunCounters>& counters) {
+    const int64_t n = sh.n, d = sh.d, width = sh.width, k = int64_t{n_shared} + 1;
+    // A one-byte copy of wider codes (uint8 codes, 255 = missing) when every partition has at
+    // most 255 clusters; uint8 codes are read in place.
+    std::vector<uint8_t> small;
+    bool fits = sizeof(Code) > 1 && sh.r > 0;
+    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 255;
+    if (fits) {
+        const Code* codes = static_cast<const Code*>(rows.labels);
+        small.resize(static_cast<size_t>(n * sh.r));
+        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(label_code(codes[e]));
+    }
+    const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_threads, n_candidates)));
+    std::exception_ptr error;
+    std::mutex error_mutex;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+#endif
+    for (int64_t c = 0; c < n_candidates; ++c) {
+        try {
+            std::vector<const double*> columns(static_cast<size_t>(k));
+            std::vector<double> start_dense(static_cast<size_t>(k * d)), start_cat(static_cast<size_t>(k * width));
+            for (int64_t j = 0; j < n_shared; ++j) columns[static_cast<size_t>(j)] = shared + j * n;
+            columns[static_cast<size_t>(n_shared)] = seeds + c * n;
+            if (d > 0) {
+                std::copy(shared_dense, shared_dense + n_shared * d, start_dense.begin());
+                std::copy(seed_dense + c * d, seed_dense + (c + 1) * d, start_dense.begin() + n_shared * d);
+            }
+            if (width > 0) {
+                std::copy(shared_cat, shared_cat + n_shared * width, start_cat.begin());
+                std::copy(seed_cat + c * width, seed_cat + (c + 1) * width, start_cat.begin() + n_shared * width);
+            }
+            CandidateRun<Code> run(rows, sh, slots, k, memo, small.empty() ? nullptr : small.data());
+            run.run(columns.data(), start_dense.data(), start_cat.data(), max_iter, tol,
+                    static_cast<uint8_t*>(labels) + c * n * label_bytes, label_bytes, objectives + c, n_iter + c,
+                    counters[static_cast<size_t>(c)]);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = std::current_exception();
+        }
+    }
+    (void)team;
+    if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
                     const double* shared_cat, int64_t n_candidates, const double* seed_dense,
                     const double* seed_cat, int64_t max_iter, double tol, int n_threads,
-                    int64_t memo_bytes, int32_t* labels, double* objectives, int64_t* n_iter,
-                    int64_t* stats) {
+                    int64_t memo_bytes, void* labels, int32_t label_bytes, double* objectives,
+                    int64_t* n_iter, int64_t* stats) {
     const Shape sh = validate_rows(rows);
-    if (rows.label_bytes != 4) fail("candidate_runs reads int32 labels only, got label_bytes = " + str(int64_t{rows.label_bytes}));
     require_unweighted(rows, "candidate_runs");
     if (rows.distance != kUc) fail("candidate_runs takes the squared Euclidean distance (uc) only");
     if (n_shared < 0) fail("n_shared must be >= 0, got " + str(int64_t{n_shared}));
     if (n_candidates < 0) fail("n_candidates must be >= 0, got " + str(n_candidates));
     const int64_t k = int64_t{n_shared} + 1;
     if (k > sh.n) fail("n_shared + 1 must be <= n (" + str(sh.n) + "), got " + str(k));
+    if (label_bytes != 1 && label_bytes != 2 && label_bytes != 4) {
+        fail("label_bytes must be 1, 2 or 4, got " + str(int64_t{label_bytes}));
+    }
+    // A code's largest value marks a missing label in the narrow layouts: labels stay below it.
+    const int64_t code_limit = label_bytes == 1 ? 255 : label_bytes == 2 ? 65535 : int64_t{1} << 31;
+    if (k > code_limit) {
+        fail("n_shared + 1 = " + str(k) + " clusters do not fit in codes of " + str(int64_t{label_bytes}) +
+             " byte(s): at most " + str(code_limit));
+    }
     if (max_iter < 0) fail("max_iter must be >= 0, got " + str(max_iter));
     if (!(tol >= 0.0 && std::isfinite(tol))) fail("tol must be finite and >= 0, got " + str(tol));
     if (stats == nullptr) fail("stats is null");
@@ -567,7 +652,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     if (n_candidates > 0) check_centers(sh, n_candidates, seed_dense, seed_cat);
     for (int i = 0; i < 5; ++i) stats[i] = 0;
     if (n_candidates == 0) return;
-    const int64_t n = sh.n, d = sh.d, width = sh.width;
+    const int64_t n = sh.n;
     const Slots slots(rows.offsets, sh.r);
     {
         Engine engine(rows, sh, 1, n_threads);
@@ -580,45 +665,13 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     cost_columns(rows, sh, n_candidates, seed_dense, seed_cat, seeds.data(), n_threads);
 
     PassMemo memo(memo_bytes);
-    // One byte per label (label + 1) when every partition has at most 254 clusters.
-    std::vector<uint8_t> small;
-    bool fits = true;
-    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 254;
-    if (fits && sh.r > 0) {
-        small.resize(static_cast<size_t>(n * sh.r));
-        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(static_cast<const int32_t*>(rows.labels)[e] + 1);
-    }
-    const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_threads, n_candidates)));
     std::vector<RunCounters> counters(static_cast<size_t>(n_candidates));
-    std::exception_ptr error;
-    std::mutex error_mutex;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-#endif
-    for (int64_t c = 0; c < n_candidates; ++c) {
-        try {
-            std::vector<const double*> columns(static_cast<size_t>(k));
-            std::vector<double> start_dense(static_cast<size_t>(k * d)), start_cat(static_cast<size_t>(k * width));
-            for (int64_t j = 0; j < n_shared; ++j) columns[static_cast<size_t>(j)] = shared.data() + j * n;
-            columns[static_cast<size_t>(n_shared)] = seeds.data() + c * n;
-            if (d > 0) {
-                std::copy(shared_dense, shared_dense + n_shared * d, start_dense.begin());
-                std::copy(seed_dense + c * d, seed_dense + (c + 1) * d, start_dense.begin() + n_shared * d);
-            }
-            if (width > 0) {
-                std::copy(shared_cat, shared_cat + n_shared * width, start_cat.begin());
-                std::copy(seed_cat + c * width, seed_cat + (c + 1) * width, start_cat.begin() + n_shared * width);
-            }
-            CandidateRun run(rows, sh, slots, k, memo, small.empty() ? nullptr : small.data());
-            run.run(columns.data(), start_dense.data(), start_cat.data(), max_iter, tol, labels + c * n,
-                    objectives + c, n_iter + c, counters[static_cast<size_t>(c)]);
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-        }
-    }
-    (void)team;
-    if (error) std::rethrow_exception(error);
+    with_label_codes(rows.labels, rows.label_bytes, [&](const auto* codes) {
+        using Code = std::remove_cv_t<std::remove_pointer_t<decltype(codes)>>;
+        run_candidates<Code>(rows, sh, slots, n_shared, shared.data(), seeds.data(), shared_dense, shared_cat,
+                             n_candidates, seed_dense, seed_cat, max_iter, tol, n_threads, memo, labels,
+                             label_bytes, objectives, n_iter, counters);
+    });
     stats[0] = n * (n_shared + n_candidates);
     for (const RunCounters& rc : counters) {
         stats[0] += rc.evaluated;

@@ -289,7 +289,10 @@ int64_t last_positive(const double* values, int64_t n);
 // whose centre did not change is reused; a cost that a lower bound (Elkan 2003, with slack for
 // rounding) proves to exceed the object's cost to its own centre is not computed; a pass from
 // labels another candidate's pass already started from is taken from a memo of at most
-// memo_bytes. Unweighted rows and the squared Euclidean distance (uc) only.
+// memo_bytes. Unweighted rows and the squared Euclidean distance (uc) only. The rows' label
+// codes are read in place in any of their widths; the candidates' labels are written as codes
+// of label_bytes each (1, 2 or 4: uint8, uint16 or int32), which must hold n_shared + 1
+// clusters below the narrow layouts' missing code (at most 255 or 65,535).
 //
 // stats (OUT 5): costs computed (the starting columns included), costs skipped by a bound,
 // Lloyd passes, passes taken from the memo, and n x (n_shared + 1) (the costs of a full pass).
@@ -300,7 +303,8 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared,
                     const double* seed_dense,    // IN n_candidates x d
                     const double* seed_cat,      // IN n_candidates x offsets[r]
                     int64_t max_iter, double tol, int n_threads, int64_t memo_bytes,
-                    int32_t* labels,             // OUT n_candidates x n
+                    void* labels,                // OUT n_candidates x n, label_bytes each
+                    int32_t label_bytes,         // 1, 2 or 4
                     double* objectives,          // OUT n_candidates
                     int64_t* n_iter,             // OUT n_candidates
                     int64_t* stats);             // OUT 5
