@@ -179,8 +179,8 @@ _WOSP_MEMBERSHIP_BYTES = 16
 #: (kept for a cut that leaves a part empty), METIS's symmetric float64 CSR made from it once
 #: (:func:`cclust.graph.symmetric_graph`, 12 a pair) and, during each cut, METIS's integer
 #: weights and adjacency arrays (24 a pair with 64-bit METIS indices). Measured (peak RSS over
-#: the ensemble, 10 partitions, K = 4): 52 bytes a pair at n = 700, 50 at 1,400, 40.5 at 3,000
-#: and 40.1 at 5,000 (81 at the two largest when each cut made its own graph through coordinate
+#: the ensemble, 10 partitions, K = 4): 52 bytes a pair at n = 700, 50 at 1400, 40.5 at 3000
+#: and 40.1 at 5000 (81 at the two largest when each cut made its own graph through coordinate
 #: arrays of every pair).
 _WOSP_DENSE_PAIR_BYTES = 42
 
