@@ -290,7 +290,7 @@ def wosp(ensemble: EnsembleLike, n_clusters: int, *, X: npt.ArrayLike, t: float 
         block = P[:, cols]
         Q[:, cols] = block / np.linalg.norm(block, axis=1, keepdims=True) * np.sqrt(ensemble.weights[r])
     dense = n_neighbors is None
-    if dense:
+    if n_neighbors is None:
         # The dense similarity is kept (4 bytes a pair) for the rare cut that leaves a part
         # empty; METIS's symmetric graph is made from it once for every cut.
         S = Q @ Q.T
