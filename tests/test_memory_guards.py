@@ -452,12 +452,25 @@ def test_cspas_figure_counts_the_non_zero_pairs_of_a_dense_coassociation():
         assert figure / 1.5 <= peak["cspa"]["bytes"] <= 1.5 * figure + SLACK, (E.n_samples, peak)
 
 
-def test_cspa_refuses_a_graph_over_budget_after_the_coassociation_that_fits():
+def test_cspa_refuses_before_the_coassociation_quoting_its_graph():
+    """The first refusal quotes the co-association with the graph on the pairs a sample finds
+    together, within 2% of the exact figure asked once the matrix is known; a budget that
+    holds the co-association alone is refused before anything is made."""
+    from cclust.graph import DENSE_GRAPH_ENTRY_BYTES, require_dense_graph
+    from cclust.validation import recorded_memory_requests
+
     rng = np.random.default_rng(1)
     E = Ensemble(rng.integers(0, 2, size=(600, 8)))
-    coassociation = E.coassociation_bytes(dtype=np.float32)
+    A = E.coassociation(dtype=np.float32)
+    exact = A.nbytes + DENSE_GRAPH_ENTRY_BYTES * (np.count_nonzero(A) - 600)
+    E = Ensemble(E.labels)                                  # no cached matrix
+    with recorded_memory_requests() as asked:
+        with pytest.raises(MemoryBudgetError, match="dense co-association of 600 objects and its METIS graph"):
+            cclust.consensus("cspa", E, 2, max_bytes=E.coassociation_bytes(dtype=np.float32) + 1000, random_state=0)
+    assert abs(max(asked) - exact) <= 0.02 * exact, (max(asked), exact)
     with pytest.raises(MemoryBudgetError, match="METIS graph of the dense co-association of 600 objects"):
-        cclust.consensus("cspa", E, 2, max_bytes=coassociation + 1000, random_state=0)
+        require_dense_graph(A, "co-association", "use kcc", exact - 1)
+    assert require_dense_graph(A, "co-association", "use kcc", exact) == np.count_nonzero(A) - 600
 
 
 #: Methods whose guard counted a small part of their peak or nothing, measured on noisy
