@@ -250,3 +250,32 @@ def test_nearest_centre_pass_equals_the_engine():
         engine, _ = _engine.assign(_engine.MixedSpace.dense(data), centres, np.empty((len(centres), 0)), 1)
         for threads in (1, 2):
             assert np.array_equal(_engine.nearest_dense(data, centres, threads), engine)
+
+
+@pytest.mark.parametrize("simd", ["baseline", "avx2", "avx512"])
+def test_nearest_centre_pass_equals_the_engine_in_every_variant(simd):
+    """The ranking sums in each instruction set (one the CPU lacks falls back to a narrower one):
+    K across the tiles' widths (1 to 7 vectors of centres, split in nearly equal tiles) and row
+    counts that leave every remainder of the row tiles (up to 8 rows) and of the 24-row blocks."""
+    from cclust import _engine
+    from cclust._ext import _distances
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(0, 2, (3000, 25))
+    grid = np.round(X[:, :3])
+    for k in (2, 8, 9, 16, 17, 24, 25, 33, 41, 49, 50, 57, 65):
+        centres = X[rng.choice(3000, k, replace=False)] + rng.normal(0, 0.05, (k, 25))
+        for n in (1, 2, 3, 5, 7, 9, 23, 25, 47, 3000):
+            engine, _ = _engine.assign(_engine.MixedSpace.dense(X[:n]), centres, np.empty((k, 0)), 1)
+            assert np.array_equal(_distances.nearest_centres(X[:n], centres, 1, simd), engine), (k, n)
+        on_grid = grid[rng.choice(3000, k, replace=False)]   # exact ties, decided on the engine's sums
+        engine, _ = _engine.assign(_engine.MixedSpace.dense(grid), on_grid, np.empty((k, 0)), 1)
+        for threads in (1, 2):
+            assert np.array_equal(_distances.nearest_centres(grid, on_grid, threads, simd), engine), k
+    # sums that overflow to NaN (features near 1e160) are decided by the scalar scan in every variant
+    Z = rng.normal(0, 1, (600, 4))
+    Z[::3] *= 1e160
+    for centres in (Z[:9], np.vstack([np.zeros((1, 4)), Z[:10:3] + 1.0]), np.vstack([Z[:10:3] + 1.0, Z[1:8]])):
+        centres = np.ascontiguousarray(centres)
+        assert np.array_equal(_distances.nearest_centres(Z, centres, 1, simd),
+                              _distances.nearest_centres(Z, centres, 1, "baseline"))

@@ -170,3 +170,26 @@ def test_cache_blocked_tables_are_bitwise_the_baseline(k, restore_engine):
             km._group_rows(grouped)
             assert_same(km.lloyd(*rows, init, k, 10, 0.0, 2), base)
             assert_same(km.lloyd(*dup, init, k, 10, 0.0, 2), want)
+
+
+@pytest.mark.parametrize("d", [1, 3, 7, 25, 31])
+def test_dense_candidate_costs_are_the_ordered_sums_in_every_variant(d, restore_engine):
+    """k-means++'s candidate pass on dense rows (the generators' seeding) sums (x_j - c_j)^2 from
+    0 in feature order, as the engine's squared distance does, in every variant: candidate counts
+    across the tiles' widths and row counts that leave every remainder of the row tiles."""
+    rng = np.random.default_rng(d)
+    X = rng.normal(0, 3, (1000 + d, d))
+    for m in (1, 2, 5, 8, 9, 13, 17, 33):
+        cand = X[rng.choice(len(X), m, replace=False)] + rng.normal(0, 0.1, (m, d))
+        want = np.zeros((m, len(X)))
+        for j in range(d):
+            want += (X[:, j][None, :] - cand[:, j][:, None]) ** 2
+        closest = rng.random(len(X)) * want.mean()
+        for variant in VARIANTS:
+            km._force_simd(variant)
+            for n in (1, 5, 23, 25, 47, len(X)):
+                dist, potentials = km.dense_candidate_costs(np.ascontiguousarray(X[:n]), cand, None, 1)
+                assert bitwise_equal(dist, want[:, :n]), (variant, m, n)
+                assert bitwise_equal(potentials[0], np.cumsum(want[:, :n], axis=1)[:, -1])  # one chunk
+            dist, _ = km.dense_candidate_costs(X, cand, closest, 2)
+            assert bitwise_equal(dist, np.minimum(closest, want)), (variant, m)

@@ -42,11 +42,19 @@ def data(kind, n, d, rng):
     raise AssertionError(kind)
 
 
+@pytest.fixture(params=_kmeans.simd_variants())
+def simd(request):
+    """Each instruction-set variant of the costs of a block of rows this CPU runs."""
+    _kmeans._force_simd(request.param)
+    yield request.param
+    _kmeans._force_simd(None)
+
+
 @pytest.mark.parametrize("kind", ["normal", "grid", "duplicates", "scales"])
-@pytest.mark.parametrize("d", [1, 2, 5, 12])
-def test_bitwise_the_engine(kind, d):
+@pytest.mark.parametrize("d", [1, 2, 5, 12, 25])
+def test_bitwise_the_engine(kind, d, simd):
     rng = np.random.default_rng(d)
-    for n, k, max_iter in [(60, 7, 10), (500, 40, 3), (9000, 90, 10), (300, 300, 5), (50, 1, 4)]:
+    for n, k, max_iter in [(60, 7, 10), (500, 40, 3), (9000, 90, 10), (300, 300, 5), (50, 1, 4), (700, 29, 5)]:
         Y = np.ascontiguousarray(data(kind, n, d, rng))
         seeds = _engine.random_seeds(rng, n, k)
         assert_same(Y, seeds, max_iter)

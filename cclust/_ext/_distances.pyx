@@ -7,7 +7,8 @@ import numpy as np
 
 cdef extern from "cclust/distances.hpp" namespace "cclust" nogil:
     void _nearest_centres "cclust::nearest_centres"(const double* X, int64_t n, int64_t d, const double* centres,
-                                                     int64_t k, int32_t* labels, int n_threads) except +
+                                                     int64_t k, int32_t* labels, int n_threads,
+                                                     int variant) except +
 
 from cclust._ext.core cimport consensus_pairs_in as _consensus_pairs_in
 from cclust._ext.core cimport pair_distance_sum as _pair_distance_sum
@@ -38,9 +39,12 @@ def consensus_pairs_in(const int32_t[:, ::1] L, double low, double high, int n_t
     return total
 
 
-def nearest_centres(const double[:, ::1] X, const double[:, ::1] centres, int n_threads):
+def nearest_centres(const double[:, ::1] X, const double[:, ::1] centres, int n_threads, simd=None):
     """int32 labels (n,): each row's nearest centre, the engine's assignment bit for bit (see
-    distances.hpp); the same for any n_threads."""
+    distances.hpp); the same for any n_threads and any ``simd`` ("baseline", "avx2", "avx512":
+    the instruction set of the ranking sums, where the CPU has it; None: CCLUST_KMEANS_SIMD or
+    the widest the CPU has)."""
+    cdef int variant = -1 if simd is None else ("baseline", "avx2", "avx512").index(simd)
     cdef int64_t n = X.shape[0], d = X.shape[1], k = centres.shape[0]
     if k < 1 or centres.shape[1] != d:
         raise ValueError(f"centres must be (k >= 1, {d}), got {(centres.shape[0], centres.shape[1])}")
@@ -49,5 +53,5 @@ def nearest_centres(const double[:, ::1] X, const double[:, ::1] centres, int n_
     if n == 0 or d == 0 or k == 1:
         return labels
     with nogil:
-        _nearest_centres(&X[0, 0], n, d, &centres[0, 0], k, &out[0], n_threads)
+        _nearest_centres(&X[0, 0], n, d, &centres[0, 0], k, &out[0], n_threads, variant)
     return labels

@@ -25,15 +25,15 @@ inline double dense_cost(const double* __restrict xr, const double* __restrict c
     return s;
 }
 
-// acc[c] = dense_cost(xr, centre c) for every centre, the centres stored by feature (ct[j * k +
-// c]); each acc[c] goes through the same operations in the same order as dense_cost, and the
-// loop over centres vectorises.
+// acc[c] = dense_cost(xr, centre c) for every centre, the centres stored by feature (ct[j * kt +
+// c], kt >= k); each acc[c] goes through the same operations in the same order as dense_cost, and
+// the loop over centres vectorises.
 inline void dense_costs_by_feature(const double* __restrict xr, const double* __restrict ct, int64_t k,
-                                   int64_t d, double* __restrict acc) {
+                                   int64_t kt, int64_t d, double* __restrict acc) {
     for (int64_t c = 0; c < k; ++c) acc[c] = 0.0;
     for (int64_t j = 0; j < d; ++j) {
         const double v = xr[j];
-        const double* __restrict col = ct + j * k;
+        const double* __restrict col = ct + j * kt;
         for (int64_t c = 0; c < k; ++c) {
             const double t = v - col[c];
             acc[c] += t * t;
@@ -47,7 +47,8 @@ public:
         : X_(X), n_(n), d_(d), k_(k), nt_(n_threads), chunks_(n_chunks(n)),
           rel_(64.0 * std::numeric_limits<double>::epsilon() * static_cast<double>(d + 16)),
           abs2_(static_cast<double>(d + 16) * std::numeric_limits<double>::min()),
-          ct_(static_cast<size_t>(k * d)), lower_(static_cast<size_t>(n), 0.0),
+          kt_((k + 7) / 8 * 8), kernel_(dense_costs_kernel(current_variant())),
+          ct_(static_cast<size_t>(kt_ * d), 0.0), lower_(static_cast<size_t>(n), 0.0),
           half_gap_(static_cast<size_t>(k), 0.0), chunk_sums_(static_cast<size_t>(chunks_ * k * d)),
           chunk_value_(static_cast<size_t>(chunks_), 0.0), chunk_moved_(static_cast<size_t>(chunks_), 0),
           chunk_full_(static_cast<size_t>(chunks_), 0), chunk_bounded_(static_cast<size_t>(chunks_), 0),
@@ -111,29 +112,57 @@ private:
     double upper(double s) const { return std::sqrt(s + abs2_) * (1.0 + rel_); }
     double lower(double s) const { return std::sqrt(std::max(0.0, s - abs2_)) * (1.0 - rel_); }
 
+    // The centres by feature (d x kt, zeros past k), as dense_costs_by_feature and the variant's
+    // kernel read them.
     void by_feature(const double* centres) {
         for (int64_t c = 0; c < k_; ++c) {
-            for (int64_t j = 0; j < d_; ++j) ct_[static_cast<size_t>(j * k_ + c)] = centres[c * d_ + j];
+            for (int64_t j = 0; j < d_; ++j) ct_[static_cast<size_t>(j * kt_ + c)] = centres[c * d_ + j];
         }
     }
+
+    // A thread's scratch: the costs of a block of rows (kDenseCostRows x kt), and for the bounded
+    // pass the rows whose costs it needs (copied side by side) and their indices.
+    struct Scratch {
+        std::vector<double> acc, rows;
+        std::vector<int64_t> index;
+    };
 
     template <class Body>
     void chunks_with_scratch(Body&& body) {
         for_each_chunk_with(
-            n_, nt_, [&]() { return std::vector<double>(static_cast<size_t>(k_)); },
-            [&](std::vector<double>& acc, int64_t c, int64_t start, int64_t stop) { body(acc.data(), c, start, stop); });
+            n_, nt_,
+            [&]() {
+                return Scratch{std::vector<double>(static_cast<size_t>(kDenseCostRows * kt_)),
+                               std::vector<double>(static_cast<size_t>(kDenseCostRows * d_)),
+                               std::vector<int64_t>(static_cast<size_t>(kDenseCostRows))};
+            },
+            [&](Scratch& scratch, int64_t c, int64_t start, int64_t stop) { body(scratch, c, start, stop); });
+    }
+
+    // The costs of `count` (<= kDenseCostRows) rows side by side from xr to every centre into acc
+    // (count x kt): the variant's kernel, or dense_costs_by_feature row by row without one.
+    void costs_of_rows(const double* xr, int64_t count, double* acc) const {
+        if (kernel_ != nullptr) {
+            kernel_(xr, count, d_, ct_.data(), kt_, acc);
+            return;
+        }
+        for (int64_t b = 0; b < count; ++b) dense_costs_by_feature(xr + b * d_, ct_.data(), k_, kt_, d_, acc + b * kt_);
     }
 
     // `assign` to the seed rows: lowest index among the minima; each bound is the second cost.
     void seed_pass(const double* centres, int32_t* labels) {
         by_feature(centres);
-        const int64_t k = k_, d = d_;
-        chunks_with_scratch([&](double* acc, int64_t, int64_t start, int64_t stop) {
-            for (int64_t x = start; x < stop; ++x) {
-                dense_costs_by_feature(X_ + x * d, ct_.data(), k, d, acc);
-                const int64_t b = lowest_min(acc);
-                labels[x] = static_cast<int32_t>(b);
-                lower_[static_cast<size_t>(x)] = second_lower(acc, b);
+        const int64_t d = d_, kt = kt_;
+        chunks_with_scratch([&](Scratch& scratch, int64_t, int64_t start, int64_t stop) {
+            double* acc = scratch.acc.data();
+            for (int64_t x0 = start; x0 < stop; x0 += kDenseCostRows) {
+                const int64_t count = std::min(kDenseCostRows, stop - x0);
+                costs_of_rows(X_ + x0 * d, count, acc);
+                for (int64_t b = 0; b < count; ++b) {
+                    const int64_t best = lowest_min(acc + b * kt);
+                    labels[x0 + b] = static_cast<int32_t>(best);
+                    lower_[static_cast<size_t>(x0 + b)] = second_lower(acc + b * kt, best);
+                }
             }
         });
         full_ += n_;
@@ -162,31 +191,46 @@ private:
     double bounded_pass(const double* centres, const int32_t* labels, int32_t* best, double* best_cost,
                         int64_t* changed) {
         by_feature(centres);
-        const int64_t k = k_, d = d_;
-        chunks_with_scratch([&](double* acc, int64_t c, int64_t start, int64_t stop) {
+        const int64_t d = d_, kt = kt_;
+        chunks_with_scratch([&](Scratch& scratch, int64_t c, int64_t start, int64_t stop) {
             double objective = 0.0;
-            int64_t moved = 0, full = 0;
+            int64_t moved = 0, full = 0, queued = 0;
+            // The objects whose bounds do not settle them wait in the scratch (their rows copied
+            // side by side) until a block of them is full; each one's outcome depends on its own
+            // costs only, so the order they are decided in changes nothing.
+            auto decide_queued = [&]() {
+                double* acc = scratch.acc.data();
+                costs_of_rows(scratch.rows.data(), queued, acc);
+                for (int64_t t = 0; t < queued; ++t) {
+                    const int64_t x = scratch.index[static_cast<size_t>(t)];
+                    const double* costs = acc + t * kt;
+                    const int64_t a = labels[x];
+                    int64_t b = lowest_min(costs);
+                    if (costs[a] == costs[b]) b = a;  // ties keep the current cluster
+                    best[x] = static_cast<int32_t>(b);
+                    best_cost[x] = costs[b];
+                    lower_[static_cast<size_t>(x)] = second_lower(costs, b);
+                    moved += b != a;
+                }
+                queued = 0;
+            };
             for (int64_t x = start; x < stop; ++x) {
                 const double* xr = X_ + x * d;
                 const int64_t a = labels[x];
                 const double own = dense_cost(xr, centres + a * d, d);
                 objective += own;
                 const double reach = upper(own);
-                double& bound = lower_[static_cast<size_t>(x)];
-                if (reach < bound || reach < half_gap_[static_cast<size_t>(a)]) {
+                if (reach < lower_[static_cast<size_t>(x)] || reach < half_gap_[static_cast<size_t>(a)]) {
                     best[x] = static_cast<int32_t>(a);
                     best_cost[x] = own;
                     continue;
                 }
                 full += 1;
-                dense_costs_by_feature(xr, ct_.data(), k, d, acc);
-                int64_t b = lowest_min(acc);
-                if (acc[a] == acc[b]) b = a;  // ties keep the current cluster
-                best[x] = static_cast<int32_t>(b);
-                best_cost[x] = acc[b];
-                bound = second_lower(acc, b);
-                moved += b != a;
+                scratch.index[static_cast<size_t>(queued)] = x;
+                std::copy(xr, xr + d, scratch.rows.data() + queued * d);
+                if (++queued == kDenseCostRows) decide_queued();
             }
+            if (queued > 0) decide_queued();
             chunk_value_[static_cast<size_t>(c)] = objective;
             chunk_moved_[static_cast<size_t>(c)] = moved;
             chunk_full_[static_cast<size_t>(c)] = full;
@@ -265,7 +309,7 @@ private:
         by_feature(after);
         std::vector<double> acc(static_cast<size_t>(k));
         for (int64_t c = 0; c < k; ++c) {
-            dense_costs_by_feature(after + c * d, ct_.data(), k, d, acc.data());
+            dense_costs_by_feature(after + c * d, ct_.data(), k, kt_, d, acc.data());
             const double gap = second_lower(acc.data(), c);
             half_gap_[static_cast<size_t>(c)] = std::isinf(gap) ? gap : 0.5 * gap * (1.0 - rel_);
         }
@@ -276,6 +320,8 @@ private:
     const int nt_;
     const int64_t chunks_;
     const double rel_, abs2_;
+    const int64_t kt_;          // k rounded up to 8: the width of ct_
+    const DenseCosts kernel_;   // the variant's costs of a block of rows, or null
     std::vector<double> ct_, lower_, half_gap_, chunk_sums_, chunk_value_;
     std::vector<int64_t> chunk_moved_, chunk_full_, chunk_bounded_, sizes_;
     int64_t full_ = 0, bounded_ = 0;

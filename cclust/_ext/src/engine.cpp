@@ -656,11 +656,43 @@ template <int KQ>
 void Engine::candidate_pass_impl(const double* dense, const double* closest, double* dist) {
     const int64_t n = sh_.n, kc = kc_;
     if (sh_.r == 0 && !weighted_) {
-        // Dense rows only (the k-means generators' seeding): four candidates at a time, each cost
-        // in its own register through the operations of squared_distance in the same order
-        // (times dense_weight, as object_costs gives it), so four sums run side by side.
+        // Dense rows only (the k-means generators' seeding): each cost through the operations of
+        // squared_distance in the same order (times dense_weight, as object_costs gives it), by
+        // the variant's tiles of rows and candidates (dense_costs_kernel) or, without vector
+        // extensions, four candidates at a time, each in its own register.
         const int64_t d = sh_.d;
         const double weight = rows_.dense_weight;
+        const DenseCosts kernel = dense_costs_kernel(current_variant());
+        if (kernel != nullptr) {
+            // the candidates by feature (d x kt, zeros past kc) for the variant's kernel, which
+            // sums the same squares in the same order for a block of rows at a time
+            const int64_t kt = (kc + 7) / 8 * 8;
+            std::vector<double> by_feature(static_cast<size_t>(d * kt), 0.0);
+            for (int64_t t = 0; t < kc; ++t) {
+                for (int64_t j = 0; j < d; ++j) by_feature[static_cast<size_t>(j * kt + t)] = dense[t * d + j];
+            }
+            for_each_chunk_with(
+                sh_.n, nt_, [&]() { return std::vector<double>(static_cast<size_t>(kDenseCostRows * kt)); },
+                [&](std::vector<double>& block, int64_t c, int64_t start, int64_t stop) {
+                    double* potential = chunk_value_.data() + c * kc;
+                    std::fill(potential, potential + kc, 0.0);
+                    for (int64_t x0 = start; x0 < stop; x0 += kDenseCostRows) {
+                        const int64_t count = std::min(kDenseCostRows, stop - x0);
+                        kernel(rows_.X + x0 * d, count, d, by_feature.data(), kt, block.data());
+                        for (int64_t b = 0; b < count; ++b) {
+                            const int64_t x = x0 + b;
+                            const double* acc = block.data() + b * kt;
+                            for (int64_t t = 0; t < kc; ++t) {
+                                const double cost = weight * acc[t];
+                                const double v = closest != nullptr ? std::min(closest[x], cost) : cost;
+                                dist[t * n + x] = v;
+                                potential[t] += v;
+                            }
+                        }
+                    }
+                });
+            return;
+        }
         for_each_chunk(sh_.n, nt_, [&](int64_t c, int64_t start, int64_t stop) {
             double* potential = chunk_value_.data() + c * kc;
             std::fill(potential, potential + kc, 0.0);

@@ -279,6 +279,102 @@ LookupRows typed_lookup_kernel(int32_t variant) {
 }
 #endif
 
+#if defined(CCLUST_VECTOR_KERNEL)
+// ---- Dense costs of k-means++ candidates in instruction-set variants ---------------------------
+//
+// A tile of B rows by NV vectors of W candidates holds its B x NV sums of squares in registers
+// across the features: each lane computes (x_j - c_j), squares it and adds it to its sum from 0,
+// feature by feature, as squared_distance does, so every variant gives its bits; each load of
+// the candidates serves B rows, and the B x NV chains of adds hide the add latency.
+template <int W, int NV, int B>
+CCLUST_INLINE void dense_cost_tile(const double* __restrict xr, int64_t d, const double* __restrict ct,
+                                   int64_t kt, int64_t t0, double* __restrict out) {
+    typedef typename SimdVec<W>::T Vec;
+    Vec acc[B][NV];
+    for (int b = 0; b < B; ++b) {
+        for (int q = 0; q < NV; ++q) acc[b][q] = Vec{};
+    }
+    for (int64_t j = 0; j < d; ++j) {
+        const Vec* col = reinterpret_cast<const Vec*>(ct + j * kt + t0);
+        Vec c[NV];
+        for (int q = 0; q < NV; ++q) c[q] = col[q];
+        for (int b = 0; b < B; ++b) {
+            const double xj = xr[b * d + j];
+            for (int q = 0; q < NV; ++q) {
+                const Vec e = xj - c[q];
+                acc[b][q] += e * e;
+            }
+        }
+    }
+    for (int b = 0; b < B; ++b) {
+        Vec* o = reinterpret_cast<Vec*>(out + b * kt + t0);
+        for (int q = 0; q < NV; ++q) o[q] = acc[b][q];
+    }
+}
+
+// The tiles of NV candidate vectors from t0 for `count` rows: B rows at a time, the rows left in
+// tiles of B / 2 rows, and so on.
+template <int W, int NV, int B>
+CCLUST_INLINE void dense_cost_column(const double* xr, int64_t count, int64_t d, const double* ct, int64_t kt,
+                                     int64_t t0, double* out) {
+    int64_t i = 0;
+    for (; i + B <= count; i += B) dense_cost_tile<W, NV, B>(xr + i * d, d, ct, kt, t0, out + i * kt);
+    if constexpr (B > 1) {
+        if (i < count) dense_cost_column<W, NV, B / 2>(xr + i * d, count - i, d, ct, kt, t0, out + i * kt);
+    }
+}
+
+// The candidate vectors in as few tiles of at most NV_MAX vectors as hold them, of nearly equal
+// widths, each over as many rows as keep its ACC sums in registers (block_for).
+template <int W, int NV_MAX, int ACC>
+CCLUST_INLINE void dense_costs(const double* xr, int64_t count, int64_t d, const double* ct, int64_t kt,
+                               double* out) {
+    int64_t left = kt / W, tiles = (left + NV_MAX - 1) / NV_MAX;
+    for (int64_t t0 = 0; left > 0; --tiles) {
+        const int64_t nv = (left + tiles - 1) / tiles;
+        switch (nv) {
+            case 1: dense_cost_column<W, 1, block_for(ACC, 1)>(xr, count, d, ct, kt, t0, out); break;
+            case 2: dense_cost_column<W, 2, block_for(ACC, 2)>(xr, count, d, ct, kt, t0, out); break;
+            case 3: dense_cost_column<W, 3, block_for(ACC, 3)>(xr, count, d, ct, kt, t0, out); break;
+            default: dense_cost_column<W, 4, block_for(ACC, 4)>(xr, count, d, ct, kt, t0, out); break;
+        }
+        t0 += nv * W;
+        left -= nv;
+    }
+}
+
+// Baseline: 2-double vectors, 16 registers (sums, candidate vectors and two temporaries each).
+void dense_costs_baseline(const double* X, int64_t count, int64_t d, const double* ct, int64_t kt, double* out) {
+    dense_costs<2, 4, 8>(X, count, d, ct, kt, out);
+}
+
+#if defined(CCLUST_X86_VARIANTS)
+__attribute__((target("avx2"))) void dense_costs_avx2(const double* X, int64_t count, int64_t d,
+                                                      const double* ct, int64_t kt, double* out) {
+    dense_costs<4, 3, 9>(X, count, d, ct, kt, out);
+}
+
+__attribute__((target("avx512f"))) void dense_costs_avx512(const double* X, int64_t count, int64_t d,
+                                                           const double* ct, int64_t kt, double* out) {
+    dense_costs<8, 4, 24>(X, count, d, ct, kt, out);
+}
+#endif
+#endif  // CCLUST_VECTOR_KERNEL
+
+DenseCosts dense_costs_kernel(int32_t variant) {
+#if defined(CCLUST_VECTOR_KERNEL)
+#if defined(CCLUST_X86_VARIANTS)
+    if (variant == kSimdAvx512) return dense_costs_avx512;
+    if (variant == kSimdAvx2) return dense_costs_avx2;
+#endif
+    (void)variant;
+    return dense_costs_baseline;
+#else
+    (void)variant;
+    return nullptr;
+#endif
+}
+
 // The variant's kernel for label codes of `label_bytes`, or null where only object_costs runs
 // (no vector extension).
 LookupRows lookup_kernel(int32_t variant, int32_t label_bytes) {

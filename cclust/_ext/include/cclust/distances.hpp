@@ -25,8 +25,11 @@ int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, d
 // ||c||^2 - 2 x.c, accumulated feature by feature for all centres at once (several times fewer
 // operations than the sums of squares), and a row whose second-best centre lies within those
 // sums' rounding of the best is decided on the engine's sums of squares over every centre. Each
-// row alone, so the same for any number of threads.
+// row alone, so the same for any number of threads. The ranking sums are computed in vectors of
+// the instruction set `variant` names (0 baseline, 1 AVX2, 2 AVX-512, as kmeans.hpp's
+// SimdVariant; -1: CCLUST_KMEANS_SIMD or the widest the CPU has; one the CPU lacks falls back
+// to a narrower one), the same bits in each, so the labels never depend on it.
 void nearest_centres(const double* X, int64_t n, int64_t d, const double* centres, int64_t k,
-                     int32_t* labels, int n_threads);
+                     int32_t* labels, int n_threads, int variant = -1);
 
 }  // namespace cclust

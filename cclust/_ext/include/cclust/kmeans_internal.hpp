@@ -63,6 +63,15 @@ int64_t row_width(int32_t variant, int64_t kc);
 // Partitions per group of the lookup kernel for a table of slots x kp doubles.
 int64_t partition_group(const Slots& slots, int64_t r, int64_t kp);
 
+// out[b * kt + t] = squared_distance(X + b * d, candidate t) for `count` rows of X (row-major,
+// d features) and the candidates by feature in ct (d x kt, kt a multiple of 8): the sums of
+// squared_distance lane for lane, so the same bits. Null where no vector extension is built.
+typedef void (*DenseCosts)(const double* X, int64_t count, int64_t d, const double* ct, int64_t kt,
+                           double* out);
+DenseCosts dense_costs_kernel(int32_t variant);
+// Rows per call of a DenseCosts kernel in candidate_pass.
+constexpr int64_t kDenseCostRows = 24;
+
 // ---- The engine (engine.cpp) -----------------------------------------------------------------
 
 // Lowest index among the minima of acc[0..kc).
