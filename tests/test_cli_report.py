@@ -66,8 +66,9 @@ def test_a_memory_budget_error_keeps_its_byte_count_and_alternative(capsys, monk
     assert code == 0
     text = flat(out)
     # the full message of the refusal: what it needs, the budget, and both ways out
-    assert "needs about 615.2 KiB (630000 bytes)" in text  # 28 bytes a pair of the dense graph
-    assert "pass max_bytes=630000 (or set CCLUST_MEMORY_BUDGET) to allow it" in text
+    # the float32 co-association and its METIS graph on the pairs a fixed sample finds together
+    assert "needs about 837.9 KiB (858000 bytes)" in text
+    assert "pass max_bytes=858000 (or set CCLUST_MEMORY_BUDGET) to allow it" in text
     assert "neighbors='lsh'" in text and "or use hbgf, mcla or kcc." in text
     assert "..." not in out
     lines = out.splitlines()

@@ -86,6 +86,11 @@ L1_PIECES = {"sm"}
 #: 20 generated partitions of 20 to 60 clusters make it about 800 x 800, some 30 MB with its
 #: copies at any n (measured 30.6 MB at N_SAMPLES), over BUDGET; they must refuse in the same words.
 COLUMN_GRAPH = {"usenc"}
+#: GKCC's generation holds the seed costs of a step's candidates and the memo of the passes they
+#: share (16 bytes an object, pass and candidate, up to 128 MiB): about 6 KB an object with the
+#: defaults' 59 candidates a step, 9.4 MB measured at N_SAMPLES (its figure 6.9 MB), over BUDGET;
+#: it must refuse in the same words.
+GENERATION = {"gkcc"}
 
 
 #: Words of which a refusal's alternative must name at least one (a method or a sparse route).
@@ -146,7 +151,7 @@ def test_runs_or_refuses_with_bytes_and_alternative(name, labels, data, monkeypa
             _check_refusal(exc, BUDGET)
         return
     if not refuses:
-        if name in N_SUM_K | COLUMN_GRAPH | L1_PIECES:   # may need more than the budget: then refuse in the same words
+        if name in N_SUM_K | COLUMN_GRAPH | L1_PIECES | GENERATION:   # may need more than the budget: then refuse in the same words
             try:
                 assert _call(name, ensemble, X).labels.shape == (N_SAMPLES,)
             except MemoryBudgetError as exc:

@@ -253,7 +253,7 @@ X = rng.normal(0.0, 6.0, size=(4, 2))[y] + rng.normal(size=(n, 2))
 E = cclust.Ensemble._from_codes(y[:, None] * 5 + rng.integers(0, 5, size=(n, r)))
 kw = dict(X=X, n_partitions=30, random_state=0, n_jobs=2)
 cclust.consensus("gkcc", E.take(objects=np.arange(300)), 4, **dict(kw, X=X[:300]))   # imports, thread pools
-out = {"compact": E.compact_labels().nbytes, "figure": generation_bytes(n, r, [10, 10, 10], n_threads=2)}
+out = {"compact": E.compact_labels().nbytes, "figure": generation_bytes(n, r, [10, 10, 10], n_jobs=2)}
 out["gkcc"], out["source"] = _measure(lambda: cclust.consensus("gkcc", E, 4, **kw))
 out["made_int32"] = "labels" in E._cache
 print(json.dumps(out))

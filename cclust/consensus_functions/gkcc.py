@@ -85,10 +85,10 @@ def _step_counts(n_clusters, n_partitions, p, delta):
     return [base + (1 if s < extra else 0) for s in range(steps)], True
 
 
-def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_threads=1):
+def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_jobs=1):
     """Bytes GKCC's generation and fusion hold at their peak for ``n_samples`` objects,
     ``n_given`` given partitions, ``counts`` candidates per step, label codes of ``code_bytes``
-    (1 while every partition has at most 255 clusters) and ``n_threads`` threads.
+    (1 while every partition has at most 255 clusters) and ``n_jobs`` threads.
 
     The larger of two moments. In the last step: the codes of every partition, given and
     generated, once (the one buffer the steps widen in place; the step's new labels are its
@@ -105,7 +105,7 @@ def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_threads=1):
     steps = len(counts)
     generated = int(sum(counts))
     widest = max(counts, default=0)
-    running = max(1, min(int(n_threads), widest))
+    running = max(1, min(int(n_jobs), widest))
     codes = int(code_bytes) * (int(n_given) + generated)
     step = codes + 8 * widest + 16 * steps + running * (8 * (steps + 1) + 28) + 8
     memo = min(_engine.CANDIDATE_MEMO_BYTES, 16 * n * 4 * widest)
@@ -502,7 +502,7 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
     n_threads = check_n_jobs(n_jobs, "n_jobs")
     widest_k = max([n_clusters] + ([] if ensemble is None else ensemble.n_clusters.tolist()))
     require_memory(generation_bytes(n, r_given, counts, code_bytes=compact_dtype(widest_k).itemsize,
-                                    n_threads=n_threads),
+                                    n_jobs=n_threads),
                    f"gkcc's {sum(counts)} generated partitions of {n} objects beside {r_given} given ones",
                    "generate fewer candidates (n_partitions=, or a larger p), or fuse the given partitions "
                    "with kcc", max_bytes)
