@@ -83,12 +83,14 @@ def overlap_table(ensemble: Ensemble, order: npt.NDArray[np.integer[Any]],
 #: Bytes per entry of the meta-graph at the peak of MCLA / WOMC: the overlap table as a CSR
 #: (float64 value, int32 index: 12 bytes) that becomes the Jaccard graph in place, with the
 #: table's pass (its rows of the blocks i' >= i, 6 bytes an entry) or the Jaccard unions and row
-#: numbers (16) beside it, then, in the symmetrising pass of :func:`partition_graph`, its COO,
-#: the off-diagonal selection, the doubled coordinate arrays and the float64 CSR they become
-#: (twice the entries) and METIS's arrays. Fitted with :data:`_META_GRAPH_LABEL_BYTES` on MCLA's
-#: peaks (``sizes="equal"``) on noisy refinements (K_i up to 50) of 10^5 x 100 and 2 * 10^5 x 50
-#: objects x partitions: 540 and 119 MiB at 6.36 and 1.40 million entries, 89.1 bytes an entry.
-_META_GRAPH_ENTRY_BYTES = 90
+#: numbers (16) beside it, then METIS's graph made from it once (:func:`_off_diagonal`: its
+#: entries off the diagonal, 12 bytes, while the selection mask and row numbers are alive) and,
+#: during each cut, METIS's weights and adjacency arrays. Fitted with
+#: :data:`_META_GRAPH_LABEL_BYTES` on MCLA's peaks (``sizes="equal"``) on noisy refinements (K_i
+#: up to 50) of 10^5 x 100 and 2 * 10^5 x 50 objects x partitions: 230.8 and 56.2 MiB at 6.36 and
+#: 1.40 million entries, 36.5 and 35.0 bytes an entry (89.1 when each cut symmetrised the graph
+#: through coordinate arrays of every entry).
+_META_GRAPH_ENTRY_BYTES = 37
 #: Bytes per label beside the meta-graph. Nothing of n x r is made (the overlap table, the
 #: canonical order, the cluster sizes and the association H are read from the stored label
 #: codes); what remains is of n objects and comes before or after the graph's peak: the grouping
@@ -203,6 +205,22 @@ def _jaccard_graph(ensemble, order, object_weights, capacity=None):
     return graph
 
 
+def _off_diagonal(graph):
+    """The meta-graph as METIS cuts it: its entries off the diagonal that are not 0, sorted, in
+    new arrays (the graph's are freed). The Jaccard graph holds both triangles with equal
+    values (the overlap table's, divided by the same sum of sizes), so this is what the
+    symmetrising pass of :func:`partition_graph` makes of it (``0.5 a + 0.5 a`` is ``a``),
+    made once for every cut instead of through coordinate arrays of every entry at each cut."""
+    rows = np.repeat(np.arange(graph.shape[0], dtype=graph.indices.dtype), np.diff(graph.indptr))
+    keep = (graph.indices != rows) & (graph.data != 0)
+    indptr = np.zeros(graph.shape[0] + 1, dtype=graph.indptr.dtype)
+    np.cumsum(np.bincount(rows[keep], minlength=graph.shape[0]), out=indptr[1:])
+    del rows
+    out = sp.csr_matrix((graph.data[keep], graph.indices[keep], indptr), shape=graph.shape)
+    out.has_sorted_indices = True
+    return out
+
+
 def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayLike | None, *,
                  random_state: RandomStateLike, ufactor: int | None, method: str, balance: str = "objects",
                  sizes: str = "equal", max_bytes: int | None = None, entries: int | None = None
@@ -217,6 +235,7 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
     """
     rng = check_random_state(random_state)
     order, meta = _meta_graph_parts(ensemble, object_weights, max_bytes, entries)
+    meta = _off_diagonal(meta)
     pw = np.repeat(ensemble.weights, ensemble.n_clusters)[order]
     sizes_in_order = ensemble.cluster_sizes[order]
 
@@ -229,7 +248,7 @@ def meta_cluster(ensemble: Ensemble, n_clusters: int, object_weights: npt.ArrayL
                 mass = mass / np.maximum(1, sizes_in_order)
             vertex_weights = np.maximum(1, np.rint(mass)).astype(np.int64)
         parts, cut = partition_graph(meta, n_clusters, random_state=rng, ufactor=tolerance,
-                                     vertex_weights=vertex_weights)
+                                     vertex_weights=vertex_weights, symmetric=True)
         labels, H, moved = participation_of_codes(ensemble, order, pw, parts, n_clusters, rng)
         return labels, cut, {"meta_labels": parts[np.argsort(order)], "association": H, "n_moved": moved,
                              "ufactor": tolerance, "balance": balance}

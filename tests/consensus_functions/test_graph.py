@@ -100,6 +100,28 @@ def test_symmetric_graph_reads_several_row_blocks():
     assert np.array_equal(G.toarray(), expected)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_meta_graph_off_its_diagonal_is_what_partition_graph_cuts(weighted, seed):
+    """MCLA's and WOMC's once-made METIS graph: the Jaccard meta-graph's entries off the
+    diagonal that are not 0, the same values as the symmetrising pass gives (both triangles are
+    equal bit for bit), and the same parts and cut."""
+    from cclust.graph._meta import _meta_graph_parts, _off_diagonal
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 4, size=(120, 6))
+    labels[rng.random(labels.shape) < 0.1] = -1
+    E = Ensemble(labels)
+    _, meta = _meta_graph_parts(E, rng.random(120) + 0.1 if weighted else None, None)
+    G = _off_diagonal(meta)
+    dense = meta.toarray()
+    assert np.array_equal(dense, dense.T)
+    np.fill_diagonal(dense, 0.0)
+    assert G.has_sorted_indices and np.array_equal(G.toarray(), dense) and G.nnz == np.count_nonzero(dense)
+    parts, cut = partition_graph(G, 3, random_state=seed, symmetric=True)
+    parts_a, cut_a = partition_graph(meta, 3, random_state=seed)
+    assert np.array_equal(parts, parts_a) and cut == cut_a
+
+
 def test_symmetric_graph_refuses_a_matrix_that_is_not_square():
     with pytest.raises(ValidationError, match="square"):
         symmetric_graph(np.zeros((3, 4)))
