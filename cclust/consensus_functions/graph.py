@@ -180,8 +180,9 @@ def _together_fraction(ensemble):
     first = rng.integers(0, n, _DENSITY_PAIRS)
     second = rng.integers(0, n - 1, _DENSITY_PAIRS)
     second += second >= first
-    codes = ensemble.compact_labels()[:, ensemble.weights > 0]
-    a, b = codes[first], codes[second]
+    weighted = ensemble.weights > 0
+    codes = ensemble.compact_labels()
+    a, b = codes[first][:, weighted], codes[second][:, weighted]     # the sampled rows only
     together = (a == b) & ~missing_mask(a)
     return float(together.any(axis=1).mean())
 
