@@ -461,7 +461,7 @@ def test_cspa_refuses_before_the_coassociation_quoting_its_graph():
     """The first refusal quotes the co-association with the graph on the pairs a sample finds
     together, within 2% of the exact figure asked once the matrix is known; a budget that
     holds the co-association alone is refused before anything is made."""
-    from cclust.graph import DENSE_GRAPH_ENTRY_BYTES, require_dense_graph
+    from cclust.graph import DENSE_GRAPH_ENTRY_BYTES, symmetric_graph
     from cclust.validation import recorded_memory_requests
 
     rng = np.random.default_rng(1)
@@ -474,8 +474,9 @@ def test_cspa_refuses_before_the_coassociation_quoting_its_graph():
             cclust.consensus("cspa", E, 2, max_bytes=E.coassociation_bytes(dtype=np.float32) + 1000, random_state=0)
     assert abs(max(asked) - exact) <= 0.02 * exact, (max(asked), exact)
     with pytest.raises(MemoryBudgetError, match="METIS graph of the dense co-association of 600 objects"):
-        require_dense_graph(A, "co-association", "use kcc", exact - 1)
-    assert require_dense_graph(A, "co-association", "use kcc", exact) == np.count_nonzero(A) - 600
+        symmetric_graph(A, what="co-association", alternative="use kcc", max_bytes=exact - 1)
+    assert symmetric_graph(A, what="co-association", alternative="use kcc", max_bytes=exact).nnz == \
+        np.count_nonzero(A) - 600
 
 
 #: Methods whose guard counted a small part of their peak or nothing, measured on noisy

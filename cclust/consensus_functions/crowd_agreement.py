@@ -49,7 +49,7 @@ from cclust.base import declare
 from cclust._linkage import check_linkage, linkage_on_groups
 from cclust.consensus_functions._prepare import (EXTRAS_MAX_SAMPLES, check_eigenvectors, complete_ensemble,
                                                  complete_microclusters)
-from cclust.graph import tcut
+from cclust.graph import csr_of_blocks, tcut
 from cclust.result import ConsensusResult
 from cclust.validation import (
     check_float,
@@ -355,22 +355,7 @@ def _cluster_rows(S):
     """The non-zero entries of the dense SACT matrix S as a CSR, read by blocks of rows (what
     ``sp.csr_matrix(S)`` gives, without the coordinate arrays of every pair of clusters)."""
     n_c = S.shape[0]
-    per_row = np.count_nonzero(S, axis=1)
-    nnz = int(per_row.sum())
-    index = np.int32 if max(nnz, n_c) < np.iinfo(np.int32).max else np.int64
-    data = np.empty(nnz)
-    indices = np.empty(nnz, dtype=index)
-    indptr = np.zeros(n_c + 1, dtype=index)
-    np.cumsum(per_row, out=indptr[1:])
-    at = 0
-    step = max(1, _BLOCK // max(1, n_c))
-    for start in range(0, n_c, step):
-        block = S[start:start + step]
-        r, c = np.nonzero(block)
-        data[at:at + r.shape[0]] = block[r, c]
-        indices[at:at + r.shape[0]] = c
-        at += r.shape[0]
-    return sp.csr_matrix((data, indices, indptr), shape=(n_c, n_c))
+    return csr_of_blocks(lambda a, b: S[a:b], n_c, n_c, block_entries=_BLOCK)
 
 
 def _graph(E, u, S, alpha, rows=None):

@@ -38,7 +38,6 @@ from cclust.graph import (
     meta_cluster,
     partition_bipartite_groups,
     partition_graph,
-    require_dense_graph,
     symmetric_graph,
     top_neighbor_graph,
 )
@@ -330,9 +329,8 @@ def cspa(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_neighbors:
     # graph is made from it once for every cut; the kNN co-association is already symmetric
     # without diagonal.
     dense = isinstance(A, np.ndarray)
-    if dense:
-        require_dense_graph(A, "co-association", _CSPA_ALTERNATIVE, max_bytes)
-    graph = symmetric_graph(A) if dense else A
+    graph = symmetric_graph(A, what="co-association", alternative=_CSPA_ALTERNATIVE, max_bytes=max_bytes) \
+        if dense else A
 
     def cut_graph(weights, tolerance):
         parts, cut = partition_graph(graph, n_clusters, random_state=rng, ufactor=tolerance,

@@ -64,29 +64,18 @@ def dense_graph_bytes(n: int, itemsize: int = 4) -> int:
 
     ``itemsize + 24`` bytes a pair: the dense matrix, and 24 bytes a pair of its sparse graph
     and METIS's arrays (the RSS high-water mark of CSPA's dense route at n = 1000 and 2000 on
-    k-means ensembles with a fifth of the pairs non-zero: 22.7 and 21.6 bytes a pair). Once the similarity is known, :func:`require_dense_graph` asks for
-    its graph on the non-zero pairs it has.
+    k-means ensembles with a fifth of the pairs non-zero: 22.7 and 21.6 bytes a pair). Once the similarity is known,
+    :func:`cclust.graph.symmetric_graph` asks for its graph on the non-zero pairs it counts.
     """
     return n * n * (itemsize + 24)
 
 
 #: Bytes a non-zero entry (off the diagonal) of a dense similarity costs once METIS's graph is
-#: made from it (:func:`cclust.graph.symmetric_graph`): the float64 CSR entry (12) and, during a
+#: made from it (:func:`cclust.graph.symmetric_graph`, which asks for it): the float64 CSR entry (12) and, during a
 #: cut, METIS's integer weights and adjacency arrays (20 with 64-bit METIS indices). Measured on
 #: CSPA's dense route (the float32 co-association held besides, 4 bytes a pair), peak RSS at
 #: n = 1000 to 4000: 30 to 34 bytes an entry (co-associations of 19% to 100% non-zero pairs).
 DENSE_GRAPH_ENTRY_BYTES = 32
-
-
-def require_dense_graph(similarity: npt.NDArray[Any], what: str, alternative: str, max_bytes: int | None) -> int:
-    """Ask the memory budget for METIS's graph of the dense ``similarity`` (held besides),
-    counted on its non-zero pairs off the diagonal; returns that count."""
-    n = similarity.shape[0]
-    entries = int(np.count_nonzero(similarity)) - int(np.count_nonzero(np.diagonal(similarity)))
-    require_memory(similarity.nbytes + DENSE_GRAPH_ENTRY_BYTES * entries,
-                   f"the METIS graph of the dense {what} of {n} objects ({entries} non-zero pairs)",
-                   alternative, max_bytes)
-    return entries
 
 
 def metis_bytes(n_vertices: int, n_entries: int) -> int:

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from cclust.validation import RandomStateLike
 from cclust.errors import MemoryBudgetError, ValidationError
-from cclust.validation import address_space_left, check_random_state, format_bytes, require_address_space
+from cclust.validation import address_space_left, check_random_state, format_bytes, require_address_space, require_memory
 from cclust.graph._checks import _idx_bytes, metis_bytes
 
 
@@ -76,6 +76,12 @@ def partition_graph(similarity: Any, n_parts: int, *, random_state: RandomStateL
         if S.nnz and S.data.min() < 0:
             raise ValidationError("similarity must be non-negative to be cut by METIS.")
         return _metis(S, n_parts, rng, ufactor, vertex_weights, resolution)
+    if isinstance(similarity, np.ndarray):
+        negative = similarity < 0
+        if negative.sum() > np.count_nonzero(np.diagonal(negative)):
+            raise ValidationError("similarity must be non-negative to be cut by METIS.")
+        del negative
+        return _metis(symmetric_graph(similarity), n_parts, rng, ufactor, vertex_weights, resolution)
     C = sp.coo_matrix(similarity)
     off = (C.row != C.col) & (C.data != 0)
     row, col, data = C.row[off], C.col[off], C.data[off].astype(np.float64)
@@ -88,21 +94,59 @@ def partition_graph(similarity: Any, n_parts: int, *, random_state: RandomStateL
     return _metis(S, n_parts, rng, ufactor, vertex_weights, resolution)
 
 
-def symmetric_graph(similarity: npt.NDArray[np.floating[Any]]) -> sp.csr_matrix:
+def csr_of_blocks(block: Callable[[int, int], npt.NDArray[Any]], n_rows: int, n_columns: int,
+                  entry_bytes: int = 0, held: int = 0, what: str | None = None, alternative: str = "",
+                  max_bytes: int | None = None, block_entries: int = 2**22) -> sp.csr_matrix:
+    """The non-zero entries of a dense matrix given by its row blocks (``block(a, b)``: rows
+    a..b-1, float64), as a CSR matrix with sorted indices, without coordinate arrays of every
+    entry: one pass counts each row's entries, a second writes them. With ``what``, the budget
+    is asked between the two for ``held + entry_bytes`` per entry counted (what the caller holds
+    beside, and what each entry will cost), before the CSR is allocated. A block holds about
+    ``block_entries`` cells (its non-zeros' coordinates, 24 bytes each, are the temporaries)."""
+    step = max(1, block_entries // max(1, n_columns))
+    per_row = np.zeros(n_rows, dtype=np.int64)
+    for a in range(0, n_rows, step):
+        b = min(n_rows, a + step)
+        per_row[a:b] = np.count_nonzero(block(a, b), axis=1)
+    nnz = int(per_row.sum())
+    if what is not None:
+        require_memory(held + entry_bytes * nnz, f"{what} ({nnz} non-zero entries)", alternative, max_bytes)
+    index = np.int32 if max(nnz, n_rows, n_columns) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(n_rows + 1, dtype=index)
+    np.cumsum(per_row, out=indptr[1:])
+    del per_row
+    indices = np.empty(nnz, dtype=index)
+    data = np.empty(nnz, dtype=np.float64)
+    for a in range(0, n_rows, step):
+        b = min(n_rows, a + step)
+        values = block(a, b)
+        rows, cols = np.nonzero(values)        # row-major: each row's columns in increasing order
+        indices[indptr[a]:indptr[b]] = cols
+        data[indptr[a]:indptr[b]] = values[rows, cols]
+    graph = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_columns))
+    graph.has_sorted_indices = True
+    return graph
+
+
+def symmetric_graph(similarity: npt.NDArray[np.floating[Any]], *, what: str | None = None, alternative: str = "",
+                    max_bytes: int | None = None) -> sp.csr_matrix:
     """The graph :func:`partition_graph` cuts for a dense square ``similarity``, made once.
 
     ``(S + S^T) / 2`` in float64 without the diagonal, as a CSR matrix with sorted indices and
-    only the entries that are not 0: what :func:`partition_graph`'s symmetrising pass makes of
-    ``S`` (each entry ``0.5 S[i, j] + 0.5 S[j, i]``, so bit for bit the same), read from the
-    dense matrix by row blocks instead of through coordinate arrays of every pair, sorted and
-    summed. Pass the result with ``symmetric=True``: a caller that cuts one similarity several
-    times (several balance tolerances, the sizes' estimate) builds the graph once.
+    only the entries that are not 0 (each entry ``0.5 S[i, j] + 0.5 S[j, i]``), read from the
+    dense matrix by row blocks (:func:`csr_of_blocks`) instead of through coordinate arrays of
+    every pair, sorted and summed. Pass the result with ``symmetric=True``: a caller that cuts
+    one similarity several times (several balance tolerances, the sizes' estimate) builds the
+    graph once. With ``what``, the memory budget is asked, once the entries are counted and
+    before the graph is allocated, for the similarity (held) and
+    :data:`cclust.graph.DENSE_GRAPH_ENTRY_BYTES` an entry (the graph and METIS's arrays).
     """
+    from cclust.graph._checks import DENSE_GRAPH_ENTRY_BYTES
+
     S = np.asarray(similarity)
     n = S.shape[0]
     if S.ndim != 2 or S.shape[1] != n:
         raise ValidationError(f"similarity must be a square matrix, got shape {S.shape}.")
-    step = max(1, 2**22 // max(1, n))
 
     def block(a, b):
         values = np.multiply(S[a:b], 0.5, dtype=np.float64)
@@ -110,26 +154,9 @@ def symmetric_graph(similarity: npt.NDArray[np.floating[Any]]) -> sp.csr_matrix:
         values[np.arange(b - a), np.arange(a, b)] = 0.0
         return values
 
-    per_row = np.zeros(n, dtype=np.int64)
-    for a in range(0, n, step):
-        b = min(n, a + step)
-        per_row[a:b] = np.count_nonzero(block(a, b), axis=1)
-    nnz = int(per_row.sum())
-    index = np.int32 if max(nnz, n) < np.iinfo(np.int32).max else np.int64
-    indptr = np.zeros(n + 1, dtype=index)
-    np.cumsum(per_row, out=indptr[1:])
-    del per_row
-    indices = np.empty(nnz, dtype=index)
-    data = np.empty(nnz, dtype=np.float64)
-    for a in range(0, n, step):
-        b = min(n, a + step)
-        values = block(a, b)
-        rows, cols = np.nonzero(values)        # row-major: each row's columns in increasing order
-        indices[indptr[a]:indptr[b]] = cols
-        data[indptr[a]:indptr[b]] = values[rows, cols]
-    graph = sp.csr_matrix((data, indices, indptr), shape=(n, n))
-    graph.has_sorted_indices = True
-    return graph
+    return csr_of_blocks(block, n, n, DENSE_GRAPH_ENTRY_BYTES, S.nbytes,
+                         None if what is None else f"the METIS graph of the dense {what} of {n} objects",
+                         alternative, max_bytes)
 
 
 def _metis(S, n_parts, rng, ufactor, vertex_weights=None, resolution=EDGE_WEIGHT_RESOLUTION):
