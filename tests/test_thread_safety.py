@@ -9,6 +9,7 @@
 Every comparison is of values, never of timings.
 """
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -155,3 +156,30 @@ def test_a_thread_setting_in_the_environment_is_the_default(monkeypatch):
     assert check_n_jobs(None) == 5
     with pytest.raises(ValueError, match="n_jobs"):
         check_n_jobs(0)
+
+
+def _pool_threads(threadpoolctl):
+    return {info["filepath"]: info["num_threads"] for info in threadpoolctl.threadpool_info()}
+
+
+def test_one_thread_pools_limits_what_it_is_asked_and_finds_the_libraries_once(monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from cclust import validation
+
+    with threadpoolctl.threadpool_limits(limits=2):
+        before = _pool_threads(threadpoolctl)
+        apis = {info["filepath"]: info["user_api"] for info in threadpoolctl.threadpool_info()}
+        with validation.one_thread_pools("blas"):
+            inside = _pool_threads(threadpoolctl)
+            assert "blas" in apis.values() and all(inside[path] == (1 if apis[path] == "blas" else 2) for path in inside)
+            found = validation._POOLS["controller"]
+            with validation.one_thread_pools():
+                assert validation._POOLS["controller"] is found   # no new look-up
+                assert set(_pool_threads(threadpoolctl).values()) == {1}
+            assert _pool_threads(threadpoolctl) == inside
+            # a module imported since: its library may be a new thread pool, so they are looked up again
+            monkeypatch.setitem(__import__("sys").modules, "cclust_test_new_module", types.ModuleType("m"))
+            with validation.one_thread_pools():
+                assert validation._POOLS["controller"] is not found
+                assert set(_pool_threads(threadpoolctl).values()) == {1}
+        assert _pool_threads(threadpoolctl) == before

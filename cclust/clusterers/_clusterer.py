@@ -13,7 +13,8 @@ import numpy.typing as npt
 from cclust.clusterers._kmedoids import KMedoids
 from cclust.ensemble import Ensemble
 from cclust.errors import MissingDependencyError, ValidationError
-from cclust.validation import check_array_2d, check_float, check_k_range, check_partition_request, require_memory
+from cclust.validation import (check_array_2d, check_float, check_k_range, check_partition_request, one_thread_pools,
+                               require_memory)
 
 _FEWER = ("error", "warn", "keep")
 _SEED_HIGH = 2**31 - 1
@@ -291,13 +292,7 @@ def _one_inner_thread():
     OpenMP loops in that thread were measured 20-90x slower on 2 cores (mini-batch k-means,
     20 partitions of wine: 1.0 s before, 19 s after a KCC run) until limited to one thread.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # no scikit-learn, so no second runtime
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
+    return one_thread_pools()
 
 
 def _check_p(value, name, generator):

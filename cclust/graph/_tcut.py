@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from cclust.errors import ValidationError
 from cclust.graph._merge import Groups
 from cclust.validation import (RandomStateLike, available_cores, busy_elsewhere, check_int, check_random_state,
-                               renamed_threads, require_memory)
+                               one_thread_pools, renamed_threads, require_memory)
 from cclust.graph._metis import honour_n_clusters
 from cclust.graph._bipartite import has_empty_part
 
@@ -263,13 +263,7 @@ def one_blas_thread() -> ContextManager[Any]:
     machine under a load of 6-12 the eigendecomposition of 871 clusters took 12.6 s with the
     team and 0.73 s on one thread (Huang et al. 2021's ECPCS cluster graph); on an idle machine
     the team would save at most a factor of two."""
-    from contextlib import nullcontext
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return one_thread_pools("blas")
 
 
 def _column_graph(B, row_scale):
