@@ -420,25 +420,43 @@ FIGURE_CASES = {
 }
 
 
+def _peaks_in_one_child(cases, n_clusters):
+    """``{name: [(problem, kwargs), ...]}`` -> ``{name: [(problem, peak), ...]}``, every call
+    measured by :func:`cclust.testing.peak_memory` in one child process, one after another (one
+    start-up and one import for all, where each test had two children of its own)."""
+    from cclust.testing import peak_memory
+
+    rows = [(name, problem, kwargs) for name, calls in cases.items() for problem, kwargs in calls]
+    peaks = peak_memory([problem for _, problem, _ in rows], [[(name, kwargs)] for name, _, kwargs in rows],
+                        n_clusters=n_clusters, env={"CCLUST_MEMORY_BUDGET": str(2**40)}, processes=1)
+    out = {name: [] for name in cases}
+    for (name, problem, _), peak in zip(rows, peaks):
+        out[name].append((problem, peak[name]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def figure_peaks():
+    cases = {}
+    for name, (sizes, r, k_range, *kwargs) in FIGURE_CASES.items():
+        partitions = r if isinstance(r, tuple) else (r,) * len(sizes)
+        cases[name] = [(_ensemble(n, r_, k_range), kwargs[0] if kwargs else {}) for n, r_ in zip(sizes, partitions)]
+    return _peaks_in_one_child(cases, n_clusters=4)
+
+
+@pytest.mark.xdist_group("memory-figures")
 @pytest.mark.parametrize("name", sorted(FIGURE_CASES))
-def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name):
+def test_the_guards_figure_is_within_half_again_of_the_measured_peak(name, figure_peaks):
     """The largest figure a call's guards give, against the peak RSS it adds, at two sizes: an
     undercount lets a call through that then fails allocating (GV3 asked for one of its three
     Gram matrices, WOSP for half its dense route, LCE and MCLA not for their largest arrays), an
     overcount refuses what fits (CSPA: 44 bytes a pair, peak / figure 0.52-0.60). Measured ratios
     peak / figure: 0.8-1.3."""
-    from cclust.testing import peak_memory
-
-    sizes, r, k_range, *kwargs = FIGURE_CASES[name]
-    partitions = r if isinstance(r, tuple) else (r,) * len(sizes)
-    problems = [_ensemble(n, r_, k_range) for n, r_ in zip(sizes, partitions)]
-    peaks = peak_memory(problems, [(name, kwargs[0] if kwargs else {})], n_clusters=4,
-                        env={"CCLUST_MEMORY_BUDGET": str(2**40)})
-    for (_, E), peak in zip(problems, peaks):
-        if peak[name].get("source") != "rss":
+    for (_, E), peak in figure_peaks[name]:
+        if peak.get("source") != "rss":
             pytest.skip("the resident-set high-water mark cannot be reset here")
-        figure = peak[name]["asked"]
-        assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
+        figure = peak["asked"]
+        assert figure / 1.5 <= peak["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, peak, figure)
 
 
 def test_cspas_figure_counts_the_non_zero_pairs_of_a_dense_coassociation():
@@ -502,21 +520,23 @@ NOISY_FIGURE_CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def noisy_peaks():
+    return _peaks_in_one_child({name: [(noisy_refinements(n, r, shuffled=name == "best"), kwargs) for n, r in shapes]
+                                for name, (shapes, kwargs) in NOISY_FIGURE_CASES.items()}, n_clusters=8)
+
+
+@pytest.mark.xdist_group("memory-noisy")
 @pytest.mark.parametrize("name", sorted(NOISY_FIGURE_CASES))
-def test_the_guards_figure_is_within_half_again_of_the_measured_peak_on_noisy_partitions(name):
+def test_the_guards_figure_is_within_half_again_of_the_measured_peak_on_noisy_partitions(name, noisy_peaks):
     """As above, for methods whose guard asked a small part of the peak or nothing: U-SENC 0.13
     of it, LWGP and BEST under a quarter, EM under 0.6, GV1 under 0.7, BCE and tcut nothing."""
-    from cclust.testing import peak_memory
-
-    shapes, kwargs = NOISY_FIGURE_CASES[name]
-    problems = [noisy_refinements(n, r, shuffled=name == "best") for n, r in shapes]
-    peaks = peak_memory(problems, [(name, kwargs)], n_clusters=8, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
-    for (n, r), peak in zip(shapes, peaks):
-        assert "bytes" in peak[name], peak
-        if peak[name]["source"] != "rss":
+    for (X, E), peak in noisy_peaks[name]:
+        assert "bytes" in peak, peak
+        if peak["source"] != "rss":
             pytest.skip("the resident-set high-water mark cannot be reset here")
-        figure = peak[name]["asked"]
-        assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, n, r, peak, figure)
+        figure = peak["asked"]
+        assert figure / 1.5 <= peak["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, E.n_partitions, peak, figure)
 
 
 #: Methods whose figure was fitted on K_i up to 40 and undercounted wide partitions, measured on
@@ -536,22 +556,25 @@ WIDE_FIGURE_CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def wide_peaks():
+    return _peaks_in_one_child({name: [(noisy_refinements(n, r, shuffled=name == "best", k_high=k_high), kwargs)
+                                       for n, r, k_high in shapes]
+                                for name, (shapes, kwargs) in WIDE_FIGURE_CASES.items()}, n_clusters=8)
+
+
+@pytest.mark.xdist_group("memory-wide")
 @pytest.mark.parametrize("name", sorted(WIDE_FIGURE_CASES))
-def test_the_guards_figure_is_within_half_again_of_the_measured_peak_on_wide_partitions(name):
+def test_the_guards_figure_is_within_half_again_of_the_measured_peak_on_wide_partitions(name, wide_peaks):
     """As above, with hundreds of clusters a partition, where the tables of clusters against
     clusters outgrow the per-object terms, and the median partitions' dense memberships, one
     column per cluster of the widest partition."""
-    from cclust.testing import peak_memory
-
-    shapes, kwargs = WIDE_FIGURE_CASES[name]
-    problems = [noisy_refinements(n, r, shuffled=name == "best", k_high=k_high) for n, r, k_high in shapes]
-    peaks = peak_memory(problems, [(name, kwargs)], n_clusters=8, env={"CCLUST_MEMORY_BUDGET": str(2**40)})
-    for (n, r, k_high), peak in zip(shapes, peaks):
-        assert "bytes" in peak[name], peak
-        if peak[name]["source"] != "rss":
+    for (X, E), peak in wide_peaks[name]:
+        assert "bytes" in peak, peak
+        if peak["source"] != "rss":
             pytest.skip("the resident-set high-water mark cannot be reset here")
-        figure = peak[name]["asked"]
-        assert figure / 1.5 <= peak[name]["bytes"] <= 1.5 * figure + SLACK, (name, n, r, k_high, peak, figure)
+        figure = peak["asked"]
+        assert figure / 1.5 <= peak["bytes"] <= 1.5 * figure + SLACK, (name, E.n_samples, E.n_partitions, peak, figure)
 
 
 _SOFT_MCLA_CHILD = """

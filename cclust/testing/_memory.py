@@ -9,8 +9,9 @@ made through Python's allocators). Where the high-water mark cannot be reset (no
 tracemalloc peak of the call is returned instead and ``source`` says so.
 
 Each problem runs in one child process (one import for all its methods, and the memory of one
-problem never hides another's); every method is first run once on the first 60 objects, so its
-imports and one-off buffers are not counted.
+problem never hides another's), or a given number of children share the problems out; every
+method is first run once on the first 60 objects, so its imports and one-off buffers are not
+counted.
 """
 from __future__ import annotations
 
@@ -93,53 +94,67 @@ def _child(spec_path):
 
     with open(spec_path) as f:
         spec = json.load(f)
-    data = np.load(spec["data"])
-    X, labels = data["X"], data["labels"]
-    weights = data["weights"] if "weights" in data else None
-    ensemble = cclust.Ensemble(labels, weights=weights)
-    small = cclust.Ensemble(labels[:WARM_UP_OBJECTS])
-    results = {}
-    for name, kwargs in spec["methods"]:
-        kwargs = dict(kwargs)
-        n_clusters = kwargs.pop("n_clusters", spec["n_clusters"])
-        needs_X = method_info(cclust.get(name)).requires_X
+    out = []
+    for problem in spec["problems"]:
+        data = np.load(problem["data"])
+        X, labels = data["X"], data["labels"]
+        weights = data["weights"] if "weights" in data else None
+        ensemble = cclust.Ensemble(labels, weights=weights)
+        small = cclust.Ensemble(labels[:WARM_UP_OBJECTS])
+        del data, labels
+        results = {}
+        for name, kwargs in problem["methods"]:
+            kwargs = dict(kwargs)
+            n_clusters = kwargs.pop("n_clusters", spec["n_clusters"])
+            needs_X = method_info(cclust.get(name)).requires_X
 
-        def call(E, rows):
-            extra = {"X": X[:rows]} if needs_X else {}
-            return cclust.consensus(name, E, n_clusters, random_state=0, **extra, **kwargs)
+            def call(E, rows, name=name, kwargs=kwargs, n_clusters=n_clusters, needs_X=needs_X, X=X):
+                extra = {"X": X[:rows]} if needs_X else {}
+                return cclust.consensus(name, E, n_clusters, random_state=0, **extra, **kwargs)
 
-        try:
-            call(small, WARM_UP_OBJECTS)
-        except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
-            pass
-        with recorded_memory_requests() as asked:
             try:
-                peak, source = _measure(lambda: call(ensemble, X.shape[0]))
-                results[name] = {"bytes": peak, "source": source}
-            except MemoryBudgetError as exc:
-                results[name] = {"refused": str(exc)}
-            except Exception as exc:  # noqa: BLE001 -- reported per method, the others still run
-                results[name] = {"error": f"{type(exc).__name__}: {exc}"}
-        results[name]["asked"] = max(asked, default=0)
-    json.dump(results, sys.stdout)
+                call(small, WARM_UP_OBJECTS)
+            except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
+                pass
+            with recorded_memory_requests() as asked:
+                try:
+                    peak, source = _measure(lambda: call(ensemble, X.shape[0]))
+                    results[name] = {"bytes": peak, "source": source}
+                except MemoryBudgetError as exc:
+                    results[name] = {"refused": str(exc)}
+                except Exception as exc:  # noqa: BLE001 -- reported per method, the others still run
+                    results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            results[name]["asked"] = max(asked, default=0)
+        out.append(results)
+        del ensemble, small, X
+    json.dump(out, sys.stdout)
 
 
-def peak_memory(problems: Sequence[tuple[Any, Any]], methods: Sequence[tuple[str, Mapping[str, Any]]], *,
-                n_clusters: int, env: Mapping[str, str] | None = None, timeout: float = 600) -> list[dict[str, Any]]:
-    """Peak memory of consensus calls, one child process per problem, run side by side.
+def peak_memory(problems: Sequence[tuple[Any, Any]],
+                methods: Sequence[tuple[str, Mapping[str, Any]]] | Sequence[Sequence[tuple[str, Mapping[str, Any]]]], *,
+                n_clusters: int, env: Mapping[str, str] | None = None, timeout: float = 600,
+                processes: int | None = None) -> list[dict[str, Any]]:
+    """Peak memory of consensus calls, one child process per problem, run side by side (or
+    ``processes`` children, each running its share of the problems one after another).
 
     Parameters
     ----------
     problems : list of (X, Ensemble)
         The features (passed to methods that take ``X``) and the ensemble of each problem.
-    methods : list of (str, dict)
+    methods : list of (str, dict), or one such list per problem
         Registered consensus names with their keyword arguments (``n_clusters`` may be given
-        per method; ``random_state=0`` always is).
+        per method; ``random_state=0`` always is), run on every problem or, given per problem,
+        each list on its own problem.
     n_clusters : int
     env : dict, default=None
         Environment variables set in the children (e.g. ``CCLUST_MEMORY_BUDGET``).
     timeout : float, default=600
         Seconds a child may take.
+    processes : int, default=None
+        Child processes to share the problems out to, in order (None: one per problem). One
+        child for many small problems saves a start-up and an import each; the peak of each
+        call is its own either way (the high-water mark is reset before it, and the children's
+        allocator returns what a call freed).
 
     Returns
     -------
@@ -161,27 +176,37 @@ def peak_memory(problems: Sequence[tuple[Any, Any]], methods: Sequence[tuple[str
     >>> [r["kcc"]["bytes"] > 0 for r in peak_memory([(X, E)], [("kcc", {})], n_clusters=3)]  # doctest: +SKIP
     [True]
     """
+    per_problem = bool(methods) and not isinstance(methods[0][0], str)
+    if per_problem and len(methods) != len(problems):
+        raise ValueError(f"methods: one list per problem needs {len(problems)} lists, got {len(methods)}.")
+    method_lists = methods if per_problem else [methods] * len(problems)
+    n_children = len(problems) if processes is None else max(1, min(int(processes), len(problems)))
+    shares = np.array_split(np.arange(len(problems)), n_children)
     child_env = dict(os.environ, **_ALLOCATOR_ENV, **(env or {}))
     with tempfile.TemporaryDirectory(prefix="cclust-memory-") as tmp:
         running = []
-        for i, (X, ensemble) in enumerate(problems):
-            data = os.path.join(tmp, f"problem{i}.npz")
-            np.savez(data, X=np.asarray(X, dtype=np.float64), labels=ensemble.labels, weights=ensemble.weights)
-            spec = os.path.join(tmp, f"problem{i}.json")
+        for c, share in enumerate(shares):
+            entries = []
+            for i in share:
+                X, ensemble = problems[i]
+                data = os.path.join(tmp, f"problem{i}.npz")
+                np.savez(data, X=np.asarray(X, dtype=np.float64), labels=ensemble.labels, weights=ensemble.weights)
+                entries.append({"data": data, "methods": [[m, dict(kw)] for m, kw in method_lists[i]]})
+            spec = os.path.join(tmp, f"child{c}.json")
             with open(spec, "w") as f:
-                json.dump({"data": data, "methods": [[m, dict(kw)] for m, kw in methods],
-                           "n_clusters": int(n_clusters)}, f)
+                json.dump({"problems": entries, "n_clusters": int(n_clusters)}, f)
             # cwd: "python -c" puts the working folder first on sys.path, and a source checkout
             # there (without its compiled modules) would shadow the installed cclust
             running.append(subprocess.Popen([sys.executable, "-c", _CHILD, spec],
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                             env=child_env, cwd=tmp))
-        outputs = [child.communicate(timeout=timeout) + (child.returncode,) for child in running]
+        outputs = [child.communicate(timeout=timeout * len(share)) + (child.returncode,)
+                   for child, share in zip(running, shares)]
     results = []
     for out, err, status in outputs:
         if status != 0:
             raise RuntimeError(f"the memory-measuring child failed (status {status}):\n{err}")
-        results.append(json.loads(out))
+        results.extend(json.loads(out))
     return results
 
 
