@@ -156,8 +156,11 @@ def test_tcut_on_a_generated_ensemble_survives_losing_the_worker_that_holds_X(cl
 def test_usenc_on_a_cluster_survives_losing_a_worker(client):
     # uspec_ensemble's labels live on the cluster; before, its ensemble did not hold them and a
     # cluster forgot them at once (usenc failed with "lost dependencies" even undisturbed)
+    # few clusters a clusterer (k_range): each k-means++ centre on the cluster is a round trip of
+    # its own, and the defaults' 20-60 took 18 s here without any kill
     X = blobs(n=6000, seed=7)
-    kwargs = dict(n_partitions=2, n_representatives=200, n_init=1, max_iter=10, random_state=0, chunks=4096)
+    kwargs = dict(n_partitions=2, k_range=(4, 8), n_representatives=200, n_init=1, max_iter=10, random_state=0,
+                  chunks=4096)
     expected = cdask.usenc(X, 4, **kwargs)  # on Dask's local scheduler
     got = killed_during(client, "_task_transfer",
                         lambda: cdask.usenc(X, 4, client=client, **kwargs),
