@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import digamma, gammaln, polygamma
+from scipy.special import digamma, gammaln, zeta
 
 from cclust._engine import useful_threads
 from cclust._lloyd import best_of_restarts
@@ -106,8 +106,10 @@ def update_alpha(alpha, n_objects, stat, *, tol=1e-10, max_iter=500):
     for _ in range(max_iter):
         total = alpha.sum()
         grad = n_objects * (digamma(total) - digamma(alpha)) + stat
-        h = -n_objects * polygamma(1, alpha)
-        z = n_objects * polygamma(1, total)
+        # psi'(x) is the Hurwitz zeta(2, x), which SciPy's polygamma(1, x) returns, bit for bit,
+        # through a Python wrapper that took a fifth of a small call's time
+        h = -n_objects * zeta(2.0, alpha)
+        z = n_objects * zeta(2.0, total)
         c = (grad / h).sum() / (1.0 / z + (1.0 / h).sum())
         step = (grad - c) / h
         eta = 1.0
