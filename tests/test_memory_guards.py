@@ -913,6 +913,8 @@ def test_hbgf_counts_its_bipartite_graph_before_forming_it(monkeypatch):
     monkeypatch.setattr(_bipartite, "one_hot_in_order", lambda *a, **k: formed.append(1))
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", str(_bipartite.bipartite_bytes(edges) - 1))
     fresh = cclust.Ensemble(labels)
-    with pytest.raises(MemoryBudgetError, match=rf"METIS on the bipartite graph of {rows} objects .*kcc"):
+    with pytest.raises(MemoryBudgetError, match=rf"METIS on the bipartite graph of {rows} objects .*use tcut .*kcc"):
         cclust.consensus("hbgf", fresh, 50, random_state=0)
     assert not formed and "labels" not in fresh._cache      # refused before the graph and the int32 labels
+    # the alternative it names runs under the same budget: the same graph's transfer cut
+    assert cclust.consensus("tcut", fresh, 6, random_state=0).n_clusters == 6

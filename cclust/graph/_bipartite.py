@@ -23,7 +23,11 @@ from cclust.validation import RandomStateLike, require_memory
 #: partitions of 8 to 317 clusters (``benchmarks/bench_memory_scale.py``).
 BIPARTITE_BYTES_PER_ENTRY = 96
 
-_BIPARTITE_ADVICE = "fuse fewer partitions or objects (ensemble.take(...)), or use kcc (no graph)"
+#: What a refusal of METIS's bipartite graph advises: the transfer cut of the same object-cluster
+#: graph (tcut: Fern & Brodley 2004 cut it spectrally as well as with METIS; Li, Wu & Chang
+#: 2012's transfer cut reads the label codes, 124 MiB at 10^6 objects x 100 partitions) or KCC.
+_BIPARTITE_ADVICE = ("use tcut (the same object-cluster graph cut spectrally, in memory linear in n r) or kcc (no "
+                     "graph), or fuse fewer partitions or objects (ensemble.take(...))")
 
 
 def bipartite_bytes(n_edges: int) -> int:
