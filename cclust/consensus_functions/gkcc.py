@@ -16,10 +16,11 @@ the one-hot blocks are never expanded. ``greedy`` is the generation phase on its
 generator), ``gkcc`` the whole method (a consensus function taking ``X``).
 
 The nu candidate runs of a step are one compiled call (``_engine.candidate_runs``): candidates in
-parallel, one thread each; the costs to the k-1 shared centres computed once; a cost reused while
-its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for rounding) proves
-it above the object's own cost, and a pass taken from a memo when another candidate already ran
-it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
+parallel, one thread each; the costs to the k-1 shared centres computed once, those to the
+seed centres a few candidates at a time as they start (``_engine.CANDIDATE_SEED_BATCH``); a cost
+reused while its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for
+rounding) proves it above the object's own cost, and a pass taken from a memo when another
+candidate already ran it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
 ``assign`` + ``lloyd`` per candidate, the path it replaced (kept as ``_STEP = "reference"`` for the
 tests and ``benchmarks/bench_gkcc_steps.py``).
 """
