@@ -223,14 +223,21 @@ def reseed(labels, costs, n_clusters):
 #: Memory for the passes one GKCC step shares between its candidates (16 bytes per object and
 #: pass; when it is full the oldest pass is dropped, which only costs time).
 CANDIDATE_MEMO_BYTES = 128 * 2 ** 20
+#: Candidates whose seed centres' cost columns (8 bytes per object each) one engine pass computes
+#: together; a batch is dropped once its candidates have read their columns, so a step holds at
+#: most one batch per thread instead of a column per candidate. Two centres share a lane of the
+#: lookups (kLane), so an even batch costs the lookups of one pass over every seed.
+CANDIDATE_SEED_BATCH = 4
 
 
 def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max_iter, tol, n_threads,
-                   memo_bytes=None, stats=False, label_dtype=np.int32):
+                   memo_bytes=None, stats=False, label_dtype=np.int32, seed_batch=None):
     """K-means runs from the shared centres plus one seed centre each (GKCC's candidates of a
     step): candidate j is ``assign`` to ``[shared; seed j]`` followed by ``lloyd``, bit for bit,
     in one compiled call (candidates in parallel, one thread each; only the costs a pass needs are
-    computed and a pass that another candidate already ran is looked up, see kmeans.hpp). Squared
+    computed and a pass that another candidate already ran is looked up, see kmeans.hpp; the seed
+    centres' costs are computed ``seed_batch`` candidates at a time, ``CANDIDATE_SEED_BATCH`` by
+    default, which changes nothing in the result). Squared
     Euclidean rows (uc) only. The space's label codes are read in place, whatever their width.
     Returns ``(labels (n_candidates, n), objectives, n_iter)``, the labels as codes of
     ``label_dtype`` (uint8, uint16 or int32, wide enough for the shared centres plus one) and,
@@ -241,7 +248,8 @@ def candidate_runs(space, shared_dense, shared_cat, seed_dense, seed_cat, *, max
     labels, objectives, n_iter, counters = _kernel().candidate_runs(
         *space._args(), np.ascontiguousarray(shared_dense), np.ascontiguousarray(shared_cat),
         np.ascontiguousarray(seed_dense), np.ascontiguousarray(seed_cat), int(max_iter), float(tol),
-        int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes), label_dtype)
+        int(n_threads), int(CANDIDATE_MEMO_BYTES if memo_bytes is None else memo_bytes), label_dtype,
+        int(CANDIDATE_SEED_BATCH if seed_batch is None else seed_batch))
     return (labels, objectives, n_iter, counters) if stats else (labels, objectives, n_iter)
 
 

@@ -495,12 +495,14 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
                    const double[:, ::1] shared_dense not None, const double[:, ::1] shared_cat not None,
                    const double[:, ::1] seed_dense not None, const double[:, ::1] seed_cat not None,
                    Py_ssize_t max_iter, double tol, int n_threads, Py_ssize_t memo_bytes,
-                   label_dtype=np.int32):
+                   label_dtype=np.int32, Py_ssize_t seed_batch=4):
     """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
     ``lloyd`` (kmeans.hpp). Returns ``(labels (n_candidates, n), objectives, n_iter, stats)``;
     the labels are codes of ``label_dtype`` (uint8, uint16 or int32; it must hold the
     n_shared + 1 clusters); stats = costs computed, costs skipped by a bound, Lloyd passes,
-    passes from the memo (of at most ``memo_bytes``), costs of a full pass."""
+    passes from the memo (of at most ``memo_bytes``), costs of a full pass. The seed centres'
+    cost columns are computed ``seed_batch`` candidates at a time (>= 1; the result does not
+    depend on it)."""
     cdef MixedRows rows
     _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
     cdef int n_shared = shared_dense.shape[0]
@@ -533,7 +535,7 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     cdef const double* cc = _cptr(seed_cat)
     with nogil:
         _candidate_runs(rows, n_shared, sd, sc, n_candidates, cd, cc, max_iter, tol, n_threads,
-                        memo_bytes, out_ptr, label_bytes, obj_ptr, iter_ptr, &stats_view[0])
+                        memo_bytes, seed_batch, out_ptr, label_bytes, obj_ptr, iter_ptr, &stats_view[0])
     return out, objectives, n_iter, stats
 
 

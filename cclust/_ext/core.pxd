@@ -159,8 +159,8 @@ cdef extern from "cclust/kmeans.hpp" namespace "cclust" nogil:
     void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
                         const double* shared_cat, int64_t n_candidates, const double* seed_dense,
                         const double* seed_cat, int64_t max_iter, double tol, int n_threads,
-                        int64_t memo_bytes, void* labels, int32_t label_bytes, double* objectives,
-                        int64_t* n_iter, int64_t* stats) except +
+                        int64_t memo_bytes, int64_t seed_batch, void* labels, int32_t label_bytes,
+                        double* objectives, int64_t* n_iter, int64_t* stats) except +
 
 
 # -- dense rows held in row blocks (the transfer-cut k-means of a row-block executor), kmeans.hpp --

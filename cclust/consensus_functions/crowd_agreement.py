@@ -206,8 +206,8 @@ def _jaccard(E, entries=None):
     """Sparse Jaccard similarity of every pair of clusters (clusters of one partition never overlap,
     so their entries are 0), with 1 on the diagonal, sorted, in E's cluster numbering. The overlap
     counts ``B^T B`` of the one-hot B come from one compiled pass over the label codes
-    (:func:`cclust.graph._meta.overlap_table`, ``entries`` of them when known), without B; they
-    are divided in their own array, the divisors by blocks of entries."""
+    (:func:`cclust.graph._meta.overlap_table`, ``entries``: their count or a bound of it),
+    without B; they are divided in their own array, the divisors by blocks of entries."""
     from cclust.graph._meta import overlap_table
 
     O = overlap_table(E, np.arange(int(E.offsets[-1])), capacity=entries)
@@ -250,22 +250,42 @@ def _held_bytes(E0, E):
     return (0 if E is E0 else E.compact_labels().nbytes) + _OBJECT_BYTES * E.n_samples
 
 
+def _overlap_bound(E):
+    """The most entries the Jaccard CSR can have: every pair of clusters of two different
+    partitions and the diagonal (clusters of one partition never overlap)."""
+    sizes = np.asarray(E.n_clusters, dtype=np.int64)
+    n_c = int(sizes.sum())
+    return n_c * n_c - int((sizes * sizes).sum()) + n_c
+
+
 def _require_sact(E, max_bytes, held=0):
     """The budget check of :func:`_sact`, asked before the partition weights are computed: the
-    dense matrix first, then with the Jaccard CSR, whose entries (the pairs of overlapping
-    clusters) one compiled pass over the label codes counts
-    (:func:`cclust.graph._meta.cluster_overlaps`, O(n r^2) as the NCAI). ``held``: bytes the
-    caller holds beside. Returns the count of overlapping pairs."""
+    dense matrix first, then with the Jaccard CSR. Where the CSR of every pair of clusters that
+    can overlap fits beside (:func:`_overlap_bound`), nothing is counted: that bound is the
+    capacity of the overlap table (its cells past the entries are never written, so never made
+    resident) and the figure with the CSR's exact entries is asked once the table knows them
+    (granted, since the bound fitted). Otherwise one compiled pass over the label codes counts
+    the pairs of overlapping clusters first (:func:`cclust.graph._meta.cluster_overlaps`,
+    O(n r^2) as the NCAI) and the figure is asked with them. ``held``: bytes the caller holds
+    beside. Returns ``(capacity, ask)`` for :func:`_sact`: the count or the bound, and the
+    figure still to ask of the entries (None when it was asked)."""
     from cclust.graph._meta import cluster_overlaps
 
     n_c = int(E.offsets[-1])
     what = f"the SACT similarity of {n_c} clusters"
     need = held + _SACT_PAIR_BYTES * n_c * n_c
-    require_memory(need, what, _GP_MGLA_ADVICE, max_bytes)
+    budget = require_memory(need, what, _GP_MGLA_ADVICE, max_bytes)
+
+    def ask(overlaps):
+        require_memory(need + _CSR_ENTRY_BYTES * overlaps, f"{what} ({overlaps} pairs of overlapping clusters)",
+                       _GP_MGLA_ADVICE, max_bytes)
+
+    bound = _overlap_bound(E)
+    if need + _CSR_ENTRY_BYTES * bound <= budget:
+        return bound, ask
     overlaps = int(cluster_overlaps(E)[0])
-    require_memory(need + _CSR_ENTRY_BYTES * overlaps, f"{what} ({overlaps} pairs of overlapping clusters)",
-                   _GP_MGLA_ADVICE, max_bytes)
-    return overlaps
+    ask(overlaps)
+    return overlaps, None
 
 
 def _require_graph(E, m, S, n_clusters, max_bytes, dense=True, held=0):
@@ -297,7 +317,8 @@ def _require_graph(E, m, S, n_clusters, max_bytes, dense=True, held=0):
 
 
 def _sact(E, u, entries=None, n_threads=None):
-    """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering.
+    """SACT of every pair of clusters, dense (sum K_i)^2, in E's cluster numbering; ``entries``:
+    what :func:`_require_sact` returned, or None.
 
     The sums ``sum_k u(C_k) min(J(C_k, C_a), J(C_k, C_b))`` run in the compiled core, one row a
     per task over the clusters k linked to C_a in increasing order: the terms of every entry are
@@ -305,7 +326,10 @@ def _sact(E, u, entries=None, n_threads=None):
     """
     from cclust._ext import _crowd_agreement
 
-    J = _jaccard(E, entries)
+    capacity, ask = (None, None) if entries is None else entries
+    J = _jaccard(E, capacity)
+    if ask is not None:
+        ask(J.nnz)
     cluster_weight = np.ascontiguousarray(np.repeat(u, E.n_clusters), dtype=np.float64)
     total = _crowd_agreement.sact(J.indptr.astype(np.int64), J.indices.astype(np.int32, copy=False),
                                   np.ascontiguousarray(J.data, dtype=np.float64), cluster_weight,
@@ -574,7 +598,8 @@ def gp_mgla(ensemble: EnsembleLike, n_clusters: int, *, alpha: float = DEFAULT_A
         The transfer cut's k-means runs (k-means++) and Lloyd iterations.
     max_bytes : int, default=None
         Memory budget: the SACT matrix (8 bytes a pair of clusters) with the Jaccard overlaps
-        (12 bytes an overlapping pair) is asked for before the NCAI, the graph and its transfer
+        (12 bytes an overlapping pair; counted first unless 12 bytes for every pair of clusters
+        of two partitions fit) is asked for before the NCAI, the graph and its transfer
         cut once SACT is known: on the Lanczos route about 12 bytes a non-zero SACT entry and,
         an object, its canonical label codes (r bytes for uint8 codes), 32 bytes of groups, the
         transfer cut's 64 and 16 K for the embedding and its copy.

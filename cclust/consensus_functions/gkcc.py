@@ -16,10 +16,11 @@ the one-hot blocks are never expanded. ``greedy`` is the generation phase on its
 generator), ``gkcc`` the whole method (a consensus function taking ``X``).
 
 The nu candidate runs of a step are one compiled call (``_engine.candidate_runs``): candidates in
-parallel, one thread each; the costs to the k-1 shared centres computed once; a cost reused while
-its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for rounding) proves
-it above the object's own cost, and a pass taken from a memo when another candidate already ran
-it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
+parallel, one thread each; the costs to the k-1 shared centres computed once, those to the
+seed centres a few candidates at a time as they start (``_engine.CANDIDATE_SEED_BATCH``); a cost
+reused while its centre is unchanged, skipped when a lower bound (Elkan 2003, with slack for
+rounding) proves it above the object's own cost, and a pass taken from a memo when another
+candidate already ran it from the same labels. Each candidate's labels, objective and n_iter are bit for bit those of
 ``assign`` + ``lloyd`` per candidate, the path it replaced (kept as ``_STEP = "reference"`` for the
 tests and ``benchmarks/bench_gkcc_steps.py``).
 """
@@ -92,22 +93,26 @@ def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_jobs=1):
 
     The larger of two moments. In the last step: the codes of every partition, given and
     generated, once (the one buffer the steps widen in place; the step's new labels are its
-    last columns), a float64 seed cost per object and candidate of the widest step, the float64
-    costs to the shared centres and the int64 winners (8 bytes per object and step each), each
+    last columns), the float64 seed costs of the candidates starting together (a batch of
+    ``CANDIDATE_SEED_BATCH`` of :mod:`cclust._engine` per thread, no more than the widest step
+    has), the float64 costs to the shared centres and the int64 winners (8 bytes per object and
+    step each), each
     running candidate's bounds and labels (8 K + 28 bytes per object, one candidate per
     thread), and the memo of passes the candidates share (16 bytes per object and pass, about
     four passes per candidate of the widest step, at most ``CANDIDATE_MEMO_BYTES`` of
     :mod:`cclust._engine`). At the fusion: the codes, a copy of the generated ones (when
     partitions were given) and the winners. Measured against the peak RSS of the defaults
-    (K = 8, 413 candidates, 100 given partitions, two threads): 1.07 of it at 2 * 10^4 objects
-    and 1.01 at 10^5 (``benchmarks/bench_memory_scale.py``)."""
+    (K = 8, 413 candidates, 100 given partitions, two threads): 1.02 of it at 10^5 objects
+    (212 MiB against 207) and 0.99 at 10^6 (975 MiB against 984;
+    ``benchmarks/bench_memory_scale.py``)."""
     n = int(n_samples)
     steps = len(counts)
     generated = int(sum(counts))
     widest = max(counts, default=0)
     running = max(1, min(int(n_jobs), widest))
     codes = int(code_bytes) * (int(n_given) + generated)
-    step = codes + 8 * widest + 16 * steps + running * (8 * (steps + 1) + 28) + 8
+    seeds = min(widest, _engine.CANDIDATE_SEED_BATCH * running)
+    step = codes + 8 * seeds + 16 * steps + running * (8 * (steps + 1) + 28) + 8
     memo = min(_engine.CANDIDATE_MEMO_BYTES, 16 * n * 4 * widest)
     fusion = codes + (int(code_bytes) * generated if n_given else 0) + 8 * steps + 40
     return max(n * step + memo, n * fusion)
@@ -436,7 +441,7 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         held beside the given ones as one buffer of compact label codes (one byte a label while
         every partition has at most 255 clusters); with the seed costs of a step, the
         candidates' bounds and the memo of their shared passes they take about
-        ``generation_bytes`` of this module, asked before anything is generated: about 1.4 GB
+        ``generation_bytes`` of this module, asked before anything is generated: about 1.0 GB
         at 10^6 objects, 100 given partitions, K = 8 and two threads.
 
     Returns

@@ -337,3 +337,34 @@ def test_lanczos_route_reads_the_codes_and_gives_the_sparse_graphs_cut(repeat, m
     assert same_partition(res.labels, expected.labels)
     np.testing.assert_allclose(res.extras["eigenvalues"], expected.eigenvalues, rtol=0, atol=1e-10)
     np.testing.assert_allclose(res.objective, expected.objective, rtol=1e-9)
+
+
+def test_gp_mgla_counts_the_overlaps_only_where_their_bound_does_not_fit(rng, monkeypatch):
+    """Where the Jaccard CSR of every pair of clusters that can overlap fits the budget, no pass
+    counts the overlapping pairs and the figure with their exact number is asked once the
+    overlap table knows it; just below that bound they are counted first (and the call gives
+    the same labels or refuses a later structure)."""
+    from cclust.consensus_functions.crowd_agreement import _CSR_ENTRY_BYTES, _overlap_bound
+    from cclust.graph import _meta
+    from cclust.validation import recorded_memory_requests
+
+    L = noisy_labels(rng, n=300, r=6)
+    E = Ensemble(L)
+    overlaps = int(_meta.cluster_overlaps(E)[0])
+    sizes = E.n_clusters
+    bound = int(sizes.sum()) ** 2 - int((sizes ** 2).sum()) + int(sizes.sum())
+    assert _overlap_bound(E) == bound and overlaps <= bound
+    counted = []
+    real = _meta.cluster_overlaps
+    monkeypatch.setattr(_meta, "cluster_overlaps", lambda *a, **k: counted.append(1) or real(*a, **k))
+    with recorded_memory_requests() as asked:
+        free = gp_mgla(L, 3, random_state=0, max_bytes=2**40)
+    assert counted == []
+    assert asked[0] + _CSR_ENTRY_BYTES * overlaps in asked      # the SACT with the exact CSR
+    try:
+        tight = gp_mgla(L, 3, random_state=0, max_bytes=asked[0] + _CSR_ENTRY_BYTES * bound - 1)
+    except MemoryBudgetError:
+        tight = None
+    assert counted == [1]
+    if tight is not None:
+        np.testing.assert_array_equal(tight.labels, free.labels)

@@ -54,9 +54,9 @@ def _reference(space, dense, cat, seed_dense, seed_cat, max_iter, tol):
        k=st.integers(1, 5), nu=st.integers(1, 7), missing=st.booleans(),
        dense_weight=st.sampled_from([1.0, 0.3, 2.5]), weighted=st.booleans(),
        max_iter=st.sampled_from([1, 2, 100]), tol=st.sampled_from([0.0, 1e-6, 0.05]),
-       threads=st.sampled_from([1, 2]), memo=st.sampled_from([None, 0]))
+       threads=st.sampled_from([1, 2]), memo=st.sampled_from([None, 0]), seed_batch=st.sampled_from([None, 1, 3]))
 def test_batched_equals_one_candidate_at_a_time(seed, n, d, r, k, nu, missing, dense_weight, weighted,
-                                                max_iter, tol, threads, memo):
+                                                max_iter, tol, threads, memo, seed_batch):
     if d == 0 and r == 0:
         d = 1
     rng = np.random.default_rng(seed)
@@ -72,7 +72,8 @@ def test_batched_equals_one_candidate_at_a_time(seed, n, d, r, k, nu, missing, d
     if chosen.shape[0] > 1:  # a seed equal to a shared centre: its cluster starts empty
         seed_dense[0], seed_cat[0] = dense[0], cat[0]
     labels, objectives, n_iter = _engine.candidate_runs(space, dense, cat, seed_dense, seed_cat, max_iter=max_iter,
-                                                        tol=tol, n_threads=threads, memo_bytes=memo)
+                                                        tol=tol, n_threads=threads, memo_bytes=memo,
+                                                        seed_batch=seed_batch)
     ref_labels, ref_objectives, ref_n_iter = _reference(space, dense, cat, seed_dense, seed_cat, max_iter, tol)
     assert np.array_equal(labels, ref_labels)
     assert objectives.tobytes() == ref_objectives.tobytes()  # bit for bit
@@ -99,6 +100,28 @@ def test_stats_count_skipped_costs_and_memo_passes():
     assert none[3] == 0 and none[2] == passes
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_seed_batches_give_the_same_runs(threads):
+    """The seed centres' costs computed a few candidates at a time (batches that end inside the
+    candidates, one candidate, all at once): the same labels, objectives and n_iter."""
+    from cclust._ext import _kmeans
+
+    rng = np.random.default_rng(5)
+    space = _space(rng, 300, 2, 4, True, 1.0, False)
+    dense, cat = _centres(space, rng, 3)
+    marks = np.full(300, -1, dtype=np.int32)
+    marks[rng.choice(300, size=11, replace=False)] = np.arange(11, dtype=np.int32)
+    seed_dense, seed_cat = _kmeans.centroids(*space._args(), marks, 11, 1)
+    runs = [_engine.candidate_runs(space, dense, cat, seed_dense, seed_cat, max_iter=100, tol=0.0,
+                                   n_threads=threads, seed_batch=b, stats=True) for b in (11, 1, 2, 4, 100)]
+    for labels, objectives, n_iter, stats in runs[1:]:
+        assert np.array_equal(labels, runs[0][0])
+        assert objectives.tobytes() == runs[0][1].tobytes()
+        assert np.array_equal(n_iter, runs[0][2])
+        if threads == 1:    # with two threads which pass comes from the memo depends on timing
+            assert np.array_equal(stats, runs[0][3])
+
+
 def test_refuses_what_it_does_not_model():
     X = np.arange(12, dtype=float).reshape(6, 2)
     space = _engine.MixedSpace.dense(X)
@@ -114,6 +137,9 @@ def test_refuses_what_it_does_not_model():
     with pytest.raises(ValueError, match="must be <= n"):
         _engine.candidate_runs(space, np.repeat(dense, 3, axis=0), np.zeros((6, 0)), X[:1], np.zeros((1, 0)),
                                max_iter=5, tol=0.0, n_threads=1)
+    with pytest.raises(ValueError, match="seed_batch must be >= 1, got 0"):
+        _engine.candidate_runs(space, dense, cat, X[2:3], np.zeros((1, 0)), max_iter=5, tol=0.0, n_threads=1,
+                               seed_batch=0)
     with pytest.raises(ValueError, match="dense_centers must be finite"):
         _engine.candidate_runs(space, dense, cat, np.full((1, 2), np.nan), np.zeros((1, 0)), max_iter=5, tol=0.0,
                                n_threads=1)

@@ -30,6 +30,64 @@ void cost_columns(const MixedRows& rows, const Shape& sh, int64_t m, const doubl
     engine.candidate_pass(dense, nullptr, out, potentials.data());
 }
 
+// The seed centres' cost columns of a step, `batch` candidates' at a time: a batch is computed
+// (one engine pass, by the thread that first asks for one of its columns, while any other thread
+// asking waits) and dropped once each of its candidates has read its column, which a run does only
+// for its first assignment. Candidates start in increasing order, so a batch still held is the one
+// of the next candidate to start or holds a candidate some thread is reading: at most one batch
+// per thread, instead of a column per candidate (472 MB at 10^6 objects and 59 candidates). The
+// columns are those of one pass over every seed: a cost is a function of its object and centre
+// alone (cost_columns); kLane = 2 centres share a lane, so batches of an even size cost the
+// lookups of one pass over all seeds.
+class SeedColumns {
+public:
+    SeedColumns(const MixedRows& rows, const Shape& sh, int64_t n_candidates, int64_t batch,
+                const double* seed_dense, const double* seed_cat)
+        : rows_(rows), sh_(sh), n_candidates_(n_candidates), batch_(std::max<int64_t>(1, batch)),
+          seed_dense_(seed_dense), seed_cat_(seed_cat),
+          batches_(static_cast<size_t>((n_candidates + batch_ - 1) / batch_)) {
+        for (size_t b = 0; b < batches_.size(); ++b) {
+            batches_[b].left = std::min(batch_, n_candidates_ - static_cast<int64_t>(b) * batch_);
+        }
+    }
+
+    // Candidate c's column (n costs), valid until release(c).
+    const double* acquire(int64_t c) {
+        const int64_t b = c / batch_;
+        Batch& batch = batches_[static_cast<size_t>(b)];
+        std::lock_guard<std::mutex> lock(batch.mutex);
+        if (!batch.ready) {
+            const int64_t first = b * batch_, m = batch.left;
+            batch.costs.resize(static_cast<size_t>(m * sh_.n));
+            cost_columns(rows_, sh_, m, seed_dense_ + first * sh_.d, seed_cat_ + first * sh_.width,
+                         batch.costs.data(), 1);
+            batch.ready = true;
+        }
+        return batch.costs.data() + (c - b * batch_) * sh_.n;
+    }
+
+    void release(int64_t c) {
+        Batch& batch = batches_[static_cast<size_t>(c / batch_)];
+        std::lock_guard<std::mutex> lock(batch.mutex);
+        if (--batch.left == 0) std::vector<double>().swap(batch.costs);
+    }
+
+private:
+    struct Batch {
+        std::mutex mutex;
+        std::vector<double> costs;  // m x n
+        int64_t left = 0;           // candidates that have not read their column yet
+        bool ready = false;
+    };
+
+    const MixedRows& rows_;
+    const Shape& sh_;
+    const int64_t n_candidates_, batch_;
+    const double* seed_dense_;
+    const double* seed_cat_;
+    std::vector<Batch> batches_;
+};
+
 bool same_bits(const double* a, const double* b, int64_t count) {
     return count == 0 || std::memcmp(a, b, static_cast<size_t>(count) * sizeof(double)) == 0;
 }
@@ -162,7 +220,9 @@ public:
         for (int64_t i = 0; i < sh.r; ++i) small_base_[static_cast<size_t>(i)] = slots.of[static_cast<size_t>(i)] - 1;
     }
 
-    void run(const double* const* columns, const double* start_dense, const double* start_cat,
+    // `read` is called once the columns are read (they are not used afterwards).
+    template <class Read>
+    void run(const double* const* columns, Read&& read, const double* start_dense, const double* start_cat,
              int64_t max_iter, double tol, void* out_labels, int32_t out_bytes, double* out_objective,
              int64_t* out_n_iter, RunCounters& counters) {
         const int64_t n = n_, k = k_, d = sh_.d, width = sh_.width, slots = slots_.count;
@@ -174,6 +234,7 @@ public:
             }
             s.labels[static_cast<size_t>(x)] = static_cast<int32_t>(argmin(acc_.data(), k));
         }
+        read();
         ref_ = Centres{std::vector<double>(start_dense, start_dense + k * d),
                        std::vector<double>(start_cat, start_cat + k * width)};
         last_ = ref_;
@@ -570,7 +631,7 @@ private:
 // The candidates of a step over rows whose codes are of type Code (see candidate_runs).
 template <class Code>
 void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, int32_t n_shared,
-                    const double* shared, const double* seeds, const double* shared_dense,
+                    const double* shared, SeedColumns& seeds, const double* shared_dense,
                     const double* shared_cat, int64_t n_candidates, const double* seed_dense,
                     const double* seed_cat, int64_t max_iter, double tol, int n_threads, PassMemo& memo,
                     void* labels, int32_t label_bytes, double* objectives, int64_t* n_iter,
@@ -597,7 +658,7 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
             std::vector<const double*> columns(static_cast<size_t>(k));
             std::vector<double> start_dense(static_cast<size_t>(k * d)), start_cat(static_cast<size_t>(k * width));
             for (int64_t j = 0; j < n_shared; ++j) columns[static_cast<size_t>(j)] = shared + j * n;
-            columns[static_cast<size_t>(n_shared)] = seeds + c * n;
+            columns[static_cast<size_t>(n_shared)] = seeds.acquire(c);
             if (d > 0) {
                 std::copy(shared_dense, shared_dense + n_shared * d, start_dense.begin());
                 std::copy(seed_dense + c * d, seed_dense + (c + 1) * d, start_dense.begin() + n_shared * d);
@@ -607,7 +668,8 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
                 std::copy(seed_cat + c * width, seed_cat + (c + 1) * width, start_cat.begin() + n_shared * width);
             }
             CandidateRun<Code> run(rows, sh, slots, k, memo, small.empty() ? nullptr : small.data());
-            run.run(columns.data(), start_dense.data(), start_cat.data(), max_iter, tol,
+            run.run(columns.data(), [&seeds, c]() { seeds.release(c); }, start_dense.data(), start_cat.data(),
+                    max_iter, tol,
                     static_cast<uint8_t*>(labels) + c * n * label_bytes, label_bytes, objectives + c, n_iter + c,
                     counters[static_cast<size_t>(c)]);
         } catch (...) {
@@ -624,8 +686,8 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
 void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* shared_dense,
                     const double* shared_cat, int64_t n_candidates, const double* seed_dense,
                     const double* seed_cat, int64_t max_iter, double tol, int n_threads,
-                    int64_t memo_bytes, void* labels, int32_t label_bytes, double* objectives,
-                    int64_t* n_iter, int64_t* stats) {
+                    int64_t memo_bytes, int64_t seed_batch, void* labels, int32_t label_bytes,
+                    double* objectives, int64_t* n_iter, int64_t* stats) {
     const Shape sh = validate_rows(rows);
     require_unweighted(rows, "candidate_runs");
     if (rows.distance != kUc) fail("candidate_runs takes the squared Euclidean distance (uc) only");
@@ -643,6 +705,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
              " byte(s): at most " + str(code_limit));
     }
     if (max_iter < 0) fail("max_iter must be >= 0, got " + str(max_iter));
+    if (seed_batch < 1) fail("seed_batch must be >= 1, got " + str(seed_batch));
     if (!(tol >= 0.0 && std::isfinite(tol))) fail("tol must be finite and >= 0, got " + str(tol));
     if (stats == nullptr) fail("stats is null");
     if (n_candidates > 0 && (labels == nullptr || objectives == nullptr || n_iter == nullptr)) {
@@ -661,14 +724,13 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     // The costs to the shared centres are the same for every candidate: computed once.
     std::vector<double> shared(static_cast<size_t>(n_shared * n));
     if (n_shared > 0) cost_columns(rows, sh, n_shared, shared_dense, shared_cat, shared.data(), n_threads);
-    std::vector<double> seeds(static_cast<size_t>(n_candidates * n));
-    cost_columns(rows, sh, n_candidates, seed_dense, seed_cat, seeds.data(), n_threads);
+    SeedColumns seeds(rows, sh, n_candidates, seed_batch, seed_dense, seed_cat);
 
     PassMemo memo(memo_bytes);
     std::vector<RunCounters> counters(static_cast<size_t>(n_candidates));
     with_label_codes(rows.labels, rows.label_bytes, [&](const auto* codes) {
         using Code = std::remove_cv_t<std::remove_pointer_t<decltype(codes)>>;
-        run_candidates<Code>(rows, sh, slots, n_shared, shared.data(), seeds.data(), shared_dense, shared_cat,
+        run_candidates<Code>(rows, sh, slots, n_shared, shared.data(), seeds, shared_dense, shared_cat,
                              n_candidates, seed_dense, seed_cat, max_iter, tol, n_threads, memo, labels,
                              label_bytes, objectives, n_iter, counters);
     });

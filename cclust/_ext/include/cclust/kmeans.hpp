@@ -289,7 +289,10 @@ int64_t last_positive(const double* values, int64_t n);
 // whose centre did not change is reused; a cost that a lower bound (Elkan 2003, with slack for
 // rounding) proves to exceed the object's cost to its own centre is not computed; a pass from
 // labels another candidate's pass already started from is taken from a memo of at most
-// memo_bytes. Unweighted rows and the squared Euclidean distance (uc) only. The rows' label
+// memo_bytes. The seed centres' cost columns are computed seed_batch candidates at a time (when
+// the first of them starts) and dropped once those candidates have read them, so at most one
+// batch of columns per thread is held, not one column per candidate (the labels do not depend on
+// seed_batch). Unweighted rows and the squared Euclidean distance (uc) only. The rows' label
 // codes are read in place in any of their widths; the candidates' labels are written as codes
 // of label_bytes each (1, 2 or 4: uint8, uint16 or int32), which must hold n_shared + 1
 // clusters below the narrow layouts' missing code (at most 255 or 65,535).
@@ -303,6 +306,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared,
                     const double* seed_dense,    // IN n_candidates x d
                     const double* seed_cat,      // IN n_candidates x offsets[r]
                     int64_t max_iter, double tol, int n_threads, int64_t memo_bytes,
+                    int64_t seed_batch,          // >= 1
                     void* labels,                // OUT n_candidates x n, label_bytes each
                     int32_t label_bytes,         // 1, 2 or 4
                     double* objectives,          // OUT n_candidates
