@@ -88,51 +88,8 @@ constexpr int64_t kDenseCostRows = 24;
 
 // ---- The engine (engine.cpp) -----------------------------------------------------------------
 
-// Index of the lowest set bit of a non-zero word.
-inline int64_t lowest_bit(uint64_t bits) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(bits);
-#else
-    int64_t k = 0;
-    while (!(bits & 1)) {
-        bits >>= 1;
-        ++k;
-    }
-    return k;
-#endif
-}
-
-// Lowest index among the minima of acc[0..kc): what a scan that keeps the first strict
-// improvement of acc[0] returns. Without NaN that is the first k holding the minimum value, found
-// here from four running minima and a mask of the entries equal to it, so no compare waits for
-// the one before it (the scan's chain of dependent compares cost about a sixth of a KCC pass at
-// K = 8); a NaN, or more than 64 centres, takes the scan.
+// Lowest index among the minima of acc[0..kc).
 inline int64_t argmin(const double* acc, int64_t kc) {
-    if (kc <= 64) {
-        double m0 = acc[0], m1 = acc[0], m2 = acc[0], m3 = acc[0];
-        bool nan = false;
-        int64_t k = 0;
-        for (; k + 4 <= kc; k += 4) {
-            m0 = acc[k] < m0 ? acc[k] : m0;
-            m1 = acc[k + 1] < m1 ? acc[k + 1] : m1;
-            m2 = acc[k + 2] < m2 ? acc[k + 2] : m2;
-            m3 = acc[k + 3] < m3 ? acc[k + 3] : m3;
-            nan |= (acc[k] != acc[k]) | (acc[k + 1] != acc[k + 1]) | (acc[k + 2] != acc[k + 2]) |
-                   (acc[k + 3] != acc[k + 3]);
-        }
-        for (; k < kc; ++k) {
-            m0 = acc[k] < m0 ? acc[k] : m0;
-            nan |= acc[k] != acc[k];
-        }
-        if (!nan) {
-            m0 = m1 < m0 ? m1 : m0;
-            m2 = m3 < m2 ? m3 : m2;
-            const double m = m2 < m0 ? m2 : m0;
-            uint64_t equal = 0;
-            for (k = 0; k < kc; ++k) equal |= static_cast<uint64_t>(acc[k] == m) << k;
-            return lowest_bit(equal);
-        }
-    }
     int64_t b = 0;
     double bv = acc[0];
     for (int64_t k = 1; k < kc; ++k) {
