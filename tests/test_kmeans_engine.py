@@ -582,3 +582,37 @@ def test_dense_kmeanspp_matches_reference_at_any_width(d, n_trials, rng):
     seeds = km.kmeanspp(*rows, n_clusters, 5, uniforms, 1)
     np.testing.assert_array_equal(seeds, ref_kmeanspp(*rows, n_clusters, 5, uniforms))
     np.testing.assert_array_equal(seeds, km.kmeanspp(*rows, n_clusters, 5, uniforms, 2))
+
+
+@pytest.mark.parametrize("n_distinct,n_copies", [(1, 3), (3, 4), (5, 12), (9, 60), (20, 70)],
+                         ids=["one-centre", "k7", "k17", "k69", "k90"])
+def test_equal_costs_go_to_the_lowest_centre(n_distinct, n_copies, rng):
+    """Costs equal to the minimum to the bit (copies of a centre) go to the lowest index: the
+    first copy. Centres in the order c_0..c_{m-1}, then copies in random order, so the labels
+    against all of them are the labels against the distinct ones."""
+    for distance, p, shape in [(UH, 2.0, dict(r=9)), (UC, 2.0, dict(r=4, d=2)), (ULP, 3.0, dict(r=30))]:
+        rows = make_rows(rng, 700, missing=0.2, distance=distance, p=p, **shape)
+        dense = rng.normal(size=(n_distinct, rows[0].shape[1]))
+        cat = rng.random((n_distinct, int(rows[3][-1])))
+        copies = np.concatenate([np.arange(n_distinct), rng.integers(0, n_distinct, n_copies)])
+        want, want_costs, _ = km.assign(*rows, dense, cat, 1)
+        labels, costs, _ = km.assign(*rows, np.ascontiguousarray(dense[copies]),
+                                     np.ascontiguousarray(cat[copies]), 2)
+        assert bitwise_equal(labels, want) and bitwise_equal(costs, want_costs)
+
+
+def test_objects_with_nan_or_inf_costs_go_to_the_first_centre(rng):
+    """A NaN feature makes every cost of its object NaN (no cost is below it: centre 0, as the
+    scan keeps it), an infinite one every cost +inf (all equal: centre 0); the others are
+    unchanged."""
+    rows = list(make_rows(rng, 300, r=5, d=3, distance=UC))
+    dense = rng.normal(size=(9, 3))
+    cat = rng.random((9, int(rows[3][-1])))
+    want, _, _ = km.assign(*rows, dense, cat, 1)
+    X = rows[0].copy()
+    X[[4, 90], 0] = np.nan
+    X[[5, 200], 2] = np.inf
+    rows[0] = X
+    labels, _, _ = km.assign(*rows, dense, cat, 2)
+    want[[4, 5, 90, 200]] = 0
+    assert bitwise_equal(labels, want)

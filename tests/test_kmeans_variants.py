@@ -7,7 +7,7 @@ import pytest
 import cclust
 from cclust.datasets import load_wine
 from cclust._ext import _kmeans as km
-from reference_kmeans import UC, UCOS, UH, ULP
+from reference_kmeans import UC, UCOS, UH, ULP, kmeanspp, pair_distance
 from test_kmeans_engine import bitwise_equal, make_rows
 
 VARIANTS = km.simd_variants()
@@ -193,3 +193,71 @@ def test_dense_candidate_costs_are_the_ordered_sums_in_every_variant(d, restore_
                 assert bitwise_equal(potentials[0], np.cumsum(want[:, :n], axis=1)[:, -1])  # one chunk
             dist, _ = km.dense_candidate_costs(X, cand, closest, 2)
             assert bitwise_equal(dist, np.minimum(closest, want)), (variant, m)
+
+
+CODE_TYPES = {"int32": np.int32, "uint16": np.uint16, "uint8": np.uint8}
+
+
+def equal_weight_rows(rng, n, r, code_type, missing=0.2):
+    """Rows whose partitions all weigh the same double (k-means++ then counts label mismatches),
+    in one of the three label-code layouts (the narrow ones mark a missing label by their
+    largest value, which is what astype makes of -1)."""
+    X, dw, labels, offsets, _, distance, p = make_rows(rng, n, r=r, k_max=7, missing=missing, distance=UH)
+    return (X, dw, np.ascontiguousarray(labels.astype(CODE_TYPES[code_type])), offsets,
+            np.full(r, 1.0 / 3.0), distance, p), labels
+
+
+@pytest.mark.parametrize("code_type", list(CODE_TYPES))
+def test_equal_weight_candidate_costs_are_the_ordered_sums(code_type, restore_engine):
+    """k-means++ candidates under one weight for every partition are costed by counting label
+    mismatches (all codes of a vector at once) instead of looking the table up: the same doubles
+    as the reference's ordered sum of 2 w over the partitions where both labels are present and
+    differ, and as the baseline's table, in every variant. The partition counts cross the vector
+    widths of every code layout (16, 32 and 64 codes per vector); candidates include missing
+    labels and an unlabelled row."""
+    rng = np.random.default_rng(list(CODE_TYPES).index(code_type))
+    for r in (1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 130):
+        rows, labels = equal_weight_rows(rng, 150 + r, r, code_type)
+        n = labels.shape[0]
+        cand = labels[rng.integers(0, n, 4)].copy()
+        cand[1, : r // 2] = -1
+        cand = np.ascontiguousarray(np.vstack([cand, np.full((1, r), -1, dtype=np.int32)]))
+        want = np.array([[pair_distance(np.empty((2, 0)), 1.0, np.vstack([labels[x], c]), rows[4], 0, 1)
+                          for x in range(n)] for c in cand])
+        closest = rng.random(n) * want.mean()
+        for variant in VARIANTS:
+            km._force_simd(variant)
+            dist, _ = km.candidate_costs(*rows, cand, None, 2)
+            assert bitwise_equal(dist, want), (variant, r)
+            dist, _ = km.candidate_costs(*rows, cand, closest, 1)
+            assert bitwise_equal(dist, np.minimum(closest, want)), (variant, r)
+
+
+@pytest.mark.parametrize("code_type", list(CODE_TYPES))
+def test_equal_weight_kmeanspp_is_bitwise_the_baseline(code_type, restore_engine):
+    """kmeanspp and candidate_costs by mismatch counts (every partition weighing the same) against
+    the baseline's table lookups, over several chunks, with identical rows grouped or not, and
+    kmeanspp against the reference on a small input."""
+    rng = np.random.default_rng([list(CODE_TYPES).index(code_type), 1])
+    rows, labels = equal_weight_rows(rng, 9000, 70, code_type)
+    dup = with_duplicates(rows, rng, 900)
+    uniforms = rng.random((7, 4))
+    cand = np.ascontiguousarray(labels[rng.integers(0, 9000, 3)])
+    closest = rng.random(9000)
+    km._force_simd("baseline")
+    km._group_rows(False)
+    want = [km.kmeanspp(*rows, 8, 11, uniforms, 2), km.kmeanspp(*dup, 8, 11, uniforms, 2),
+            *km.candidate_costs(*rows, cand, closest, 2)]
+    for variant in VARIANTS:
+        for grouped in (False, True):
+            km._force_simd(variant)
+            km._group_rows(grouped)
+            got = [km.kmeanspp(*rows, 8, 11, uniforms, 2), km.kmeanspp(*dup, 8, 11, uniforms, 2),
+                   *km.candidate_costs(*rows, cand, closest, 2)]
+            assert_same(got, want)
+    small = tuple(a[:200] if isinstance(a, np.ndarray) and a.ndim == 2 else a for a in rows)
+    small_uniforms = rng.random((4, 3))
+    reference = kmeanspp(*small[:2], labels[:200], *small[3:], 5, 3, small_uniforms)
+    for variant in VARIANTS:
+        km._force_simd(variant)
+        assert bitwise_equal(km.kmeanspp(*small, 5, 3, small_uniforms, 1), reference)

@@ -30,6 +30,16 @@ inline Lanes* aligned_lanes(Lanes* p) {
     return reinterpret_cast<Lanes*>((a + 63) / 64 * 64);
 }
 
+// The mismatch kernel where it gives the candidate table's sums: no dense block, unweighted rows
+// and one weight (the same double) for every partition.
+MismatchRows equal_weight_mismatch(const MixedRows& rows, const Shape& sh) {
+    if (sh.d != 0 || sh.r == 0 || weighted(rows)) return nullptr;
+    for (int64_t i = 1; i < sh.r; ++i) {
+        if (std::memcmp(&rows.weights[i], &rows.weights[0], sizeof(double)) != 0) return nullptr;
+    }
+    return mismatch_kernel(current_variant(), rows.label_bytes);
+}
+
 int team_size(int n_threads, int64_t chunks) {
     int64_t t = n_threads < 1 ? 1 : n_threads;
     t = std::min<int64_t>(t, std::max<int64_t>(chunks, 1));
@@ -149,7 +159,7 @@ Engine::Engine(const MixedRows& rows, const Shape& sh, int64_t kc, int n_threads
       call_rows_(group_of_ < sh.r ? kGroupedBlockRows : kBlockRows),
       scratch_(static_cast<size_t>(nt_ * (lookup_ != nullptr ? call_rows_ : 1) * kp_), 0.0),
       lane_scratch_(static_cast<size_t>(nt_ * kq_)), weighted_(weighted(rows)),
-      scaled_(rows.row_scale != nullptr) {}
+      scaled_(rows.row_scale != nullptr), mismatch_(equal_weight_mismatch(rows, sh)) {}
 
 // Groups objects with identical label rows (see row_hash) when that pays: afterwards every
 // pass computes the costs of the distinct rows only. Labels must have been validated. For
@@ -201,6 +211,7 @@ void Engine::check_labels() {
 
 // Fold the categorical centres (kc x width) into the lookup table.
 void Engine::build_table(const double* cat) {
+    mismatch_on_ = false;
     clear_table();
     if (scaled_) {
         build_scaled_table(cat);
@@ -254,6 +265,35 @@ void Engine::build_table(const double* cat) {
 // t) is the weighted squared distance 2 w_i [l != label of t] between one-hot blocks, 0
 // where t is unlabelled.
 void Engine::build_candidate_table(const int32_t* candidate_labels) {
+    mismatch_on_ = mismatch_ != nullptr;
+    if (mismatch_on_) {
+        // Each candidate's codes in the label matrix's layout, the missing code (every bit set in
+        // each layout) past r; and the sums of m equal entries, added in turn as a lookup adds them.
+        const int64_t r = sh_.r, padded = mismatch_padded(r, rows_.label_bytes);
+        const auto bytes = static_cast<size_t>(rows_.label_bytes);
+        candidate_codes_.assign(static_cast<size_t>(kc_ * padded) * bytes, 0xFF);
+        for (int64_t t = 0; t < kc_; ++t) {
+            for (int64_t i = 0; i < r; ++i) {
+                const int32_t label = candidate_labels[t * r + i];
+                if (label < 0) continue;
+                uint8_t* code = candidate_codes_.data() + static_cast<size_t>(t * padded + i) * bytes;
+                if (bytes == 1) {
+                    *code = static_cast<uint8_t>(label);
+                } else if (bytes == 2) {
+                    const auto v = static_cast<uint16_t>(label);
+                    std::memcpy(code, &v, sizeof v);
+                } else {
+                    std::memcpy(code, &label, sizeof label);
+                }
+            }
+        }
+        const double v = 2.0 * rows_.weights[0];
+        mismatch_sums_.assign(static_cast<size_t>(r + 1), 0.0);
+        for (int64_t m = 1; m <= r; ++m) {
+            mismatch_sums_[static_cast<size_t>(m)] = mismatch_sums_[static_cast<size_t>(m - 1)] + v;
+        }
+        return;
+    }
     clear_table();
     for (int64_t t = 0; t < kc_; ++t) {
         const int32_t* lab = candidate_labels + t * sh_.r;
@@ -402,19 +442,27 @@ void Engine::distinct_costs() {
     const auto m = static_cast<int64_t>(distinct_costs_.size()) / kp;
     const int64_t rows = kGroupedBlockRows;
     const int64_t blocks = (m + rows - 1) / rows;
-    const int64_t* slot_of = slots_.of.data();
-    const double* table = reinterpret_cast<const double*>(table_base_);
     const uint8_t* labels = distinct_labels_.data();
     const int64_t rb = r * rows_.label_bytes;
     double* out = distinct_costs_.data();
-    const LookupRows lookup = lookup_;
     (void)nt_;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(team_size(nt_, blocks))
 #endif
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t g0 = b * rows, g1 = std::min(m, g0 + rows);
-        lookup(labels + g0 * rb, r, g1 - g0, slot_of, table, kp, group_of_, out + g0 * kp);
+        row_costs(labels + g0 * rb, g1 - g0, out + g0 * kp);
+    }
+}
+
+inline void Engine::row_costs(const uint8_t* labels, int64_t count, double* out) const {
+    const int64_t r = sh_.r;
+    if (mismatch_on_) {
+        mismatch_(labels, r, count, candidate_codes_.data(), mismatch_padded(r, rows_.label_bytes), kc_,
+                  mismatch_sums_.data(), kp_, out);
+    } else {
+        lookup_(labels, r, count, slots_.of.data(), reinterpret_cast<const double*>(table_base_), kp_,
+                group_of_, out);
     }
 }
 
@@ -557,11 +605,9 @@ void Engine::each_cost(int64_t start, int64_t stop, int tid, const double* dense
     }
     if (lookup_ != nullptr) {
         double* block = scratch_.data() + tid * call_rows_ * kp;
-        const double* flat = reinterpret_cast<const double*>(table);
         for (int64_t x0 = start; x0 < stop; x0 += call_rows_) {
             const int64_t count = std::min(call_rows_, stop - x0);
-            lookup_(static_cast<const uint8_t*>(rows_.labels) + x0 * r * rows_.label_bytes, r, count, slot_of, flat, kp,
-                    group_of_, block);
+            row_costs(static_cast<const uint8_t*>(rows_.labels) + x0 * r * rows_.label_bytes, count, block);
             for (int64_t j = 0; j < count; ++j) {
                 double* acc = block + j * kp;
                 finish_costs(x0 + j, acc);

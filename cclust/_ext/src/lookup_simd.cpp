@@ -10,6 +10,11 @@
 
 #include "cclust/kmeans_internal.hpp"
 
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CCLUST_NO_SIMD_VARIANTS) && \
+    (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
+
 namespace cclust {
 namespace kmeans_detail {
 
@@ -278,6 +283,130 @@ LookupRows typed_lookup_kernel(int32_t variant) {
     return lookup_rows_baseline<T>;
 }
 #endif
+
+#if defined(CCLUST_X86_VARIANTS)
+// ---- k-means++ candidate costs by label mismatches (see MismatchRows) ------------------------
+//
+// For each object and candidate, a vector of codes at a time: the lanes where both codes are
+// labelled (not the all-ones missing code) and differ are counted, and sums[count] is the cost.
+// The candidates' rows are padded with the missing code to whole 64-byte vectors, so their loads
+// stay inside the row and the lanes past r count nothing; an object's last vector is loaded with
+// a mask (AVX-512) or from a copy (AVX2), so no load reads past the object's row. Integer
+// counts, so every variant and every order gives the same costs.
+
+#define CCLUST_AVX512BW __attribute__((target("avx512f,avx512vl,avx512bw,popcnt"), always_inline)) inline
+#define CCLUST_AVX2 __attribute__((target("avx2,popcnt"), always_inline)) inline
+
+// The lanes of `valid` loaded from p, the others zero (masked: no fault past the row).
+template <class T>
+CCLUST_AVX512BW __m512i masked_load_avx512(uint64_t valid, const T* p) {
+    if constexpr (sizeof(T) == 1) return _mm512_maskz_loadu_epi8(valid, p);
+    else if constexpr (sizeof(T) == 2) return _mm512_maskz_loadu_epi16(static_cast<__mmask32>(valid), p);
+    else return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(valid), p);
+}
+
+// The lanes of `within` where a and b differ, one bit per lane.
+template <class T>
+CCLUST_AVX512BW uint64_t differ_avx512(uint64_t within, __m512i a, __m512i b) {
+    if constexpr (sizeof(T) == 1) return _mm512_mask_cmpneq_epu8_mask(within, a, b);
+    else if constexpr (sizeof(T) == 2) return _mm512_mask_cmpneq_epu16_mask(static_cast<__mmask32>(within), a, b);
+    else return _mm512_mask_cmpneq_epi32_mask(static_cast<__mmask16>(within), a, b);
+}
+
+// The lanes where a and b are equal, sizeof(T) bits per lane.
+template <class T>
+CCLUST_AVX2 uint32_t same_avx2(__m256i a, __m256i b) {
+    if constexpr (sizeof(T) == 1) return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)));
+    else if constexpr (sizeof(T) == 2) return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi16(a, b)));
+    else return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi32(a, b)));
+}
+
+template <class T>
+__attribute__((target("avx512f,avx512vl,avx512bw,popcnt"))) void mismatch_rows_avx512(
+    const void* codes, int64_t r, int64_t count, const void* candidates, int64_t padded, int64_t kc,
+    const double* sums, int64_t stride, double* out) {
+    constexpr int64_t kLanes = 64 / static_cast<int64_t>(sizeof(T));
+    const T* labels = static_cast<const T*>(codes);
+    const T* cand = static_cast<const T*>(candidates);
+    const __m512i missing = _mm512_set1_epi32(-1);
+    for (int64_t j = 0; j < count; ++j) {
+        const T* lab = labels + j * r;
+        double* o = out + j * stride;
+        for (int64_t t = 0; t < kc; ++t) {
+            const T* c = cand + t * padded;
+            int64_t m = 0;
+            for (int64_t i = 0; i < r; i += kLanes) {
+                const int64_t left = r - i;
+                const uint64_t valid = left >= kLanes ? (kLanes == 64 ? ~uint64_t{0} : (uint64_t{1} << kLanes) - 1)
+                                                      : (uint64_t{1} << left) - 1;
+                const __m512i a = masked_load_avx512<T>(valid, lab + i);
+                const __m512i b = _mm512_loadu_si512(c + i);
+                const uint64_t both = differ_avx512<T>(differ_avx512<T>(valid, a, missing), b, missing);
+                m += static_cast<int64_t>(_mm_popcnt_u64(differ_avx512<T>(both, a, b)));
+            }
+            o[t] = sums[m];
+        }
+        for (int64_t t = kc; t < stride; ++t) o[t] = 0.0;
+    }
+}
+
+template <class T>
+__attribute__((target("avx2,popcnt"))) void mismatch_rows_avx2(const void* codes, int64_t r, int64_t count,
+                                                                const void* candidates, int64_t padded,
+                                                                int64_t kc, const double* sums,
+                                                                int64_t stride, double* out) {
+    constexpr int64_t kLanes = 32 / static_cast<int64_t>(sizeof(T));
+    const T* labels = static_cast<const T*>(codes);
+    const T* cand = static_cast<const T*>(candidates);
+    const __m256i missing = _mm256_set1_epi32(-1);
+    const int64_t full = r / kLanes * kLanes;
+    alignas(32) T tail[kLanes];
+    for (int64_t j = 0; j < count; ++j) {
+        const T* lab = labels + j * r;
+        double* o = out + j * stride;
+        std::memset(tail, 0xFF, sizeof tail);
+        std::memcpy(tail, lab + full, static_cast<size_t>(r - full) * sizeof(T));
+        for (int64_t t = 0; t < kc; ++t) {
+            const T* c = cand + t * padded;
+            int64_t m = 0;
+            for (int64_t i = 0; i < r; i += kLanes) {
+                const __m256i a = i < full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lab + i))
+                                           : _mm256_load_si256(reinterpret_cast<const __m256i*>(tail));
+                const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + i));
+                m += _mm_popcnt_u32(~(same_avx2<T>(a, b) | same_avx2<T>(a, missing) | same_avx2<T>(b, missing)));
+            }
+            o[t] = sums[m / static_cast<int64_t>(sizeof(T))];
+        }
+        for (int64_t t = kc; t < stride; ++t) o[t] = 0.0;
+    }
+}
+#undef CCLUST_AVX512BW
+#undef CCLUST_AVX2
+#endif  // CCLUST_X86_VARIANTS
+
+int64_t mismatch_padded(int64_t r, int32_t label_bytes) {
+    const int64_t lanes = 64 / label_bytes;
+    return (r + lanes - 1) / lanes * lanes;
+}
+
+MismatchRows mismatch_kernel(int32_t variant, int32_t label_bytes) {
+#if defined(CCLUST_X86_VARIANTS)
+    // AVX-512's byte and word compares need AVX512BW, which the lookup kernel's variant does not.
+    if (variant == kSimdAvx512 && __builtin_cpu_supports("avx512bw")) {
+        if (label_bytes == 1) return mismatch_rows_avx512<uint8_t>;
+        if (label_bytes == 2) return mismatch_rows_avx512<uint16_t>;
+        return mismatch_rows_avx512<int32_t>;
+    }
+    if (variant == kSimdAvx512 || variant == kSimdAvx2) {
+        if (label_bytes == 1) return mismatch_rows_avx2<uint8_t>;
+        if (label_bytes == 2) return mismatch_rows_avx2<uint16_t>;
+        return mismatch_rows_avx2<int32_t>;
+    }
+#endif
+    (void)variant;
+    (void)label_bytes;
+    return nullptr;
+}
 
 #if defined(CCLUST_VECTOR_KERNEL)
 // ---- Dense costs of k-means++ candidates in instruction-set variants ---------------------------

@@ -162,7 +162,10 @@ void centroids(const MixedRows& rows, int32_t n_clusters,
 // object at D^2 = 0, a chosen seed in particular, is never drawn); the trial whose seed lowers the
 // total potential most wins (ties: lowest trial). If every object is at D^2 = 0 (fewer than K
 // distinct rows) the lowest-index object not yet chosen is taken. Seeds are distinct; randomness
-// comes only from `uniforms`.
+// comes only from `uniforms`. The label part of D^2 is summed over i in order from +0; with no
+// dense block and one weight w for every partition it is the sum of m terms 2 w, m the number
+// of partitions where the labels differ, and is computed by counting m (vector compares of the
+// label codes), the same double (here and in candidate_costs).
 void kmeanspp(const MixedRows& rows, int32_t n_clusters, int64_t first,
               const double* uniforms,  // IN (n_clusters - 1) x n_trials, each in [0, 1)
               int64_t n_trials, int n_threads,

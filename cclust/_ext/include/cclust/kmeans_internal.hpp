@@ -63,6 +63,20 @@ int64_t row_width(int32_t variant, int64_t kc);
 // Partitions per group of the lookup kernel for a table of slots x kp doubles.
 int64_t partition_group(const Slots& slots, int64_t r, int64_t kp);
 
+// The k-means++ candidate costs of `count` objects when every partition has the same weight w:
+// out[j * stride + t] = sums[m], m the number of partitions in which object j (a row of r codes,
+// label_bytes each, from `labels`) and candidate t (a row of `padded` codes in `candidates`,
+// mismatch_padded(r), the codes past r missing) are both labelled and differ. Each entry of the
+// candidate table is 0 or 2 w (Engine::build_candidate_table), and adding +0 to a sum that
+// starts at +0 changes no bit, so with sums[m] = m times 2 w added in turn from +0 these are the
+// lookup sums bit for bit. Entries kc..stride-1 are 0. Null where the variant has no such
+// kernel (the table's lookups run instead).
+typedef void (*MismatchRows)(const void* labels, int64_t r, int64_t count, const void* candidates,
+                             int64_t padded, int64_t kc, const double* sums, int64_t stride, double* out);
+MismatchRows mismatch_kernel(int32_t variant, int32_t label_bytes);
+// Codes per candidate row of a MismatchRows kernel: r rounded up to whole 64-byte vectors.
+int64_t mismatch_padded(int64_t r, int32_t label_bytes);
+
 // out[b * kt + t] = squared_distance(X + b * d, candidate t) for `count` rows of X (row-major,
 // d features) and the candidates by feature in ct (d x kt, kt a multiple of 8): the sums of
 // squared_distance lane for lane, so the same bits. Null where no vector extension is built.
@@ -129,7 +143,9 @@ public:
 
     // k-means++ candidates as centres, given by their labels (kc x r): entry (label l, candidate
     // t) is the weighted squared distance 2 w_i [l != label of t] between one-hot blocks, 0
-    // where t is unlabelled.
+    // where t is unlabelled. When every w_i is the same double and the variant has a
+    // MismatchRows kernel, the passes count label mismatches instead of looking the table up
+    // (the same sums, see MismatchRows), until the next build_table.
     void build_candidate_table(const int32_t* candidate_labels);
 
     // Counts, sizes and feature sums of a labelling (per thread / per chunk, see reduce), and
@@ -180,6 +196,10 @@ private:
 
     // The lookup sums of every distinct row (grouped engines only), before a pass reads them.
     void distinct_costs();
+
+    // The lookup sums of `count` rows of codes (out: count x kp): the variant's lookup kernel
+    // over the table, or its mismatch kernel over the candidates' codes.
+    void row_costs(const uint8_t* labels, int64_t count, double* out) const;
 
     void clear_table();
 
@@ -251,6 +271,13 @@ private:
     std::vector<int64_t> group_;          // grouped: n, each object's distinct row; else empty
     std::vector<uint8_t> distinct_labels_;  // grouped: m x r codes (label_bytes each), the distinct rows
     std::vector<double> distinct_costs_;  // grouped: m x kp, their lookup sums in the last pass
+    // Candidates counted by mismatches (build_candidate_table): the kernel where it applies
+    // (no dense block, unweighted rows, every w_i the same double), whether the current
+    // centres are candidates, their codes (kc x mismatch_padded) and sums[m] (m = 0..r).
+    const MismatchRows mismatch_;
+    bool mismatch_on_ = false;
+    std::vector<uint8_t> candidate_codes_;
+    std::vector<double> mismatch_sums_;
 };
 
 // ---- Centroids and tallies (centres.cpp) -----------------------------------------------------
