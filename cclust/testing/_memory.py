@@ -220,174 +220,53 @@ _LIMIT_WARM_UP_OBJECTS = 300
 
 
 def _limit_child(spec_json):
-    """Run each method of the JSON list ``spec_json`` under its limits, one after another,
-    printing a start line, one line per call and a done line per method."""
     import resource
 
     import cclust
     from cclust.base import method_info
     from cclust.errors import MemoryBudgetError
 
-    def emit(record):
-        # the parent reads every line written so far, so a later signal still shows what passed
-        sys.stdout.write(json.dumps(record) + "\n")
-        sys.stdout.flush()
+    spec = json.loads(spec_json)
+    name, n, r, k = spec["name"], spec["n_samples"], spec["n_partitions"], spec["n_labels"]
+    rng = np.random.default_rng(spec["seed"])
+    X = rng.normal(size=(n, 2))
+    ensemble = cclust.Ensemble(rng.integers(0, k, size=(n, r)))
+    needs_X = method_info(cclust.get(name)).requires_X
 
-    from cclust.testing._bad_input import _resolve_target
+    def call(E, rows):
+        extra = {"X": X[:rows]} if needs_X else {}
+        return cclust.consensus(name, E, spec["n_clusters"], random_state=0, **extra, **spec["params"])
 
-    for spec in json.loads(spec_json):
-        name, n, r, k = spec["name"], spec["n_samples"], spec["n_partitions"], spec["n_labels"]
-        emit({"event": "start", "name": name})
-        target = _resolve_target("consensus", name)   # "module:function" too
-        rng = np.random.default_rng(spec["seed"])
-        X = rng.normal(size=(n, 2))
-        ensemble = cclust.Ensemble(rng.integers(0, k, size=(n, r)))
-        needs_X = method_info(cclust.get(target)).requires_X
-
-        def call(E, rows, target=target, X=X, needs_X=needs_X, spec=spec):
-            extra = {"X": X[:rows]} if needs_X else {}
-            return cclust.consensus(target, E, spec["n_clusters"], random_state=0, **extra, **spec["params"])
-
-        warm = min(_LIMIT_WARM_UP_OBJECTS, n)
-        try:
-            call(ensemble.take(objects=np.arange(warm)), warm)
-        except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
-            pass
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)   # a limit of the parent's stays in force
-        for headroom in spec["headrooms"]:
-            gc.collect()
-            _release_freed_memory()
-            baseline = _status_kib("VmSize") * 1024
-            limit = baseline + headroom if hard == resource.RLIM_INFINITY else min(baseline + headroom, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-            try:
-                labels = np.asarray(call(ensemble, n).labels)
-                outcome = {"outcome": "labels", "detail": f"{labels.dtype} labels of shape {labels.shape}"}
-                if labels.shape != (n,):
-                    outcome = {"outcome": "error", "detail": f"labels of shape {labels.shape} for {n} objects"}
-            except MemoryBudgetError as exc:
-                outcome = {"outcome": "refused", "detail": str(exc)}
-            except Exception as exc:  # noqa: BLE001 -- MemoryError included: the parent fails the check
-                outcome = {"outcome": "error", "detail": f"{type(exc).__name__}: {exc}"}
-            finally:
-                resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-            emit(dict(outcome, event="call", name=name, headroom=headroom, baseline=baseline))
-            if outcome["outcome"] != "refused":
-                break
-        del ensemble, X
-        emit({"event": "done", "name": name})
-
-
-def _limit_spec(name, *, n_samples=3000, n_partitions=10, n_labels=8, n_clusters=4,
-                headrooms=(2 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0):
-    return {"name": name, "n_samples": int(n_samples), "n_partitions": int(n_partitions), "n_labels": int(n_labels),
-            "n_clusters": int(n_clusters), "headrooms": [int(h) for h in headrooms], "params": dict(params or {}),
-            "seed": int(seed)}
-
-
-def _limit_failure(spec, outcomes, ran_to_the_end, how, stderr):
-    """Why a method's calls under the limits fail the check, or None."""
-    what = f"{spec['name']} on {spec['n_samples']} objects x {spec['n_partitions']} partitions"
-    for outcome in outcomes:
-        if outcome["outcome"] not in ("labels", "refused"):
-            return (f"check_consensus_memory_limit: {what}, limited to {_mib(outcome['headroom'])} more address "
-                    f"space, raised neither labels nor MemoryBudgetError: {outcome['detail']}")
-    if ran_to_the_end:
-        return None
-    headrooms = spec["headrooms"]
-    limit = headrooms[len(outcomes)] if len(outcomes) < len(headrooms) else None
-    during = f" limited to {_mib(limit)} more address space" if limit is not None else ""
-    return f"check_consensus_memory_limit: the child running {what}{during} {how}:\n{stderr[-2000:]}"
-
-
-def check_consensus_memory_limits(cases: Mapping[str, Mapping[str, Any]], *,
-                                  timeout: float = 300) -> dict[str, dict[str, Any]]:
-    """:func:`check_consensus_memory_limit` for several consensus functions, one after another in
-    one child process (one start-up and one import for all), without raising.
-
-    A child that dies (a signal, a hang past ``timeout`` seconds for one function) fails the
-    function it was running; the functions after it run in a new child.
-
-    Parameters
-    ----------
-    cases : dict
-        Registered consensus name (or ``"module:function"``, registered in the child) -> the keyword arguments of
-        :func:`check_consensus_memory_limit` for it (``n_samples``, ``headrooms``, ``params``...).
-    timeout : float, default=300
-        Seconds each function may take.
-
-    Returns
-    -------
-    results : dict
-        Per name, ``{"outcomes": [...], "failure": None or str}``: the outcomes as
-        :func:`check_consensus_memory_limit` returns them, and what would make it raise.
-        Empty where the limit cannot be set (not Linux): nothing was run.
-
-    Examples
-    --------
-    >>> from cclust.testing import check_consensus_memory_limits
-    >>> results = check_consensus_memory_limits({"kcc": {"n_samples": 20_000}, "voting": {}})  # doctest: +SKIP
-    >>> [r["failure"] for r in results.values()]  # doctest: +SKIP
-    [None, None]
-    """
+    warm = min(_LIMIT_WARM_UP_OBJECTS, n)
     try:
-        import resource
-    except ImportError:
-        return {}
-    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
-        return {}
-    specs = [_limit_spec(name, **kwargs) for name, kwargs in cases.items()]
-    # one thread and one allocator arena: every extra thread's stack and arena is address space,
-    # which would make the limits depend on the machine's core count; and glibc's fixed mmap
-    # threshold (_ALLOCATOR_ENV), so that what one function freed leaves the address space
-    # instead of staying in the heap, where the next function would allocate under no limit
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               MALLOC_ARENA_MAX="1", **_ALLOCATOR_ENV)
-    env.pop("CCLUST_MEMORY_BUDGET", None)
-    results: dict[str, dict[str, Any]] = {}
-    while specs:
-        with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
-            try:
-                # cwd: a source checkout in the working folder would shadow the installed cclust
-                done = subprocess.run([sys.executable, "-c", _LIMIT_CHILD, json.dumps(specs)], capture_output=True,
-                                      text=True, env=env, cwd=tmp, timeout=timeout * len(specs))
-                stdout, stderr, status = done.stdout, done.stderr, done.returncode
-            except subprocess.TimeoutExpired as exc:
-                stdout, stderr, status = _text(exc.stdout), _text(exc.stderr), None
-        records = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-        finished = [r["name"] for r in records if r["event"] == "done"]
-        for spec in specs[:len(finished)]:
-            outcomes = [_outcome(r) for r in records if r["event"] == "call" and r["name"] == spec["name"]]
-            results[spec["name"]] = {"outcomes": outcomes, "failure": _limit_failure(spec, outcomes, True, "", "")}
-        specs = specs[len(finished):]
-        if not specs:
-            if status not in (0, None):   # every function ran, then the child failed on its way out
-                results[finished[-1]]["failure"] = (results[finished[-1]]["failure"]
-                                                    or f"check_consensus_memory_limit: the child failed (status "
-                                                       f"{status}) after running {finished[-1]}:\n{stderr[-2000:]}")
+        call(ensemble.take(objects=np.arange(warm)), warm)
+    except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
+        pass
+    outcomes = []
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)   # a limit of the parent's stays in force
+    for headroom in spec["headrooms"]:
+        gc.collect()
+        _release_freed_memory()
+        baseline = _status_kib("VmSize") * 1024
+        limit = baseline + headroom if hard == resource.RLIM_INFINITY else min(baseline + headroom, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        try:
+            labels = np.asarray(call(ensemble, n).labels)
+            outcome = {"outcome": "labels", "detail": f"{labels.dtype} labels of shape {labels.shape}"}
+            if labels.shape != (n,):
+                outcome = {"outcome": "error", "detail": f"labels of shape {labels.shape} for {n} objects"}
+        except MemoryBudgetError as exc:
+            outcome = {"outcome": "refused", "detail": str(exc)}
+        except Exception as exc:  # noqa: BLE001 -- MemoryError included: the parent fails the check
+            outcome = {"outcome": "error", "detail": f"{type(exc).__name__}: {exc}"}
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        outcomes.append(dict(outcome, headroom=headroom, baseline=baseline))
+        # the parent reads every line written so far, so a later signal still shows what passed
+        sys.stdout.write(json.dumps(outcomes[-1]) + "\n")
+        sys.stdout.flush()
+        if outcome["outcome"] != "refused":
             break
-        running, specs = specs[0], specs[1:]
-        if status is None:
-            how = f"did not finish in {timeout} s"
-        elif status < 0:
-            how = f"was killed by signal {-status}"
-        else:
-            how = f"exited with status {status}"
-        outcomes = [_outcome(r) for r in records if r["event"] == "call" and r["name"] == running["name"]]
-        results[running["name"]] = {"outcomes": outcomes,
-                                    "failure": _limit_failure(running, outcomes, False, how, stderr)}
-    return results
-
-
-def _text(output):
-    """A TimeoutExpired's captured output (bytes even under text=True) as text."""
-    if output is None:
-        return ""
-    return output.decode(errors="replace") if isinstance(output, bytes) else output
-
-
-def _outcome(record):
-    return {key: record[key] for key in ("outcome", "detail", "headroom", "baseline")}
 
 
 def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitions: int = 10, n_labels: int = 8,
@@ -445,14 +324,43 @@ def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitio
     >>> [o["outcome"] for o in outcomes]  # doctest: +SKIP
     ['refused', 'refused', 'labels']
     """
-    results = check_consensus_memory_limits(
-        {name: {"n_samples": n_samples, "n_partitions": n_partitions, "n_labels": n_labels, "n_clusters": n_clusters,
-                "headrooms": headrooms, "params": params, "seed": seed}}, timeout=timeout)
-    if not results:
+    try:
+        import resource
+    except ImportError:
         return []
-    if results[name]["failure"]:
-        raise AssertionError(results[name]["failure"])
-    return results[name]["outcomes"]
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
+        return []
+    headrooms = [int(h) for h in headrooms]
+    spec = json.dumps({"name": name, "n_samples": int(n_samples), "n_partitions": int(n_partitions),
+                       "n_labels": int(n_labels), "n_clusters": int(n_clusters), "headrooms": headrooms,
+                       "params": dict(params or {}), "seed": int(seed)})
+    # one thread and one allocator arena: every extra thread's stack and arena is address space,
+    # which would make the limits depend on the machine's core count
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               MALLOC_ARENA_MAX="1")
+    env.pop("CCLUST_MEMORY_BUDGET", None)
+    what = f"{name} on {n_samples} objects x {n_partitions} partitions"
+    with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
+        try:
+            # cwd: a source checkout in the working folder would shadow the installed cclust
+            done = subprocess.run([sys.executable, "-c", _LIMIT_CHILD, spec], capture_output=True, text=True,
+                                  env=env, cwd=tmp, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"check_consensus_memory_limit: {what} did not finish in {timeout} s") from None
+    outcomes = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    for outcome in outcomes:
+        if outcome["outcome"] not in ("labels", "refused"):
+            raise AssertionError(f"check_consensus_memory_limit: {what}, limited to {_mib(outcome['headroom'])} "
+                                 f"more address space, raised neither labels nor MemoryBudgetError: "
+                                 f"{outcome['detail']}")
+    if done.returncode != 0:
+        how = (f"was killed by signal {-done.returncode}" if done.returncode < 0
+               else f"exited with status {done.returncode}")
+        limit = headrooms[len(outcomes)] if len(outcomes) < len(headrooms) else None
+        during = f" limited to {_mib(limit)} more address space" if limit is not None else ""
+        raise AssertionError(f"check_consensus_memory_limit: the child running {what}{during} {how}:\n"
+                             f"{done.stderr[-2000:]}")
+    return outcomes
 
 
 def _mib(n_bytes):
