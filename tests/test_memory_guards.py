@@ -19,9 +19,11 @@ The ensembles come from the default k-means generator, whose K_i grow like sqrt(
 which the limit catches too (WOHB's dense memberships once grew that way, 2.2 GB at n = 5,000
 and 16.7 GB at n = 20,000).
 """
+import ctypes
 import os
 import re
 import sys
+import time
 import tracemalloc
 
 import numpy as np
@@ -727,7 +729,7 @@ MiB = 2**20
 #: Sizes at which the address-space limits bind, per method: 3000 objects for the methods with an
 #: n x n (or n x sum K_i) structure, whose first allocation past a few MiB is that structure;
 #: 50000 for the linear ones, whose copies of the 10-partition label matrix (4 MB) do not fit
-#: in 2 MiB. The test costs about 1.5 s of CPU per method, most of it the child's imports.
+#: in 2 MiB.
 LINEAR_LIMITS = {"n_samples": 50_000, "headrooms": (2 * MiB, 16 * MiB)}
 LIMITS = dict.fromkeys(
     ["bce", "best", "best-of", "dwh", "ecpcs-mc", "em-mixture", "gp-mgla", "gv1", "gv3", "he", "hm", "ipc",
@@ -745,20 +747,102 @@ LIMITS["symdiff-median"] = {"n_samples": 12, "n_partitions": 4, "n_labels": 3,  
 LABELS_UNDER_THE_LIMIT = {"best-of"}
 
 
+@pytest.fixture(scope="module")
+def limit_results():
+    """Every consensus function under its limits: one child imports them once and forks a fresh
+    process for each (the start-up and imports were two thirds of each function's time when each
+    had a child of its own)."""
+    from cclust.testing import check_consensus_memory_limits
+
+    return check_consensus_memory_limits({name: LIMITS.get(name, {}) for name in _consensus_functions_once()})
+
+
+@pytest.mark.xdist_group("memory-limit")
 @pytest.mark.parametrize("name", _consensus_functions_once())
-def test_every_consensus_function_under_an_address_space_limit_gives_labels_or_a_refusal(name):
+def test_every_consensus_function_under_an_address_space_limit_gives_labels_or_a_refusal(name, limit_results):
     """The kit's check (a child process, RLIMIT_AS a few MiB above its size after a warm-up):
     labels or a MemoryBudgetError at every limit, never a raw MemoryError or std::bad_alloc,
     another exception or a signal. It once found METIS's failed allocation (a RuntimeError, and
     a segmentation fault at the second one: hbgf, mcla, hgpa, best-of) and SciPy's row slicing
     ending the process in tcut."""
-    from cclust.testing import check_consensus_memory_limit
-
-    outcomes = check_consensus_memory_limit(name, **LIMITS.get(name, {}))
-    if not outcomes:
+    if not limit_results:
         pytest.skip("needs Linux's address-space limit")
+    result = limit_results[name]
+    assert result["failure"] is None, result["failure"]
+    outcomes = result["outcomes"]
     if name not in LABELS_UNDER_THE_LIMIT:
         assert outcomes[0]["outcome"] == "refused", f"the limit did not bind for {name}: {outcomes}"
+
+
+def crashes_past_the_warm_up(ensemble, n_clusters, *, random_state=None):
+    """Reads address 0 on more objects than the kit's warm-up call has: a crashing compiled core."""
+    if ensemble.n_samples > 300:
+        ctypes.string_at(0)
+    return cclust.ConsensusResult.from_labels(np.zeros(ensemble.n_samples, dtype=np.int64))
+
+
+def raises_past_the_warm_up(ensemble, n_clusters, *, random_state=None):
+    """Fails with an error that is no refusal on more objects than the warm-up call has."""
+    if ensemble.n_samples > 300:
+        raise RuntimeError("out of scratch space")
+    return cclust.ConsensusResult.from_labels(np.zeros(ensemble.n_samples, dtype=np.int64))
+
+
+def hangs_past_the_warm_up(ensemble, n_clusters, *, random_state=None):
+    """Never returns on more objects than the warm-up call has."""
+    while ensemble.n_samples > 300:
+        time.sleep(1)
+    return cclust.ConsensusResult.from_labels(np.zeros(ensemble.n_samples, dtype=np.int64))
+
+
+def test_the_limit_check_fails_a_crash_a_hang_and_an_unclear_error_and_runs_the_functions_after_them(monkeypatch):
+    from cclust.testing import check_consensus_memory_limits
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("PYTHONPATH", here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    module = __name__.rpartition(".")[2]
+    results = check_consensus_memory_limits({f"{module}:raises_past_the_warm_up": {},
+                                             f"{module}:crashes_past_the_warm_up": {},
+                                             "kcc": LIMITS["kcc"]}, timeout=120)
+    if not results:
+        pytest.skip("needs Linux's address-space limit")
+    raised, crashed, kcc = results.values()
+    assert "raised neither labels nor MemoryBudgetError: RuntimeError: out of scratch space" in raised["failure"]
+    assert "killed by signal" in crashed["failure"] and "crashes_past_the_warm_up" in crashed["failure"]
+    assert kcc["failure"] is None and [o["outcome"] for o in kcc["outcomes"]][0] == "refused"
+    hung, kcc = check_consensus_memory_limits({f"{module}:hangs_past_the_warm_up": {}, "kcc": LIMITS["kcc"]},
+                                              timeout=3).values()
+    assert "did not finish in 3 s" in hung["failure"] and "hangs_past_the_warm_up" in hung["failure"]
+    assert kcc["failure"] is None, kcc["failure"]     # the function after the hang still ran
+
+
+_LEFT_BEHIND = []
+
+
+def leaves_memory_behind(ensemble, n_clusters, *, random_state=None):
+    """Keeps 64 MiB in this process after its warm-up call: a function whose leftovers a child
+    shared with the functions after it would hand on to them."""
+    if ensemble.n_samples <= 300:
+        _LEFT_BEHIND.append(np.ones(8 * MiB))
+    return cclust.ConsensusResult.from_labels(np.zeros(ensemble.n_samples, dtype=np.int64))
+
+
+def test_the_limit_check_gives_every_function_a_fresh_fork(monkeypatch):
+    """Each function's process starts from the forking process as it was before any function
+    ran: what an earlier function left allocated is not in a later one's address space (in a
+    child shared by the functions, it was, and limits passed without binding)."""
+    from cclust.testing import check_consensus_memory_limits
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("PYTHONPATH", here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    leaky = f"{__name__.rpartition('.')[2]}:leaves_memory_behind"
+    after = check_consensus_memory_limits({leaky: {}, "kcc": LIMITS["kcc"]})
+    if not after:
+        pytest.skip("needs Linux's address-space limit")
+    before = check_consensus_memory_limits({"kcc": LIMITS["kcc"], leaky: {}})
+    assert after["kcc"]["failure"] is None and before["kcc"]["failure"] is None
+    assert after[leaky]["outcomes"][0]["baseline"] > before["kcc"]["outcomes"][0]["baseline"] + 48 * MiB
+    assert abs(after["kcc"]["outcomes"][0]["baseline"] - before["kcc"]["outcomes"][0]["baseline"]) < 16 * MiB
 
 
 def test_memory_refusal_keeps_a_guards_refusal_and_reads_the_failed_size():

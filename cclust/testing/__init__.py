@@ -36,9 +36,10 @@ blob_partitions, same_partition, adjusted_rand
 peak_memory
     The peak memory (RSS high-water mark, NumPy and compiled allocations alike) that consensus
     calls add, measured in child processes: run it at two sizes to see how a method grows.
-check_consensus_memory_limit
+check_consensus_memory_limit, check_consensus_memory_limits
     A consensus function under an address-space limit it hits, in a child process: labels or
-    a MemoryBudgetError, never a raw MemoryError, a std::bad_alloc or a signal.
+    a MemoryBudgetError, never a raw MemoryError, a std::bad_alloc or a signal (several
+    functions: one import, a fresh fork for each).
 check_consensus_recovers_easy_structure, easy_blobs, easy_ensemble
     Quality on easy data: with its defaults, a consensus function must recover well-separated
     blobs (balanced, or one cluster several times larger) from k-means ensembles. Not part of
@@ -73,7 +74,7 @@ from cclust.testing._consensus import (
     check_consensus_thread_safety,
 )
 from cclust.testing._data import adjusted_rand, blob_partitions, same_partition
-from cclust.testing._memory import check_consensus_memory_limit, peak_memory
+from cclust.testing._memory import check_consensus_memory_limit, check_consensus_memory_limits, peak_memory
 from cclust.testing._generator import (
     GENERATOR_CHECKS,
     UTILITY_CHECKS,
@@ -147,6 +148,7 @@ __all__ = [
     "check_consensus_deterministic",
     "check_consensus_identical_partitions",
     "check_consensus_memory_limit",
+    "check_consensus_memory_limits",
     "check_consensus_missing_labels",
     "check_consensus_n_clusters",
     "check_consensus_no_mutation",

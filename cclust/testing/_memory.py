@@ -213,36 +213,41 @@ def peak_memory(problems: Sequence[tuple[Any, Any]],
 
 # -- an address-space limit that binds -------------------------------------------------------------
 
-_LIMIT_CHILD = "import sys; from cclust.testing._memory import _limit_child; _limit_child(sys.argv[1])"
+_LIMIT_ZYGOTE = "import sys; from cclust.testing._memory import _limit_zygote; _limit_zygote(sys.argv[1], sys.argv[2])"
 
 #: Objects of the warm-up call made before the limit is set (imports, thread pools, one-off buffers).
 _LIMIT_WARM_UP_OBJECTS = 300
 
 
-def _limit_child(spec_json):
+def _emit(record):
+    # the parent reads every line written so far, so a later signal still shows what passed
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def _limit_calls(spec, target):
+    """Call ``target`` under each of ``spec``'s limits in this process, emitting one line per call."""
     import resource
 
     import cclust
     from cclust.base import method_info
     from cclust.errors import MemoryBudgetError
 
-    spec = json.loads(spec_json)
-    name, n, r, k = spec["name"], spec["n_samples"], spec["n_partitions"], spec["n_labels"]
+    n, r, k = spec["n_samples"], spec["n_partitions"], spec["n_labels"]
     rng = np.random.default_rng(spec["seed"])
     X = rng.normal(size=(n, 2))
     ensemble = cclust.Ensemble(rng.integers(0, k, size=(n, r)))
-    needs_X = method_info(cclust.get(name)).requires_X
+    needs_X = method_info(cclust.get(target)).requires_X
 
     def call(E, rows):
         extra = {"X": X[:rows]} if needs_X else {}
-        return cclust.consensus(name, E, spec["n_clusters"], random_state=0, **extra, **spec["params"])
+        return cclust.consensus(target, E, spec["n_clusters"], random_state=0, **extra, **spec["params"])
 
     warm = min(_LIMIT_WARM_UP_OBJECTS, n)
     try:
         call(ensemble.take(objects=np.arange(warm)), warm)
     except Exception:  # noqa: BLE001 -- a refusal of the small problem shows again below
         pass
-    outcomes = []
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)   # a limit of the parent's stays in force
     for headroom in spec["headrooms"]:
         gc.collect()
@@ -261,12 +266,179 @@ def _limit_child(spec_json):
             outcome = {"outcome": "error", "detail": f"{type(exc).__name__}: {exc}"}
         finally:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        outcomes.append(dict(outcome, headroom=headroom, baseline=baseline))
-        # the parent reads every line written so far, so a later signal still shows what passed
-        sys.stdout.write(json.dumps(outcomes[-1]) + "\n")
-        sys.stdout.flush()
+        _emit(dict(outcome, event="call", name=spec["name"], headroom=headroom, baseline=baseline))
         if outcome["outcome"] != "refused":
             break
+
+
+def _limit_zygote(specs_json, timeout):
+    """Import cclust and every method of ``specs_json`` once, then run each method in a child
+    forked from this still untouched process, one after another.
+
+    Every child starts from the same state as a process of its own that imported the methods
+    (none of them has run here), so no method's leftovers serve another's allocations under its
+    limit; the fork saves each child the start-up and the imports. A child that dies, or takes
+    more than ``timeout`` seconds (then it is killed), fails its method only: an "end" line
+    gives its exit status and the tail of its standard error, and the next method runs.
+    """
+    import signal
+    import time
+    import traceback
+
+    import cclust
+    from cclust.testing._bad_input import _resolve_target
+
+    specs = json.loads(specs_json)
+    timeout = float(timeout)
+    targets = [_resolve_target("consensus", spec["name"]) for spec in specs]   # "module:function" too
+    for target in targets:
+        cclust.get(target)          # the method's module imported before the forks, once
+    with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
+        for i, (spec, target) in enumerate(zip(specs, targets)):
+            err_path = os.path.join(tmp, f"stderr{i}")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:                                            # the child
+                status = 1
+                try:
+                    err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                    os.dup2(err, 2)
+                    _limit_calls(spec, target)
+                    status = 0
+                except BaseException:  # noqa: BLE001 -- reported through the exit status and stderr
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(status)
+            started = time.monotonic()
+            deadline, pause, status = started + timeout, 1e-3, None
+            while True:
+                done, wait_status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = os.waitstatus_to_exitcode(wait_status)
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(pause)
+                pause = min(2 * pause, 0.05)
+            with open(err_path, errors="replace") as f:
+                stderr = f.read()[-2000:]
+            _emit({"event": "end", "name": spec["name"], "status": status, "stderr": stderr,
+                   "seconds": time.monotonic() - started})
+
+
+def _limit_spec(name, *, n_samples=3000, n_partitions=10, n_labels=8, n_clusters=4,
+                headrooms=(2 * 2**20, 16 * 2**20, 64 * 2**20), params=None, seed=0):
+    return {"name": name, "n_samples": int(n_samples), "n_partitions": int(n_partitions), "n_labels": int(n_labels),
+            "n_clusters": int(n_clusters), "headrooms": [int(h) for h in headrooms], "params": dict(params or {}),
+            "seed": int(seed)}
+
+
+def _limit_failure(spec, outcomes, how, stderr, timeout):
+    """Why a method's calls under the limits fail the check (None if they pass); ``how`` is the
+    child's exit status (None: killed after ``timeout`` seconds, or never reported)."""
+    what = f"{spec['name']} on {spec['n_samples']} objects x {spec['n_partitions']} partitions"
+    for outcome in outcomes:
+        if outcome["outcome"] not in ("labels", "refused"):
+            return (f"check_consensus_memory_limit: {what}, limited to {_mib(outcome['headroom'])} more address "
+                    f"space, raised neither labels nor MemoryBudgetError: {outcome['detail']}")
+    if how == 0:
+        return None
+    headrooms = spec["headrooms"]
+    limit = headrooms[len(outcomes)] if len(outcomes) < len(headrooms) else None
+    during = f" limited to {_mib(limit)} more address space" if limit is not None else ""
+    if how is None:
+        return f"check_consensus_memory_limit: {what}{during} did not finish in {timeout} s:\n{stderr}"
+    ended = f"was killed by signal {-how}" if how < 0 else f"exited with status {how}"
+    return f"check_consensus_memory_limit: the child running {what}{during} {ended}:\n{stderr}"
+
+
+def check_consensus_memory_limits(cases: Mapping[str, Mapping[str, Any]], *,
+                                  timeout: float = 300) -> dict[str, dict[str, Any]]:
+    """:func:`check_consensus_memory_limit` for several consensus functions, without raising.
+
+    One child process imports cclust and the functions once; each function then runs in a
+    process forked from it, which starts as that child was before any function ran (no
+    function's leftovers stand in for another's allocations), without a start-up and imports
+    of its own.
+
+    Parameters
+    ----------
+    cases : dict
+        Registered consensus name (or ``"module:function"``, registered in the child) -> the
+        keyword arguments of :func:`check_consensus_memory_limit` for it (``n_samples``,
+        ``headrooms``, ``params``...).
+    timeout : float, default=300
+        Seconds each function may take; one that takes longer is killed and fails.
+
+    Returns
+    -------
+    results : dict
+        Per name, ``{"outcomes": [...], "failure": None or str, "seconds": float}``: the outcomes as
+        :func:`check_consensus_memory_limit` returns them, and the message it would raise
+        (a raw allocation failure, another exception, a signal, a hang), and the wall time of
+        the function's process (None if it never ran). Empty where the limit
+        cannot be set (not Linux, or no ``fork``): nothing was run.
+
+    Examples
+    --------
+    >>> from cclust.testing import check_consensus_memory_limits
+    >>> results = check_consensus_memory_limits({"kcc": {"n_samples": 20_000}, "voting": {}})  # doctest: +SKIP
+    >>> [r["failure"] for r in results.values()]  # doctest: +SKIP
+    [None, None]
+    """
+    try:
+        import resource
+    except ImportError:
+        return {}
+    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status") or not hasattr(os, "fork"):
+        return {}
+    specs = [_limit_spec(name, **kwargs) for name, kwargs in cases.items()]
+    # one thread and one allocator arena: every extra thread's stack and arena is address space,
+    # which would make the limits depend on the machine's core count (and, one thread, no OpenMP
+    # or BLAS thread started before a fork)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               MALLOC_ARENA_MAX="1")
+    env.pop("CCLUST_MEMORY_BUDGET", None)
+    with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
+        try:
+            # cwd: a source checkout in the working folder would shadow the installed cclust
+            done = subprocess.run([sys.executable, "-c", _LIMIT_ZYGOTE, json.dumps(specs), str(timeout)],
+                                  capture_output=True, text=True, env=env, cwd=tmp,
+                                  timeout=timeout * len(specs) + 120)
+            stdout, stderr, status = done.stdout, done.stderr, done.returncode
+        except subprocess.TimeoutExpired as exc:
+            stdout, stderr, status = _text(exc.stdout), _text(exc.stderr), None
+    records = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    ends = {r["name"]: r for r in records if r["event"] == "end"}
+    results: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        outcomes = [_outcome(r) for r in records if r["event"] == "call" and r["name"] == spec["name"]]
+        if spec["name"] in ends:
+            end = ends[spec["name"]]
+            failure = _limit_failure(spec, outcomes, end["status"], end["stderr"], timeout)
+        else:   # the child that forks them failed
+            how = f"status {status}" if status is not None else f"no end in {timeout * len(specs) + 120} s"
+            failure = (f"check_consensus_memory_limit: the process that runs the functions stopped ({how}) "
+                       f"before {spec['name']} ran:\n{stderr[-2000:]}")
+        seconds = ends[spec["name"]]["seconds"] if spec["name"] in ends else None
+        results[spec["name"]] = {"outcomes": outcomes, "failure": failure, "seconds": seconds}
+    return results
+
+
+def _text(output):
+    """A TimeoutExpired's captured output (bytes even under text=True) as text."""
+    if output is None:
+        return ""
+    return output.decode(errors="replace") if isinstance(output, bytes) else output
+
+
+def _outcome(record):
+    return {key: record[key] for key in ("outcome", "detail", "headroom", "baseline")}
 
 
 def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitions: int = 10, n_labels: int = 8,
@@ -275,7 +447,8 @@ def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitio
                                  timeout: float = 300) -> list[dict[str, Any]]:
     """Run a registered consensus function under address-space limits that it hits.
 
-    A child process builds a random ensemble (``n_samples`` x ``n_partitions`` labels in
+    A child process (forked from one that imported cclust and the method; see
+    :func:`check_consensus_memory_limits`) builds a random ensemble (``n_samples`` x ``n_partitions`` labels in
     ``0..n_labels-1``, and features ``X`` of shape ``(n_samples, 2)`` for methods that take
     them) and calls the function once on its first 300 objects, so that imports, thread pools
     and one-off buffers are in place. Then, for each of ``headrooms`` in turn, it reads its own
@@ -324,43 +497,14 @@ def check_consensus_memory_limit(name: str, *, n_samples: int = 3000, n_partitio
     >>> [o["outcome"] for o in outcomes]  # doctest: +SKIP
     ['refused', 'refused', 'labels']
     """
-    try:
-        import resource
-    except ImportError:
+    results = check_consensus_memory_limits(
+        {name: {"n_samples": n_samples, "n_partitions": n_partitions, "n_labels": n_labels, "n_clusters": n_clusters,
+                "headrooms": headrooms, "params": params, "seed": seed}}, timeout=timeout)
+    if not results:
         return []
-    if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):
-        return []
-    headrooms = [int(h) for h in headrooms]
-    spec = json.dumps({"name": name, "n_samples": int(n_samples), "n_partitions": int(n_partitions),
-                       "n_labels": int(n_labels), "n_clusters": int(n_clusters), "headrooms": headrooms,
-                       "params": dict(params or {}), "seed": int(seed)})
-    # one thread and one allocator arena: every extra thread's stack and arena is address space,
-    # which would make the limits depend on the machine's core count
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               MALLOC_ARENA_MAX="1")
-    env.pop("CCLUST_MEMORY_BUDGET", None)
-    what = f"{name} on {n_samples} objects x {n_partitions} partitions"
-    with tempfile.TemporaryDirectory(prefix="cclust-limit-") as tmp:
-        try:
-            # cwd: a source checkout in the working folder would shadow the installed cclust
-            done = subprocess.run([sys.executable, "-c", _LIMIT_CHILD, spec], capture_output=True, text=True,
-                                  env=env, cwd=tmp, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"check_consensus_memory_limit: {what} did not finish in {timeout} s") from None
-    outcomes = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    for outcome in outcomes:
-        if outcome["outcome"] not in ("labels", "refused"):
-            raise AssertionError(f"check_consensus_memory_limit: {what}, limited to {_mib(outcome['headroom'])} "
-                                 f"more address space, raised neither labels nor MemoryBudgetError: "
-                                 f"{outcome['detail']}")
-    if done.returncode != 0:
-        how = (f"was killed by signal {-done.returncode}" if done.returncode < 0
-               else f"exited with status {done.returncode}")
-        limit = headrooms[len(outcomes)] if len(outcomes) < len(headrooms) else None
-        during = f" limited to {_mib(limit)} more address space" if limit is not None else ""
-        raise AssertionError(f"check_consensus_memory_limit: the child running {what}{during} {how}:\n"
-                             f"{done.stderr[-2000:]}")
-    return outcomes
+    if results[name]["failure"]:
+        raise AssertionError(results[name]["failure"])
+    return results[name]["outcomes"]
 
 
 def _mib(n_bytes):
