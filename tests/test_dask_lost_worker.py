@@ -62,17 +62,27 @@ class KillWorker(SchedulerPlugin):
             os.kill(worker.pid, signal.SIGKILL)
 
 
-@pytest.fixture
-def client():
-    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster);
-    a new cluster for every test, so that no test waits on another's restart and no scheduler
-    plugin of one test (the kill) can reach another's tasks."""
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes under nannies (a killed worker is restarted, as on a real cluster),
+    shared by the module's tests: each new worker process costs a start-up and the imports of
+    Dask and cclust (about 2 s of CPU), three per test when each test had a cluster of its own."""
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def client(cluster):
+    """A client of the shared cluster, once both its workers run (a worker killed by the test
+    before is restarted by its nanny first). A test's kill is a scheduler plugin that it
+    unregisters before it ends (killed_during), and its keys are its own (data of its own
+    seed), so no test's kill reaches another's tasks."""
     c = distributed.Client(cluster, set_as_default=False)
+    c.wait_for_workers(2, timeout=120)
     yield c
     c.close()
-    cluster.close()
 
 
 def killed_during(client, trigger, run, nth=1, victim=None, when="memory"):
