@@ -677,7 +677,8 @@ def best_kmeans_labels(X, k, rngs, init, max_iter, tol, n_threads=1):
         labels, centres = _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads)
         if len(rngs) == 1:
             return labels, centres
-        sse = float(((X - centres[labels]) ** 2).sum())
+        residuals = X - centres[labels]
+        sse = float(np.multiply(residuals, residuals, out=residuals).sum())   # (X - c)^2 summed, in place
         if best is None or sse < best[0]:
             best = (sse, labels, centres)
     return best[1], best[2]

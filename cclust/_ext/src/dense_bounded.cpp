@@ -180,23 +180,38 @@ private:
                 const int64_t count = std::min(kDenseCostRows, stop - x0);
                 costs_of_rows(X_ + x0 * d, count, acc);
                 for (int64_t b = 0; b < count; ++b) {
-                    const int64_t best = lowest_min(acc + b * kt);
+                    double rest;
+                    const int64_t best = lowest_two(acc + b * kt, &rest);
                     labels[x0 + b] = static_cast<int32_t>(best);
-                    lower_[static_cast<size_t>(x0 + b)] = second_lower(acc + b * kt, best);
+                    lower_[static_cast<size_t>(x0 + b)] = lower_of_rest(rest);
                 }
             }
         });
         full_ += n_;
     }
 
-    int64_t lowest_min(const double* acc) const {
+    // In one pass over the costs: the lowest index among the minima, and the smallest cost of
+    // every other centre (infinite when there is none), which second_lower bounds. With a tie
+    // for the minimum that cost is the minimum itself, so it is also the smallest cost of every
+    // centre but any other minimum (the current cluster, kept on a tie).
+    int64_t lowest_two(const double* acc, double* rest) const {
         int64_t b = 0;
-        double bv = acc[0];
+        double first = acc[0], second = std::numeric_limits<double>::infinity();
         for (int64_t c = 1; c < k_; ++c) {
-            if (acc[c] < bv) bv = acc[c], b = c;
+            const double v = acc[c];
+            if (v < first) {
+                second = first;
+                first = v, b = c;
+            } else if (v < second) {
+                second = v;
+            }
         }
+        *rest = second;
         return b;
     }
+
+    // second_lower's bound from the smallest cost of the other centres.
+    double lower_of_rest(double rest) const { return std::isinf(rest) ? rest : lower(rest); }
 
     // Lower bound of the distance to every centre but b (infinite when there is none).
     double second_lower(const double* acc, int64_t b) const {
@@ -226,11 +241,12 @@ private:
                     const int64_t x = scratch.index[static_cast<size_t>(t)];
                     const double* costs = acc + t * kt;
                     const int64_t a = labels[x];
-                    int64_t b = lowest_min(costs);
+                    double rest;
+                    int64_t b = lowest_two(costs, &rest);
                     if (costs[a] == costs[b]) b = a;  // ties keep the current cluster
                     best[x] = static_cast<int32_t>(b);
                     best_cost[x] = costs[b];
-                    lower_[static_cast<size_t>(x)] = second_lower(costs, b);
+                    lower_[static_cast<size_t>(x)] = lower_of_rest(rest);
                     moved += b != a;
                 }
                 queued = 0;
