@@ -213,6 +213,14 @@ def test_sketches_run_beside_each_other_give_the_sketches_run_one_by_one(monkeyp
     for k in (2, 3, 4):
         np.testing.assert_array_equal(two.labels[k], one.labels[k])
         np.testing.assert_array_equal(two.sketch_item_consensus[k], one.sketch_item_consensus[k])
+    # a budget that holds one sketch's consensus matrices but not two: one after the other
+    from cclust import _monti
+
+    need = _monti.dense_bytes(150, 100, [2, 3, 4], False)
+    budgeted = cclust.select_k(X, [2, 3, 4], n_jobs=2, max_bytes=int(1.5 * need), **settings)
+    assert beside == [1] and budgeted.route == "dense"
+    np.testing.assert_array_equal(budgeted.pac_reference, two.pac_reference)
+    assert budgeted.sketch_best_k == two.sketch_best_k and budgeted.sketch_agreement == two.sketch_agreement
 
 
 def test_a_failing_first_sketch_is_raised_and_the_later_ones_do_not_wait_for_it(monkeypatch):

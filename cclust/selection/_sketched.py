@@ -90,6 +90,25 @@ def in_memory_rows(data, missing_features):
     return InMemoryRows(validate_X(data, "data", missing_features)[0])
 
 
+def _fit_beside(arguments, size, k_values):
+    """Whether two sketches' protocols fit the memory budget at once: twice the dense route's
+    estimate for ``size`` objects (with the plain protocol's resamples when none are given, the
+    larger count). Arguments select_k would refuse run one sketch at a time, where it refuses them."""
+    from cclust import _monti
+    from cclust.selection._select_k import RESAMPLES_PLAIN
+    from cclust.validation import memory_budget
+
+    resamples = arguments.get("n_resamples")
+    try:
+        resamples = RESAMPLES_PLAIN if resamples is None else max(RESAMPLES_PLAIN, check_int(resamples, "n_resamples",
+                                                                                               low=1))
+        budget = memory_budget(arguments.get("max_bytes"))
+    except ValidationError:
+        return False
+    need = _monti.dense_bytes(size, resamples, [int(k) for k in k_values], bool(arguments.get("keep_matrices")))
+    return 2 * need <= budget
+
+
 def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
     sketch's result with every object's labels, and the agreement between the sketches.
@@ -148,8 +167,10 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     # The later sketches wait for the first one's reference PACs only at their very end, so with
     # spare threads they run beside it (one thread; results do not depend on n_jobs): the first
     # sketch's reference runs leave a core idle at times (the data's consensus of each K is one
-    # thread), and the later sketches fill it.
-    beside = count > 1 and threads > 1 and rows.concurrent and not arguments["verbose"]
+    # thread), and the later sketches fill it. Two sketches' consensus matrices are then held at
+    # once, so only when twice the dense route's estimate fits the memory budget.
+    beside = (count > 1 and threads > 1 and rows.concurrent and not arguments["verbose"]
+              and _fit_beside(arguments, size, k_values))
     pool = ThreadPoolExecutor(max_workers=1) if beside else None
     try:
         later = [pool.submit(contextvars.copy_context().run, one_sketch, t, 1) for t in range(1, count)] if beside else []
