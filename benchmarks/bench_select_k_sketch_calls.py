@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import sys
 import time
 
@@ -66,7 +67,9 @@ def main():
     else:
         res = cclust.select_k(X, range(2, 11), random_state=args.random_state)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(json.dumps(dict(wall=round(wall, 2), cpu=round(cpu, 2), load=" ".join(load), **digest(res))))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20     # KiB on Linux: GiB
+    print(json.dumps(dict(wall=round(wall, 2), cpu=round(cpu, 2), load=" ".join(load), peak_gib=round(peak, 3),
+                          **digest(res))))
 
 
 if __name__ == "__main__":
