@@ -351,15 +351,35 @@ def _blocks(n):
 
 def _entry_blocks(together, sampled, n):
     """The consensus entries of the pairs i < j, by row blocks of the two counts' lower
-    triangles: (rows of the block, its pair mask, the entries ``together / sampled``, 0 where
-    never sampled together)."""
+    triangles: (rows of the block, its pair mask, the two counts, the entries ``together /
+    sampled``, 0 where never sampled together)."""
     for s, e in _blocks(n):
         rows = np.arange(s, e)
         mask = np.arange(e)[None, :] < rows[:, None]
         tog, smp = together[s:e, :e][mask], sampled[s:e, :e][mask]
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(smp > 0, tog.astype(np.float64) / smp, 0.0)
-        yield rows, mask, values
+        yield rows, mask, tog, smp, values
+
+
+#: Count pairs (together, sampled) tallied up to this many, (n_resamples + 1)^2; with more
+#: resamples each pair's entry is binned on its own.
+_COUNT_TABLE_CELLS = 2**16
+
+
+def _tally_cdf_and_pac(tally, width, interval):
+    """The CDF bin counts and the PAC count of pairs tallied by ``together * width + sampled``:
+    each count pair's entry is the double ``together / sampled`` (0 when never sampled), binned
+    and tested as a pair's entry is."""
+    low, high = interval
+    together, sampled = np.divmod(np.arange(tally.shape[0], dtype=np.int64), width)
+    used = np.flatnonzero(tally)                  # together <= sampled: no entry above 1
+    together, sampled, pairs = together[used], sampled[used], tally[used]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(sampled > 0, together.astype(np.float64) / sampled.astype(np.float64), 0.0)
+    counts = np.zeros(GRID.shape[0], dtype=np.int64)
+    np.add.at(counts, np.searchsorted(GRID, values, side="left"), pairs)
+    return counts, int(pairs[(values > low) & (values <= high)].sum())
 
 
 def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average"):
@@ -379,12 +399,22 @@ def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average
     condensed = np.empty(n * (n - 1) // 2, dtype=np.float64)
     # Position of pair (i, j), i < j, in the condensed vector is base[i] + j.
     base = np.arange(n, dtype=np.int64) * n - np.arange(n, dtype=np.int64) * (np.arange(n, dtype=np.int64) + 3) // 2 - 1
-    for rows, mask, values in _entry_blocks(together, sampled, n):
-        counts += np.bincount(np.searchsorted(GRID, values, side="left"), minlength=GRID.shape[0])
-        ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
+    # Both counts are integers from 0 to the number of resamples H, so an entry is one of at most
+    # (H + 1)^2 doubles: the pairs are tallied by their count pair, and the CDF bin and the PAC
+    # test of each count pair's entry (the same double) are taken once, not per pair.
+    width = L.shape[1] + 1
+    tally = np.zeros(width * width, dtype=np.int64) if width * width <= _COUNT_TABLE_CELLS else None
+    for rows, mask, tog, smp, values in _entry_blocks(together, sampled, n):
+        if tally is not None:
+            tally += np.bincount((tog * np.float32(width) + smp).astype(np.intp), minlength=tally.shape[0])
+        else:
+            counts += np.bincount(np.searchsorted(GRID, values, side="left"), minlength=GRID.shape[0])
+            ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
         cols = np.nonzero(mask)
         condensed[base[cols[1]] + rows[cols[0]]] = 1.0 - values
     del together
+    if tally is not None:
+        counts, ambiguous = _tally_cdf_and_pac(tally, width, interval)
     total = n * (n - 1) // 2
     out = Consensus()
     out.cdf = np.cumsum(counts) / total
@@ -612,12 +642,13 @@ def sparse_consensus(L, k, interval, pairs, exact, landmarks, landmark_sampled, 
     return out
 
 
-def pac_only(L, interval, pairs=None):
+def pac_only(L, interval, pairs=None, n_threads=None):
     """PAC of one K and nothing else, for the reference data sets of the null, from the
     resampling labels ``L`` (-1 = not drawn): exact over every pair (dense route), counted pair by
     pair in compiled code with no n x n array (the same integers as :func:`dense_consensus`'s two
     counts), or from the entries of the random ``pairs`` (sparse route), as
-    :func:`sparse_consensus` computes it."""
+    :func:`sparse_consensus` computes it. ``n_threads``: of the pair count on a large matrix
+    (None: :func:`cclust.validation.default_threads`; an integer count, the same for any)."""
     from cclust._ext import _distances
     from cclust.validation import default_threads
 
@@ -627,7 +658,9 @@ def pac_only(L, interval, pairs=None):
         return float(np.count_nonzero((values > low) & (values <= high))) / values.shape[0]
     n = L.shape[0]
     labels = np.ascontiguousarray(L, dtype=np.int32)
-    threads = default_threads() if n * n * labels.shape[1] > 2e7 else 1  # small: no parallel region
+    threads = 1   # small: no parallel region
+    if n * n * labels.shape[1] > 2e7:
+        threads = default_threads() if n_threads is None else n_threads
     ambiguous = _distances.consensus_pairs_in(labels, float(low), float(high), threads)
     return ambiguous / (n * (n - 1) // 2)
 
@@ -644,7 +677,8 @@ def best_kmeans_labels(X, k, rngs, init, max_iter, tol, n_threads=1):
         labels, centres = _kmeans_labels(X, k, rng, init, max_iter, tol, n_threads)
         if len(rngs) == 1:
             return labels, centres
-        sse = float(((X - centres[labels]) ** 2).sum())
+        residuals = X - centres[labels]
+        sse = float(np.multiply(residuals, residuals, out=residuals).sum())   # (X - c)^2 summed, in place
         if best is None or sse < best[0]:
             best = (sse, labels, centres)
     return best[1], best[2]

@@ -87,6 +87,27 @@ def test_dense_consensus_against_references(seed):
     assert out.labels[0] == 0 and len(np.unique(out.labels)) == k
 
 
+@pytest.mark.parametrize("table", [True, False], ids=["count-table", "pair-by-pair"])
+@pytest.mark.parametrize("n,H,k", [(2, 1, 1), (31, 7, 3), (40, 1, 2), (57, 12, 5)])
+def test_dense_consensus_entries_cdf_and_pac_are_the_literal_doubles(monkeypatch, table, n, H, k):
+    # both ways of counting the CDF and PAC (a tally of the count pairs, or every pair's entry
+    # binned on its own) give the counts of the literal doubles together / sampled of every pair,
+    # intervals ending on entries included, and the matrix holds those doubles
+    if not table:
+        monkeypatch.setattr(_monti, "_COUNT_TABLE_CELLS", 0)
+    rng = np.random.default_rng(n * H + k)
+    L = rng.integers(0, k, size=(n, H)).astype(np.int32)
+    L[rng.random((n, H)) < 0.3] = -1
+    i, j = np.triu_indices(n, 1)
+    entries = reference_matrix(L)[i, j]
+    for interval in ((0.1, 0.9), (0.0, 1.0), (0.5, 2 / 3)):
+        out = _monti.dense_consensus(L, k, _monti.sampled_counts(L), interval, True)
+        assert np.array_equal(out.matrix[i, j], 1.0 - (1.0 - entries))
+        cdf = np.array([np.count_nonzero(entries <= x) for x in _monti.GRID]) / entries.size
+        assert np.array_equal(out.cdf, cdf)
+        assert out.pac == np.count_nonzero((entries > interval[0]) & (entries <= interval[1])) / entries.size
+
+
 def _literal_pac(L, interval):
     """PAC by the definition, pair by pair: together / sampled over the resamples (0 for a pair
     never drawn together), the share of pairs i < j in (low, high]."""
@@ -119,6 +140,25 @@ def test_the_reference_pac_is_the_pair_loop_value(seed):
 
     labels = np.ascontiguousarray(L, dtype=np.int32)
     assert _distances.consensus_pairs_in(labels, 0.1, 0.9, 1) == _distances.consensus_pairs_in(labels, 0.1, 0.9, 2)
+
+
+@pytest.mark.parametrize("shape", ["byte-labels", "wide-labels", "many-resamples"])
+def test_the_reference_pair_count_is_the_pair_loop_value_for_any_labels(shape):
+    # labels below 127 with at most 255 resamples are counted as bytes; larger labels or more
+    # resamples by the general loop: both give the count of the definition
+    rng = np.random.default_rng(7)
+    n, H = (40, 9) if shape != "many-resamples" else (12, 300)
+    L = rng.integers(0, 3, size=(n, H))
+    if shape == "wide-labels":
+        L = L + 125                       # 125, 126, 127: a label past the byte range
+    L[rng.random((n, H)) < 0.3] = -1
+    labels = np.ascontiguousarray(L, dtype=np.int32)
+    from cclust._ext import _distances
+
+    for interval in ((0.1, 0.9), (0.0, 1.0), (1 / 3, 0.5)):
+        expected = round(_literal_pac(L, interval) * (n * (n - 1) // 2))
+        assert _distances.consensus_pairs_in(labels, *interval, 1) == expected
+        assert _distances.consensus_pairs_in(labels, *interval, 2) == expected
 
 
 def test_select_k_result_matches_references():

@@ -188,6 +188,64 @@ def test_later_sketches_are_judged_against_the_first_sketchs_reference_null(n_jo
     assert "(each against the first sketch's reference data sets)" in res.summary()
 
 
+def test_sketches_run_beside_each_other_give_the_sketches_run_one_by_one(monkeypatch):
+    # with two threads the later sketches run beside the first one (one thread), sharing its
+    # reference null once it is ready; one thread, or the verbose run, takes them in turn
+    from cclust.selection import _sketched
+
+    X, _ = blobs(200, CENTRES, scale=2.5)
+    settings = dict(sketch=150, n_sketches=3, n_references=3, n_resamples=5, random_state=5)
+    beside = []
+    original = _sketched.ThreadPoolExecutor
+
+    def counting(*args, **kwargs):
+        beside.append(kwargs.get("max_workers"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_sketched, "ThreadPoolExecutor", counting)
+    two = cclust.select_k(X, [2, 3, 4], n_jobs=2, **settings)
+    assert beside == [1]
+    one = cclust.select_k(X, [2, 3, 4], n_jobs=1, **settings)
+    assert beside == [1]
+    for name in ("pac", "pac_reference", "rcsi", "p_value", "cdf", "sketch"):
+        np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
+    assert two.sketch_best_k == one.sketch_best_k and two.sketch_agreement == one.sketch_agreement
+    for k in (2, 3, 4):
+        np.testing.assert_array_equal(two.labels[k], one.labels[k])
+        np.testing.assert_array_equal(two.sketch_item_consensus[k], one.sketch_item_consensus[k])
+    # a budget that holds one sketch's consensus matrices but not two: one after the other
+    from cclust import _monti
+
+    need = _monti.dense_bytes(150, 100, [2, 3, 4], False)
+    budgeted = cclust.select_k(X, [2, 3, 4], n_jobs=2, max_bytes=int(1.5 * need), **settings)
+    assert beside == [1] and budgeted.route == "dense"
+    np.testing.assert_array_equal(budgeted.pac_reference, two.pac_reference)
+    assert budgeted.sketch_best_k == two.sketch_best_k and budgeted.sketch_agreement == two.sketch_agreement
+
+
+def test_a_failing_first_sketch_is_raised_and_the_later_ones_do_not_wait_for_it(monkeypatch):
+    from cclust.selection import _select_k
+
+    X, _ = blobs(200, CENTRES, scale=2.5)
+    real = _select_k.select_k
+    calls = []
+
+    def first_fails(data, **kwargs):
+        calls.append(kwargs["n_jobs"])
+        if len(calls) == 1:
+            raise RuntimeError("the first sketch failed")
+        return real(data, **kwargs)
+
+    from cclust.selection._sketched import select_k_on_sketches
+
+    arguments = dict(data=X, k_range=[2, 3], sketch=150, sketch_method="geometric", n_sketches=2,
+                     propagation="centroid", item_weights=None, random_state=0, n_jobs=2, method="monti",
+                     missing_features="error", subsample=0.8, verbose=0, n_references=2, n_resamples=4)
+    with pytest.raises(RuntimeError, match="the first sketch failed"):
+        select_k_on_sketches(arguments, first_fails)
+    assert sorted(calls) == [1, 2]
+
+
 # -- the per-object part of a sketched result: one byte per object and K ---------------------------
 
 def test_sketch_result_keeps_one_byte_labels_and_the_sketch_rows_of_item_consensus():

@@ -130,3 +130,14 @@ def test_tcut_discretisation_is_the_engines(monkeypatch):
             want = graph.tcut(B, k, random_state=k, n_init=n_init, max_iter=max_iter)
         np.testing.assert_array_equal(got.labels, want.labels)
         assert (got.objective, got.n_iter) == (want.objective, want.n_iter)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7, 1601, 4099, 4102])
+def test_bitwise_the_engine_for_any_count_of_objects_in_a_chunk(n, simd):
+    # each pass prices the objects at their own centres four at a time, then the last one to
+    # three of a chunk (4096 objects) one by one: every remainder, in one chunk and across two,
+    # at the small K of select_k's resamples
+    rng = np.random.default_rng(n)
+    Y = np.ascontiguousarray(rng.normal(size=(n, 25)) * np.linspace(1.0, 5.0, 25))
+    for k in sorted({1, min(n, 2), min(n, 10)}):
+        assert_same(Y, _engine.random_seeds(rng, n, k), 100, 1e-4)

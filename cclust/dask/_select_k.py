@@ -109,6 +109,9 @@ class DaskRows:
     """The sketch route's rows (``n``, ``draw``, ``take``, ``label``; the interface of
     :class:`cclust.selection._select_k.InMemoryRows`) over the row chunks of a dask array."""
 
+    #: The sketches' protocols run one after the other (their runs are the scheduler's to spread).
+    concurrent = False
+
     def __init__(self, data, missing_features, runner=None):
         if missing_features != "error":
             raise ValidationError(

@@ -38,7 +38,7 @@ from cclust.selection._recommend import (
     resolve_null,
 )
 from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
-from cclust.selection._sketched import select_k_on_sketches, shared_reference_pacs
+from cclust.selection._sketched import reference_offered, select_k_on_sketches, shared_reference_pacs
 
 if TYPE_CHECKING:
     from anndata import AnnData
@@ -616,15 +616,23 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
                     objective[row] = full.objective
                     objective_name = objective_name or full.objective_name
 
-            reference_pacs = shared_reference_pacs(ks, n_references) if null is not None else None
-            if null is not None and reference_pacs is None:
-                shape = _reference.ReferenceShape(X)
+            # a later sketch of the sketch route is offered the first sketch's reference data sets:
+            # it reads them at the end (shared_reference_pacs) and draws its own only if they do
+            # not fit (other K or count)
+            offered = null is not None and reference_offered()
+            shape = None
+            if null is not None:
+                if not offered:
+                    shape = _reference.ReferenceShape(X)
+
+                def reference_draw(b):
+                    """Reference data set b and the root seed of its runs."""
+                    draw_seed, run_seed = np.random.SeedSequence(root, spawn_key=(3, b)).spawn(2)
+                    return shape.draw(null, np.random.default_rng(draw_seed)), int(run_seed.generate_state(1)[0])
 
                 def one_reference(b, workers):
                     """Reference data set b through the same protocol: its PAC at every K."""
-                    draw_seed, run_seed = np.random.SeedSequence(root, spawn_key=(3, b)).spawn(2)
-                    Xb = shape.draw(null, np.random.default_rng(draw_seed))
-                    run_root = int(run_seed.generate_state(1)[0])
+                    Xb, run_root = reference_draw(b)
                     if monti:
                         runs_b = _monti.inner_labels(Xb, samples, ks, inner, run_root, workers, features, algorithm,
                                                      init, distance, inner_linkage, n_init)
@@ -632,15 +640,31 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
                         runs_b = {k: _fused_runs(fn, k, samples, n, Xb, None, generator, n_partitions, params_for_k(k),
                                                  method_params, run_root, n_jobs, features, full_fit=False)[0]
                                   for k in ks}
-                    return [_monti.pac_only(runs_b.pop(k), (low, high), pairs=pairs if route == "sparse" else None)
-                            for k in ks]
+                    return [_monti.pac_only(runs_b.pop(k), (low, high), pairs=pairs if route == "sparse" else None,
+                                            n_threads=workers) for k in ks]
 
                 # On the dense route (consensus matrices within the memory budget) the reference data
-                # sets run one per thread while this thread forms the data's consensus below; each
-                # gives the numbers it gives alone (its own seeds), so nothing depends on the schedule.
-                if monti and route == "dense" and threads > 1 and _monti.MAP_RUNS.get() is None:
+                # sets run on the threads while this thread forms the data's consensus below, one task
+                # per reference data set and K: inner_labels seeds each K by (K, resample) alone, so a
+                # K run by itself gives the labels it gives among the others, and nothing depends on
+                # the schedule. Tasks per K rather than per data set keep every thread busy to the end
+                # (a data set's K differ in time, and ten tasks on two threads left one idle at the
+                # end); the data set is drawn once, by its first task, and dropped after its last.
+                if not offered and monti and route == "dense" and threads > 1 and _monti.MAP_RUNS.get() is None:
+                    draws = _reference.SharedDraws(reference_draw, len(ks))
+
+                    def one_reference_at(b, k):
+                        """Reference data set b's PAC at K."""
+                        Xb, run_root = draws.get(b)
+                        try:
+                            runs_b = _monti.inner_labels(Xb, samples, [k], inner, run_root, 1, features, algorithm,
+                                                         init, distance, inner_linkage, n_init)
+                            return _monti.pac_only(runs_b.pop(k), (low, high), n_threads=1)
+                        finally:
+                            draws.done(b)
+
                     background = ThreadPoolExecutor(max_workers=threads)
-                    pending = [background.submit(one_reference, b, 1) for b in range(n_references)]
+                    pending = [[background.submit(one_reference_at, b, k) for k in ks] for b in range(n_references)]
             pick = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(1,)))
             if route == "dense":
                 sampled = _monti.sampled_counts(runs[ks[0]])
@@ -677,11 +701,15 @@ def select_k(data: Any, k_range: Iterable[int] = range(2, 9), *, method: str = "
         if null is not None:
             # the sketch route's later sketches are judged against the first sketch's reference data
             # (reference_pacs given), or the reference data sets run here or have run beside the above
-            if pending is not None or reference_pacs is None:
+            reference_pacs = shared_reference_pacs(ks, n_references) if offered else None
+            if reference_pacs is None:
+                if shape is None:
+                    shape = _reference.ReferenceShape(X)
                 computed = np.empty((n_references, len(ks)))
                 with progress(total=n_references, desc="select_k (reference null)", verbose=verbose) as bar:
                     for b in range(n_references):
-                        computed[b] = pending[b].result() if pending is not None else one_reference(b, threads)
+                        computed[b] = ([task.result() for task in pending[b]] if pending is not None
+                                       else one_reference(b, threads))
                         bar.update(1)
                 reference_pacs = computed
             rcsi, rcsi_se = _reference.rcsi(pac, reference_pacs)

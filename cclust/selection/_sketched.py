@@ -2,6 +2,7 @@
 labelled from them, over rows held in memory or in the chunks of a dask array."""
 import contextlib
 import contextvars
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -11,20 +12,28 @@ from cclust.selection._recommend import _check_k_range
 from cclust.validation import check_float, check_int, check_n_jobs
 
 
-#: Set by :func:`select_k_on_sketches` while its second and later sketches run: the K tried,
-#: the number of reference data sets and the first sketch's reference PACs (B x K). The null's
-#: PAC depends on the objects' count, their principal axes and spreads, and the protocol; the
-#: sketches share the count and the protocol, and are drawn from the same objects, so each
-#: later sketch is judged against the first sketch's reference data sets instead of drawing
-#: its own (the reference runs are most of the sketch route's time). The sketches' K then
-#: differ by the objects drawn, not by the null's Monte Carlo error, which ``rcsi_se`` reports.
+#: Set by :func:`select_k_on_sketches` while its second and later sketches run: a function that
+#: waits for the first sketch and gives its K tried, its number of reference data sets and its
+#: reference PACs (B x K), or None when it drew none. The null's PAC depends on the objects'
+#: count, their principal axes and spreads, and the protocol; the sketches share the count and the
+#: protocol, and are drawn from the same objects, so each later sketch is judged against the first
+#: sketch's reference data sets instead of drawing its own (the reference runs are most of the
+#: sketch route's time). The sketches' K then differ by the objects drawn, not by the null's Monte
+#: Carlo error, which ``rcsi_se`` reports.
 SHARED_REFERENCE = contextvars.ContextVar("cclust_shared_reference", default=None)
 
 
+def reference_offered():
+    """Whether this select_k runs a later sketch, offered the first sketch's reference PACs (read
+    them with :func:`shared_reference_pacs` once the data's protocol is done)."""
+    return SHARED_REFERENCE.get() is not None
+
+
 def shared_reference_pacs(k_values, n_references):
-    """The reference PACs a sketch shares for these K and this many references (a copy), or
-    None: draw the reference data sets."""
-    shared = SHARED_REFERENCE.get()
+    """The first sketch's reference PACs for these K and this many references (a copy; waits
+    until the first sketch has them), or None: draw the reference data sets."""
+    offer = SHARED_REFERENCE.get()
+    shared = None if offer is None else offer()
     if shared is None:
         return None
     ks, count, pacs = shared
@@ -37,8 +46,11 @@ class InMemoryRows:
     """The objects of the sketch route held as one array: draws, gathers and propagation on X.
 
     :func:`select_k_on_sketches` runs on this interface (``n``, ``draw``, ``take``,
-    ``label``, ``running``); ``cclust.dask`` gives the same one over the chunks of a dask array.
+    ``label``, ``running``, ``concurrent``); ``cclust.dask`` gives the same one over the chunks of a dask array.
     """
+
+    #: The sketches' protocols may run in threads beside each other.
+    concurrent = True
 
     def __init__(self, X):
         self.X = X
@@ -78,6 +90,25 @@ def in_memory_rows(data, missing_features):
     return InMemoryRows(validate_X(data, "data", missing_features)[0])
 
 
+def _fit_beside(arguments, size, k_values):
+    """Whether two sketches' protocols fit the memory budget at once: twice the dense route's
+    estimate for ``size`` objects (with the plain protocol's resamples when none are given, the
+    larger count). Arguments select_k would refuse run one sketch at a time, where it refuses them."""
+    from cclust import _monti
+    from cclust.selection._select_k import RESAMPLES_PLAIN
+    from cclust.validation import memory_budget
+
+    resamples = arguments.get("n_resamples")
+    try:
+        resamples = RESAMPLES_PLAIN if resamples is None else max(RESAMPLES_PLAIN, check_int(resamples, "n_resamples",
+                                                                                               low=1))
+        budget = memory_budget(arguments.get("max_bytes"))
+    except ValidationError:
+        return False
+    need = _monti.dense_bytes(size, resamples, [int(k) for k in k_values], bool(arguments.get("keep_matrices")))
+    return 2 * need <= budget
+
+
 def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     """select_k on ``n_sketches`` sketches of the objects (see :func:`select_k`): the first
     sketch's result with every object's labels, and the agreement between the sketches.
@@ -110,24 +141,55 @@ def select_k_on_sketches(arguments, select_k, rows_of=in_memory_rows):
     weights = arguments.pop("item_weights")
     threads = check_n_jobs(arguments["n_jobs"], "n_jobs")
     root = child_seeds(arguments.pop("random_state"), 1)[0]
-    results, fits, shared = [], [], None
+    sketches = []
     for t in range(count):
         draw, run = np.random.SeedSequence(root, spawn_key=(5, t)).spawn(2)
         chosen = rows.draw(size, how, np.random.default_rng(draw))
-        fitted = rows.take(chosen)
-        token = SHARED_REFERENCE.set(shared)
+        sketches.append((chosen, rows.take(chosen), int(run.generate_state(1)[0])))
+    first_done = Future()
+
+    def first_reference():
+        part = first_done.result()
+        if part.pac_reference is None:
+            return None
+        return tuple(part.k_values.tolist()), part.n_references, part.pac_reference
+
+    def one_sketch(t, jobs):
+        chosen, fitted, seed = sketches[t]
+        token = SHARED_REFERENCE.set(None if t == 0 else first_reference)
         try:
             with rows.running():
-                part = select_k(fitted, random_state=int(run.generate_state(1)[0]),
-                                item_weights=None if weights is None else np.asarray(weights)[chosen], **arguments)
+                return select_k(fitted, random_state=seed, **dict(arguments, n_jobs=jobs),
+                                item_weights=None if weights is None else np.asarray(weights)[chosen])
         finally:
             SHARED_REFERENCE.reset(token)
-        if t == 0 and part.pac_reference is not None:
-            shared = (tuple(part.k_values.tolist()), part.n_references, part.pac_reference)
-        results.append(part)
+
+    # The later sketches wait for the first one's reference PACs only at their very end, so with
+    # spare threads they run beside it (one thread; results do not depend on n_jobs): the first
+    # sketch's reference runs leave a core idle at times (the data's consensus of each K is one
+    # thread), and the later sketches fill it. Two sketches' consensus matrices are then held at
+    # once, so only when twice the dense route's estimate fits the memory budget.
+    beside = (count > 1 and threads > 1 and rows.concurrent and not arguments["verbose"]
+              and _fit_beside(arguments, size, k_values))
+    pool = ThreadPoolExecutor(max_workers=1) if beside else None
+    try:
+        later = [pool.submit(contextvars.copy_context().run, one_sketch, t, 1) for t in range(1, count)] if beside else []
+        try:
+            first_done.set_result(one_sketch(0, arguments["n_jobs"]))
+        except BaseException as error:
+            first_done.set_exception(error)
+            raise
+        results = [first_done.result()]
+        results += [future.result() for future in later] if beside else [one_sketch(t, arguments["n_jobs"])
+                                                                        for t in range(1, count)]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    fits = []
+    for t, part in enumerate(results):
         # the later sketches' labels serve the agreement only, at the K tried
         labels = part.labels if t == 0 else {k: part.labels[k] for k in results[0].k_values.tolist()}
-        fits.append((chosen, fitted, {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}))
+        fits.append((sketches[t][0], sketches[t][1], {k: np.asarray(lab, dtype=np.int64) for k, lab in labels.items()}))
     first = results[0]
     # one pass over the objects labels them from every sketch; only the first sketch's labels
     # and, per K, the sketches' contingency tables come back

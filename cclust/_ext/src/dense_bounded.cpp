@@ -25,6 +25,27 @@ inline double dense_cost(const double* __restrict xr, const double* __restrict c
     return s;
 }
 
+// dense_cost of four objects, each to its own centre, computed side by side: every sum goes
+// through the same operations in the same order as dense_cost (so the same bits), but the four
+// chains of dependent additions overlap instead of waiting on each other. Each pass prices
+// every object at its own centre, and one chain per object left that pricing bound by the
+// latency of the additions at the small K of select_k's resamples.
+inline void dense_costs_of_four(const double* __restrict x0, const double* __restrict x1,
+                                const double* __restrict x2, const double* __restrict x3,
+                                const double* __restrict c0, const double* __restrict c1,
+                                const double* __restrict c2, const double* __restrict c3, int64_t d,
+                                double* __restrict out) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int64_t j = 0; j < d; ++j) {
+        const double t0 = x0[j] - c0[j], t1 = x1[j] - c1[j], t2 = x2[j] - c2[j], t3 = x3[j] - c3[j];
+        s0 += t0 * t0;
+        s1 += t1 * t1;
+        s2 += t2 * t2;
+        s3 += t3 * t3;
+    }
+    out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
+}
+
 // acc[c] = dense_cost(xr, centre c) for every centre, the centres stored by feature (ct[j * kt +
 // c], kt >= k); each acc[c] goes through the same operations in the same order as dense_cost, and
 // the loop over centres vectorises.
@@ -159,23 +180,38 @@ private:
                 const int64_t count = std::min(kDenseCostRows, stop - x0);
                 costs_of_rows(X_ + x0 * d, count, acc);
                 for (int64_t b = 0; b < count; ++b) {
-                    const int64_t best = lowest_min(acc + b * kt);
+                    double rest;
+                    const int64_t best = lowest_two(acc + b * kt, &rest);
                     labels[x0 + b] = static_cast<int32_t>(best);
-                    lower_[static_cast<size_t>(x0 + b)] = second_lower(acc + b * kt, best);
+                    lower_[static_cast<size_t>(x0 + b)] = lower_of_rest(rest);
                 }
             }
         });
         full_ += n_;
     }
 
-    int64_t lowest_min(const double* acc) const {
+    // In one pass over the costs: the lowest index among the minima, and the smallest cost of
+    // every other centre (infinite when there is none), which second_lower bounds. With a tie
+    // for the minimum that cost is the minimum itself, so it is also the smallest cost of every
+    // centre but any other minimum (the current cluster, kept on a tie).
+    int64_t lowest_two(const double* acc, double* rest) const {
         int64_t b = 0;
-        double bv = acc[0];
+        double first = acc[0], second = std::numeric_limits<double>::infinity();
         for (int64_t c = 1; c < k_; ++c) {
-            if (acc[c] < bv) bv = acc[c], b = c;
+            const double v = acc[c];
+            if (v < first) {
+                second = first;
+                first = v, b = c;
+            } else if (v < second) {
+                second = v;
+            }
         }
+        *rest = second;
         return b;
     }
+
+    // second_lower's bound from the smallest cost of the other centres.
+    double lower_of_rest(double rest) const { return std::isinf(rest) ? rest : lower(rest); }
 
     // Lower bound of the distance to every centre but b (infinite when there is none).
     double second_lower(const double* acc, int64_t b) const {
@@ -205,21 +241,37 @@ private:
                     const int64_t x = scratch.index[static_cast<size_t>(t)];
                     const double* costs = acc + t * kt;
                     const int64_t a = labels[x];
-                    int64_t b = lowest_min(costs);
+                    double rest;
+                    int64_t b = lowest_two(costs, &rest);
                     if (costs[a] == costs[b]) b = a;  // ties keep the current cluster
                     best[x] = static_cast<int32_t>(b);
                     best_cost[x] = costs[b];
-                    lower_[static_cast<size_t>(x)] = second_lower(costs, b);
+                    lower_[static_cast<size_t>(x)] = lower_of_rest(rest);
                     moved += b != a;
                 }
                 queued = 0;
             };
+            double owns[4], reaches[4];
             for (int64_t x = start; x < stop; ++x) {
                 const double* xr = X_ + x * d;
                 const int64_t a = labels[x];
-                const double own = dense_cost(xr, centres + a * d, d);
+                const int64_t slot = (x - start) % 4;
+                if (slot == 0) {  // the own costs and their reaches of this object and the next three
+                    if (stop - x >= 4) {
+                        dense_costs_of_four(xr, xr + d, xr + 2 * d, xr + 3 * d, centres + a * d,
+                                            centres + labels[x + 1] * d, centres + labels[x + 2] * d,
+                                            centres + labels[x + 3] * d, d, owns);
+                        for (int t = 0; t < 4; ++t) reaches[t] = upper(owns[t]);  // independent roots overlap
+                    } else {
+                        for (int64_t t = 0; t < stop - x; ++t) {
+                            owns[t] = dense_cost(xr + t * d, centres + labels[x + t] * d, d);
+                            reaches[t] = upper(owns[t]);
+                        }
+                    }
+                }
+                const double own = owns[slot];
                 objective += own;
-                const double reach = upper(own);
+                const double reach = reaches[slot];
                 if (reach < lower_[static_cast<size_t>(x)] || reach < half_gap_[static_cast<size_t>(a)]) {
                     best[x] = static_cast<int32_t>(a);
                     best_cost[x] = own;
