@@ -25,14 +25,8 @@ from cclust.selection._result import SelectKResult
 from cclust.selection._gap import GapResult, gap_statistic
 from cclust.selection._stability import STABILITY_SCHEMES, ClusterStability, cluster_stability
 from cclust.selection._recommend import consensus_area, delta_area, resolve_null
-from cclust.selection._select_k import (
-    CRITERIA,
-    DEFAULT_REFERENCES,
-    INNER_STARTS_WITH_NULL,
-    RESAMPLES_PLAIN,
-    RESAMPLES_WITH_NULL,
-    select_k,
-)
+from cclust.selection._resampling import RESAMPLES_PLAIN, RESAMPLES_WITH_NULL
+from cclust.selection._select_k import CRITERIA, DEFAULT_REFERENCES, INNER_STARTS_WITH_NULL, select_k
 
 __all__ = ["CRITERIA", "ClusterStability", "GapResult", "SelectKResult", "cluster_stability", "gap_statistic",
            "select_k"]

@@ -8,6 +8,10 @@ from cclust.validation import check_int, check_n_jobs
 from cclust.errors import ValidationError
 from cclust._pipeline import RESERVED_GENERATOR, call_method, check_params_dict, generate_ensemble
 
+#: Resamples per K of the Monti protocol: with the reference null (every reference data set
+#: runs the same protocol), and without it (ConsensusClusterPlus's plain protocol).
+RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 10, 100
+
 
 def _inner_algorithm(inner, inner_params, method, default_starts=1):
     """``(algorithm, init, n_init)`` named by select_k's ``inner_params`` (None: Lloyd, its own

@@ -37,7 +37,13 @@ from cclust.selection._recommend import (
     delta_area,
     resolve_null,
 )
-from cclust.selection._resampling import _fused_runs, _inner_algorithm, _per_k_params
+from cclust.selection._resampling import (
+    RESAMPLES_PLAIN,
+    RESAMPLES_WITH_NULL,
+    _fused_runs,
+    _inner_algorithm,
+    _per_k_params,
+)
 from cclust.selection._sketched import reference_offered, select_k_on_sketches, shared_reference_pacs
 
 if TYPE_CHECKING:
@@ -51,9 +57,6 @@ CRITERIA = ("rcsi", "pac", "delta_area", "objective", "gap")
 #: reference null") to keep the default within 3x the plain protocol's time.
 DEFAULT_REFERENCES = 10
 
-#: Resamples per K of the Monti protocol: with the reference null (every reference data set
-#: runs the same protocol), and without it (ConsensusClusterPlus's plain protocol).
-RESAMPLES_WITH_NULL, RESAMPLES_PLAIN = 10, 100
 
 #: k-means runs per resample with the reference null (the best of them kept): measured in
 #: docs/benchmarks.md ("select_k's reference null") for the power on blobs; the plain protocol

@@ -95,7 +95,7 @@ def _fit_beside(arguments, size, k_values):
     estimate for ``size`` objects (with the plain protocol's resamples when none are given, the
     larger count). Arguments select_k would refuse run one sketch at a time, where it refuses them."""
     from cclust import _monti
-    from cclust.selection._select_k import RESAMPLES_PLAIN
+    from cclust.selection._resampling import RESAMPLES_PLAIN
     from cclust.validation import memory_budget
 
     resamples = arguments.get("n_resamples")
