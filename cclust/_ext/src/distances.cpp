@@ -178,52 +178,39 @@ double pair_distance_sum(const double* X, int64_t m, int64_t d, double power, in
 
 namespace {
 
-// consensus_pairs_in for labels below 127 and at most 255 resamples: the labels by resample as
-// bytes and the two counts per pair as bytes, so that one SSE2 instruction advances 16 pairs
-// instead of 4 (the count loop is most of the reference null's consensus time), and the test of
-// the entry read from a table over the (together, sampled) counts, filled by the same double
-// division and comparisons as the general loop: the same pairs are counted.
-int64_t consensus_pairs_in_bytes(const int32_t* L, int64_t n, int64_t H, double low, double high, int n_threads) {
-    std::vector<int8_t> columns(static_cast<size_t>(n * H));
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t h = 0; h < H; ++h) {
-            const int32_t label = L[i * H + h];
-            columns[static_cast<size_t>(h * n + i)] = static_cast<int8_t>(label < 0 ? -1 : label);
-        }
-    const int64_t width = H + 1;
-    std::vector<uint8_t> inside(static_cast<size_t>(width * width));
-    for (int64_t tog = 0; tog <= H; ++tog)
-        for (int64_t smp = 0; smp <= H; ++smp) {
-            const double value = smp > 0 ? static_cast<double>(tog) / static_cast<double>(smp) : 0.0;
-            inside[static_cast<size_t>(tog * width + smp)] = value > low && value <= high;
-        }
+// The pairs i < j whose counts (together, sampled) over the resamples pass ``inside``, from the
+// labels by resample (``columns``, H x n, -1 = not drawn): one object's pairs with the objects
+// after it are counted one resample at a time over contiguous memory. Count is wide enough for
+// H; with bytes for labels and counts one SSE2 instruction advances 16 pairs instead of 4.
+template <typename Label, typename Count, typename Inside>
+int64_t count_pairs_in(const std::vector<Label>& columns, int64_t n, int64_t H, Inside inside, int n_threads) {
     int64_t total = 0;
     (void)n_threads;
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(n_threads < 1 ? 1 : n_threads) reduction(+ : total)
 #endif
     {
-        std::vector<uint8_t> sampled(static_cast<size_t>(n)), together(static_cast<size_t>(n));
+        std::vector<Count> sampled(static_cast<size_t>(n)), together(static_cast<size_t>(n));
 #if defined(_OPENMP)
 #pragma omp for schedule(dynamic, 16)
 #endif
         for (int64_t i = 0; i < n - 1; ++i) {
             const int64_t count = n - i - 1;
-            uint8_t* __restrict smp = sampled.data();
-            uint8_t* __restrict tog = together.data();
-            std::fill(smp, smp + count, static_cast<uint8_t>(0));
-            std::fill(tog, tog + count, static_cast<uint8_t>(0));
+            Count* __restrict smp = sampled.data();
+            Count* __restrict tog = together.data();
+            std::fill(smp, smp + count, static_cast<Count>(0));
+            std::fill(tog, tog + count, static_cast<Count>(0));
             for (int64_t h = 0; h < H; ++h) {
-                const int8_t a = columns[static_cast<size_t>(h * n + i)];
+                const Label a = columns[static_cast<size_t>(h * n + i)];
                 if (a < 0) continue;  // i not drawn in h: no pair with i was drawn together in h
-                const int8_t* __restrict other = columns.data() + h * n + i + 1;
+                const Label* __restrict other = columns.data() + h * n + i + 1;
                 for (int64_t j = 0; j < count; ++j) {
-                    smp[j] = static_cast<uint8_t>(smp[j] + (other[j] >= 0));
-                    tog[j] = static_cast<uint8_t>(tog[j] + (other[j] == a));
+                    smp[j] = static_cast<Count>(smp[j] + (other[j] >= 0));
+                    tog[j] = static_cast<Count>(tog[j] + (other[j] == a));
                 }
             }
             int64_t in_row = 0;
-            for (int64_t j = 0; j < count; ++j) in_row += inside[static_cast<size_t>(tog[j] * width + smp[j])];
+            for (int64_t j = 0; j < count; ++j) in_row += inside(tog[j], smp[j]);
             total += in_row;
         }
     }
@@ -234,45 +221,35 @@ int64_t consensus_pairs_in_bytes(const int32_t* L, int64_t n, int64_t H, double 
 
 int64_t consensus_pairs_in(const int32_t* L, int64_t n, int64_t H, double low, double high, int n_threads) {
     if (n < 2 || H < 1) return 0;
-    if (H <= 255 && *std::max_element(L, L + n * H) < 127)
-        return consensus_pairs_in_bytes(L, n, H, low, high, n_threads);
-    // The labels by resample (H x n), so that one object's pairs with the objects after it are
-    // counted one resample at a time over contiguous memory.
-    const std::vector<int32_t> columns = by_column(L, n, H);
-    int64_t total = 0;
-    (void)n_threads;
-#if defined(_OPENMP)
-#pragma omp parallel num_threads(n_threads < 1 ? 1 : n_threads) reduction(+ : total)
-#endif
-    {
-        std::vector<int32_t> sampled(static_cast<size_t>(n)), together(static_cast<size_t>(n));
-#if defined(_OPENMP)
-#pragma omp for schedule(dynamic, 16)
-#endif
-        for (int64_t i = 0; i < n - 1; ++i) {
-            const int64_t count = n - i - 1;
-            int32_t* __restrict smp = sampled.data();
-            int32_t* __restrict tog = together.data();
-            std::fill(smp, smp + count, 0);
-            std::fill(tog, tog + count, 0);
+    if (H <= 255 && *std::max_element(L, L + n * H) < 127) {
+        // labels below 127 and at most 255 resamples: labels and counts as bytes (the count loop
+        // is most of the reference null's consensus time), and each pair's test read from a table
+        // over the (together, sampled) counts, filled by the same double division and comparisons
+        // as the general test below: the same pairs are counted
+        std::vector<int8_t> columns(static_cast<size_t>(n * H));
+        for (int64_t i = 0; i < n; ++i)
             for (int64_t h = 0; h < H; ++h) {
-                const int32_t a = columns[static_cast<size_t>(h * n + i)];
-                if (a < 0) continue;  // i not drawn in h: no pair with i was drawn together in h
-                const int32_t* __restrict other = columns.data() + h * n + i + 1;
-                for (int64_t j = 0; j < count; ++j) {
-                    smp[j] += other[j] >= 0;
-                    tog[j] += other[j] == a;
-                }
+                const int32_t label = L[i * H + h];
+                columns[static_cast<size_t>(h * n + i)] = static_cast<int8_t>(label < 0 ? -1 : label);
             }
-            int64_t inside = 0;
-            for (int64_t j = 0; j < count; ++j) {
-                const double value = smp[j] > 0 ? static_cast<double>(tog[j]) / static_cast<double>(smp[j]) : 0.0;
-                inside += value > low && value <= high;
+        const int64_t width = H + 1;
+        std::vector<uint8_t> table(static_cast<size_t>(width * width));
+        for (int64_t tog = 0; tog <= H; ++tog)
+            for (int64_t smp = 0; smp <= H; ++smp) {
+                const double value = smp > 0 ? static_cast<double>(tog) / static_cast<double>(smp) : 0.0;
+                table[static_cast<size_t>(tog * width + smp)] = value > low && value <= high;
             }
-            total += inside;
-        }
+        const uint8_t* cells = table.data();
+        return count_pairs_in<int8_t, uint8_t>(
+            columns, n, H, [cells, width](uint8_t tog, uint8_t smp) { return cells[tog * width + smp]; }, n_threads);
     }
-    return total;
+    return count_pairs_in<int32_t, int32_t>(
+        by_column(L, n, H), n, H,
+        [low, high](int32_t tog, int32_t smp) {
+            const double value = smp > 0 ? static_cast<double>(tog) / static_cast<double>(smp) : 0.0;
+            return value > low && value <= high;
+        },
+        n_threads);
 }
 
 // ---- The nearest-centre pass ---------------------------------------------------------------
