@@ -367,19 +367,27 @@ def _entry_blocks(together, sampled, n):
 _COUNT_TABLE_CELLS = 2**16
 
 
-def _tally_cdf_and_pac(tally, width, interval):
-    """The CDF bin counts and the PAC count of pairs tallied by ``together * width + sampled``:
-    each count pair's entry is the double ``together / sampled`` (0 when never sampled), binned
-    and tested as a pair's entry is."""
+def _cdf_and_pac(values, interval, weights=None):
+    """The CDF bin counts and the PAC count of the consensus entries ``values``, each counted
+    once or ``weights`` times (integers)."""
     low, high = interval
+    bins = np.searchsorted(GRID, values, side="left")
+    inside = (values > low) & (values <= high)
+    if weights is None:
+        return np.bincount(bins, minlength=GRID.shape[0]), int(np.count_nonzero(inside))
+    # float64 sums of integers below 2^53: exact
+    return np.bincount(bins, weights=weights, minlength=GRID.shape[0]).astype(np.int64), int(weights[inside].sum())
+
+
+def _tally_cdf_and_pac(tally, width, interval):
+    """:func:`_cdf_and_pac` of pairs tallied by ``together * width + sampled``: each count pair's
+    entry is the double ``together / sampled`` (0 when never sampled), as a pair's entry is."""
     together, sampled = np.divmod(np.arange(tally.shape[0], dtype=np.int64), width)
     used = np.flatnonzero(tally)                  # together <= sampled: no entry above 1
-    together, sampled, pairs = together[used], sampled[used], tally[used]
+    together, sampled = together[used], sampled[used]
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(sampled > 0, together.astype(np.float64) / sampled.astype(np.float64), 0.0)
-    counts = np.zeros(GRID.shape[0], dtype=np.int64)
-    np.add.at(counts, np.searchsorted(GRID, values, side="left"), pairs)
-    return counts, int(pairs[(values > low) & (values <= high)].sum())
+    return _cdf_and_pac(values, interval, tally[used])
 
 
 def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average"):
@@ -393,7 +401,6 @@ def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average
 
     n = L.shape[0]
     together = _syrk(_one_hot(L, k))
-    low, high = interval
     counts = np.zeros(GRID.shape[0], dtype=np.int64)
     ambiguous = 0
     condensed = np.empty(n * (n - 1) // 2, dtype=np.float64)
@@ -408,8 +415,9 @@ def dense_consensus(L, k, sampled, interval, keep_matrix, final_linkage="average
         if tally is not None:
             tally += np.bincount((tog * np.float32(width) + smp).astype(np.intp), minlength=tally.shape[0])
         else:
-            counts += np.bincount(np.searchsorted(GRID, values, side="left"), minlength=GRID.shape[0])
-            ambiguous += int(np.count_nonzero((values > low) & (values <= high)))
+            block_counts, block_ambiguous = _cdf_and_pac(values, interval)
+            counts += block_counts
+            ambiguous += block_ambiguous
         cols = np.nonzero(mask)
         condensed[base[cols[1]] + rows[cols[0]]] = 1.0 - values
     del together

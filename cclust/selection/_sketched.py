@@ -92,16 +92,16 @@ def in_memory_rows(data, missing_features):
 
 def _fit_beside(arguments, size, k_values):
     """Whether two sketches' protocols fit the memory budget at once: twice the dense route's
-    estimate for ``size`` objects (with the plain protocol's resamples when none are given, the
-    larger count). Arguments select_k would refuse run one sketch at a time, where it refuses them."""
+    estimate for ``size`` objects and the resamples given (when none are, the plain protocol's,
+    the larger of select_k's defaults). Arguments select_k would refuse run one sketch at a time,
+    where it refuses them."""
     from cclust import _monti
     from cclust.selection._resampling import RESAMPLES_PLAIN
     from cclust.validation import memory_budget
 
     resamples = arguments.get("n_resamples")
     try:
-        resamples = RESAMPLES_PLAIN if resamples is None else max(RESAMPLES_PLAIN, check_int(resamples, "n_resamples",
-                                                                                               low=1))
+        resamples = RESAMPLES_PLAIN if resamples is None else check_int(resamples, "n_resamples", low=1)
         budget = memory_budget(arguments.get("max_bytes"))
     except ValidationError:
         return False

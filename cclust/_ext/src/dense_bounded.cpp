@@ -219,7 +219,7 @@ private:
         for (int64_t c = 0; c < k_; ++c) {
             if (c != b && acc[c] < s) s = acc[c];
         }
-        return std::isinf(s) ? s : lower(s);
+        return lower_of_rest(s);
     }
 
     // One Lloyd pass as the engine's: the objective of the current labels (per chunk, in order),
