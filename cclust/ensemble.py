@@ -342,10 +342,11 @@ class Ensemble:
     def compact_labels(self) -> npt.NDArray[np.integer]:
         """The label matrix in the narrowest integer type that holds every code, as stored.
 
-        uint8 when every partition has at most 255 clusters, uint16 when at most 65,535, int32
+        uint8 when every partition has at most 127 clusters, uint16 when at most 32,767, int32
         otherwise; C-contiguous (n_samples, n_partitions), read-only, no copy. Labels are
         ``0..K_i-1`` as in :attr:`labels`; a missing label is the type's largest value (255 or
-        65,535) in the unsigned types and -1 in int32. The compiled passes of kcc, of the voting
+        65,535) in the unsigned types and -1 in int32 (so a code read as a signed number is its
+        label, -1 for missing: what the compiled passes do). The compiled passes of kcc, of the voting
         family (ivc, ipvc, ipc, voting, em-mixture) and of the contingency tables read it in
         place. At 10^6 objects x 100 partitions it takes 95 MiB (uint8) or 191 MiB (uint16)
         where the int32 matrix takes 381 MiB.

@@ -25,7 +25,7 @@ ENGINE_CASES = {
     "uc-grouped": dict(n=2048, r=3, k_max=3, missing=0.1),
     "uh-missing": dict(n=300, r=6, distance=UH, missing=0.3),
     "ulp-mixed": dict(n=300, r=4, d=2, distance=ULP, p=3.0, missing=0.2),
-    "wide-k": dict(n=400, r=5, k_max=255, missing=0.2),
+    "wide-k": dict(n=400, r=5, k_max=127, missing=0.2),     # the most clusters uint8 codes hold
 }
 
 
@@ -61,6 +61,42 @@ def test_engine_names_a_bad_code_as_a_label():
         km.tally(*rows[:2], codes, *rows[3:], np.zeros(50, dtype=np.int32), 1, 1)
     with pytest.raises(ValueError, match="int32, uint16 or uint8"):
         km.tally(*rows[:2], codes.astype(np.int64), *rows[3:], np.zeros(50, dtype=np.int32), 1, 1)
+
+
+@pytest.mark.parametrize("dtype, code", [(np.uint8, 127), (np.uint8, 130), (np.uint8, 254), (np.uint16, 32767),
+                                         (np.uint16, 40000), (np.uint16, 65534)])
+def test_a_narrow_code_past_its_signed_top_is_a_bad_label_named_as_stored(dtype, code):
+    """The passes read a narrow code as signed (its label, the missing code -1), so a stored
+    value past the signed top reads as 127 / 32767 or as a label below -1: each is refused as
+    bad and named by the value stored, in the engine's, the voting and the BCE checks."""
+    from cclust._ext import _bayesian
+
+    rows = make_rows(np.random.default_rng(0), 50, r=3, k_max=4)
+    codes = as_codes(rows[2], dtype)
+    codes[17, 1] = code
+    with pytest.raises(ValueError, match=fr"label {code} of partition 1 at row 17"):
+        km.tally(*rows[:2], codes, *rows[3:], np.zeros(50, dtype=np.int32), 1, 1)
+    with pytest.raises(ValueError, match=fr"label {code} of object 17 in partition 1"):
+        vt.label_sums(codes, rows[3], np.ones((50, 2)), 2)
+    with pytest.raises(ValueError, match=fr"label {code} of row 17 in partition 1"):
+        _bayesian.e_step(codes, rows[3], np.ones(50), np.ones(3), np.ones(2), np.full((int(rows[3][-1]), 2), 0.5),
+                         np.ones((50, 2)), 1e-6, 1, 1)
+
+
+@pytest.mark.parametrize("dtype, k", [(np.uint8, 128), (np.uint16, 32768)])
+def test_narrow_codes_of_more_clusters_than_their_layout_holds_are_refused(dtype, k):
+    """uint8 codes hold partitions of at most 127 clusters and uint16 codes 32767 (the Ensemble
+    widens past them); a kernel handed more says which partition and to pass wider codes."""
+    rows = list(make_rows(np.random.default_rng(1), 60, r=2, k_max=4))
+    rows[3] = rows[3].copy()
+    rows[3][2] = rows[3][1] + k                        # partition 1 has k clusters
+    codes = as_codes(rows[2], dtype)
+    message = fr"partition 1 has {k} clusters, more than codes of {np.dtype(dtype).itemsize} byte\(s\) hold"
+    with pytest.raises(ValueError, match=message):
+        km.tally(*rows[:2], codes, *rows[3:], np.zeros(60, dtype=np.int32), 1, 1)
+    with pytest.raises(ValueError, match=message):
+        vt.label_sums(codes, rows[3], np.ones((60, 2)), 2)
+    km.tally(*rows, np.zeros(60, dtype=np.int32), 1, 1)    # int32 codes of the same partitions pass
 
 
 @pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: t.__name__)
@@ -141,8 +177,8 @@ def test_label_sums_name_a_bad_label_and_a_bad_shape(n_columns):
         vt.label_sums(labels, offsets[:-1], np.ones((40, 2)), 2)
 
 
-@pytest.mark.parametrize("k, dtype", [(2, np.uint8), (255, np.uint8), (256, np.uint16), (65535, np.uint16),
-                                      (65536, np.int32)])
+@pytest.mark.parametrize("k, dtype", [(2, np.uint8), (127, np.uint8), (128, np.uint16), (32767, np.uint16),
+                                      (32768, np.int32)])
 def test_compact_view_is_the_narrowest_type(k, dtype):
     labels = np.zeros((k + 1, 2), dtype=np.int64)
     labels[:k, 0] = np.arange(k)

@@ -9,8 +9,8 @@ splat them::
 * ``X`` -- float64 C-contiguous (n, d); an (n, 0) array when there is no dense block.
 * ``dense_weight`` -- multiplies the squared Euclidean part.
 * ``labels`` -- C-contiguous (n, r) label codes 0..K_i-1: int32 with -1 for missing, or uint16 /
-  uint8 with the type's largest value for missing (``Ensemble.compact_labels``; read in place,
-  never cast); (n, 0) when there is none.
+  uint8 with the type's largest value for missing and at most 32767 / 127 clusters a partition
+  (``Ensemble.compact_labels``; read in place, never cast); (n, 0) when there is none.
 * ``offsets`` -- int64 (r + 1,): partition i's labels are the one-hot columns
   offsets[i]..offsets[i+1]-1.
 * ``weights`` -- float64 (r,), effective (already normalised) partition weights.
@@ -499,7 +499,7 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
     ``lloyd`` (kmeans.hpp). Returns ``(labels (n_candidates, n), objectives, n_iter, stats)``;
     the labels are codes of ``label_dtype`` (uint8, uint16 or int32; it must hold the
-    n_shared + 1 clusters); stats = costs computed, costs skipped by a bound, Lloyd passes,
+    n_shared + 1 clusters: at most 127 in uint8, 32767 in uint16); stats = costs computed, costs skipped by a bound, Lloyd passes,
     passes from the memo (of at most ``memo_bytes``), costs of a full pass. The seed centres'
     cost columns are computed ``seed_batch`` candidates at a time (>= 1; the result does not
     depend on it)."""

@@ -5,7 +5,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 cdef class _Codes:
     """A label matrix of any of the three code widths (C-contiguous (n, r) int32 with -1 missing,
-    or uint16 / uint8 with the type's largest value missing): its address, width and shape.
+    or uint16 / uint8 with the type's largest value missing and at most 32767 / 127 clusters a
+    partition): its address, width and shape.
     Holds the array, so the address stays valid as long as this object."""
     cdef const void* ptr
     cdef int32_t width
@@ -42,3 +43,10 @@ cdef class _Codes:
         """Raise ValueError unless ``offsets`` has one entry per partition and one more."""
         if offsets.shape[0] != self.r + 1:
             raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {self.r + 1}")
+        # uint8 / uint16 codes hold labels below int8's / int16's top (lookup.hpp's label_code)
+        limit = {1: 127, 2: 32767}.get(self.width)
+        sizes = np.diff(np.asarray(offsets))
+        if limit is not None and sizes.size and sizes.max() > limit:
+            j = int(np.argmax(sizes))
+            raise ValueError(f"partition {j} has {int(sizes[j])} clusters, more than codes of {self.width} "
+                             f"byte(s) hold ({limit}): pass wider label codes")

@@ -89,7 +89,7 @@ def _step_counts(n_clusters, n_partitions, p, delta):
 def generation_bytes(n_samples, n_given, counts, *, code_bytes=1, n_jobs=1):
     """Bytes GKCC's generation and fusion hold at their peak for ``n_samples`` objects,
     ``n_given`` given partitions, ``counts`` candidates per step, label codes of ``code_bytes``
-    (1 while every partition has at most 255 clusters) and ``n_jobs`` threads.
+    (1 while every partition has at most 127 clusters) and ``n_jobs`` threads.
 
     The larger of two moments. In the last step: the codes of every partition, given and
     generated, once (the one buffer the steps widen in place; the step's new labels are its
@@ -139,7 +139,7 @@ class _Space:
     """The augmented space of a step: X (dense) plus the partitions generated so far.
 
     The label codes of the given and every generated partition are held once, in one buffer
-    of the compact dtype of their clusters (uint8 up to 255), sized for the last step: the
+    of the compact dtype of their clusters (uint8 up to 127), sized for the last step: the
     first ``n r`` codes are the C-contiguous (n, r) matrix of the r partitions so far, which
     the engine reads in place, and :meth:`add` widens it in place, so no step holds a second
     copy of the labels.
@@ -439,7 +439,7 @@ def gkcc(ensemble: EnsembleLike | None, n_clusters: int, *, X: npt.ArrayLike | N
         Memory budget (:func:`cclust.validation.require_memory`; None: ``CCLUST_MEMORY_BUDGET``
         or 2 GiB). The generated partitions (nu (K - 1) of them, 413 by default at K = 8) are
         held beside the given ones as one buffer of compact label codes (one byte a label while
-        every partition has at most 255 clusters); with the seed costs of a step, the
+        every partition has at most 127 clusters); with the seed costs of a step, the
         candidates' bounds and the memo of their shared passes they take about
         ``generation_bytes`` of this module, asked before anything is generated: about 1.0 GB
         at 10^6 objects, 100 given partitions, K = 8 and two threads.

@@ -92,7 +92,7 @@ def test_label_graph_products_are_the_sparse_matrixs(widest):
     L = np.column_stack([rng.integers(0, k, 400) for k in rng.integers(2, 30, 5)] + [np.arange(400) % widest])
     L[:, :5][rng.random((400, 5)) < 0.1] = -1
     E = Ensemble(L)
-    assert E.compact_labels().dtype == (np.uint8 if widest < 255 else np.uint16)
+    assert E.compact_labels().dtype == (np.uint8 if widest <= 127 else np.uint16)
     values = rng.uniform(0.1, 3.0, int(E.offsets[-1]))
     graph = LabelGraph(E.compact_labels(), E.offsets, values, n_threads=2)
     B = graph.tocsr()

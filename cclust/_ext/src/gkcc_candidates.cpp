@@ -378,9 +378,10 @@ private:
     // interleaved, so no add waits for the one before it in another chain (one chain alone runs
     // at the latency of an add), and each chain performs exactly the operations of one cost.
     // Labels are read from the step's one-byte copy (uint8 codes) when the rows' codes are wider
-    // and every K_i fits in a byte: a label row is streamed from memory once per cost, so a
-    // quarter of the bytes is most of the time saved. Either way a code is looked up at its
-    // partition's missing slot plus shifted_code (0 for a missing label, l + 1 for label l).
+    // and every K_i fits in uint8 codes (at most 127): a label row is streamed from memory once
+    // per cost, so a quarter of the bytes is most of the time saved. Either way a code is looked
+    // up at its partition's missing slot plus 1 + label_code (-1 for a missing label, l for label
+    // l), the 1 folded into the table pointers.
     static constexpr int64_t kBatch = 8;
 
     void costs(const int64_t* xs, const int32_t* js, int64_t count, const Centres& c, double* out) const {
@@ -406,7 +407,7 @@ private:
             for (int64_t b = 0; b < kBatch; ++b) {
                 const int64_t q = b < m ? b : m - 1;  // the tail repeats its last cost
                 lab[b] = labels + bx[q] * r;
-                tab[b] = table_.data() + bj[q] * slots;
+                tab[b] = table_.data() + bj[q] * slots + 1;  // + 1: label l (-1 missing) at base + l
                 acc[b] = 0.0;
             }
             if (d > 0) {
@@ -423,7 +424,7 @@ private:
             }
             for (int64_t i = 0; i < r; ++i) {
                 const int64_t si = base[i];
-                for (int64_t b = 0; b < kBatch; ++b) acc[b] += tab[b][si + shifted_code(lab[b][i])];
+                for (int64_t b = 0; b < kBatch; ++b) acc[b] += tab[b][si + label_code(lab[b][i])];
             }
             for (int64_t b = 0; b < m; ++b) out[q0 + b] = acc[b];
         }
@@ -638,10 +639,10 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
                     std::vector<RunCounters>& counters) {
     const int64_t n = sh.n, d = sh.d, width = sh.width, k = int64_t{n_shared} + 1;
     // A one-byte copy of wider codes (uint8 codes, 255 = missing) when every partition has at
-    // most 255 clusters; uint8 codes are read in place.
+    // most 127 clusters, the most uint8 codes hold; uint8 codes are read in place.
     std::vector<uint8_t> small;
     bool fits = sizeof(Code) > 1 && sh.r > 0;
-    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 255;
+    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 127;
     if (fits) {
         const Code* codes = static_cast<const Code*>(rows.labels);
         small.resize(static_cast<size_t>(n * sh.r));
@@ -698,8 +699,7 @@ void candidate_runs(const MixedRows& rows, int32_t n_shared, const double* share
     if (label_bytes != 1 && label_bytes != 2 && label_bytes != 4) {
         fail("label_bytes must be 1, 2 or 4, got " + str(int64_t{label_bytes}));
     }
-    // A code's largest value marks a missing label in the narrow layouts: labels stay below it.
-    const int64_t code_limit = label_bytes == 1 ? 255 : label_bytes == 2 ? 65535 : int64_t{1} << 31;
+    const int64_t code_limit = code_cluster_limit(label_bytes);
     if (k > code_limit) {
         fail("n_shared + 1 = " + str(k) + " clusters do not fit in codes of " + str(int64_t{label_bytes}) +
              " byte(s): at most " + str(code_limit));

@@ -48,6 +48,11 @@ Shape validate_rows(const MixedRows& rows) {
                 fail("offsets must be non-decreasing with steps below 2^31; offsets[" +
                      str(i + 1) + "] - offsets[" + str(i) + "] = " + str(k_i));
             }
+            if (k_i > code_cluster_limit(rows.label_bytes)) {
+                fail("partition " + str(i) + " has " + str(k_i) + " clusters, more than codes of " +
+                     str(int64_t{rows.label_bytes}) + " byte(s) hold (" +
+                     str(code_cluster_limit(rows.label_bytes)) + "): pass wider label codes");
+            }
             const double w = rows.weights[i];
             if (!(std::isfinite(w) && w >= 0.0)) {
                 fail("weights must be finite and >= 0; weights[" + str(i) + "] = " + str(w));
@@ -130,12 +135,14 @@ void check_centers(const Shape& sh, int64_t n_clusters, const double* dense, con
 
 [[noreturn]] void bad_partition_label(const MixedRows& rows, int64_t x) {
     for (int64_t i = 0; i < rows.r; ++i) {
+        int64_t stored = 0;
         const int64_t l = with_label_codes(rows.labels, rows.label_bytes, [&](const auto* labels) {
+            stored = stored_code(labels[x * rows.r + i]);
             return label_code(labels[x * rows.r + i]);
         });
         const int64_t k_i = rows.offsets[i + 1] - rows.offsets[i];
         if (l < -1 || l >= k_i) {
-            fail("label " + str(l) + " of partition " + str(i) + " at row " + str(x) +
+            fail("label " + str(stored) + " of partition " + str(i) + " at row " + str(x) +
                  " is outside 0.." + str(k_i - 1) + " (or -1 for missing)");
         }
     }

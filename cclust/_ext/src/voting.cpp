@@ -39,7 +39,7 @@ void throw_if_bad(const FirstBad& bad, const T* labels, int64_t r, const Slots& 
     if (!bad.found()) return;
     const int64_t x = bad.index();
     const int64_t j = first_bad_label(labels + x * r, slots.size.data(), r);
-    bad_label(x, j, label_code(labels[x * r + j]), slots.size[static_cast<size_t>(j)]);
+    bad_label(x, j, stored_code(labels[x * r + j]), slots.size[static_cast<size_t>(j)]);
 }
 
 // Best allowed cluster (lowest index on ties) of one object's scores.
@@ -217,11 +217,11 @@ void first_appearance(const void* codes, int32_t label_bytes, int64_t n, int64_t
             for (int64_t j = 0; j < r; ++j) {
                 const int64_t l = label_code(lab[j]);
                 if (l < 0) {
-                    if (l != -1) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
+                    if (l != -1) bad_label(x, j, stored_code(lab[j]), offsets[j + 1] - offsets[j]);
                     dst[j] = lab[j];  // the missing code of the layout
                     continue;
                 }
-                if (l >= offsets[j + 1] - offsets[j]) bad_label(x, j, l, offsets[j + 1] - offsets[j]);
+                if (l >= offsets[j + 1] - offsets[j]) bad_label(x, j, stored_code(lab[j]), offsets[j + 1] - offsets[j]);
                 int32_t& slot = rank[static_cast<size_t>(offsets[j] + l)];
                 if (slot < 0) slot = next[static_cast<size_t>(j)]++;
                 dst[j] = static_cast<T>(slot);

@@ -298,7 +298,7 @@ int64_t last_positive(const double* values, int64_t n);
 // seed_batch). Unweighted rows and the squared Euclidean distance (uc) only. The rows' label
 // codes are read in place in any of their widths; the candidates' labels are written as codes
 // of label_bytes each (1, 2 or 4: uint8, uint16 or int32), which must hold n_shared + 1
-// clusters below the narrow layouts' missing code (at most 255 or 65,535).
+// clusters (at most 127 or 32767 in the narrow layouts; lookup.hpp's label_code).
 //
 // stats (OUT 5): costs computed (the starting columns included), costs skipped by a bound,
 // Lloyd passes, passes taken from the memo, and n x (n_shared + 1) (the costs of a full pass).

@@ -98,17 +98,31 @@ struct Slots {
 
 // Label codes in any of the three layouts an ensemble's labels come in: int32 with -1 for a
 // missing label, or uint16 / uint8 whose largest value (0xFFFF / 0xFF) marks a missing label.
-// label_code gives the label (-1 = missing) of a code; adding one wraps the missing code to 0 in
-// every layout, so the narrow layouts cost one add and a zero extension, and no branch.
+// The narrow layouts hold labels below their signed type's top (uint8: 0..126, uint16:
+// 0..32766; cclust._codes.compact_dtype), so a code read as signed is its label and the missing
+// code reads as -1: label_code is one sign-extending load in every layout, as int32's is. (Read
+// as unsigned, the missing code needed an add and a second extension per label, which made
+// GKCC's candidate costs about a fifth more instructions.)
 inline int64_t label_code(int32_t v) { return v; }
-inline int64_t label_code(uint16_t v) { return static_cast<int64_t>(static_cast<uint16_t>(v + 1u)) - 1; }
-inline int64_t label_code(uint8_t v) { return static_cast<int64_t>(static_cast<uint8_t>(v + 1u)) - 1; }
+inline int64_t label_code(uint16_t v) { return static_cast<int16_t>(v); }
+inline int64_t label_code(uint8_t v) { return static_cast<int8_t>(v); }
 
-// label_code + 1 as an unsigned 32-bit value: 0 for missing, l + 1 for label l (an int32 below
-// -1 wraps to a huge value, so one compare against K_i finds every bad label).
-inline uint32_t shifted_code(int32_t v) { return static_cast<uint32_t>(v) + 1u; }
-inline uint32_t shifted_code(uint16_t v) { return static_cast<uint16_t>(v + 1u); }
-inline uint32_t shifted_code(uint8_t v) { return static_cast<uint8_t>(v + 1u); }
+// label_code + 1 as an unsigned 32-bit value: 0 for missing, l + 1 for label l. A label below
+// -1 wraps to a huge value, and a narrow code past its signed top reads either as such a label
+// (uint8 128..254, uint16 32768..65534) or as the label 127 / 32767, not below any K_i its
+// layout holds; so one compare against K_i finds every bad label.
+template <class T>
+inline uint32_t shifted_code(T v) { return static_cast<uint32_t>(label_code(v) + 1); }
+
+// The label a code was written as, for error messages: -1 for the missing code, and a bad
+// narrow code as the number stored rather than its signed reading.
+template <class T>
+inline int64_t stored_code(T v) { return label_code(v) == -1 ? -1 : static_cast<int64_t>(v); }
+
+// The most clusters a partition can have in codes of label_bytes each (see label_code).
+inline int64_t code_cluster_limit(int32_t label_bytes) {
+    return label_bytes == 1 ? 127 : label_bytes == 2 ? 32767 : int64_t{2147483647};
+}
 
 // Calls f with the label matrix typed by its code width in bytes (4, 2 or 1; see label_code).
 template <class F>
