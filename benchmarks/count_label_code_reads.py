@@ -12,7 +12,7 @@ valgrind would count instead.) The cases:
 
 * ``gkcc`` -- GKCC (Li & Liu 2018) on the first 2000 objects of pendigits, nu = 59 (531
   generated partitions), one thread; uint8 codes;
-* ``kcc`` and ``voting`` -- the method on 50,000 objects x 100 partitions of K_i in [8, 40]
+* ``kcc`` and ``voting`` -- the method on 50000 objects x 100 partitions of K_i in [8, 40]
   (8 classes, a tenth of the labels redrawn; uint8 codes), K = 8, one thread.
 
 It prints the cluster sizes, which must be the same on both trees.
