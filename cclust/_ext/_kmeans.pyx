@@ -499,10 +499,10 @@ def candidate_runs(const double[:, ::1] X not None, double dense_weight,
     """Every candidate of a GKCC step: ``assign`` to the shared centres plus seed ``j``, then
     ``lloyd`` (kmeans.hpp). Returns ``(labels (n_candidates, n), objectives, n_iter, stats)``;
     the labels are codes of ``label_dtype`` (uint8, uint16 or int32; it must hold the
-    n_shared + 1 clusters: at most 127 in uint8, 32767 in uint16); stats = costs computed, costs skipped by a bound, Lloyd passes,
-    passes from the memo (of at most ``memo_bytes``), costs of a full pass. The seed centres'
-    cost columns are computed ``seed_batch`` candidates at a time (>= 1; the result does not
-    depend on it)."""
+    n_shared + 1 clusters: at most 127 in uint8, 32767 in uint16); stats = costs computed, costs
+    skipped by a bound, Lloyd passes, passes from the memo (of at most ``memo_bytes``), costs
+    of a full pass. The seed centres' cost columns are computed ``seed_batch`` candidates at a
+    time (>= 1; the result does not depend on it)."""
     cdef MixedRows rows
     _fill_rows(&rows, X, dense_weight, labels, offsets, weights, distance, p)
     cdef int n_shared = shared_dense.shape[0]

@@ -3,7 +3,8 @@
 Callers (cclust.consensus_functions.voting, cclust.consensus_functions.mixture) validate; these functions assume
 C-contiguous arrays of the right dtype and raise ValueError (from the C++ core) only on labels
 out of range. ``labels`` is an (n, r) C-contiguous int32 (-1 = missing), uint16 or uint8 (the
-type's largest value = missing; at most 32767 / 127 clusters a partition) array, such as ``Ensemble.compact_labels()``, read in place.
+type's largest value = missing; at most 32767 / 127 clusters a partition) array, such as
+``Ensemble.compact_labels()``, read in place.
 """
 import numpy as np
 

@@ -139,7 +139,8 @@ BceEStep e_step_on(const T* codes, const int64_t* offsets, int64_t m, int64_t r,
         for (int64_t j = 0; j < r; ++j) {
             const int64_t l = label_code(codes[x * r + j]);
             if (l < -1 || l >= offsets[j + 1] - offsets[j]) {
-                throw std::invalid_argument("label " + std::to_string(stored_code(codes[x * r + j])) + " of row " + std::to_string(x) +
+                throw std::invalid_argument("label " + std::to_string(stored_code(codes[x * r + j])) +
+                                            " of row " + std::to_string(x) +
                                             " in partition " + std::to_string(j) + " is outside 0.." +
                                             std::to_string(offsets[j + 1] - offsets[j] - 1));
             }

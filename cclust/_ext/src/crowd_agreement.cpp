@@ -81,7 +81,8 @@ void weighted_coassociation_typed(const T* codes, int64_t n, int64_t r, const in
         for (int64_t j = 0; j < r; ++j) {
             const int64_t l = label(x, j);
             if (l < 0 || l >= sizes[j]) {
-                throw std::invalid_argument("label " + std::to_string(stored_code(codes[rows[x] * r + j])) + " of row " + std::to_string(rows[x]) +
+                throw std::invalid_argument("label " + std::to_string(stored_code(codes[rows[x] * r + j])) +
+                                            " of row " + std::to_string(rows[x]) +
                                             " in partition " + std::to_string(j) + " is outside 0.." +
                                             std::to_string(sizes[j] - 1));
             }
