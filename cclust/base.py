@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cclust.errors import ContractError, ValidationError
-from cclust.validation import check_float, renamed_threads
+from cclust.validation import check_float, memory_budget_scope, renamed_threads
 
 if TYPE_CHECKING:
     from cclust.ensemble import Ensemble
@@ -130,6 +130,12 @@ def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handl
             higher_is_better: bool | None = None) -> Callable[[_F], _F]:
     """Decorator recording what a consensus function or a metric declares (:class:`MethodInfo`).
 
+    A function taking ``max_bytes`` is returned wrapped: each call runs inside
+    :func:`cclust.validation.memory_budget_scope` of the ``max_bytes`` it is given, so that every
+    memory guard of the call (those of the Ensemble views and helpers it does not pass
+    ``max_bytes`` to included) answers to it, and the ``max_bytes=`` a refusal asks for lifts
+    it. The wrapper keeps the function's name, docstring and signature.
+
     Raises
     ------
     cclust.errors.ValidationError
@@ -166,10 +172,31 @@ def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handl
                       higher_is_better=None if higher_is_better is None else bool(higher_is_better))
 
     def mark(fn: _F) -> _F:
+        try:
+            takes_budget = "max_bytes" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # a callable whose signature cannot be read
+            takes_budget = False
+        if takes_budget:
+            fn = _within_its_budget(fn)
         fn.__cclust_info__ = info  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+def _within_its_budget(fn: _F) -> _F:
+    """``fn`` run inside :func:`cclust.validation.memory_budget_scope` of the ``max_bytes`` it is
+    called with: every guard of the call, including those of the views and helpers that are not
+    passed ``max_bytes``, then answers to it, and the ``max_bytes=`` a refusal names lifts it."""
+    position = list(inspect.signature(fn).parameters).index("max_bytes")
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        max_bytes = kwargs.get("max_bytes", args[position] if len(args) > position else None)
+        with memory_budget_scope(max_bytes):
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def method_info(fn: Callable[..., Any]) -> MethodInfo:

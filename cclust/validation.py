@@ -15,6 +15,7 @@ can grow past O(n * r) asks before it allocates.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import numbers
 import os
@@ -34,7 +35,7 @@ __all__ = ["check_int", "check_float", "check_k_range", "check_random_state", "s
            "check_n_jobs", "check_n_threads", "renamed_argument", "renamed_threads", "default_threads",
            "available_cores", "busy_elsewhere", "one_thread_pools", "check_array_2d",
            "check_distinct_rows", "check_partition_request", "label_vector", "check_same_length", "memory_budget", "require_memory", "recorded_memory_requests",
-           "format_bytes", "memory_refusal", "address_space_left", "require_address_space",
+           "format_bytes", "memory_refusal", "memory_budget_scope", "address_space_left", "require_address_space",
            "DEFAULT_MEMORY_BUDGET", "check_n_clusters",
            "check_distinct_label_vectors", "check_init_name"]
 
@@ -512,12 +513,21 @@ def check_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) ->
         )
 
 
+#: The ``max_bytes`` of the consensus call running in this context (:func:`memory_budget_scope`).
+_scoped_budget: contextvars.ContextVar[int | None] = contextvars.ContextVar("cclust_memory_budget", default=None)
+
+
 def memory_budget(max_bytes: float | None = None) -> int:
-    """The memory budget in bytes: ``max_bytes`` if given, else ``CCLUST_MEMORY_BUDGET`` or 2 GiB."""
+    """The memory budget in bytes: ``max_bytes`` if given, else that of the enclosing
+    :func:`memory_budget_scope` (the ``max_bytes`` of the consensus call that is running), else
+    ``CCLUST_MEMORY_BUDGET`` or 2 GiB."""
     if max_bytes is not None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Real) or max_bytes <= 0:
             raise ValidationError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}.")
         return int(max_bytes)
+    scoped = _scoped_budget.get()
+    if scoped is not None:
+        return scoped
     env = os.environ.get("CCLUST_MEMORY_BUDGET")
     if env:
         try:
@@ -527,6 +537,33 @@ def memory_budget(max_bytes: float | None = None) -> int:
                 f"the environment variable CCLUST_MEMORY_BUDGET must be a number of bytes, got {env!r}."
             ) from None
     return DEFAULT_MEMORY_BUDGET
+
+
+@contextlib.contextmanager
+def memory_budget_scope(max_bytes: float | None) -> Iterator[None]:
+    """Make ``max_bytes`` the budget of every guard inside the block that is given none.
+
+    A consensus function's ``max_bytes`` then governs all its guards, including those of the
+    Ensemble views and helpers it calls without passing it on, so the ``max_bytes=`` a refusal
+    asks for lifts it. :func:`cclust.base.declare` opens this scope around every call of a
+    function taking ``max_bytes``. None leaves the budget as it is. The scope follows the
+    calling context (:mod:`contextvars`): threads started inside the block do not inherit it.
+
+    Examples
+    --------
+    >>> from cclust.validation import memory_budget, memory_budget_scope
+    >>> with memory_budget_scope(10**9):
+    ...     memory_budget()
+    1000000000
+    """
+    if max_bytes is None:
+        yield
+        return
+    token = _scoped_budget.set(memory_budget(max_bytes))
+    try:
+        yield
+    finally:
+        _scoped_budget.reset(token)
 
 
 #: Figures asked of :func:`require_memory` while :func:`recorded_memory_requests` is open, else None.

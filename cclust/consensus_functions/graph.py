@@ -436,7 +436,7 @@ def mcla(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
 
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int | None = None, sizes: str = "auto",
-         random_state: RandomStateLike = None) -> ConsensusResult:
+         max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Hybrid Bipartite Graph Formulation (HBGF; Fern & Brodley 2004, summarised in Ren et al. 2017, sec. 2).
 
     Objects and clusters are the vertices of a bipartite graph; object x is joined to every
@@ -463,6 +463,11 @@ def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
         "estimated" weighs objects inversely to their estimated cluster's size; "auto" (not
         in the paper) picks one of the two cuts, so that a much larger cluster stays whole.
         See :func:`cut_with_sizes`; ``extras["sizes_used"]`` says which was kept.
+    max_bytes : int, default=None
+        Memory budget for the bipartite graph, METIS's arrays and the sizes' estimate (None:
+        ``CCLUST_MEMORY_BUDGET`` or the default, see :func:`cclust.validation.memory_budget`).
+        METIS maps about 16 of its integers per edge of the graph at most: about 18 GiB for
+        10^6 objects x 100 partitions.
     random_state : int, Generator or None
         Seeds METIS.
 
@@ -470,6 +475,13 @@ def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
     -------
     ConsensusResult
         ``objective`` is the weighted edge cut of the bipartite graph.
+
+    Raises
+    ------
+    MemoryBudgetError
+        Before the graph is formed, when it and METIS's arrays would exceed ``max_bytes``; the
+        message gives the bytes needed and the alternatives (tcut cuts the same graph in memory
+        linear in n r).
 
     Examples
     --------
@@ -488,10 +500,10 @@ def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
 
         def cut_soft(weights, tolerance):
             labels, cut, moved = bipartite_partition(M, n_clusters, random_state=rng, ufactor=tolerance,
-                                                     object_weights=weights)
+                                                     object_weights=weights, max_bytes=max_bytes)
             return labels, cut, {"n_moved": moved, "ufactor": tolerance}
 
-        labels, cut, extras = cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_soft)
+        labels, cut, extras = cut_with_sizes(hard, n_clusters, sizes, ufactor, rng, cut_soft, max_bytes=max_bytes)
         return _result(labels, objective=cut, method="hbgf", n_clusters=n_clusters, extras=extras)
     ensemble, n_clusters = check_graph_inputs(ensemble, n_clusters)
     ufactor = check_ufactor(ufactor)
@@ -500,11 +512,12 @@ def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
     # bipartite_partition(one_hot(weighted=True)[:, canonical_cluster_order(ensemble)]) with the
     # same graph built from the labels: forming, permuting and re-sorting the one-hot, then
     # hashing its rows, took a quarter of the time at n = 20,000 (METIS most of the rest).
-    G, groups, weight_by_rank = hbgf_graph(ensemble, n_clusters)
+    G, groups, weight_by_rank = hbgf_graph(ensemble, n_clusters, max_bytes)
 
     def cut_graph(weights, tolerance):
         labels, cluster_part, cut = partition_bipartite_groups(G, groups, weight_by_rank.max(), n_clusters,
-                                                         random_state=rng, ufactor=tolerance, object_weights=weights)
+                                                         random_state=rng, ufactor=tolerance, object_weights=weights,
+                                                         max_bytes=max_bytes)
         moved = 0
         if has_empty_part(labels, n_clusters):
             # The affinity of the distinct rows (their unscaled weights) gives every object its row's.
@@ -515,5 +528,5 @@ def hbgf(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, ufactor: int
                                               n_clusters)
         return labels, cut, {"n_moved": moved, "ufactor": tolerance}
 
-    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph)
+    labels, cut, extras = cut_with_sizes(ensemble, n_clusters, sizes, ufactor, rng, cut_graph, max_bytes=max_bytes)
     return _result(labels, objective=cut, method="hbgf", n_clusters=n_clusters, extras=extras)

@@ -558,7 +558,8 @@ def lwgp(ensemble: EnsembleLike, n_clusters: int, *, theta: float = DEFAULT_THET
         objective_name = "within-cluster sum of squares of the transfer-cut embedding (lower is better)"
     else:
         B = _bipartite_graph(E, edge_values)
-        labels, objective, moved = bipartite_partition(B, n_clusters, random_state=rng, ufactor=ufactor)
+        labels, objective, moved = bipartite_partition(B, n_clusters, random_state=rng, ufactor=ufactor,
+                                                       max_bytes=max_bytes)
         extras["n_moved"] = moved
         objective_name = "weighted edge cut of the METIS partition (lower is better)"
     return ConsensusResult.from_labels(labels, objective=float(objective), objective_name=objective_name,

@@ -46,7 +46,8 @@ def degrees(ensemble):
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 def sec(ensemble: EnsembleLike, n_clusters: int, *, init: str = "k-means++", n_init: int = 10, max_iter: int = 100,
-        tol: float = 0.0, random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+        tol: float = 0.0, random_state: RandomStateLike = None, n_jobs: int | None = None,
+        max_bytes: int | None = None) -> ConsensusResult:
     """Spectral ensemble clustering as weighted K-means (SEC; Liu et al. 2017).
 
     Parameters
@@ -76,6 +77,8 @@ def sec(ensemble: EnsembleLike, n_clusters: int, *, init: str = "k-means++", n_i
     n_jobs : int, default=None
         Threads of the compiled passes (None: every core, see
         :func:`cclust.validation.default_threads`); results are identical for any value.
+    max_bytes : int, default=None
+        Memory budget of the call's guards (:func:`cclust.validation.memory_budget` if None).
 
     Returns
     -------

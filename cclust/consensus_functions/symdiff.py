@@ -69,7 +69,7 @@ def symdiff_value(A, labels):
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)  # optimal ties: HiGHS's pick
 def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
                    max_objects: int = MAX_SYMDIFF_OBJECTS, time_limit: float | None = None,
-                   random_state: RandomStateLike = None) -> ConsensusResult:
+                   max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """The exact symmetric-difference (Rand) median partition with K classes, by integer programming.
 
     Minimises ``sum_i w_i sum_{x<y} |C_i(x, y) - C(x, y)|`` over equivalence relations C with
@@ -99,6 +99,9 @@ def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, we
     time_limit : float, default=None
         Seconds HiGHS may spend; when reached, the best partition found is returned with
         ``extras["optimal"] = False``.
+    max_bytes : int, default=None
+        Memory budget of the call's guards (the ensemble's one-hot;
+        :func:`cclust.validation.memory_budget` if None).
     random_state : ignored
         The program is solved exactly; accepted for the common contract.
 

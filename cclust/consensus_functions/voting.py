@@ -344,7 +344,10 @@ def _doc(text):
     distance ``sum_i w_i [pi_i(x) != mode_ki]``; repeat until the labels stop changing. The
     objective, the total distance to the modes, never increases. Objects missing from a
     partition (-1) skip its term, and modes are taken over the labelled members.
-{params}{returns}
+{params}    max_bytes : int, default=None
+        Memory budget of the call's guards (the canonical form, the contingency tables;
+        :func:`cclust.validation.memory_budget` if None).
+{returns}
     Examples
     --------
     >>> import numpy as np
@@ -355,7 +358,9 @@ def _doc(text):
     """)
 def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
         init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
-        random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+        random_state: RandomStateLike = None, n_jobs: int | None = None,
+        max_bytes: int | None = None) -> ConsensusResult:
+    # max_bytes governs every guard of the call through declare's budget scope
     return _iterative("ivc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
@@ -371,7 +376,10 @@ def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     (equal to the Uc / category-utility k-means cost); Nguyen & Caruana (2007) give no criterion that the passes
     decrease, and they need not decrease it monotonically (the assignment omits the
     cluster-spread term of that cost), so convergence is by stable labels within ``max_iter``.
-{params}{returns}
+{params}    max_bytes : int, default=None
+        Memory budget of the call's guards (the canonical form, the contingency tables;
+        :func:`cclust.validation.memory_budget` if None).
+{returns}
     Examples
     --------
     >>> import numpy as np
@@ -382,7 +390,9 @@ def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     """)
 def ipvc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
          init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
-         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
+         random_state: RandomStateLike = None, n_jobs: int | None = None,
+         max_bytes: int | None = None) -> ConsensusResult:
+    # max_bytes governs every guard of the call through declare's budget scope
     return _iterative("ipvc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
@@ -447,7 +457,7 @@ def _vote_table(E, table, n_clusters):
 @declare(handles_missing=True, object_order="distribution")
 def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, init: str = "k-means++",
            n_init: int = 10, max_iter: int = 100, random_state: RandomStateLike = None,
-           n_jobs: int | None = None) -> ConsensusResult:
+           n_jobs: int | None = None, max_bytes: int | None = None) -> ConsensusResult:
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; Mirkin & Shestakov, sec. 1).
 
     Every partition's clusters are matched to the clusters of a reference labelling by the
@@ -483,6 +493,9 @@ def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | 
     max_iter : int, default=100
     random_state : int, Generator or None
     n_jobs : int, default=None
+    max_bytes : int, default=None
+        Memory budget of the call's guards (the canonical form, the contingency tables;
+        :func:`cclust.validation.memory_budget` if None).
 
     Returns
     -------

@@ -39,7 +39,8 @@ def bipartite_bytes(n_edges: int) -> int:
 
 
 def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLike, ufactor: int | None,
-                        object_weights: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.int64], float, int]:
+                        object_weights: npt.ArrayLike | None = None, max_bytes: int | None = None
+                        ) -> tuple[npt.NDArray[np.int64], float, int]:
     """Partition the bipartite graph [[0, M], [M.T, 0]] of objects and clusters (HBGF, WOHB).
 
     Objects with identical rows of ``M`` (the same clusters with the same weights) become one
@@ -52,7 +53,8 @@ def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLik
 
     ``object_weights`` (int, one per object; None: all 1) are the objects' vertex weights, e.g.
     :func:`size_weights`; a merged vertex weighs the sum of its objects', a cluster the mean
-    of its members' (1 when all weigh 1).
+    of its members' (1 when all weigh 1). METIS's memory is asked of the budget ``max_bytes``
+    (:func:`partition_bipartite_groups`).
 
     Returns the objects' labels (every one of the ``n_clusters`` used), the cut and the number
     of objects moved to fill parts that held only cluster vertices.
@@ -64,7 +66,7 @@ def bipartite_partition(M: Any, n_clusters: int, *, random_state: RandomStateLik
     G = M if groups is None else _scale_rows(M[groups[0]], groups[2])  # row selection keeps sorted indices
     labels, cluster_part, cut = partition_bipartite_groups(G, groups, M.data.max() if M.nnz else None, n_clusters,
                                                      random_state=random_state, ufactor=ufactor,
-                                                     object_weights=object_weights)
+                                                     object_weights=object_weights, max_bytes=max_bytes)
     moved = 0
     if has_empty_part(labels, n_clusters):
         labels, moved = honour_n_clusters(labels, bipartite_affinity(M, cluster_part, n_clusters), n_clusters)
