@@ -215,7 +215,7 @@ def test_the_max_bytes_a_refusal_names_lifts_it(name, small, monkeypatch):
     of a view or helper it calls without passing its budget on (the one-hot, the contingency
     tables, the canonical form). The refusal says "pass max_bytes=...": every consensus function
     takes max_bytes, and passing it lifts every guard of the call (declare's budget scope).
-    Before, hbgf, ivc, ipvc, voting, sec and symdiff-median took no max_bytes, and 34 of the
+    Before, hbgf, ivc, ipvc, voting, sec and symdiff-median took no max_bytes, and 33 of the
     other 40 refused again with max_bytes=2**40 in a guard that read the environment."""
     X, E = small
     fn = cclust.get(name)
