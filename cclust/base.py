@@ -132,7 +132,7 @@ def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handl
 
     A function taking ``max_bytes`` is returned wrapped: each call runs inside
     :func:`cclust.validation.memory_budget_scope` of the ``max_bytes`` it is given, so that every
-    memory guard of the call (those of the Ensemble views and helpers it does not pass
+    memory guard of the call (those of the Ensemble views and functions it does not pass
     ``max_bytes`` to included) answers to it, and the ``max_bytes=`` a refusal asks for lifts
     it. The wrapper keeps the function's name, docstring and signature.
 
@@ -186,7 +186,7 @@ def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handl
 
 def _within_its_budget(fn: _F) -> _F:
     """``fn`` run inside :func:`cclust.validation.memory_budget_scope` of the ``max_bytes`` it is
-    called with: every guard of the call, including those of the views and helpers that are not
+    called with: every guard of the call, including those of the views and functions that are not
     passed ``max_bytes``, then answers to it, and the ``max_bytes=`` a refusal names lifts it."""
     position = list(inspect.signature(fn).parameters).index("max_bytes")
 

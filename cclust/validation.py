@@ -544,7 +544,7 @@ def memory_budget_scope(max_bytes: float | None) -> Iterator[None]:
     """Make ``max_bytes`` the budget of every guard inside the block that is given none.
 
     A consensus function's ``max_bytes`` then governs all its guards, including those of the
-    Ensemble views and helpers it calls without passing it on, so the ``max_bytes=`` a refusal
+    Ensemble views and functions it calls without passing it on, so the ``max_bytes=`` a refusal
     asks for lifts it. :func:`cclust.base.declare` opens this scope around every call of a
     function taking ``max_bytes``. None leaves the budget as it is. The scope follows the
     calling context (:mod:`contextvars`): threads started inside the block do not inherit it.

@@ -212,7 +212,7 @@ ASKS_NOTHING_HERE = {"sec"}
 @pytest.mark.parametrize("name", CONSENSUS)
 def test_the_max_bytes_a_refusal_names_lifts_it(name, small, monkeypatch):
     """Under an environment budget of 1000 bytes nearly every method refuses, often in a guard
-    of a view or helper it calls without passing its budget on (the one-hot, the contingency
+    of a view or function it calls without passing its budget on (the one-hot, the contingency
     tables, the canonical form). The refusal says "pass max_bytes=...": every consensus function
     takes max_bytes, and passing it lifts every guard of the call (declare's budget scope).
     Before, hbgf, ivc, ipvc, voting, sec and symdiff-median took no max_bytes, and 33 of the
