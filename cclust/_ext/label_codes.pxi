@@ -2,6 +2,9 @@
 # (_contingency, _kmeans, _voting, _crowd_agreement): one reading of the three layouts, compiled into each.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
+cdef extern from "cclust/lookup.hpp" namespace "cclust" nogil:
+    int64_t code_cluster_limit(int32_t label_bytes)
+
 
 cdef class _Codes:
     """A label matrix of any of the three code widths (C-contiguous (n, r) int32 with -1 missing,
@@ -43,10 +46,9 @@ cdef class _Codes:
         """Raise ValueError unless ``offsets`` has one entry per partition and one more."""
         if offsets.shape[0] != self.r + 1:
             raise ValueError(f"offsets has {offsets.shape[0]} entries, expected {self.r + 1}")
-        # uint8 / uint16 codes hold labels below int8's / int16's top (lookup.hpp's label_code)
-        limit = {1: 127, 2: 32767}.get(self.width)
+        limit = code_cluster_limit(self.width)           # lookup.hpp's label_code
         sizes = np.diff(np.asarray(offsets))
-        if limit is not None and sizes.size and sizes.max() > limit:
+        if sizes.size and sizes.max() > limit:
             j = int(np.argmax(sizes))
             raise ValueError(f"partition {j} has {int(sizes[j])} clusters, more than codes of {self.width} "
                              f"byte(s) hold ({limit}): pass wider label codes")

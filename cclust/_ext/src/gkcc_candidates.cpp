@@ -197,14 +197,12 @@ struct RunCounters {
 template <class Code>
 class CandidateRun {
 public:
-    CandidateRun(const MixedRows& rows, const Shape& sh, const Slots& slots, int64_t k, PassMemo& memo,
-                 const uint8_t* small)
+    CandidateRun(const MixedRows& rows, const Shape& sh, const Slots& slots, int64_t k, PassMemo& memo)
         : rows_(rows), codes_(static_cast<const Code*>(rows.labels)), sh_(sh), slots_(slots), k_(k), n_(sh.n),
           chunks_(n_chunks(sh.n)), memo_(memo),
           acc_(static_cast<size_t>(k)), table_(static_cast<size_t>(k * slots.count)),
           own_(static_cast<size_t>(kBlock)), value_(static_cast<size_t>(kBlock * k)),
           pair_x_(static_cast<size_t>(kBlock * k)), pair_j_(static_cast<size_t>(kBlock * k)),
-          small_(small), small_base_(static_cast<size_t>(sh.r)),
           lb_(static_cast<size_t>(sh.n * k)), moved_by_(static_cast<size_t>(k)),
           changed_centre_(static_cast<size_t>(k)) {
         int64_t max_k = 0;
@@ -217,7 +215,6 @@ public:
         rel_ = 64.0 * eps * static_cast<double>(sh.r + sh.d + max_k + 16);
         abs_ = rel_ * (4.0 * weight + std::numeric_limits<double>::min());
         move_rel_ = 64.0 * eps * static_cast<double>(sh.d + sh.width + 16);
-        for (int64_t i = 0; i < sh.r; ++i) small_base_[static_cast<size_t>(i)] = slots.of[static_cast<size_t>(i)] - 1;
     }
 
     // `read` is called once the columns are read (they are not used afterwards).
@@ -377,37 +374,24 @@ private:
     // the table entries of the partitions in order), kBatch costs at a time: their chains are
     // interleaved, so no add waits for the one before it in another chain (one chain alone runs
     // at the latency of an add), and each chain performs exactly the operations of one cost.
-    // Labels are read from the step's one-byte copy (uint8 codes) when the rows' codes are wider
-    // and every K_i fits in uint8 codes (at most 127): a label row is streamed from memory once
-    // per cost, so a quarter of the bytes is most of the time saved. Either way a code is looked
-    // up at its partition's missing slot plus 1 + label_code (-1 for a missing label, l for label
-    // l), the 1 folded into the table pointers.
+    // Labels are read in place, in the rows' code width: label l (-1 for missing) of partition i
+    // is the table's slot of[i] + l (lookup.hpp's Slots and label_code).
     static constexpr int64_t kBatch = 8;
 
     void costs(const int64_t* xs, const int32_t* js, int64_t count, const Centres& c, double* out) const {
-        if (small_ != nullptr) {
-            costs_with(small_, xs, js, count, c, out);
-        } else {
-            costs_with(codes_, xs, js, count, c, out);
-        }
-    }
-
-    template <class Label>
-    void costs_with(const Label* labels, const int64_t* xs, const int32_t* js, int64_t count,
-                    const Centres& c, double* out) const {
-        const int64_t* base = small_base_.data();
+        const int64_t* base = slots_.of.data();
         const int64_t d = sh_.d, r = sh_.r, slots = slots_.count;
         for (int64_t q0 = 0; q0 < count; q0 += kBatch) {
             const int64_t* bx = xs + q0;
             const int32_t* bj = js + q0;
             const int64_t m = std::min(kBatch, count - q0);
-            const Label* lab[kBatch];
+            const Code* lab[kBatch];
             const double* tab[kBatch];
             double acc[kBatch];
             for (int64_t b = 0; b < kBatch; ++b) {
                 const int64_t q = b < m ? b : m - 1;  // the tail repeats its last cost
-                lab[b] = labels + bx[q] * r;
-                tab[b] = table_.data() + bj[q] * slots + 1;  // + 1: label l (-1 missing) at base + l
+                lab[b] = codes_ + bx[q] * r;
+                tab[b] = table_.data() + bj[q] * slots;
                 acc[b] = 0.0;
             }
             if (d > 0) {
@@ -613,8 +597,6 @@ private:
     std::vector<double> own_, value_;    // per chunk: own costs; costs of the queued pairs
     std::vector<int64_t> pair_x_;        // per chunk: the queued (object, centre) pairs
     std::vector<int32_t> pair_j_;
-    const uint8_t* small_;               // n x r uint8 codes of wider rows, or null
-    std::vector<int64_t> small_base_;    // r: the slot of a missing label
     std::vector<double> lb_;             // n x k: lower bounds of sqrt(D) to ref's centres
     std::vector<double> moved_by_;       // k
     std::vector<char> changed_centre_;   // k
@@ -638,16 +620,6 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
                     void* labels, int32_t label_bytes, double* objectives, int64_t* n_iter,
                     std::vector<RunCounters>& counters) {
     const int64_t n = sh.n, d = sh.d, width = sh.width, k = int64_t{n_shared} + 1;
-    // A one-byte copy of wider codes (uint8 codes, 255 = missing) when every partition has at
-    // most 127 clusters, the most uint8 codes hold; uint8 codes are read in place.
-    std::vector<uint8_t> small;
-    bool fits = sizeof(Code) > 1 && sh.r > 0;
-    for (int64_t i = 0; i < sh.r; ++i) fits = fits && slots.size[static_cast<size_t>(i)] <= 127;
-    if (fits) {
-        const Code* codes = static_cast<const Code*>(rows.labels);
-        small.resize(static_cast<size_t>(n * sh.r));
-        for (int64_t e = 0; e < n * sh.r; ++e) small[static_cast<size_t>(e)] = static_cast<uint8_t>(label_code(codes[e]));
-    }
     const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(n_threads, n_candidates)));
     std::exception_ptr error;
     std::mutex error_mutex;
@@ -668,7 +640,7 @@ void run_candidates(const MixedRows& rows, const Shape& sh, const Slots& slots, 
                 std::copy(shared_cat, shared_cat + n_shared * width, start_cat.begin());
                 std::copy(seed_cat + c * width, seed_cat + (c + 1) * width, start_cat.begin() + n_shared * width);
             }
-            CandidateRun<Code> run(rows, sh, slots, k, memo, small.empty() ? nullptr : small.data());
+            CandidateRun<Code> run(rows, sh, slots, k, memo);
             run.run(columns.data(), [&seeds, c]() { seeds.release(c); }, start_dense.data(), start_cat.data(),
                     max_iter, tol,
                     static_cast<uint8_t*>(labels) + c * n * label_bytes, label_bytes, objectives + c, n_iter + c,
