@@ -36,6 +36,27 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def noisy_refinements(n, r, k_low=8, k_high=40, seed=0):
+    """Classes of 8 and r noisy refinements of them as ``(y, Ensemble)``: partition i splits every
+    class into K_i // 8 parts at random (K_i drawn in [k_low, k_high]), then a tenth of its
+    labels is redrawn among its K_i clusters. The ensembles of the label-code benchmarks
+    (uint8 codes for K_i up to 127, uint16 above)."""
+    import numpy as np
+
+    import cclust
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 8, n)
+    columns = []
+    for _ in range(r):
+        k = int(rng.integers(k_low, k_high + 1))
+        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
+        noise = rng.random(n) < 0.1
+        labels[noise] = rng.integers(0, k, int(noise.sum()))
+        columns.append(labels)
+    return y, cclust.Ensemble(np.column_stack(columns))
+
+
 def write_report(text, path):
     """Print a Markdown report and, when ``path`` is given, write it there too."""
     print(text)

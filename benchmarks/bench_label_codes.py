@@ -24,27 +24,20 @@ ROOT = os.path.dirname(HERE)
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(1, sys.argv[8])   # this script's folder: the ensembles of _common.py
 import numpy as np
 import cclust
+from _common import noisy_refinements
 
 method, n, r, wide, repeats = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6])
 params = json.loads(sys.argv[7])
-rng = np.random.default_rng(0)
 if n == 0:   # the digits data set's k-means ensemble, as the graph benchmark builds it
     from sklearn.datasets import load_digits
     X, y = load_digits(return_X_y=True)
     E = cclust.generate("kmeans", X, 10, n_partitions=r, random_state=0)
     n_clusters = 10
 else:
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(300, 601) if wide else rng.integers(8, 41))
-        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
-        noise = rng.random(n) < 0.1
-        labels[noise] = rng.integers(0, k, int(noise.sum()))
-        columns.append(labels)
-    E = cclust.Ensemble(np.column_stack(columns))
+    y, E = noisy_refinements(n, r, *((300, 600) if wide else (8, 40)))
     n_clusters = 8
 best = float("inf")
 for _ in range(repeats):
@@ -78,7 +71,8 @@ CASES = [
 def run(tree, case, repeats):
     method, n, r, wide, params = case
     out = subprocess.run([sys.executable, "-c", CHILD, tree, method, str(n), str(r), "1" if wide else "0",
-                          str(repeats), json.dumps(params)], capture_output=True, text=True, cwd=tree, check=False)
+                          str(repeats), json.dumps(params), HERE], capture_output=True, text=True, cwd=tree,
+                         check=False)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])

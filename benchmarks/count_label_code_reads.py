@@ -12,8 +12,9 @@ valgrind would count instead.) The cases:
 
 * ``gkcc`` -- GKCC (Li & Liu 2018) on the first 2000 objects of pendigits, nu = 59 (531
   generated partitions), one thread; uint8 codes;
-* ``kcc`` and ``voting`` -- the method on 50000 objects x 100 partitions of K_i in [8, 40]
-  (8 classes, a tenth of the labels redrawn; uint8 codes), K = 8, one thread.
+* ``kcc`` and ``voting`` -- the method on 50000 objects x 100 noisy refinements of 8 classes,
+  K_i in [8, 40] (``_common.noisy_refinements``, the ensembles of ``bench_label_codes.py``;
+  uint8 codes), K = 8, one thread.
 
 It prints the cluster sizes, which must be the same on both trees.
 """
@@ -30,20 +31,8 @@ except ImportError:  # run from a source checkout: use the tree this script live
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import cclust  # noqa: E402
+from _common import noisy_refinements  # noqa: E402
 from bench_gkcc import load  # noqa: E402
-
-
-def noisy_ensemble(n, r, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(8, 41))
-        labels = rng.integers(0, k, 8)[y]
-        redrawn = rng.random(n) < 0.1
-        labels[redrawn] = rng.integers(0, k, int(redrawn.sum()))
-        columns.append(labels)
-    return cclust.Ensemble(np.column_stack(columns))
 
 
 def main(argv=None):
@@ -57,7 +46,7 @@ def main(argv=None):
         K = int(y.max()) + 1
         result = cclust.get("gkcc")(None, K, X=X, n_partitions=59 * (K - 1), random_state=0, n_jobs=1)
     else:
-        E = noisy_ensemble(50000, 100)
+        _, E = noisy_refinements(50000, 100)
         E.compact_labels()
         result = cclust.get(args.case)(E, 8, random_state=0, n_jobs=1)
     print(args.case, "cluster sizes:", np.bincount(result.labels).tolist())
