@@ -795,7 +795,7 @@ MiB = 2**20
 LINEAR_LIMITS = {"n_samples": 50_000, "headrooms": (2 * MiB, 16 * MiB)}
 LIMITS = dict.fromkeys(
     ["bce", "best", "best-of", "dwh", "ecpcs-mc", "em-mixture", "gp-mgla", "gv1", "gv3", "he", "hm", "ipc",
-     "ipvc", "ivc", "lwgp", "medoid", "nmf", "se", "sec", "tcut", "usenc", "voting"], LINEAR_LIMITS)
+     "ipvc", "ivc", "lwgp", "medoid", "nmf", "se", "sec", "sm", "tcut", "usenc", "voting"], LINEAR_LIMITS)
 LIMITS["kcc"] = {"n_samples": 50_000, "headrooms": (MiB // 2, 2 * MiB)}     # kcc adds little to the labels
 # the mixture methods hold no copy of the labels now and run under 16 MiB: their allocations come
 # in the first iteration, so two short restarts bind as the defaults do, in a fifth of the time
