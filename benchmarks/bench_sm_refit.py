@@ -30,7 +30,8 @@ def main(argv=None):
 
     X = np.load(DATA / f"{args.dataset}.npz")["X"].astype(np.float64)
     E = cclust.generate("kmeans", X, args.k, n_partitions=args.r, k_range=(5, 10), random_state=0)
-    print(f"cclust from {Path(cclust.__file__).parents[1]}; {args.dataset}: {E.n_samples} objects x {args.r} partitions")
+    where = Path(cclust.__file__).parents[1]
+    print(f"cclust from {where}; {args.dataset}: {E.n_samples} objects x {args.r} partitions")
     for label, params in (("default starts", {}), ("clue's start", {"init": "random", "n_init": 1})):
         wall, cpu = time.perf_counter(), time.process_time()
         result = cclust.consensus("sm", E, args.k, random_state=0, **params)

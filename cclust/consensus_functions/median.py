@@ -46,7 +46,7 @@ of every pair of partitions, computed once by the compiled contingency core) and
 in n; M is formed once at the end. SM's refit of a hard ensemble reads each object's matched
 column in every partition: with 0/1 memberships the linear program's solution is the vertex of
 the cluster with the largest matched weight (ties as the greedy order breaks them), found
-without sorting the pieces (:func:`l1_simplex_median_of_columns`; 5x faster at 4 * 10^4 x 50).
+without sorting the pieces (:func:`l1_simplex_median_of_columns`).
 """
 from __future__ import annotations
 
@@ -407,8 +407,8 @@ _NAMES = {
 #: Dense (n, max(K, max K_i)) float64 matrices held at once (a hard ensemble's products read
 #: its label codes: no one-hot and no int32 label matrix): SE 5 (the best start's memberships,
 #: the current ones and the next, their squares, the projection's copies), SM on soft
-#: memberships 3 plus its L1 refit's pieces (about 13 float64 arrays of a chunk of at most ``_L1_CHUNK_ELEMENTS``
-#: elements), DWH 2 (the memberships and the next partition's). Fitted on noisy refinements of
+#: memberships 3 plus its L1 refit's pieces (about 13 float64 arrays of a chunk of at most
+#: ``_L1_CHUNK_ELEMENTS`` elements), DWH 2 (the memberships and the next partition's). Fitted on noisy refinements of
 #: 4 * 10^4 x 50 and 10^5 x 30 objects x partitions (K_i up to 40) and 4 * 10^4 x 20 (K_i up
 #: to 200).
 _DENSE_COPIES = {"SE": 5, "SM": 3, "DWH": 2}
