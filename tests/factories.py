@@ -81,3 +81,13 @@ def random_labels(rng, n, ks, missing=0.0):
         labels[rng.random(labels.shape) < missing] = -1
         labels[(labels < 0).all(axis=1), 0] = 0
     return labels
+
+
+def dask_worker_start_method():
+    """How the tests' local Dask clusters start their worker processes: forked from a server
+    process that imported Dask's dependencies once ("forkserver", as distributed's own tests
+    run), where the platform has it; else by spawning each (Dask's default). Each spawned
+    worker imports Dask and cclust again, about a second of CPU."""
+    import multiprocessing
+
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"

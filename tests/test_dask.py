@@ -17,6 +17,7 @@ from cclust import dask as cdask
 from cclust.consensus_functions.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
+from factories import dask_worker_start_method
 
 # Worker processes cannot import this file (pytest imports it by path and CI's ``pytest`` puts
 # no checkout on sys.path), so the helpers sent to them are pickled by value, not by reference.
@@ -63,21 +64,23 @@ def _cclust_location():
 @pytest.fixture(scope="module")
 def client():
     """Two worker processes: the same code path (pickling, transfers) as a real cluster."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    c = distributed.Client(cluster, set_as_default=False)
-    # Tasks built with dask.delayed from this file's helpers are pickled by reference inside
-    # the task graph, so the workers must be able to import this file as pytest named it
-    # (``tests.test_dask`` under --import-mode=importlib): put the checkout's root at the *end*
-    # of their path, so that an installed cclust still comes first.
-    root = str(Path(__file__).resolve().parents[1])
-    c.run(exec, f"import sys\nif {root!r} not in sys.path: sys.path.append({root!r})")
-    # Workers are spawned with the parent's sys.path (multiprocessing passes it on), so they
-    # import the same cclust as this process, installed or from the checkout.
-    assert set(c.run(_cclust_location).values()) == {cclust.__file__}
-    yield c
-    c.close()
-    cluster.close()
+    # workers forked from a server process that imported Dask once (tests/factories.py)
+    with dask.config.set({"distributed.worker.multiprocessing-method": dask_worker_start_method()}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0")
+        c = distributed.Client(cluster, set_as_default=False)
+        # Tasks built with dask.delayed from this file's helpers are pickled by reference inside
+        # the task graph, so the workers must be able to import this file as pytest named it
+        # (``tests.test_dask`` under --import-mode=importlib): put the checkout's root at the *end*
+        # of their path, so that an installed cclust still comes first.
+        root = str(Path(__file__).resolve().parents[1])
+        c.run(exec, f"import sys\nif {root!r} not in sys.path: sys.path.append({root!r})")
+        # Workers start with the parent's sys.path (multiprocessing passes it on), so they
+        # import the same cclust as this process, installed or from the checkout.
+        assert set(c.run(_cclust_location).values()) == {cclust.__file__}
+        yield c
+        c.close()
+        cluster.close()
 
 
 # -- KCC --------------------------------------------------------------------------------------
