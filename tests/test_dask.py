@@ -69,7 +69,7 @@ def client():
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=":0")
         c = distributed.Client(cluster, set_as_default=False)
-        # Tasks built with dask.delayed from this file's helpers are pickled by reference inside
+        # Tasks built with dask.delayed from this file's functions are pickled by reference inside
         # the task graph, so the workers must be able to import this file as pytest named it
         # (``tests.test_dask`` under --import-mode=importlib): put the checkout's root at the *end*
         # of their path, so that an installed cclust still comes first.
