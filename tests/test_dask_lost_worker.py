@@ -16,8 +16,8 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 import cclust
 from cclust import dask as cdask
-from factories import dask_worker_start_method
 from cclust.errors import LostDataError
+from factories import dask_worker_start_method
 
 # The plugin below runs on the scheduler; this file is not importable there (see test_dask.py).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
