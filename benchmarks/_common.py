@@ -37,24 +37,20 @@ def cpu_model():
 
 
 def noisy_refinements(n, r, k_low=8, k_high=40, seed=0):
-    """Classes of 8 and r noisy refinements of them as ``(y, Ensemble)``: partition i splits every
-    class into K_i // 8 parts at random (K_i drawn in [k_low, k_high]), then a tenth of its
-    labels is redrawn among its K_i clusters. The ensembles of the label-code benchmarks
-    (uint8 codes for K_i up to 127, uint16 above)."""
-    import numpy as np
+    """``(y, Ensemble)`` of :func:`cclust.testing.noisy_refinements` with K_i in [k_low, k_high]
+    (uint8 codes up to 127 clusters, uint16 above), the same ensembles whichever cclust is
+    imported: that function's module is loaded from this checkout's file (it imports only NumPy
+    until it builds the Ensemble, which is the imported cclust's), so a benchmark that compares
+    trees, older ones without it included, runs them on the same labels."""
+    import importlib.util
+    import os
 
-    import cclust
-
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(k_low, k_high + 1))
-        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
-        noise = rng.random(n) < 0.1
-        labels[noise] = rng.integers(0, k, int(noise.sum()))
-        columns.append(labels)
-    return y, cclust.Ensemble(np.column_stack(columns))
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cclust", "testing", "_data.py")
+    spec = importlib.util.spec_from_file_location("_checkout_testing_data", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, y, ensemble = module.noisy_refinements(n, r, k_range=(k_low, k_high), seed=seed)
+    return y, ensemble
 
 
 def write_report(text, path):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import cclust
+import cclust.testing
 
 
 class FakeTerminal(io.StringIO):
@@ -55,22 +56,9 @@ def random_memberships(n, ks, seed, power=2):
 
 
 def noisy_refinements(n, r, seed=0, shuffled=False, k_high=40):
-    """Features of 8 blobs and r noisy refinements of them (K_i in [8, k_high], a tenth of the
-    labels redrawn), as (X, Ensemble): every label row differs, so per-row structures (the
-    one-hot, memberships, graphs) are as large as they get and grow with n r. ``shuffled``
-    renames every partition's clusters and reverses the partitions (not canonical); a
-    ``k_high`` of hundreds gives the wide partitions whose cluster-level tables dominate."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 8, n)
-    columns = []
-    for _ in range(r):
-        k = int(rng.integers(8, k_high + 1))
-        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n)
-        noise = rng.random(n) < 0.1
-        labels[noise] = rng.integers(0, k, int(noise.sum()))
-        columns.append(rng.permutation(k)[labels] if shuffled else labels)
-    X = rng.normal(0.0, 6.0, size=(8, 3))[y] + rng.normal(size=(n, 3))
-    return X, cclust.Ensemble(np.column_stack(columns[::-1] if shuffled else columns))
+    """``(X, Ensemble)`` of :func:`cclust.testing.noisy_refinements` with K_i in [8, k_high]."""
+    X, _, ensemble = cclust.testing.noisy_refinements(n, r, k_range=(8, k_high), shuffled=shuffled, seed=seed)
+    return X, ensemble
 
 
 def random_labels(rng, n, ks, missing=0.0):

@@ -33,9 +33,10 @@ CONSENSUS_CHECKS, METRIC_CHECKS, GENERATOR_CHECKS, UTILITY_CHECKS, CHECKS
     The individual checks of each kind (``CHECKS`` maps kind -> tuple), to parametrize over.
 blob_partitions, same_partition, adjusted_rand
     The kit's data and its exact partition comparison, for authors' own tests.
-peak_memory
+peak_memory, noisy_refinements
     The peak memory (RSS high-water mark, NumPy and compiled allocations alike) that consensus
-    calls add, measured in child processes: run it at two sizes to see how a method grows.
+    calls add, measured in child processes: run it at two sizes to see how a method grows; and
+    ensembles whose per-object structures are as large as they get, to run it on.
 check_consensus_memory_limit, check_consensus_memory_limits
     A consensus function under an address-space limit it hits, in a child process: labels or
     a MemoryBudgetError, never a raw MemoryError, a std::bad_alloc or a signal (several
@@ -73,7 +74,7 @@ from cclust.testing._consensus import (
     check_consensus_result,
     check_consensus_thread_safety,
 )
-from cclust.testing._data import adjusted_rand, blob_partitions, same_partition
+from cclust.testing._data import adjusted_rand, blob_partitions, noisy_refinements, same_partition
 from cclust.testing._memory import check_consensus_memory_limit, check_consensus_memory_limits, peak_memory
 from cclust.testing._generator import (
     GENERATOR_CHECKS,
@@ -175,6 +176,7 @@ __all__ = [
     "check_utility_contract",
     "easy_blobs",
     "easy_ensemble",
+    "noisy_refinements",
     "parametrize_with_checks",
     "peak_memory",
     "same_partition",

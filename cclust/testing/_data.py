@@ -7,6 +7,7 @@ able to hide a broken consensus function.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -214,3 +215,59 @@ class Snapshot:
             if changed:
                 out.append(f"{name} changed its flags {', '.join(f'{k}: {self._flags[name][k]} -> {now[k]}' for k in changed)}")
         return out
+
+
+def noisy_refinements(n_samples: int, n_partitions: int, *, k_range: tuple[int, int] = (8, 40),
+                      shuffled: bool = False, seed: int = 0) -> tuple[npt.NDArray[np.float64],
+                                                                      npt.NDArray[np.int64], Any]:
+    """Eight classes and noisy refinements of them: ensembles as large per object as they get.
+
+    Partition i has K_i clusters (drawn in ``k_range``): it splits every class into K_i // 8
+    parts at random, then a tenth of its labels is redrawn among its K_i clusters. Every label
+    row then differs from the others, so the structures a method holds per row (the one-hot,
+    memberships, graphs) are as large as they get and grow with n r: the ensembles to measure a
+    method's memory on (:func:`peak_memory`, at two sizes) or to time its passes over the labels.
+    A ``k_range`` of hundreds gives wide partitions, whose tables of clusters against clusters
+    outgrow the per-object terms.
+
+    Parameters
+    ----------
+    n_samples, n_partitions : int
+    k_range : (int, int), default=(8, 40)
+        Smallest and largest K_i.
+    shuffled : bool, default=False
+        Rename every partition's clusters at random and reverse the partitions' order, so the
+        ensemble is not in canonical form.
+    seed : int, default=0
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 3)
+        Features of eight Gaussian blobs, one per class.
+    y : ndarray of shape (n_samples,), int64
+        The classes.
+    ensemble : Ensemble
+
+    Examples
+    --------
+    >>> from cclust.testing import noisy_refinements
+    >>> X, y, E = noisy_refinements(1000, 20)
+    >>> E.labels.shape, int(E.n_clusters.min()) >= 8
+    ((1000, 20), True)
+    """
+    from cclust.ensemble import Ensemble
+
+    k_low, k_high = (int(k) for k in k_range)
+    if not 1 <= k_low <= k_high:
+        raise ValueError(f"k_range must be (low, high) with 1 <= low <= high, got {k_range!r}.")
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 8, n_samples)
+    columns = []
+    for _ in range(n_partitions):
+        k = int(rng.integers(k_low, k_high + 1))
+        labels = y * (k // 8) + rng.integers(0, max(1, k // 8), n_samples)
+        noise = rng.random(n_samples) < 0.1
+        labels[noise] = rng.integers(0, k, int(noise.sum()))
+        columns.append(rng.permutation(k)[labels] if shuffled else labels)
+    X = rng.normal(0.0, 6.0, size=(8, 3))[y] + rng.normal(size=(n_samples, 3))
+    return X, y, Ensemble(np.column_stack(columns[::-1] if shuffled else columns))
