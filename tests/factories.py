@@ -1,4 +1,5 @@
 """Small ensembles, comparisons and stand-ins shared by the tests."""
+import contextlib
 import io
 
 import numpy as np
@@ -71,11 +72,23 @@ def random_labels(rng, n, ks, missing=0.0):
     return labels
 
 
-def dask_worker_start_method():
-    """How the tests' local Dask clusters start their worker processes: forked from a server
-    process that imported Dask's dependencies once ("forkserver", as distributed's own tests
-    run), where the platform has it; else by spawning each (Dask's default). Each spawned
-    worker imports Dask and cclust again, about a second of CPU."""
+@contextlib.contextmanager
+def dask_process_cluster():
+    """A local Dask cluster of two one-thread worker processes, closed on exit.
+
+    Its workers (and a nanny's restart of a killed one) are forked from a server process that
+    imported Dask's dependencies once ("forkserver", as distributed's own tests run), where the
+    platform has it, else spawned (Dask's default): each spawned worker imports Dask and cclust
+    again, about a second of CPU. How a worker process starts is not what the tests check."""
     import multiprocessing
 
-    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    import dask
+    import distributed
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+        try:
+            yield cluster
+        finally:
+            cluster.close()

@@ -17,7 +17,7 @@ from cclust import dask as cdask
 from cclust.consensus_functions.kcc import kcc
 from cclust.datasets import load_iris
 from cclust.errors import ValidationError
-from factories import dask_worker_start_method
+from factories import dask_process_cluster
 
 # Worker processes cannot import this file (pytest imports it by path and CI's ``pytest`` puts
 # no checkout on sys.path), so the helpers sent to them are pickled by value, not by reference.
@@ -64,10 +64,7 @@ def _cclust_location():
 @pytest.fixture(scope="module")
 def client():
     """Two worker processes: the same code path (pickling, transfers) as a real cluster."""
-    # workers forked from a server process that imported Dask once (tests/factories.py)
-    with dask.config.set({"distributed.worker.multiprocessing-method": dask_worker_start_method()}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=":0")
+    with dask_process_cluster() as cluster:
         c = distributed.Client(cluster, set_as_default=False)
         # Tasks built with dask.delayed from this file's functions are pickled by reference inside
         # the task graph, so the workers must be able to import this file as pytest named it
@@ -80,7 +77,6 @@ def client():
         assert set(c.run(_cclust_location).values()) == {cclust.__file__}
         yield c
         c.close()
-        cluster.close()
 
 
 # -- KCC --------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 import cclust
 from cclust import dask as cdask
 from cclust.errors import LostDataError
-from factories import dask_worker_start_method
+from factories import dask_process_cluster
 
 # The plugin below runs on the scheduler; this file is not importable there (see test_dask.py).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -67,15 +67,10 @@ class KillWorker(SchedulerPlugin):
 def cluster():
     """Two worker processes under nannies (a killed worker is restarted, as on a real cluster),
     shared by the module's tests: each new worker process costs a start-up and the imports of
-    Dask and cclust (about 2 s of CPU), three per test when each test had a cluster of its own.
-    Workers, and the nannies' restarts of killed ones, are forked from a server process that
-    has imported Dask's dependencies once (distributed's own test-suite does the same); how a
-    worker process starts is not what these tests check."""
-    with dask.config.set({"distributed.worker.multiprocessing-method": dask_worker_start_method()}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=":0")
+    Dask and cclust (about 2 s of CPU), three per test when each test had a cluster of its own;
+    they are forked, not spawned (factories.dask_process_cluster)."""
+    with dask_process_cluster() as cluster:
         yield cluster
-        cluster.close()
 
 
 @pytest.fixture
