@@ -173,22 +173,22 @@ def declare(*, requires_X: bool = False, chooses_n_clusters: bool = False, handl
 
     def mark(fn: _F) -> _F:
         try:
-            takes_budget = "max_bytes" in inspect.signature(fn).parameters
+            parameters = list(inspect.signature(fn).parameters)
         except (TypeError, ValueError):  # a callable whose signature cannot be read
-            takes_budget = False
-        if takes_budget:
-            fn = _within_its_budget(fn)
+            parameters = []
+        if "max_bytes" in parameters:
+            fn = _within_its_budget(fn, parameters.index("max_bytes"))
         fn.__cclust_info__ = info  # type: ignore[attr-defined]
         return fn
 
     return mark
 
 
-def _within_its_budget(fn: _F) -> _F:
+def _within_its_budget(fn: _F, position: int) -> _F:
     """``fn`` run inside :func:`cclust.validation.memory_budget_scope` of the ``max_bytes`` it is
-    called with: every guard of the call, including those of the views and functions that are not
-    passed ``max_bytes``, then answers to it, and the ``max_bytes=`` a refusal names lifts it."""
-    position = list(inspect.signature(fn).parameters).index("max_bytes")
+    called with (by keyword, or as its ``position``-th argument): every guard of the call,
+    including those of the views and functions that are not passed ``max_bytes``, then answers
+    to it, and the ``max_bytes=`` a refusal names lifts it."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
