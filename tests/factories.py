@@ -77,16 +77,24 @@ def dask_process_cluster():
     """A local Dask cluster of two one-thread worker processes, closed on exit.
 
     Its workers (and a nanny's restart of a killed one) are forked from a server process that
-    imported Dask's dependencies once ("forkserver", as distributed's own tests run), where the
-    platform has it, else spawned (Dask's default): each spawned worker imports Dask and cclust
-    again, about a second of CPU. How a worker process starts is not what the tests check."""
+    imported Dask's dependencies and cclust's Dask routes once ("forkserver", as distributed's
+    own tests run), where the platform has it, else spawned (Dask's default): each spawned
+    worker imports Dask and cclust again, about a second of CPU, and a worker forked from a
+    server that imported only distributed's list (its default) still imports dask.array and
+    cclust on its first task, about half of that. How a worker process starts is not what the
+    tests check."""
     import multiprocessing
 
     import dask
     import distributed
+    from distributed.utils import get_mp_context
 
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+        if method == "forkserver":
+            # distributed names its preload list on its first call (after which it leaves the
+            # list alone); the list is read when the server starts, at the first worker
+            get_mp_context().set_forkserver_preload(["distributed", "dask.array", "cclust.dask"])
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         try:
             yield cluster
