@@ -1,6 +1,8 @@
 """Small ensembles, comparisons and stand-ins shared by the tests."""
 import contextlib
 import io
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,8 +84,15 @@ def dask_process_cluster():
     worker imports Dask and cclust again, about a second of CPU, and a worker forked from a
     server that imported only distributed's list (its default) still imports dask.array and
     cclust on its first task, about half of that. How a worker process starts is not what the
-    tests check."""
+    tests check.
+
+    The server must import the cclust this process imported. Python 3.11's forkserver imports
+    its preload list with the path of a fresh ``python -c`` (the working directory first), not
+    with this process's path, so from a checkout's root it would import the checkout's sources
+    instead of an installed cclust: it is started in the directory that holds the imported
+    cclust (the workers then move to this process's working directory, as a spawned one does)."""
     import multiprocessing
+    from multiprocessing import forkserver
 
     import dask
     import distributed
@@ -93,8 +102,14 @@ def dask_process_cluster():
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):
         if method == "forkserver":
             # distributed names its preload list on its first call (after which it leaves the
-            # list alone); the list is read when the server starts, at the first worker
+            # list alone); the list is read when the server starts
             get_mp_context().set_forkserver_preload(["distributed", "dask.array", "cclust.dask"])
+            here = os.getcwd()
+            os.chdir(Path(cclust.__file__).resolve().parents[1])
+            try:
+                forkserver.ensure_running()
+            finally:
+                os.chdir(here)
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         try:
             yield cluster
