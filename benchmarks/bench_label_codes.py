@@ -8,9 +8,12 @@ matrix as compact codes (uint8/uint16) slowed none of the passes that read it.
 
 The problems: r noisy refinements of 8 classes (K_i drawn in [8, 40], so uint8 codes, or in
 [300, 600] with ``--wide``, so uint16), a tenth of the labels redrawn, and the digits data set's
-k-means ensemble (scikit-learn's copy) for the graph methods.
+k-means ensemble (scikit-learn's copy) for the graph methods. GKCC and U-SENC make their own
+partitions: they run on pendigits (``../shared/data``; 10,992 objects, K = 10) from X alone, so
+that each tree runs its whole pipeline; the labels' hash says whether the two trees agree.
 
     python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3 [--methods nmf em-mixture bce]
+    python benchmarks/bench_label_codes.py --before ../before-tree --methods kcc gkcc usenc
 """
 import argparse
 import json
@@ -36,17 +39,25 @@ if n == 0:   # the digits data set's k-means ensemble, as the graph benchmark bu
     X, y = load_digits(return_X_y=True)
     E = cclust.generate("kmeans", X, 10, n_partitions=r, random_state=0)
     n_clusters = 10
+elif n < 0:  # pendigits, X alone: the method makes its own partitions
+    import os
+    with np.load(os.path.join(sys.argv[8], "..", "..", "shared", "data", "pendigits.npz")) as data:
+        X, y = data["X"], data["y"]
+    E, n_clusters = None, 10
+    params = dict(params, X=X)
 else:
     y, E = noisy_refinements(n, r, *((300, 600) if wide else (8, 40)))
     n_clusters = 8
 best = float("inf")
 for _ in range(repeats):
     start = time.perf_counter()
-    result = cclust.consensus(method, E, n_clusters, random_state=0, **params)
+    result = cclust.get(method)(E, n_clusters, random_state=0, **params)
     best = min(best, time.perf_counter() - start)
+import hashlib
 from cclust.metrics import ari
-print(json.dumps({"seconds": best, "ari": float(ari(result.labels, y)),
-                  "codes": str(getattr(E, "compact_labels", lambda: E.labels)().dtype)}))
+codes = "-" if E is None else str(getattr(E, "compact_labels", lambda: E.labels)().dtype)
+print(json.dumps({"seconds": best, "ari": float(ari(result.labels, y)), "codes": codes,
+                  "labels": hashlib.sha256(np.ascontiguousarray(result.labels, dtype=np.int64)).hexdigest()[:12]}))
 """
 
 CASES = [
@@ -65,6 +76,10 @@ CASES = [
     # about 2,400 clusters: the transfer cut's Lanczos route
     ("tcut", 200000, 100, False, {}),
     ("lwgp", 200000, 100, False, {}),
+    # n = -1 is pendigits from X alone: GKCC with nu = 10 (Li & Liu's 59 takes a minute a call),
+    # U-SENC with its defaults (20 U-SPEC clusterers)
+    ("gkcc", -1, 90, False, {"n_partitions": 90}),
+    ("usenc", -1, 20, False, {}),
 ]
 
 
@@ -93,8 +108,9 @@ def main():
             for label, tree in trees:
                 rows.setdefault((case[0], case[1], case[3]), {}).setdefault(label, []).append(run(tree, case, args.repeats))
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
-    print("| method | n | codes before / after | before s (each round) | after s (each round) | after / before (best) | ARI before / after |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| method | n | codes before / after | before s (each round) | after s (each round) | after / before (best) "
+          "| ARI before / after | same labels |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (method, n, wide), by in rows.items():
         def cells(label):
             return [x.get("seconds") for x in by[label]]
@@ -103,9 +119,12 @@ def main():
             print(f"| {method} | {n or 'digits'} | | {errors} | | | |")
             continue
         before, after = cells("before"), cells("after")
-        print(f"| {method} | {n or 'digits (1797)'} | {by['before'][0]['codes']} / {by['after'][0]['codes']} | "
+        name = {0: "digits (1797)", -1: "pendigits (10992)"}.get(n, n)
+        same = by["before"][0].get("labels") == by["after"][0].get("labels")
+        print(f"| {method} | {name} | {by['before'][0]['codes']} / {by['after'][0]['codes']} | "
               f"{', '.join(f'{s:.2f}' for s in before)} | {', '.join(f'{s:.2f}' for s in after)} | "
-              f"{min(after) / min(before):.2f} | {by['before'][0]['ari']:.3f} / {by['after'][0]['ari']:.3f} |")
+              f"{min(after) / min(before):.2f} | {by['before'][0]['ari']:.3f} / {by['after'][0]['ari']:.3f} | "
+              f"{'yes' if same else 'no'} |")
 
 
 if __name__ == "__main__":
