@@ -72,8 +72,8 @@ def client():
         # of their path, so that an installed cclust still comes first.
         root = str(Path(__file__).resolve().parents[1])
         c.run(exec, f"import sys\nif {root!r} not in sys.path: sys.path.append({root!r})")
-        # Workers start with the parent's sys.path (multiprocessing passes it on), so they
-        # import the same cclust as this process, installed or from the checkout.
+        # Workers come from a server that imported the cclust this process imported, installed
+        # or from the checkout (factories.dask_process_cluster, or spawned with this sys.path).
         assert set(c.run(_cclust_location).values()) == {cclust.__file__}
         yield c
         c.close()
