@@ -1,4 +1,4 @@
-"""The KCC, graph, voting, mixture and transfer-cut methods before and after a change, alternating in one run.
+"""KCC, the graph, voting, mixture and transfer-cut methods and U-SPEC before and after a change, alternating.
 
 Each (tree, method, problem) runs in its own process, the trees alternating method by method
 and round by round, so that before and after share the machine's load. A tree is a cclust
@@ -11,9 +11,12 @@ The problems: r noisy refinements of 8 classes (K_i drawn in [8, 40], so uint8 c
 k-means ensemble (scikit-learn's copy) for the graph methods. GKCC and U-SENC make their own
 partitions: they run on pendigits (``../shared/data``; 10,992 objects, K = 10) from X alone, so
 that each tree runs its whole pipeline; the labels' hash says whether the two trees agree.
+U-SPEC, the clusterer (``cclust.uspec.uspec``, Huang et al. 2020) that U-SENC runs twenty times,
+runs alone with its defaults on pendigits and on birch1 (``../shared/data/large``; 100,000
+objects in two dimensions, K = 100), the size it is written for.
 
     python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3 [--methods nmf em-mixture bce]
-    python benchmarks/bench_label_codes.py --before ../before-tree --methods kcc gkcc usenc
+    python benchmarks/bench_label_codes.py --before ../before-tree --methods kcc gkcc usenc uspec
 """
 import argparse
 import json
@@ -25,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 CHILD = r"""
-import json, sys, time
+import json, sys, time, types
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, sys.argv[8])   # this script's folder: the ensembles of _common.py
 import numpy as np
@@ -39,11 +42,13 @@ if n == 0:   # the digits data set's k-means ensemble, as the graph benchmark bu
     X, y = load_digits(return_X_y=True)
     E = cclust.generate("kmeans", X, 10, n_partitions=r, random_state=0)
     n_clusters = 10
-elif n < 0:  # pendigits, X alone: the method makes its own partitions
+elif n < 0:  # pendigits (-1) or birch1 (-2), X alone: the method makes its own partitions
     import os
-    with np.load(os.path.join(sys.argv[8], "..", "..", "shared", "data", "pendigits.npz")) as data:
+    data_dir = os.path.join(sys.argv[8], "..", "..", "shared", "data")
+    path = os.path.join(data_dir, "pendigits.npz") if n == -1 else os.path.join(data_dir, "large", "birch1.npz")
+    with np.load(path) as data:
         X, y = data["X"], data["y"]
-    E, n_clusters = None, 10
+    E, n_clusters = None, len(np.unique(y))
     params = dict(params, X=X)
 else:
     y, E = noisy_refinements(n, r, *((300, 600) if wide else (8, 40)))
@@ -51,7 +56,12 @@ else:
 best = float("inf")
 for _ in range(repeats):
     start = time.perf_counter()
-    result = cclust.get(method)(E, n_clusters, random_state=0, **params)
+    if method == "uspec":   # the clusterer, on X alone
+        from cclust.uspec import uspec
+        result = types.SimpleNamespace(labels=uspec(params.pop("X"), n_clusters, random_state=0, **params))
+        params["X"] = X
+    else:
+        result = cclust.get(method)(E, n_clusters, random_state=0, **params)
     best = min(best, time.perf_counter() - start)
 import hashlib
 from cclust.metrics import ari
@@ -80,6 +90,9 @@ CASES = [
     # U-SENC with its defaults (20 U-SPEC clusterers)
     ("gkcc", -1, 90, False, {"n_partitions": 90}),
     ("usenc", -1, 20, False, {}),
+    # n = -2 is birch1 from X alone; U-SPEC, the clusterer, with its defaults on both
+    ("uspec", -1, 0, False, {}),
+    ("uspec", -2, 0, False, {}),
 ]
 
 
@@ -119,7 +132,7 @@ def main():
             print(f"| {method} | {n or 'digits'} | | {errors} | | | |")
             continue
         before, after = cells("before"), cells("after")
-        name = {0: "digits (1797)", -1: "pendigits (10992)"}.get(n, n)
+        name = {0: "digits (1797)", -1: "pendigits (10992)", -2: "birch1 (100000)"}.get(n, n)
         same = by["before"][0].get("labels") == by["after"][0].get("labels")
         print(f"| {method} | {name} | {by['before'][0]['codes']} / {by['after'][0]['codes']} | "
               f"{', '.join(f'{s:.2f}' for s in before)} | {', '.join(f'{s:.2f}' for s in after)} | "

@@ -183,3 +183,27 @@ def test_one_thread_pools_limits_what_it_is_asked_and_finds_the_libraries_once(m
                 assert validation._POOLS["controller"] is not found
                 assert set(_pool_threads(threadpoolctl).values()) == {1}
         assert _pool_threads(threadpoolctl) == before
+
+
+@pytest.mark.parametrize("setting, expected", [
+    ({}, "PASSIVE"),
+    ({"OMP_WAIT_POLICY": ""}, "PASSIVE"),          # set to nothing: OpenMP's threads would spin
+    ({"OMP_WAIT_POLICY": " "}, "PASSIVE"),
+    ({"OMP_WAIT_POLICY": "active"}, "active"),     # the user's choice stays
+    ({"GOMP_SPINCOUNT": "1000"}, None),             # a spin count is a choice too
+    ({"GOMP_SPINCOUNT": ""}, "PASSIVE"),
+], ids=["unset", "empty", "blank", "active", "spincount", "empty-spincount"])
+def test_openmp_waits_passively_unless_the_user_chose_otherwise(setting, expected, monkeypatch):
+    """Importing the compiled cores sets OMP_WAIT_POLICY=PASSIVE before OpenMP reads it, unless
+    the environment already holds a wait policy or spin count; an empty value holds none."""
+    import importlib
+    import os
+
+    import cclust._ext
+
+    for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in setting.items():
+        monkeypatch.setenv(name, value)
+    importlib.reload(cclust._ext)   # runs the package's set-up again; the loaded cores stay
+    assert os.environ.get("OMP_WAIT_POLICY") == expected
