@@ -12,7 +12,7 @@ k-means ensemble (scikit-learn's copy) for the graph methods. GKCC and U-SENC ma
 partitions: they run on pendigits (``../shared/data``; 10,992 objects, K = 10) from X alone, so
 that each tree runs its whole pipeline; the labels' hash says whether the two trees agree.
 U-SPEC, the clusterer (``cclust.uspec.uspec``, Huang et al. 2020) that U-SENC runs twenty times,
-runs alone with its defaults on pendigits and on birch1 (``../shared/data/large``; 100,000
+runs alone with its defaults on pendigits and on birch1 (``../shared/data/large``; 100000
 objects in two dimensions, K = 100), the size it is written for.
 
     python benchmarks/bench_label_codes.py --before ../before-tree --rounds 3 [--methods nmf em-mixture bce]
