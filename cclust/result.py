@@ -1,15 +1,63 @@
 """ConsensusResult: what every consensus function returns."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
-from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cclust.errors import ValidationError
+from cclust.validation import warn_deprecated
+
+#: Keys of ``ConsensusResult.extras`` that were spelled differently by some methods: old -> new.
+#: The old spelling still reads for one release, with a FutureWarning.
+RENAMED_EXTRAS = {"centres": "centers", "gammas": "objectives"}
+
+
+class Extras(Mapping[str, Any]):
+    """The read-only mapping of a result's method-specific values.
+
+    A key of :data:`RENAMED_EXTRAS` under its old spelling (``"gammas"``, ``"centres"``) reads
+    the value of its new one with a FutureWarning, for one release; iteration and ``len`` see
+    the new spellings only.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]):
+        self._data = dict(data)
+
+    def _renamed(self, key: object) -> str | None:
+        """The new spelling of an old key this mapping holds under its new one, with the warning."""
+        if key in self._data or key not in RENAMED_EXTRAS or RENAMED_EXTRAS[key] not in self._data:
+            return None
+        new = RENAMED_EXTRAS[key]
+        warn_deprecated(f"extras[{key!r}] was renamed extras[{new!r}] and will be removed in the next release; "
+                        f"read extras[{new!r}] instead (the same values).")
+        return new
+
+    def __getitem__(self, key: str) -> Any:
+        new = self._renamed(key)
+        return self._data[key if new is None else new]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data or self._renamed(key) is not None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        new = self._renamed(key)
+        return self._data.get(key if new is None else new, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Extras({self._data!r})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +83,10 @@ class ConsensusResult:
     method : str
         Registry name of the method that produced the result.
     extras : mapping
-        Method-specific results (e.g. ``object_weights``, ``ensemble``, ``objective_trace``).
+        Method-specific results (e.g. ``object_weights``, ``ensemble``, ``objective_trace``),
+        read-only. One spelling across methods: ``objectives`` for the criterion of each
+        restart, ``centers`` for cluster centres (``gammas`` and ``centres`` read the same
+        values with a FutureWarning for one release).
     """
 
     labels: np.ndarray
@@ -69,7 +120,7 @@ class ConsensusResult:
             object.__setattr__(self, "n_iter", int(self.n_iter))
         if self.converged is not None:
             object.__setattr__(self, "converged", bool(self.converged))
-        object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
+        object.__setattr__(self, "extras", Extras(self.extras))
 
     @classmethod
     def from_labels(cls, labels: npt.ArrayLike, **fields: Any) -> ConsensusResult:

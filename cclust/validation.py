@@ -22,6 +22,7 @@ import os
 import re
 import sys
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar, Union, cast, overload
@@ -289,6 +290,17 @@ def check_n_threads(n_threads: int | None, name: str = "n_threads") -> int:
 THREADS = ("n_threads", "n_jobs")
 
 
+def warn_deprecated(message: str) -> None:
+    """Warn ``FutureWarning`` with ``message``, attributed to the first caller outside cclust
+    (a deprecated spelling is the user's line to change, however deep the check sits)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame: types.FrameType | None = sys._getframe(0)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, FutureWarning, stacklevel=level)
+
+
 def renamed_argument(old: str, new: str) -> Callable[[_F], _F]:
     """Decorate a function whose keyword argument ``old`` is now called ``new``.
 
@@ -318,9 +330,8 @@ def renamed_argument(old: str, new: str) -> Callable[[_F], _F]:
                     raise ValidationError(
                         f"{name} got both {old}={value!r} and {new}={kwargs[new]!r}; {old} is the deprecated "
                         f"spelling of {new}: pass {new} only.")
-                warnings.warn(
-                    f"{name}: {old} was renamed {new} and will be removed in the next release; pass "
-                    f"{new}={value!r} instead (the same values).", FutureWarning, stacklevel=2)
+                warn_deprecated(f"{name}: {old} was renamed {new} and will be removed in the next release; pass "
+                                f"{new}={value!r} instead (the same values).")
                 kwargs[new] = value
             return fn(*args, **kwargs)
 

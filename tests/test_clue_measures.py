@@ -295,7 +295,7 @@ def test_medoid_weights_candidates_and_bad_metric():
     sums = [sum(ref.euclidean(columns[:, i], columns[:, j]) for j in range(4)) for i in range(4)]
     unweighted = cclust.get("medoid")(columns, None)
     assert unweighted.extras["member"] == int(np.argmin(sums))
-    weighted = cclust.get("medoid")(columns, None, weights=[0.0, 0.0, 1.0, 0.0])
+    weighted = cclust.get("medoid")(cclust.Ensemble(columns, weights=[0.0, 0.0, 1.0, 0.0]), None)
     assert weighted.extras["member"] == 2  # the only weighted member is at distance 0 from itself
     three = [j for j in range(4) if len(set(columns[:, j])) == 3]
     only_three = cclust.get("medoid")(columns, 3)

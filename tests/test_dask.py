@@ -52,7 +52,7 @@ def assert_same_result(a, b):
     assert a.objective == b.objective
     assert a.extras["kmeans_objective"] == b.extras["kmeans_objective"]
     assert np.array_equal(a.extras["objective_trace"], b.extras["objective_trace"])
-    assert np.array_equal(a.extras["gammas"], b.extras["gammas"])
+    assert np.array_equal(a.extras["objectives"], b.extras["objectives"])
 
 
 def _cclust_location():
@@ -104,8 +104,8 @@ def test_kcc_identical_to_in_memory_on_local_scheduler(utility, p, init, missing
 def test_kcc_identical_to_in_memory_on_a_local_cluster(client, init, missing):
     E = labelled_ensemble(2, missing=missing)
     w = np.random.default_rng(0).random(E.n_partitions) + 0.1
-    a = kcc(E, 4, utility="uh", weights=w, init=init, n_init=2, random_state=3)
-    b = kcc(cdask.from_array(E, chunks=4096, client=client), 4, utility="uh", weights=w,
+    a = kcc(E.with_weights(w), 4, utility="uh", init=init, n_init=2, random_state=3)
+    b = kcc(cdask.from_array(E, chunks=4096, client=client).with_weights(w), 4, utility="uh",
             init=init, n_init=2, random_state=3, client=client)
     assert_same_result(a, b)
 

@@ -247,8 +247,8 @@ def test_eac_single_linkage_on_the_full_graph_equals_dense(rng):
     # merge heights near the cut make the cut unambiguous.
     L = noisy_labels(rng, n=45, r=8)
     w = rng.random(8) + 0.1           # unequal weights: distinct co-association values
-    dense = eac(L, 3, linkage="single", weights=w)
-    sparse = eac(L, 3, linkage="single", weights=w, n_neighbors=44, random_state=0)
+    dense = eac(Ensemble(L, weights=w), 3, linkage="single")
+    sparse = eac(Ensemble(L, weights=w), 3, linkage="single", n_neighbors=44, random_state=0)
     Z = dense.extras["linkage_matrix"]
     heights = np.round(Z[:, 2], 12)
     if heights[45 - 3] == heights[45 - 4]:

@@ -35,3 +35,48 @@ def test_pickles_with_extras_and_is_frozen():
 def test_float_labels_are_refused_not_truncated():
     with pytest.raises(ValidationError, match="integers"):
         ConsensusResult(labels=np.array([0.7, 1.0]), n_clusters=2)
+
+
+def test_extras_are_read_only():
+    res = ConsensusResult.from_labels([0, 1], extras={"objectives": np.array([1.0])})
+    with pytest.raises(TypeError):
+        res.extras["objectives"] = 2      # type: ignore[index]
+    assert dict(res.extras).keys() == {"objectives"} and len(res.extras) == 1
+
+
+@pytest.mark.parametrize("old, new", [("gammas", "objectives"), ("centres", "centers")])
+def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warning(old, new):
+    value = np.arange(3.0)
+    res = ConsensusResult.from_labels([0, 1, 0], extras={new: value})
+    with pytest.warns(FutureWarning, match=f"extras\\['{old}'\\] was renamed extras\\['{new}'\\]"):
+        assert res.extras[old] is value
+    with pytest.warns(FutureWarning):
+        assert old in res.extras
+    with pytest.warns(FutureWarning):
+        assert res.extras.get(old) is value
+    assert list(res.extras) == [new]            # iteration sees one spelling
+    with pytest.raises(KeyError):
+        ConsensusResult.from_labels([0, 1], extras={}).extras[old]   # nothing to read under either name
+
+
+def test_kcc_reports_its_restarts_under_the_shared_spelling():
+    """KCC's Gamma per restart is ``objectives``, as the other methods' criteria per restart are
+    (its soft input's ``centers``: tests/consensus_functions/test_kcc_soft.py)."""
+    import cclust
+
+    labels = np.array([[0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 2], [1, 1, 0, 0, 2, 2]])
+    res = cclust.consensus("kcc", labels.T, 3, n_init=3, random_state=0)
+    assert res.extras["objectives"].shape == (3,) and "gammas" not in dict(res.extras)
+    assert res.objective == pytest.approx(res.extras["objectives"].max())
+
+
+def test_the_former_spelling_warning_names_the_callers_line():
+    import warnings
+
+    res = ConsensusResult.from_labels([0, 1], extras={"objectives": np.array([1.0])})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res.extras["gammas"]
+        res.extras.get("gammas")
+        "gammas" in res.extras
+    assert [w.filename for w in caught] == [__file__] * 3

@@ -22,7 +22,7 @@ def test_fuzzy_cmeans_to_kcc_se_metrics_cli_and_plots(tmp_path, capsys, monkeypa
     for res in (kcc, se):
         assert res.n_clusters == 3 and res.labels.shape == (150,)
     # soft input is fused as memberships, not hardened first
-    assert kcc.extras["centres"].shape == (3, int(S.n_clusters.sum()))
+    assert kcc.extras["centers"].shape == (3, int(S.n_clusters.sum()))
     assert not np.array_equal(kcc.extras["kmeans_objective"],
                               cclust.consensus("kcc", S.harden(), 3, random_state=0).extras["kmeans_objective"])
     ari = cclust.get("ari")

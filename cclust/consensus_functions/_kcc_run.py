@@ -109,7 +109,7 @@ def finish(ensemble, util, labels, n_clusters, table, kmeans_objective, trace, n
             "kmeans_objective": kmeans_objective,
             "objective_trace": trace,
             "utility": util.name if util.p is None else f"{util.name}(p={util.p:g})",
-            "gammas": np.array(gammas),
+            "objectives": np.array(gammas),
             "n_iter_per_restart": np.array(iterations),
             "partition_utilities": partition_utilities,
             **(extras or {}),

@@ -310,7 +310,7 @@ def soft_kcc(ensemble, setup, init, verbose, max_bytes):
     centres = best.cat_centers[np.argsort(first, kind="stable")]
     return finish(ensemble, util, best.labels, n_clusters, table, best.objective, best.trace,
                   best.n_iter, best.converged, gammas, iterations, setup.max_iter,
-                  extras={"centres": centres})
+                  extras={"centers": centres})
 
 
 def check_soft_options(backend, client, chunks):

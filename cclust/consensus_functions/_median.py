@@ -41,17 +41,16 @@ class Memberships:
     SoftEnsemble; for a hard Ensemble its one-hot, whose products are made from the stored
     label codes without forming it (``B^T M`` by :func:`cclust._ext._voting.label_sums`, ``B Q``
     by :func:`cclust._ext._voting.scores`, bitwise SciPy's products with the CSR one-hot: the
-    same terms added in the same order); weights w summing to one."""
+    same terms added in the same order); the ensemble's weights w, summing to one."""
 
-    def __init__(self, ensemble, weights, method):
+    def __init__(self, ensemble, method):
         if is_soft_ensemble(ensemble):
-            E = ensemble.with_weights(weights)
+            E = ensemble
             self.hard = False
             self._B = np.ascontiguousarray(E.stacked())
             self.ensemble = None
         else:
             E = require_complete(ensemble, method)
-            E = E.with_weights(weights)
             self.hard = True
             self._B = None          # formed when read; cross and combine read the label codes
             self.ensemble = E
@@ -158,8 +157,8 @@ class Memberships:
 
 # -- argument checks and the result -----------------------------------------------------------
 
-def check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol):
-    data = Memberships(ensemble, weights, method)
+def check_common(ensemble, n_clusters, method, n_init, max_iter, tol):
+    data = Memberships(ensemble, method)
     k = check_int(n_clusters, "n_clusters", low=1, high=data.n)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
@@ -273,8 +272,6 @@ DOC_PARAMS = """Parameters
         Hard partitions (no missing labels) or soft ones (:class:`cclust.soft.SoftEnsemble`).
     n_clusters : int
         K, the columns of the consensus membership (clue's ``k``), in [1, n_samples].
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights (normalised to sum to one); the ensemble's own if None.
     n_init : int, default=3
         Starts tried (clue's ``nruns``, whose default is 1); the run of lowest criterion is kept.
     max_iter : int, default=100

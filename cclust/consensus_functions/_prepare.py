@@ -1,15 +1,18 @@
 """What several families check and build before they fuse: complete ensembles and their
-microclusters (objects that every partition labels alike).
+microclusters (objects that every partition labels alike), and the partition weights, which
+are the ensemble's own.
 
 WEAC and GP-MGLA (Huang, Lai & Wang 2015) and LCE (Iam-On et al. 2011) compare the partitions
 of a complete ensemble and work on its microclusters; the transfer cut they may end with needs
 as many eigenvectors as clusters. No family is imported here.
 """
+import functools
+
 import numpy as np
 
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
-from cclust.validation import check_n_clusters
+from cclust.validation import check_n_clusters, warn_deprecated
 
 #: n x n matrices (the weighted co-association, the MGLA graph, LCE's similarities) go into
 #: ``extras`` only up to this n.
@@ -58,3 +61,35 @@ def check_eigenvectors(n_clusters, E, hint):
             f"n_clusters={n_clusters} is larger than the number of clusters in the ensemble ({n_c}): the "
             f"transfer cut needs as many eigenvectors of the cluster graph; ask for fewer clusters{hint}.")
     return n_c
+
+
+def weights_on_the_ensemble(fn):
+    """Decorate a consensus function that took the partition weights as ``weights=`` beside its
+    ensemble. Partition weights are the ensemble's (``cclust.Ensemble(labels, weights=w)`` or
+    ``ensemble.with_weights(w)``, a SoftEnsemble's or a DaskEnsemble's alike), which every method
+    reads; for one release ``fn(ensemble, ..., weights=w)`` still runs, as
+    ``fn(ensemble.with_weights(w), ...)``, with a FutureWarning naming the caller's line."""
+    name = getattr(fn, "__name__", "the function")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "weights" in kwargs:
+            weights = kwargs.pop("weights")
+            warn_deprecated(
+                f"{name}: weights= is deprecated and will be removed in the next release; partition weights "
+                f"belong to the ensemble: pass cclust.Ensemble(labels, weights=w) or ensemble.with_weights(w) "
+                f"instead (the same result).")
+            if weights is not None:
+                if args:
+                    args = (_with_weights(args[0], weights), *args[1:])
+                elif "ensemble" in kwargs:
+                    kwargs["ensemble"] = _with_weights(kwargs["ensemble"], weights)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _with_weights(ensemble, weights):
+    if hasattr(ensemble, "with_weights"):      # an Ensemble, a SoftEnsemble or a DaskEnsemble
+        return ensemble.with_weights(weights)
+    return as_ensemble(ensemble).with_weights(weights)

@@ -36,9 +36,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import numpy.typing as npt
 from scipy.special import digamma, gammaln, zeta
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust._engine import useful_threads
 from cclust._lloyd import best_of_restarts
 from cclust._codes import missing_mask
@@ -263,9 +263,10 @@ def _fit(rows, counts, times, offsets, alpha, beta, smoothing, *, tol, max_iter,
     return alpha, beta, gamma, bound, trace, n_iter, converged
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # identical rows merged in order of first member
-def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, smoothing: float = 1e-6,
+def bce(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e-6,
         init: str = "k-means++", n_init: int = 5, max_iter: int = 500, tol: float = 1e-4, e_step_tol: float = 1e-4,
         e_step_max_iter: int = 100, max_bytes: int | None = None, random_state: RandomStateLike = None,
         n_jobs: int | None = None) -> ConsensusResult:
@@ -318,7 +319,6 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
         Base clusterings; -1 marks a missing label.
     n_clusters : int
         K, the number of consensus clusters, in [2, number of distinct label vectors].
-    weights : array-like of shape (n_partitions,), default=None
     smoothing : float, default=1e-6
         Laplace smoothing of beta (> 0).
     init : {"k-means++", "random"}, default="k-means++"
@@ -366,7 +366,7 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     from cclust.ensemble import as_ensemble
 
     user = as_ensemble(ensemble)
-    E, columns = user.with_weights(weights).canonical(return_columns=True)
+    E, columns = user.canonical(return_columns=True)
     n_clusters = check_n_clusters(n_clusters, E)
     smoothing = check_float(smoothing, "smoothing", low=0, low_open=True)
     check_init_name(init, BCE_INITS)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.validation import check_random_state, memory_budget
 from cclust.errors import MemoryBudgetError, ValidationError
 from cclust.base import accepts, declare, method_info
@@ -23,10 +24,11 @@ __all__ = ["best_of", "DEFAULT_METHODS"]
 DEFAULT_METHODS = ("kcc", "hbgf", "mcla")
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=True, object_order="distribution")
 def best_of(ensemble: EnsembleLike, n_clusters: int, *, methods: Sequence[str] = DEFAULT_METHODS, metric: str = "nmi",
             params: Mapping[str, Mapping[str, Any]] | None = None, X: npt.ArrayLike | None = None,
-            weights: npt.ArrayLike | None = None, max_bytes: int | None = None,
+            max_bytes: int | None = None,
             random_state: RandomStateLike = None) -> ConsensusResult:
     """The candidate consensus whose labels agree most with the ensemble (Strehl & Ghosh 2002).
 
@@ -62,8 +64,6 @@ def best_of(ensemble: EnsembleLike, n_clusters: int, *, methods: Sequence[str] =
         Extra keyword arguments per method name, e.g. ``{"kcc": {"utility": "uh"}}``.
     X : array-like of shape (n_samples, n_features), default=None
         The data, for candidates that use it.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights, applied to the ensemble every candidate and the score see.
     max_bytes : int, default=None
         Memory budget passed to every candidate that takes ``max_bytes`` (unless its ``params``
         set one); a candidate refused by its guard is recorded as failed and the others go on.
@@ -112,8 +112,6 @@ def best_of(ensemble: EnsembleLike, n_clusters: int, *, methods: Sequence[str] =
     fns = {name: cclust.get(name, kind="consensus") for name in methods}   # unknown names raise here
     score = cclust.get("consensus-score", kind="metric")
     E = as_ensemble(ensemble)
-    if weights is not None:
-        E = E.with_weights(weights)
     # Validates the metric name once, up front, and its declared direction.
     score(np.zeros(E.n_samples, dtype=np.int64), E, metric=metric)
     sign = 1.0 if higher_is_better(metric) else -1.0

@@ -38,8 +38,8 @@ every other partition) has a zero trajectory; its similarities are 0, as in the 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust._linkage import DECIMALS as _DECIMALS, average_linkage, cut_merges
 from cclust.base import declare
 from cclust.errors import ValidationError
@@ -78,14 +78,12 @@ _CLUSTER_ALTERNATIVE = ("use partitions with fewer clusters (a smaller k_range),
 
 # -- the shared cluster level -------------------------------------------------------------------
 
-def _prepare(ensemble, n_clusters, weights):
-    """The input ensemble (with ``weights``), its canonical form, the input column of every
-    canonical partition, and K, with ECPCS's own refusals."""
+def _prepare(ensemble, n_clusters):
+    """The input ensemble, its canonical form, the input column of every canonical partition,
+    and K, with ECPCS's own refusals."""
     from cclust.ensemble import as_ensemble, require_every_object_labelled
 
     original = as_ensemble(ensemble)
-    if weights is not None:
-        original = original.with_weights(weights)
     E, columns = original.canonical(return_columns=True)
     if E.n_partitions < 2:
         raise ValidationError(
@@ -300,9 +298,10 @@ def _hc_bytes(m, n_c, r):
     return 8 * m * m + 8 * (n_c + r) * m + 8 * m * r + 64 * m
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=True)
-def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, weights: npt.ArrayLike | None = None,
-             max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
+def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, max_bytes: int | None = None,
+             random_state: RandomStateLike = None) -> ConsensusResult:
     """ECPCS-HC: average linkage of the enhanced co-association (Huang et al. 2021, sec. VI-A).
 
     The cluster-wise similarities propagated by t-step random walks on the Jaccard graph of the
@@ -332,8 +331,6 @@ def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, wei
         K, in [2, number of distinct label vectors].
     t : int, default=20
         Random-walk steps (the authors' default, Huang et al. 2021, sec. VII-C), at least 1.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights of the average (eq. 15 uses equal weights, the default).
     max_bytes : int, default=None
         Memory budget of the m x m matrix and of the Nc x Nc cluster matrices.
     random_state : None
@@ -357,7 +354,7 @@ def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, wei
     [0, 0, 1, 1, 1]
     """
     t = _check_t(t)
-    original, E, columns, n_clusters = _prepare(ensemble, n_clusters, weights)
+    original, E, columns, n_clusters = _prepare(ensemble, n_clusters)
     groups = E.distinct_rows()
     n = E.n_samples
     if groups is None:
@@ -460,9 +457,10 @@ def normalized_cut(similarity, parts):
     return float(((vol - within)[used] / vol[used]).sum())
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=True, object_order="distribution")  # random start row, random vote ties
-def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, weights: npt.ArrayLike | None = None,
-             max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
+def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, max_bytes: int | None = None,
+             random_state: RandomStateLike = None) -> ConsensusResult:
     """ECPCS-MC: meta-clusters of the propagated cluster graph, majority vote (Huang et al. 2021, sec. VI-B).
 
     The cluster-wise similarities Z propagated by t-step random walks on the Jaccard graph of
@@ -493,9 +491,6 @@ def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, wei
         K, in [2, min(number of distinct label vectors, number of clusters Nc)].
     t : int, default=20
         Random-walk steps (the authors' default), at least 1.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights: a cluster counts with its partition's weight in the vote's
-        fractions (eq. 25 uses equal weights, the default).
     max_bytes : int, default=None
         Memory budget of the Nc x Nc cluster matrices.
     random_state : int, Generator or None
@@ -520,7 +515,7 @@ def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, wei
     """
     t = _check_t(t)
     rng = check_random_state(random_state)
-    original, E, columns, n_clusters = _prepare(ensemble, n_clusters, weights)
+    original, E, columns, n_clusters = _prepare(ensemble, n_clusters)
     n_c = int(E.offsets[-1])
     if n_clusters > n_c:
         raise ValidationError(

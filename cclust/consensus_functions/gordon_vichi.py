@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.base import declare
 from cclust.consensus_functions._median import (DEFAULT_TOL, Memberships, best_start, check_common, fill_docs,
                                                 median_result, start_memberships, stochastify, until_stable)
@@ -152,10 +153,11 @@ def _gv1_bytes(n, r, k, n_init, hard):
     return 8 * n * k * (5 + n_init)
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def gv1(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-        n_init: int = 3, max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
-        random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
+def gv1(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 3, max_iter: int = 100,
+        tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc", random_state: RandomStateLike = None,
+        max_bytes: int | None = None) -> ConsensusResult:
     """GV1: Gordon & Vichi's (2001) model 1, the soft consensus under matched-cluster least squares.
 
     Minimises ``sum_i w_i sum_{(j, l) matched} ||U_i[:, l] - M[:, j]||^2`` (each cluster of M
@@ -167,7 +169,7 @@ def gv1(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
         asked before the starts are made: 8 (5 + n_init) bytes an object and cluster (a hard
         ensemble's products read its label codes: no one-hot is formed).
 %(returns)s%(notes)s"""
-    data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, "gv1", n_init, max_iter, tol)
+    data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, "gv1", n_init, max_iter, tol)
     require_memory(_gv1_bytes(data.n, data.r, k, n_init, data.hard),
                    f"GV1's {n_init + 5} {data.n} x {k} membership matrices",
                    "use kcc (memory linear in n r), or fewer restarts (n_init)", max_bytes)
@@ -264,10 +266,10 @@ def _gv3_descent(Y, M, max_iter, tol):
     return M, L, n_iter, converged
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def gv3(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-        n_init: int = 1, max_iter: int = 500, tol: float = 1e-10, random_state: RandomStateLike = None,
-        max_bytes: int | None = None) -> ConsensusResult:
+def gv3(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 1, max_iter: int = 500,
+        tol: float = 1e-10, random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
     """GV3: Gordon & Vichi's (2001) model 3, co-membership least squares.
 
     The stochastic M (n x K) minimising ``||sum_i w_i U_i U_i^T - M M^T||_F^2``: projected
@@ -280,7 +282,6 @@ def gv3(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     ----------
     ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
-    weights : array-like of shape (n_partitions,), default=None
     n_init : int, default=1
     max_iter : int, default=500
     tol : float, default=1e-10
@@ -297,7 +298,7 @@ def gv3(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     """
     from scipy.sparse.linalg import LinearOperator, eigsh
 
-    data = Memberships(ensemble, weights, "gv3")
+    data = Memberships(ensemble, "gv3")
     k = check_int(n_clusters, "n_clusters", low=1, high=data.n)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)

@@ -19,6 +19,7 @@ from typing import Any, TYPE_CHECKING
 
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust import _engine
 from cclust.base import declare
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
@@ -37,10 +38,11 @@ if TYPE_CHECKING:
     from cclust.dask import DaskEnsemble
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution", accepts_soft=True)
 def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *, utility: str | Utility = "uh",
-        p: float | None = None, weights: npt.ArrayLike | None = None, init: str | npt.ArrayLike = "k-means++",
+        p: float | None = None, init: str | npt.ArrayLike = "k-means++",
         n_init: int = 10, max_iter: int = 100, tol: float = 1e-6, kmeanspp_trials: int | None = None,
         random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0, backend: str | None = None,
         client: Any = None, chunks: int | None = None, max_bytes: int | None = None) -> ConsensusResult:
@@ -60,8 +62,6 @@ def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *
         normalised ``nuc``, ``nuh``, ``nucos``, ``nulp``.
     p : float, default=None
         Exponent of ``ulp``/``nulp`` (> 1; Wu et al. 2015 use 5 and 8).
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights; the ensemble's own (equal by default) if None.
     init : {"k-means++", "random"} or array-like of shape (n_samples,), default="k-means++"
         ``"k-means++"``: D^2 seeding on the binary dataset (KCC++ of Li & Liu 2018); see
         ``kmeanspp_trials``. ``"random"``: K distinct objects as initial centroids, the start of
@@ -110,8 +110,9 @@ def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *
         updates of the kept run (0 when its starting partition was already a fixed point);
         ``extras`` holds ``kmeans_objective`` (the
         sum of point-to-centroid distances), ``objective_trace`` of the kept run, ``utility``,
-        ``gammas`` and ``n_iter_per_restart`` (one per restart) and ``partition_utilities`` (U(pi, pi_i) per partition).
-        Soft input adds ``centres`` (K, sum K_i): each consensus cluster's mean membership rows.
+        ``objectives`` (Gamma of each restart; ``gammas`` before) and ``n_iter_per_restart`` and
+        ``partition_utilities`` (U(pi, pi_i) per partition). Soft input adds ``centers`` (K, sum
+        K_i; ``centres`` before): each consensus cluster's mean membership rows.
 
     Notes
     -----
@@ -144,8 +145,6 @@ def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *
     if is_soft_ensemble(ensemble):
         check_soft_options(backend, client, chunks)
         check_n_jobs(n_jobs)
-        if weights is not None:
-            ensemble = ensemble.with_weights(weights)
         setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
                         random_state)
         return soft_kcc(ensemble, setup, init, verbose, max_bytes)
@@ -153,7 +152,7 @@ def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *
     if backend == "dask" or client is not None or (is_dask and backend is None):
         from cclust import dask as cdask
 
-        return cdask.kcc(ensemble, n_clusters, utility=utility, p=p, weights=weights, init=init,
+        return cdask.kcc(ensemble, n_clusters, utility=utility, p=p, init=init,
                          n_init=n_init, max_iter=max_iter, tol=tol, kmeanspp_trials=kmeanspp_trials,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose,
                          client=client, chunks=chunks)
@@ -163,8 +162,6 @@ def kcc(ensemble: EnsembleLike | SoftEnsemble | DaskEnsemble, n_clusters: int, *
     if chunks is not None:
         raise ValidationError(f"chunks only applies to backend='dask', got chunks={chunks!r}.")
     ensemble = as_ensemble(ensemble)
-    if weights is not None:
-        ensemble = ensemble.with_weights(weights)
     setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
                     random_state)
     n, n_clusters, util, rng = ensemble.n_samples, setup.n_clusters, setup.utility, setup.rng

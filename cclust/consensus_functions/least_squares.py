@@ -18,8 +18,8 @@ Both choose the number of clusters themselves (``n_clusters=None``).
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.validation import check_float, check_int, check_n_jobs, check_random_state, renamed_threads, require_memory
 from cclust.ensemble import Ensemble, as_ensemble
 from cclust.errors import ValidationError
@@ -214,12 +214,12 @@ def _grouped_criterion(AG, inverse, labels):
     return float((np.diag(W) / sizes).sum())
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(chooses_n_clusters=True, handles_missing=True, object_order="distribution")  # index tie-breaks
-def addremadd(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights: npt.ArrayLike | None = None,
-              tol: float = 1e-9, max_steps: int | None = None, max_bytes: int | None = None,
-              sample_size: int | None = None, random_state: RandomStateLike = None,
-              n_jobs: int | None = None) -> ConsensusResult:
+def addremadd(ensemble: EnsembleLike, n_clusters: int | None = None, *, tol: float = 1e-9,
+              max_steps: int | None = None, max_bytes: int | None = None, sample_size: int | None = None,
+              random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Least-squares ensemble consensus by AddRemAdd cluster extraction (Mirkin & Shestakov, sec. 2.1, 3.1).
 
     Maximises the ensemble-consensus criterion ``g(S) = sum_k sum_{i,j in S_k} a_ij / N_k``
@@ -293,8 +293,6 @@ def addremadd(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights:
     n_clusters : int or None, default=None
         None keeps AddRemAdd's own number of clusters; an int in ``[1, n_samples]`` is reached
         by the merge/split step above.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights; the ensemble's own (equal by default) if None.
     tol : float, default=1e-9
         Smallest increase of a cluster's contribution that counts as an improvement
         (co-associations lie in [0, 1]).
@@ -346,8 +344,6 @@ def addremadd(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights:
     ([0, 0, 1, 1, 1, 1], 2)
     """
     ensemble = as_ensemble(ensemble)
-    if weights is not None:
-        ensemble = ensemble.with_weights(weights)
     n = ensemble.n_samples
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
     tol = check_float(tol, "tol", low=0)
@@ -501,9 +497,10 @@ def combined_criterion(ensemble, labels):
     return T * (within - float((cluster_sizes ** 2).sum()) / labels.shape[0])
 
 
+@weights_on_the_ensemble
 @declare(chooses_n_clusters=True, handles_missing=False)
-def ls_agglomerative(ensemble: EnsembleLike, n_clusters: int | None = None, *, weights: npt.ArrayLike | None = None,
-                     max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
+def ls_agglomerative(ensemble: EnsembleLike, n_clusters: int | None = None, *, max_bytes: int | None = None,
+                     random_state: RandomStateLike = None) -> ConsensusResult:
     """Least-squares combined consensus by agglomeration (Mirkin & Shestakov, sec. 2.2, 3.2).
 
     Maximises ``f(S, p) = sum_k sum_{i,j in S_k} (p_ij - T/N)`` (Mirkin & Shestakov, eq. 6), where ``p_ij``
@@ -546,8 +543,6 @@ def ls_agglomerative(ensemble: EnsembleLike, n_clusters: int | None = None, *, w
         ``[1, n_samples]`` cuts the agglomeration at that many clusters: earlier than the
         paper's stop if larger than its number of clusters, or continuing with the least
         negative merges if smaller.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights; the ensemble's own (equal by default) if None.
     max_bytes : int, default=None
         Memory budget for the dense float64 gains and their working copy (``24 *
         n_samples**2`` bytes at the peak); defaults to ``cclust.validation.memory_budget()``.
@@ -583,8 +578,6 @@ def ls_agglomerative(ensemble: EnsembleLike, n_clusters: int | None = None, *, w
             "partition) but the ensemble has missing labels (-1); drop or impute them, or use "
             "addremadd, which handles missing labels."
         )
-    if weights is not None:
-        ensemble = ensemble.with_weights(weights)
     n = ensemble.n_samples
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n, allow_none=True)
     check_random_state(random_state)

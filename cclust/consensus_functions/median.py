@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.base import declare
 from cclust.consensus_functions._median import (DEFAULT_TOL, Memberships, best_start, check_common, fill_docs,
                                                 median_result, project_leading, start_memberships, stochastify,
@@ -428,9 +429,9 @@ _HARD_DENSE_COPIES = {"HE": 3, "HM": 2}
 _HARD_TABLES = 2
 
 
-def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes=None,
+def _run_aos(kind, method, ensemble, n_clusters, n_init, max_iter, tol, init, random_state, max_bytes=None,
              tie_rounds=0):
-    data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, weights, method, n_init, max_iter, tol)
+    data, k, n_init, max_iter, tol = check_common(ensemble, n_clusters, method, n_init, max_iter, tol)
     tie_rounds = check_int(tie_rounds, "tie_rounds", low=0)
     if kind in ("HE", "HM"):
         data.require_dense(k, _HARD_DENSE_COPIES[kind], method, max_bytes, tables=_HARD_TABLES,
@@ -454,8 +455,9 @@ def _run_aos(kind, method, ensemble, n_clusters, weights, n_init, max_iter, tol,
                    {"objectives": values, "fixed_point_value": value})
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def se(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+def se(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
        random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
     """Soft Euclidean consensus partition, SE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
@@ -478,11 +480,12 @@ def se(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.A
     >>> r.labels.tolist(), r.extras["membership"].round(3).tolist()[3]
     ([0, 0, 1, 1], [0.333, 0.667])
     """
-    return _run_aos("SE", "se", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes)
+    return _run_aos("SE", "se", ensemble, n_clusters, n_init, max_iter, tol, init, random_state, max_bytes)
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def he(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+def he(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
        random_state: RandomStateLike = None, tie_rounds: int = 10, max_bytes: int | None = None) -> ConsensusResult:
     """Hard Euclidean consensus partition, HE (Dimitriadou, Weingessel & Hornik 2002; Hornik 2005).
@@ -495,12 +498,13 @@ def he(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.A
         asked before the iteration for its dense n x max(K, max K_i) memberships
         (three at once, two cluster tables and the starts).
 %(ties)s%(returns)s%(notes)s"""
-    return _run_aos("HE", "he", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
+    return _run_aos("HE", "he", ensemble, n_clusters, n_init, max_iter, tol, init, random_state,
                     max_bytes, tie_rounds=tie_rounds)
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def sm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+def sm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
        random_state: RandomStateLike = None, max_bytes: int | None = None) -> ConsensusResult:
     """Soft Manhattan consensus partition, SM (Hornik & Böhm 2007; Hornik 2005).
@@ -514,11 +518,12 @@ def sm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.A
         (three at once and the refit's pieces of a chunk of rows; four for a hard ensemble,
         whose refit reads the matched columns and forms no pieces).
 %(returns)s%(notes)s"""
-    return _run_aos("SM", "sm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state, max_bytes)
+    return _run_aos("SM", "sm", ensemble, n_clusters, n_init, max_iter, tol, init, random_state, max_bytes)
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def hm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None, n_init: int = 3,
+def hm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 3,
        max_iter: int = 100, tol: float = DEFAULT_TOL, init: str | npt.ArrayLike = "kcc",
        random_state: RandomStateLike = None, tie_rounds: int = 10, max_bytes: int | None = None) -> ConsensusResult:
     """Hard Manhattan consensus partition, HM (Hornik & Böhm 2007; Hornik 2005).
@@ -531,7 +536,7 @@ def hm(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.A
         asked before the iteration for its dense n x max(K, max K_i) memberships
         (two at once, two cluster tables and the starts).
 %(ties)s%(returns)s%(notes)s"""
-    return _run_aos("HM", "hm", ensemble, n_clusters, weights, n_init, max_iter, tol, init, random_state,
+    return _run_aos("HM", "hm", ensemble, n_clusters, n_init, max_iter, tol, init, random_state,
                     max_bytes, tie_rounds=tie_rounds)
 
 
@@ -585,9 +590,10 @@ def _dwh_pass(data, k, order, fast):
     return M
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)
-def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-        n_init: int = 1, order: npt.ArrayLike | None = None, random_state: RandomStateLike = None,
+def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, n_init: int = 1,
+        order: npt.ArrayLike | None = None, random_state: RandomStateLike = None,
         max_bytes: int | None = None) -> ConsensusResult:
     """DWH: Dimitriadou, Weingessel & Hornik's (2002) sequential soft consensus.
 
@@ -601,7 +607,6 @@ def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
     ensemble : Ensemble, SoftEnsemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
         K, in [1, n_samples].
-    weights : array-like of shape (n_partitions,), default=None
     n_init : int, default=1
         Random orders tried; the result of lowest SE criterion is kept.
     order : array-like of int, default=None
@@ -620,7 +625,7 @@ def dwh(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.
         ``objective``: SE's criterion of ``extras["membership"]`` (n, K), every partition
         optimally matched to it; ``extras["orders"]``, ``extras["objectives"]`` per order.
     """
-    data = Memberships(ensemble, weights, "dwh")
+    data = Memberships(ensemble, "dwh")
     k = check_int(n_clusters, "n_clusters", low=1, high=data.n)
     data.require_dense(k, _DENSE_COPIES["DWH"], "dwh", max_bytes)
     n_init = check_int(n_init, "n_init", low=1)

@@ -14,8 +14,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust._engine import useful_threads
 from cclust._engine import reseed
 from cclust.validation import (
@@ -81,12 +81,12 @@ def _log_prior(alpha, theta, smoothing):
     return float(smoothing * (_log(alpha).sum() + _log(theta).sum()))
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
-def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-               smoothing: float = 1e-3, init: str = "k-means++", n_init: int = 10, max_iter: int = 200,
-               tol: float = 1e-8, max_bytes: int | None = None, random_state: RandomStateLike = None,
-               n_jobs: int | None = None) -> ConsensusResult:
+def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e-3, init: str = "k-means++",
+               n_init: int = 10, max_iter: int = 200, tol: float = 1e-8, max_bytes: int | None = None,
+               random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """EM consensus: a finite mixture of multinomials on the label vectors (Topchy et al. 2004).
 
     The model (Topchy et al., eq. 2-4): ``P(y_x) = sum_m alpha_m prod_i theta_mi(y_xi)``. EM
@@ -113,7 +113,6 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
         K, the number of components, in [2, number of distinct label vectors].
-    weights : array-like of shape (n_partitions,), default=None
     smoothing : float, default=1e-3
         Dirichlet pseudo-count (>= 0).
     init : {"k-means++", "partitions"}, default="k-means++"
@@ -147,7 +146,7 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLik
     >>> em_mixture(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+    E = as_ensemble(ensemble).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     smoothing = check_float(smoothing, "smoothing", low=0)
     n_init = check_int(n_init, "n_init", low=1)

@@ -13,8 +13,8 @@ formed either): O(n r K) time per iteration and O(n K) memory beside the ensembl
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust._engine import useful_threads
 from cclust._lloyd import best_of_restarts
 from cclust.consensus_functions._starts import kernel
@@ -26,6 +26,7 @@ from cclust.validation import (
     check_n_jobs,
     check_random_state,
     require_memory,
+    warn_deprecated,
 )
 from cclust.ensemble import as_ensemble
 from cclust.errors import ValidationError
@@ -147,13 +148,14 @@ def kmeans_start(ensemble, n_clusters, rng):
 
 #: Ding et al.'s (2006) start: the K-means indicator plus 0.2 everywhere.
 _KMEANS_OFFSET = 0.2
-_INITS = ("kmeans", "random")
+_INITS = ("kcc", "random")
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution")
-def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init: int = 10, max_iter: int = 300,
-        tol: float = 1e-4, orthogonal: bool = True, weights: npt.ArrayLike | None = None,
-        max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
+def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kcc", n_init: int = 10, max_iter: int = 300,
+        tol: float = 1e-4, orthogonal: bool = True, max_bytes: int | None = None,
+        random_state: RandomStateLike = None) -> ConsensusResult:
     """Consensus clustering by symmetric NMF of the co-association (Li, Ding & Jordan 2007).
 
     Li, Ding & Jordan (2007) write the consensus problem ``min_U sum_ij (M_ij - U_ij)^2`` over
@@ -174,7 +176,7 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     symmetric rule ``H <- H * ( (M H S) / (H S H^T H S) )^(1/4)``, under which J never
     increases (tested). Each object goes to the column of its largest H entry (ties: the
     first). ``n_init`` restarts, each from a symmetric uniform random S and, by default, the
-    start Ding et al. (2006) use, the K-means indicator plus 0.2 (``init="kmeans"``: K-means of
+    start Ding et al. (2006) use, the K-means indicator plus 0.2 (``init="kcc"``: K-means of
     the one-hot rows, i.e. :func:`kcc` with the uc utility and one start, seeded from
     ``random_state``), or a uniform random H (``init="random"``); the restart with the lowest
     final J is kept. Random starts stall in poor local minima on easy blobs (measured: ARI 0.58
@@ -217,8 +219,10 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
         Complete partitions (no -1).
     n_clusters : int
         K, the number of columns of H, in [2, number of distinct label vectors].
-    init : {"kmeans", "random"}, default="kmeans"
-        The start of H (see above).
+    init : {"kcc", "random"}, default="kcc"
+        The start of H (see above). ``"kcc"`` names the K-means of the one-hot rows as the
+        median methods name their KCC start; ``"kmeans"``, its former spelling, is read as
+        ``"kcc"`` with a FutureWarning for one release.
     n_init : int, default=10
         Restarts; the lowest final J wins.
     max_iter : int, default=300
@@ -230,7 +234,6 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     orthogonal : bool, default=True
         True: the paper's orthogonality-constrained H rule (J not monotone); False: the plain
         symmetric rule (J non-increasing).
-    weights : array-like of shape (n_partitions,), default=None
     max_bytes : int, default=None
         Memory budget for the factors (default: the ``CCLUST_MEMORY_BUDGET`` environment
         variable, else 2 GiB), asked before any is made: ``NMF_FACTOR_BYTES`` = 80 bytes an object
@@ -263,7 +266,7 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
     >>> nmf(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+    E = as_ensemble(ensemble).canonical()
     if E.has_missing:
         raise ValidationError(
             "nmf needs complete partitions: with missing labels (-1) the co-association is normalised "
@@ -271,6 +274,11 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
             "form; complete or drop those partitions (ensemble.take(partitions=...)), or use a method "
             "that handles missing labels (kcc, hbgf, eac).")
     n_clusters = check_n_clusters(n_clusters, E)
+    if isinstance(init, str) and init == "kmeans":
+        warn_deprecated('nmf: init="kmeans" was renamed init="kcc" (the K-means of the one-hot rows, KCC\'s '
+                        'start, as the median methods call it) and will be removed in the next release; pass '
+                        'init="kcc" instead (the same start).')
+        init = "kcc"
     check_init_name(init, _INITS)
     n_init = check_int(n_init, "n_init", low=1)
     max_iter = check_int(max_iter, "max_iter", low=1)
@@ -286,7 +294,7 @@ def nmf(ensemble: EnsembleLike, n_clusters: int, *, init: str = "kmeans", n_init
 
     def one_run(_):
         H0, S0 = initial_factors(rng, E.n_samples, n_clusters)
-        if init == "kmeans":
+        if init == "kcc":
             H0 = kmeans_start(E, n_clusters, rng)
         return factorize(op, H0, S0, max_iter, tol, orthogonal)
 

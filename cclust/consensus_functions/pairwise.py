@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.validation import (check_int, check_n_clusters, check_n_jobs, default_threads, memory_budget,
                                renamed_threads, require_memory)
 from cclust._engine import label_table_bytes
@@ -40,8 +40,8 @@ _ALTERNATIVE = ("pass linkage='single', n_neighbors=30 to eac for single linkage
                 "cspa(neighbors='lsh'))")
 
 
-def _coassociation(ensemble, n_clusters, weights, max_bytes):
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+def _coassociation(ensemble, n_clusters, max_bytes):
+    E = as_ensemble(ensemble).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     n = E.n_samples
     # The float64 matrix, its distance copy and squareform's condensed copy live at once.
@@ -55,10 +55,10 @@ def _coassociation(ensemble, n_clusters, weights, max_bytes):
     return E, n_clusters, D
 
 
-def _soft_coassociation(ensemble, n_clusters, weights, max_bytes):
+def _soft_coassociation(ensemble, n_clusters, max_bytes):
     """:func:`_coassociation` for a :class:`cclust.soft.SoftEnsemble`: the distance ``1 - A`` with A
     the expected co-membership ``sum_i w_i U_i U_i^T`` (Hornik 2005), diagonal zero."""
-    E = ensemble.with_weights(weights)
+    E = ensemble
     n = E.n_samples
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n)
     require_memory(n * n * 8 * 2 + n * (n - 1) // 2 * 8, f"the dense co-association distances of {n} objects",
@@ -113,10 +113,11 @@ def _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state, 
                            "n_joined_by_representatives": int(joined), "n_edges": int(A.nnz // 2)}
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, accepts_soft=True)
 def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str = "average",
-        weights: npt.ArrayLike | None = None, n_neighbors: int | None = None, max_bytes: int | None = None,
+        n_neighbors: int | None = None, max_bytes: int | None = None,
         random_state: RandomStateLike = None, n_jobs: int | None = None) -> ConsensusResult:
     """Evidence accumulation clustering, EAC (Fred & Jain 2002; HAC consensus of Nguyen & Caruana 2007, sec. 3.1).
 
@@ -151,7 +152,6 @@ def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str 
     n_clusters : int
         K, in [2, number of distinct label vectors].
     linkage : {"average", "single", "complete", "weighted"}, default="average"
-    weights : array-like of shape (n_partitions,), default=None
     n_neighbors : int, default=None
         None: the dense route. An int: the sparse route above (``linkage="single"`` only).
     max_bytes : int, default=None
@@ -196,7 +196,7 @@ def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str 
                 f"{linkage} linkage needs every pair's co-association, and an unkept pair is not a zero "
                 "similarity. Pass linkage='single', or drop n_neighbors for the dense route, or use "
                 "cspa(..., neighbors='lsh') for a scalable graph cut.")
-        E = as_ensemble(ensemble).with_weights(weights).canonical()
+        E = as_ensemble(ensemble).canonical()
         n_clusters = check_n_clusters(n_clusters, E)
         labels, height, extras = _single_linkage_sparse(E, n_clusters, n_neighbors, max_bytes, random_state,
                                                         check_n_jobs(n_jobs))
@@ -205,7 +205,7 @@ def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str 
             objective_name="single-linkage distance of the first merge above the cut (kNN graph)",
             method="eac", extras={"linkage": linkage, **extras})
     build = _soft_coassociation if is_soft_ensemble(ensemble) else _coassociation
-    E, n_clusters, D = build(ensemble, n_clusters, weights, max_bytes)
+    E, n_clusters, D = build(ensemble, n_clusters, max_bytes)
     Z = scipy_linkage(squareform(D, checks=False), method=linkage)
     labels = cut_dendrogram(Z, n_clusters)
     height = float(Z[E.n_samples - n_clusters, 2]) if n_clusters > 1 else float("nan")
@@ -216,8 +216,9 @@ def eac(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, linkage: str 
     )
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=True, object_order="distribution")  # ties go to the lowest index
-def fc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, max_bytes: int | None = None,
+def fc(ensemble: EnsembleLike, n_clusters: int, *, max_bytes: int | None = None,
        random_state: RandomStateLike = None) -> ConsensusResult:
     """Furthest consensus, FC (Gionis, Mannila & Tsaparas 2005; Nguyen & Caruana 2007, sec. 3.1).
 
@@ -234,7 +235,6 @@ def fc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
         K, in [2, number of distinct label vectors].
-    weights : array-like of shape (n_partitions,), default=None
     max_bytes : int, default=None
         Memory budget of the dense co-association matrix.
     random_state : None
@@ -254,7 +254,7 @@ def fc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None
     >>> fc(labels, 2).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E, n_clusters, D = _coassociation(ensemble, n_clusters, weights, max_bytes)
+    E, n_clusters, D = _coassociation(ensemble, n_clusters, max_bytes)
     first = int(np.argmax(D))
     centers = [first // E.n_samples, first % E.n_samples]
     nearest = np.minimum(D[centers[0]], D[centers[1]])
@@ -286,9 +286,10 @@ def _minimised(metric):
     return method_info(metric).higher_is_better is False
 
 
+@weights_on_the_ensemble
 @declare(chooses_n_clusters=True, handles_missing=False)
 def best(ensemble: EnsembleLike, n_clusters: int | None = None, *, metric: str | Callable[..., float] = "nmi",
-         weights: npt.ArrayLike | None = None, max_bytes: int | None = None,
+         max_bytes: int | None = None,
          random_state: RandomStateLike = None) -> ConsensusResult:
     """BEST: the ensemble member that agrees best with the ensemble (Nguyen & Caruana 2007, sec. 3.6).
 
@@ -320,7 +321,6 @@ def best(ensemble: EnsembleLike, n_clusters: int | None = None, *, metric: str |
         maximised or minimised as it declares (:func:`cclust.metrics.higher_is_better`) and refused if it
         declares neither. A callable on a contingency table is maximised unless it declares
         ``higher_is_better=False`` (:func:`cclust.base.declare`).
-    weights : array-like of shape (n_partitions,), default=None
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked before the canonical copy of the label codes is made: a copy of the stored codes,
@@ -348,7 +348,7 @@ def best(ensemble: EnsembleLike, n_clusters: int | None = None, *, metric: str |
     if not (isinstance(metric, str) or callable(metric)):
         raise ValidationError(f"metric must be a metric name or a callable, got {metric!r}.")
     lower = _minimised(metric)
-    return _best_member(ensemble, n_clusters, metric, weights, max_bytes, lower_is_better=lower, method="best",
+    return _best_member(ensemble, n_clusters, metric, max_bytes, lower_is_better=lower, method="best",
                         criterion="Nguyen & Caruana 2007, eq. 4")
 
 
@@ -385,13 +385,11 @@ def _best_member_bytes(ensemble, n_clusters):
     return codes.itemsize * n * r + 56 * n + tables
 
 
-def _best_member(ensemble, n_clusters, metric, weights, max_bytes, *, lower_is_better, method, criterion):
+def _best_member(ensemble, n_clusters, metric, max_bytes, *, lower_is_better, method, criterion):
     """The member (with K clusters, or the closest K) of best weighted average score against the ensemble."""
     from cclust.metrics import consensus_score
 
     original = as_ensemble(ensemble)
-    if weights is not None:
-        original = original.with_weights(weights)
     if original.has_missing:
         raise ValidationError(f"{method} needs complete partitions: the ensemble has missing labels (-1), and a "
                               "member with missing objects is not a consensus labelling; drop or complete "
@@ -431,10 +429,11 @@ SOFT_DISSIMILARITIES = ("euclidean-distance", "manhattan-distance", "mallows-dis
                         "boorman-arabie-d")
 
 
+@weights_on_the_ensemble
 @declare(chooses_n_clusters=True, handles_missing=False, accepts_soft=True)
 def medoid(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int | None = None, *,
-           metric: str | Callable[..., float] = "euclidean-distance", weights: npt.ArrayLike | None = None,
-           max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
+           metric: str | Callable[..., float] = "euclidean-distance", max_bytes: int | None = None,
+           random_state: RandomStateLike = None) -> ConsensusResult:
     """Medoid partition: the member with the least weighted sum of dissimilarities to the ensemble.
 
     clue's ``cl_medoid`` (Hornik 2005): ``argmin_j sum_i w_i d(pi_j, pi_i)`` over the members
@@ -474,7 +473,6 @@ def medoid(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int | None = None,
         A dissimilarity: "euclidean-distance", "manhattan-distance", "mallows-distance" (p = 1),
         "boorman-arabie-a", "boorman-arabie-d", "vi" or "van-dongen"; or a callable
         ``f(table) -> float`` of an int64 contingency table, minimised.
-    weights : array-like of shape (n_partitions,), default=None
     max_bytes : int, default=None
         Memory budget (default: the ``CCLUST_MEMORY_BUDGET`` environment variable, else 2 GiB),
         asked before the canonical copy of the label codes is made: a copy of the stored codes,
@@ -508,12 +506,12 @@ def medoid(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int | None = None,
     from cclust.soft import is_soft_ensemble
 
     if is_soft_ensemble(ensemble) and not ensemble.is_hard:
-        return _soft_medoid(ensemble, n_clusters, metric, weights)
-    return _best_member(ensemble, n_clusters, metric, weights, max_bytes, lower_is_better=True, method="medoid",
+        return _soft_medoid(ensemble, n_clusters, metric)
+    return _best_member(ensemble, n_clusters, metric, max_bytes, lower_is_better=True, method="medoid",
                         criterion="clue's cl_medoid, Hornik 2005")
 
 
-def _soft_medoid(S, n_clusters, metric, weights):
+def _soft_medoid(S, n_clusters, metric):
     """:func:`medoid` of soft partitions: ``argmin_j sum_i w_i d(U_j, U_i)`` on membership matrices."""
     from cclust.registry import get
 
@@ -522,8 +520,6 @@ def _soft_medoid(S, n_clusters, metric, weights):
             f"metric: the medoid of soft partitions compares membership matrices and takes one of "
             f"{list(SOFT_DISSIMILARITIES)}, got {metric!r}; a callable or another measure reads hard labels "
             "(pass ensemble.harden() for those).")
-    if weights is not None:
-        S = S.with_weights(weights)
     n_clusters = check_int(n_clusters, "n_clusters", low=2, high=S.n_samples, allow_none=True)
     candidates, note = _candidates(S.n_clusters, n_clusters)
     distance = get(metric, kind="metric")

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 import scipy.sparse as sp
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.base import declare
 from cclust.consensus_functions._median import Memberships, require_complete
 from cclust.errors import SizeLimitError, ValidationError
@@ -66,8 +66,9 @@ def symdiff_value(A, labels):
     return float(np.abs(A[iu] - same[iu]).sum())
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=False, object_order="distribution", accepts_soft=True)  # optimal ties: HiGHS's pick
-def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, weights: npt.ArrayLike | None = None,
+def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *,
                    max_objects: int = MAX_SYMDIFF_OBJECTS, time_limit: float | None = None,
                    max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """The exact symmetric-difference (Rand) median partition with K classes, by integer programming.
@@ -90,7 +91,6 @@ def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, we
     n_clusters : int
         K, in [1, number of distinct label vectors]: identical rows cannot be told apart, so a
         larger K is refused.
-    weights : array-like of shape (n_partitions,), default=None
     max_objects : int, default=40
         Largest n accepted: the program has n(n-1)/2 pair variables (and nK assignment
         variables for K >= 3, or 2n(n-1)(n-2)/3 triangle rows for K = 2), and its solution time
@@ -131,7 +131,7 @@ def symdiff_median(ensemble: EnsembleLike | SoftEnsemble, n_clusters: int, *, we
             f"symmetric-difference median is an integer program with n(n-1)/2 = {n * (n - 1) // 2} pair variables "
             "whose solution time grows steeply with n. Pass max_objects=... to try anyway (with time_limit=...), "
             "or use he/hm (the hard Euclidean/Manhattan consensus) for large n.")
-    data = Memberships(source, weights, "symdiff-median")
+    data = Memberships(source, "symdiff-median")
     k = check_int(n_clusters, "n_clusters", low=1, high=n)
     _check_distinct_rows(data, k)
     if time_limit is not None:

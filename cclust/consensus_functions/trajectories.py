@@ -36,9 +36,9 @@ pools and small random ones: the same PTA and PTGP labels every time).
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 import scipy.sparse as sp
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust.base import declare
 from cclust.ensemble import as_ensemble, require_every_object_labelled
 from cclust.errors import ValidationError
@@ -334,10 +334,10 @@ def _check_common(elite_neighbors, trajectory_length):
     return elite_neighbors, trajectory_length
 
 
-def _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length, max_bytes, method, pts_method):
+def _walk(ensemble, n_clusters, elite_neighbors, trajectory_length, max_bytes, method, pts_method):
     """Check the ensemble and K, run :func:`probability_trajectories`; returns (walk, K, M,
     whether the intermediates go into extras)."""
-    E, n_clusters = _check_ensemble(ensemble, n_clusters, weights, method)
+    E, n_clusters = _check_ensemble(ensemble, n_clusters, None, method)
     walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
                                     max_bytes=max_bytes, method=method, pts_method=pts_method)
     m = walk["first"].shape[0]
@@ -356,9 +356,10 @@ def _extras(walk, keep):
 
 # Exact PTS ties break by microcluster index, i.e. by object order: with few microclusters
 # (M < 16, so K = T = 1) most PTS values are exactly 0 and many merges tie at distance 1.
+@weights_on_the_ensemble
 @declare(handles_missing=True, object_order="distribution")
 def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", elite_neighbors: int | None = None,
-        trajectory_length: int | None = None, weights: npt.ArrayLike | None = None, pts_method: str = "spectral",
+        trajectory_length: int | None = None, pts_method: str = "spectral",
         max_bytes: int | None = None, random_state: RandomStateLike = None) -> ConsensusResult:
     """Probability trajectory accumulation, PTA (Huang, Lai & Wang 2016, Algorithm 2).
 
@@ -401,8 +402,6 @@ def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", el
         "K = ALL"). None: the authors' rule above.
     trajectory_length : int, default=None
         T, the steps of the random walk (>= 1). None: the authors' rule above.
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights (the MCA is their weighted sum); None keeps the ensemble's.
     pts_method : {"spectral", "powers"}, default="spectral"
         How PTS is computed: one eigendecomposition of the reversible walk, or the T powers of
         the walk as the authors' code does (slower; equal to round-off, see the module
@@ -438,7 +437,7 @@ def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", el
     if linkage not in LINKAGES:
         raise ValidationError(f"linkage must be one of {list(LINKAGES)}, got {linkage!r}.")
     elite_neighbors, trajectory_length = _check_common(elite_neighbors, trajectory_length)
-    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
+    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, elite_neighbors, trajectory_length,
                                       max_bytes, "PTA", pts_method)
     condensed = squareform(walk["pts"], force="tovector", checks=False)   # the upper triangle, row by row
     walk["pts"] = walk["pts"] if keep else None
@@ -456,9 +455,10 @@ def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", el
         method="pta", extras=extras)
 
 
+@weights_on_the_ensemble
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws by position
 def ptgp(ensemble: EnsembleLike, n_clusters: int, *, cut: str = "tcut", elite_neighbors: int | None = None,
-         trajectory_length: int | None = None, weights: npt.ArrayLike | None = None, pts_method: str = "spectral",
+         trajectory_length: int | None = None, pts_method: str = "spectral",
          n_init: int = 3, max_iter: int = 100, ufactor: int | None = None, max_bytes: int | None = None,
          random_state: RandomStateLike = None) -> ConsensusResult:
     """Probability trajectory based graph partitioning, PTGP (Huang, Lai & Wang 2016, Algorithm 3).
@@ -491,7 +491,6 @@ def ptgp(ensemble: EnsembleLike, n_clusters: int, *, cut: str = "tcut", elite_ne
     cut : {"tcut", "metis"}, default="tcut"
     elite_neighbors, trajectory_length : int, default=None
         K and T (see :func:`pta`).
-    weights : array-like of shape (n_partitions,), default=None
     pts_method : {"spectral", "powers"}, default="spectral"
         How PTS is computed (see :func:`pta`).
     n_init, max_iter : int, default=3, 100
@@ -527,7 +526,7 @@ def ptgp(ensemble: EnsembleLike, n_clusters: int, *, cut: str = "tcut", elite_ne
     max_iter = check_int(max_iter, "max_iter", low=1)
     ufactor = check_int(ufactor, "ufactor", low=1, high=100_000, allow_none=True)
     rng = check_random_state(random_state)
-    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, weights, elite_neighbors, trajectory_length,
+    walk, n_clusters, m, keep = _walk(ensemble, n_clusters, elite_neighbors, trajectory_length,
                                       max_bytes, "PTGP", pts_method)
     member = _one_hot(walk["labels"], walk["offsets"])        # microcluster x cluster
     per_cluster = np.asarray(member.sum(axis=0)).reshape(-1)   # |C_j| in microclusters

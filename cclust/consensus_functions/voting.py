@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust._engine import reseed, useful_threads
 from cclust.consensus_functions._starts import (INITS, as_lookup, block_index, block_sums, initial_labelings,
                                                 ipvc_values, kernel, lookup_argmax)
@@ -232,9 +233,9 @@ def _check_init(init, ensemble, n_clusters):
     return labels.astype(np.int32)
 
 
-def _iterative(kind, ensemble, n_clusters, *, weights, init, n_init, max_iter, random_state,
+def _iterative(kind, ensemble, n_clusters, *, init, n_init, max_iter, random_state,
                n_threads, max_bytes=None):
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+    E = as_ensemble(ensemble).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     max_iter = check_int(max_iter, "max_iter", low=1)
     n_threads = useful_threads(E.n_samples, check_n_jobs(n_threads))
@@ -284,9 +285,6 @@ _PARAMS_DOC = """
         The basic partitions.
     n_clusters : int
         K, in [2, number of distinct label vectors].
-    weights : array-like of shape (n_partitions,), default=None
-        Partition weights w_i (the ensemble's own, equal by default, if None); Nguyen & Caruana use equal
-        weights, which give its unweighted sums up to the factor 1/r.
     init : {"k-means++", "partitions"} or array-like of shape (n_samples,), default="k-means++"
         ``"k-means++"``: each restart starts from K objects drawn by k-means++ seeding on the
         label vectors (weighted Hamming distance, greedy D^2 sampling as in KCC++), every
@@ -335,6 +333,7 @@ def _doc(text):
 
 # Modes are majority counts, so ties are common and go to the lowest label in the canonical
 # (first-appearance) numbering: the result depends on the order of the objects in ties.
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
 @_doc("""Iterative voting consensus, IVC (Nguyen & Caruana 2007, Algorithm 1).
@@ -356,15 +355,15 @@ def _doc(text):
     >>> ivc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-        init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
-        random_state: RandomStateLike = None, n_jobs: int | None = None,
+def ivc(ensemble: EnsembleLike, n_clusters: int, *, init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
+        max_iter: int = 100, random_state: RandomStateLike = None, n_jobs: int | None = None,
         max_bytes: int | None = None) -> ConsensusResult:
     # max_bytes governs every guard of the call through declare's budget scope
-    return _iterative("ivc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
+    return _iterative("ivc", ensemble, n_clusters, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative probabilistic voting consensus, IPVC (Nguyen & Caruana 2007, Algorithm 2, eq. 2).
@@ -388,15 +387,15 @@ def ivc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | Non
     >>> ipvc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipvc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-         init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
-         random_state: RandomStateLike = None, n_jobs: int | None = None,
+def ipvc(ensemble: EnsembleLike, n_clusters: int, *, init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
+         max_iter: int = 100, random_state: RandomStateLike = None, n_jobs: int | None = None,
          max_bytes: int | None = None) -> ConsensusResult:
     # max_bytes governs every guard of the call through declare's budget scope
-    return _iterative("ipvc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
+    return _iterative("ipvc", ensemble, n_clusters, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs)
 
 
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")  # k-means++ draws objects by position
 @_doc("""Iterative pairwise consensus, IPC (Nguyen & Caruana 2007, Algorithm 3, eq. 1 and 3).
@@ -426,11 +425,10 @@ def ipvc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | No
     >>> ipc(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """)
-def ipc(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None,
-        init: str | npt.ArrayLike = "k-means++", n_init: int = 10, max_iter: int = 100,
-        random_state: RandomStateLike = None, n_jobs: int | None = None,
+def ipc(ensemble: EnsembleLike, n_clusters: int, *, init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
+        max_iter: int = 100, random_state: RandomStateLike = None, n_jobs: int | None = None,
         max_bytes: int | None = None) -> ConsensusResult:
-    return _iterative("ipc", ensemble, n_clusters, weights=weights, init=init, n_init=n_init,
+    return _iterative("ipc", ensemble, n_clusters, init=init, n_init=n_init,
                       max_iter=max_iter, random_state=random_state, n_threads=n_jobs,
                       max_bytes=max_bytes)
 
@@ -453,9 +451,10 @@ def _vote_table(E, table, n_clusters):
 
 # The Hungarian alignment works on integer overlap counts, whose ties go to the lowest cluster
 # in the canonical (first-appearance) numbering: the result depends on object order in ties.
+@weights_on_the_ensemble
 @renamed_threads
 @declare(handles_missing=True, object_order="distribution")
-def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | None = None, init: str = "k-means++",
+def voting(ensemble: EnsembleLike, n_clusters: int, *, init: str = "k-means++",
            n_init: int = 10, max_iter: int = 100, random_state: RandomStateLike = None,
            n_jobs: int | None = None, max_bytes: int | None = None) -> ConsensusResult:
     """Relabel-and-vote consensus (Dimitriadou et al. 2001; Ayad & Kamel's cVote; Mirkin & Shestakov, sec. 1).
@@ -486,7 +485,6 @@ def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | 
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
     n_clusters : int
         K, in [2, number of distinct label vectors].
-    weights : array-like of shape (n_partitions,), default=None
     init : {"k-means++", "partitions"}, default="k-means++"
         The first reference of each restart, as for :func:`ivc`.
     n_init : int, default=10
@@ -510,7 +508,7 @@ def voting(ensemble: EnsembleLike, n_clusters: int, *, weights: npt.ArrayLike | 
     >>> voting(labels, 2, random_state=0).labels.tolist()
     [0, 0, 1, 1, 1]
     """
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+    E = as_ensemble(ensemble).canonical()
     n_clusters = check_n_clusters(n_clusters, E)
     check_init_name(init, INITS)
     n_init = check_int(n_init, "n_init", low=1)

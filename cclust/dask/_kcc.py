@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cclust.consensus_functions._prepare import weights_on_the_ensemble
 from cclust import _engine, _lloyd
 from cclust._blocks import RowBlocks, aligned, fold
 from cclust.consensus_functions._kcc_run import best_restart, finish, prepare
@@ -191,9 +192,10 @@ class _BlockExecutor(RowBlocks):
         return np.concatenate(self.runner.compute([self.delayed(_task_concat)(x) for x in labels])).astype(np.int64)
 
 
+@weights_on_the_ensemble
 @renamed_threads
 def kcc(ensemble: Any, n_clusters: int, *, utility: str | Utility = "uh", p: float | None = None,
-        weights: npt.ArrayLike | None = None, init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
+        init: str | npt.ArrayLike = "k-means++", n_init: int = 10,
         max_iter: int = 100, tol: float = 1e-6, kmeanspp_trials: int | None = None,
         random_state: RandomStateLike = None, n_jobs: int | None = None, verbose: int = 0, client: Any = None,
         chunks: int | None = None) -> ConsensusResult:
@@ -239,8 +241,6 @@ def kcc(ensemble: Any, n_clusters: int, *, utility: str | Utility = "uh", p: flo
     if not isinstance(ensemble, DaskEnsemble):
         ensemble = from_array(ensemble, chunks=chunks, client=client)
     client = client or ensemble._client
-    if weights is not None:
-        ensemble = ensemble.with_weights(weights)
     setup = prepare(ensemble, n_clusters, utility, p, init, n_init, max_iter, tol, kmeanspp_trials,
                     random_state, init_labels=_init_labels)
     util, K = setup.utility, setup.n_clusters

@@ -68,7 +68,7 @@ def test_objective_never_increases_and_threads_agree(name, family, normalized, p
 def test_best_restart_is_kept_and_kmeans_plus_plus_works(rng):
     E, truth = noisy_ensemble(rng, n=90, r=15)
     res = kcc(E, 3, utility="uc", n_init=8, random_state=0)
-    assert res.objective == pytest.approx(res.extras["gammas"].max())
+    assert res.objective == pytest.approx(res.extras["objectives"].max())
     for trials in (None, 1, 3):
         plus = kcc(E, 3, utility="uc", init="k-means++", n_init=8, kmeanspp_trials=trials, random_state=0)
         assert plus.n_clusters == 3
@@ -143,7 +143,7 @@ class TestBadInput:
                              ids=["negative", "nan", "zero-sum"])
     def test_weights(self, weights, match):
         with pytest.raises(ValidationError, match=match):
-            kcc(self.E, 2, weights=weights)
+            kcc(self.E.with_weights(weights), 2)
 
     @pytest.mark.parametrize("kw, match", [({"n_init": 0}, "n_init"), ({"max_iter": 0}, "max_iter"),
                                            ({"init": "k-means++", "kmeanspp_trials": 0}, "kmeanspp_trials"),

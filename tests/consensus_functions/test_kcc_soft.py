@@ -23,7 +23,7 @@ UTILITY_IDS = [u[0] for u in UTILITIES]
 def _same(a, b):
     assert np.array_equal(a.labels, b.labels)
     assert a.objective == b.objective
-    assert np.array_equal(a.extras["gammas"], b.extras["gammas"])
+    assert np.array_equal(a.extras["objectives"], b.extras["objectives"])
     assert np.array_equal(a.extras["objective_trace"], b.extras["objective_trace"])
     assert a.n_iter == b.n_iter and a.converged == b.converged
     assert np.array_equal(a.extras["partition_utilities"], b.extras["partition_utilities"])
@@ -85,8 +85,8 @@ def test_objective_never_increases_and_gamma_identity(name, family, normalized, 
         assert (np.diff(trace) <= 0).all()
         # Gamma = sum_i w'_i (mean mu(x_i) - mu(P_i)) - objective / n on Bregman distances
         # (uh: up to the smoothing eps), the identity the restarts are ranked by.
-        kept = int(np.argmax(res.extras["gammas"]))
-        assert res.extras["gammas"][kept] == pytest.approx(res.objective, rel=1e-9, abs=1e-12)
+        kept = int(np.argmax(res.extras["objectives"]))
+        assert res.extras["objectives"][kept] == pytest.approx(res.objective, rel=1e-9, abs=1e-12)
 
 
 def test_hand_computed_toy_case():
@@ -97,7 +97,7 @@ def test_hand_computed_toy_case():
     assert res.extras["kmeans_objective"] == pytest.approx(0.02, rel=1e-12)
     # U_c = sum_k p_k ||P_k||^2 - ||P||^2 = (0.95^2 + 0.05^2) - 0.5
     assert res.objective == pytest.approx(0.905 - 0.5, rel=1e-12)
-    np.testing.assert_allclose(res.extras["centres"], [[0.95, 0.05], [0.05, 0.95]])
+    np.testing.assert_allclose(res.extras["centers"], [[0.95, 0.05], [0.05, 0.95]])
 
 
 def test_soft_input_changes_the_answer_where_memberships_say_so():
@@ -117,18 +117,20 @@ def test_registry_routes_soft_input_and_declares_it():
     a = cclust.consensus("kcc", S, 3, random_state=0)
     b = kcc(S, 3, random_state=0)
     assert np.array_equal(a.labels, b.labels) and a.objective == b.objective
-    assert "centres" in a.extras and a.extras["centres"].shape == (3, 10)
+    assert "centers" in a.extras and a.extras["centers"].shape == (3, 10)
 
 
 def test_weights_argument_and_determinism():
+    """The deprecated ``weights=`` gives what the weighted SoftEnsemble gives."""
     S = SoftEnsemble(random_memberships(50, [2, 3, 4, 5], seed=4))
     w = [1.0, 2.0, 0.5, 1.0]
-    a = kcc(S, 3, weights=w, random_state=1)
+    with pytest.warns(FutureWarning, match="partition weights belong to the ensemble"):
+        a = kcc(S, 3, weights=w, random_state=1)
     b = kcc(S.with_weights(w), 3, random_state=1)
     assert np.array_equal(a.labels, b.labels) and a.objective == b.objective
-    c = kcc(S, 3, weights=w, random_state=1)
+    c = kcc(S.with_weights(w), 3, random_state=1)
     assert np.array_equal(a.labels, c.labels)
-    assert kcc(S, 3, weights=w, random_state=np.random.default_rng(5)).n_clusters == 3
+    assert kcc(S.with_weights(w), 3, random_state=np.random.default_rng(5)).n_clusters == 3
 
 
 def test_bad_input_names_the_argument():

@@ -277,7 +277,7 @@ def test_addremadd_missing_labels_and_weights(rng):
     E, truth = block_ensemble(rng, n=30, noise=0.05)
     labels = E.labels.copy()
     labels[rng.random(labels.shape) < 0.1] = -1
-    res = addremadd(Ensemble(labels, missing=-1), weights=np.linspace(1, 2, E.n_partitions))
+    res = addremadd(Ensemble(labels, missing=-1).with_weights(np.linspace(1, 2, E.n_partitions)))
     assert cclust.get("ari")(truth, res.labels) > 0.9
 
 
@@ -406,7 +406,7 @@ def test_ls_agglomerative_refuses_missing():
 def test_ls_agglomerative_weights_scale_free(rng):
     E, _ = block_ensemble(rng, n=30, noise=0.3)
     a = ls_agglomerative(E)
-    b = ls_agglomerative(E, weights=np.full(E.n_partitions, 5.0))
+    b = ls_agglomerative(E.with_weights(np.full(E.n_partitions, 5.0)))
     assert np.array_equal(a.labels, b.labels)
 
 

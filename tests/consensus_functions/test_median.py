@@ -51,7 +51,7 @@ def test_se_matches_literal_clue_from_the_same_start(n, ks, k):
     L = _hard(n, ks, seed=n + k)
     w = np.linspace(1, 2, len(ks))
     S = _start(n, k, seed=k)
-    got = md.se(L, k, weights=w, init=S)
+    got = md.se(cclust.Ensemble(L, weights=w), k, init=S)
     M_ref, value_ref = ref.aos(_memberships(L), w, k, S, "SE")
     np.testing.assert_allclose(got.extras["membership"], mc.stochastify(M_ref)[:, :k], atol=1e-10)
     full = ref.pad(got.extras["membership"], max(k, max(ks)))
@@ -67,7 +67,7 @@ def test_hard_medians_reach_a_fixed_point_of_the_literal_iteration(n, ks, k, kin
     # by trying every permutation, then the refit) does not improve the criterion -- and the value
     L = _hard(n, ks, seed=n + k)
     w = np.array([1.0, 1.7, 2.3, 2.9])[:len(ks)]
-    got = getattr(md, kind.lower())(L, k, weights=w, init=_start(n, k, seed=k))
+    got = getattr(md, kind.lower())(cclust.Ensemble(L, weights=w), k, init=_start(n, k, seed=k))
     cost = ref.sq if kind == "HE" else ref.l1
     k_all = max(k, max(ks))
     M = ref.pad(got.extras["membership"], k_all)
@@ -89,7 +89,7 @@ def test_soft_se_matches_literal_clue(n, ks, k):
 def test_se_result_is_the_weighted_mean_of_the_matched_partitions():
     L = _hard(12, [3, 3, 3, 2], seed=7)
     w = np.array([1.0, 2.0, 3.0, 4.0])
-    r = md.se(L, 3, weights=w, random_state=0)
+    r = md.se(cclust.Ensemble(L, weights=w), 3, random_state=0)
     assert r.converged
     M = r.extras["membership"]
     matched = [ref.best_permutation(U, M, ref.sq)[1] for U in _memberships(L)]
@@ -101,7 +101,7 @@ def test_dwh_matches_literal_clue(n, ks, k):
     L = _hard(n, ks, seed=11)
     order = np.random.default_rng(0).permutation(len(ks))
     w = np.arange(1, len(ks) + 1, dtype=float)
-    got = md.dwh(L, k, weights=w, order=order)
+    got = md.dwh(cclust.Ensemble(L, weights=w), k, order=order)
     np.testing.assert_allclose(got.extras["membership"], ref.dwh(_memberships(L), w, k, order), atol=1e-12)
     full = ref.pad(got.extras["membership"], max(k, max(ks)))
     assert got.objective == pytest.approx(ref.criterion(_memberships(L), w, full, ref.sq), rel=1e-10)
@@ -155,9 +155,9 @@ def test_sm_on_a_hard_ensemble_refits_as_on_its_soft_memberships():
     rng = np.random.default_rng(5)
     L = np.stack([rng.integers(0, K, size=90) for K in (2, 3, 3, 4, 5)], axis=1)
     w = rng.random(5)
-    hard = md.sm(cclust.Ensemble(L), 3, weights=w, random_state=0)
+    hard = md.sm(cclust.Ensemble(L, weights=w), 3, random_state=0)
     Us = [np.eye(int(L[:, i].max()) + 1)[L[:, i]] for i in range(L.shape[1])]
-    soft = md.sm(SoftEnsemble(Us), 3, weights=w, random_state=0)
+    soft = md.sm(SoftEnsemble(Us, weights=w), 3, random_state=0)
     np.testing.assert_array_equal(hard.extras["membership"], soft.extras["membership"])
     assert hard.objective == pytest.approx(soft.objective, rel=1e-12)   # the hard criterion's sum differs in order
 
@@ -239,7 +239,7 @@ def test_gv3_identical_partitions_fit_exactly():
 def test_symdiff_median_equals_brute_force(n, ks, k):
     L = _hard(n, ks, seed=n * k)
     w = np.arange(1, len(ks) + 1, dtype=float)
-    r = sd.symdiff_median(L, k, weights=w)
+    r = sd.symdiff_median(cclust.Ensemble(L, weights=w), k)
     best = ref.symdiff_brute(_memberships(L), w, n, k)
     assert r.objective == pytest.approx(best, abs=1e-9)
     assert ref.symdiff_distance(_memberships(L), w, r.labels) == pytest.approx(best, abs=1e-9)
@@ -250,9 +250,9 @@ def test_symdiff_median_equals_brute_force(n, ks, k):
 def test_symdiff_median_optimal_value_does_not_depend_on_object_order(seed):
     L = _hard(9, [2, 3, 3, 4], seed=seed)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, 4)
-    base = sd.symdiff_median(L, 3, weights=w)
+    base = sd.symdiff_median(cclust.Ensemble(L, weights=w), 3)
     for perm in (np.arange(9)[::-1], np.random.default_rng(seed).permutation(9)):
-        moved = sd.symdiff_median(L[perm], 3, weights=w)
+        moved = sd.symdiff_median(cclust.Ensemble(L[perm], weights=w), 3)
         assert moved.objective == pytest.approx(base.objective, abs=1e-9)
         assert moved.extras["optimal"]
 
@@ -296,7 +296,7 @@ def test_bad_input_names_the_argument(name):
     with pytest.raises(ValidationError, match="missing labels"):
         fn(np.where(np.eye(10, 2, dtype=bool), -1, L), 2)
     with pytest.raises(ValidationError, match="weights"):
-        fn(L, 2, weights=[1.0, -1.0])
+        fn(cclust.Ensemble(L, weights=[1.0, -1.0]), 2)
 
 
 def test_symdiff_median_refuses_above_the_size_limit():
@@ -370,7 +370,7 @@ def test_a_tie_move_keeps_the_criterion_under_fixed_matchings(kind):
         L = np.column_stack([rng.integers(0, 3, 10) for _ in range(3)])
         res = getattr(md, kind.lower())(L, 3, init=_start(10, 3, seed=seed), tie_rounds=0)
         ids = res.extras["membership"].argmax(axis=1)
-        data = mc.Memberships(L, None, "test")
+        data = mc.Memberships(L, "test")
         _, assign = md._hard_criterion(data, kind == "HE", ids, 3)
         moved = md._tie_flip(data, assign, ids, 3, 3)
         if moved is None:
@@ -406,9 +406,9 @@ def test_symdiff_median_with_many_twins_equals_brute_force(k, seed):
     distinct = np.unique(L, axis=0).shape[0]
     if k > distinct:   # twins cannot be told apart: a K above the distinct rows is refused
         with pytest.raises(ValidationError, match=f"n_clusters <= {distinct}"):
-            sd.symdiff_median(L, k, weights=w)
+            sd.symdiff_median(cclust.Ensemble(L, weights=w), k)
         return
-    r = sd.symdiff_median(L, k, weights=w)
+    r = sd.symdiff_median(cclust.Ensemble(L, weights=w), k)
     best = ref.symdiff_brute(_memberships(L), w, n, k)
     assert r.objective == pytest.approx(best, abs=1e-9)
     assert r.extras["optimal"] and r.n_clusters == k
@@ -448,7 +448,7 @@ def test_symdiff_median_with_fuzzy_twins_equals_brute_force(k):
 
 def test_symdiff_twin_rows_are_only_for_twins_that_belong_together():
     L = np.array([[0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 1]]).T
-    data = mc.Memberships(L, None, "test")
+    data = mc.Memberships(L, "test")
     A = sd._mean_comembership(data)
     n = 6
     iu, ju = np.triu_indices(n, 1)

@@ -37,7 +37,7 @@ def test_weights_candidates_and_ties():
     mats = random_memberships(10, [2, 3, 3, 4], seed=1)
     S = SoftEnsemble(mats)
     w = np.array([1.0, 0.0, 0.0, 5.0])
-    res = medoid(S, weights=w)
+    res = medoid(S.with_weights(w))
     # weighted sums of distances to the others (w normalised): member 3 is at distance 0 from itself
     d = lambda a, b: ref.euclidean(a, b)
     expected = [sum(wi / w.sum() * d(mats[j], mats[i]) for i, wi in enumerate(w)) for j in range(4)]

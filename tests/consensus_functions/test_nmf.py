@@ -30,8 +30,8 @@ def test_fast_path_matches_dense_reference(seed, orthogonal):
     L = random_ensemble(seed)
     w = np.random.default_rng(seed + 100).random(L.shape[1]) + 0.1
     k = 2 + seed % 3
-    res = nmf(L, k, weights=w, random_state=seed, n_init=3, max_iter=50, tol=1e-6, orthogonal=orthogonal,
-              init="random")
+    res = nmf(cclust.Ensemble(L, weights=w), k, random_state=seed, n_init=3, max_iter=50, tol=1e-6,
+              orthogonal=orthogonal, init="random")
     runs = ref.nmf_factorize(L, w, k, seed, 3, 50, 1e-6, orthogonal)
     finals = [t[-1] for _, _, t in runs]
     np.testing.assert_allclose(res.extras["objectives"], finals, rtol=1e-9, atol=1e-12)
@@ -229,3 +229,22 @@ def test_refuses_before_its_factors_and_never_forms_the_one_hot(monkeypatch):
     monkeypatch.setenv("CCLUST_MEMORY_BUDGET", "100000")   # under the factors' 1.28 MB
     assert nmf(E, 8, n_init=1, max_iter=2, random_state=0, max_bytes=2**30).labels.shape == (2000,)
     assert not any(key[0] == "one_hot" for key in E.canonical()._cache if isinstance(key, tuple))
+
+
+def test_the_kcc_start_under_its_former_name_warns_and_gives_the_same_result():
+    """init="kcc" is the start that was called "kmeans" (the K-means of the one-hot rows, which
+    the median methods call their KCC start); "kmeans" still works for one release, with a
+    FutureWarning naming the caller's line."""
+    import warnings
+
+    L = random_ensemble(3, n=24, r=5)
+    new = nmf(L, 3, init="kcc", n_init=2, random_state=0)
+    assert np.array_equal(nmf(L, 3, n_init=2, random_state=0).labels, new.labels)   # the default
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = nmf(L, 3, init="kmeans", n_init=2, random_state=0)
+    assert [w.category for w in caught] == [FutureWarning] and 'init="kcc"' in str(caught[0].message)
+    assert caught[0].filename == __file__
+    assert np.array_equal(old.labels, new.labels) and old.objective == new.objective
+    with pytest.raises(ValidationError, match="init must be one of"):
+        nmf(L, 3, init="k-means++")

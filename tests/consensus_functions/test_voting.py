@@ -31,7 +31,7 @@ def test_matches_reference_from_same_start(rng, kind, weighted, missing):
     w = w / w.sum()
     start = rng.integers(0, 3, size=L.shape[0])
     start[:3] = [0, 1, 2]
-    fast = ITERATIVE[kind](L, 3, weights=w, init=start, max_iter=200)
+    fast = ITERATIVE[kind](cclust.Ensemble(L, weights=w), 3, init=start, max_iter=200)
     slow = ref.iterate(kind, L, w, start, 3, max_iter=200)
     assert fast.converged
     assert same_partition(fast.labels, slow)
@@ -44,7 +44,7 @@ def test_empty_clusters_follow_the_engine_rule(rng, kind):
     L = Ensemble(noisy_labels(rng, n=60, missing=0.1)).canonical().labels
     w = np.full(L.shape[1], 1.0 / L.shape[1])
     start = rng.integers(0, 2, size=L.shape[0])
-    fast = ITERATIVE[kind](L, 5, weights=w, init=start, max_iter=200)
+    fast = ITERATIVE[kind](cclust.Ensemble(L, weights=w), 5, init=start, max_iter=200)
     slow = ref.iterate(kind, L, w, start, 5, max_iter=200)
     assert np.array_equal(fast.labels, slow) or same_partition(fast.labels, slow)
     assert np.unique(fast.labels).shape[0] == 5
