@@ -115,3 +115,15 @@ def test_bad_weights_under_the_former_argument_are_refused_naming_them():
     L, _, _, _ = _two_views()
     with pytest.warns(FutureWarning), pytest.raises(cclust.errors.ValidationError, match="weights"):
         cclust.get("kcc")(L, 3, weights=np.r_[-1.0, np.ones(L.shape[1] - 1)])
+
+
+def test_the_dask_kcc_takes_the_former_weights_argument_too():
+    cdask = pytest.importorskip("cclust.dask")
+    pytest.importorskip("dask.array")
+    L, _, _, _ = _two_views()
+    w = np.linspace(1.0, 3.0, L.shape[1])
+    assert "weights" not in inspect.signature(cdask.kcc).parameters
+    with pytest.warns(FutureWarning, match="with_weights"):
+        old = cdask.kcc(L, 3, weights=w, n_init=2, random_state=0)
+    new = cdask.kcc(cdask.from_array(L).with_weights(w), 3, n_init=2, random_state=0)
+    assert np.array_equal(old.labels, new.labels) and old.objective == new.objective
