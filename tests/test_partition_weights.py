@@ -127,3 +127,18 @@ def test_the_dask_kcc_takes_the_former_weights_argument_too():
         old = cdask.kcc(L, 3, weights=w, n_init=2, random_state=0)
     new = cdask.kcc(cdask.from_array(L).with_weights(w), 3, n_init=2, random_state=0)
     assert np.array_equal(old.labels, new.labels) and old.objective == new.objective
+
+
+def test_the_probability_trajectories_weights_argument_is_read_now():
+    """PTA's and PTGP's shared first half took ``weights=`` and read it nowhere; it is now the
+    weighted ensemble's, with the FutureWarning, and unequal weights change the trajectories."""
+    from cclust.consensus_functions.trajectories import probability_trajectories
+
+    L, _, _, _ = _two_views()
+    E = Ensemble(L).canonical()
+    w = np.r_[np.ones(6), np.full(6, 0.01)]
+    with pytest.warns(FutureWarning, match="with_weights"):
+        old = probability_trajectories(E, weights=w)
+    new = probability_trajectories(E.with_weights(w))
+    assert np.array_equal(old["pts"], new["pts"]) and np.array_equal(old["weights"], new["weights"])
+    assert not np.allclose(probability_trajectories(E)["pts"], new["pts"])

@@ -80,8 +80,8 @@ def default_elite_neighbors(n_microclusters):
     return int(max(1, min(20, np.floor(np.sqrt(n_microclusters) / 2))))
 
 
-def _check_ensemble(ensemble, n_clusters, weights, method):
-    E = as_ensemble(ensemble).with_weights(weights).canonical()
+def _check_ensemble(ensemble, n_clusters, method):
+    E = as_ensemble(ensemble).canonical()
     n = E.n_samples
     if n < 2:
         raise ValidationError(f"ensemble must label at least 2 objects to be partitioned, got {n}.")
@@ -116,8 +116,9 @@ def _one_hot(labels, offsets, values=None):
     return sp.csr_matrix((data, (rows, cols)), shape=(m, int(offsets[-1])))
 
 
-def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_length=None, weights=None,
-                             max_bytes=None, method="pta", keep=None, pts_method="spectral"):
+@weights_on_the_ensemble
+def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_length=None, max_bytes=None,
+                             method="pta", keep=None, pts_method="spectral"):
     """The shared first half of PTA and PTGP (Huang et al. 2016, Algorithm 1).
 
     Returns a dict with ``first``, ``inverse``, ``sizes`` (the microclusters), ``labels``
@@ -127,7 +128,9 @@ def probability_trajectories(ensemble, *, elite_neighbors=None, trajectory_lengt
     module docstring); with ``keep`` (None: at most
     :data:`EXTRAS_MAX_MICROCLUSTERS` microclusters), also ``mca``, ``elite_graph`` (CSR),
     ``transition`` (CSR) and ``trajectories`` (T x M x M: ``[t - 1, i]`` is ``p^t_i:``).
-    The ensemble must have been checked (see :func:`pta`).
+    The ensemble must have been checked (see :func:`pta`); its weights are the partitions'
+    (a ``weights=`` argument, read nowhere before, is the weighted ensemble's for one release,
+    with a FutureWarning).
     """
     if pts_method not in PTS_METHODS:
         raise ValidationError(f"pts_method must be one of {list(PTS_METHODS)}, got {pts_method!r}.")
@@ -337,7 +340,7 @@ def _check_common(elite_neighbors, trajectory_length):
 def _walk(ensemble, n_clusters, elite_neighbors, trajectory_length, max_bytes, method, pts_method):
     """Check the ensemble and K, run :func:`probability_trajectories`; returns (walk, K, M,
     whether the intermediates go into extras)."""
-    E, n_clusters = _check_ensemble(ensemble, n_clusters, None, method)
+    E, n_clusters = _check_ensemble(ensemble, n_clusters, method)
     walk = probability_trajectories(E, elite_neighbors=elite_neighbors, trajectory_length=trajectory_length,
                                     max_bytes=max_bytes, method=method, pts_method=pts_method)
     m = walk["first"].shape[0]
