@@ -14,13 +14,14 @@ from cclust.validation import warn_deprecated
 
 #: Keys of ``ConsensusResult.extras`` that were spelled differently by some methods: old -> new.
 #: The old spelling still reads for one release, with a FutureWarning.
-RENAMED_EXTRAS = {"centres": "centers", "gammas": "objectives"}
+RENAMED_EXTRAS = {"centres": "centers", "gammas": "objectives", "lower_bounds": "objectives",
+                  "log_likelihoods": "objectives"}
 
 
 class Extras(Mapping[str, Any]):
     """The read-only mapping of a result's method-specific values.
 
-    A key of :data:`RENAMED_EXTRAS` under its old spelling (``"gammas"``, ``"centres"``) reads
+    A key of :data:`RENAMED_EXTRAS` under its old spelling (``"gammas"``, ``"centres"``, ...) reads
     the value of its new one with a FutureWarning, for one release; iteration and ``len`` see
     the new spellings only.
     """
@@ -85,8 +86,9 @@ class ConsensusResult:
     extras : mapping
         Method-specific results (e.g. ``object_weights``, ``ensemble``, ``objective_trace``),
         read-only. One spelling across methods: ``objectives`` for the criterion of each
-        restart, ``centers`` for cluster centres (``gammas`` and ``centres`` read the same
-        values with a FutureWarning for one release).
+        restart, ``centers`` for cluster centres (KCC's ``gammas``, BCE's ``lower_bounds``,
+        EM's ``log_likelihoods`` and soft KCC's ``centres`` read the same values with a
+        FutureWarning for one release).
     """
 
     labels: np.ndarray

@@ -44,7 +44,8 @@ def test_extras_are_read_only():
     assert dict(res.extras).keys() == {"objectives"} and len(res.extras) == 1
 
 
-@pytest.mark.parametrize("old, new", [("gammas", "objectives"), ("centres", "centers")])
+@pytest.mark.parametrize("old, new", [("gammas", "objectives"), ("lower_bounds", "objectives"),
+                                      ("log_likelihoods", "objectives"), ("centres", "centers")])
 def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warning(old, new):
     value = np.arange(3.0)
     res = ConsensusResult.from_labels([0, 1, 0], extras={new: value})
@@ -60,14 +61,18 @@ def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warnin
 
 
 def test_kcc_reports_its_restarts_under_the_shared_spelling():
-    """KCC's Gamma per restart is ``objectives``, as the other methods' criteria per restart are
-    (its soft input's ``centers``: tests/consensus_functions/test_kcc_soft.py)."""
+    """KCC's Gamma, BCE's bound and EM's log-likelihood per restart are ``objectives``, as the
+    other methods' criteria per restart are (soft KCC's ``centers``:
+    tests/consensus_functions/test_kcc_soft.py)."""
     import cclust
 
     labels = np.array([[0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 2], [1, 1, 0, 0, 2, 2]])
     res = cclust.consensus("kcc", labels.T, 3, n_init=3, random_state=0)
     assert res.extras["objectives"].shape == (3,) and "gammas" not in dict(res.extras)
     assert res.objective == pytest.approx(res.extras["objectives"].max())
+    for name, former in (("bce", "lower_bounds"), ("em-mixture", "log_likelihoods")):
+        res = cclust.consensus(name, labels.T, 2, n_init=2, random_state=0)
+        assert res.extras["objectives"].shape == (2,) and former not in dict(res.extras)
 
 
 def test_the_former_spelling_warning_names_the_callers_line():

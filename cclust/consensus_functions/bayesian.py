@@ -350,7 +350,8 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e-6,
     ConsensusResult
         ``objective``: the variational lower bound of the log-likelihood (nats, higher is
         better) at the kept run's last E-step. ``extras``: ``objective_trace`` (the bound plus
-        the smoothing prior, per iteration), ``lower_bounds`` (one per restart), ``alpha`` (K,)
+        the smoothing prior, per iteration), ``objectives`` (the bound of each restart;
+        ``lower_bounds`` before), ``alpha`` (K,)
         and, for up to ``BCE_EXTRAS_MAX_SAMPLES`` objects, ``gamma`` (n, K) and ``beta`` (a list
         over the input partitions of (K, K_j) arrays indexed by the Ensemble's labels), and
         ``fewer_clusters``.
@@ -422,7 +423,7 @@ def bce(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e-6,
                       "or tol.", ConvergenceWarning, stacklevel=2)
     extras = {
         "objective_trace": np.asarray(trace),
-        "lower_bounds": np.array([score[1] for score in scores]),
+        "objectives": np.array([score[1] for score in scores]),
         "alpha": alpha,
         "fewer_clusters": (f"only {k_used} of the {n_clusters} clusters hold an object"
                            if k_used < n_clusters else ""),

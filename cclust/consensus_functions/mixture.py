@@ -135,7 +135,8 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e
     ConsensusResult
         ``objective`` is the log-likelihood (nats, higher is better) of the kept run;
         ``extras``: ``penalized_log_likelihood``, ``objective_trace`` (penalised
-        log-likelihood per iteration), ``log_likelihoods`` (one per restart), ``mixing``
+        log-likelihood per iteration), ``objectives`` (the log-likelihood of each restart;
+        ``log_likelihoods`` before), ``mixing``
         (alpha), ``responsibilities`` (n, K) and ``fewer_clusters``.
 
     Examples
@@ -208,7 +209,7 @@ def em_mixture(ensemble: EnsembleLike, n_clusters: int, *, smoothing: float = 1e
         extras={
             "penalized_log_likelihood": penalized,
             "objective_trace": np.asarray(trace),
-            "log_likelihoods": np.array(log_likelihoods),
+            "objectives": np.array(log_likelihoods),
             "mixing": alpha,
             "responsibilities": resp,
             "fewer_clusters": (f"only {k_used} of the {n_clusters} components hold an object"

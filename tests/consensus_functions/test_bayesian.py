@@ -251,7 +251,7 @@ def test_result_and_extras(rng):
     assert res.n_iter == res.extras["objective_trace"].shape[0] and res.converged
     trace = res.extras["objective_trace"]
     assert (np.diff(trace) >= -1e-9 * np.abs(trace[1:])).all()
-    assert res.objective == res.extras["lower_bounds"].max()
+    assert res.objective == res.extras["objectives"].max()
     gamma = res.extras["gamma"]
     assert gamma.shape == (90, 3)
     assert cclust.get("ari")(gamma.argmax(axis=1), res.labels) == 1.0

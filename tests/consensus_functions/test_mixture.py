@@ -42,7 +42,7 @@ def test_penalised_log_likelihood_never_decreases(rng, missing):
     assert trace.shape[0] == res.n_iter >= 2
     assert (np.diff(trace) >= -1e-9 * np.abs(trace[1:])).all()
     assert res.extras["penalized_log_likelihood"] == trace[-1]
-    assert res.objective in res.extras["log_likelihoods"].tolist()
+    assert res.objective in res.extras["objectives"].tolist()
     assert res.extras["penalized_log_likelihood"] < res.objective  # log prior of the smoothing is < 0
 
 
