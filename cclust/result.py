@@ -12,30 +12,32 @@ import numpy.typing as npt
 from cclust.errors import ValidationError
 from cclust.validation import warn_deprecated
 
-#: Keys of ``ConsensusResult.extras`` that were spelled differently by some methods: old -> new.
-#: The old spelling still reads for one release, with a FutureWarning.
-RENAMED_EXTRAS = {"centres": "centers", "gammas": "objectives", "lower_bounds": "objectives",
-                  "log_likelihoods": "objectives"}
+#: Keys of ``ConsensusResult.extras`` that some methods spelled otherwise, per method: old -> new.
+#: The old spelling still reads for one release, with a FutureWarning, on that method's results.
+RENAMED_EXTRAS = {"kcc": {"gammas": "objectives", "centres": "centers"},
+                  "bce": {"lower_bounds": "objectives"},
+                  "em-mixture": {"log_likelihoods": "objectives"}}
 
 
 class Extras(Mapping[str, Any]):
     """The read-only mapping of a result's method-specific values.
 
-    A key of :data:`RENAMED_EXTRAS` under its old spelling (``"gammas"``, ``"centres"``, ...) reads
-    the value of its new one with a FutureWarning, for one release; iteration and ``len`` see
-    the new spellings only.
+    A key its method spelled otherwise before (``renamed``, old -> new: KCC's ``"gammas"``, ...)
+    reads the value of its new spelling with a FutureWarning, for one release; iteration and
+    ``len`` see the new spellings only.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_renamed_keys")
 
-    def __init__(self, data: Mapping[str, Any]):
+    def __init__(self, data: Mapping[str, Any], renamed: Mapping[str, str] | None = None):
         self._data = dict(data)
+        self._renamed_keys = dict(renamed or {})
 
     def _renamed(self, key: object) -> str | None:
         """The new spelling of an old key this mapping holds under its new one, with the warning."""
-        if key in self._data or key not in RENAMED_EXTRAS or RENAMED_EXTRAS[key] not in self._data:
+        new = self._renamed_keys.get(key) if isinstance(key, str) and key not in self._data else None
+        if new is None or new not in self._data:
             return None
-        new = RENAMED_EXTRAS[key]
         warn_deprecated(f"extras[{key!r}] was renamed extras[{new!r}] and will be removed in the next release; "
                         f"read extras[{new!r}] instead (the same values).")
         return new
@@ -122,7 +124,7 @@ class ConsensusResult:
             object.__setattr__(self, "n_iter", int(self.n_iter))
         if self.converged is not None:
             object.__setattr__(self, "converged", bool(self.converged))
-        object.__setattr__(self, "extras", Extras(self.extras))
+        object.__setattr__(self, "extras", Extras(self.extras, RENAMED_EXTRAS.get(self.method)))
 
     @classmethod
     def from_labels(cls, labels: npt.ArrayLike, **fields: Any) -> ConsensusResult:

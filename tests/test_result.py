@@ -44,11 +44,12 @@ def test_extras_are_read_only():
     assert dict(res.extras).keys() == {"objectives"} and len(res.extras) == 1
 
 
-@pytest.mark.parametrize("old, new", [("gammas", "objectives"), ("lower_bounds", "objectives"),
-                                      ("log_likelihoods", "objectives"), ("centres", "centers")])
-def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warning(old, new):
+@pytest.mark.parametrize("method, old, new", [("kcc", "gammas", "objectives"), ("bce", "lower_bounds", "objectives"),
+                                              ("em-mixture", "log_likelihoods", "objectives"),
+                                              ("kcc", "centres", "centers")])
+def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warning(method, old, new):
     value = np.arange(3.0)
-    res = ConsensusResult.from_labels([0, 1, 0], extras={new: value})
+    res = ConsensusResult.from_labels([0, 1, 0], extras={new: value}, method=method)
     with pytest.warns(FutureWarning, match=f"extras\\['{old}'\\] was renamed extras\\['{new}'\\]"):
         assert res.extras[old] is value
     with pytest.warns(FutureWarning):
@@ -57,7 +58,11 @@ def test_an_extras_key_under_its_former_spelling_reads_the_new_one_with_a_warnin
         assert res.extras.get(old) is value
     assert list(res.extras) == [new]            # iteration sees one spelling
     with pytest.raises(KeyError):
-        ConsensusResult.from_labels([0, 1], extras={}).extras[old]   # nothing to read under either name
+        ConsensusResult.from_labels([0, 1], extras={}, method=method).extras[old]   # nothing under either name
+    other = ConsensusResult.from_labels([0, 1, 0], extras={new: value}, method="voting")
+    with pytest.raises(KeyError):
+        other.extras[old]                       # only the method that spelled it so reads the old key
+    assert old not in other.extras
 
 
 def test_kcc_reports_its_restarts_under_the_shared_spelling():
@@ -78,7 +83,7 @@ def test_kcc_reports_its_restarts_under_the_shared_spelling():
 def test_the_former_spelling_warning_names_the_callers_line():
     import warnings
 
-    res = ConsensusResult.from_labels([0, 1], extras={"objectives": np.array([1.0])})
+    res = ConsensusResult.from_labels([0, 1], extras={"objectives": np.array([1.0])}, method="kcc")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res.extras["gammas"]
