@@ -52,6 +52,7 @@ def best_of(ensemble: EnsembleLike, n_clusters: int, *, methods: Sequence[str] =
     Parameters
     ----------
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
+        Its partition weights are those every candidate and the score see.
     n_clusters : int
     methods : sequence of str, default=("kcc", "hbgf", "mcla")
         Registered consensus-function names, at least one, no repeats, not "best-of" itself.

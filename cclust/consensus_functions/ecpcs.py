@@ -326,7 +326,8 @@ def ecpcs_hc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, max
         objects a partition labels, so the Jaccard graph and the walks are unchanged, and
         ``b_ij`` is averaged over the partitions labelling both objects (0 if none does; the
         paper defines B^m only for complete partitions). An object missing from every
-        partition is refused.
+        partition is refused. The ensemble's partition weights weight the average (eq. 15
+        uses equal weights, the default).
     n_clusters : int
         K, in [2, number of distinct label vectors].
     t : int, default=20
@@ -486,7 +487,8 @@ def ecpcs_mc(ensemble: EnsembleLike, n_clusters: int, *, t: int = DEFAULT_T, max
         At least two partitions. Missing labels (-1) are allowed as the paper's definitions
         stand: clusters are the sets of the objects a partition labels (eq. 1), and an object
         votes with the clusters that contain it (eq. 25). An object missing from every
-        partition is refused.
+        partition is refused. A cluster counts with its partition's weight (the ensemble's)
+        in the vote's fractions (eq. 25 uses equal weights, the default).
     n_clusters : int
         K, in [2, min(number of distinct label vectors, number of clusters Nc)].
     t : int, default=20

@@ -55,10 +55,9 @@ def _coassociation(ensemble, n_clusters, max_bytes):
     return E, n_clusters, D
 
 
-def _soft_coassociation(ensemble, n_clusters, max_bytes):
+def _soft_coassociation(E, n_clusters, max_bytes):
     """:func:`_coassociation` for a :class:`cclust.soft.SoftEnsemble`: the distance ``1 - A`` with A
     the expected co-membership ``sum_i w_i U_i U_i^T`` (Hornik 2005), diagonal zero."""
-    E = ensemble
     n = E.n_samples
     n_clusters = check_int(n_clusters, "n_clusters", low=1, high=n)
     require_memory(n * n * 8 * 2 + n * (n - 1) // 2 * 8, f"the dense co-association distances of {n} objects",

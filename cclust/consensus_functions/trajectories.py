@@ -395,7 +395,8 @@ def pta(ensemble: EnsembleLike, n_clusters: int, *, linkage: str = "average", el
     Parameters
     ----------
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
-        At least two partitions; missing labels (-1) are allowed (see above).
+        At least two partitions; missing labels (-1) are allowed (see above). The MCA is the
+        weighted sum over the partitions, by the ensemble's weights.
     n_clusters : int
         K, in [2, number of microclusters].
     linkage : {"average", "complete", "single"}, default="average"

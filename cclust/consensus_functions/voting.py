@@ -282,7 +282,8 @@ _PARAMS_DOC = """
     Parameters
     ----------
     ensemble : Ensemble or array-like of shape (n_samples, n_partitions)
-        The basic partitions.
+        The basic partitions, with their weights w_i (the ensemble's); Nguyen & Caruana use
+        equal weights, which give its unweighted sums up to the factor 1/r.
     n_clusters : int
         K, in [2, number of distinct label vectors].
     init : {"k-means++", "partitions"} or array-like of shape (n_samples,), default="k-means++"
