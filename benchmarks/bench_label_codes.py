@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 CHILD = r"""
-import json, sys, time, types
+import json, sys, time
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, sys.argv[8])   # this script's folder: the ensembles of _common.py
 import numpy as np
@@ -49,25 +49,25 @@ elif n < 0:  # pendigits (-1) or birch1 (-2), X alone: the method makes its own 
     with np.load(path) as data:
         X, y = data["X"], data["y"]
     E, n_clusters = None, len(np.unique(y))
-    params = dict(params, X=X)
+    if method != "uspec":   # the clusterer takes X as its first argument
+        params = dict(params, X=X)
 else:
     y, E = noisy_refinements(n, r, *((300, 600) if wide else (8, 40)))
     n_clusters = 8
+from cclust.uspec import uspec
 best = float("inf")
 for _ in range(repeats):
     start = time.perf_counter()
     if method == "uspec":   # the clusterer, on X alone
-        from cclust.uspec import uspec
-        result = types.SimpleNamespace(labels=uspec(params.pop("X"), n_clusters, random_state=0, **params))
-        params["X"] = X
+        labels = uspec(X, n_clusters, random_state=0, **params)
     else:
-        result = cclust.get(method)(E, n_clusters, random_state=0, **params)
+        labels = cclust.get(method)(E, n_clusters, random_state=0, **params).labels
     best = min(best, time.perf_counter() - start)
 import hashlib
 from cclust.metrics import ari
 codes = "-" if E is None else str(getattr(E, "compact_labels", lambda: E.labels)().dtype)
-print(json.dumps({"seconds": best, "ari": float(ari(result.labels, y)), "codes": codes,
-                  "labels": hashlib.sha256(np.ascontiguousarray(result.labels, dtype=np.int64)).hexdigest()[:12]}))
+print(json.dumps({"seconds": best, "ari": float(ari(labels, y)), "codes": codes,
+                  "labels": hashlib.sha256(np.ascontiguousarray(labels, dtype=np.int64)).hexdigest()[:12]}))
 """
 
 CASES = [
